@@ -1,0 +1,409 @@
+"""The Builder: creates operations at an insertion point, checking and inferring types.
+
+There is no global state: a Builder holds its block (and, for a function body, its function)
+and is passed to whoever builds. Region bodies are Python functions that receive a Builder for
+the new block and its arguments, and return the values the region yields.
+
+Every op in the table can be built with ``create``; the named methods below are thin, typed
+front doors to it (elementwise methods are generated from the table's families).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import dtypes
+from .attributes import Attribute, SymbolRefAttr, to_attribute
+from .dense import DenseElementsAttr, dense_i64
+from .errors import IRError, OpBuildError
+from .ir import Block, Function, Operation, Region, Value
+from .location import UNKNOWN, Location, loc as make_loc
+from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
+from .ops import REGISTRY, lookup
+from .ops.elementwise import BINARY, UNARY
+from .ops.spec import fail
+from .types import TensorType, Type, tensor
+
+__all__ = ["Builder"]
+
+_RESERVED = {"and", "or", "not", "if", "while", "return"}
+
+
+def _method_name(op: str) -> str:
+    return op + "_" if op in _RESERVED else op
+
+
+def _values(op, what, xs) -> tuple:
+    xs = tuple(xs)
+    for i, x in enumerate(xs):
+        if not isinstance(x, Value):
+            fail(op, f"operand {what}[{i}] must be a Value (the result of an op or a block "
+                     f"argument), got {type(x).__name__} {x!r:.60}")
+    return xs
+
+
+def _expand_operands(spec, operands) -> tuple:
+    """Check the operand count against the spec; variadic groups come as lists."""
+    names = spec.operands
+    flat = []
+    n_var = sum(1 for n in names if n.endswith("*"))
+    if n_var == 0:
+        if len(operands) != len(names):
+            fail(spec.name, f"takes {len(names)} operands ({', '.join(names)}), got "
+                            f"{len(operands)}")
+        for n, x in zip(names, operands):
+            if not isinstance(x, Value):
+                fail(spec.name, f"operand {n} must be a Value, got {type(x).__name__} {x!r:.60}")
+        return tuple(operands)
+    if len(operands) != len(names):
+        if n_var == 1 and len(names) == 1:
+            operands = (operands,)
+        else:
+            fail(spec.name, f"takes operand groups ({', '.join(names)}), got {len(operands)}")
+    for n, x in zip(names, operands):
+        if n.endswith("*"):
+            flat.extend(_values(spec.name, n[:-1], x))
+        else:
+            flat.extend(_values(spec.name, n, (x,)))
+    return tuple(flat)
+
+
+class Builder:
+    """Builds operations at the end of ``block``.
+
+    ``location`` is the default location for new ops (see ``at_location``); ``function`` is set
+    when ``block`` is a function's body, which makes ``return_`` emit ``func.return`` and fix
+    the function's result types.
+    """
+
+    __slots__ = ("block", "function", "location")
+
+    def __init__(self, block: Block, function: Function | None = None,
+                 location: Location = UNKNOWN):
+        self.block = block
+        self.function = function
+        self.location = location
+
+    # -- generic -----------------------------------------------------------------------------
+
+    def create(self, name: str, operands: Sequence = (), attributes: dict | None = None,
+               result_types: Sequence[Type] | None = None, regions: Sequence[Region] = (),
+               location: Location | None = None) -> Operation:
+        """Build any op of the table by name. Variadic operand groups are passed as lists.
+
+        Attributes are converted with the spec's converters (so Python values work); result
+        types are inferred when the op allows it, and checked when given.
+        """
+        spec = lookup(name)
+        operands = _expand_operands(spec, tuple(operands))
+        attrs = {}
+        specs = spec.attributes
+        for k, v in (attributes or {}).items():
+            if v is None:
+                continue
+            a = specs.get(k)
+            try:
+                attrs[k] = a.convert(v) if a is not None else to_attribute(v)
+            except (TypeError, ValueError) as e:
+                fail(spec.name, f"attribute {k}: {e}")
+        for k, a in specs.items():
+            if a.required and k not in attrs:
+                fail(spec.name, f"requires attribute {k}")
+        regions = tuple(regions)
+        if spec.variadic_regions:
+            if not regions:
+                fail(spec.name, "needs at least one region")
+        elif len(regions) != spec.regions:
+            fail(spec.name, f"has {spec.regions} regions, got {len(regions)}")
+        types = tuple(v.type for v in operands)
+        if result_types is None:
+            if spec.infer is None:
+                fail(spec.name, "cannot infer its result types: pass result_types")
+            result_types = spec.infer(spec.name, types, attrs)
+            if spec.check is not None and regions:
+                spec.check(spec.name, types, attrs, result_types, regions)
+        else:
+            result_types = tuple(result_types)
+            for i, t in enumerate(result_types):
+                if not isinstance(t, Type):
+                    fail(spec.name, f"result type {i} must be a Type, got {t!r}")
+            if spec.check is not None:
+                spec.check(spec.name, types, attrs, result_types, regions)
+            elif spec.infer is not None:
+                inferred = tuple(spec.infer(spec.name, types, attrs))
+                if inferred != result_types:
+                    fail(spec.name, f"result types ({', '.join(map(str, result_types))}) differ "
+                                    f"from the inferred ({', '.join(map(str, inferred))})")
+        op = Operation(spec, operands, result_types, attrs or None, regions,
+                       self.location if location is None else location)
+        op.parent = self.block
+        self.block.operations.append(op)
+        return op
+
+    def _one(self, *args, **kwargs) -> Value:
+        return self.create(*args, **kwargs).results[0]
+
+    # -- locations ---------------------------------------------------------------------------
+
+    @contextmanager
+    def at_location(self, where, line: int | None = None, column: int = 0):
+        """``with b.at_location("model.py", 3, 7): ...``: ops built inside get this location."""
+        saved = self.location
+        self.location = make_loc(where, line, column)
+        try:
+            yield self
+        finally:
+            self.location = saved
+
+    # -- regions -----------------------------------------------------------------------------
+
+    def region(self, arg_types: Sequence[Type], body: Callable) -> Region:
+        """A one-block region: ``body(builder, *args)`` builds it and returns what it yields.
+
+        If ``body`` returns a value or a sequence of values, a ``return`` is appended; if it
+        returns None it must have built its own terminator.
+        """
+        block = Block(arg_types)
+        inner = Builder(block, None, self.location)
+        out = body(inner, *block.arguments)
+        if out is not None:
+            inner.return_(*((out,) if isinstance(out, Value) else out))
+        return Region([block])
+
+    # -- constants and data movement -----------------------------------------------------------
+
+    def constant(self, value, dtype=None, *, location=None) -> Value:
+        """A constant tensor from a numpy array, a Python scalar or a DenseElementsAttr."""
+        if not isinstance(value, DenseElementsAttr):
+            if dtype is None:
+                arr = np.asarray(value)
+                if arr.dtype == np.float64 and not isinstance(value, np.ndarray):
+                    arr = arr.astype(np.float32) if isinstance(value, float) else arr
+                value = DenseElementsAttr.from_array(arr)
+            else:
+                et = dtypes.from_numpy(dtype)
+                arr = np.asarray(value, dtype=et.dtype)
+                value = DenseElementsAttr.from_array(arr, tensor(arr.shape, et))
+        return self._one("constant", (), {"value": value}, location=location)
+
+    def iota(self, shape, element_type, dimension: int = 0, *, location=None) -> Value:
+        return self._one("iota", (), {"iota_dimension": dimension},
+                         (tensor(shape, element_type),), location=location)
+
+    def convert(self, x: Value, element_type, *, location=None) -> Value:
+        """Convert to ``element_type`` (XLA semantics: to i1 means ``!= 0``)."""
+        t = _tensor(x, "convert")
+        return self._one("convert", (x,), None, (tensor(t.shape, element_type),),
+                         location=location)
+
+    def broadcast_in_dim(self, x: Value, shape, broadcast_dimensions, *, location=None) -> Value:
+        t = _tensor(x, "broadcast_in_dim")
+        return self._one("broadcast_in_dim", (x,),
+                         {"broadcast_dimensions": dense_i64(broadcast_dimensions)},
+                         (tensor(shape, t.element_type),), location=location)
+
+    def reshape(self, x: Value, shape, *, location=None) -> Value:
+        t = _tensor(x, "reshape")
+        return self._one("reshape", (x,), None, (tensor(shape, t.element_type),),
+                         location=location)
+
+    def transpose(self, x: Value, permutation, *, location=None) -> Value:
+        return self._one("transpose", (x,), {"permutation": dense_i64(permutation)},
+                         location=location)
+
+    def slice(self, x: Value, start_indices, limit_indices, strides=None, *,
+              location=None) -> Value:
+        if strides is None:
+            strides = [1] * len(start_indices)
+        return self._one("slice", (x,), {"start_indices": dense_i64(start_indices),
+                                         "limit_indices": dense_i64(limit_indices),
+                                         "strides": dense_i64(strides)}, location=location)
+
+    def concatenate(self, inputs: Sequence[Value], dimension: int, *, location=None) -> Value:
+        return self._one("concatenate", (list(inputs),), {"dimension": dimension},
+                         location=location)
+
+    # -- elementwise extras ----------------------------------------------------------------
+
+    def compare(self, lhs: Value, rhs: Value, direction: str, compare_type: str | None = None,
+                *, location=None) -> Value:
+        """``direction`` is EQ, NE, GE, GT, LE or LT; ``compare_type`` FLOAT, TOTALORDER,
+        SIGNED or UNSIGNED (left unset when None)."""
+        attrs = {"comparison_direction": comparison_direction(direction)}
+        if compare_type is not None:
+            attrs["compare_type"] = comparison_type(compare_type)
+        return self._one("compare", (lhs, rhs), attrs, location=location)
+
+    def select(self, pred: Value, on_true: Value, on_false: Value, *, location=None) -> Value:
+        return self._one("select", (pred, on_true, on_false), location=location)
+
+    def clamp(self, min: Value, x: Value, max: Value, *, location=None) -> Value:
+        return self._one("clamp", (min, x, max), location=location)
+
+    # -- linear algebra ----------------------------------------------------------------------
+
+    def dot_general(self, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
+                    batch_dimensions=((), ()), *, precision_config=None,
+                    result_element_type=None, location=None) -> Value:
+        """``contracting_dimensions=((lhs dims), (rhs dims))``, likewise ``batch_dimensions``.
+
+        ``result_element_type`` sets a result element type other than the operands' (XLA's
+        preferred element type, e.g. f32 results from bf16 operands).
+        """
+        if isinstance(contracting_dimensions, DotDimensionNumbers):
+            dn = contracting_dimensions
+        else:
+            (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
+            dn = DotDimensionNumbers(lb, rb, lc, rc)
+        attrs = {"dot_dimension_numbers": dn, "precision_config": precision_config}
+        result_types = None
+        if result_element_type is not None:
+            spec = REGISTRY["dot_general"]
+            conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
+            inferred = spec.infer("dot_general", (_tensor(lhs, "dot_general"),
+                                                  _tensor(rhs, "dot_general")), conv)[0]
+            result_types = (tensor(inferred.shape, result_element_type),)
+        return self._one("dot_general", (lhs, rhs), attrs, result_types, location=location)
+
+    # -- reduction and control flow ----------------------------------------------------------
+
+    def reduce(self, inputs, init_values, dimensions, body: Callable, *,
+               location=None) -> Value | tuple:
+        """Reduce ``inputs`` over ``dimensions``; ``body(b, *accs, *elems)`` combines scalars.
+
+        Returns one value for one input, else a tuple.
+        """
+        single = isinstance(inputs, Value)
+        inputs = [inputs] if single else list(inputs)
+        inits = [init_values] if isinstance(init_values, Value) else list(init_values)
+        scalar = [tensor((), _tensor(v, "reduce").element_type) for v in inits]
+        region = self.region(scalar + scalar, body)
+        op = self.create("reduce", (inputs, inits), {"dimensions": dense_i64(dimensions)},
+                         regions=(region,), location=location)
+        return op.results[0] if single else op.results
+
+    def while_(self, operands: Sequence[Value], cond: Callable, body: Callable, *,
+               location=None) -> tuple:
+        """``cond(b, *state) -> i1 scalar``; ``body(b, *state) -> new state``."""
+        operands = _values("while", "operand", operands)
+        types = [v.type for v in operands]
+        regions = (self.region(types, cond), self.region(types, body))
+        return self.create("while", (list(operands),), regions=regions,
+                           location=location).results
+
+    def if_(self, pred: Value, true_branch: Callable, false_branch: Callable, *,
+            result_types=None, location=None) -> tuple:
+        """Branches are ``f(b) -> values``; result types come from the true branch's."""
+        t = self.region((), true_branch)
+        f = self.region((), false_branch)
+        if result_types is None:
+            from .ops.control_flow import region_returns
+            result_types = region_returns("if", "true_branch", t)
+        return self.create("if", (pred,), result_types=result_types, regions=(t, f),
+                           location=location).results
+
+    def case(self, index: Value, branches: Sequence[Callable], *, result_types=None,
+             location=None) -> tuple:
+        """``branches[i](b) -> values`` runs when ``index == i`` (the last one otherwise)."""
+        regions = [self.region((), br) for br in branches]
+        if not regions:
+            fail("case", "needs at least one branch")
+        if result_types is None:
+            from .ops.control_flow import region_returns
+            result_types = region_returns("case", "branches[0]", regions[0])
+        return self.create("case", (index,), result_types=result_types, regions=regions,
+                           location=location).results
+
+    def return_(self, *values: Value, location=None) -> Operation:
+        """Terminate the block: ``func.return`` in a function body, ``return`` in a region."""
+        if self.function is None:
+            return self.create("return", (list(values),), location=location)
+        fn = self.function
+        types = tuple(_values("func.return", "operands", values)[i].type
+                      for i in range(len(values)))
+        if fn.result_types is None:
+            fn.result_types = types
+        elif fn.result_types != types:
+            raise OpBuildError(
+                f"'func.return' in @{fn.name}: returns ({', '.join(map(str, types))}), but the "
+                f"function's result types are ({', '.join(map(str, fn.result_types))})")
+        return self.create("func.return", (list(values),), location=location)
+
+    def call(self, callee, args: Sequence[Value], result_types=None, *, location=None) -> tuple:
+        """``func.call`` of a Function (or a function name with explicit ``result_types``)."""
+        if isinstance(callee, Function):
+            if tuple(v.type for v in args) != callee.arg_types:
+                fail("func.call", f"arguments ({', '.join(str(v.type) for v in args)}) do not "
+                                  f"match @{callee.name}'s ({', '.join(map(str, callee.arg_types))})")
+            if result_types is None:
+                result_types = callee.type.results
+            callee = callee.name
+        elif result_types is None:
+            fail("func.call", f"calling @{callee} by name needs result_types")
+        return self.create("func.call", (list(args),), {"callee": SymbolRefAttr(callee)},
+                           result_types, location=location).results
+
+    # -- tuples, tokens, custom calls --------------------------------------------------------
+
+    def tuple(self, values: Sequence[Value], *, location=None) -> Value:
+        return self._one("tuple", (list(values),), location=location)
+
+    def get_tuple_element(self, t: Value, index: int, *, location=None) -> Value:
+        return self._one("get_tuple_element", (t,), {"index": index}, location=location)
+
+    def create_token(self, *, location=None) -> Value:
+        return self._one("create_token", (), location=location)
+
+    def after_all(self, *tokens: Value, location=None) -> Value:
+        return self._one("after_all", (list(tokens),), location=location)
+
+    def custom_call(self, call_target_name: str, operands: Sequence[Value], result_types,
+                    *, backend_config=None, has_side_effect=None, api_version=None,
+                    output_operand_aliases=None, location=None, **attributes) -> tuple:
+        """``custom_call`` to ``call_target_name``; ``backend_config`` is a string (api 1-3)
+        or a dict (api 4). Extra keyword attributes are passed through."""
+        attrs = dict(call_target_name=call_target_name, backend_config=backend_config,
+                     has_side_effect=has_side_effect, api_version=api_version,
+                     output_operand_aliases=output_operand_aliases, **attributes)
+        if isinstance(result_types, Type):
+            result_types = (result_types,)
+        return self.create("custom_call", (list(operands),), attrs, tuple(result_types),
+                           location=location).results
+
+
+def _tensor(x, op) -> TensorType:
+    t = getattr(x, "type", None)
+    if not isinstance(t, TensorType):
+        fail(op, f"operand must be a tensor Value, got {x!r:.60}")
+    return t
+
+
+def _elementwise_method(spec):
+    name, infer, arity = spec.name, spec.infer, len(spec.operands)
+    op_names = spec.operands
+
+    def method(self, *operands, location=None):
+        if len(operands) != arity:
+            fail(name, f"takes {arity} operands ({', '.join(op_names)}), got {len(operands)}")
+        for v in operands:
+            if not isinstance(v, Value):
+                _values(name, "operand", operands)
+        types = tuple(v.type for v in operands)
+        op = Operation(spec, operands, infer(name, types, None), None, (),
+                       self.location if location is None else location)
+        block = self.block
+        op.parent = block
+        block.operations.append(op)
+        return op.results[0]
+
+    method.__name__ = _method_name(name)
+    method.__qualname__ = f"Builder.{method.__name__}"
+    method.__doc__ = f"Elementwise ``{name}`` of {', '.join(op_names)}."
+    return method
+
+
+for _name in (*UNARY, *BINARY):
+    setattr(Builder, _method_name(_name), _elementwise_method(REGISTRY[_name]))

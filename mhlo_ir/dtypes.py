@@ -1,0 +1,136 @@
+"""Element types: the 28 scalar types an MHLO tensor can hold, and their numpy dtypes.
+
+Each element type is an interned singleton, so comparing two of them is an identity check and
+printing one costs a slot read. The numpy side uses ``ml_dtypes`` for everything numpy lacks
+(bfloat16, the float8/float4 formats, 2- and 4-bit integers); those are stored one element per
+byte, which is also the layout jaxlib's dense-elements parser expects.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "ElementType", "element_type", "from_numpy", "ALL_ELEMENT_TYPES",
+    "i1", "i2", "i4", "i8", "i16", "i32", "i64", "ui2", "ui4", "ui8", "ui16", "ui32", "ui64",
+    "bf16", "f16", "f32", "f64", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ",
+    "f8E4M3B11FNUZ", "f8E3M4", "f8E4M3", "f8E8M0FNU", "f4E2M1FN", "complex64", "complex128",
+]
+
+
+class ElementType:
+    """One MLIR element type (``f32``, ``ui8``, ``complex<f64>``...) and its numpy dtype.
+
+    ``kind`` is one of ``"bool"``, ``"sint"`` (signless integers, which MLIR prints and XLA
+    treats as signed), ``"uint"``, ``"float"`` and ``"complex"``. ``bits`` is the logical
+    width; ``dtype.itemsize`` is the storage width.
+    """
+
+    __slots__ = ("name", "dtype", "kind", "bits", "mantissa_bits", "component")
+
+    def __init__(self, name, dtype, kind, bits, mantissa_bits=0, component=None):
+        self.name = name
+        self.dtype = np.dtype(dtype)
+        self.kind = kind
+        self.bits = bits
+        # Significand precision including the implicit bit (APFloat's "precision"); the
+        # printer needs it to reproduce MLIR's float formatting.
+        self.mantissa_bits = mantissa_bits
+        self.component = component
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in ("sint", "uint")
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "complex"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    def __repr__(self):
+        return f"mhlo_ir.dtypes.{_PY_NAMES.get(self.name, self.name)}"
+
+    def __str__(self):
+        return self.name
+
+    def __reduce__(self):
+        return (element_type, (self.name,))
+
+
+def _float(name, dtype, bits):
+    return ElementType(name, dtype, "float", bits, ml_dtypes.finfo(dtype).nmant + 1)
+
+
+i1 = ElementType("i1", np.bool_, "bool", 1)
+i2 = ElementType("i2", ml_dtypes.int2, "sint", 2)
+i4 = ElementType("i4", ml_dtypes.int4, "sint", 4)
+i8 = ElementType("i8", np.int8, "sint", 8)
+i16 = ElementType("i16", np.int16, "sint", 16)
+i32 = ElementType("i32", np.int32, "sint", 32)
+i64 = ElementType("i64", np.int64, "sint", 64)
+ui2 = ElementType("ui2", ml_dtypes.uint2, "uint", 2)
+ui4 = ElementType("ui4", ml_dtypes.uint4, "uint", 4)
+ui8 = ElementType("ui8", np.uint8, "uint", 8)
+ui16 = ElementType("ui16", np.uint16, "uint", 16)
+ui32 = ElementType("ui32", np.uint32, "uint", 32)
+ui64 = ElementType("ui64", np.uint64, "uint", 64)
+bf16 = _float("bf16", ml_dtypes.bfloat16, 16)
+f16 = _float("f16", np.float16, 16)
+f32 = _float("f32", np.float32, 32)
+f64 = _float("f64", np.float64, 64)
+f8E4M3FN = _float("f8E4M3FN", ml_dtypes.float8_e4m3fn, 8)
+f8E5M2 = _float("f8E5M2", ml_dtypes.float8_e5m2, 8)
+f8E4M3FNUZ = _float("f8E4M3FNUZ", ml_dtypes.float8_e4m3fnuz, 8)
+f8E5M2FNUZ = _float("f8E5M2FNUZ", ml_dtypes.float8_e5m2fnuz, 8)
+f8E4M3B11FNUZ = _float("f8E4M3B11FNUZ", ml_dtypes.float8_e4m3b11fnuz, 8)
+f8E3M4 = _float("f8E3M4", ml_dtypes.float8_e3m4, 8)
+f8E4M3 = _float("f8E4M3", ml_dtypes.float8_e4m3, 8)
+f8E8M0FNU = _float("f8E8M0FNU", ml_dtypes.float8_e8m0fnu, 8)
+f4E2M1FN = _float("f4E2M1FN", ml_dtypes.float4_e2m1fn, 4)
+complex64 = ElementType("complex<f32>", np.complex64, "complex", 64, component=f32)
+complex128 = ElementType("complex<f64>", np.complex128, "complex", 128, component=f64)
+
+ALL_ELEMENT_TYPES: tuple[ElementType, ...] = (
+    i1, i2, i4, i8, i16, i32, i64, ui2, ui4, ui8, ui16, ui32, ui64,
+    bf16, f16, f32, f64, f8E4M3FN, f8E5M2, f8E4M3FNUZ, f8E5M2FNUZ, f8E4M3B11FNUZ,
+    f8E3M4, f8E4M3, f8E8M0FNU, f4E2M1FN, complex64, complex128,
+)
+
+_BY_NAME = {t.name: t for t in ALL_ELEMENT_TYPES}
+_BY_NAME.update(complex64=complex64, complex128=complex128)
+_PY_NAMES = {"complex<f32>": "complex64", "complex<f64>": "complex128"}
+# ml_dtypes' types compare equal to each other in some numpy versions (all are kind "V"), so
+# key the reverse map on the dtype's name, which is unique.
+_BY_DTYPE_NAME = {t.dtype.name: t for t in ALL_ELEMENT_TYPES}
+
+
+def element_type(name: str) -> ElementType:
+    """The element type spelled ``name`` as MLIR prints it (``"f32"``, ``"complex<f64>"``)."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown element type {name!r}; expected one of "
+            + ", ".join(t.name for t in ALL_ELEMENT_TYPES)) from None
+
+
+def from_numpy(dtype) -> ElementType:
+    """The element type that holds values of numpy ``dtype`` (bool → i1, int32 → i32...)."""
+    if isinstance(dtype, ElementType):
+        return dtype
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{dtype!r} is not a numpy dtype or element type") from None
+    try:
+        return _BY_DTYPE_NAME[dt.name]
+    except KeyError:
+        raise TypeError(f"numpy dtype {dt} has no MHLO element type") from None

@@ -1,0 +1,294 @@
+"""The program structure: values, operations, blocks, regions, functions and modules.
+
+These are identity objects (two adds of the same operands are two operations). They are kept
+small on purpose, since a program has one Operation and one result Value per op and Python's
+per-object costs dominate building and printing: ``__slots__`` everywhere, tuples rather than
+lists for operands and results, and no use-lists.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from .attributes import Attribute, DictionaryAttr, to_attribute
+from .errors import IRError
+from .location import UNKNOWN, Location
+from .types import FunctionType, Type
+
+__all__ = ["Value", "OpResult", "BlockArgument", "Operation", "Block", "Region", "Function",
+           "Module"]
+
+
+class Value:
+    """An SSA value: an operation's result or a block's argument."""
+
+    __slots__ = ("type",)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.type}>"
+
+
+class OpResult(Value):
+    """Result ``index`` of operation ``owner``."""
+
+    __slots__ = ("owner", "index")
+
+    def __init__(self, type, owner, index):
+        self.type = type
+        self.owner = owner
+        self.index = index
+
+    def __repr__(self):
+        return f"<OpResult #{self.index} of {self.owner.spec.name}: {self.type}>"
+
+
+class BlockArgument(Value):
+    """Argument ``index`` of block ``owner``."""
+
+    __slots__ = ("owner", "index", "location")
+
+    def __init__(self, type, owner, index, location=UNKNOWN):
+        self.type = type
+        self.owner = owner
+        self.index = index
+        self.location = location
+
+    def __repr__(self):
+        return f"<BlockArgument #{self.index}: {self.type}>"
+
+
+class Operation:
+    """One operation: its spec (from the op table), operands, attributes, regions, results.
+
+    ``attributes`` maps names to Attributes; the printer sends the names the spec declares to
+    MLIR's properties (``<{...}>``) and any others (``mhlo.sharding``...) to the discardable
+    dictionary, as MLIR does.
+    """
+
+    __slots__ = ("spec", "operands", "results", "attributes", "regions", "location", "parent")
+
+    def __init__(self, spec, operands: tuple, result_types: Sequence[Type],
+                 attributes: dict | None = None, regions: tuple = (),
+                 location: Location = UNKNOWN):
+        self.spec = spec
+        self.operands = operands
+        self.attributes = attributes
+        self.regions = regions
+        self.location = location
+        self.parent = None
+        if len(result_types) == 1:
+            self.results = (OpResult(result_types[0], self, 0),)
+        else:
+            self.results = tuple(OpResult(t, self, i) for i, t in enumerate(result_types))
+        for r in regions:
+            r.parent = self
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def result(self) -> Value:
+        """The only result (an error if there are several or none)."""
+        if len(self.results) != 1:
+            raise IRError(f"'{self.spec.name}' has {len(self.results)} results, not one")
+        return self.results[0]
+
+    def attr(self, name: str, default=None):
+        if self.attributes is None:
+            return default
+        return self.attributes.get(name, default)
+
+    def set_attr(self, name: str, value) -> None:
+        """Set an attribute (e.g. ``mhlo.sharding``); values go through ``to_attribute``."""
+        if self.attributes is None:
+            self.attributes = {}
+        self.attributes[name] = to_attribute(value)
+
+    def __repr__(self):
+        return f"<Operation {self.spec.name} at {id(self):#x}>"
+
+
+class Block:
+    """A list of operations with typed arguments; the last operation is its terminator."""
+
+    __slots__ = ("arguments", "operations", "parent")
+
+    def __init__(self, arg_types: Iterable[Type] = (), arg_locations=None):
+        types = tuple(arg_types)
+        locs = tuple(arg_locations) if arg_locations is not None else (UNKNOWN,) * len(types)
+        self.arguments = tuple(BlockArgument(t, self, i, l) for i, (t, l) in enumerate(zip(types, locs)))
+        self.operations: list = []
+        self.parent = None
+
+    @property
+    def arg_types(self) -> tuple:
+        return tuple(a.type for a in self.arguments)
+
+    @property
+    def terminator(self):
+        return self.operations[-1] if self.operations else None
+
+    def append(self, op: Operation) -> Operation:
+        op.parent = self
+        self.operations.append(op)
+        return op
+
+
+class Region:
+    """A list of blocks belonging to an operation (MHLO regions have exactly one block)."""
+
+    __slots__ = ("blocks", "parent")
+
+    def __init__(self, blocks: Iterable[Block] = ()):
+        self.blocks = list(blocks)
+        self.parent = None
+        for b in self.blocks:
+            b.parent = self
+
+    @property
+    def block(self) -> Block:
+        """The single block of a single-block region."""
+        if len(self.blocks) != 1:
+            raise IRError(f"region has {len(self.blocks)} blocks, expected 1")
+        return self.blocks[0]
+
+
+class Function:
+    """``func.func``: a named, typed body in a module.
+
+    ``result_types`` may be left ``None`` until the body's ``return`` is built; it is then taken
+    from the returned values.
+    """
+
+    __slots__ = ("name", "arg_types", "result_types", "visibility", "arg_attrs", "res_attrs",
+                 "attributes", "body", "location", "module")
+
+    def __init__(self, name: str, arg_types: Sequence[Type], result_types=None, *,
+                 visibility: str | None = None, arg_attrs=None, res_attrs=None,
+                 attributes=None, location: Location = UNKNOWN, arg_locations=None):
+        if visibility not in (None, "public", "private", "nested"):
+            raise IRError(f"function @{name}: visibility must be public, private or nested, "
+                          f"not {visibility!r}")
+        self.name = name
+        self.arg_types = tuple(arg_types)
+        for i, t in enumerate(self.arg_types):
+            if not isinstance(t, Type):
+                raise TypeError(f"function @{name}: argument {i} type {t!r} is not a Type")
+        self.result_types = None if result_types is None else tuple(result_types)
+        self.visibility = visibility
+        self.arg_attrs = _attr_dicts(arg_attrs, len(self.arg_types), name, "argument")
+        self.res_attrs = res_attrs
+        self.attributes = {k: to_attribute(v) for k, v in (attributes or {}).items()}
+        self.body = Region([Block(self.arg_types, arg_locations)])
+        self.location = location
+        self.module = None
+
+    @property
+    def arguments(self) -> tuple:
+        return self.body.blocks[0].arguments
+
+    @property
+    def entry_block(self) -> Block:
+        return self.body.blocks[0]
+
+    @property
+    def type(self) -> FunctionType:
+        if self.result_types is None:
+            raise IRError(f"function @{self.name} has no return yet, so no result types")
+        return FunctionType(self.arg_types, self.result_types)
+
+    def set_arg_attr(self, index: int, name: str, value) -> None:
+        """Set an argument attribute such as ``mhlo.sharding`` or ``tf.aliasing_output``."""
+        if not 0 <= index < len(self.arg_types):
+            raise IndexError(f"function @{self.name} has no argument {index}")
+        if self.arg_attrs is None:
+            self.arg_attrs = [{} for _ in self.arg_types]
+        self.arg_attrs[index][name] = to_attribute(value)
+
+    def set_result_attr(self, index: int, name: str, value) -> None:
+        """Set a result attribute (``jax.result_info``, ``mhlo.sharding``...)."""
+        n = len(self.result_types) if self.result_types is not None else index + 1
+        if self.res_attrs is None:
+            self.res_attrs = [{} for _ in range(n)]
+        while len(self.res_attrs) <= index:
+            self.res_attrs.append({})
+        self.res_attrs[index][name] = to_attribute(value)
+
+    def builder(self):
+        """A Builder inserting at the end of the entry block."""
+        from .builder import Builder
+        return Builder(self.entry_block, function=self)
+
+    def __repr__(self):
+        return f"<Function @{self.name}>"
+
+
+def _attr_dicts(dicts, n, fname, what):
+    if dicts is None:
+        return None
+    dicts = [{k: to_attribute(v) for k, v in (d or {}).items()} for d in dicts]
+    if len(dicts) != n:
+        raise IRError(f"function @{fname}: {len(dicts)} {what} attribute dictionaries for "
+                      f"{n} {what}s")
+    return dicts
+
+
+class Module:
+    """``builtin.module``: functions plus module attributes, with a symbol table.
+
+    ``add_function`` uniquifies names (``f``, ``f_0``, ``f_1``...) unless ``exact=True``, the way
+    MLIR's SymbolTable does on insertion, so generated helpers never collide.
+    """
+
+    __slots__ = ("name", "attributes", "functions", "_symbols", "location")
+
+    def __init__(self, name: str | None = None, attributes=None, location: Location = UNKNOWN):
+        self.name = name
+        self.attributes = {k: to_attribute(v) for k, v in (attributes or {}).items()}
+        self.functions: list = []
+        self._symbols: dict = {}
+        self.location = location
+
+    def add_function(self, name: str, arg_types: Sequence[Type], result_types=None, *,
+                     exact: bool = False, **kwargs) -> Function:
+        """Create a function, add it to the module and return it."""
+        return self.insert(Function(name, arg_types, result_types, **kwargs), exact=exact)
+
+    def insert(self, fn: Function, *, exact: bool = False) -> Function:
+        if not isinstance(fn.name, str) or not fn.name:
+            raise IRError(f"function names must be non-empty strings, got {fn.name!r}")
+        if fn.name in self._symbols:
+            if exact:
+                raise IRError(f"module already has a symbol named @{fn.name}")
+            i = 0
+            while f"{fn.name}_{i}" in self._symbols:
+                i += 1
+            fn.name = f"{fn.name}_{i}"
+        self._symbols[fn.name] = fn
+        self.functions.append(fn)
+        fn.module = self
+        return fn
+
+    def lookup(self, name: str) -> Function | None:
+        return self._symbols.get(name)
+
+    def set_attr(self, name: str, value) -> None:
+        self.attributes[name] = to_attribute(value)
+
+    def to_text(self, **options) -> str:
+        """The module as MLIR text; see ``mhlo_ir.printer.print_module`` for the options."""
+        from .printer import print_module
+        return print_module(self, **options)
+
+    def verify(self) -> "Module":
+        """Check the whole module in Python; raises VerificationError. Returns self."""
+        from .verifier import verify_module
+        verify_module(self)
+        return self
+
+    def __str__(self):
+        return self.to_text()
+
+    def __repr__(self):
+        return f"<Module @{self.name} with {len(self.functions)} functions>"

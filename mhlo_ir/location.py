@@ -1,0 +1,104 @@
+"""Source locations carried by every operation: unknown, name, file:line:col, call site, fused.
+
+XLA keeps the file:line:col part in its error messages and op metadata, and JAX's name stacks
+arrive as name locations, so these are how a user finds the Python line behind an HLO op.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .text import quote
+
+__all__ = ["Location", "UnknownLoc", "NameLoc", "FileLineColLoc", "CallSiteLoc", "FusedLoc",
+           "UNKNOWN", "loc"]
+
+
+class Location:
+    """Base of all locations; ``render()`` gives the text inside ``loc(...)``."""
+
+    __slots__ = ()
+
+    def render(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def children(self) -> tuple:
+        return ()
+
+
+@attrs.frozen
+class UnknownLoc(Location):
+    def render(self) -> str:
+        return "unknown"
+
+
+@attrs.frozen(cache_hash=True)
+class FileLineColLoc(Location):
+    """``"model.py":3:7``."""
+
+    filename: str = attrs.field(validator=attrs.validators.instance_of(str))
+    line: int = 0
+    column: int = 0
+
+    def render(self) -> str:
+        return f"{quote(self.filename)}:{int(self.line)}:{int(self.column)}"
+
+
+@attrs.frozen(cache_hash=True)
+class NameLoc(Location):
+    """``"jit(f)/add"`` or ``"name"("file":1:2)``: a name with an optional child location."""
+
+    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    child: Location | None = None
+
+    def render(self) -> str:
+        if self.child is None or isinstance(self.child, UnknownLoc):
+            return quote(self.name)
+        return f"{quote(self.name)}({self.child.render()})"
+
+    def children(self):
+        return () if self.child is None else (self.child,)
+
+
+@attrs.frozen(cache_hash=True)
+class CallSiteLoc(Location):
+    """``callsite(callee at caller)``."""
+
+    callee: Location
+    caller: Location
+
+    def render(self) -> str:
+        return f"callsite({self.callee.render()} at {self.caller.render()})"
+
+    def children(self):
+        return (self.callee, self.caller)
+
+
+@attrs.frozen(cache_hash=True)
+class FusedLoc(Location):
+    """``fused[a, b]`` or ``fused<"metadata">[a, b]``."""
+
+    locations: tuple = attrs.field(converter=tuple)
+    metadata: str | None = None
+
+    def render(self) -> str:
+        inner = ", ".join(l.render() for l in self.locations)
+        meta = "" if self.metadata is None else f"<{quote(self.metadata)}>"
+        return f"fused{meta}[{inner}]"
+
+    def children(self):
+        return self.locations
+
+
+UNKNOWN = UnknownLoc()
+
+
+def loc(where=None, line: int | None = None, column: int = 0) -> Location:
+    """Shorthand: ``loc()`` unknown, ``loc("name")``, ``loc("file.py", 3, 7)``."""
+    if where is None:
+        return UNKNOWN
+    if isinstance(where, Location):
+        return where
+    if line is None:
+        return NameLoc(where)
+    return FileLineColLoc(where, line, column)

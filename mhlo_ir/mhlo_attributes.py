@@ -1,0 +1,223 @@
+"""MHLO's enum and structured attributes, spelled through the output dialect.
+
+Each renders the way MLIR prints it for the dialect in hand (``#mhlo<comparison_direction GT>``,
+``#mhlo.dot<...>``), so the same value can later print as StableHLO. Empty list fields of the
+structured attributes are omitted exactly where MLIR's printer omits them.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import attrs
+
+from .attributes import Attribute
+
+__all__ = [
+    "EnumAttr", "comparison_direction", "comparison_type", "precision", "fft_type", "transpose",
+    "rng_algorithm", "rng_distribution", "DotDimensionNumbers", "GatherDimensionNumbers",
+    "ScatterDimensionNumbers", "ConvDimensionNumbers", "ChannelHandle", "OutputOperandAlias",
+    "ENUM_VALUES",
+]
+
+ENUM_VALUES = {
+    "comparison_direction": ("EQ", "NE", "GE", "GT", "LE", "LT"),
+    "comparison_type": ("NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"),
+    "precision": ("DEFAULT", "HIGH", "HIGHEST"),
+    "fft_type": ("FFT", "IFFT", "RFFT", "IRFFT"),
+    "transpose": ("TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"),
+    "rng_algorithm": ("DEFAULT", "THREE_FRY", "PHILOX"),
+    "rng_distribution": ("UNIFORM", "NORMAL"),
+}
+
+
+@attrs.frozen
+class EnumAttr(Attribute):
+    """One value of a dialect enum, e.g. ``EnumAttr("comparison_direction", "GT")``."""
+
+    kind: str
+    value: str
+
+    def __attrs_post_init__(self):
+        allowed = ENUM_VALUES.get(self.kind)
+        if allowed is None:
+            raise ValueError(f"unknown enum kind {self.kind!r}; expected one of {sorted(ENUM_VALUES)}")
+        if self.value not in allowed:
+            raise ValueError(f"{self.kind}: {self.value!r} is not one of {', '.join(allowed)}")
+
+    def render(self, dialect) -> str:
+        return dialect.enum(self.kind, self.value)
+
+
+def _enum_factory(kind):
+    cache = {}
+
+    def make(value) -> EnumAttr:
+        if isinstance(value, EnumAttr):
+            if value.kind != kind:
+                raise ValueError(f"expected a {kind} attribute, got {value.kind}")
+            return value
+        key = str(value).upper()
+        try:
+            return cache[key]
+        except KeyError:
+            cache[key] = attr = EnumAttr(kind, key)
+            return attr
+
+    make.__name__ = kind
+    make.__doc__ = f"The ``{kind}`` enum value named ``value`` (case-insensitive)."
+    return make
+
+
+comparison_direction = _enum_factory("comparison_direction")
+comparison_type = _enum_factory("comparison_type")
+precision = _enum_factory("precision")
+fft_type = _enum_factory("fft_type")
+transpose = _enum_factory("transpose")
+rng_algorithm = _enum_factory("rng_algorithm")
+rng_distribution = _enum_factory("rng_distribution")
+
+
+def _ints(xs) -> tuple:
+    return tuple(int(x) for x in xs)
+
+
+def _list(name: str, xs: Sequence[int]) -> str:
+    return f"{name} = [{', '.join(map(str, xs))}]"
+
+
+def _fields(*pairs, always=()) -> str:
+    """``a = [..], b = [..]`` skipping empty lists, as MLIR's struct printers do."""
+    return ", ".join(_list(n, v) for n, v in pairs if v or n in always)
+
+
+@attrs.frozen
+class DotDimensionNumbers(Attribute):
+    """``#mhlo.dot<lhs_batching_dimensions = [0], ..., rhs_contracting_dimensions = [1]>``."""
+
+    lhs_batching_dimensions: tuple = attrs.field(default=(), converter=_ints)
+    rhs_batching_dimensions: tuple = attrs.field(default=(), converter=_ints)
+    lhs_contracting_dimensions: tuple = attrs.field(default=(), converter=_ints)
+    rhs_contracting_dimensions: tuple = attrs.field(default=(), converter=_ints)
+
+    def render(self, dialect) -> str:
+        return dialect.struct("dot", _fields(
+            ("lhs_batching_dimensions", self.lhs_batching_dimensions),
+            ("rhs_batching_dimensions", self.rhs_batching_dimensions),
+            ("lhs_contracting_dimensions", self.lhs_contracting_dimensions),
+            ("rhs_contracting_dimensions", self.rhs_contracting_dimensions)))
+
+
+@attrs.frozen
+class GatherDimensionNumbers(Attribute):
+    """``#mhlo.gather<offset_dims = [..], collapsed_slice_dims = [..], ..., index_vector_dim = N>``."""
+
+    offset_dims: tuple = attrs.field(default=(), converter=_ints)
+    collapsed_slice_dims: tuple = attrs.field(default=(), converter=_ints)
+    start_index_map: tuple = attrs.field(default=(), converter=_ints)
+    index_vector_dim: int = 0
+    operand_batching_dims: tuple = attrs.field(default=(), converter=_ints)
+    start_indices_batching_dims: tuple = attrs.field(default=(), converter=_ints)
+
+    def render(self, dialect) -> str:
+        body = _fields(
+            ("offset_dims", self.offset_dims),
+            ("collapsed_slice_dims", self.collapsed_slice_dims),
+            ("operand_batching_dims", self.operand_batching_dims),
+            ("start_indices_batching_dims", self.start_indices_batching_dims),
+            ("start_index_map", self.start_index_map))
+        sep = ", " if body else ""
+        return dialect.struct("gather", f"{body}{sep}index_vector_dim = {self.index_vector_dim}")
+
+
+@attrs.frozen
+class ScatterDimensionNumbers(Attribute):
+    """``#mhlo.scatter<update_window_dims = [..], ..., index_vector_dim = N>``."""
+
+    update_window_dims: tuple = attrs.field(default=(), converter=_ints)
+    inserted_window_dims: tuple = attrs.field(default=(), converter=_ints)
+    scatter_dims_to_operand_dims: tuple = attrs.field(default=(), converter=_ints)
+    index_vector_dim: int = 0
+    input_batching_dims: tuple = attrs.field(default=(), converter=_ints)
+    scatter_indices_batching_dims: tuple = attrs.field(default=(), converter=_ints)
+
+    def render(self, dialect) -> str:
+        body = _fields(
+            ("update_window_dims", self.update_window_dims),
+            ("inserted_window_dims", self.inserted_window_dims),
+            ("input_batching_dims", self.input_batching_dims),
+            ("scatter_indices_batching_dims", self.scatter_indices_batching_dims),
+            ("scatter_dims_to_operand_dims", self.scatter_dims_to_operand_dims))
+        sep = ", " if body else ""
+        return dialect.struct("scatter", f"{body}{sep}index_vector_dim = {self.index_vector_dim}")
+
+
+def _conv_dims(batch, feature, spatial) -> str:
+    names = {batch: "b", feature: "f"}
+    names.update({d: str(i) for i, d in enumerate(spatial)})
+    return "[" + ", ".join(names[i] for i in range(len(names))) + "]"
+
+
+@attrs.frozen
+class ConvDimensionNumbers(Attribute):
+    """``#mhlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>``: which dimension is which."""
+
+    input_batch_dimension: int
+    input_feature_dimension: int
+    input_spatial_dimensions: tuple = attrs.field(converter=_ints)
+    kernel_input_feature_dimension: int
+    kernel_output_feature_dimension: int
+    kernel_spatial_dimensions: tuple = attrs.field(converter=_ints)
+    output_batch_dimension: int
+    output_feature_dimension: int
+    output_spatial_dimensions: tuple = attrs.field(converter=_ints)
+
+    def __attrs_post_init__(self):
+        for what, dims in (
+                ("input", (self.input_batch_dimension, self.input_feature_dimension,
+                           *self.input_spatial_dimensions)),
+                ("kernel", (self.kernel_input_feature_dimension,
+                            self.kernel_output_feature_dimension, *self.kernel_spatial_dimensions)),
+                ("output", (self.output_batch_dimension, self.output_feature_dimension,
+                            *self.output_spatial_dimensions))):
+            if sorted(dims) != list(range(len(dims))):
+                raise ValueError(
+                    f"conv dimension numbers: {what} dimensions {list(dims)} are not a "
+                    f"permutation of 0..{len(dims) - 1}")
+
+    def render(self, dialect) -> str:
+        lhs = _conv_dims(self.input_batch_dimension, self.input_feature_dimension,
+                         self.input_spatial_dimensions)
+        k = {self.kernel_input_feature_dimension: "i", self.kernel_output_feature_dimension: "o"}
+        k.update({d: str(i) for i, d in enumerate(self.kernel_spatial_dimensions)})
+        rhs = "[" + ", ".join(k[i] for i in range(len(k))) + "]"
+        out = _conv_dims(self.output_batch_dimension, self.output_feature_dimension,
+                         self.output_spatial_dimensions)
+        return dialect.struct("conv", f"{lhs}x{rhs}->{out}")
+
+
+@attrs.frozen
+class ChannelHandle(Attribute):
+    """``#mhlo.channel_handle<handle = 1, type = 1>`` (type 1: device to device)."""
+
+    handle: int
+    type: int = 0
+
+    def render(self, dialect) -> str:
+        return dialect.struct("channel_handle", f"handle = {self.handle}, type = {self.type}")
+
+
+@attrs.frozen
+class OutputOperandAlias(Attribute):
+    """``#mhlo.output_operand_alias<...>``: a custom call's output reusing an operand's buffer."""
+
+    output_tuple_indices: tuple = attrs.field(converter=_ints)
+    operand_index: int
+    operand_tuple_indices: tuple = attrs.field(converter=_ints)
+
+    def render(self, dialect) -> str:
+        return dialect.struct(
+            "output_operand_alias",
+            f"output_tuple_indices = [{', '.join(map(str, self.output_tuple_indices))}], "
+            f"operand_index = {self.operand_index}, "
+            f"operand_tuple_indices = [{', '.join(map(str, self.operand_tuple_indices))}]")

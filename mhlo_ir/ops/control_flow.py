@@ -1,0 +1,139 @@
+"""Ops with regions and terminators: reduce, while, if, case, return, func.call, func.return.
+
+Region rules check the region's block signature and what its terminator returns, so a Python
+function that builds a body with the wrong types fails at build time with the region named.
+"""
+
+from __future__ import annotations
+
+from ..attributes import SymbolRefAttr
+from ..dense import DenseElementsAttr, dense_i64
+from ..dtypes import i1, i32
+from ..types import TensorType, tensor
+from .data_movement import ints
+from .spec import AttrSpec, OpSpec, fail, register, tensor_operand
+
+
+def _types(ts) -> str:
+    return "(" + ", ".join(map(str, ts)) + ")"
+
+
+def region_returns(op, what, region) -> tuple:
+    """The types a single-block region's terminator returns."""
+    if len(region.blocks) != 1:
+        fail(op, f"{what} must have exactly one block, got {len(region.blocks)}")
+    block = region.blocks[0]
+    term = block.operations[-1] if block.operations else None
+    if term is None or not term.spec.terminator:
+        fail(op, f"{what} does not end with a return")
+    return tuple(v.type for v in term.operands)
+
+
+def check_region(op, what, region, arg_types, result_types) -> None:
+    block = region.blocks[0] if len(region.blocks) == 1 else None
+    if block is None:
+        fail(op, f"{what} must have exactly one block, got {len(region.blocks)}")
+    got_args = block.arg_types
+    if arg_types is not None and got_args != tuple(arg_types):
+        fail(op, f"{what} takes arguments {_types(got_args)}, expected {_types(arg_types)}")
+    got = region_returns(op, what, region)
+    if got != tuple(result_types):
+        fail(op, f"{what} returns {_types(got)}, expected {_types(result_types)}")
+
+
+def _reduce(op, types, attributes):
+    n = len(types) // 2
+    if len(types) % 2 or n == 0:
+        fail(op, f"needs as many init values as inputs (and at least one), got {len(types)} "
+                 "operands")
+    inputs = [tensor_operand(op, f"inputs[{i}]", t) for i, t in enumerate(types[:n])]
+    inits = [tensor_operand(op, f"init_values[{i}]", t) for i, t in enumerate(types[n:])]
+    dims = ints(attributes["dimensions"])
+    first = inputs[0]
+    for i, t in enumerate(inputs):
+        if t.shape != first.shape:
+            fail(op, f"operand inputs[{i}] has shape {list(t.shape)}, expected "
+                     f"{list(first.shape)}")
+        if inits[i].rank != 0 or inits[i].element_type is not t.element_type:
+            fail(op, f"operand init_values[{i}] must be tensor<{t.element_type.name}>, got "
+                     f"{inits[i]}")
+    if len(set(dims)) != len(dims):
+        fail(op, f"dimensions {list(dims)} has repeated entries")
+    for d in dims:
+        if not 0 <= d < first.rank:
+            fail(op, f"dimension {d} is out of range for inputs of rank {first.rank}")
+    shape = [s for i, s in enumerate(first.shape) if i not in dims]
+    return tuple(tensor(shape, t.element_type) for t in inputs)
+
+
+def _reduce_check(op, types, attributes, results, regions):
+    expected = _reduce(op, types, attributes)
+    if tuple(results) != expected:
+        fail(op, f"results {_types(results)} differ from the inferred {_types(expected)}")
+    n = len(types) // 2
+    inits = types[n:]
+    check_region(op, "body", regions[0], inits + inits, inits)
+
+
+register(OpSpec("reduce", ("inputs*", "init_values*"),
+                {"dimensions": AttrSpec(lambda v: v if isinstance(v, DenseElementsAttr)
+                                        else dense_i64(v), True)},
+                regions=1, infer=_reduce, check=_reduce_check, chapter="reduction"))
+
+
+def _while(op, types, attributes):
+    return tuple(types)
+
+
+def _while_check(op, types, attributes, results, regions):
+    if tuple(results) != tuple(types):
+        fail(op, f"results {_types(results)} must equal the operand types {_types(types)}")
+    check_region(op, "cond", regions[0], types, (tensor((), i1),))
+    check_region(op, "body", regions[1], types, types)
+
+
+register(OpSpec("while", ("operand*",), regions=2, infer=_while, check=_while_check,
+                chapter="control_flow"))
+
+
+def _if_check(op, types, attributes, results, regions):
+    pred = tensor_operand(op, "pred", types[0])
+    if pred.shape != () or pred.element_type is not i1:
+        fail(op, f"operand pred must be tensor<i1>, got {pred}")
+    check_region(op, "true_branch", regions[0], (), results)
+    check_region(op, "false_branch", regions[1], (), results)
+
+
+register(OpSpec("if", ("pred",), regions=2, check=_if_check, chapter="control_flow"))
+
+
+def _case_check(op, types, attributes, results, regions):
+    index = tensor_operand(op, "index", types[0])
+    if index.shape != () or index.element_type is not i32:
+        fail(op, f"operand index must be tensor<i32>, got {index}")
+    if not regions:
+        fail(op, "needs at least one branch")
+    for i, r in enumerate(regions):
+        check_region(op, f"branches[{i}]", r, (), results)
+
+
+register(OpSpec("case", ("index",), regions=1, variadic_regions=True, check=_case_check,
+                chapter="control_flow"))
+
+register(OpSpec("return", ("results*",), terminator=True, infer=lambda op, t, a: (),
+                chapter="control_flow"))
+register(OpSpec("func.return", ("operands*",), namespace="func", terminator=True,
+                infer=lambda op, t, a: (), chapter="control_flow"))
+
+
+def _call_check(op, types, attributes, results, regions):
+    callee = attributes["callee"]
+    if not isinstance(callee, SymbolRefAttr):
+        fail(op, f"attribute callee must be a symbol reference, got {callee!r}")
+
+
+register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(
+    lambda v: v if isinstance(v, SymbolRefAttr) else SymbolRefAttr(getattr(v, "name", v)), True)},
+    namespace="func", check=_call_check, chapter="control_flow"))
+
+__all__ = ["check_region", "region_returns"]

@@ -1,0 +1,110 @@
+"""The op table's row type, and the shared checks result-type rules are written with.
+
+An ``OpSpec`` is everything the rest of the package knows about an op: its dialect-neutral name,
+operand names (a trailing ``*`` marks a variadic group), the attributes it owns with their
+converters, how many regions it has, and a rule that computes result types from operand types
+and attributes (or ``None`` for ops whose results the caller must state). The builder, printer,
+verifier and coverage report all read this one table.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+
+from ..errors import OpBuildError
+from ..types import TensorType, TokenType, TupleType
+
+__all__ = ["OpSpec", "AttrSpec", "fail", "tensor_operand", "same_shape", "REGISTRY", "register",
+           "lookup"]
+
+
+@attrs.frozen
+class AttrSpec:
+    """One attribute an op owns: a converter from Python values and whether it must be set."""
+
+    convert: Callable
+    required: bool = False
+
+
+@attrs.frozen(eq=False)
+class OpSpec:
+    """One row of the op table."""
+
+    name: str
+    operands: tuple = ()
+    attributes: dict = attrs.field(factory=dict)
+    regions: int = 0
+    infer: Callable | None = None
+    # check(op, operand_types, attributes, result_types, regions) raises OpBuildError when the
+    # op is ill-formed; it runs when the op is built and again when a module is verified.
+    check: Callable | None = None
+    # "hlo" ops are spelled through the output dialect (mhlo.add); others keep their full name
+    # (func.call, func.return).
+    namespace: str = "hlo"
+    chapter: str = ""
+    terminator: bool = False
+    variadic_regions: bool = False
+    doc: str = ""
+
+    @property
+    def variadic(self) -> bool:
+        return bool(self.operands) and self.operands[-1].endswith("*")
+
+    def full_name(self, dialect) -> str:
+        return dialect.op_name(self.name) if self.namespace == "hlo" else self.name
+
+
+REGISTRY: dict = {}
+
+
+def register(spec: OpSpec) -> OpSpec:
+    if spec.name in REGISTRY:
+        raise ValueError(f"op {spec.name!r} declared twice in the op table")
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def lookup(name: str) -> OpSpec:
+    """The spec of the op named ``name`` (neutral, ``mhlo.``-prefixed and ``func.`` names work)."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        pass
+    if "." in name:
+        prefix, rest = name.split(".", 1)
+        if prefix in ("mhlo", "stablehlo", "hlo") and rest in REGISTRY:
+            return REGISTRY[rest]
+    raise KeyError(f"unknown op {name!r}") from None
+
+
+def fail(op: str, message: str):
+    """Raise the build error every rule uses: ``'mhlo.<op>': message``."""
+    raise OpBuildError(f"'{op}' {message}")
+
+
+def tensor_operand(op: str, what: str, t) -> TensorType:
+    if not isinstance(t, TensorType):
+        fail(op, f"operand {what} must be a tensor, got {_show(t)}")
+    return t
+
+
+def same_shape(op: str, names, types) -> None:
+    first = types[0]
+    for n, t in zip(names[1:], types[1:]):
+        if t.shape != first.shape:
+            fail(op, f"operand {n} has shape {_shape(t.shape)}, expected {_shape(first.shape)} "
+                     f"(the shape of operand {names[0]}): {t} vs {first}")
+
+
+def _shape(s) -> str:
+    return "[" + ", ".join(map(str, s)) + "]"
+
+
+def _show(t) -> str:
+    if isinstance(t, (TensorType, TupleType)):
+        return str(t)
+    if isinstance(t, TokenType):
+        return "!token"
+    return repr(t)

@@ -1,0 +1,40 @@
+"""Escaping of user-chosen strings, so that no name or string can change a module's structure.
+
+MLIR string literals take printable ASCII as is, except ``"`` and ``\\``; every other byte of the
+UTF-8 encoding is written ``\\XX``. That is exactly what MLIR's own printer emits, so escaped
+strings round-trip byte for byte. Symbol names that are not bare identifiers are printed as
+quoted strings (``@"my fn"``), as MLIR does.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["escape_string", "quote", "symbol_name", "is_bare_identifier"]
+
+_SAFE = re.compile(r'[ !#-\[\]-~]*')  # printable ASCII without '"' (0x22) and '\' (0x5C)
+_ESCAPES = {b: f"\\{b:02X}" for b in range(256)}
+_ESCAPES.update({b: chr(b) for b in range(0x20, 0x7F) if chr(b) not in '"\\'})
+_ESCAPES[0x5C] = "\\\\"
+_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
+
+
+def escape_string(s: str) -> str:
+    """The body of an MLIR string literal holding ``s`` (without the quotes)."""
+    if _SAFE.fullmatch(s):
+        return s
+    return "".join(_ESCAPES[b] for b in s.encode("utf-8"))
+
+
+def quote(s: str) -> str:
+    """``s`` as a quoted MLIR string literal."""
+    return f'"{escape_string(s)}"'
+
+
+def is_bare_identifier(s: str) -> bool:
+    return _BARE.match(s) is not None
+
+
+def symbol_name(s: str) -> str:
+    """``s`` as it follows ``@`` in a symbol reference: bare when it can be, quoted otherwise."""
+    return s if _BARE.match(s) else quote(s)

@@ -1,0 +1,146 @@
+"""Types: ranked tensors, tokens, tuples and function types.
+
+Types are immutable values with structural equality. Each one renders its text once, when it is
+created: a program mentions the same few types thousands of times, so the printer only reads a
+cached string. ``tensor(shape, element_type)`` interns tensor types for the same reason.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import attrs
+
+from .dtypes import ElementType, from_numpy
+
+__all__ = [
+    "Type", "TensorType", "TokenType", "TupleType", "FunctionType", "tensor", "token",
+    "tuple_type", "function_type",
+]
+
+
+class Type:
+    """Base of all types. ``render(dialect)`` gives the MLIR text of the type."""
+
+    __slots__ = ()
+
+    def render(self, dialect) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _shape(dims) -> tuple:
+    out = []
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, int):
+            try:
+                d = int(d.__index__())
+            except (AttributeError, TypeError):
+                raise TypeError(f"tensor dimension {d!r} is not an integer") from None
+        if d < 0:
+            raise ValueError(f"tensor dimension {d} is negative")
+        out.append(d)
+    return tuple(out)
+
+
+@attrs.frozen(cache_hash=True)
+class TensorType(Type):
+    """``tensor<2x3xf32>``: a ranked tensor with static dimensions (rank 0 and size 0 allowed)."""
+
+    shape: tuple = attrs.field(converter=_shape)
+    element_type: ElementType = attrs.field(converter=from_numpy)
+    _text: str = attrs.field(init=False, eq=False, repr=False, hash=False)
+
+    def __attrs_post_init__(self):
+        dims = "".join(f"{d}x" for d in self.shape)
+        object.__setattr__(self, "_text", f"tensor<{dims}{self.element_type.name}>")
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def dtype(self):
+        """The numpy dtype of the elements."""
+        return self.element_type.dtype
+
+    def render(self, dialect=None) -> str:
+        return self._text
+
+    def __str__(self):
+        return self._text
+
+
+@attrs.frozen
+class TokenType(Type):
+    """``!mhlo.token``: orders side effects. Its spelling depends on the output dialect."""
+
+    def render(self, dialect) -> str:
+        return dialect.token_type
+
+    def __str__(self):
+        return "!token"
+
+
+@attrs.frozen(cache_hash=True)
+class TupleType(Type):
+    """``tuple<tensor<f32>, !mhlo.token>``."""
+
+    types: tuple = attrs.field(converter=tuple)
+
+    def render(self, dialect) -> str:
+        return "tuple<" + ", ".join(t.render(dialect) for t in self.types) + ">"
+
+    def __str__(self):
+        return "tuple<" + ", ".join(map(str, self.types)) + ">"
+
+
+@attrs.frozen(cache_hash=True)
+class FunctionType(Type):
+    """``(tensor<f32>) -> (tensor<f32>, tensor<i1>)``: a function's signature."""
+
+    inputs: tuple = attrs.field(converter=tuple)
+    results: tuple = attrs.field(converter=tuple)
+
+    def render(self, dialect) -> str:
+        ins = ", ".join(t.render(dialect) for t in self.inputs)
+        if len(self.results) == 1 and not isinstance(self.results[0], FunctionType):
+            return f"({ins}) -> {self.results[0].render(dialect)}"
+        outs = ", ".join(t.render(dialect) for t in self.results)
+        return f"({ins}) -> ({outs})"
+
+
+_TENSORS: dict = {}
+TOKEN = TokenType()
+
+
+def tensor(shape: Iterable[int], element_type) -> TensorType:
+    """The (interned) tensor type of ``shape`` and ``element_type`` (an ElementType or dtype)."""
+    key = (tuple(shape), element_type)
+    try:
+        return _TENSORS[key]
+    except (KeyError, TypeError):
+        t = TensorType(key[0], element_type)
+        if len(_TENSORS) < 65536:
+            _TENSORS[(t.shape, t.element_type)] = t
+            _TENSORS[key] = t
+        return t
+
+
+def token() -> TokenType:
+    """The token type."""
+    return TOKEN
+
+
+def tuple_type(types: Sequence[Type]) -> TupleType:
+    return TupleType(tuple(types))
+
+
+def function_type(inputs: Sequence[Type], results: Sequence[Type]) -> FunctionType:
+    return FunctionType(tuple(inputs), tuple(results))

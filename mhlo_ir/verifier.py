@@ -1,0 +1,107 @@
+"""Whole-module checks in pure Python, run before any text reaches jaxlib.
+
+Builders already check each op as it is made; this pass catches what only the whole module
+shows: values used outside the region that defines them (or before their definition), blocks
+without terminators, terminators that are not last, returns that disagree with the function
+type, calls to missing functions or with the wrong types, and ops edited after building.
+"""
+
+from __future__ import annotations
+
+from .errors import ModuleVerificationError, OpBuildError
+from .ir import Function, Module
+
+__all__ = ["verify_module"]
+
+
+def _where(fn: Function, op) -> str:
+    loc = op.location.render() if op.location is not None else "unknown"
+    return f"in @{fn.name}, op '{op.spec.name}' (location {loc})"
+
+
+def verify_module(module: Module) -> None:
+    """Raise ModuleVerificationError describing the first problem found."""
+    seen_names = set()
+    for fn in module.functions:
+        if fn.name in seen_names:
+            raise ModuleVerificationError(f"symbol @{fn.name} is defined twice")
+        seen_names.add(fn.name)
+    for fn in module.functions:
+        if fn.result_types is None:
+            raise ModuleVerificationError(f"function @{fn.name} has no return")
+        _verify_region(module, fn, fn.body, set(), top=True)
+
+
+def _verify_region(module, fn, region, visible: set, top: bool) -> None:
+    if not region.blocks:
+        raise ModuleVerificationError(f"in @{fn.name}: a region has no blocks")
+    for block in region.blocks:
+        scope = set(visible)
+        scope.update(block.arguments)
+        ops = block.operations
+        if not ops:
+            raise ModuleVerificationError(
+                f"in @{fn.name}: a block has no terminator (it is empty)")
+        for i, op in enumerate(ops):
+            spec = op.spec
+            for j, v in enumerate(op.operands):
+                if v not in scope:
+                    raise ModuleVerificationError(
+                        f"{_where(fn, op)}: operand {j} ({v.type}) is used before its definition "
+                        "or outside the region that defines it")
+            last = i == len(ops) - 1
+            if spec.terminator and not last:
+                raise ModuleVerificationError(
+                    f"{_where(fn, op)}: a terminator must be the last op of its block")
+            if last and not spec.terminator:
+                raise ModuleVerificationError(
+                    f"{_where(fn, op)}: the block does not end with a return")
+            if spec.terminator:
+                expected = "func.return" if top else "return"
+                if spec.name != expected:
+                    raise ModuleVerificationError(
+                        f"{_where(fn, op)}: expected '{expected}' to end this "
+                        f"{'function' if top else 'region'}")
+                if top:
+                    got = tuple(v.type for v in op.operands)
+                    if got != fn.result_types:
+                        raise ModuleVerificationError(
+                            f"{_where(fn, op)}: returns ({', '.join(map(str, got))}) but "
+                            f"@{fn.name} is declared to return "
+                            f"({', '.join(map(str, fn.result_types))})")
+            types = tuple(v.type for v in op.operands)
+            attrs = op.attributes or {}
+            results = tuple(r.type for r in op.results)
+            try:
+                if spec.check is not None:
+                    spec.check(spec.name, types, attrs, results, op.regions)
+                elif spec.infer is not None and not spec.terminator:
+                    inferred = tuple(spec.infer(spec.name, types, attrs))
+                    if inferred != results:
+                        raise OpBuildError(f"'{spec.name}' result types "
+                                           f"({', '.join(map(str, results))}) differ from the "
+                                           f"inferred ({', '.join(map(str, inferred))})")
+            except OpBuildError as e:
+                raise ModuleVerificationError(f"in @{fn.name}: {e}") from None
+            if spec.name == "func.call":
+                _verify_call(module, fn, op)
+            for r in op.regions:
+                _verify_region(module, fn, r, scope, top=False)
+            scope.update(op.results)
+
+
+def _verify_call(module, fn, op) -> None:
+    name = op.attributes["callee"].name
+    callee = module.lookup(name)
+    if callee is None:
+        raise ModuleVerificationError(f"{_where(fn, op)}: calls @{name}, which is not defined")
+    args = tuple(v.type for v in op.operands)
+    if args != callee.arg_types:
+        raise ModuleVerificationError(
+            f"{_where(fn, op)}: passes ({', '.join(map(str, args))}) to @{name}, which takes "
+            f"({', '.join(map(str, callee.arg_types))})")
+    results = tuple(r.type for r in op.results)
+    if callee.result_types is not None and results != callee.result_types:
+        raise ModuleVerificationError(
+            f"{_where(fn, op)}: expects ({', '.join(map(str, results))}) from @{name}, which "
+            f"returns ({', '.join(map(str, callee.result_types))})")
