@@ -1,0 +1,33 @@
+"""Shared fixtures: one jaxlib CPU client per session, hypothesis profiles, the GPU marker."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# Compiling takes tens of milliseconds: no deadlines; CI runs fewer examples than "thorough".
+settings.register_profile("ci", max_examples=40, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=500, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def cpu_client():
+    from verify import _jaxlib
+    return _jaxlib.client("cpu")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not any(item.get_closest_marker("gpu") for item in items):
+        return
+    from verify import has_platform
+    if has_platform("cuda"):
+        return
+    skip = pytest.mark.skip(reason="no CUDA device visible to jaxlib")
+    for item in items:
+        if item.get_closest_marker("gpu"):
+            item.add_marker(skip)

@@ -1,0 +1,61 @@
+"""Test-only oracle: the MLIR Python bindings inside jaxlib.
+
+``mlir_generic(text)`` parses and verifies ``text`` with MLIR and returns MLIR's own generic
+print of it. Our printer promises that its output (without locations) is a fixed point of this,
+up to the case of hex digits in large constants.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+
+@functools.lru_cache(maxsize=None)
+def _context():
+    from jaxlib.mlir import ir
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+    from jaxlib.mlir.dialects import chlo, mhlo, stablehlo
+    ctx = ir.Context()
+    reg = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(reg)
+    ctx.append_dialect_registry(reg)
+    ctx.load_all_available_dialects()
+    mhlo.register_mhlo_dialect(ctx)
+    stablehlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)
+    return ir, ctx
+
+
+def parse(text: str):
+    """Parse + verify with MLIR; returns the ir.Module (raises ir.MLIRError)."""
+    ir, ctx = _context()
+    with ctx, ir.Location.unknown():
+        return ir.Module.parse(text)
+
+
+def mlir_generic(text: str) -> str:
+    ir, ctx = _context()
+    with ctx, ir.Location.unknown():
+        return ir.Module.parse(text).operation.get_asm(print_generic_op_form=True)
+
+
+_HEX = re.compile(r'"0x[0-9a-fA-F]+"')
+
+
+def normalize_hex(text: str) -> str:
+    """Upper-case the hex payloads of dense constants (we print lowercase, MLIR uppercase)."""
+    return _HEX.sub(lambda m: '"0x' + m.group(0)[3:-1].upper() + '"', text)
+
+
+def assert_fixed_point(module_or_text) -> str:
+    """Our text (no locations) equals MLIR's generic re-print of it, byte for byte."""
+    ours = module_or_text if isinstance(module_or_text, str) else module_or_text.to_text(
+        locations=False)
+    theirs = mlir_generic(ours)
+    if normalize_hex(ours) != theirs:
+        import difflib
+        diff = "\n".join(difflib.unified_diff(ours.splitlines(), theirs.splitlines(),
+                                              "ours", "mlir", lineterm=""))
+        raise AssertionError(f"our generic print differs from MLIR's:\n{diff}")
+    return ours

@@ -1,0 +1,148 @@
+"""check, compile and run: MHLO modules (ours, or text) through jaxlib, numpy in and out."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from . import _jaxlib
+from .errors import ArgumentError, CompileError, VerificationError
+
+__all__ = ["check", "compile", "run", "Executable", "to_text"]
+
+
+def to_text(module_or_text) -> str:
+    """The MLIR text of a module; mhlo_ir Modules are verified in Python first."""
+    if isinstance(module_or_text, (str, bytes)):
+        return module_or_text.decode() if isinstance(module_or_text, bytes) else module_or_text
+    verify = getattr(module_or_text, "verify", None)
+    if verify is not None:
+        verify()
+    return module_or_text.to_text()
+
+
+def _located_error(module_or_text, text: str, exc: Exception, cls) -> VerificationError:
+    err = cls(str(exc), text)
+    if err.line is None and not isinstance(module_or_text, (str, bytes)):
+        # The error points at the op's own location; print without locations to find its line.
+        plain = module_or_text.to_text(locations=False)
+        try:
+            _, X = _jaxlib.xla()
+            X.mlir.mlir_module_to_xla_computation(plain)
+        except Exception as e2:  # noqa: BLE001 - jaxlib raises its own runtime error type
+            again = cls(str(e2), plain)
+            err.line, err.column, err.source_line = again.line, again.column, again.source_line
+            err.args = (err._summary([ln for ln in str(exc).splitlines()
+                                      if "Failed to parse using StableHLO" not in ln]),)
+    return err
+
+
+def check(module_or_text) -> str:
+    """Parse and verify with jaxlib; return the text, or raise VerificationError."""
+    text = to_text(module_or_text)
+    _, X = _jaxlib.xla()
+    try:
+        X.mlir.mlir_module_to_xla_computation(text)
+    except Exception as e:  # noqa: BLE001
+        raise _located_error(module_or_text, text, e, VerificationError) from None
+    return text
+
+
+def _signature(text: str):
+    _, X = _jaxlib.xla()
+    shape = X.mlir.mlir_module_to_xla_computation(text).program_shape()
+    params = [(tuple(p.dimensions()), np.dtype(p.numpy_dtype())) for p in shape.parameter_shapes()]
+    return params
+
+
+class Executable:
+    """A compiled program: call it with numpy arrays to get a list of numpy arrays."""
+
+    def __init__(self, loaded, client, devices, params, text, num_replicas=1, num_partitions=1):
+        self.loaded = loaded
+        self.client = client
+        self.devices = list(devices)
+        self.parameters = params
+        self.text = text
+        self.num_replicas = num_replicas
+        self.num_partitions = num_partitions
+
+    def check_arguments(self, arrays) -> list:
+        if len(arrays) != len(self.parameters):
+            raise ArgumentError(f"the program takes {len(self.parameters)} arguments, got "
+                                f"{len(arrays)}")
+        out = []
+        for i, (x, (shape, dtype)) in enumerate(zip(arrays, self.parameters)):
+            a = np.asarray(x)
+            if a.dtype != dtype:
+                raise ArgumentError(f"argument {i}: expected dtype {dtype}, got {a.dtype} "
+                                    f"(shape {a.shape})")
+            if a.shape != shape:
+                raise ArgumentError(f"argument {i}: expected shape {shape}, got {a.shape}")
+            out.append(a)
+        return out
+
+    def __call__(self, *arrays) -> list:
+        arrays = self.check_arguments(arrays)
+        if len(self.devices) != 1:
+            raise ArgumentError("this executable spans several devices: use run_sharded")
+        dev = self.devices[0]
+        bufs = [_jaxlib.put(a, dev) for a in arrays]
+        res = self.loaded.execute_sharded(bufs)
+        outs = res.disassemble_into_single_device_arrays()
+        return [_jaxlib.to_numpy(o[0]) for o in outs]
+
+    def run_sharded(self, per_device_args: Sequence[Sequence[np.ndarray]]) -> list:
+        """Run on every device: ``per_device_args[d]`` are device d's arguments (its shard of
+        each parameter). Returns, per result, the list of per-device numpy arrays."""
+        n = len(self.devices)
+        if len(per_device_args) != n:
+            raise ArgumentError(f"expected arguments for {n} devices, got {len(per_device_args)}")
+        xc, _ = _jaxlib.xla()
+        nparams = len(per_device_args[0]) if per_device_args else 0
+        args = []
+        for p in range(nparams):
+            shards = [np.ascontiguousarray(per_device_args[d][p]) for d in range(n)]
+            bufs = [_jaxlib.put(s, dev) for s, dev in zip(shards, self.devices)]
+            args.append(_jaxlib.assemble(shards[0].shape, shards[0].dtype, bufs, self.devices,
+                                         xc.HloSharding.replicate()))
+        res = self.loaded.execute_sharded(args)
+        return [[_jaxlib.to_numpy(s) for s in result]
+                for result in res.disassemble_into_single_device_arrays()]
+
+
+def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
+            num_partitions: int = 1, client=None) -> Executable:
+    """Verify and compile for ``platform`` ("cpu", "cuda"/"gpu", "rocm").
+
+    Several replicas or partitions compile for that many devices of the platform (on CPU the
+    client is created with enough devices); partitions use XLA's SPMD partitioner.
+    """
+    text = check(module_or_text)
+    xc, X = _jaxlib.xla()
+    n = num_replicas * num_partitions
+    if client is None:
+        client = _jaxlib.client(platform, None if (n == 1 or platform != "cpu") else max(n, 8))
+    devices = client.devices()[:n]
+    if len(devices) < n:
+        raise ValueError(f"{platform} has {len(devices)} devices, the program needs {n}")
+    opts = xc.CompileOptions()
+    if n > 1:
+        opts.num_replicas = num_replicas
+        opts.num_partitions = num_partitions
+        opts.device_assignment = xc.DeviceAssignment.create(
+            np.arange(n).reshape(num_replicas, num_partitions))
+        if num_partitions > 1:
+            opts.executable_build_options.use_spmd_partitioning = True
+    try:
+        loaded = client.compile_and_load(text, xc.DeviceList(tuple(devices)), opts)
+    except Exception as e:  # noqa: BLE001
+        raise _located_error(module_or_text, text, e, CompileError) from None
+    return Executable(loaded, client, devices, _signature(text), text, num_replicas,
+                      num_partitions)
+
+
+def run(module_or_text, *arrays, platform: str = "cpu") -> list:
+    """Compile and run on one device: numpy arrays in, list of numpy arrays out."""
+    return compile(module_or_text, platform)(*arrays)
