@@ -108,7 +108,16 @@ class ArrayAttr(Attribute):
     elements: tuple = attrs.field(converter=lambda xs: tuple(to_attribute(x) for x in xs))
 
     def render(self, dialect) -> str:
-        return "[" + ", ".join(a.render(dialect) for a in self.elements) + "]"
+        return "[" + ", ".join(_elided(a, dialect) for a in self.elements) + "]"
+
+
+def _elided(a, dialect) -> str:
+    # Inside arrays MLIR leaves out the default types: i64 integers and f64 floats.
+    if a.__class__ is IntegerAttr and a.type is dtypes.i64:
+        return str(int(a.value))
+    if a.__class__ is FloatAttr and a.type is dtypes.f64:
+        return format_float(a.value, dtypes.f64)
+    return a.render(dialect)
 
 
 def _dict_items(d) -> tuple:

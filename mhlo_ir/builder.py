@@ -19,7 +19,8 @@ from . import dtypes
 from .attributes import Attribute, SymbolRefAttr, to_attribute
 from .dense import DenseElementsAttr, dense_i64
 from .errors import IRError, OpBuildError
-from .ir import Block, Function, Operation, Region, Value
+from .ir import (Block, BlockArgument, Function, Operation, OpResult, Region, SingleResultOp,
+                 Value)
 from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
@@ -71,6 +72,56 @@ def _expand_operands(spec, operands) -> tuple:
     return tuple(flat)
 
 
+_MEMO: dict = {}
+
+
+def _validate(name, operands, attributes, result_types, regions):
+    """Check an op against its spec; returns (spec, operands, attributes, result types,
+    regions) ready to construct, or raises OpBuildError."""
+    spec = lookup(name)
+    operands = _expand_operands(spec, tuple(operands))
+    attrs = {}
+    specs = spec.attributes
+    if attributes:
+        for k, v in attributes.items():
+            if v is None:
+                continue
+            a = specs.get(k)
+            try:
+                attrs[k] = a.convert(v) if a is not None else to_attribute(v)
+            except (TypeError, ValueError) as e:
+                fail(spec.name, f"attribute {k}: {e}")
+    for k, a in specs.items():
+        if a.required and k not in attrs:
+            fail(spec.name, f"requires attribute {k}")
+    regions = tuple(regions)
+    if spec.variadic_regions:
+        if not regions:
+            fail(spec.name, "needs at least one region")
+    elif len(regions) != spec.regions:
+        fail(spec.name, f"has {spec.regions} regions, got {len(regions)}")
+    types = tuple([v.type for v in operands])
+    if result_types is None:
+        if spec.infer is None:
+            fail(spec.name, "cannot infer its result types: pass result_types")
+        result_types = tuple(spec.infer(spec.name, types, attrs))
+        if spec.check is not None and regions:
+            spec.check(spec.name, types, attrs, result_types, regions)
+    else:
+        result_types = tuple(result_types)
+        for i, t in enumerate(result_types):
+            if not isinstance(t, Type):
+                fail(spec.name, f"result type {i} must be a Type, got {t!r}")
+        if spec.check is not None:
+            spec.check(spec.name, types, attrs, result_types, regions)
+        elif spec.infer is not None:
+            inferred = tuple(spec.infer(spec.name, types, attrs))
+            if inferred != result_types:
+                fail(spec.name, f"result types ({', '.join(map(str, result_types))}) differ "
+                                f"from the inferred ({', '.join(map(str, inferred))})")
+    return spec, operands, attrs or None, result_types, regions
+
+
 class Builder:
     """Builds operations at the end of ``block``.
 
@@ -97,51 +148,41 @@ class Builder:
         Attributes are converted with the spec's converters (so Python values work); result
         types are inferred when the op allows it, and checked when given.
         """
-        spec = lookup(name)
-        operands = _expand_operands(spec, tuple(operands))
-        attrs = {}
-        specs = spec.attributes
-        for k, v in (attributes or {}).items():
-            if v is None:
-                continue
-            a = specs.get(k)
-            try:
-                attrs[k] = a.convert(v) if a is not None else to_attribute(v)
-            except (TypeError, ValueError) as e:
-                fail(spec.name, f"attribute {k}: {e}")
-        for k, a in specs.items():
-            if a.required and k not in attrs:
-                fail(spec.name, f"requires attribute {k}")
-        regions = tuple(regions)
-        if spec.variadic_regions:
-            if not regions:
-                fail(spec.name, "needs at least one region")
-        elif len(regions) != spec.regions:
-            fail(spec.name, f"has {spec.regions} regions, got {len(regions)}")
-        types = tuple(v.type for v in operands)
-        if result_types is None:
-            if spec.infer is None:
-                fail(spec.name, "cannot infer its result types: pass result_types")
-            result_types = spec.infer(spec.name, types, attrs)
-            if spec.check is not None and regions:
-                spec.check(spec.name, types, attrs, result_types, regions)
-        else:
-            result_types = tuple(result_types)
-            for i, t in enumerate(result_types):
-                if not isinstance(t, Type):
-                    fail(spec.name, f"result type {i} must be a Type, got {t!r}")
-            if spec.check is not None:
-                spec.check(spec.name, types, attrs, result_types, regions)
-            elif spec.infer is not None:
-                inferred = tuple(spec.infer(spec.name, types, attrs))
-                if inferred != result_types:
-                    fail(spec.name, f"result types ({', '.join(map(str, result_types))}) differ "
-                                    f"from the inferred ({', '.join(map(str, inferred))})")
-        op = Operation(spec, operands, result_types, attrs or None, regions,
-                       self.location if location is None else location)
-        op.parent = self.block
-        self.block.operations.append(op)
+        spec, operands, attrs, result_types, regions = _validate(
+            name, operands, attributes, result_types, regions)
+        block = self.block
+        op = Operation(spec, operands, result_types, attrs, regions,
+                       self.location if location is None else location, block)
+        block.operations.append(op)
         return op
+
+    def _memo(self, key, name, operands, attributes, result_types=None, location=None) -> Value:
+        """Build a region-free op whose validation only depends on ``key``.
+
+        ``key`` holds the operand types and the raw Python arguments; an op built again with
+        the same key reuses the validated attributes and result types, so repeated patterns
+        (every layer of a network) cost one dict lookup instead of a full check.
+        """
+        for v in operands:
+            if v.__class__ not in _VALUE_CLASSES:
+                _values(name, "operand", operands)
+        hit = _MEMO.get(key)
+        if hit is None:
+            spec, _, attrs, rts, _ = _validate(name, operands, attributes, result_types, ())
+            if len(_MEMO) > 16384:
+                _MEMO.clear()
+            hit = _MEMO[key] = (spec, attrs, rts)
+        block = self.block
+        rts = hit[2]
+        if len(rts) == 1:
+            op = SingleResultOp(hit[0], operands, rts, hit[1], (),
+                                self.location if location is None else location, block)
+            block.operations.append(op)
+            return op
+        op = Operation(hit[0], operands, rts, hit[1], (),
+                       self.location if location is None else location, block)
+        block.operations.append(op)
+        return op.results[0]
 
     def _one(self, *args, **kwargs) -> Value:
         return self.create(*args, **kwargs).results[0]
@@ -196,31 +237,34 @@ class Builder:
     def convert(self, x: Value, element_type, *, location=None) -> Value:
         """Convert to ``element_type`` (XLA semantics: to i1 means ``!= 0``)."""
         t = _tensor(x, "convert")
-        return self._one("convert", (x,), None, (tensor(t.shape, element_type),),
-                         location=location)
+        return self._memo(("convert", t, element_type), "convert", (x,), None,
+                          (tensor(t.shape, element_type),), location)
 
     def broadcast_in_dim(self, x: Value, shape, broadcast_dimensions, *, location=None) -> Value:
         t = _tensor(x, "broadcast_in_dim")
-        return self._one("broadcast_in_dim", (x,),
-                         {"broadcast_dimensions": dense_i64(broadcast_dimensions)},
-                         (tensor(shape, t.element_type),), location=location)
+        shape, dims = tuple(shape), tuple(broadcast_dimensions)
+        return self._memo(("broadcast_in_dim", t, shape, dims), "broadcast_in_dim", (x,),
+                          {"broadcast_dimensions": dense_i64(dims)},
+                          (tensor(shape, t.element_type),), location)
 
     def reshape(self, x: Value, shape, *, location=None) -> Value:
         t = _tensor(x, "reshape")
-        return self._one("reshape", (x,), None, (tensor(shape, t.element_type),),
-                         location=location)
+        shape = tuple(shape)
+        return self._memo(("reshape", t, shape), "reshape", (x,), None,
+                          (tensor(shape, t.element_type),), location)
 
     def transpose(self, x: Value, permutation, *, location=None) -> Value:
-        return self._one("transpose", (x,), {"permutation": dense_i64(permutation)},
-                         location=location)
+        perm = tuple(permutation)
+        return self._memo(("transpose", _tensor(x, "transpose"), perm), "transpose", (x,),
+                          {"permutation": dense_i64(perm)}, None, location)
 
     def slice(self, x: Value, start_indices, limit_indices, strides=None, *,
               location=None) -> Value:
-        if strides is None:
-            strides = [1] * len(start_indices)
-        return self._one("slice", (x,), {"start_indices": dense_i64(start_indices),
-                                         "limit_indices": dense_i64(limit_indices),
-                                         "strides": dense_i64(strides)}, location=location)
+        start, limit = tuple(start_indices), tuple(limit_indices)
+        strides = (1,) * len(start) if strides is None else tuple(strides)
+        return self._memo(("slice", _tensor(x, "slice"), start, limit, strides), "slice", (x,),
+                          {"start_indices": dense_i64(start), "limit_indices": dense_i64(limit),
+                           "strides": dense_i64(strides)}, None, location)
 
     def concatenate(self, inputs: Sequence[Value], dimension: int, *, location=None) -> Value:
         return self._one("concatenate", (list(inputs),), {"dimension": dimension},
@@ -232,10 +276,14 @@ class Builder:
                 *, location=None) -> Value:
         """``direction`` is EQ, NE, GE, GT, LE or LT; ``compare_type`` FLOAT, TOTALORDER,
         SIGNED or UNSIGNED (left unset when None)."""
+        key = ("compare", getattr(lhs, "type", None), getattr(rhs, "type", None), direction,
+               compare_type)
+        if key in _MEMO:
+            return self._memo(key, "compare", (lhs, rhs), None, None, location)
         attrs = {"comparison_direction": comparison_direction(direction)}
         if compare_type is not None:
             attrs["compare_type"] = comparison_type(compare_type)
-        return self._one("compare", (lhs, rhs), attrs, location=location)
+        return self._memo(key, "compare", (lhs, rhs), attrs, None, location)
 
     def select(self, pred: Value, on_true: Value, on_false: Value, *, location=None) -> Value:
         return self._one("select", (pred, on_true, on_false), location=location)
@@ -255,9 +303,17 @@ class Builder:
         """
         if isinstance(contracting_dimensions, DotDimensionNumbers):
             dn = contracting_dimensions
+            key = None
         else:
             (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
-            dn = DotDimensionNumbers(lb, rb, lc, rc)
+            dn = (tuple(lb), tuple(rb), tuple(lc), tuple(rc))
+            pc = None if precision_config is None else tuple(precision_config)
+            key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn,
+                   pc, result_element_type)
+            hit = _MEMO.get(key)
+            if hit is not None:
+                return self._memo(key, "dot_general", (lhs, rhs), None, None, location)
+            dn = DotDimensionNumbers(*dn)
         attrs = {"dot_dimension_numbers": dn, "precision_config": precision_config}
         result_types = None
         if result_element_type is not None:
@@ -266,7 +322,9 @@ class Builder:
             inferred = spec.infer("dot_general", (_tensor(lhs, "dot_general"),
                                                   _tensor(rhs, "dot_general")), conv)[0]
             result_types = (tensor(inferred.shape, result_element_type),)
-        return self._one("dot_general", (lhs, rhs), attrs, result_types, location=location)
+        if key is None:
+            return self._one("dot_general", (lhs, rhs), attrs, result_types, location=location)
+        return self._memo(key, "dot_general", (lhs, rhs), attrs, result_types, location)
 
     # -- reduction and control flow ----------------------------------------------------------
 
@@ -381,23 +439,36 @@ def _tensor(x, op) -> TensorType:
     return t
 
 
+_VALUE_CLASSES = frozenset({OpResult, BlockArgument, SingleResultOp})
+
+
 def _elementwise_method(spec):
+    """The builder method of one elementwise op: the hot path of most programs.
+
+    Result types are memoised per operand-type tuple (tensor types are interned, so the key
+    hashes by identity); only a type combination never seen before runs the spec's rule.
+    """
     name, infer, arity = spec.name, spec.infer, len(spec.operands)
     op_names = spec.operands
+    memo: dict = {}
 
     def method(self, *operands, location=None):
         if len(operands) != arity:
             fail(name, f"takes {arity} operands ({', '.join(op_names)}), got {len(operands)}")
         for v in operands:
-            if not isinstance(v, Value):
+            if v.__class__ not in _VALUE_CLASSES:
                 _values(name, "operand", operands)
-        types = tuple(v.type for v in operands)
-        op = Operation(spec, operands, infer(name, types, None), None, (),
-                       self.location if location is None else location)
+        key = tuple([v.type for v in operands])
+        result_types = memo.get(key)
+        if result_types is None:
+            result_types = infer(name, key, None)
+            if len(memo) < 4096:
+                memo[key] = result_types
         block = self.block
-        op.parent = block
+        op = SingleResultOp(spec, operands, result_types, None, (),
+                            self.location if location is None else location, block)
         block.operations.append(op)
-        return op.results[0]
+        return op
 
     method.__name__ = _method_name(name)
     method.__qualname__ = f"Builder.{method.__name__}"

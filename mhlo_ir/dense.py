@@ -47,6 +47,8 @@ class DenseElementsAttr(Attribute):
     type: TensorType
     data: bytes = attrs.field(repr=lambda b: f"<{len(b)} bytes>")
     splat: bool = False
+    # The integers of a small i64 attribute (dimension lists), kept so rules need not decode.
+    ints: tuple | None = attrs.field(default=None, eq=False, hash=False, repr=False)
 
     @classmethod
     def from_array(cls, array, type: TensorType | None = None) -> "DenseElementsAttr":
@@ -106,7 +108,27 @@ def dense(array, type: TensorType | None = None) -> DenseElementsAttr:
     return DenseElementsAttr.from_array(array, type)
 
 
+_I64_CACHE: dict = {}
+
+
 def dense_i64(values) -> DenseElementsAttr:
-    """``dense<[...]> : tensor<Nxi64>``: how MHLO spells integer-array attributes."""
-    arr = np.asarray(values, dtype=np.int64).reshape(-1)
-    return DenseElementsAttr.from_array(arr)
+    """``dense<[...]> : tensor<Nxi64>``: how MHLO spells integer-array attributes.
+
+    Interned: programs use the same few dimension lists over and over, and an interned
+    attribute makes the builder's and printer's caches hit by identity.
+    """
+    if isinstance(values, DenseElementsAttr):
+        return values
+    key = tuple(values)
+    try:
+        return _I64_CACHE[key]
+    except (KeyError, TypeError):
+        pass
+    ints = tuple(int(v) for v in key)
+    arr = np.asarray(ints, dtype=np.int64).reshape(-1)
+    attr = DenseElementsAttr.from_array(arr)
+    object.__setattr__(attr, "ints", ints)
+    if len(_I64_CACHE) > 65536:
+        _I64_CACHE.clear()
+    _I64_CACHE[key] = attr
+    return attr

@@ -15,23 +15,23 @@ from .errors import IRError
 from .location import UNKNOWN, Location
 from .types import FunctionType, Type
 
-__all__ = ["Value", "OpResult", "BlockArgument", "Operation", "Block", "Region", "Function",
-           "Module"]
+__all__ = ["Value", "OpResult", "BlockArgument", "Operation", "SingleResultOp", "Block", "Region",
+           "Function", "Module"]
 
 
 class Value:
-    """An SSA value: an operation's result or a block's argument."""
+    """An SSA value: an operation's result or a block's argument. Every value has ``type``."""
 
-    __slots__ = ("type",)
+    __slots__ = ()
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.type}>"
 
 
 class OpResult(Value):
-    """Result ``index`` of operation ``owner``."""
+    """Result ``index`` of a multi-result operation ``owner``."""
 
-    __slots__ = ("owner", "index")
+    __slots__ = ("type", "owner", "index")
 
     def __init__(self, type, owner, index):
         self.type = type
@@ -45,7 +45,7 @@ class OpResult(Value):
 class BlockArgument(Value):
     """Argument ``index`` of block ``owner``."""
 
-    __slots__ = ("owner", "index", "location")
+    __slots__ = ("type", "owner", "index", "location")
 
     def __init__(self, type, owner, index, location=UNKNOWN):
         self.type = type
@@ -62,26 +62,39 @@ class Operation:
 
     ``attributes`` maps names to Attributes; the printer sends the names the spec declares to
     MLIR's properties (``<{...}>``) and any others (``mhlo.sharding``...) to the discardable
-    dictionary, as MLIR does.
+    dictionary, as MLIR does. Treat it as read-only (use ``set_attr``): builders share one
+    dict among ops built from the same arguments.
+
+    NOTE: an operation with exactly one result is a ``SingleResultOp``, which *is* its result
+    value (as a torch.fx Node is). Most ops have one result, and not allocating a separate
+    result object halves the objects per op that Python's cyclic GC must scan, which is what
+    keeps per-op cost flat up to 100,000 ops.
     """
 
-    __slots__ = ("spec", "operands", "results", "attributes", "regions", "location", "parent")
+    __slots__ = ("spec", "operands", "attributes", "regions", "location", "parent", "_results")
+
+    def __new__(cls, spec, operands, result_types, *args, **kwargs):
+        if cls is Operation and len(result_types) == 1:
+            cls = SingleResultOp
+        return object.__new__(cls)
 
     def __init__(self, spec, operands: tuple, result_types: Sequence[Type],
                  attributes: dict | None = None, regions: tuple = (),
-                 location: Location = UNKNOWN):
+                 location: Location = UNKNOWN, parent=None):
         self.spec = spec
         self.operands = operands
         self.attributes = attributes
         self.regions = regions
         self.location = location
-        self.parent = None
-        if len(result_types) == 1:
-            self.results = (OpResult(result_types[0], self, 0),)
-        else:
-            self.results = tuple(OpResult(t, self, i) for i, t in enumerate(result_types))
-        for r in regions:
-            r.parent = self
+        self.parent = parent
+        self._results = tuple([OpResult(t, self, i) for i, t in enumerate(result_types)])
+        if regions:
+            for r in regions:
+                r.parent = self
+
+    @property
+    def results(self) -> tuple:
+        return self._results
 
     @property
     def name(self) -> str:
@@ -90,9 +103,10 @@ class Operation:
     @property
     def result(self) -> Value:
         """The only result (an error if there are several or none)."""
-        if len(self.results) != 1:
-            raise IRError(f"'{self.spec.name}' has {len(self.results)} results, not one")
-        return self.results[0]
+        results = self.results
+        if len(results) != 1:
+            raise IRError(f"'{self.spec.name}' has {len(results)} results, not one")
+        return results[0]
 
     def attr(self, name: str, default=None):
         if self.attributes is None:
@@ -100,13 +114,53 @@ class Operation:
         return self.attributes.get(name, default)
 
     def set_attr(self, name: str, value) -> None:
-        """Set an attribute (e.g. ``mhlo.sharding``); values go through ``to_attribute``."""
-        if self.attributes is None:
-            self.attributes = {}
-        self.attributes[name] = to_attribute(value)
+        """Set an attribute (e.g. ``mhlo.sharding``); values go through ``to_attribute``.
+
+        Builders share one attribute dict among ops built from the same arguments, so this
+        copies before writing; treat ``attributes`` itself as read-only.
+        """
+        attrs = dict(self.attributes) if self.attributes else {}
+        attrs[name] = to_attribute(value)
+        self.attributes = attrs
 
     def __repr__(self):
         return f"<Operation {self.spec.name} at {id(self):#x}>"
+
+
+class SingleResultOp(Operation, Value):
+    """An operation with exactly one result, standing for that result (``type``, ``owner``,
+    ``index`` as on OpResult)."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, spec, operands: tuple, result_types: Sequence[Type],
+                 attributes: dict | None = None, regions: tuple = (),
+                 location: Location = UNKNOWN, parent=None):
+        self.spec = spec
+        self.operands = operands
+        self.attributes = attributes
+        self.regions = regions
+        self.location = location
+        self.parent = parent
+        self.type = result_types[0]
+        if regions:
+            for r in regions:
+                r.parent = self
+
+    @property
+    def results(self) -> tuple:
+        return (self,)
+
+    @property
+    def owner(self):
+        return self
+
+    @property
+    def index(self) -> int:
+        return 0
+
+    def __repr__(self):
+        return f"<{self.spec.name}: {self.type} at {id(self):#x}>"
 
 
 class Block:

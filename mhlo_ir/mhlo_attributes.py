@@ -91,6 +91,13 @@ def _fields(*pairs, always=()) -> str:
     return ", ".join(_list(n, v) for n, v in pairs if v or n in always)
 
 
+def _with_index_vector_dim(body: str, dim: int) -> str:
+    # MLIR leaves out index_vector_dim when it is 0.
+    if not dim:
+        return body
+    return f"{body}, index_vector_dim = {dim}" if body else f"index_vector_dim = {dim}"
+
+
 @attrs.frozen
 class DotDimensionNumbers(Attribute):
     """``#mhlo.dot<lhs_batching_dimensions = [0], ..., rhs_contracting_dimensions = [1]>``."""
@@ -126,8 +133,7 @@ class GatherDimensionNumbers(Attribute):
             ("operand_batching_dims", self.operand_batching_dims),
             ("start_indices_batching_dims", self.start_indices_batching_dims),
             ("start_index_map", self.start_index_map))
-        sep = ", " if body else ""
-        return dialect.struct("gather", f"{body}{sep}index_vector_dim = {self.index_vector_dim}")
+        return dialect.struct("gather", _with_index_vector_dim(body, self.index_vector_dim))
 
 
 @attrs.frozen
@@ -148,8 +154,7 @@ class ScatterDimensionNumbers(Attribute):
             ("input_batching_dims", self.input_batching_dims),
             ("scatter_indices_batching_dims", self.scatter_indices_batching_dims),
             ("scatter_dims_to_operand_dims", self.scatter_dims_to_operand_dims))
-        sep = ", " if body else ""
-        return dialect.struct("scatter", f"{body}{sep}index_vector_dim = {self.index_vector_dim}")
+        return dialect.struct("scatter", _with_index_vector_dim(body, self.index_vector_dim))
 
 
 def _conv_dims(batch, feature, spatial) -> str:

@@ -18,6 +18,7 @@ from .dense import HEX_THRESHOLD, DenseElementsAttr
 from .dialect import MHLO, Dialect
 from .location import Location, UnknownLoc
 from .text import quote
+from .ir import SingleResultOp
 from .types import FunctionType, TensorType
 
 __all__ = ["print_module", "print_function_type"]
@@ -57,7 +58,7 @@ class _Locations:
 
 class _Printer:
     __slots__ = ("dialect", "names", "headers", "out", "locs", "hex_threshold", "op_names",
-                 "attr_cache")
+                 "attr_cache", "sigs", "attr_parts")
 
     def __init__(self, dialect: Dialect, locations, hex_threshold: int):
         self.dialect = dialect
@@ -68,6 +69,8 @@ class _Printer:
         self.hex_threshold = hex_threshold
         self.op_names: dict = {}
         self.attr_cache: dict = {}
+        self.sigs: dict = {}
+        self.attr_parts: dict = {}
 
     # -- SSA numbering, as MLIR's SSANameState does it -----------------------------------------
 
@@ -84,6 +87,12 @@ class _Printer:
                     names[a] = f"%arg{next_arg}"
                     next_arg += 1
                 for op in block.operations:
+                    if op.__class__ is SingleResultOp:
+                        names[op] = f"%{next_value}"
+                        next_value += 1
+                        if op.regions:
+                            nested.extend(op.regions)
+                        continue
                     results = op.results
                     if results:
                         if len(results) == 1:
@@ -104,12 +113,17 @@ class _Printer:
         return t._text if t.__class__ is TensorType else t.render(self.dialect)
 
     def attr_text(self, a) -> str:
-        if a.__class__ is DenseElementsAttr:
+        if a.__class__ is DenseElementsAttr and not a.splat and \
+                a.type.num_elements > self.hex_threshold:
             return a.render(self.dialect, self.hex_threshold)
         try:
             return self.attr_cache[a]
         except KeyError:
-            text = self.attr_cache[a] = a.render(self.dialect)
+            if a.__class__ is DenseElementsAttr:
+                text = a.render(self.dialect, self.hex_threshold)
+            else:
+                text = a.render(self.dialect)
+            self.attr_cache[a] = text
             return text
         except TypeError:  # unhashable payload; render directly
             return a.render(self.dialect)
@@ -126,63 +140,136 @@ class _Printer:
 
     # -- structure --------------------------------------------------------------------------
 
+    def signature(self, operands, results) -> str:
+        """`` : (operand types) -> result types``, cached per distinct type combination."""
+        key = (tuple([v.type for v in operands]), tuple([r.type for r in results]))
+        sig = self.sigs.get(key)
+        if sig is None:
+            tt = self.type_text
+            ins = ", ".join([tt(t) for t in key[0]])
+            if len(key[1]) == 1:
+                outs = tt(key[1][0])
+            else:
+                outs = "(" + ", ".join([tt(t) for t in key[1]]) + ")"
+            sig = self.sigs[key] = f" : ({ins}) -> {outs}"
+        return sig
+
     def block(self, block, indent: str, label: bool) -> None:
         out = self.out
+        names = self.names
         if label:
-            names, tt = self.names, self.type_text
+            tt = self.type_text
             args = ", ".join(f"{names[a]}: {tt(a.type)}{self.loc(a.location)}"
                              for a in block.arguments)
-            out.append(f"{indent[:-2]}^bb0({args}):" if args else f"{indent[:-2]}^bb0:")
-        names = self.names
+            out.append(f"{indent[:-2]}^bb0({args}):\n" if args else f"{indent[:-2]}^bb0:\n")
         headers = self.headers
         op_names = self.op_names
         dialect = self.dialect
         locs = self.locs
+        sigs = self.sigs
+        signature = self.signature
+        attr_parts = self.attr_parts
         for op in block.operations:
             spec = op.spec
             name = op_names.get(spec)
             if name is None:
                 name = op_names[spec] = f'"{spec.full_name(dialect)}"'
-            results = op.results
-            if not results:
-                head = indent
-                rtypes = "()"
-            elif len(results) == 1:
-                r = results[0]
-                head = f"{indent}{names[r]} = "
-                t = r.type
-                rtypes = t._text if t.__class__ is TensorType else t.render(dialect)
-            else:
-                head = indent + headers[op]
-                rtypes = "(" + ", ".join(self.type_text(r.type) for r in results) + ")"
             operands = op.operands
-            if operands:
-                args = ", ".join([names[v] for v in operands])
-                itypes = ", ".join([v.type._text if v.type.__class__ is TensorType
-                                    else self.type_text(v.type) for v in operands])
+            if op.__class__ is SingleResultOp:
+                r = op
+                results = (op,)
+                head = f"{indent}{names[r]} = "
+                n = len(operands)
+                if n == 2:
+                    a, b = operands
+                    key = (a.type, b.type, r.type)
+                    sig = sigs.get(key)
+                    if sig is None:
+                        sig = sigs[key] = signature(operands, results)
+                    args = f"{names[a]}, {names[b]}"
+                elif n == 1:
+                    a = operands[0]
+                    key = (a.type, r.type)
+                    sig = sigs.get(key)
+                    if sig is None:
+                        sig = sigs[key] = signature(operands, results)
+                    args = names[a]
+                else:
+                    sig = signature(operands, results)
+                    args = ", ".join([names[v] for v in operands])
             else:
-                args = itypes = ""
+                results = op.results
+                if len(results) == 1:
+                    head = f"{indent}{names[results[0]]} = "
+                else:
+                    head = indent + headers[op] if results else indent
+                sig = signature(operands, results)
+                args = ", ".join([names[v] for v in operands])
             attrs = op.attributes
-            props = extra = ""
-            if attrs:
-                owned = spec.attributes
-                p = [(k, v) for k, v in attrs.items() if k in owned]
-                d = [(k, v) for k, v in attrs.items() if k not in owned]
-                if p:
-                    props = f" <{{{self.named(p)}}}>"
-                if d:
-                    extra = f" {{{self.named(d)}}}"
             loc = "" if locs is None else locs.suffix(op.location)
+            if attrs:
+                hit = attr_parts.get(id(attrs))
+                if hit is not None and hit[0] is attrs:
+                    props, extra = hit[1], hit[2]
+                else:
+                    props, extra = self.attribute_parts(spec, attrs)
+                if props is None:
+                    # A big constant: emit its hex as its own piece (see named_pieces).
+                    out.append(f"{head}{name}({args}) <{{")
+                    self.named_pieces([(k, v) for k, v in attrs.items() if k in spec.attributes])
+                    out.append("}>")
+                else:
+                    out.append(f"{head}{name}({args}){props}")
+            else:
+                extra = ""
+                if not op.regions:
+                    out.append(f"{head}{name}({args}){sig}{loc}\n")
+                    continue
+                out.append(f"{head}{name}({args})")
             if op.regions:
-                out.append(f'{head}{name}({args}){props} ({{')
+                out.append(" ({\n")
                 inner = indent + "  "
                 for i, region in enumerate(op.regions):
                     if i:
-                        out.append(f"{indent}}}, {{")
+                        out.append(f"{indent}}}, {{\n")
                     self.region(region, inner)
-                out.append(f"{indent}}}){extra} : ({itypes}) -> {rtypes}{loc}")
+                out.append(f"{indent}}}){extra}{sig}{loc}\n")
             else:
-                out.append(f"{head}{name}({args}){props}{extra} : ({itypes}) -> {rtypes}{loc}")
+                out.append(f"{extra}{sig}{loc}\n")
+
+    def attribute_parts(self, spec, attrs):
+        """`` <{props}>`` and `` {discardable}`` texts of an op's attribute dict, cached by
+        the dict's identity (builders share one dict among ops built the same way). ``props``
+        is None when a big constant must be printed in pieces instead."""
+        owned = spec.attributes
+        p = [(k, v) for k, v in attrs.items() if k in owned]
+        d = [(k, v) for k, v in attrs.items() if k not in owned]
+        extra = f" {{{self.named(d)}}}" if d else ""
+        threshold = self.hex_threshold
+        if any(v.__class__ is DenseElementsAttr and not v.splat and
+               v.type.num_elements > threshold for _, v in p):
+            return None, extra
+        props = f" <{{{self.named(p)}}}>" if p else ""
+        self.attr_parts[id(attrs)] = (attrs, props, extra)
+        return props, extra
+
+    def named_pieces(self, items) -> None:
+        """Like ``named`` but appends to the output, letting big constants' hex stay one piece
+        (no copy of a multi-megabyte string into a line)."""
+        out = self.out
+        threshold = self.hex_threshold
+        for i, (k, v) in enumerate(sorted(items)):
+            key = k if _bare(k) else quote(k)
+            sep = ", " if i else ""
+            if v.__class__ is DenseElementsAttr and not v.splat and \
+                    v.type.num_elements > threshold:
+                out.append(f'{sep}{key} = dense<"0x')
+                out.append(v.data.hex())
+                out.append(f'"> : {v.type._text}')
+            elif v.__class__ is UnitAttr:
+                out.append(sep + key)
+            else:
+                out.append(f"{sep}{key} = {self.attr_text(v)}")
 
     def region(self, region, indent: str) -> None:
         for i, block in enumerate(region.blocks):
@@ -203,24 +290,23 @@ class _Printer:
         if fn.visibility is not None:
             props.append(("sym_visibility", quote(fn.visibility)))
         body = ", ".join(f"{k} = {v}" for k, v in props)
-        self.out.append(f'  "func.func"() <{{{body}}}> ({{')
+        self.out.append(f'  "func.func"() <{{{body}}}> ({{\n')
         self.region(fn.body, "    ")
         extra = f" {{{self.named(fn.attributes.items())}}}" if fn.attributes else ""
-        self.out.append(f"  }}){extra} : () -> (){self.loc(fn.location)}")
+        self.out.append(f"  }}){extra} : () -> (){self.loc(fn.location)}\n")
 
     def module(self, module) -> str:
         self.number(module)
         out = self.out
         props = f" <{{sym_name = {quote(module.name)}}}>" if module.name is not None else ""
-        out.append(f'"builtin.module"(){props} ({{')
+        out.append(f'"builtin.module"(){props} ({{\n')
         for fn in module.functions:
             self.function(fn)
         extra = f" {{{self.named(module.attributes.items())}}}" if module.attributes else ""
-        out.append(f"}}){extra} : () -> (){self.loc(module.location)}")
+        out.append(f"}}){extra} : () -> (){self.loc(module.location)}\n")
         if self.locs is not None and self.locs.aliases:
-            out.extend(self.locs.trailer())
-        out.append("")
-        return "\n".join(out)
+            out.extend(line + "\n" for line in self.locs.trailer())
+        return "".join(out)
 
 
 def _bare(k, _cache={}) -> bool:

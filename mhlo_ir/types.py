@@ -42,17 +42,47 @@ def _shape(dims) -> tuple:
     return tuple(out)
 
 
-@attrs.frozen(cache_hash=True)
 class TensorType(Type):
-    """``tensor<2x3xf32>``: a ranked tensor with static dimensions (rank 0 and size 0 allowed)."""
+    """``tensor<2x3xf32>``: a ranked tensor with static dimensions (rank 0 and size 0 allowed).
 
-    shape: tuple = attrs.field(converter=_shape)
-    element_type: ElementType = attrs.field(converter=from_numpy)
-    _text: str = attrs.field(init=False, eq=False, repr=False, hash=False)
+    Tensor types are interned: constructing one with a shape and element type seen before
+    returns the same object. Equality is therefore identity, and hashing costs what hashing an
+    object id costs, which is what keeps type checks and the printer's caches cheap.
+    """
 
-    def __attrs_post_init__(self):
-        dims = "".join(f"{d}x" for d in self.shape)
-        object.__setattr__(self, "_text", f"tensor<{dims}{self.element_type.name}>")
+    __slots__ = ("shape", "element_type", "_text", "__weakref__")
+    _interned: dict = {}
+
+    def __new__(cls, shape, element_type):
+        key = (shape if shape.__class__ is tuple else tuple(shape), element_type)
+        try:
+            return cls._interned[key]
+        except (KeyError, TypeError):
+            pass
+        dims = _shape(key[0])
+        et = from_numpy(element_type)
+        self = cls._interned.get((dims, et))
+        if self is None:
+            self = object.__new__(cls)
+            object.__setattr__(self, "shape", dims)
+            object.__setattr__(self, "element_type", et)
+            object.__setattr__(self, "_text",
+                               "tensor<" + "".join(f"{d}x" for d in dims) + et.name + ">")
+            cls._interned[(dims, et)] = self
+        try:
+            cls._interned[key] = self
+        except TypeError:
+            pass
+        return self
+
+    def __setattr__(self, name, value):
+        raise AttributeError("TensorType is immutable")
+
+    def __reduce__(self):
+        return (TensorType, (self.shape, self.element_type))
+
+    def __repr__(self):
+        return f"TensorType(shape={self.shape}, element_type={self.element_type!r})"
 
     @property
     def rank(self) -> int:
@@ -116,21 +146,12 @@ class FunctionType(Type):
         return f"({ins}) -> ({outs})"
 
 
-_TENSORS: dict = {}
 TOKEN = TokenType()
 
 
 def tensor(shape: Iterable[int], element_type) -> TensorType:
-    """The (interned) tensor type of ``shape`` and ``element_type`` (an ElementType or dtype)."""
-    key = (tuple(shape), element_type)
-    try:
-        return _TENSORS[key]
-    except (KeyError, TypeError):
-        t = TensorType(key[0], element_type)
-        if len(_TENSORS) < 65536:
-            _TENSORS[(t.shape, t.element_type)] = t
-            _TENSORS[key] = t
-        return t
+    """The tensor type of ``shape`` and ``element_type`` (an ElementType or numpy dtype)."""
+    return TensorType(shape, element_type)
 
 
 def token() -> TokenType:

@@ -9,6 +9,7 @@ its HLO sharding. Both are defined here.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 
 import numpy as np
@@ -17,6 +18,9 @@ import numpy as np
 @functools.lru_cache(maxsize=None)
 def xla():
     """``(xla_client, _xla)`` imported on first use, so ``import verify`` stays cheap."""
+    # XLA logs INFO lines (client creation) to stderr; they are not errors. Users who want
+    # them set TF_CPP_MIN_LOG_LEVEL=0 themselves.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     from jaxlib import xla_client as xc
     return xc, xc._xla
 

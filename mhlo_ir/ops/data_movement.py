@@ -22,6 +22,8 @@ def ints(attr) -> tuple:
     """The integers held by a dense i64 attribute (or an IntegerAttr), as a tuple."""
     if isinstance(attr, IntegerAttr):
         return (attr.value,)
+    if attr.ints is not None:
+        return attr.ints
     return tuple(int(x) for x in attr.to_array().reshape(-1))
 
 

@@ -1,0 +1,235 @@
+"""Build + print speed of mhlo_ir against the MLIR Python bindings inside jaxlib, same process.
+
+    python benchmarks/bench_builder.py            # full run
+    python benchmarks/bench_builder.py --quick    # smaller sizes, fewer repeats
+    python benchmarks/bench_builder.py --json     # machine-readable
+
+Workloads (the same program built both ways, printed in generic form):
+  chain N   -- N chained elementwise ops (add/multiply alternating) on tensor<8xf32>
+  mlp L     -- an L-layer MLP: dot_general, broadcast_in_dim, add, maximum per layer
+  const     -- one 16 MiB f32 dense constant (random data, so no splat), build + print
+Per-op cost is reported at every size so a reader sees whether it stays flat; memory is the
+Python heap our module holds (tracemalloc) per op. Ratios > 1 mean we are faster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import mhlo_ir as hlo  # noqa: E402
+
+F32_8 = hlo.tensor((8,), hlo.f32)
+
+
+# -- ours ---------------------------------------------------------------------------------------
+
+def ours_chain(n: int) -> hlo.Module:
+    m = hlo.Module("chain")
+    f = m.add_function("main", [F32_8, F32_8])
+    b = f.builder()
+    x, y = f.arguments
+    add, mul = b.add, b.multiply
+    for i in range(n):
+        x = add(x, y) if i % 2 == 0 else mul(x, y)
+    b.return_(x)
+    return m
+
+
+def ours_mlp(layers: int, width: int = 64, batch: int = 8) -> hlo.Module:
+    m = hlo.Module("mlp")
+    t_x = hlo.tensor((batch, width), hlo.f32)
+    t_w = hlo.tensor((width, width), hlo.f32)
+    t_b = hlo.tensor((width,), hlo.f32)
+    f = m.add_function("main", [t_x, t_w, t_b])
+    b = f.builder()
+    x, w, bias = f.arguments
+    zero = b.constant(np.float32(0))
+    for _ in range(layers):
+        y = b.dot_general(x, w, ((1,), (0,)))
+        y = b.add(y, b.broadcast_in_dim(bias, (batch, width), [1]))
+        x = b.maximum(y, b.broadcast_in_dim(zero, (batch, width), []))
+    b.return_(x)
+    return m
+
+
+def ours_const(arr: np.ndarray) -> hlo.Module:
+    m = hlo.Module("const")
+    f = m.add_function("main", [])
+    b = f.builder()
+    b.return_(b.constant(arr))
+    return m
+
+
+# -- MLIR Python bindings inside jaxlib ------------------------------------------------------------
+
+class Mlir:
+    def __init__(self):
+        from jaxlib.mlir import ir
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+        from jaxlib.mlir.dialects import func, mhlo
+        self.ir, self.func, self.mhlo = ir, func, mhlo
+        self.ctx = ir.Context()
+        reg = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(reg)
+        self.ctx.append_dialect_registry(reg)
+        self.ctx.load_all_available_dialects()
+        mhlo.register_mhlo_dialect(self.ctx)
+
+    def _module(self, arg_types, body):
+        ir, func = self.ir, self.func
+        with self.ctx, ir.Location.unknown():
+            module = ir.Module.create()
+            with ir.InsertionPoint(module.body):
+                ftype = ir.FunctionType.get(arg_types, [])
+                fn = func.FuncOp("main", ftype)
+                block = fn.add_entry_block()
+                with ir.InsertionPoint(block):
+                    outs = body(*block.arguments)
+                    func.ReturnOp(outs)
+                fn.attributes["function_type"] = ir.TypeAttr.get(
+                    ir.FunctionType.get(arg_types, [o.type for o in outs]))
+            return module
+
+    def print(self, module) -> str:
+        return module.operation.get_asm(print_generic_op_form=True)
+
+    def chain(self, n: int):
+        ir, mhlo = self.ir, self.mhlo
+        with self.ctx, self.ir.Location.unknown():
+            t = ir.RankedTensorType.get((8,), ir.F32Type.get())
+
+        def body(x, y):
+            for i in range(n):
+                x = mhlo.AddOp(x, y).result if i % 2 == 0 else mhlo.MulOp(x, y).result
+            return [x]
+        return self._module([t, t], body)
+
+    def mlp(self, layers: int, width: int = 64, batch: int = 8):
+        ir, mhlo = self.ir, self.mhlo
+        with self.ctx, self.ir.Location.unknown():
+            f32 = ir.F32Type.get()
+            t_x = ir.RankedTensorType.get((batch, width), f32)
+            t_w = ir.RankedTensorType.get((width, width), f32)
+            t_b = ir.RankedTensorType.get((width,), f32)
+
+        def dense_i64(xs):
+            return ir.DenseIntElementsAttr.get(np.asarray(xs, np.int64),
+                                               type=ir.RankedTensorType.get(
+                                                   (len(xs),), ir.IntegerType.get_signless(64)))
+
+        def body(x, w, bias):
+            zero = mhlo.ConstantOp(ir.DenseElementsAttr.get(np.array(0, np.float32))).result
+            dn = mhlo.DotDimensionNumbers.get(
+                lhs_batching_dimensions=[], rhs_batching_dimensions=[],
+                lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0])
+            for _ in range(layers):
+                y = mhlo.DotGeneralOp(t_x, x, w, dn).result
+                bb = mhlo.BroadcastInDimOp(t_x, bias, dense_i64([1])).result
+                y = mhlo.AddOp(y, bb).result
+                zz = mhlo.BroadcastInDimOp(t_x, zero, dense_i64([])).result
+                x = mhlo.MaxOp(y, zz).result
+            return [x]
+        return self._module([t_x, t_w, t_b], body)
+
+    def const(self, arr):
+        ir, mhlo = self.ir, self.mhlo
+
+        def body():
+            return [mhlo.ConstantOp(ir.DenseElementsAttr.get(arr)).result]
+        return self._module([], body)
+
+
+# -- timing -------------------------------------------------------------------------------------
+
+def best_of(fn, repeats: int):
+    """Median wall time of (build, print) over ``repeats`` runs, GC enabled as users run it."""
+    builds, prints = [], []
+    for _ in range(repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        m = fn[0]()
+        t1 = time.perf_counter()
+        fn[1](m)
+        t2 = time.perf_counter()
+        builds.append(t1 - t0)
+        prints.append(t2 - t1)
+        del m
+    return statistics.median(builds), statistics.median(prints)
+
+
+def heap_bytes(build) -> int:
+    gc.collect()
+    tracemalloc.start()
+    m = build()
+    size, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del m
+    return size
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
+    ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = ap.parse_args(argv)
+    repeats = 3 if args.quick else 5
+    chain_sizes = [100, 1_000, 10_000] if args.quick else [100, 1_000, 10_000, 100_000]
+    mlir = Mlir()
+    ours_print = lambda m: m.to_text(locations=False)  # noqa: E731
+    rows = []
+
+    for n in chain_sizes:
+        r = max(1, repeats if n <= 10_000 else 2)
+        ob, op = best_of((lambda: ours_chain(n), ours_print), r)
+        mb, mp = best_of((lambda: mlir.chain(n), mlir.print), r)
+        rows.append(dict(workload=f"chain {n}", ops=n, ours_us=(ob + op) / n * 1e6,
+                         ours_build_us=ob / n * 1e6, ours_print_us=op / n * 1e6,
+                         mlir_us=(mb + mp) / n * 1e6, ratio=(mb + mp) / (ob + op),
+                         ours_bytes_per_op=heap_bytes(lambda: ours_chain(n)) / n))
+
+    layers = 20 if args.quick else 100
+    n_ops = ours_mlp(layers).functions[0].entry_block.operations.__len__()
+    ob, op = best_of((lambda: ours_mlp(layers), ours_print), repeats)
+    mb, mp = best_of((lambda: mlir.mlp(layers), mlir.print), repeats)
+    rows.append(dict(workload=f"mlp {layers} layers", ops=n_ops, ours_us=(ob + op) / n_ops * 1e6,
+                     ours_build_us=ob / n_ops * 1e6, ours_print_us=op / n_ops * 1e6,
+                     mlir_us=(mb + mp) / n_ops * 1e6, ratio=(mb + mp) / (ob + op),
+                     ours_bytes_per_op=heap_bytes(lambda: ours_mlp(layers)) / n_ops))
+
+    mib = 4 if args.quick else 16
+    arr = np.random.default_rng(0).standard_normal(mib * 2**20 // 4).astype(np.float32)
+    ob, op = best_of((lambda: ours_const(arr), lambda m: m.to_text(locations=False)), repeats)
+    mb, mp = best_of((lambda: mlir.const(arr), mlir.print), repeats)
+    nbytes = arr.nbytes
+    rows.append(dict(workload=f"const {mib} MiB f32", ops=1, ours_MBps=nbytes / (ob + op) / 1e6,
+                     mlir_MBps=nbytes / (mb + mp) / 1e6, ratio=(mb + mp) / (ob + op)))
+
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'workload':<22}{'ours us/op':>11}{'(build':>8}{'print)':>8}{'mlir us/op':>12}"
+          f"{'ratio':>8}{'B/op':>8}")
+    for r in rows:
+        if "ours_MBps" in r:
+            print(f"{r['workload']:<22}{r['ours_MBps']:>9.0f}MB/s{'':>16}{r['mlir_MBps']:>8.0f}"
+                  f"MB/s{r['ratio']:>8.2f}x")
+        else:
+            print(f"{r['workload']:<22}{r['ours_us']:>11.2f}{r['ours_build_us']:>8.2f}"
+                  f"{r['ours_print_us']:>8.2f}{r['mlir_us']:>12.2f}{r['ratio']:>7.2f}x"
+                  f"{r['ours_bytes_per_op']:>8.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
