@@ -17,7 +17,8 @@ from .attributes import UnitAttr, render_named
 from .dense import HEX_THRESHOLD, DenseElementsAttr
 from .dialect import MHLO, Dialect
 from .location import Location, UnknownLoc
-from .text import quote
+from .ops.elementwise import BINARY, UNARY
+from .text import quote, symbol_name
 from .ir import SingleResultOp
 from .types import FunctionType, TensorType
 
@@ -58,9 +59,10 @@ class _Locations:
 
 class _Printer:
     __slots__ = ("dialect", "names", "headers", "out", "locs", "hex_threshold", "op_names",
-                 "attr_cache", "sigs", "attr_parts")
+                 "attr_cache", "sigs", "attr_parts", "pretty")
 
-    def __init__(self, dialect: Dialect, locations, hex_threshold: int):
+    def __init__(self, dialect: Dialect, locations, hex_threshold: int, pretty: bool = False):
+        self.pretty = pretty
         self.dialect = dialect
         self.names: dict = {}
         self.headers: dict = {}
@@ -169,12 +171,29 @@ class _Printer:
         sigs = self.sigs
         signature = self.signature
         attr_parts = self.attr_parts
+        pretty = self.pretty
         for op in block.operations:
             spec = op.spec
+            if pretty and spec.name in _PRETTY:
+                line = self.pretty_op(op, indent)
+                if line is not None:
+                    out.append(line)
+                    continue
             name = op_names.get(spec)
             if name is None:
                 name = op_names[spec] = f'"{spec.full_name(dialect)}"'
             operands = op.operands
+            if op.__class__ is SingleResultOp and not op.attributes and not op.regions \
+                    and len(operands) == 2:
+                # The common case (elementwise ops), kept to a few dict lookups.
+                a, b = operands
+                key = (a.type, b.type, op.type)
+                sig = sigs.get(key)
+                if sig is None:
+                    sig = sigs[key] = signature(operands, (op,))
+                loc = "" if locs is None else locs.suffix(op.location)
+                out.append(f"{indent}{names[op]} = {name}({names[a]}, {names[b]}){sig}{loc}\n")
+                continue
             if op.__class__ is SingleResultOp:
                 r = op
                 results = (op,)
@@ -271,11 +290,65 @@ class _Printer:
             else:
                 out.append(f"{sep}{key} = {self.attr_text(v)}")
 
+    def pretty_op(self, op, indent: str):
+        """MLIR's custom form of the few ops that have a simple one, or None to print generic.
+
+        Only forms whose parse-back is checked by the tests: same-typed elementwise ops,
+        constants and returns."""
+        names, spec, d = self.names, op.spec, self.dialect
+        loc = self.loc(op.location)
+        operands = op.operands
+        if spec.terminator:
+            if not operands:
+                return None
+            args = ", ".join(names[v] for v in operands)
+            types = ", ".join(self.type_text(v.type) for v in operands)
+            kw = "return" if spec.namespace == "func" else spec.full_name(d)
+            return f"{indent}{kw} {args} : {types}{loc}\n"
+        if op.__class__ is not SingleResultOp:
+            return None
+        if spec.name == "constant":
+            if set(op.attributes) != {"value"}:
+                return None
+            return (f"{indent}{names[op]} = {spec.full_name(d)} "
+                    f"{self.attr_text(op.attributes['value'])}{loc}\n")
+        if op.attributes or op.regions or any(v.type is not op.type for v in operands):
+            return None
+        args = ", ".join(names[v] for v in operands)
+        return f"{indent}{names[op]} = {spec.full_name(d)} {args} : {self.type_text(op.type)}{loc}\n"
+
     def region(self, region, indent: str) -> None:
         for i, block in enumerate(region.blocks):
             self.block(block, indent, label=bool(i or block.arguments))
 
+    def function_pretty(self, fn) -> None:
+        names, tt = self.names, self.type_text
+        args = []
+        for i, a in enumerate(fn.arguments):
+            attrs = fn.arg_attrs[i] if fn.arg_attrs else None
+            extra = f" {{{self.named(attrs.items())}}}" if attrs else ""
+            args.append(f"{names[a]}: {tt(a.type)}{extra}{self.loc(a.location)}")
+        res_attrs = list(fn.res_attrs or ())
+        res_attrs += [{}] * (len(fn.result_types) - len(res_attrs))
+        if not fn.result_types:
+            results = ""
+        elif len(fn.result_types) == 1 and not res_attrs[0]:
+            results = f" -> {tt(fn.result_types[0])}"
+        else:
+            results = " -> (" + ", ".join(
+                tt(t) + (f" {{{self.named(a.items())}}}" if a else "")
+                for t, a in zip(fn.result_types, res_attrs)) + ")"
+        vis = f"{fn.visibility} " if fn.visibility else ""
+        extra = f" attributes {{{self.named(fn.attributes.items())}}}" if fn.attributes else ""
+        self.out.append(f"  func.func {vis}@{symbol_name(fn.name)}({', '.join(args)})"
+                        f"{results}{extra} {{\n")
+        for i, block in enumerate(fn.body.blocks):
+            self.block(block, "    ", label=bool(i))
+        self.out.append(f"  }}{self.loc(fn.location)}\n")
+
     def function(self, fn) -> None:
+        if self.pretty:
+            return self.function_pretty(fn)
         d = self.dialect
         props = []
         if fn.arg_attrs and any(fn.arg_attrs):
@@ -298,12 +371,21 @@ class _Printer:
     def module(self, module) -> str:
         self.number(module)
         out = self.out
-        props = f" <{{sym_name = {quote(module.name)}}}>" if module.name is not None else ""
-        out.append(f'"builtin.module"(){props} ({{\n')
-        for fn in module.functions:
-            self.function(fn)
-        extra = f" {{{self.named(module.attributes.items())}}}" if module.attributes else ""
-        out.append(f"}}){extra} : () -> (){self.loc(module.location)}\n")
+        if self.pretty:
+            name = f" @{symbol_name(module.name)}" if module.name is not None else ""
+            extra = (f" attributes {{{self.named(module.attributes.items())}}}"
+                     if module.attributes else "")
+            out.append(f"module{name}{extra} {{\n")
+            for fn in module.functions:
+                self.function(fn)
+            out.append(f"}}{self.loc(module.location)}\n")
+        else:
+            props = f" <{{sym_name = {quote(module.name)}}}>" if module.name is not None else ""
+            out.append(f'"builtin.module"(){props} ({{\n')
+            for fn in module.functions:
+                self.function(fn)
+            extra = f" {{{self.named(module.attributes.items())}}}" if module.attributes else ""
+            out.append(f"}}){extra} : () -> (){self.loc(module.location)}\n")
         if self.locs is not None and self.locs.aliases:
             out.extend(line + "\n" for line in self.locs.trailer())
         return "".join(out)
@@ -323,12 +405,17 @@ def print_function_type(ft: FunctionType, dialect: Dialect = MHLO) -> str:
 
 
 def print_module(module, *, dialect: Dialect = MHLO, locations=True,
-                 hex_threshold: int = HEX_THRESHOLD) -> str:
-    """Print ``module`` as MLIR text in generic op form.
+                 hex_threshold: int = HEX_THRESHOLD, pretty: bool = False) -> str:
+    """Print ``module`` as MLIR text in generic op form (or, with ``pretty=True``, with
+    ``module``/``func.func`` and the simple ops in MLIR's custom form, for human readers).
 
     ``locations``: True prints each known location inline (``loc("f.py":3:7)``), ``"alias"``
     through ``#locN`` aliases listed at the end, False not at all (unknown locations are never
     printed, so jaxlib's messages then point at line:column of this text).
     ``hex_threshold``: non-splat constants with more elements than this print as hex.
     """
-    return _Printer(dialect, locations, hex_threshold).module(module)
+    return _Printer(dialect, locations, hex_threshold, pretty).module(module)
+
+
+# Ops printed in custom form when pretty=True: same-typed elementwise ops, constants, returns.
+_PRETTY = frozenset({*UNARY, *BINARY, "constant", "return", "func.return"}) - {"complex"}

@@ -29,7 +29,7 @@ def _located_error(module_or_text, text: str, exc: Exception, cls) -> Verificati
         plain = module_or_text.to_text(locations=False)
         try:
             _, X = _jaxlib.xla()
-            X.mlir.mlir_module_to_xla_computation(plain)
+            X.mlir.mhlo_to_stablehlo(plain)
         except Exception as e2:  # noqa: BLE001 - jaxlib raises its own runtime error type
             again = cls(str(e2), plain)
             err.line, err.column, err.source_line = again.line, again.column, again.source_line
@@ -39,11 +39,15 @@ def _located_error(module_or_text, text: str, exc: Exception, cls) -> Verificati
 
 
 def check(module_or_text) -> str:
-    """Parse and verify with jaxlib; return the text, or raise VerificationError."""
+    """Parse and verify with jaxlib; return the text, or raise VerificationError.
+
+    Uses jaxlib's MHLO-to-StableHLO conversion, which runs MLIR's parser and verifier and,
+    unlike conversion to HLO, does not require a ``main`` function.
+    """
     text = to_text(module_or_text)
     _, X = _jaxlib.xla()
     try:
-        X.mlir.mlir_module_to_xla_computation(text)
+        X.mlir.mhlo_to_stablehlo(text)
     except Exception as e:  # noqa: BLE001
         raise _located_error(module_or_text, text, e, VerificationError) from None
     return text
@@ -120,6 +124,7 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     client is created with enough devices); partitions use XLA's SPMD partitioner.
     """
     text = check(module_or_text)
+    _check_entry(module_or_text)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
     if client is None:
@@ -141,6 +146,22 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         raise _located_error(module_or_text, text, e, CompileError) from None
     return Executable(loaded, client, devices, _signature(text), text, num_replicas,
                       num_partitions)
+
+
+def _check_entry(module) -> None:
+    """What XLA rejects only at compile time with an obscure message, said plainly first."""
+    lookup = getattr(module, "lookup", None)
+    if lookup is None:
+        return
+    main = lookup("main")
+    if main is None:
+        raise CompileError("the module has no function named @main, which XLA runs",
+                           from_jaxlib=False)
+    for i, t in enumerate(main.result_types or ()):
+        if type(t).__name__ == "TupleType":
+            raise CompileError(f"@main result {i} is a tuple ({t}); XLA cannot return tuples "
+                               "from the entry function: return the elements instead",
+                               from_jaxlib=False)
 
 
 def run(module_or_text, *arrays, platform: str = "cpu") -> list:

@@ -15,8 +15,8 @@ class VerificationError(Exception):
     ``line``/``column`` in the text, the printed ``source_line`` there, the op name, and the
     op's own location when the module carried one."""
 
-    def __init__(self, message: str, text: str | None = None):
-        self.jaxlib_message = message
+    def __init__(self, message: str, text: str | None = None, *, from_jaxlib: bool = True):
+        self.jaxlib_message = message if from_jaxlib else None
         self.line = self.column = None
         self.source_line = None
         self.op_name = None
@@ -41,7 +41,7 @@ class VerificationError(Exception):
             op = re.search(r'"([\w.]+)"\(', self.source_line)
             if op:
                 self.op_name = op.group(1)
-        super().__init__(self._summary(lines))
+        super().__init__(self._summary(lines) if from_jaxlib else message)
 
     def _summary(self, lines) -> str:
         parts = [self.error]
