@@ -232,26 +232,26 @@ class Builder:
 
     def iota(self, shape, element_type, dimension: int = 0, *, location=None) -> Value:
         return self._one("iota", (), {"iota_dimension": dimension},
-                         (tensor(shape, element_type),), location=location)
+                         (_result("iota", shape, element_type),), location=location)
 
     def convert(self, x: Value, element_type, *, location=None) -> Value:
         """Convert to ``element_type`` (XLA semantics: to i1 means ``!= 0``)."""
         t = _tensor(x, "convert")
         return self._memo(("convert", t, element_type), "convert", (x,), None,
-                          (tensor(t.shape, element_type),), location)
+                          (_result("convert", t.shape, element_type),), location)
 
     def broadcast_in_dim(self, x: Value, shape, broadcast_dimensions, *, location=None) -> Value:
         t = _tensor(x, "broadcast_in_dim")
-        shape, dims = tuple(shape), tuple(broadcast_dimensions)
+        shape, dims = _shape_arg("broadcast_in_dim", shape, t), tuple(broadcast_dimensions)
         return self._memo(("broadcast_in_dim", t, shape, dims), "broadcast_in_dim", (x,),
                           {"broadcast_dimensions": dense_i64(dims)},
-                          (tensor(shape, t.element_type),), location)
+                          (_result("broadcast_in_dim", shape, t.element_type),), location)
 
     def reshape(self, x: Value, shape, *, location=None) -> Value:
         t = _tensor(x, "reshape")
-        shape = tuple(shape)
+        shape = _shape_arg("reshape", shape, t)
         return self._memo(("reshape", t, shape), "reshape", (x,), None,
-                          (tensor(shape, t.element_type),), location)
+                          (_result("reshape", shape, t.element_type),), location)
 
     def transpose(self, x: Value, permutation, *, location=None) -> Value:
         perm = tuple(permutation)
@@ -280,9 +280,12 @@ class Builder:
                compare_type)
         if key in _MEMO:
             return self._memo(key, "compare", (lhs, rhs), None, None, location)
-        attrs = {"comparison_direction": comparison_direction(direction)}
-        if compare_type is not None:
-            attrs["compare_type"] = comparison_type(compare_type)
+        try:
+            attrs = {"comparison_direction": comparison_direction(direction)}
+            if compare_type is not None:
+                attrs["compare_type"] = comparison_type(compare_type)
+        except ValueError as e:
+            fail("compare", f"attribute {e}")
         return self._memo(key, "compare", (lhs, rhs), attrs, None, location)
 
     def select(self, pred: Value, on_true: Value, on_false: Value, *, location=None) -> Value:
@@ -321,7 +324,7 @@ class Builder:
             conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
             inferred = spec.infer("dot_general", (_tensor(lhs, "dot_general"),
                                                   _tensor(rhs, "dot_general")), conv)[0]
-            result_types = (tensor(inferred.shape, result_element_type),)
+            result_types = (_result("dot_general", inferred.shape, result_element_type),)
         if key is None:
             return self._one("dot_general", (lhs, rhs), attrs, result_types, location=location)
         return self._memo(key, "dot_general", (lhs, rhs), attrs, result_types, location)
@@ -430,6 +433,24 @@ class Builder:
             result_types = (result_types,)
         return self.create("custom_call", (list(operands),), attrs, tuple(result_types),
                            location=location).results
+
+
+def _result(op, shape, element_type) -> TensorType:
+    """``tensor(shape, element_type)`` for op ``op``'s result, failing in the op's name."""
+    try:
+        return tensor(shape, element_type)
+    except (TypeError, ValueError) as e:
+        fail(op, f"result type: {e}")
+
+
+def _shape_arg(op, shape, t) -> tuple:
+    """A result shape argument as a tuple of ints (bools and floats rejected, not hashed as
+    ints into the memo)."""
+    shape = tuple(shape)
+    for d in shape:
+        if d.__class__ is not int:
+            return _result(op, shape, t.element_type).shape
+    return shape
 
 
 def _tensor(x, op) -> TensorType:

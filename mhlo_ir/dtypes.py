@@ -126,6 +126,16 @@ def from_numpy(dtype) -> ElementType:
     """The element type that holds values of numpy ``dtype`` (bool → i1, int32 → i32...)."""
     if isinstance(dtype, ElementType):
         return dtype
+    if isinstance(dtype, str):
+        # MLIR spellings first ("i8" is an 8-bit integer here, not numpy's int64); other
+        # strings only as numpy's full dtype names ("float32", "bfloat16"), never its
+        # ambiguous shorthands ("i8", "f8").
+        if dtype in _BY_NAME:
+            return _BY_NAME[dtype]
+        if dtype in _BY_DTYPE_NAME:
+            return _BY_DTYPE_NAME[dtype]
+        raise TypeError(f"{dtype!r} is not an MLIR element type name ({', '.join(_BY_NAME)}) "
+                        "or a numpy dtype name such as 'float32'")
     try:
         dt = np.dtype(dtype)
     except TypeError:

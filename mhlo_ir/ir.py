@@ -336,7 +336,7 @@ class Module:
         return print_module(self, **options)
 
     def verify(self) -> "Module":
-        """Check the whole module in Python; raises VerificationError. Returns self."""
+        """Check the whole module in Python; raises ModuleVerificationError. Returns self."""
         from .verifier import verify_module
         verify_module(self)
         return self

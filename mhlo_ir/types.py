@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 import attrs
+import numpy as np
 
 from .dtypes import ElementType, from_numpy
 
@@ -31,7 +32,9 @@ class Type:
 def _shape(dims) -> tuple:
     out = []
     for d in dims:
-        if isinstance(d, bool) or not isinstance(d, int):
+        if d.__class__ is not int:
+            if isinstance(d, (bool, np.bool_)):
+                raise TypeError(f"tensor dimension {d!r} is not an integer")
             try:
                 d = int(d.__index__())
             except (AttributeError, TypeError):
@@ -55,10 +58,17 @@ class TensorType(Type):
 
     def __new__(cls, shape, element_type):
         key = (shape if shape.__class__ is tuple else tuple(shape), element_type)
-        try:
-            return cls._interned[key]
-        except (KeyError, TypeError):
-            pass
+        for d in key[0]:
+            if d.__class__ is not int:  # bools and floats hash like ints: validate first
+                key = None
+                break
+        if key is not None:
+            try:
+                return cls._interned[key]
+            except (KeyError, TypeError):
+                pass
+        else:
+            key = (tuple(shape), element_type)
         dims = _shape(key[0])
         et = from_numpy(element_type)
         self = cls._interned.get((dims, et))

@@ -8,6 +8,7 @@ type, calls to missing functions or with the wrong types, and ops edited after b
 
 from __future__ import annotations
 
+from .attributes import ArrayAttr, DictionaryAttr, SymbolRefAttr
 from .errors import ModuleVerificationError, OpBuildError
 from .ir import Function, Module
 
@@ -85,9 +86,33 @@ def _verify_region(module, fn, region, visible: set, top: bool) -> None:
                 raise ModuleVerificationError(f"in @{fn.name}: {e}") from None
             if spec.name == "func.call":
                 _verify_call(module, fn, op)
+            elif op.attributes:
+                _verify_symbols(module, fn, op)
             for r in op.regions:
                 _verify_region(module, fn, r, scope, top=False)
             scope.update(op.results)
+
+
+def _symbol_refs(attr):
+    if isinstance(attr, SymbolRefAttr):
+        yield attr
+    elif isinstance(attr, ArrayAttr):
+        for a in attr.elements:
+            yield from _symbol_refs(a)
+    elif isinstance(attr, DictionaryAttr):
+        for _, a in attr.items:
+            yield from _symbol_refs(a)
+
+
+def _verify_symbols(module, fn, op) -> None:
+    """Every symbol an op refers to (custom_call's called_computations...) must exist: jaxlib
+    does not always diagnose a dangling one (0.10.2 crashes on some)."""
+    for name, attr in op.attributes.items():
+        for ref in _symbol_refs(attr):
+            if module.lookup(ref.name) is None:
+                raise ModuleVerificationError(
+                    f"{_where(fn, op)}: attribute {name} refers to @{ref.name}, which is not "
+                    "defined in the module")
 
 
 def _verify_call(module, fn, op) -> None:

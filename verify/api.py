@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -97,6 +98,19 @@ class Executable:
         outs = res.disassemble_into_single_device_arrays()
         return [_jaxlib.to_numpy(o[0]) for o in outs]
 
+    def shard_shapes(self) -> list:
+        """Per-device parameter shapes (after XLA's SPMD partitioning; the full shapes when the
+        program is only replicated)."""
+        if self.num_partitions == 1:
+            return [shape for shape, _ in self.parameters]
+        head = self.loaded.hlo_modules()[0].to_string().split("\n", 1)[0]
+        m = re.search(r"entry_computation_layout=\{\((.*?)\)->", head)
+        shapes = [tuple(int(x) for x in dims.split(",") if x)
+                  for dims in re.findall(r"\w+\[([\d,]*)\]", m.group(1))] if m else []
+        if len(shapes) != len(self.parameters):
+            raise RuntimeError(f"could not read the per-device parameter shapes from {head!r}")
+        return shapes
+
     def run_sharded(self, per_device_args: Sequence[Sequence[np.ndarray]]) -> list:
         """Run on every device: ``per_device_args[d]`` are device d's arguments (its shard of
         each parameter). Returns, per result, the list of per-device numpy arrays."""
@@ -104,7 +118,21 @@ class Executable:
         if len(per_device_args) != n:
             raise ArgumentError(f"expected arguments for {n} devices, got {len(per_device_args)}")
         xc, _ = _jaxlib.xla()
-        nparams = len(per_device_args[0]) if per_device_args else 0
+        shard_shapes = self.shard_shapes()
+        nparams = len(self.parameters)
+        for d, args in enumerate(per_device_args):
+            if len(args) != nparams:
+                raise ArgumentError(f"device {d}: the program takes {nparams} arguments, got "
+                                    f"{len(args)}")
+            for p, (x, (_, dtype), shape) in enumerate(zip(args, self.parameters, shard_shapes)):
+                a = np.asarray(x)
+                if a.dtype != dtype:
+                    raise ArgumentError(f"device {d}, argument {p}: expected dtype {dtype}, got "
+                                        f"{a.dtype}")
+                if a.shape != shape:
+                    # A wrong-sized shard is not diagnosed by jaxlib: it can crash the process.
+                    raise ArgumentError(f"device {d}, argument {p}: expected a shard of shape "
+                                        f"{shape}, got {a.shape}")
         args = []
         for p in range(nparams):
             shards = [np.ascontiguousarray(per_device_args[d][p]) for d in range(n)]

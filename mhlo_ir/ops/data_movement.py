@@ -34,8 +34,17 @@ def _constant(op, types, attributes):
     return (value.type,)
 
 
-register(OpSpec("constant", (), {"value": AttrSpec(lambda v: v if isinstance(v, DenseElementsAttr)
-                                                   else DenseElementsAttr.from_array(v), True)},
+def _dense_value(v):
+    if isinstance(v, DenseElementsAttr):
+        return v
+    try:
+        return DenseElementsAttr.from_array(v)
+    except TypeError:
+        raise TypeError(f"expected a dense elements attribute or a numeric array, got "
+                        f"{type(v).__name__} {v!r:.60}") from None
+
+
+register(OpSpec("constant", (), {"value": AttrSpec(_dense_value, True)},
                 infer=_constant, chapter="data_movement"))
 
 

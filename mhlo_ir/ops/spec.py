@@ -76,7 +76,14 @@ def lookup(name: str) -> OpSpec:
         prefix, rest = name.split(".", 1)
         if prefix in ("mhlo", "stablehlo", "hlo") and rest in REGISTRY:
             return REGISTRY[rest]
-    raise KeyError(f"unknown op {name!r}") from None
+    raise UnknownOpError(f"unknown op {name!r}: not in the op table") from None
+
+
+class UnknownOpError(OpBuildError, KeyError):
+    """The op table has no op of that name."""
+
+    def __str__(self):
+        return self.args[0]
 
 
 def fail(op: str, message: str):

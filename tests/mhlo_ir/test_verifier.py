@@ -1,0 +1,372 @@
+"""Module.verify(): the whole-module checks that single-op build checks cannot make.
+
+Each broken module is made by building a valid one and then doing what the builder allows but
+the IR forbids (using a value in the wrong place, editing lists and types after building).
+Each message must name the function, the op and what is wrong. A valid module must pass, and
+then jaxlib must accept it too, so the Python checks are not stricter than MLIR.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+import verify
+from mhlo_ir import ModuleVerificationError, f32, i32, tensor
+
+F2 = tensor((2,), f32)
+I2 = tensor((2,), i32)
+
+
+def E(*parts):
+    return ".*".join(re.escape(p) for p in parts)
+
+
+def module(n_args=1, name="main", result_types=None):
+    m = hlo.Module("v")
+    f = m.add_function(name, [F2] * n_args, result_types, visibility="public")
+    return m, f, f.builder()
+
+
+def test_valid_module_passes_python_and_jaxlib():
+    m = hlo.Module("ok")
+    g = m.add_function("double", [F2])
+    gb = g.builder()
+    gb.return_(gb.add(g.arguments[0], g.arguments[0]))
+    f = m.add_function("main", [F2], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+    (y,) = b.call(g, [x])
+    s = b.reduce(y, b.constant(np.float32(0)), [0], lambda bb, a, e: bb.add(a, e))
+    # A region may use values of the enclosing block defined before its op.
+    (w,) = b.while_([s], lambda bb, v: bb.compare(v, bb.constant(np.float32(10)), "LT"),
+                    lambda bb, v: bb.add(v, s))
+    (z,) = b.if_(b.compare(w, s, "GE"), lambda bb: bb.negate(y), lambda bb: y)
+    b.return_(z, w)
+    assert m.verify() is m
+    assert verify.check(m) == m.to_text()
+    (out_z, out_w) = verify.run(m, np.array([1, 2], np.float32))
+    np.testing.assert_array_equal(out_z, [-2, -4])
+    assert out_w == 12  # s = 2 + 4 = 6; one step: 6 + 6
+
+
+def test_value_from_another_function():
+    m = hlo.Module("v")
+    g = m.add_function("g", [F2])
+    g.builder().return_(g.arguments[0])
+    f = m.add_function("main", [F2], visibility="public")
+    b = f.builder()
+    b.return_(b.add(f.arguments[0], g.arguments[0]))  # g's argument leaks into main
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main, op 'add'", "operand 1 (tensor<2xf32>)",
+                               "used before its definition or outside the region")):
+        m.verify()
+
+
+def test_value_from_inside_a_region_used_outside():
+    m, f, b = module()
+    inner = []
+
+    def body(bb, a, e):
+        inner.append(bb.add(a, e))
+        return inner[-1]
+
+    b.reduce(f.arguments[0], b.constant(np.float32(0)), [0], body)
+    b.return_(inner[0])  # a region's value escapes into the function body
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main, op 'func.return'", "operand 0 (tensor<f32>)",
+                               "outside the region that defines it")):
+        m.verify()
+
+
+def test_region_argument_used_outside():
+    m, f, b = module()
+    args = []
+
+    def body(bb, a, e):
+        args.append(a)
+        return bb.add(a, e)
+
+    b.reduce(f.arguments[0], b.constant(np.float32(0)), [0], body)
+    b.return_(b.negate(args[0]))
+    with pytest.raises(ModuleVerificationError, match=E("op 'negate'", "operand 0 (tensor<f32>)",
+                                                        "outside the region")):
+        m.verify()
+
+
+def test_region_uses_value_defined_after_its_op():
+    m, f, b = module()
+    (x,) = f.arguments
+    later = []
+    b.reduce(x, b.constant(np.float32(0)), [0],
+             lambda bb, a, e: bb.add(a, e))
+    later.append(b.negate(x))
+    # Rebuild the reduce's body so that it uses `later[0]`, defined after the reduce.
+    red = b.block.operations[1]
+    region = b.region([tensor((), f32)] * 2,
+                      lambda bb, a, e: bb.add(a, bb.reduce(later[0], a, [0],
+                                                           lambda b2, p, q: b2.add(p, q))))
+    red.regions = (region,)
+    b.return_(later[0])
+    with pytest.raises(ModuleVerificationError, match=E("in @main, op 'reduce'",
+                                                        "operand 0 (tensor<2xf32>)",
+                                                        "before its definition")):
+        m.verify()
+
+
+def test_use_before_definition():
+    m, f, b = module()
+    (x,) = f.arguments
+    y = b.add(x, x)
+    z = b.multiply(y, y)
+    b.return_(z)
+    ops = b.block.operations
+    ops[0], ops[1] = ops[1], ops[0]  # multiply now comes before the add that defines y
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main, op 'multiply'", "operand 0 (tensor<2xf32>)",
+                               "used before its definition")):
+        m.verify()
+
+
+def test_function_without_return():
+    m, f, b = module()
+    b.add(f.arguments[0], f.arguments[0])
+    with pytest.raises(ModuleVerificationError, match=E("function @main has no return")):
+        m.verify()
+
+
+def test_block_not_ending_with_terminator():
+    m, f, b = module(result_types=[F2])
+    b.add(f.arguments[0], f.arguments[0])
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main, op 'add'", "does not end with a return")):
+        m.verify()
+
+
+def test_empty_body():
+    m, f, b = module(result_types=[F2])
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main", "block has no terminator", "empty")):
+        m.verify()
+
+
+def test_region_with_no_blocks():
+    m, f, b = module()
+    b.return_(f.arguments[0])
+    f.body.blocks.clear()
+    with pytest.raises(ModuleVerificationError, match=E("in @main", "region has no blocks")):
+        m.verify()
+
+
+def test_terminator_not_last():
+    m, f, b = module()
+    (x,) = f.arguments
+    b.return_(x)
+    b.add(x, x)  # appended after the return
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main, op 'func.return'", "terminator must be the last op")):
+        m.verify()
+
+
+def test_func_return_inside_a_region():
+    m, f, b = module()
+    (x,) = f.arguments
+
+    def body(bb, a, e):  # ends its region with func.return instead of return
+        bb.create("func.return", ([bb.add(a, e)],))
+
+    s = b.reduce(x, b.constant(np.float32(0)), [0], body)
+    b.return_(s)
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main, op 'func.return'",
+                               "expected 'return' to end this region")):
+        m.verify()
+
+
+def test_region_return_at_function_level():
+    m, f, b = module(result_types=[F2])
+    b.create("return", ([f.arguments[0]],))
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main, op 'return'", "expected 'func.return'",
+                               "end this function")):
+        m.verify()
+
+
+def test_return_types_differ_from_function_type():
+    m, f, b = module()
+    b.return_(f.arguments[0])
+    f.result_types = (I2,)
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main, op 'func.return'", "returns (tensor<2xf32>)",
+                               "@main is declared to return (tensor<2xi32>)")):
+        m.verify()
+
+
+def test_return_count_differs_from_function_type():
+    m, f, b = module()
+    b.return_(f.arguments[0])
+    f.result_types = (F2, F2)
+    with pytest.raises(ModuleVerificationError,
+                       match=E("returns (tensor<2xf32>)",
+                               "declared to return (tensor<2xf32>, tensor<2xf32>)")):
+        m.verify()
+
+
+def test_call_to_unknown_function():
+    m, f, b = module()
+    (y,) = b.call("missing", [f.arguments[0]], [F2])
+    b.return_(y)
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main, op 'func.call'", "calls @missing",
+                               "not defined")):
+        m.verify()
+
+
+def test_call_argument_types():
+    m, f, b = module()
+    g = m.add_function("g", [I2])
+    g.builder().return_(g.arguments[0])
+    (y,) = b.call("g", [f.arguments[0]], [I2])  # by name: the builder cannot check
+    b.return_(y)
+    with pytest.raises(ModuleVerificationError,
+                       match=E("op 'func.call'", "passes (tensor<2xf32>) to @g",
+                               "takes (tensor<2xi32>)")):
+        m.verify()
+
+
+def test_call_argument_types_changed_after_building():
+    m, f, b = module()
+    g = m.add_function("g", [F2])
+    g.builder().return_(g.arguments[0])
+    (y,) = b.call(g, [f.arguments[0]])
+    b.return_(y)
+    m.verify()
+    g.arg_types = (I2,)
+    with pytest.raises(ModuleVerificationError, match=E("passes (tensor<2xf32>) to @g",
+                                                        "takes (tensor<2xi32>)")):
+        m.verify()
+
+
+def test_call_result_types():
+    m, f, b = module()
+    g = m.add_function("g", [F2])
+    g.builder().return_(g.arguments[0])
+    (y,) = b.call("g", [f.arguments[0]], [I2])
+    b.return_(y)
+    with pytest.raises(ModuleVerificationError,
+                       match=E("op 'func.call'", "expects (tensor<2xi32>) from @g",
+                               "returns (tensor<2xf32>)")):
+        m.verify()
+
+
+def test_duplicate_symbol_names():
+    m, f, b = module()
+    b.return_(f.arguments[0])
+    g = m.add_function("main", [F2])  # uniquified to main_0 ...
+    g.builder().return_(g.arguments[0])
+    assert g.name == "main_0"
+    g.name = "main"  # ... then renamed by hand
+    with pytest.raises(ModuleVerificationError, match=E("symbol @main is defined twice")):
+        m.verify()
+
+
+def test_op_operands_edited_after_building():
+    m, f, b = module(2)
+    x, x2 = f.arguments
+    xi = b.convert(x, i32)
+    y = b.add(x, x2)
+    b.return_(y)
+    m.verify()
+    y.owner.operands = (x, xi)
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main:", "'add'", "same element type",
+                               "tensor<2xf32>", "tensor<2xi32>")):
+        m.verify()
+
+
+def test_op_result_type_edited_after_building():
+    m, f, b = module()
+    (x,) = f.arguments
+    y = b.add(x, x)
+    b.return_(y)
+    y.type = I2  # inconsistent with its operands; the return is retyped consistently
+    f.result_types = (I2,)
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main:", "'add' result types (tensor<2xi32>)",
+                               "differ from the inferred (tensor<2xf32>)")):
+        m.verify()
+
+
+def test_op_attribute_edited_after_building():
+    m, f, b = module()
+    (x,) = f.arguments
+    t = b.transpose(b.reshape(x, (1, 2)), [1, 0])
+    b.return_(b.reshape(t, (2,)))
+    m.verify()
+    t.owner.attributes["permutation"] = hlo.dense_i64([0, 0])
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main:", "'transpose'", "permutation [0, 0]",
+                               "not a permutation of 0..1")):
+        m.verify()
+
+
+def test_region_edited_after_building():
+    m, f, b = module()
+    (x,) = f.arguments
+    (w,) = b.while_([x], lambda bb, v: bb.constant(np.bool_(False)), lambda bb, v: v)
+    b.return_(w)
+    m.verify()
+    cond = w.owner.regions[0].blocks[0]
+    cond.operations[-1].operands = (cond.arguments[0],)  # cond now returns a tensor<2xf32>
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main:", "'while'", "cond returns (tensor<2xf32>)",
+                               "expected (tensor<i1>)")):
+        m.verify()
+
+
+def test_constant_value_edited_after_building():
+    m, f, b = module()
+    c = b.constant(np.ones(2, np.float32))
+    b.return_(c)
+    c.owner.attributes["value"] = hlo.i32_attr(1)
+    with pytest.raises(ModuleVerificationError,
+                       match=E("'constant'", "attribute value must be a dense elements")):
+        m.verify()
+
+
+def test_message_names_the_location():
+    m, f, b = module()
+    (x,) = f.arguments
+    y = b.add(x, x)
+    with b.at_location("model.py", 12, 3):
+        z = b.multiply(y, y)
+    b.return_(z)
+    ops = b.block.operations
+    ops[0], ops[1] = ops[1], ops[0]
+    with pytest.raises(ModuleVerificationError,
+                       match=E("op 'multiply' (location", "model.py", ":12:3")):
+        m.verify()
+
+
+def test_first_error_in_later_function():
+    m = hlo.Module("v")
+    a = m.add_function("a", [F2])
+    a.builder().return_(a.arguments[0])
+    c = m.add_function("c", [F2])
+    cb = c.builder()
+    cb.return_(cb.negate(a.arguments[0]))
+    with pytest.raises(ModuleVerificationError, match=E("in @c, op 'negate'")):
+        m.verify()
+
+
+def test_custom_call_to_unknown_computation():
+    m, f, b = module()
+    (x,) = f.arguments
+    (y,) = b.custom_call("foo", [x], [F2], called_computations=[hlo.SymbolRefAttr("nope")])
+    b.return_(y)
+    # Never hand this to jaxlib here: mlir_module_to_xla_computation crashes the process.
+    with pytest.raises(ModuleVerificationError, match=E("@nope")):
+        m.verify()

@@ -1,0 +1,326 @@
+"""verify.check / compile / run against real jaxlib (CPU): readable errors, numpy in and out,
+argument checking, several devices.
+
+Oracles: numpy for results, hand-written MLIR text for errors (so the expected line and column
+are known without our printer), and jaxlib's own raw behaviour where we claim to add to it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+import verify
+from mhlo_ir import f32, tensor
+from verify import ArgumentError, CompileError, VerificationError
+
+NOISE = "Failed to parse using StableHLO"
+
+GOOD_TEXT = """\
+module {
+  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = "mhlo.add"(%arg0, %arg0) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+"""
+
+MISMATCH = """\
+module {
+  func.func public @main(%arg0: tensor<2xf32>, %arg1: tensor<2xi32>) -> tensor<2xf32> {
+    %0 = "mhlo.add"(%arg0, %arg1) : (tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+"""
+
+
+def add_module(shape=(2,), et=f32):
+    m = hlo.Module("add")
+    f = m.add_function("main", [tensor(shape, et)], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+    b.return_(b.add(x, x))
+    return m
+
+
+# -- check ---------------------------------------------------------------------------------------
+
+def test_check_returns_text():
+    m = add_module()
+    assert verify.check(m) == m.to_text()
+    assert verify.check(GOOD_TEXT) == GOOD_TEXT
+    assert verify.check(GOOD_TEXT.encode()) == GOOD_TEXT
+
+
+def test_check_runs_python_verifier_first():
+    m = add_module()
+    fn = m.functions[0]
+    fn.result_types = (tensor((2,), hlo.i32),)
+    with pytest.raises(hlo.ModuleVerificationError, match="declared to return"):
+        verify.check(m)
+
+
+@pytest.mark.parametrize("text,line,column,op_name,error", [
+    (MISMATCH, 3, 10, "mhlo.add",
+     "'mhlo.add' op requires compatible types for all operands and results"),
+    (MISMATCH.replace('"mhlo.add"', '"mhlo.frobnicate"'), 3, 10, "mhlo.frobnicate",
+     "unregistered operation 'mhlo.frobnicate'"),
+    (GOOD_TEXT.replace("-> tensor<2xf32> {", "-> tensor<3xf32> {"), 4, 5, None,
+     "type of return operand 0 ('tensor<2xf32>') doesn't match function result type "
+     "('tensor<3xf32>')"),
+    (GOOD_TEXT.replace('%0 = "mhlo.add"', '%0 = = "mhlo.add"'), 3, 9, None,
+     "expected operation name in quotes"),
+    (GOOD_TEXT.replace("%arg0, %arg0", "%arg0, %nope"), 3, 28, "mhlo.add",
+     "use of undeclared SSA value name"),
+], ids=["mismatched_types", "unknown_op", "return_type", "syntax", "undefined_value"])
+def test_check_bad_text(text, line, column, op_name, error):
+    with pytest.raises(VerificationError) as info:
+        verify.check(text)
+    e = info.value
+    assert (e.line, e.column) == (line, column), str(e)
+    assert e.source_line == text.splitlines()[line - 1]
+    if op_name is not None:
+        assert e.op_name == op_name
+    assert error in e.error
+    assert e.location.endswith(f":{line}:{column}")
+    # jaxlib's full message is kept; the summary drops the StableHLO fallback noise.
+    assert error in e.jaxlib_message
+    assert NOISE in e.jaxlib_message
+    assert NOISE not in str(e)
+    summary = str(e).splitlines()
+    assert summary[0] == e.error
+    assert any(text.splitlines()[line - 1].strip() in ln and f"{line} |" in ln
+               for ln in summary)
+
+
+def test_error_only_jaxlib_sees_points_at_op_location_and_printed_line():
+    """Custom-call layout counts are not checked in Python; jaxlib's error names the op's own
+    location (model.py:3:7), and the error also finds the op's line in the printed text."""
+    m = hlo.Module("layouts")
+    f = m.add_function("main", [tensor((2,), f32)], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+    with b.at_location("model.py", 3, 7):
+        (y,) = b.custom_call("foo", [x], [x.type], operand_layouts=[], result_layouts=[])
+    b.return_(y)
+    m.verify()  # Python is satisfied
+    with pytest.raises(VerificationError) as info:
+        verify.check(m)
+    e = info.value
+    assert e.location == "model.py:3:7"
+    assert e.op_name == "mhlo.custom_call"
+    assert "number of operand layouts" in e.error
+    printed = m.to_text(locations=False).splitlines()
+    assert e.line is not None and printed[e.line - 1] == e.source_line
+    assert '"mhlo.custom_call"' in e.source_line
+    assert "model.py:3:7" in str(e) and e.source_line.strip() in str(e)
+    assert NOISE not in str(e)
+
+
+# -- compile -------------------------------------------------------------------------------------
+
+def test_compile_error_for_unknown_custom_call_target():
+    m = hlo.Module("cc")
+    f = m.add_function("main", [tensor((2,), f32)], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+    b.return_(*b.custom_call("no_such_target_xyz", [x], [x.type], api_version=2))
+    verify.check(m)  # parses and verifies: the target is only looked up when compiling
+    with pytest.raises(CompileError, match="no_such_target_xyz") as info:
+        verify.compile(m)
+    assert isinstance(info.value, VerificationError)
+    assert NOISE not in str(info.value)
+
+
+def test_executable_parameters():
+    m = hlo.Module("sig")
+    ts = [tensor((2, 3), f32), tensor((), hlo.i1), tensor((4,), hlo.bf16)]
+    f = m.add_function("main", ts, visibility="public")
+    f.builder().return_(*f.arguments)
+    exe = verify.compile(m)
+    assert exe.parameters == [((2, 3), np.dtype(np.float32)), ((), np.dtype(np.bool_)),
+                              ((4,), np.dtype(ml_dtypes.bfloat16))]
+
+
+# -- run: dtypes ---------------------------------------------------------------------------------
+
+def test_run_many_dtypes():
+    m = hlo.Module("dtypes")
+    ts = [tensor((3,), hlo.i1), tensor((4,), hlo.i4), tensor((2, 2), hlo.bf16),
+          tensor((2,), hlo.complex64), tensor((0, 3), f32), tensor((), hlo.i32),
+          tensor((2,), hlo.ui8), tensor((2,), hlo.f64), tensor((2,), hlo.complex128),
+          tensor((2,), hlo.f16)]
+    f = m.add_function("main", ts, visibility="public")
+    b = f.builder()
+    a = f.arguments
+    b.return_(b.not_(a[0]), b.add(a[1], a[1]), b.multiply(a[2], a[2]),
+              b.multiply(a[3], a[3]), b.add(a[4], a[4]), b.negate(a[5]), b.add(a[6], a[6]),
+              b.sqrt(a[7]), b.add(a[8], a[8]), b.subtract(a[9], a[9]))
+    args = [np.array([True, False, True]),
+            np.array([1, -2, 3, 7], ml_dtypes.int4),
+            np.array([[1.5, 2], [3, -4]], ml_dtypes.bfloat16),
+            np.array([1 + 2j, 3 - 1j], np.complex64),
+            np.zeros((0, 3), np.float32),
+            np.array(5, np.int32),
+            np.array([200, 3], np.uint8),
+            np.array([4.0, 9.0]),
+            np.array([1j, 2], np.complex128),
+            np.array([1.5, -2], np.float16)]
+    outs = verify.run(m, *args)
+    expected = [np.array([False, True, False]),
+                np.array([2, -4, 6, -2], ml_dtypes.int4),  # 7 + 7 = 14 wraps to -2 in 4 bits
+                np.array([[2.25, 4], [9, 16]], ml_dtypes.bfloat16),
+                np.array([-3 + 4j, 8 - 6j], np.complex64),
+                np.zeros((0, 3), np.float32),
+                np.array(-5, np.int32),
+                np.array([144, 6], np.uint8),  # 400 mod 256
+                np.array([2.0, 3.0]),
+                np.array([2j, 4], np.complex128),
+                np.zeros(2, np.float16)]
+    assert len(outs) == len(expected)
+    for i, (o, e) in enumerate(zip(outs, expected)):
+        assert o.dtype == e.dtype, i
+        assert o.shape == e.shape, i
+        np.testing.assert_array_equal(o.astype(np.float64) if o.dtype.kind == "V" else o,
+                                      e.astype(np.float64) if e.dtype.kind == "V" else e)
+    outs[0][0] = True  # results are fresh arrays, not views on device memory
+
+
+def test_run_zero_arguments():
+    m = hlo.Module("iota")
+    f = m.add_function("main", [], visibility="public")
+    b = f.builder()
+    b.return_(b.iota((2, 3), hlo.i32, 1))
+    (out,) = verify.run(m)
+    np.testing.assert_array_equal(out, np.tile(np.arange(3, dtype=np.int32), (2, 1)))
+
+
+def test_run_text_module():
+    (out,) = verify.run(GOOD_TEXT, np.array([1.5, -2], np.float32))
+    np.testing.assert_array_equal(out, [3, -4])
+
+
+# -- run: argument checking ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def add_exe():
+    return verify.compile(add_module())
+
+
+def test_wrong_dtype_is_rejected_although_jaxlib_would_reinterpret(add_exe):
+    # int32 values whose bits are ordinary floats (tiny ints would be denormals, flushed).
+    ints = np.array([1.5, -2.0], np.float32).view(np.int32)
+    with pytest.raises(ArgumentError, match=r"argument 0: expected dtype float32, got int32"):
+        add_exe(ints)
+    # What jaxlib does on its own: same byte size, so the int bits are read as floats.
+    from verify import _jaxlib
+    res = add_exe.loaded.execute_sharded([_jaxlib.put(ints, add_exe.devices[0])])
+    raw = _jaxlib.to_numpy(res.disassemble_into_single_device_arrays()[0][0])
+    np.testing.assert_array_equal(raw, ints.view(np.float32) * 2)
+
+
+def test_wrong_shape_count_and_python_scalars(add_exe):
+    with pytest.raises(ArgumentError, match=r"argument 0: expected shape \(2,\), got \(3,\)"):
+        add_exe(np.zeros(3, np.float32))
+    with pytest.raises(ArgumentError, match=r"argument 0: expected shape \(2,\), got \(1, 2\)"):
+        add_exe(np.zeros((1, 2), np.float32))
+    with pytest.raises(ArgumentError, match="takes 1 arguments, got 2"):
+        add_exe(np.zeros(2, np.float32), np.zeros(2, np.float32))
+    with pytest.raises(ArgumentError, match="takes 1 arguments, got 0"):
+        add_exe()
+    with pytest.raises(ArgumentError, match="expected dtype float32, got float64"):
+        add_exe([1.0, 2.0])
+    (out,) = add_exe(np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(out, [2, 4])
+
+
+# -- several devices -----------------------------------------------------------------------------
+
+ALL_REDUCE = """\
+module @all_reduce attributes {mhlo.num_replicas = 2 : i32} {
+  func.func public @main(%arg0: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+    %0 = "mhlo.all_reduce"(%arg0) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = "mhlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "mhlo.return"(%s) : (tensor<f32>) -> ()
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    %1 = "mhlo.multiply"(%arg0, %arg0) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    return %0, %1 : tensor<2xf32>, tensor<2xf32>
+  }
+}
+"""
+
+SHARDS = [[np.array([1, 2], np.float32)], [np.array([3, 4], np.float32)]]
+
+
+@pytest.fixture(scope="module")
+def replicated_exe():
+    m = hlo.Module("rep")
+    f = m.add_function("main", [tensor((2,), f32)], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+    b.return_(b.multiply(x, x))
+    return verify.compile(m, num_replicas=2)
+
+
+def test_replicated_program_on_two_devices(replicated_exe):
+    exe = replicated_exe
+    assert len(exe.devices) == 2 and len({d.id for d in exe.devices}) == 2
+    assert exe.num_replicas == 2
+    (per_device,) = exe.run_sharded(SHARDS)
+    np.testing.assert_array_equal(per_device[0], [1, 4])
+    np.testing.assert_array_equal(per_device[1], [9, 16])
+    with pytest.raises(ArgumentError, match="several devices: use run_sharded"):
+        exe(SHARDS[0][0])
+    with pytest.raises(ArgumentError, match="arguments for 2 devices, got 1"):
+        exe.run_sharded(SHARDS[:1])
+
+
+def test_all_reduce_over_two_replicas():
+    exe = verify.compile(ALL_REDUCE, num_replicas=2)
+    summed, squared = exe.run_sharded(SHARDS)
+    for d in range(2):
+        np.testing.assert_array_equal(summed[d], [4, 6])
+    np.testing.assert_array_equal(squared[0], [1, 4])
+    np.testing.assert_array_equal(squared[1], [9, 16])
+
+
+def test_two_partitions_replicated_arguments():
+    exe = verify.compile(add_module(), num_partitions=2)
+    x = np.array([1, -2], np.float32)
+    (per_device,) = exe.run_sharded([[x], [x]])
+    for out in per_device:
+        np.testing.assert_array_equal(out, [2, -4])
+
+
+def test_run_sharded_checks_dtype(replicated_exe):
+    ints = [[np.array([1, 2], np.int32)], [np.array([3, 4], np.int32)]]
+    with pytest.raises(ArgumentError, match="dtype"):
+        replicated_exe.run_sharded(ints)
+
+
+def test_run_sharded_checks_shape():
+    # In a child process: the bug kills the interpreter.
+    code = textwrap.dedent("""
+        import numpy as np, mhlo_ir as hlo, verify
+        m = hlo.Module("rep")
+        f = m.add_function("main", [hlo.tensor((2,), hlo.f32)], visibility="public")
+        b = f.builder()
+        b.return_(b.multiply(f.arguments[0], f.arguments[0]))
+        exe = verify.compile(m, num_replicas=2)
+        try:
+            exe.run_sharded([[np.zeros(3, np.float32)], [np.zeros(3, np.float32)]])
+        except verify.ArgumentError as e:
+            print("ArgumentError:", e)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ArgumentError:" in proc.stdout and "shape" in proc.stdout

@@ -1,0 +1,169 @@
+"""``python -m verify FILE.mlir``: run as a real subprocess on files written to tmp_path.
+
+Results are checked against numpy on the same inputs; failures must exit 1 with the readable
+message and no Python traceback. A few option combinations run ``main()`` in-process, which is
+the same code without the interpreter start-up.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+from verify import cli
+
+GOOD = """\
+module {
+  func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<i32>) -> (tensor<2x3xf32>, tensor<i32>) {
+    %0 = "mhlo.add"(%arg0, %arg0) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %1 = "mhlo.negate"(%arg1) : (tensor<i32>) -> tensor<i32>
+    return %0, %1 : tensor<2x3xf32>, tensor<i32>
+  }
+}
+"""
+
+BAD = GOOD.replace('"mhlo.add"(%arg0, %arg0)', '"mhlo.add"(%arg0, %arg1)').replace(
+    "(tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>",
+    "(tensor<2x3xf32>, tensor<i32>) -> tensor<2x3xf32>")
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "verify", *map(str, args)],
+                          capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+@pytest.fixture
+def good(tmp_path):
+    p = tmp_path / "good.mlir"
+    p.write_text(GOOD)
+    return p
+
+
+def results(stdout: str) -> dict:
+    """``result i: dtype[shape]`` headers → (dtype, shape text)."""
+    return {int(m[1]): (m[2], m[3]) for m in re.finditer(r"^result (\d+): (\w+)\[(.*)\]$",
+                                                        stdout, re.M)}
+
+
+def test_inputs_from_npy_files(good, tmp_path):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "n.npy", np.array(7, np.int32))
+    proc = run_cli(good, "--input", tmp_path / "x.npy", tmp_path / "n.npy")
+    assert proc.returncode == 0, proc.stderr
+    assert results(proc.stdout) == {0: ("float32", "2, 3"), 1: ("int32", "")}
+    body = proc.stdout.split("result 1:")
+    # numpy's own repr of the expected values appears verbatim
+    assert repr(x + x) in body[0]
+    assert repr(np.array(-7, np.int32)) in body[1]
+
+
+def test_random_inputs_are_seeded(good):
+    a = run_cli(good, "--random", "--seed", "3")
+    b = run_cli(good, "--random", "--seed", "3")
+    assert a.returncode == 0, a.stderr
+    assert a.stdout == b.stdout
+    assert results(a.stdout) == {0: ("float32", "2, 3"), 1: ("int32", "")}
+    # The printed results are what the program computes on the seeded inputs.
+    x, n = cli.random_inputs([((2, 3), np.float32), ((), np.int32)], seed=3)
+    assert repr(x + x) in a.stdout and repr(np.array(-n)) in a.stdout
+
+
+def test_bad_module_exits_1_with_readable_message(tmp_path):
+    p = tmp_path / "bad.mlir"
+    p.write_text(BAD)
+    proc = run_cli(p)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert "'mhlo.add' op requires compatible types for all operands and results" in proc.stderr
+    assert "3 | %0 = \"mhlo.add\"(%arg0, %arg1)" in proc.stderr
+    assert "Failed to parse using StableHLO" not in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_check_only(good, tmp_path):
+    proc = run_cli(good, "--check-only")
+    assert proc.returncode == 0, proc.stderr
+    assert "verified" in proc.stdout and "result" not in proc.stdout
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(BAD)
+    proc = run_cli(bad, "--check-only")
+    assert proc.returncode == 1 and "requires compatible types" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_inputs_and_wrong_inputs(good, tmp_path):
+    proc = run_cli(good)
+    assert proc.returncode == 1
+    assert "takes 2 arguments" in proc.stderr and "--random" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    np.save(tmp_path / "x.npy", np.zeros((2, 3), np.float64))
+    np.save(tmp_path / "n.npy", np.array(1, np.int32))
+    proc = run_cli(good, "--input", tmp_path / "x.npy", "--input", tmp_path / "n.npy")
+    assert proc.returncode == 1
+    assert "argument 0: expected dtype float32, got float64" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# -- in-process: the same main() ---------------------------------------------------------------
+
+def test_compile_only_and_missing_file(good, tmp_path, capsys):
+    assert cli.main([str(good), "--compile-only"]) == 0
+    out = capsys.readouterr().out
+    assert "compiled for cpu" in out and "float32[2, 3], int32[]" in out
+    assert cli.main([str(tmp_path / "nope.mlir")]) == 1
+    assert "No such file" in capsys.readouterr().err
+
+
+def test_compile_error_exits_1(tmp_path, capsys):
+    m = hlo.Module("cc")
+    f = m.add_function("main", [hlo.tensor((2,), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.return_(*b.custom_call("no_such_target_xyz", [f.arguments[0]], [f.arguments[0].type]))
+    p = tmp_path / "cc.mlir"
+    p.write_text(m.to_text())
+    assert cli.main([str(p), "--check-only"]) == 0
+    assert cli.main([str(p)]) == 1
+    assert "no_such_target_xyz" in capsys.readouterr().err
+
+
+def test_zero_argument_program_runs_without_inputs(tmp_path, capsys):
+    m = hlo.Module("iota")
+    f = m.add_function("main", [], visibility="public")
+    b = f.builder()
+    b.return_(b.iota((4,), hlo.i32))
+    p = tmp_path / "iota.mlir"
+    p.write_text(m.to_text())
+    assert cli.main([str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "result 0: int32[4]" in out and repr(np.arange(4, dtype=np.int32)) in out
+
+
+def test_input_and_random_together_is_an_error(good, tmp_path, capsys):
+    np.save(tmp_path / "x.npy", np.zeros((2, 3), np.float32))
+    assert cli.main([str(good), "--random", "--input", str(tmp_path / "x.npy")]) == 1
+    assert "not both" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2(good):
+    with pytest.raises(SystemExit) as info:
+        cli.main([str(good), "--platform", "tpu"])
+    assert info.value.code == 2
+    with pytest.raises(SystemExit):
+        cli.main([str(good), "--check-only", "--compile-only"])
+
+
+def test_random_inputs_cover_every_element_type():
+    params = [((2, 3), t.dtype) for t in hlo.ALL_ELEMENT_TYPES]
+    arrays = cli.random_inputs(params, seed=1)
+    for (shape, dtype), a in zip(params, arrays):
+        assert a.shape == shape and a.dtype == dtype
+        if dtype.kind == "V" and "e8m0" not in dtype.name:  # ml_dtypes floats and ints
+            assert np.all(np.isfinite(a.astype(np.float32))), dtype
+    assert cli.random_inputs([((4,), ml_dtypes.uint4)], 0)[0].astype(int).min() >= 0

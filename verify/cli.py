@@ -1,0 +1,121 @@
+"""``python -m verify FILE.mlir`` (or ``mhlo-run``): check, compile and run an MLIR file.
+
+Why a command line: a module printed by ``mhlo_ir`` (or written by hand, or cut down from a bug
+report) is often easier to try as a file than from Python. This goes through exactly the path the
+library uses (``verify.check`` → ``verify.compile`` → ``Executable``), so what it accepts and
+rejects is what programs see. Failures print the readable message (jaxlib's error, the line
+and the printed source line) and exit with status 1, without a Python traceback, because the
+traceback would only show this file.
+
+Inputs come from ``.npy`` files, one per parameter in order, or are made up (``--random``) from
+the program's parameter shapes and dtypes, reproducibly for a given ``--seed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import ml_dtypes
+import numpy as np
+
+from . import api
+from .errors import ArgumentError, VerificationError
+
+__all__ = ["main", "random_inputs"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m verify",
+        description="Verify, compile and run an MHLO/StableHLO .mlir file through jaxlib.")
+    p.add_argument("file", help="the .mlir file (text); '-' reads standard input")
+    p.add_argument("--platform", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--input", dest="inputs", action="extend", nargs="+", default=[],
+                   metavar="NAME.npy", help="one .npy file per parameter, in order")
+    p.add_argument("--random", action="store_true",
+                   help="run on random inputs shaped like the program's parameters")
+    p.add_argument("--seed", type=int, default=0, help="seed for --random (default 0)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--check-only", action="store_true", help="parse and verify only")
+    mode.add_argument("--compile-only", action="store_true", help="verify and compile only")
+    return p
+
+
+def random_inputs(parameters, seed: int = 0) -> list:
+    """One random array per ``(shape, dtype)``: small values every element type can hold."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape, dtype in parameters:
+        dtype = np.dtype(dtype)
+        if dtype == np.bool_:
+            a = rng.random(shape) < 0.5
+        elif dtype.kind == "c":
+            a = rng.uniform(-2, 2, shape) + 1j * rng.uniform(-2, 2, shape)
+        elif _is_integer(dtype):
+            info = ml_dtypes.iinfo(dtype)
+            a = rng.integers(max(int(info.min), -8), min(int(info.max), 8) + 1, shape)
+        elif "e8m0" in dtype.name:  # exponent-only: positive powers of two
+            a = 2.0 ** rng.integers(-3, 4, shape)
+        else:
+            a = rng.uniform(-2, 2, shape)
+        out.append(np.asarray(a).astype(dtype))
+    return out
+
+
+def _is_integer(dtype) -> bool:
+    try:
+        ml_dtypes.iinfo(dtype)  # numpy's and ml_dtypes' (int2, int4...) integers
+        return True
+    except ValueError:
+        return False
+
+
+def _describe(a: np.ndarray) -> str:
+    return f"{a.dtype}[{', '.join(map(str, a.shape))}]"
+
+
+def _run(args) -> int:
+    if args.file == "-":
+        text = sys.stdin.read()
+    else:
+        with open(args.file, encoding="utf-8") as f:
+            text = f.read()
+    if args.check_only:
+        api.check(text)
+        print(f"{args.file}: verified")
+        return 0
+    exe = api.compile(text, args.platform)
+    if args.compile_only:
+        sig = ", ".join(f"{np.dtype(d)}[{', '.join(map(str, s))}]" for s, d in exe.parameters)
+        print(f"{args.file}: compiled for {args.platform}; parameters ({sig})")
+        return 0
+    if args.inputs and args.random:
+        raise ArgumentError("give either --input files or --random, not both")
+    if args.inputs:
+        arrays = [np.load(name, allow_pickle=False) for name in args.inputs]
+    elif args.random or not exe.parameters:
+        arrays = random_inputs(exe.parameters, args.seed)
+    else:
+        raise ArgumentError(f"the program takes {len(exe.parameters)} arguments: pass one "
+                            "--input NAME.npy per parameter, or --random")
+    for i, out in enumerate(exe(*arrays)):
+        print(f"result {i}: {_describe(out)}")
+        print(repr(out))
+    return 0
+
+
+def main(argv=None) -> int:
+    """Entry point; returns the exit status (0 success, 1 failure, 2 bad command line)."""
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except (VerificationError, ArgumentError) as e:
+        print(f"error: {e}", file=sys.stderr)
+    except (OSError, ValueError) as e:  # unreadable file, bad .npy, no such platform
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
