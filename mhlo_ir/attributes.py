@@ -14,7 +14,14 @@ import numpy as np
 from . import dtypes
 from .dtypes import ElementType
 from .floatfmt import format_float
-from .text import is_bare_identifier, quote, symbol_name
+from .text import check_string, is_bare_identifier, quote, symbol_name
+
+
+def _symbol(name):
+    check_string(name, "symbol name")
+    if not name:
+        raise ValueError("symbol names must not be empty")
+    return name
 from .types import Type
 
 __all__ = [
@@ -87,7 +94,7 @@ class BoolAttr(Attribute):
 class StringAttr(Attribute):
     """A string, escaped on output so it can never break the text's structure."""
 
-    value: str = attrs.field(validator=attrs.validators.instance_of(str))
+    value: str = attrs.field(validator=lambda _, __, v: check_string(v, "string attribute"))
 
     def render(self, dialect=None) -> str:
         return quote(self.value)
@@ -126,6 +133,7 @@ def _dict_items(d) -> tuple:
     for k, v in items:
         if not isinstance(k, str) or not k:
             raise TypeError(f"attribute names must be non-empty strings, got {k!r}")
+        check_string(k, "attribute name")
         out[k] = to_attribute(v)
     return tuple(sorted(out.items()))
 
@@ -159,7 +167,7 @@ class DictionaryAttr(Attribute):
 class SymbolRefAttr(Attribute):
     """``@name``, or ``@"quoted name"`` when the name is not a bare identifier."""
 
-    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    name: str = attrs.field(validator=lambda _, __, v: _symbol(v))
 
     def render(self, dialect=None) -> str:
         return "@" + symbol_name(self.name)

@@ -13,7 +13,14 @@ from typing import Iterable, Sequence
 from .attributes import Attribute, DictionaryAttr, to_attribute
 from .errors import IRError
 from .location import UNKNOWN, Location
+from .text import check_attr_name, check_string
 from .types import FunctionType, Type
+
+
+def _check_symbol(name, what):
+    check_string(name, what)
+    if not name:
+        raise IRError(f"{what} must not be empty")
 
 __all__ = ["Value", "OpResult", "BlockArgument", "Operation", "SingleResultOp", "Block", "Region",
            "Function", "Module"]
@@ -119,6 +126,7 @@ class Operation:
         Builders share one attribute dict among ops built from the same arguments, so this
         copies before writing; treat ``attributes`` itself as read-only.
         """
+        check_attr_name(name)
         attrs = dict(self.attributes) if self.attributes else {}
         attrs[name] = to_attribute(value)
         self.attributes = attrs
@@ -171,6 +179,9 @@ class Block:
     def __init__(self, arg_types: Iterable[Type] = (), arg_locations=None):
         types = tuple(arg_types)
         locs = tuple(arg_locations) if arg_locations is not None else (UNKNOWN,) * len(types)
+        if len(locs) != len(types):
+            raise IRError(f"block has {len(types)} argument types but {len(locs)} argument "
+                          "locations")
         self.arguments = tuple(BlockArgument(t, self, i, l) for i, (t, l) in enumerate(zip(types, locs)))
         self.operations: list = []
         self.parent = None
@@ -224,6 +235,7 @@ class Function:
         if visibility not in (None, "public", "private", "nested"):
             raise IRError(f"function @{name}: visibility must be public, private or nested, "
                           f"not {visibility!r}")
+        _check_symbol(name, "function name")
         self.name = name
         self.arg_types = tuple(arg_types)
         for i, t in enumerate(self.arg_types):
@@ -232,8 +244,10 @@ class Function:
         self.result_types = None if result_types is None else tuple(result_types)
         self.visibility = visibility
         self.arg_attrs = _attr_dicts(arg_attrs, len(self.arg_types), name, "argument")
-        self.res_attrs = res_attrs
-        self.attributes = {k: to_attribute(v) for k, v in (attributes or {}).items()}
+        self.res_attrs = None if res_attrs is None else _attr_dicts(
+            res_attrs, len(res_attrs), name, "result")
+        self.attributes = {check_attr_name(k): to_attribute(v)
+                           for k, v in (attributes or {}).items()}
         self.body = Region([Block(self.arg_types, arg_locations)])
         self.location = location
         self.module = None
@@ -256,12 +270,14 @@ class Function:
         """Set an argument attribute such as ``mhlo.sharding`` or ``tf.aliasing_output``."""
         if not 0 <= index < len(self.arg_types):
             raise IndexError(f"function @{self.name} has no argument {index}")
+        check_attr_name(name, "argument attribute name", dialect=True)
         if self.arg_attrs is None:
             self.arg_attrs = [{} for _ in self.arg_types]
         self.arg_attrs[index][name] = to_attribute(value)
 
     def set_result_attr(self, index: int, name: str, value) -> None:
         """Set a result attribute (``jax.result_info``, ``mhlo.sharding``...)."""
+        check_attr_name(name, "result attribute name", dialect=True)
         n = len(self.result_types) if self.result_types is not None else index + 1
         if self.res_attrs is None:
             self.res_attrs = [{} for _ in range(n)]
@@ -281,7 +297,8 @@ class Function:
 def _attr_dicts(dicts, n, fname, what):
     if dicts is None:
         return None
-    dicts = [{k: to_attribute(v) for k, v in (d or {}).items()} for d in dicts]
+    dicts = [{check_attr_name(k, f"{what} attribute name", dialect=True): to_attribute(v)
+              for k, v in (d or {}).items()} for d in dicts]
     if len(dicts) != n:
         raise IRError(f"function @{fname}: {len(dicts)} {what} attribute dictionaries for "
                       f"{n} {what}s")
@@ -298,8 +315,11 @@ class Module:
     __slots__ = ("name", "attributes", "functions", "_symbols", "location")
 
     def __init__(self, name: str | None = None, attributes=None, location: Location = UNKNOWN):
+        if name is not None:
+            check_string(name, "module name")  # MLIR accepts an empty module name
         self.name = name
-        self.attributes = {k: to_attribute(v) for k, v in (attributes or {}).items()}
+        self.attributes = {check_attr_name(k): to_attribute(v)
+                           for k, v in (attributes or {}).items()}
         self.functions: list = []
         self._symbols: dict = {}
         self.location = location
@@ -310,8 +330,7 @@ class Module:
         return self.insert(Function(name, arg_types, result_types, **kwargs), exact=exact)
 
     def insert(self, fn: Function, *, exact: bool = False) -> Function:
-        if not isinstance(fn.name, str) or not fn.name:
-            raise IRError(f"function names must be non-empty strings, got {fn.name!r}")
+        _check_symbol(fn.name, "function name")
         if fn.name in self._symbols:
             if exact:
                 raise IRError(f"module already has a symbol named @{fn.name}")
@@ -328,7 +347,7 @@ class Module:
         return self._symbols.get(name)
 
     def set_attr(self, name: str, value) -> None:
-        self.attributes[name] = to_attribute(value)
+        self.attributes[check_attr_name(name)] = to_attribute(value)
 
     def to_text(self, **options) -> str:
         """The module as MLIR text; see ``mhlo_ir.printer.print_module`` for the options."""

@@ -8,7 +8,20 @@ from __future__ import annotations
 
 import attrs
 
-from .text import quote
+from .text import check_string, quote
+
+
+def _filename(v):
+    check_string(v, "location file name")
+    if not v:
+        # MLIR stores an empty file name as "-", the name of the text being parsed, so the
+        # location would read back as a position in the text.
+        raise ValueError("location file name must not be empty")
+
+
+def _u32(v, what):
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**32:
+        raise ValueError(f"location {what} must be an integer in [0, 2**32), got {v!r}")
 
 __all__ = ["Location", "UnknownLoc", "NameLoc", "FileLineColLoc", "CallSiteLoc", "FusedLoc",
            "UNKNOWN", "loc"]
@@ -36,9 +49,9 @@ class UnknownLoc(Location):
 class FileLineColLoc(Location):
     """``"model.py":3:7``."""
 
-    filename: str = attrs.field(validator=attrs.validators.instance_of(str))
-    line: int = 0
-    column: int = 0
+    filename: str = attrs.field(validator=lambda _, __, v: _filename(v))
+    line: int = attrs.field(default=0, validator=lambda _, __, v: _u32(v, "line"))
+    column: int = attrs.field(default=0, validator=lambda _, __, v: _u32(v, "column"))
 
     def render(self) -> str:
         return f"{quote(self.filename)}:{int(self.line)}:{int(self.column)}"
@@ -48,7 +61,7 @@ class FileLineColLoc(Location):
 class NameLoc(Location):
     """``"jit(f)/add"`` or ``"name"("file":1:2)``: a name with an optional child location."""
 
-    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    name: str = attrs.field(validator=lambda _, __, v: check_string(v, "location name"))
     child: Location | None = None
 
     def render(self) -> str:
@@ -79,7 +92,9 @@ class FusedLoc(Location):
     """``fused[a, b]`` or ``fused<"metadata">[a, b]``."""
 
     locations: tuple = attrs.field(converter=tuple)
-    metadata: str | None = None
+    metadata: str | None = attrs.field(
+        default=None,
+        validator=lambda _, __, v: v is None or check_string(v, "fused location metadata"))
 
     def render(self) -> str:
         inner = ", ".join(l.render() for l in self.locations)

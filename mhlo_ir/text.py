@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escape_string", "quote", "symbol_name", "is_bare_identifier"]
+__all__ = ["escape_string", "quote", "symbol_name", "is_bare_identifier", "check_string",
+           "check_attr_name"]
 
 _SAFE = re.compile(r'[ !#-\[\]-~]*')  # printable ASCII without '"' (0x22) and '\' (0x5C)
 _ESCAPES = {b: f"\\{b:02X}" for b in range(256)}
@@ -38,3 +39,29 @@ def is_bare_identifier(s: str) -> bool:
 def symbol_name(s: str) -> str:
     """``s`` as it follows ``@`` in a symbol reference: bare when it can be, quoted otherwise."""
     return s if _BARE.match(s) else quote(s)
+
+
+def check_string(s, what: str) -> str:
+    """``s`` if it is a str MLIR can hold (valid UTF-8: no lone surrogates), else a clear error
+    naming ``what`` now, rather than an encoding error at print time."""
+    if not isinstance(s, str):
+        raise TypeError(f"{what} must be a str, got {type(s).__name__} {s!r:.60}")
+    if not s.isascii():
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(f"{what} {s!r:.60} is not valid UTF-8 ({e.reason} at index "
+                             f"{e.start}); MLIR strings are UTF-8") from None
+    return s
+
+
+def check_attr_name(name, what: str = "attribute name", dialect: bool = False) -> str:
+    """An attribute name MLIR accepts: a non-empty UTF-8 string; with ``dialect``, one with a
+    dialect prefix (``mhlo.sharding``), as function argument and result attributes must be."""
+    check_string(name, what)
+    if not name:
+        raise ValueError(f"{what} must not be empty")
+    if dialect and "." not in name.lstrip("."):
+        raise ValueError(f"{what} {name!r}: function argument and result attributes need a "
+                         "dialect prefix (e.g. 'mhlo.sharding', 'jax.result_info')")
+    return name
