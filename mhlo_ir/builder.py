@@ -217,12 +217,18 @@ class Builder:
     # -- constants and data movement -----------------------------------------------------------
 
     def constant(self, value, dtype=None, *, location=None) -> Value:
-        """A constant tensor from a numpy array, a Python scalar or a DenseElementsAttr."""
+        """A constant tensor from a numpy array, a numpy or Python scalar, or a
+        DenseElementsAttr. Without ``dtype``, numpy values keep their dtype and Python
+        floats and ints become f32 and i32 (as in JAX without x64)."""
         if not isinstance(value, DenseElementsAttr):
             if dtype is None:
                 arr = np.asarray(value)
-                if arr.dtype == np.float64 and not isinstance(value, np.ndarray):
-                    arr = arr.astype(np.float32) if isinstance(value, float) else arr
+                if type(value) is float:
+                    arr = arr.astype(np.float32)
+                elif type(value) is int:
+                    if not -2**31 <= value < 2**31:
+                        fail("constant", f"Python int {value} does not fit in i32: pass dtype")
+                    arr = arr.astype(np.int32)
                 value = DenseElementsAttr.from_array(arr)
             else:
                 et = dtypes.from_numpy(dtype)

@@ -126,6 +126,8 @@ def from_numpy(dtype) -> ElementType:
     """The element type that holds values of numpy ``dtype`` (bool → i1, int32 → i32...)."""
     if isinstance(dtype, ElementType):
         return dtype
+    if dtype is None:  # numpy reads None as float64; here it is a mistake
+        raise TypeError("None is not a dtype or element type")
     if isinstance(dtype, str):
         # MLIR spellings first ("i8" is an 8-bit integer here, not numpy's int64); other
         # strings only as numpy's full dtype names ("float32", "bfloat16"), never its

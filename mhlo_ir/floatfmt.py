@@ -112,7 +112,8 @@ def format_float(value, et: ElementType) -> str:
     if f != f or f in (float("inf"), float("-inf")):
         return f"0x{_bits(x, et):X}"
     if f == 0.0:
-        return "-0.000000e+00" if _bits(x, et) >> (8 * et.dtype.itemsize - 1) else "0.000000e+00"
+        # The sign is the top bit of the type's own width (bit 3 of a 4-bit float's byte).
+        return "-0.000000e+00" if _bits(x, et) >> (et.bits - 1) & 1 else "0.000000e+00"
     want = _bits(x, et)
     s = _scientific6(*_decimal(f, 6))
     if _parses_to(s, et, want):
@@ -142,7 +143,9 @@ def format_scalar(value, et: ElementType) -> str:
     if kind == "sint" or kind == "uint":
         return str(int(value))
     if kind == "complex":
-        c = complex(value)
+        # Take the parts at the component width: a round trip through Python's complex
+        # (float64) would quiet a signalling NaN in a complex64.
+        c = np.asarray(value, dtype=et.dtype)
         comp = et.component
         return f"({format_float(c.real, comp)},{format_float(c.imag, comp)})"
     return format_float(value, et)

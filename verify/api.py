@@ -42,13 +42,20 @@ def _located_error(module_or_text, text: str, exc: Exception, cls) -> Verificati
 def check(module_or_text) -> str:
     """Parse and verify with jaxlib; return the text, or raise VerificationError.
 
-    Uses jaxlib's MHLO-to-StableHLO conversion, which runs MLIR's parser and verifier and,
-    unlike conversion to HLO, does not require a ``main`` function.
+    Converts to HLO, which runs MLIR's parser and verifier and then XLA's shape checks (which
+    catch, e.g., element types XLA does not support for an op). A module without ``main``
+    cannot become HLO; it is checked by the MHLO-to-StableHLO conversion instead, which runs
+    the parser and verifier only.
     """
     text = to_text(module_or_text)
     _, X = _jaxlib.xla()
     try:
-        X.mlir.mhlo_to_stablehlo(text)
+        try:
+            X.mlir.mlir_module_to_xla_computation(text)
+        except Exception as e:  # noqa: BLE001
+            if "requires module with `main`" not in str(e):
+                raise
+            X.mlir.mhlo_to_stablehlo(text)
     except Exception as e:  # noqa: BLE001
         raise _located_error(module_or_text, text, e, VerificationError) from None
     return text

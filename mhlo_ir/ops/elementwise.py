@@ -80,7 +80,7 @@ def binary_rule(kinds, result=_same):
 # name: (accepted kinds, result element type rule)
 UNARY = {
     "abs": (SINT | FLOAT | COMPLEX, _component),
-    "cbrt": (FLOAT | COMPLEX, _same),
+    "cbrt": (FLOAT, _same),  # the StableHLO spec allows complex; XLA does not
     "ceil": (FLOAT, _same),
     "cosine": (FLOAT | COMPLEX, _same),
     "count_leading_zeros": (INT, _same),
@@ -132,11 +132,22 @@ for _name, (_kinds, _result) in BINARY.items():
                     chapter="elementwise"))
 
 
+# The comparison types XLA accepts per element kind (it rejects others at compile time).
+_COMPARE_TYPES = {"sint": {"SIGNED"}, "uint": {"UNSIGNED"}, "bool": {"UNSIGNED"},
+                  "float": {"FLOAT", "TOTALORDER"}, "complex": {"FLOAT", "TOTALORDER"}}
+
+
 def _compare(op, types, attributes):
     lhs = tensor_operand(op, "lhs", types[0])
     rhs = tensor_operand(op, "rhs", types[1])
     if lhs != rhs:
         fail(op, f"operands lhs and rhs must have the same type, got {lhs} and {rhs}")
+    ct = attributes.get("compare_type") if attributes else None
+    if ct is not None and ct.value != "NOTYPE":
+        allowed = _COMPARE_TYPES[lhs.element_type.kind]
+        if ct.value not in allowed:
+            fail(op, f"compare_type {ct.value} does not fit {lhs.element_type} operands; "
+                     f"expected {' or '.join(sorted(allowed))}")
     return (tensor(lhs.shape, dtypes.i1),)
 
 
