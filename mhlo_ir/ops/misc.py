@@ -64,6 +64,10 @@ def _backend_config(v):
 
 
 def _custom_call_check(op, types, attributes, results, regions):
+    target = attributes["call_target_name"].value
+    if target.startswith("$"):
+        fail(op, f"call_target_name {target!r}: targets starting with '$' are reserved for "
+                 "XLA's internal use")
     api = attributes.get("api_version")
     cfg = attributes.get("backend_config")
     version = api.value if api is not None else 1

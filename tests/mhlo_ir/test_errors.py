@@ -539,3 +539,12 @@ def test_case_rule_accepts_i32_index(env):
     # The counterpart of case_index_i64: the rule is not rejecting every index.
     (r,) = env.b.case(env.b.constant(np.int32(0)), [lambda bb: env.x, lambda bb: env.x])
     assert r.type == env.x.type
+
+
+def test_reserved_custom_call_target_is_rejected():
+    """XLA reserves targets starting with '$' and rejects them when converting to HLO."""
+    m = hlo.Module()
+    f = m.add_function("main", [hlo.tensor((2,), hlo.f32)])
+    b = f.builder()
+    with pytest.raises(hlo.OpBuildError, match=r"'custom_call' call_target_name '\$a'.*reserved"):
+        b.custom_call("$a", [f.arguments[0]], [hlo.tensor((2,), hlo.f32)])
