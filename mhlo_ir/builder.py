@@ -20,7 +20,7 @@ from .attributes import Attribute, SymbolRefAttr, to_attribute
 from .dense import DenseElementsAttr, dense_i64
 from .errors import IRError, OpBuildError
 from .ir import (Block, BlockArgument, Function, Operation, OpResult, Region, SingleResultOp,
-                 Value)
+                 Value, make_operation)
 from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
@@ -151,8 +151,8 @@ class Builder:
         spec, operands, attrs, result_types, regions = _validate(
             name, operands, attributes, result_types, regions)
         block = self.block
-        op = Operation(spec, operands, result_types, attrs, regions,
-                       self.location if location is None else location, block)
+        op = make_operation(spec, operands, result_types, attrs, regions,
+                            self.location if location is None else location, block)
         block.operations.append(op)
         return op
 
@@ -475,30 +475,48 @@ def _elementwise_method(spec):
     Result types are memoised per operand-type tuple (tensor types are interned, so the key
     hashes by identity); only a type combination never seen before runs the spec's rule.
     """
-    name, infer, arity = spec.name, spec.infer, len(spec.operands)
+    name, infer = spec.name, spec.infer
     op_names = spec.operands
     memo: dict = {}
+    values = _VALUE_CLASSES
 
-    def method(self, *operands, location=None):
-        if len(operands) != arity:
-            fail(name, f"takes {arity} operands ({', '.join(op_names)}), got {len(operands)}")
-        for v in operands:
-            if v.__class__ not in _VALUE_CLASSES:
-                _values(name, "operand", operands)
-        key = tuple([v.type for v in operands])
-        result_types = memo.get(key)
-        if result_types is None:
-            result_types = infer(name, key, None)
-            if len(memo) < 4096:
-                memo[key] = result_types
-        block = self.block
-        op = SingleResultOp(spec, operands, result_types, None, (),
-                            self.location if location is None else location, block)
-        block.operations.append(op)
-        return op
+    if len(op_names) == 1:
+        def method(self, operand, *, location=None):
+            if operand.__class__ not in values:
+                _values(name, "operand", (operand,))
+            t = operand.type
+            result_types = memo.get(t)
+            if result_types is None:
+                result_types = memo[t] = infer(name, (t,), None)
+            block = self.block
+            op = SingleResultOp(spec, (operand,), result_types, None, (),
+                                self.location if location is None else location, block)
+            block.operations.append(op)
+            return op
+    else:
+        def method(self, lhs, rhs, *, location=None):
+            if lhs.__class__ not in values or rhs.__class__ not in values:
+                _values(name, "operand", (lhs, rhs))
+            key = (lhs.type, rhs.type)
+            result_types = memo.get(key)
+            if result_types is None:
+                result_types = infer(name, key, None)
+                if len(memo) < 4096:
+                    memo[key] = result_types
+            block = self.block
+            op = SingleResultOp(spec, (lhs, rhs), result_types, None, (),
+                                self.location if location is None else location, block)
+            block.operations.append(op)
+            return op
 
     method.__name__ = _method_name(name)
     method.__qualname__ = f"Builder.{method.__name__}"
+    # Python's own arity errors then read "Builder.add() missing 1 required positional
+    # argument: 'rhs'", naming the op and the operand.
+    code = method.__code__.replace(co_name=method.__name__)
+    if hasattr(code, "co_qualname"):
+        code = code.replace(co_qualname=method.__qualname__)
+    method.__code__ = code
     method.__doc__ = f"Elementwise ``{name}`` of {', '.join(op_names)}."
     return method
 

@@ -72,18 +72,13 @@ class Operation:
     dictionary, as MLIR does. Treat it as read-only (use ``set_attr``): builders share one
     dict among ops built from the same arguments.
 
-    NOTE: an operation with exactly one result is a ``SingleResultOp``, which *is* its result
-    value (as a torch.fx Node is). Most ops have one result, and not allocating a separate
+    NOTE: builders make an operation with exactly one result a ``SingleResultOp``, which *is*
+    its result value (as a torch.fx Node is); ``make_operation`` picks the class. Most ops have one result, and not allocating a separate
     result object halves the objects per op that Python's cyclic GC must scan, which is what
     keeps per-op cost flat up to 100,000 ops.
     """
 
     __slots__ = ("spec", "operands", "attributes", "regions", "location", "parent", "_results")
-
-    def __new__(cls, spec, operands, result_types, *args, **kwargs):
-        if cls is Operation and len(result_types) == 1:
-            cls = SingleResultOp
-        return object.__new__(cls)
 
     def __init__(self, spec, operands: tuple, result_types: Sequence[Type],
                  attributes: dict | None = None, regions: tuple = (),
@@ -133,6 +128,13 @@ class Operation:
 
     def __repr__(self):
         return f"<Operation {self.spec.name} at {id(self):#x}>"
+
+
+def make_operation(spec, operands, result_types, attributes=None, regions=(),
+                   location=UNKNOWN, parent=None) -> Operation:
+    """An Operation, as a SingleResultOp when it has exactly one result."""
+    cls = SingleResultOp if len(result_types) == 1 else Operation
+    return cls(spec, operands, result_types, attributes, regions, location, parent)
 
 
 class SingleResultOp(Operation, Value):
