@@ -156,22 +156,29 @@ class Builder:
         block.operations.append(op)
         return op
 
-    def _memo(self, key, name, operands, attributes, result_types=None, location=None) -> Value:
+    def _memo(self, key, name, operands, make, location=None) -> Value:
         """Build a region-free op whose validation only depends on ``key``.
 
         ``key`` holds the operand types and the raw Python arguments; an op built again with
         the same key reuses the validated attributes and result types, so repeated patterns
-        (every layer of a network) cost one dict lookup instead of a full check.
+        (every layer of a network) cost one dict lookup instead of a full check. ``make()``
+        gives (attributes, result types or None) on a miss.
         """
         for v in operands:
             if v.__class__ not in _VALUE_CLASSES:
                 _values(name, "operand", operands)
-        hit = _MEMO.get(key)
+        try:
+            hit = _MEMO.get(key)
+        except TypeError:  # an unhashable argument: validate without remembering
+            key, hit = None, None
         if hit is None:
+            attributes, result_types = make()
             spec, _, attrs, rts, _ = _validate(name, operands, attributes, result_types, ())
-            if len(_MEMO) > 16384:
-                _MEMO.clear()
-            hit = _MEMO[key] = (spec, attrs, rts)
+            hit = (spec, attrs, rts)
+            if key is not None:
+                if len(_MEMO) > 16384:
+                    _MEMO.clear()
+                _MEMO[key] = hit
         block = self.block
         rts = hit[2]
         if len(rts) == 1:
@@ -243,34 +250,36 @@ class Builder:
     def convert(self, x: Value, element_type, *, location=None) -> Value:
         """Convert to ``element_type`` (XLA semantics: to i1 means ``!= 0``)."""
         t = _tensor(x, "convert")
-        return self._memo(("convert", t, element_type), "convert", (x,), None,
-                          (_result("convert", t.shape, element_type),), location)
+        return self._memo(("convert", t, element_type), "convert", (x,), lambda: (
+            None, (_result("convert", t.shape, element_type),)), location)
 
     def broadcast_in_dim(self, x: Value, shape, broadcast_dimensions, *, location=None) -> Value:
         t = _tensor(x, "broadcast_in_dim")
         shape, dims = _shape_arg("broadcast_in_dim", shape, t), tuple(broadcast_dimensions)
         return self._memo(("broadcast_in_dim", t, shape, dims), "broadcast_in_dim", (x,),
-                          {"broadcast_dimensions": dense_i64(dims)},
-                          (_result("broadcast_in_dim", shape, t.element_type),), location)
+                          lambda: ({"broadcast_dimensions": dense_i64(dims)},
+                                   (_result("broadcast_in_dim", shape, t.element_type),)),
+                          location)
 
     def reshape(self, x: Value, shape, *, location=None) -> Value:
         t = _tensor(x, "reshape")
         shape = _shape_arg("reshape", shape, t)
-        return self._memo(("reshape", t, shape), "reshape", (x,), None,
-                          (_result("reshape", shape, t.element_type),), location)
+        return self._memo(("reshape", t, shape), "reshape", (x,), lambda: (
+            None, (_result("reshape", shape, t.element_type),)), location)
 
     def transpose(self, x: Value, permutation, *, location=None) -> Value:
         perm = tuple(permutation)
         return self._memo(("transpose", _tensor(x, "transpose"), perm), "transpose", (x,),
-                          {"permutation": dense_i64(perm)}, None, location)
+                          lambda: ({"permutation": dense_i64(perm)}, None), location)
 
     def slice(self, x: Value, start_indices, limit_indices, strides=None, *,
               location=None) -> Value:
         start, limit = tuple(start_indices), tuple(limit_indices)
         strides = (1,) * len(start) if strides is None else tuple(strides)
         return self._memo(("slice", _tensor(x, "slice"), start, limit, strides), "slice", (x,),
-                          {"start_indices": dense_i64(start), "limit_indices": dense_i64(limit),
-                           "strides": dense_i64(strides)}, None, location)
+                          lambda: ({"start_indices": dense_i64(start),
+                                    "limit_indices": dense_i64(limit),
+                                    "strides": dense_i64(strides)}, None), location)
 
     def concatenate(self, inputs: Sequence[Value], dimension: int, *, location=None) -> Value:
         return self._one("concatenate", (list(inputs),), {"dimension": dimension},
@@ -284,15 +293,16 @@ class Builder:
         SIGNED or UNSIGNED (left unset when None)."""
         key = ("compare", getattr(lhs, "type", None), getattr(rhs, "type", None), direction,
                compare_type)
-        if key in _MEMO:
-            return self._memo(key, "compare", (lhs, rhs), None, None, location)
-        try:
-            attrs = {"comparison_direction": comparison_direction(direction)}
-            if compare_type is not None:
-                attrs["compare_type"] = comparison_type(compare_type)
-        except ValueError as e:
-            fail("compare", f"attribute {e}")
-        return self._memo(key, "compare", (lhs, rhs), attrs, None, location)
+
+        def make():
+            try:
+                attrs = {"comparison_direction": comparison_direction(direction)}
+                if compare_type is not None:
+                    attrs["compare_type"] = comparison_type(compare_type)
+            except ValueError as e:
+                fail("compare", f"attribute {e}")
+            return attrs, None
+        return self._memo(key, "compare", (lhs, rhs), make, location)
 
     def select(self, pred: Value, on_true: Value, on_false: Value, *, location=None) -> Value:
         return self._one("select", (pred, on_true, on_false), location=location)
@@ -312,28 +322,27 @@ class Builder:
         """
         if isinstance(contracting_dimensions, DotDimensionNumbers):
             dn = contracting_dimensions
-            key = None
         else:
             (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
             dn = (tuple(lb), tuple(rb), tuple(lc), tuple(rc))
-            pc = None if precision_config is None else tuple(precision_config)
-            key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn,
-                   pc, result_element_type)
-            hit = _MEMO.get(key)
-            if hit is not None:
-                return self._memo(key, "dot_general", (lhs, rhs), None, None, location)
-            dn = DotDimensionNumbers(*dn)
-        attrs = {"dot_dimension_numbers": dn, "precision_config": precision_config}
-        result_types = None
-        if result_element_type is not None:
+        pc = None if precision_config is None else tuple(precision_config)
+        key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
+               result_element_type)
+
+        def make():
+            try:
+                dnums = dn if isinstance(dn, DotDimensionNumbers) else DotDimensionNumbers(*dn)
+            except (TypeError, ValueError) as e:
+                fail("dot_general", f"dimension numbers: {e}")
+            attrs = {"dot_dimension_numbers": dnums, "precision_config": precision_config}
+            if result_element_type is None:
+                return attrs, None
             spec = REGISTRY["dot_general"]
             conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
             inferred = spec.infer("dot_general", (_tensor(lhs, "dot_general"),
                                                   _tensor(rhs, "dot_general")), conv)[0]
-            result_types = (_result("dot_general", inferred.shape, result_element_type),)
-        if key is None:
-            return self._one("dot_general", (lhs, rhs), attrs, result_types, location=location)
-        return self._memo(key, "dot_general", (lhs, rhs), attrs, result_types, location)
+            return attrs, (_result("dot_general", inferred.shape, result_element_type),)
+        return self._memo(key, "dot_general", (lhs, rhs), make, location)
 
     # -- reduction and control flow ----------------------------------------------------------
 

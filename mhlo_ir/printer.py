@@ -59,7 +59,7 @@ class _Locations:
 
 class _Printer:
     __slots__ = ("dialect", "names", "headers", "out", "locs", "hex_threshold", "op_names",
-                 "attr_cache", "sigs", "attr_parts", "pretty")
+                 "attr_cache", "sigs", "attr_parts", "pretty", "fast")
 
     def __init__(self, dialect: Dialect, locations, hex_threshold: int, pretty: bool = False):
         self.pretty = pretty
@@ -72,6 +72,7 @@ class _Printer:
         self.op_names: dict = {}
         self.attr_cache: dict = {}
         self.sigs: dict = {}
+        self.fast: dict = {}
         self.attr_parts: dict = {}
 
     # -- SSA numbering, as MLIR's SSANameState does it -----------------------------------------
@@ -88,9 +89,11 @@ class _Printer:
                 for a in block.arguments:
                     names[a] = f"%arg{next_arg}"
                     next_arg += 1
-                for op in block.operations:
+                ops = block.operations
+                vn = _value_names(next_value + len(ops))
+                for op in ops:
                     if op.__class__ is SingleResultOp:
-                        names[op] = f"%{next_value}"
+                        names[op] = vn[next_value]
                         next_value += 1
                         if op.regions:
                             nested.extend(op.regions)
@@ -142,6 +145,18 @@ class _Printer:
 
     # -- structure --------------------------------------------------------------------------
 
+    def fast_parts(self, op):
+        """(' = "name"(', ') <{props}> {attrs} : signature') for one op, or False when a big
+        constant needs the piecewise path. Keyed by the attribute dict's identity, so the
+        cache also keeps that dict alive while printing (ids stay unique)."""
+        name = f'"{op.spec.full_name(self.dialect)}"'
+        props = extra = ""
+        if op.attributes:
+            props, extra = self.attribute_parts(op.spec, op.attributes)
+            if props is None:
+                return False
+        return (f" = {name}(", f"){props}{extra}" + self.signature(op.operands, (op,)), op.attributes)
+
     def signature(self, operands, results) -> str:
         """`` : (operand types) -> result types``, cached per distinct type combination."""
         key = (tuple([v.type for v in operands]), tuple([r.type for r in results]))
@@ -172,7 +187,40 @@ class _Printer:
         signature = self.signature
         attr_parts = self.attr_parts
         pretty = self.pretty
+        fast = self.fast
+        SRO = SingleResultOp
+        append = out.append
         for op in block.operations:
+            operands = op.operands
+            n = len(operands)
+            if op.__class__ is SRO and n <= 2 and not op.regions and not pretty:
+                # The common case: one cached (' = "mhlo.add"(', ') <{...}> : (...) -> ...')
+                # pair per op kind, attribute dict (builders share them) and signature. Keys
+                # of different shapes cannot collide (an id is an int, never a type).
+                attrs = op.attributes
+                if n == 2:
+                    a, b = operands
+                    key = (op.spec, a.type, b.type, op.type)
+                    args = f"{names[a]}, {names[b]}"
+                elif n:
+                    a = operands[0]
+                    key = (op.spec, a.type, op.type)
+                    args = names[a]
+                else:
+                    key = (op.spec, op.type)
+                    args = ""
+                if attrs:
+                    key = (*key, id(attrs))
+                parts = fast.get(key)
+                if parts is None:
+                    parts = fast[key] = self.fast_parts(op)
+                if parts is not False:
+                    if locs is None:
+                        append(f"{indent}{names[op]}{parts[0]}{args}{parts[1]}\n")
+                    else:
+                        append(f"{indent}{names[op]}{parts[0]}{args}{parts[1]}"
+                               f"{locs.suffix(op.location)}\n")
+                    continue
             spec = op.spec
             if pretty and spec.name in _PRETTY:
                 line = self.pretty_op(op, indent)
@@ -183,17 +231,6 @@ class _Printer:
             if name is None:
                 name = op_names[spec] = f'"{spec.full_name(dialect)}"'
             operands = op.operands
-            if op.__class__ is SingleResultOp and not op.attributes and not op.regions \
-                    and len(operands) == 2:
-                # The common case (elementwise ops), kept to a few dict lookups.
-                a, b = operands
-                key = (a.type, b.type, op.type)
-                sig = sigs.get(key)
-                if sig is None:
-                    sig = sigs[key] = signature(operands, (op,))
-                loc = "" if locs is None else locs.suffix(op.location)
-                out.append(f"{indent}{names[op]} = {name}({names[a]}, {names[b]}){sig}{loc}\n")
-                continue
             if op.__class__ is SingleResultOp:
                 r = op
                 results = (op,)
@@ -389,6 +426,18 @@ class _Printer:
         if self.locs is not None and self.locs.aliases:
             out.extend(line + "\n" for line in self.locs.trailer())
         return "".join(out)
+
+
+_VALUE_NAMES: list = []
+
+
+def _value_names(n: int) -> list:
+    """``["%0", "%1", ...]`` with at least ``n`` entries, shared by all printers: formatting an
+    int per value was a third of the numbering pass."""
+    names = _VALUE_NAMES
+    if len(names) < n:
+        names.extend(f"%{i}" for i in range(len(names), max(n, 2 * len(names), 1024)))
+    return names
 
 
 def _bare(k, _cache={}) -> bool:
