@@ -189,23 +189,21 @@ def main(argv=None) -> int:
     ours_print = lambda m: m.to_text(locations=False)  # noqa: E731
     rows = []
 
-    for n in chain_sizes:
-        r = max(1, repeats if n <= 10_000 else 2)
-        ob, op = best_of((lambda: ours_chain(n), ours_print), r)
-        mb, mp = best_of((lambda: mlir.chain(n), mlir.print), r)
-        rows.append(dict(workload=f"chain {n}", ops=n, ours_us=(ob + op) / n * 1e6,
-                         ours_build_us=ob / n * 1e6, ours_print_us=op / n * 1e6,
-                         mlir_us=(mb + mp) / n * 1e6, ratio=(mb + mp) / (ob + op),
-                         ours_bytes_per_op=heap_bytes(lambda: ours_chain(n)) / n))
+    def program_row(name, n_ops, ours, theirs, r):
+        ob, op = best_of((ours, ours_print), r)
+        mb, mp = best_of((theirs, mlir.print), r)
+        rows.append(dict(workload=name, ops=n_ops, ours_us=(ob + op) / n_ops * 1e6,
+                         ours_build_us=ob / n_ops * 1e6, ours_print_us=op / n_ops * 1e6,
+                         mlir_us=(mb + mp) / n_ops * 1e6, ratio=(mb + mp) / (ob + op),
+                         ours_bytes_per_op=heap_bytes(ours) / n_ops))
 
+    for n in chain_sizes:
+        program_row(f"chain {n}", n, lambda: ours_chain(n), lambda: mlir.chain(n),
+                    max(1, repeats if n <= 10_000 else 2))
     layers = 20 if args.quick else 100
-    n_ops = ours_mlp(layers).functions[0].entry_block.operations.__len__()
-    ob, op = best_of((lambda: ours_mlp(layers), ours_print), repeats)
-    mb, mp = best_of((lambda: mlir.mlp(layers), mlir.print), repeats)
-    rows.append(dict(workload=f"mlp {layers} layers", ops=n_ops, ours_us=(ob + op) / n_ops * 1e6,
-                     ours_build_us=ob / n_ops * 1e6, ours_print_us=op / n_ops * 1e6,
-                     mlir_us=(mb + mp) / n_ops * 1e6, ratio=(mb + mp) / (ob + op),
-                     ours_bytes_per_op=heap_bytes(lambda: ours_mlp(layers)) / n_ops))
+    n_ops = len(ours_mlp(layers).functions[0].entry_block.operations)
+    program_row(f"mlp {layers} layers", n_ops, lambda: ours_mlp(layers),
+                lambda: mlir.mlp(layers), repeats)
 
     mib = 4 if args.quick else 16
     arr = np.random.default_rng(0).standard_normal(mib * 2**20 // 4).astype(np.float32)

@@ -19,7 +19,7 @@ from .dialect import MHLO, Dialect
 from .location import Location, UnknownLoc
 from .ops.elementwise import BINARY, UNARY
 from .text import quote, symbol_name
-from .ir import SingleResultOp
+from .ir import _MANY, SingleResultOp
 from .types import FunctionType, TensorType
 
 __all__ = ["print_module", "print_function_type"]
@@ -190,25 +190,27 @@ class _Printer:
         fast = self.fast
         SRO = SingleResultOp
         append = out.append
+        many = _MANY
         for op in block.operations:
-            operands = op.operands
-            n = len(operands)
-            if op.__class__ is SRO and n <= 2 and not op.regions and not pretty:
+            if op.__class__ is SRO and not op.regions and not pretty and (
+                    op._b is not many or not op._a):
                 # The common case: one cached (' = "mhlo.add"(', ') <{...}> : (...) -> ...')
                 # pair per op kind, attribute dict (builders share them) and signature. Keys
-                # of different shapes cannot collide (an id is an int, never a type).
+                # of different shapes cannot collide (an id is an int, never a type). The
+                # operands are read from the op's slots (see SingleResultOp).
                 attrs = op.attributes
-                if n == 2:
-                    a, b = operands
-                    key = (op.spec, a.type, b.type, op.type)
-                    args = f"{names[a]}, {names[b]}"
-                elif n:
-                    a = operands[0]
+                b = op._b
+                if b is None:
+                    a = op._a
                     key = (op.spec, a.type, op.type)
                     args = names[a]
-                else:
+                elif b is many:
                     key = (op.spec, op.type)
                     args = ""
+                else:
+                    a = op._a
+                    key = (op.spec, a.type, b.type, op.type)
+                    args = f"{names[a]}, {names[b]}"
                 if attrs:
                     key = (*key, id(attrs))
                 parts = fast.get(key)
