@@ -25,7 +25,7 @@ from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
 from .ops.elementwise import BINARY, UNARY
-from .ops.spec import fail
+from .ops.spec import BUILDER_METHODS, fail
 from .types import TensorType, Type, tensor
 
 __all__ = ["Builder"]
@@ -532,3 +532,14 @@ def _elementwise_method(spec):
 
 for _name in (*UNARY, *BINARY):
     setattr(Builder, _method_name(_name), _elementwise_method(REGISTRY[_name]))
+
+
+def _attach_chapter_methods():
+    for name, fn in BUILDER_METHODS.items():
+        if hasattr(Builder, name):
+            raise ValueError(f"builder method {name!r} is already defined on Builder")
+        fn.__qualname__ = f"Builder.{name}"
+        setattr(Builder, name, fn)
+
+
+_attach_chapter_methods()

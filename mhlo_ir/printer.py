@@ -17,7 +17,7 @@ from .attributes import UnitAttr, render_named
 from .dense import HEX_THRESHOLD, DenseElementsAttr
 from .dialect import MHLO, Dialect
 from .location import Location, UnknownLoc
-from .ops.elementwise import BINARY, UNARY
+from .ops.elementwise import BINARY, NO_PRETTY, UNARY
 from .text import quote, symbol_name
 from .ir import _MANY, SingleResultOp
 from .types import FunctionType, TensorType
@@ -469,4 +469,4 @@ def print_module(module, *, dialect: Dialect = MHLO, locations=True,
 
 
 # Ops printed in custom form when pretty=True: same-typed elementwise ops, constants, returns.
-_PRETTY = frozenset({*UNARY, *BINARY, "constant", "return", "func.return"}) - {"complex"}
+_PRETTY = frozenset({*UNARY, *BINARY, "constant", "return", "func.return"}) - NO_PRETTY

@@ -1,6 +1,17 @@
-"""The op table: one OpSpec per op, declared by chapter. Importing this fills ``REGISTRY``."""
+"""The op table: one OpSpec per op, declared by chapter. Importing this fills ``REGISTRY``.
 
-from . import control_flow, data_movement, elementwise, linalg, misc  # noqa: F401  (fill table)
-from .spec import REGISTRY, AttrSpec, OpSpec, lookup
+Every module of this package other than ``spec`` is a chapter (elementwise, chlo, data
+movement, indexing, linalg, windows, control flow, collectives, misc, ...) and is imported
+here, in name order, so adding a chapter is adding a file.
+"""
 
-__all__ = ["REGISTRY", "OpSpec", "AttrSpec", "lookup"]
+import importlib as _importlib
+import pkgutil as _pkgutil
+
+from .spec import BUILDER_METHODS, REGISTRY, AttrSpec, OpSpec, builder_method, lookup
+
+for _m in sorted(m.name for m in _pkgutil.iter_modules(__path__)):
+    if _m != "spec":
+        _importlib.import_module(f"{__name__}.{_m}")
+
+__all__ = ["REGISTRY", "OpSpec", "AttrSpec", "lookup", "builder_method", "BUILDER_METHODS"]

@@ -125,6 +125,10 @@ BINARY = {
     "complex": (FLOAT, _to_complex),
 }
 
+# Same-typed elementwise ops that MLIR has no custom (pretty) form for: the printer's
+# pretty option prints these generic.
+NO_PRETTY: frozenset = frozenset({"complex"})
+
 for _name, (_kinds, _result) in UNARY.items():
     register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result), chapter="elementwise"))
 for _name, (_kinds, _result) in BINARY.items():
@@ -200,4 +204,4 @@ def _convert_check(op, types, attributes, results, regions):
 register(OpSpec("convert", ("operand",), check=_convert_check, chapter="elementwise",
                 doc="Convert elements to the result's element type (result type is explicit)."))
 
-__all__ = ["UNARY", "BINARY", "unary_rule", "binary_rule"]
+__all__ = ["UNARY", "BINARY", "NO_PRETTY", "unary_rule", "binary_rule"]
