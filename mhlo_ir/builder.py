@@ -11,6 +11,7 @@ front doors to it (elementwise methods are generated from the table's families).
 from __future__ import annotations
 
 from contextlib import contextmanager
+from types import MappingProxyType
 from typing import Callable, Sequence
 
 import numpy as np
@@ -119,7 +120,9 @@ def _validate(name, operands, attributes, result_types, regions):
             if inferred != result_types:
                 fail(spec.name, f"result types ({', '.join(map(str, result_types))}) differ "
                                 f"from the inferred ({', '.join(map(str, inferred))})")
-    return spec, operands, attrs or None, result_types, regions
+    # Read-only: builders share one attribute mapping among ops built from the same
+    # arguments (see Builder._memo); Operation.set_attr copies before writing.
+    return spec, operands, MappingProxyType(attrs) if attrs else None, result_types, regions
 
 
 class Builder:

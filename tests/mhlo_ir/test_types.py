@@ -63,6 +63,9 @@ def test_set_attr_copies_shared_dicts():
     x = f.arguments[0]
     y1 = b.transpose(x, [1, 0])
     y2 = b.transpose(x, [1, 0])
+    assert y1.attributes is y2.attributes  # shared by the builder's memo...
+    with pytest.raises(TypeError):
+        y1.attributes["permutation"] = hlo.dense_i64([0, 1])  # ...so read-only
     y1.set_attr("mhlo.sharding", "{replicated}")
     assert y2.attr("mhlo.sharding") is None
     assert y1.attr("mhlo.sharding") == hlo.StringAttr("{replicated}")

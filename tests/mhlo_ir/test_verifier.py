@@ -306,7 +306,7 @@ def test_op_attribute_edited_after_building():
     t = b.transpose(b.reshape(x, (1, 2)), [1, 0])
     b.return_(b.reshape(t, (2,)))
     m.verify()
-    t.owner.attributes["permutation"] = hlo.dense_i64([0, 0])
+    t.owner.set_attr("permutation", hlo.dense_i64([0, 0]))
     with pytest.raises(ModuleVerificationError,
                        match=E("in @main:", "'transpose'", "permutation [0, 0]",
                                "not a permutation of 0..1")):
@@ -331,7 +331,7 @@ def test_constant_value_edited_after_building():
     m, f, b = module()
     c = b.constant(np.ones(2, np.float32))
     b.return_(c)
-    c.owner.attributes["value"] = hlo.i32_attr(1)
+    c.owner.set_attr("value", hlo.i32_attr(1))
     with pytest.raises(ModuleVerificationError,
                        match=E("'constant'", "attribute value must be a dense elements")):
         m.verify()
