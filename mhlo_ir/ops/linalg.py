@@ -1,11 +1,20 @@
-"""dot_general: batched, contracted products of two tensors."""
+"""Linear algebra: dot_general, dot, einsum, convolution, triangular_solve, cholesky, fft,
+batch norm, topk, ragged_dot (and the trace marker)."""
 
 from __future__ import annotations
 
-from ..attributes import ArrayAttr
-from ..mhlo_attributes import DotDimensionNumbers, precision
-from ..types import tensor
-from .spec import AttrSpec, OpSpec, fail, register, tensor_operand
+import attrs
+import numpy as np
+
+from .. import dtypes
+from ..attributes import (FALSE, TRUE, ArrayAttr, Attribute, BoolAttr, FloatAttr, IntegerAttr,
+                          StringAttr)
+from ..dense import DenseElementsAttr, dense_i64
+from ..dtypes import f32, i32, i64
+from ..mhlo_attributes import (ConvDimensionNumbers, DotDimensionNumbers, fft_type, precision,
+                               transpose)
+from ..types import TensorType, tensor
+from .spec import REGISTRY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
 def _precision_config(v):
@@ -70,3 +79,667 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
                     True),
                  "precision_config": AttrSpec(_precision_config)},
                 infer=_dot_general, check=_dot_general_check, chapter="linalg"))
+
+
+# -- shared converters ---------------------------------------------------------------------------
+
+def _i64(v):
+    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i64)
+
+
+def _bool(v):
+    if isinstance(v, BoolAttr):
+        return v
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"expected a bool, got {v!r}")
+    return TRUE if v else FALSE
+
+
+def _f32(v):
+    return v if isinstance(v, FloatAttr) else FloatAttr(float(v), f32)
+
+
+def _dense_i64(v):
+    return v if isinstance(v, DenseElementsAttr) else dense_i64(v)
+
+
+def _padding(v):
+    """``[[lo, hi], ...]`` as ``dense<...> : tensor<Nx2xi64>``."""
+    if isinstance(v, DenseElementsAttr):
+        return v
+    arr = np.asarray(v, dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        arr = arr.reshape(-1, 2)
+    return DenseElementsAttr.from_array(arr)
+
+
+def _bools(v):
+    if isinstance(v, DenseElementsAttr):
+        return v
+    return DenseElementsAttr.from_array(np.asarray(v, dtype=np.bool_).reshape(-1))
+
+
+def _str(v):
+    return v if isinstance(v, StringAttr) else StringAttr(str(v))
+
+
+def _array(attr) -> np.ndarray:
+    return attr.to_array()
+
+
+def _float_or_complex(op, what, t):
+    if t.element_type.kind not in ("float", "complex"):
+        fail(op, f"operand {what} must have float or complex elements, got {t}")
+
+
+def _same_et(op, names, ts):
+    for n, t in zip(names[1:], ts[1:]):
+        if t.element_type is not ts[0].element_type:
+            fail(op, f"operand {n} has element type {t.element_type}, expected "
+                     f"{ts[0].element_type} (as operand {names[0]}): {t} vs {ts[0]}")
+
+
+def _check_result_shape(op, expected, results, index=0):
+    r = results[index]
+    if not isinstance(r, TensorType) or r.shape != expected.shape:
+        fail(op, f"result {index} must have shape {list(expected.shape)}, got {r}")
+
+
+# -- dot -------------------------------------------------------------------------------------
+
+def _dot(op, types, attributes):
+    lhs = tensor_operand(op, "lhs", types[0])
+    rhs = tensor_operand(op, "rhs", types[1])
+    if lhs.rank not in (1, 2) or rhs.rank not in (1, 2):
+        fail(op, f"operands must have rank 1 or 2, got {lhs} and {rhs}")
+    if lhs.shape[-1] != rhs.shape[0]:
+        fail(op, f"contracting dimensions differ in size: lhs dimension {lhs.rank - 1} has "
+                 f"size {lhs.shape[-1]} but rhs dimension 0 has size {rhs.shape[0]} "
+                 f"({lhs} vs {rhs})")
+    if lhs.element_type is not rhs.element_type:
+        fail(op, f"operands lhs and rhs must have the same element type, got {lhs} and {rhs}")
+    pc = attributes.get("precision_config") if attributes else None
+    if pc is not None and len(pc.elements) not in (0, 2):
+        fail(op, f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
+    return (tensor(lhs.shape[:-1] + rhs.shape[1:], lhs.element_type),)
+
+
+register(OpSpec("dot", ("lhs", "rhs"), {"precision_config": AttrSpec(_precision_config)},
+                infer=_dot, check=lambda op, t, a, r, g: _check_result_shape(
+                    op, _dot(op, t, a)[0], r),
+                chapter="linalg", doc="matrix/vector products of rank-1 and rank-2 tensors"))
+
+
+def _result_et(op, inferred, result_element_type):
+    if result_element_type is None:
+        return None
+    try:
+        return (tensor(inferred.shape, result_element_type),)
+    except (TypeError, ValueError) as e:
+        fail(op, f"result type: {e}")
+
+
+@builder_method
+def dot(b, lhs, rhs, *, precision_config=None, result_element_type=None, location=None):
+    """``mhlo.dot``: [m,k]x[k,n], [m,k]x[k], [k]x[k,n] or [k]x[k] products."""
+    attrs = {"precision_config": precision_config}
+    rt = None
+    if result_element_type is not None:
+        inferred = _dot("dot", (getattr(lhs, "type", None), getattr(rhs, "type", None)), {})[0]
+        rt = _result_et("dot", inferred, result_element_type)
+    return b.create("dot", (lhs, rhs), attrs, rt, location=location).results[0]
+
+
+# -- einsum ----------------------------------------------------------------------------------
+
+def _parse_einsum(op, config):
+    if config.count("->") != 1 or config.count(",") != 1:
+        fail(op, f"einsum_config {config!r} must look like 'ab,bc->ac'")
+    ins, out = config.split("->")
+    lhs, rhs = ins.split(",")
+    for part in (lhs, rhs, out):
+        if not all(c.isalpha() for c in part):
+            fail(op, f"einsum_config {config!r}: only letters are supported in subscripts "
+                     f"(got {part!r})")
+    return lhs, rhs, out
+
+
+def _einsum(op, types, attributes):
+    lhs = tensor_operand(op, "lhs", types[0])
+    rhs = tensor_operand(op, "rhs", types[1])
+    ls, rs, out = _parse_einsum(op, attributes["einsum_config"].value)
+    sizes = {}
+    for side, subs, t in (("lhs", ls, lhs), ("rhs", rs, rhs)):
+        if len(subs) != t.rank:
+            fail(op, f"einsum_config gives {len(subs)} subscripts ({subs!r}) for the {side} "
+                     f"operand of rank {t.rank} ({t})")
+        for c, n in zip(subs, t.shape):
+            if sizes.setdefault(c, n) != n:
+                fail(op, f"einsum subscript {c!r} has size {sizes[c]} and {n} ({lhs} vs {rhs})")
+    for c in out:
+        if c not in sizes:
+            fail(op, f"einsum output subscript {c!r} appears in no input ({ls!r}, {rs!r})")
+    if len(set(out)) != len(out):
+        fail(op, f"einsum output subscripts {out!r} repeat a letter")
+    if lhs.element_type is not rhs.element_type:
+        fail(op, f"operands lhs and rhs must have the same element type, got {lhs} and {rhs}")
+    return (tensor([sizes[c] for c in out], lhs.element_type),)
+
+
+register(OpSpec("einsum", ("lhs", "rhs"), {"einsum_config": AttrSpec(_str, True)},
+                infer=_einsum, chapter="linalg", doc="Einstein summation of two tensors"))
+
+
+@builder_method
+def einsum(b, lhs, rhs, einsum_config: str, *, location=None):
+    """``mhlo.einsum`` with ``einsum_config`` like ``"ab,bc->ac"``."""
+    return b.create("einsum", (lhs, rhs), {"einsum_config": einsum_config},
+                    location=location).results[0]
+
+
+# -- convolution -----------------------------------------------------------------------------
+
+def _conv_dnums(v):
+    if isinstance(v, ConvDimensionNumbers):
+        return v
+    if isinstance(v, dict):
+        return ConvDimensionNumbers(**v)
+    raise TypeError(f"expected ConvDimensionNumbers, got {v!r}")
+
+
+def _window_list(op, attributes, name, n, default):
+    a = attributes.get(name)
+    if a is None:
+        return (default,) * n
+    vals = tuple(int(x) for x in _array(a).reshape(-1))
+    if len(vals) != n:
+        fail(op, f"{name} has {len(vals)} entries, expected {n} (one per spatial dimension)")
+    return vals
+
+
+def _pads(op, attributes, n):
+    a = attributes.get("padding")
+    if a is None:
+        return ((0, 0),) * n
+    arr = _array(a)
+    if arr.shape != (n, 2):
+        fail(op, f"padding must have shape [{n}, 2] (one [low, high] pair per spatial "
+                 f"dimension), got {list(arr.shape)}")
+    return tuple((int(lo), int(hi)) for lo, hi in arr)
+
+
+def window_output_size(size, window, stride, lo, hi, base_dilation=1, window_dilation=1):
+    """The number of windows along one dimension (StableHLO's shape rule for convolution and
+    reduce_window)."""
+    dilated = 0 if size == 0 else (size - 1) * base_dilation + 1
+    padded = dilated + lo + hi
+    dw = 0 if window == 0 else (window - 1) * window_dilation + 1
+    if padded < dw or padded <= 0:
+        return 0
+    return (padded - dw) // stride + 1
+
+
+def _convolution(op, types, attributes):
+    lhs = tensor_operand(op, "lhs", types[0])
+    rhs = tensor_operand(op, "rhs", types[1])
+    dn = attributes["dimension_numbers"]
+    if not isinstance(dn, ConvDimensionNumbers):
+        fail(op, f"attribute dimension_numbers must be ConvDimensionNumbers, got {dn!r}")
+    n = len(dn.input_spatial_dimensions)
+    if lhs.rank != n + 2:
+        fail(op, f"lhs must have rank {n + 2} (batch, feature and {n} spatial dimensions per "
+                 f"dimension_numbers), got {lhs}")
+    if rhs.rank != n + 2 or len(dn.kernel_spatial_dimensions) != n or \
+            len(dn.output_spatial_dimensions) != n:
+        fail(op, f"rhs must have rank {n + 2} and the dimension numbers {n} spatial dimensions "
+                 f"everywhere, got {rhs}")
+    if lhs.element_type is not rhs.element_type:
+        fail(op, f"operands lhs and rhs must have the same element type, got {lhs} and {rhs}")
+    fgc = attributes["feature_group_count"].value
+    bgc = attributes["batch_group_count"].value
+    if fgc <= 0 or bgc <= 0:
+        fail(op, f"feature_group_count ({fgc}) and batch_group_count ({bgc}) must be positive")
+    if fgc != 1 and bgc != 1:
+        fail(op, f"feature_group_count ({fgc}) and batch_group_count ({bgc}) cannot both "
+                 "exceed 1")
+    batch = lhs.shape[dn.input_batch_dimension]
+    in_f = lhs.shape[dn.input_feature_dimension]
+    k_in = rhs.shape[dn.kernel_input_feature_dimension]
+    k_out = rhs.shape[dn.kernel_output_feature_dimension]
+    if in_f % fgc:
+        fail(op, f"input feature dimension size {in_f} is not divisible by feature_group_count "
+                 f"{fgc}")
+    if in_f // fgc != k_in:
+        fail(op, f"kernel input feature dimension has size {k_in}, expected {in_f // fgc} "
+                 f"(input features {in_f} / feature_group_count {fgc}): {lhs} vs {rhs}")
+    if k_out % fgc:
+        fail(op, f"kernel output feature dimension size {k_out} is not divisible by "
+                 f"feature_group_count {fgc}")
+    if batch % bgc:
+        fail(op, f"input batch dimension size {batch} is not divisible by batch_group_count "
+                 f"{bgc}")
+    if k_out % bgc:
+        fail(op, f"kernel output feature dimension size {k_out} is not divisible by "
+                 f"batch_group_count {bgc}")
+    strides = _window_list(op, attributes, "window_strides", n, 1)
+    lhs_dil = _window_list(op, attributes, "lhs_dilation", n, 1)
+    rhs_dil = _window_list(op, attributes, "rhs_dilation", n, 1)
+    _window_list(op, attributes, "window_reversal", n, False)
+    for name, vals in (("window_strides", strides), ("lhs_dilation", lhs_dil),
+                       ("rhs_dilation", rhs_dil)):
+        for i, s in enumerate(vals):
+            if s <= 0:
+                fail(op, f"{name}[{i}] = {s} must be positive")
+    pads = _pads(op, attributes, n)
+    pc = attributes.get("precision_config")
+    if pc is not None and len(pc.elements) not in (0, 2):
+        fail(op, f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
+    shape = [0] * (n + 2)
+    shape[dn.output_batch_dimension] = batch // bgc
+    shape[dn.output_feature_dimension] = k_out
+    for i in range(n):
+        size = lhs.shape[dn.input_spatial_dimensions[i]]
+        window = rhs.shape[dn.kernel_spatial_dimensions[i]]
+        shape[dn.output_spatial_dimensions[i]] = window_output_size(
+            size, window, strides[i], pads[i][0], pads[i][1], lhs_dil[i], rhs_dil[i])
+    return (tensor(shape, lhs.element_type),)
+
+
+def _convolution_check(op, types, attributes, results, regions):
+    _check_result_shape(op, _convolution(op, types[:2], attributes)[0], results)
+
+
+_CONV_ATTRS = {
+    "window_strides": AttrSpec(_dense_i64),
+    "padding": AttrSpec(_padding),
+    "lhs_dilation": AttrSpec(_dense_i64),
+    "rhs_dilation": AttrSpec(_dense_i64),
+    "window_reversal": AttrSpec(_bools),
+    "dimension_numbers": AttrSpec(_conv_dnums, True),
+    "feature_group_count": AttrSpec(_i64, True),
+    "batch_group_count": AttrSpec(_i64, True),
+    "precision_config": AttrSpec(_precision_config),
+}
+
+register(OpSpec("convolution", ("lhs", "rhs"), dict(_CONV_ATTRS), infer=_convolution,
+                check=_convolution_check, chapter="linalg",
+                doc="windowed products with strides, padding, dilations and groups"))
+
+
+def _dynamic_conv_check(op, types, attributes, results, regions):
+    pad = tensor_operand(op, "d_padding", types[2])
+    if pad.element_type.kind not in ("sint", "uint"):
+        fail(op, f"operand d_padding must have integer elements, got {pad}")
+    _convolution(op, types[:2], attributes)  # all but the padding-dependent spatial sizes
+    r = results[0]
+    if not isinstance(r, TensorType) or r.rank != types[0].rank:
+        fail(op, f"result must be a tensor of rank {types[0].rank} (as lhs {types[0]}), got {r}")
+
+
+register(OpSpec("dynamic_conv", ("lhs", "rhs", "d_padding"), dict(_CONV_ATTRS),
+                check=_dynamic_conv_check, chapter="linalg",
+                doc="convolution whose padding is an operand",
+                not_run="XLA cannot lower it: converting to HLO fails with \"'stablehlo."
+                        "dynamic_conv' op can't be translated to XLA HLO\" even with static "
+                        "shapes (it is only produced and consumed inside MLIR pipelines)"))
+
+
+def _conv_builder_attrs(dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation,
+                        window_reversal, feature_group_count, batch_group_count,
+                        precision_config):
+    return {"dimension_numbers": dimension_numbers, "window_strides": window_strides,
+            "padding": padding, "lhs_dilation": lhs_dilation, "rhs_dilation": rhs_dilation,
+            "window_reversal": window_reversal, "feature_group_count": feature_group_count,
+            "batch_group_count": batch_group_count, "precision_config": precision_config}
+
+
+@builder_method
+def convolution(b, lhs, rhs, dimension_numbers, *, window_strides=None, padding=None,
+                lhs_dilation=None, rhs_dilation=None, window_reversal=None,
+                feature_group_count=1, batch_group_count=1, precision_config=None,
+                result_element_type=None, location=None):
+    """``mhlo.convolution``; ``dimension_numbers`` is a ConvDimensionNumbers, ``padding`` a
+    list of ``(low, high)`` pairs per spatial dimension."""
+    attrs = _conv_builder_attrs(dimension_numbers, window_strides, padding, lhs_dilation,
+                                rhs_dilation, window_reversal, feature_group_count,
+                                batch_group_count, precision_config)
+    rt = None
+    if result_element_type is not None:
+        spec = REGISTRY["convolution"]
+        conv = {}
+        for k, v in attrs.items():
+            if v is not None:
+                try:
+                    conv[k] = spec.attributes[k].convert(v)
+                except (TypeError, ValueError) as e:
+                    fail("convolution", f"attribute {k}: {e}")
+        inferred = _convolution("convolution", (getattr(lhs, "type", None),
+                                                getattr(rhs, "type", None)), conv)[0]
+        rt = _result_et("convolution", inferred, result_element_type)
+    return b.create("convolution", (lhs, rhs), attrs, rt, location=location).results[0]
+
+
+@builder_method
+def dynamic_conv(b, lhs, rhs, d_padding, dimension_numbers, result_type, *, window_strides=None,
+                 padding=None, lhs_dilation=None, rhs_dilation=None, window_reversal=None,
+                 feature_group_count=1, batch_group_count=1, precision_config=None,
+                 location=None):
+    """``mhlo.dynamic_conv``: a convolution with the padding given as an ``Nx2`` operand; its
+    result type depends on that operand's value, so the caller states it."""
+    attrs = _conv_builder_attrs(dimension_numbers, window_strides, padding, lhs_dilation,
+                                rhs_dilation, window_reversal, feature_group_count,
+                                batch_group_count, precision_config)
+    return b.create("dynamic_conv", (lhs, rhs, d_padding), attrs, (result_type,),
+                    location=location).results[0]
+
+
+# -- triangular_solve, cholesky ----------------------------------------------------------------
+
+def _triangular_solve(op, types, attributes):
+    a = tensor_operand(op, "a", types[0])
+    b = tensor_operand(op, "b", types[1])
+    _float_or_complex(op, "a", a)
+    _same_et(op, ("a", "b"), (a, b))
+    if a.rank < 2 or a.shape[-1] != a.shape[-2]:
+        fail(op, f"operand a must be a batch of square matrices [..., m, m], got {a}")
+    if b.rank != a.rank or b.shape[:-2] != a.shape[:-2]:
+        fail(op, f"operand b must have the batch dimensions of a {list(a.shape[:-2])}, got {b}")
+    left = attributes["left_side"].value
+    m = a.shape[-1]
+    k = b.shape[-2] if left else b.shape[-1]
+    if k != m:
+        fail(op, f"with left_side = {str(left).lower()}, dimension {b.rank - (2 if left else 1)} "
+                 f"of b must have size {m} (the size of a), got {b}")
+    return (b,)
+
+
+register(OpSpec("triangular_solve", ("a", "b"),
+                {"left_side": AttrSpec(_bool, True), "lower": AttrSpec(_bool, True),
+                 "unit_diagonal": AttrSpec(_bool, True),
+                 "transpose_a": AttrSpec(transpose, True)},
+                infer=_triangular_solve, chapter="linalg",
+                doc="solves op(a) x = b (left_side) or x op(a) = b for triangular a"))
+
+
+@builder_method
+def triangular_solve(b, a, rhs, *, left_side=True, lower=True, unit_diagonal=False,
+                     transpose_a="NO_TRANSPOSE", location=None):
+    return b.create("triangular_solve", (a, rhs),
+                    {"left_side": left_side, "lower": lower, "unit_diagonal": unit_diagonal,
+                     "transpose_a": transpose_a}, location=location).results[0]
+
+
+def _cholesky(op, types, attributes):
+    a = tensor_operand(op, "a", types[0])
+    _float_or_complex(op, "a", a)
+    if a.rank < 2 or a.shape[-1] != a.shape[-2]:
+        fail(op, f"operand a must be a batch of square matrices [..., n, n], got {a}")
+    return (a,)
+
+
+register(OpSpec("cholesky", ("a",), {"lower": AttrSpec(_bool)}, infer=_cholesky,
+                chapter="linalg", doc="Cholesky factor of Hermitian positive definite matrices"))
+
+
+@builder_method
+def cholesky(b, a, *, lower=None, location=None):
+    return b.create("cholesky", (a,), {"lower": lower}, location=location).results[0]
+
+
+# -- fft -------------------------------------------------------------------------------------
+
+def _fft(op, types, attributes):
+    x = tensor_operand(op, "operand", types[0])
+    kind = attributes["fft_type"].value
+    lengths = tuple(int(v) for v in _array(attributes["fft_length"]).reshape(-1))
+    if not 1 <= len(lengths) <= 3:
+        fail(op, f"fft_length must have 1 to 3 entries, got {list(lengths)}")
+    if x.rank < len(lengths):
+        fail(op, f"operand {x} has fewer dimensions than fft_length {list(lengths)}")
+    et = x.element_type
+    tail = x.shape[x.rank - len(lengths):]
+    shape = list(x.shape)
+    if kind in ("FFT", "IFFT"):
+        if et.kind != "complex":
+            fail(op, f"{kind} needs a complex operand, got {x}")
+        out = et
+        expect = lengths
+    elif kind == "RFFT":
+        if et not in (dtypes.f32, dtypes.f64):
+            fail(op, f"RFFT needs an f32 or f64 operand, got {x}")
+        out = dtypes.complex64 if et is dtypes.f32 else dtypes.complex128
+        expect = lengths
+        shape[-1] = lengths[-1] // 2 + 1
+    else:
+        if et.kind != "complex":
+            fail(op, f"IRFFT needs a complex operand, got {x}")
+        out = et.component
+        expect = lengths[:-1] + (lengths[-1] // 2 + 1,)
+        shape[-1] = lengths[-1]
+    if tail != expect:
+        fail(op, f"the trailing dimensions of operand {x} must be {list(expect)} for {kind} "
+                 f"with fft_length {list(lengths)}, got {list(tail)}")
+    return (tensor(shape, out),)
+
+
+register(OpSpec("fft", ("operand",), {"fft_type": AttrSpec(fft_type, True),
+                                      "fft_length": AttrSpec(_dense_i64, True)},
+                infer=_fft, chapter="linalg", doc="FFT, IFFT, RFFT and IRFFT over the last "
+                                                  "1-3 dimensions"))
+
+
+@builder_method
+def fft(b, x, fft_type, fft_length, *, location=None):
+    """``fft_type`` is FFT, IFFT, RFFT or IRFFT; ``fft_length`` the transform's lengths."""
+    return b.create("fft", (x,), {"fft_type": fft_type, "fft_length": tuple(fft_length)},
+                    location=location).results[0]
+
+
+# -- batch norm ------------------------------------------------------------------------------
+
+def _bn_common(op, names, types, attributes):
+    ts = [tensor_operand(op, n, t) for n, t in zip(names, types)]
+    x = ts[0]
+    if x.element_type.kind != "float":
+        fail(op, f"operand {names[0]} must have float elements, got {x}")
+    _same_et(op, names, ts)
+    fi = attributes["feature_index"].value
+    if not 0 <= fi < x.rank:
+        fail(op, f"feature_index {fi} is out of range for operand {x} of rank {x.rank}")
+    feat = tensor((x.shape[fi],), x.element_type)
+    for n, t in zip(names[1:], ts[1:]):
+        if t.shape != x.shape and t.rank == x.rank and n.startswith("grad"):
+            fail(op, f"operand {n} must have the shape of {names[0]} {x}, got {t}")
+        if not n.startswith("grad") and t.shape != feat.shape:
+            fail(op, f"operand {n} must be {feat} (the size of dimension {fi} of "
+                     f"{names[0]}), got {t}")
+    return x, feat
+
+
+def _bn_training(op, types, attributes):
+    x, feat = _bn_common(op, ("operand", "scale", "offset"), types, attributes)
+    return (x, feat, feat)
+
+
+def _bn_inference(op, types, attributes):
+    x, _ = _bn_common(op, ("operand", "scale", "offset", "mean", "variance"), types, attributes)
+    return (x,)
+
+
+def _bn_grad(op, types, attributes):
+    x, feat = _bn_common(op, ("operand", "scale", "mean", "variance", "grad_output"), types,
+                         attributes)
+    if types[4].shape != x.shape:
+        fail(op, f"operand grad_output must have the shape of operand {x}, got {types[4]}")
+    return (x, feat, feat)
+
+
+_BN_ATTRS = {"epsilon": AttrSpec(_f32, True), "feature_index": AttrSpec(_i64, True)}
+register(OpSpec("batch_norm_training", ("operand", "scale", "offset"), dict(_BN_ATTRS),
+                infer=_bn_training, chapter="normalization",
+                doc="normalizes over all but feature_index; returns output, mean, variance"))
+register(OpSpec("batch_norm_inference", ("operand", "scale", "offset", "mean", "variance"),
+                dict(_BN_ATTRS), infer=_bn_inference, chapter="normalization"))
+register(OpSpec("batch_norm_grad", ("operand", "scale", "mean", "variance", "grad_output"),
+                dict(_BN_ATTRS), infer=_bn_grad, chapter="normalization"))
+
+
+@builder_method
+def batch_norm_training(b, x, scale, offset, *, epsilon, feature_index, location=None):
+    """Returns (normalized, batch mean, batch variance)."""
+    return b.create("batch_norm_training", (x, scale, offset),
+                    {"epsilon": epsilon, "feature_index": feature_index},
+                    location=location).results
+
+
+@builder_method
+def batch_norm_inference(b, x, scale, offset, mean, variance, *, epsilon, feature_index,
+                         location=None):
+    return b.create("batch_norm_inference", (x, scale, offset, mean, variance),
+                    {"epsilon": epsilon, "feature_index": feature_index},
+                    location=location).results[0]
+
+
+@builder_method
+def batch_norm_grad(b, x, scale, mean, variance, grad_output, *, epsilon, feature_index,
+                    location=None):
+    """Returns (grad_operand, grad_scale, grad_offset)."""
+    return b.create("batch_norm_grad", (x, scale, mean, variance, grad_output),
+                    {"epsilon": epsilon, "feature_index": feature_index},
+                    location=location).results
+
+
+# -- topk ------------------------------------------------------------------------------------
+
+def _topk(op, types, attributes):
+    x = tensor_operand(op, "operand", types[0])
+    if x.rank < 1:
+        fail(op, f"operand must have rank at least 1, got {x}")
+    k = attributes["k"].value
+    if not 0 <= k <= x.shape[-1]:
+        fail(op, f"k = {k} must be between 0 and the last dimension's size {x.shape[-1]} "
+                 f"({x})")
+    shape = x.shape[:-1] + (k,)
+    return (tensor(shape, x.element_type), tensor(shape, i32))
+
+
+register(OpSpec("topk", ("operand",), {"k": AttrSpec(_i64, True), "largest": AttrSpec(_bool)},
+                infer=_topk, chapter="sorting",
+                doc="the k largest (or smallest) entries along the last dimension, and their "
+                    "i32 indices"))
+
+
+@builder_method
+def topk(b, x, k, *, largest=None, location=None):
+    """Returns (values, indices) of the ``k`` largest (``largest=False``: smallest) entries."""
+    return b.create("topk", (x,), {"k": k, "largest": largest}, location=location).results
+
+
+# -- ragged_dot ------------------------------------------------------------------------------
+
+@attrs.frozen
+class RaggedDotDimensionNumbers(Attribute):
+    """``#mhlo.ragged_dot<dot_dimension_numbers = #mhlo.dot<...>, lhs_ragged_dimensions = [..],
+    rhs_group_dimensions = [..]>``."""
+
+    dot_dimension_numbers: DotDimensionNumbers
+    lhs_ragged_dimensions: tuple = attrs.field(converter=lambda xs: tuple(int(x) for x in xs))
+    rhs_group_dimensions: tuple = attrs.field(default=(),
+                                              converter=lambda xs: tuple(int(x) for x in xs))
+
+    def render(self, dialect) -> str:
+        parts = [f"dot_dimension_numbers = {self.dot_dimension_numbers.render(dialect)}"]
+        for name in ("lhs_ragged_dimensions", "rhs_group_dimensions"):
+            v = getattr(self, name)
+            if v:
+                parts.append(f"{name} = [{', '.join(map(str, v))}]")
+        return dialect.struct("ragged_dot", ", ".join(parts))
+
+
+def _ragged_dnums(v):
+    if isinstance(v, RaggedDotDimensionNumbers):
+        return v
+    raise TypeError(f"expected RaggedDotDimensionNumbers, got {v!r}")
+
+
+def _ragged_dot(op, types, attributes):
+    lhs = tensor_operand(op, "lhs", types[0])
+    rhs = tensor_operand(op, "rhs", types[1])
+    gs = tensor_operand(op, "group_sizes", types[2])
+    rd = attributes["ragged_dot_dimension_numbers"]
+    dn = rd.dot_dimension_numbers
+    if gs.element_type.kind not in ("sint", "uint") or gs.rank < 1:
+        fail(op, f"operand group_sizes must be an integer tensor of rank >= 1, got {gs}")
+    if len(rd.lhs_ragged_dimensions) != 1:
+        fail(op, f"needs exactly one lhs ragged dimension, got {list(rd.lhs_ragged_dimensions)}")
+    (ragged,) = rd.lhs_ragged_dimensions
+    if not 0 <= ragged < lhs.rank:
+        fail(op, f"lhs ragged dimension {ragged} is out of range for lhs {lhs}")
+    group = rd.rhs_group_dimensions
+    g = gs.shape[-1]
+    non_contracting = ragged not in dn.lhs_contracting_dimensions + dn.lhs_batching_dimensions
+    if non_contracting:
+        if len(group) != 1:
+            fail(op, "needs exactly one rhs group dimension when the lhs ragged dimension is "
+                     f"non-contracting, got {list(group)}")
+        if not 0 <= group[0] < rhs.rank or rhs.shape[group[0]] != g:
+            fail(op, f"rhs group dimension {group[0]} must exist and have size {g} (the number "
+                     f"of groups in {gs}), got {rhs}")
+    elif group:
+        fail(op, f"takes no rhs group dimension when the lhs ragged dimension is batch or "
+                 f"contracting, got {list(group)}")
+    # The product is a dot_general of lhs and rhs without its group dimension.
+    rshape = [n for d, n in enumerate(rhs.shape) if d not in group]
+    remap = [d - sum(1 for x in group if x < d) for d in range(rhs.rank)]
+    inner = DotDimensionNumbers(dn.lhs_batching_dimensions,
+                                [remap[d] for d in dn.rhs_batching_dimensions],
+                                dn.lhs_contracting_dimensions,
+                                [remap[d] for d in dn.rhs_contracting_dimensions])
+    for d in dn.rhs_batching_dimensions + dn.rhs_contracting_dimensions:
+        if d in group:
+            fail(op, f"rhs dimension {d} is both a group and a batch/contracting dimension")
+    (res,) = _dot_general(op, (lhs, tensor(rshape, rhs.element_type)),
+                          {"dot_dimension_numbers": inner,
+                           "precision_config": attributes.get("precision_config")})
+    if ragged in dn.lhs_contracting_dimensions:
+        return (tensor((g,) + res.shape, res.element_type),)
+    return (res,)
+
+
+def _ragged_dot_check(op, types, attributes, results, regions):
+    _check_result_shape(op, _ragged_dot(op, types, attributes)[0], results)
+
+
+register(OpSpec("ragged_dot", ("lhs", "rhs", "group_sizes"),
+                {"ragged_dot_dimension_numbers": AttrSpec(_ragged_dnums, True),
+                 "precision_config": AttrSpec(_precision_config)},
+                infer=_ragged_dot, check=_ragged_dot_check, chapter="linalg",
+                doc="dot_general whose lhs ragged dimension is split into groups",
+                not_run="XLA:CPU cannot compile it: \"HLO opcode `ragged-dot` is not supported "
+                        "by XLA:CPU ThunkEmitter\" (jaxlib 0.10)"))
+
+
+@builder_method
+def ragged_dot(b, lhs, rhs, group_sizes, ragged_dot_dimension_numbers, *, precision_config=None,
+               location=None):
+    return b.create("ragged_dot", (lhs, rhs, group_sizes),
+                    {"ragged_dot_dimension_numbers": ragged_dot_dimension_numbers,
+                     "precision_config": precision_config}, location=location).results[0]
+
+
+# -- trace -----------------------------------------------------------------------------------
+
+def _trace(op, types, attributes):
+    tensor_operand(op, "operand", types[0])
+    return ()
+
+
+register(OpSpec("trace", ("operand",), {"tag": AttrSpec(_str, True)}, infer=_trace,
+                chapter="misc", doc="an internal debugging marker; it has no results and XLA "
+                                    "drops it"))
+
+
+@builder_method
+def trace(b, x, tag: str, *, location=None):
+    """``mhlo.trace``: tags ``x`` for debugging; returns nothing."""
+    return b.create("trace", (x,), {"tag": tag}, location=location)

@@ -1,0 +1,105 @@
+"""Random numbers: rng (uniform or normal), rng_bit_generator, and XLA's rng state."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attributes import IntegerAttr
+from ..dtypes import i64, ui64
+from ..mhlo_attributes import rng_algorithm, rng_distribution
+from ..types import TensorType, tensor
+from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+
+
+def _rng_check(op, types, attributes, results, regions):
+    a = tensor_operand(op, "a", types[0])
+    b = tensor_operand(op, "b", types[1])
+    shape = tensor_operand(op, "shape", types[2])
+    r = results[0] if len(results) == 1 else None
+    if not isinstance(r, TensorType):
+        fail(op, f"needs one tensor result, got {results}")
+    dist = attributes["rng_distribution"].value
+    kinds = ("float",) if dist == "NORMAL" else ("float", "sint", "uint", "bool")
+    for n, t in (("a", a), ("b", b)):
+        if t.rank != 0 or t.element_type is not r.element_type:
+            fail(op, f"operand {n} must be tensor<{r.element_type.name}> (a scalar of the result's "
+                     f"element type), got {t}")
+    if r.element_type.kind not in kinds:
+        fail(op, f"{dist} needs a result with {' or '.join(kinds)} elements, got {r}")
+    if shape.rank != 1 or shape.element_type.kind not in ("sint", "uint"):
+        fail(op, f"operand shape must be a 1-D integer tensor, got {shape}")
+    if shape.shape[0] != r.rank:
+        fail(op, f"operand shape has {shape.shape[0]} entries but the result {r} has rank "
+                 f"{r.rank}")
+
+
+register(OpSpec("rng", ("a", "b", "shape"),
+                {"rng_distribution": AttrSpec(rng_distribution, True)}, check=_rng_check,
+                chapter="random",
+                doc="UNIFORM in [a, b) or NORMAL with mean a and standard deviation b"))
+
+
+@builder_method
+def rng(b, lo, hi, shape, distribution="UNIFORM", *, location=None):
+    """Random tensor of ``shape`` (a tuple of ints): UNIFORM in [lo, hi), or NORMAL with mean
+    ``lo`` and standard deviation ``hi``. ``lo`` and ``hi`` are scalar Values."""
+    shape = tuple(int(d) for d in shape)
+    et = getattr(lo.type, "element_type", None)
+    if et is None:
+        fail("rng", f"operand a must be a scalar tensor, got {lo.type}")
+    dims = b.constant(np.asarray(shape, dtype=np.int64).reshape(len(shape)))
+    return b.create("rng", (lo, hi, dims), {"rng_distribution": distribution},
+                    (tensor(shape, et),), location=location).results[0]
+
+
+def _rbg_check(op, types, attributes, results, regions):
+    state = tensor_operand(op, "initial_state", types[0])
+    if len(results) != 2:
+        fail(op, f"has 2 results (output_state, output), got {len(results)}")
+    if results[0] != state:
+        fail(op, f"result output_state must have the type of initial_state {state}, got "
+                 f"{results[0]}")
+    out = results[1]
+    if not isinstance(out, TensorType) or out.element_type.kind not in ("sint", "uint", "float"):
+        fail(op, f"result output must be an integer or float tensor, got {out}")
+    if state.rank != 1 or state.element_type.kind not in ("sint", "uint"):
+        fail(op, f"operand initial_state must be a 1-D integer tensor, got {state}")
+    alg = attributes["rng_algorithm"].value
+    need = {"THREE_FRY": (2,), "PHILOX": (2, 3)}.get(alg)
+    if need is not None and state.element_type.bits == 64 and state.shape[0] not in need:
+        fail(op, f"{alg} needs an initial_state of {' or '.join(map(str, need))} 64-bit words, "
+                 f"got {state}")
+
+
+register(OpSpec("rng_bit_generator", ("initial_state",),
+                {"rng_algorithm": AttrSpec(rng_algorithm, True)}, check=_rbg_check,
+                chapter="random", doc="deterministic random bits from a state; returns the "
+                                      "next state and the bits"))
+
+
+@builder_method
+def rng_bit_generator(b, initial_state, shape, element_type, algorithm="DEFAULT", *,
+                      location=None):
+    """Returns (output_state, random bits of ``shape`` and ``element_type``)."""
+    try:
+        out = tensor(shape, element_type)
+    except (TypeError, ValueError) as e:
+        fail("rng_bit_generator", f"result type: {e}")
+    return b.create("rng_bit_generator", (initial_state,), {"rng_algorithm": algorithm},
+                    (initial_state.type, out), location=location).results
+
+
+def _i64(v):
+    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i64)
+
+
+register(OpSpec("xla.rng_get_and_update_state", (), {"delta": AttrSpec(_i64, True)},
+                infer=lambda op, t, a: (tensor((2,), ui64),), chapter="random",
+                doc="XLA's global rng state before adding delta (internal to XLA's rng "
+                    "lowering)"))
+
+
+@builder_method
+def rng_get_and_update_state(b, delta: int, *, location=None):
+    return b.create("xla.rng_get_and_update_state", (), {"delta": delta},
+                    location=location).results[0]

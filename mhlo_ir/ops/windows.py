@@ -1,0 +1,319 @@
+"""Ops with a Python-built region applied over windows, elements or a scanned dimension:
+reduce_window, select_and_scatter, map and scan."""
+
+from __future__ import annotations
+
+from ..attributes import DenseArrayAttr, IntegerAttr
+from ..dense import DenseElementsAttr, dense_i64
+from ..dtypes import i1, i32, i64
+from ..ir import Value
+from ..types import TensorType, tensor
+from .control_flow import check_region, region_returns
+from .linalg import _bool, _padding, window_output_size
+from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+
+
+def _dense_i64(v):
+    return v if isinstance(v, DenseElementsAttr) else dense_i64(v)
+
+
+def _i64(v):
+    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i64)
+
+
+def _types(ts) -> str:
+    return "(" + ", ".join(map(str, ts)) + ")"
+
+
+def _scalar(t) -> TensorType:
+    return tensor((), t.element_type)
+
+
+def _list(op, attributes, name, rank, default):
+    a = attributes.get(name)
+    if a is None:
+        return (default,) * rank
+    vals = tuple(int(x) for x in a.to_array().reshape(-1))
+    if len(vals) != rank:
+        fail(op, f"{name} has {len(vals)} entries, expected {rank} (the rank of the inputs)")
+    for i, v in enumerate(vals):
+        if v <= 0:
+            fail(op, f"{name}[{i}] = {v} must be positive")
+    return vals
+
+
+def _window_shape(op, x, attributes, *, dilations=True):
+    """The shape of the grid of windows over ``x`` (reduce_window's result shape)."""
+    rank = x.rank
+    dims = _list(op, attributes, "window_dimensions", rank, 1)
+    strides = _list(op, attributes, "window_strides", rank, 1)
+    base = _list(op, attributes, "base_dilations", rank, 1) if dilations else (1,) * rank
+    wdil = _list(op, attributes, "window_dilations", rank, 1) if dilations else (1,) * rank
+    pad = attributes.get("padding")
+    if pad is None:
+        pads = ((0, 0),) * rank
+    else:
+        arr = pad.to_array()
+        if arr.shape != (rank, 2):
+            fail(op, f"padding must have shape [{rank}, 2] (one [low, high] pair per "
+                     f"dimension), got {list(arr.shape)}")
+        pads = tuple((int(lo), int(hi)) for lo, hi in arr)
+    return tuple(window_output_size(n, w, s, lo, hi, b, d) for n, w, s, (lo, hi), b, d in
+                 zip(x.shape, dims, strides, pads, base, wdil))
+
+
+# -- reduce_window -----------------------------------------------------------------------------
+
+def _reduce_window(op, types, attributes):
+    n = len(types) // 2
+    if len(types) % 2 or n == 0:
+        fail(op, f"needs as many init values as inputs (and at least one), got {len(types)} "
+                 "operands")
+    inputs = [tensor_operand(op, f"inputs[{i}]", t) for i, t in enumerate(types[:n])]
+    inits = [tensor_operand(op, f"init_values[{i}]", t) for i, t in enumerate(types[n:])]
+    first = inputs[0]
+    for i, t in enumerate(inputs):
+        if t.shape != first.shape:
+            fail(op, f"operand inputs[{i}] has shape {list(t.shape)}, expected "
+                     f"{list(first.shape)}")
+        if inits[i].rank != 0:
+            fail(op, f"operand init_values[{i}] must be a scalar tensor, got {inits[i]}")
+    if "window_dimensions" not in attributes:
+        fail(op, "requires attribute window_dimensions")
+    shape = _window_shape(op, first, attributes)
+    return tuple(tensor(shape, t.element_type) for t in inits)
+
+
+def _reduce_window_check(op, types, attributes, results, regions):
+    expected = _reduce_window(op, types, attributes)
+    if tuple(results) != expected:
+        fail(op, f"results {_types(results)} differ from the inferred {_types(expected)}")
+    inits = types[len(types) // 2:]
+    check_region(op, "body", regions[0], inits + inits, inits)
+    for i, t in enumerate(types[:len(types) // 2]):
+        if t.element_type is not inits[i].element_type:
+            fail(op, f"operand inputs[{i}] has element type {t.element_type}, but "
+                     f"init_values[{i}] is {inits[i]}")
+
+
+_WINDOW_ATTRS = {"window_dimensions": AttrSpec(_dense_i64, True),
+                 "window_strides": AttrSpec(_dense_i64),
+                 "base_dilations": AttrSpec(_dense_i64),
+                 "window_dilations": AttrSpec(_dense_i64),
+                 "padding": AttrSpec(_padding)}
+
+register(OpSpec("reduce_window", ("inputs*", "init_values*"), _WINDOW_ATTRS, regions=1,
+                infer=_reduce_window, check=_reduce_window_check, chapter="reduction",
+                doc="reduces every window of the inputs with a region (pooling)"))
+
+
+def _values(v):
+    return [v] if isinstance(v, Value) else list(v)
+
+
+@builder_method
+def reduce_window(b, inputs, init_values, window_dimensions, body, *, window_strides=None,
+                  base_dilations=None, window_dilations=None, padding=None, location=None):
+    """Reduce each window; ``body(b, *accs, *elems)`` combines scalars. ``padding`` is a list of
+    ``(low, high)`` pairs. Returns one value for one input, else a tuple."""
+    single = isinstance(inputs, Value)
+    inputs, inits = _values(inputs), _values(init_values)
+    scalar = [_scalar(v.type) for v in inits]
+    region = b.region(scalar + scalar, body)
+    attrs = {"window_dimensions": tuple(window_dimensions), "window_strides": window_strides,
+             "base_dilations": base_dilations, "window_dilations": window_dilations,
+             "padding": padding}
+    op = b.create("reduce_window", (inputs, inits), attrs, regions=(region,), location=location)
+    return op.results[0] if single else op.results
+
+
+# -- select_and_scatter ----------------------------------------------------------------------
+
+def _select_and_scatter(op, types, attributes):
+    x = tensor_operand(op, "operand", types[0])
+    src = tensor_operand(op, "source", types[1])
+    init = tensor_operand(op, "init_value", types[2])
+    if init.rank != 0 or init.element_type is not src.element_type:
+        fail(op, f"operand init_value must be tensor<{src.element_type.name}>, got {init}")
+    grid = _window_shape(op, x, attributes, dilations=False)
+    if src.shape != grid:
+        fail(op, f"operand source must have the shape of the window grid {list(grid)}, got "
+                 f"{src}")
+    return (tensor(x.shape, src.element_type),)
+
+
+def _select_and_scatter_check(op, types, attributes, results, regions):
+    expected = _select_and_scatter(op, types, attributes)
+    if tuple(results) != expected:
+        fail(op, f"results {_types(results)} differ from the inferred {_types(expected)}")
+    s = _scalar(types[0])
+    check_region(op, "select", regions[0], (s, s), (tensor((), i1),))
+    init = types[2]
+    check_region(op, "scatter", regions[1], (init, init), (init,))
+
+
+register(OpSpec("select_and_scatter", ("operand", "source", "init_value"),
+                {"window_dimensions": AttrSpec(_dense_i64), "window_strides": AttrSpec(_dense_i64),
+                 "padding": AttrSpec(_padding)},
+                regions=2, infer=_select_and_scatter, check=_select_and_scatter_check,
+                chapter="reduction",
+                doc="scatters source into the element each window's select picks (pooling "
+                    "gradients)"))
+
+
+@builder_method
+def select_and_scatter(b, operand, source, init_value, select, scatter, *,
+                       window_dimensions=None, window_strides=None, padding=None,
+                       location=None):
+    """``select(b, a, b) -> i1`` keeps ``a`` when true; ``scatter(b, acc, x)`` combines."""
+    s = _scalar(operand.type)
+    init = init_value.type
+    regions = (b.region((s, s), select), b.region((init, init), scatter))
+    attrs = {"window_dimensions": None if window_dimensions is None else tuple(window_dimensions),
+             "window_strides": None if window_strides is None else tuple(window_strides),
+             "padding": padding}
+    return b.create("select_and_scatter", (operand, source, init_value), attrs,
+                    regions=regions, location=location).results[0]
+
+
+# -- map -------------------------------------------------------------------------------------
+
+def _map_check(op, types, attributes, results, regions):
+    if not types:
+        fail(op, "needs at least one input")
+    ts = [tensor_operand(op, f"inputs[{i}]", t) for i, t in enumerate(types)]
+    for i, t in enumerate(ts):
+        if t.shape != ts[0].shape:
+            fail(op, f"operand inputs[{i}] has shape {list(t.shape)}, expected "
+                     f"{list(ts[0].shape)}")
+    dims = tuple(int(x) for x in attributes["dimensions"].to_array().reshape(-1))
+    if dims != tuple(range(ts[0].rank)):
+        fail(op, f"dimensions must be {list(range(ts[0].rank))} (all dimensions, in order), got "
+                 f"{list(dims)}")
+    out = region_returns(op, "computation", regions[0])
+    if len(out) != 1 or not isinstance(out[0], TensorType) or out[0].rank != 0:
+        fail(op, f"computation must return one scalar tensor, got {_types(out)}")
+    check_region(op, "computation", regions[0], [_scalar(t) for t in ts], out)
+    r = results[0] if len(results) == 1 else None
+    if r != tensor(ts[0].shape, out[0].element_type):
+        fail(op, f"result must be {tensor(ts[0].shape, out[0].element_type)}, got "
+                 f"{_types(results)}")
+
+
+register(OpSpec("map", ("inputs*",), {"dimensions": AttrSpec(_dense_i64, True)}, regions=1,
+                check=_map_check, chapter="elementwise",
+                doc="applies a scalar region to every element of the inputs"))
+
+
+def _map(b, inputs, body, *, dimensions=None, location=None):
+    """``body(b, *scalars) -> scalar`` applied elementwise; the result element type is what
+    the body returns."""
+    inputs = _values(inputs)
+    if not inputs:
+        fail("map", "needs at least one input")
+    region = b.region([_scalar(v.type) for v in inputs], body)
+    out = region_returns("map", "computation", region)
+    if len(out) != 1 or not isinstance(out[0], TensorType):
+        fail("map", f"computation must return one scalar tensor, got {_types(out)}")
+    shape = inputs[0].type.shape
+    dims = tuple(range(len(shape))) if dimensions is None else tuple(dimensions)
+    return b.create("map", (inputs,), {"dimensions": dims},
+                    (tensor(shape, out[0].element_type),), regions=(region,),
+                    location=location).results[0]
+
+
+# Named ``map`` on the Builder; not here, where it would shadow the builtin.
+_map.__name__ = "map"
+builder_method(_map)
+
+
+# -- scan ------------------------------------------------------------------------------------
+
+def _segments(v):
+    if isinstance(v, DenseArrayAttr):
+        return v
+    return DenseArrayAttr(tuple(int(x) for x in v), i32)
+
+
+def _drop(shape, d):
+    return shape[:d] + shape[d + 1:]
+
+
+def _scan_check(op, types, attributes, results, regions):
+    seg = attributes.get("operandSegmentSizes")
+    rseg = attributes.get("resultSegmentSizes")
+    if seg is None or rseg is None or len(seg.values) != 2 or len(rseg.values) != 2:
+        fail(op, "needs operandSegmentSizes and resultSegmentSizes of 2 entries each")
+    n_in, n_init = seg.values
+    n_out, n_carry = rseg.values
+    if n_in + n_init != len(types) or n_out + n_carry != len(results):
+        fail(op, f"segment sizes {list(seg.values)} / {list(rseg.values)} do not match "
+                 f"{len(types)} operands and {len(results)} results")
+    if n_carry != n_init:
+        fail(op, f"has {n_init} inits but {n_carry} carry results")
+    inputs = [tensor_operand(op, f"inputs[{i}]", t) for i, t in enumerate(types[:n_in])]
+    inits = tuple(types[n_in:])
+    d = attributes["dimension"].value
+    size = attributes.get("scan_dim_size")
+    length = None if size is None else size.value
+    for i, t in enumerate(inputs):
+        if not 0 <= d < t.rank:
+            fail(op, f"dimension {d} is out of range for inputs[{i}] {t}")
+        if length is None:
+            length = t.shape[d]
+        elif t.shape[d] != length:
+            fail(op, f"inputs[{i}] has {t.shape[d]} entries along dimension {d}, expected "
+                     f"{length}")
+    if length is None:
+        fail(op, "needs scan_dim_size when it has no inputs")
+    slices = tuple(tensor(_drop(t.shape, d), t.element_type) for t in inputs)
+    got = region_returns(op, "body", regions[0])
+    if len(got) != n_out + n_carry:
+        fail(op, f"body returns {len(got)} values, expected {n_out} outputs and {n_carry} "
+                 "carries")
+    check_region(op, "body", regions[0], slices + inits, got[:n_out] + inits)
+    outs = tuple(tensor(t.shape[:d] + (length,) + t.shape[d:], t.element_type)
+                 for t in got[:n_out])
+    if tuple(results) != outs + inits:
+        fail(op, f"results {_types(results)} differ from the expected {_types(outs + inits)}")
+
+
+register(OpSpec("scan", ("inputs*", "inits*"),
+                {"dimension": AttrSpec(_i64, True), "scan_dim_size": AttrSpec(_i64),
+                 "is_reverse": AttrSpec(_bool), "is_associative": AttrSpec(_bool),
+                 "operandSegmentSizes": AttrSpec(_segments, True),
+                 "resultSegmentSizes": AttrSpec(_segments, True)},
+                regions=1, check=_scan_check, chapter="control_flow",
+                doc="runs a region along one dimension, threading carries; outputs are stacked"))
+
+
+@builder_method
+def scan(b, inputs, inits, dimension, body, *, is_reverse=None, is_associative=None,
+         scan_dim_size=None, location=None):
+    """``body(b, *input_slices, *carries) -> (*output_slices, *new_carries)``.
+
+    Returns (outputs, carries), two tuples; outputs stack the slices along ``dimension``."""
+    inputs, inits = _values(inputs), _values(inits)
+    for v in inputs:
+        t = tensor_operand("scan", "inputs", v.type)
+        if not 0 <= dimension < t.rank:
+            fail("scan", f"dimension {dimension} is out of range for input {t}")
+    slices = [tensor(_drop(v.type.shape, dimension), v.type.element_type) for v in inputs]
+    region = b.region(slices + [v.type for v in inits], body)
+    got = region_returns("scan", "body", region)
+    n_out = len(got) - len(inits)
+    if n_out < 0:
+        fail("scan", f"body returns {len(got)} values, fewer than the {len(inits)} carries")
+    length = scan_dim_size if scan_dim_size is not None else (
+        inputs[0].type.shape[dimension] if inputs else None)
+    if length is None:
+        fail("scan", "needs scan_dim_size when it has no inputs")
+    outs = [tensor(t.shape[:dimension] + (length,) + t.shape[dimension:], t.element_type)
+            for t in got[:n_out]]
+    attrs = {"dimension": dimension, "scan_dim_size": scan_dim_size, "is_reverse": is_reverse,
+             "is_associative": is_associative,
+             "operandSegmentSizes": (len(inputs), len(inits)),
+             "resultSegmentSizes": (n_out, len(inits))}
+    res = b.create("scan", (inputs, inits), attrs, outs + [v.type for v in inits],
+                   regions=(region,), location=location).results
+    return tuple(res[:n_out]), tuple(res[n_out:])
