@@ -1,13 +1,22 @@
-"""Ops that create, reshape and move data: constant, iota, broadcast_in_dim, reshape,
-transpose, slice, concatenate."""
+"""Ops that create, reshape and move data: constant, iota, broadcast_in_dim, broadcast, reshape,
+transpose, reverse, slice, concatenate, pad, copy, bitcast, the dimension-size ops, and the
+"dynamic" variants that take shapes as operands (dynamic_broadcast_in_dim, dynamic_reshape,
+dynamic_iota, dynamic_pad, real_dynamic_slice).
+
+The dynamic variants cannot infer their result types from operand types (the shapes are
+values), so they take explicit result types and check what can be checked: ranks, element
+types, and the length of each shape operand. This package's tensor types are static; XLA
+compiles those ops with static results when their shape operands are constants (and, for
+some, when they are arguments: see each spec's ``doc``).
+"""
 
 from __future__ import annotations
 
-from ..attributes import IntegerAttr
+from ..attributes import BoolAttr, IntegerAttr
 from ..dense import DenseElementsAttr, dense_i64
-from ..dtypes import i64
+from ..dtypes import i32, i64
 from ..types import TensorType, tensor
-from .spec import AttrSpec, OpSpec, fail, register, tensor_operand
+from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
 def _i64(v):
@@ -166,4 +175,417 @@ def _concatenate(op, types, attributes):
 register(OpSpec("concatenate", ("inputs*",), {"dimension": AttrSpec(_i64, True)},
                 infer=_concatenate, chapter="data_movement"))
 
-__all__ = ["ints"]
+
+
+
+# -- shared helpers (also used by the indexing chapter) -----------------------------------------
+
+
+def _i32(v):
+    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i32)
+
+
+def _bool(v):
+    if isinstance(v, BoolAttr):
+        return v
+    if type(v).__name__ not in ("bool", "bool_") and not (type(v) is int and v in (0, 1)):
+        raise TypeError(f"expected a bool, got {v!r}")
+    return BoolAttr(bool(v))
+
+
+def _types(ts) -> str:
+    return "(" + ", ".join(map(str, ts)) + ")"
+
+
+def result_tensor(op, r, element_type=None, rank=None) -> TensorType:
+    """The (single) explicit result type, checked to be a tensor (of the given element type
+    and rank when those are given)."""
+    if not isinstance(r, TensorType):
+        fail(op, f"result must be a tensor, got {r}")
+    if element_type is not None and r.element_type is not element_type:
+        fail(op, f"result must have element type {element_type} (as the operand), got {r}")
+    if rank is not None and r.rank != rank:
+        fail(op, f"result must have rank {rank}, got {r} of rank {r.rank}")
+    return r
+
+
+def check_inferred(op, expected, results) -> None:
+    """Explicit result types must equal what the op's rule infers."""
+    if tuple(results) != tuple(expected):
+        fail(op, f"result types {_types(results)} differ from the inferred {_types(expected)}")
+
+
+def integer_operand(op, what, t, rank=None) -> TensorType:
+    """An operand holding indices or sizes: integer elements (and the given rank)."""
+    t = tensor_operand(op, what, t)
+    if t.element_type.kind not in ("sint", "uint"):
+        fail(op, f"operand {what} must have integer elements, got {t}")
+    if rank is not None and t.rank != rank:
+        fail(op, f"operand {what} must have rank {rank}, got {t}")
+    return t
+
+
+def shape_operand(op, what, t, length) -> TensorType:
+    """A 1-D integer operand holding one entry per dimension (``length`` of them)."""
+    t = integer_operand(op, what, t, 1)
+    if t.shape[0] != length:
+        fail(op, f"operand {what} must have {length} entries (one per dimension), got {t}")
+    return t
+
+
+def unique_in_range(op, what, dims, rank, of) -> None:
+    if len(set(dims)) != len(dims):
+        fail(op, f"{what} {list(dims)} has repeated entries")
+    for d in dims:
+        if not 0 <= d < rank:
+            fail(op, f"{what} entry {d} is out of range for {of} of rank {rank}")
+
+
+def _scalar_of(op, what, t, element_type) -> TensorType:
+    t = tensor_operand(op, what, t)
+    if t.rank != 0 or t.element_type is not element_type:
+        fail(op, f"operand {what} must be tensor<{element_type.name}> (a scalar of the "
+                 f"operand's element type), got {t}")
+    return t
+
+
+def _tensor_of(b, x, op) -> TensorType:
+    t = getattr(x, "type", None)
+    if not isinstance(t, TensorType):
+        fail(op, f"operand must be a tensor Value, got {x!r:.60}")
+    return t
+
+
+def _explicit_result(op, shape, element_type) -> TensorType:
+    if isinstance(shape, TensorType):
+        return shape
+    try:
+        return tensor(shape, element_type)
+    except (TypeError, ValueError) as e:
+        fail(op, f"result type: {e}")
+
+
+# -- pad ----------------------------------------------------------------------------------------
+
+
+def _pad(op, types, attributes):
+    x = tensor_operand(op, "operand", types[0])
+    _scalar_of(op, "padding_value", types[1], x.element_type)
+    low = ints(attributes["edge_padding_low"])
+    high = ints(attributes["edge_padding_high"])
+    interior = ints(attributes["interior_padding"])
+    for name, v in (("edge_padding_low", low), ("edge_padding_high", high),
+                    ("interior_padding", interior)):
+        if len(v) != x.rank:
+            fail(op, f"{name} has {len(v)} entries, expected {x.rank} (the rank of operand {x})")
+    shape = []
+    for d, (lo, hi, it, n) in enumerate(zip(low, high, interior, x.shape)):
+        if it < 0:
+            fail(op, f"interior_padding[{d}] = {it} must be non-negative")
+        size = lo + hi + n + max(n - 1, 0) * it
+        if size < 0:
+            fail(op, f"dimension {d}: padding low {lo}, high {hi}, interior {it} of size {n} "
+                     f"gives negative size {size}")
+        shape.append(size)
+    return (tensor(shape, x.element_type),)
+
+
+register(OpSpec("pad", ("operand", "padding_value"),
+                {"edge_padding_low": AttrSpec(_dense_i64, True),
+                 "edge_padding_high": AttrSpec(_dense_i64, True),
+                 "interior_padding": AttrSpec(_dense_i64, True)},
+                infer=_pad, chapter="data_movement",
+                doc="Pad with padding_value: low/high edge padding (negative crops) and "
+                    "interior padding between elements."))
+
+
+@builder_method
+def pad(b, x, padding_value, low, high, interior=None, *, location=None):
+    """``pad`` ``x`` with the scalar ``padding_value``: ``low``/``high`` per-dimension edge
+    padding (negative values remove elements), ``interior`` between elements (default 0)."""
+    low, high = tuple(low), tuple(high)
+    interior = (0,) * len(low) if interior is None else tuple(interior)
+    return b._one("pad", (x, padding_value), {"edge_padding_low": dense_i64(low),
+                                              "edge_padding_high": dense_i64(high),
+                                              "interior_padding": dense_i64(interior)},
+                  location=location)
+
+
+# -- reverse, broadcast, copy, bitcast ----------------------------------------------------------
+
+
+def _reverse(op, types, attributes):
+    x = tensor_operand(op, "operand", types[0])
+    unique_in_range(op, "dimensions", ints(attributes["dimensions"]), x.rank, f"operand {x}")
+    return (x,)
+
+
+register(OpSpec("reverse", ("operand",), {"dimensions": AttrSpec(_dense_i64, True)},
+                infer=_reverse, chapter="data_movement"))
+
+
+@builder_method
+def reverse(b, x, dimensions, *, location=None):
+    """Reverse the order of elements of ``x`` along each of ``dimensions``."""
+    return b._one("reverse", (x,), {"dimensions": dense_i64(tuple(dimensions))},
+                  location=location)
+
+
+def _broadcast(op, types, attributes):
+    x = tensor_operand(op, "operand", types[0])
+    sizes = ints(attributes["broadcast_sizes"])
+    for i, s in enumerate(sizes):
+        if s < 0:
+            fail(op, f"broadcast_sizes[{i}] = {s} must be non-negative")
+    return (tensor(tuple(sizes) + x.shape, x.element_type),)
+
+
+register(OpSpec("broadcast", ("operand",), {"broadcast_sizes": AttrSpec(_dense_i64, True)},
+                infer=_broadcast, chapter="data_movement",
+                doc="Prepend dimensions of broadcast_sizes: result shape sizes ++ operand shape."))
+
+
+@builder_method
+def broadcast(b, x, sizes, *, location=None):
+    """``x`` repeated over new leading dimensions of ``sizes`` (result shape sizes + x.shape)."""
+    return b._one("broadcast", (x,), {"broadcast_sizes": dense_i64(tuple(sizes))},
+                  location=location)
+
+
+register(OpSpec("copy", ("operand",), {"cross_program_prefetch_index": AttrSpec(_i32)},
+                infer=lambda op, types, attributes: (types[0],), chapter="data_movement"))
+
+
+@builder_method
+def copy(b, x, *, cross_program_prefetch_index=None, location=None):
+    """A copy of ``x`` (same type)."""
+    return b._one("copy", (x,), {"cross_program_prefetch_index": cross_program_prefetch_index},
+                  location=location)
+
+
+def _bitcast_check(op, types, attributes, results, regions):
+    x = tensor_operand(op, "operand", types[0])
+    if len(results) != 1:
+        fail(op, f"has one result, got {len(results)}")
+    r = result_tensor(op, results[0])
+    xb, rb = x.num_elements * x.element_type.bits, r.num_elements * r.element_type.bits
+    if xb != rb:
+        fail(op, f"result {r} holds {rb} bits, expected {xb} (as operand {x}): XLA's bitcast "
+                 "keeps the byte size")
+
+
+register(OpSpec("bitcast", ("operand",), check=_bitcast_check, chapter="data_movement",
+                doc="Reinterpret the operand's buffer as the (explicit) result type. XLA "
+                    "compiles it only where it is an identity or a layout-only change: on CPU a "
+                    "bitcast to another shape or element type fails with 'Unexpected bitcast "
+                    "operation seen during layout assignment' (use bitcast_convert or reshape)."))
+
+
+@builder_method
+def bitcast(b, x, result_type, *, location=None):
+    """``mhlo.bitcast`` of ``x`` to ``result_type`` (a TensorType; same number of bits)."""
+    return b._one("bitcast", (x,), None, (result_type,), location=location)
+
+
+# -- dimension sizes ----------------------------------------------------------------------------
+
+
+def _dimension_of(op, x, attributes):
+    d = attributes["dimension"].value
+    if not 0 <= d < x.rank:
+        fail(op, f"dimension {d} is out of range for operand {x} of rank {x.rank}")
+    return d
+
+
+def _get_dimension_size(op, types, attributes):
+    x = tensor_operand(op, "operand", types[0])
+    _dimension_of(op, x, attributes)
+    return (tensor((), i32),)
+
+
+register(OpSpec("get_dimension_size", ("operand",), {"dimension": AttrSpec(_i64, True)},
+                infer=_get_dimension_size, chapter="data_movement",
+                doc="The size of one dimension as tensor<i32>."))
+
+
+@builder_method
+def get_dimension_size(b, x, dimension, *, location=None):
+    """The size of ``x``'s ``dimension`` as a ``tensor<i32>``."""
+    return b._one("get_dimension_size", (x,), {"dimension": dimension}, location=location)
+
+
+def _set_dimension_size(op, types, attributes):
+    x = tensor_operand(op, "operand", types[0])
+    size = tensor_operand(op, "size", types[1])
+    if size.rank != 0 or size.element_type is not i32:
+        fail(op, f"operand size must be tensor<i32>, got {size}")
+    _dimension_of(op, x, attributes)
+    return (x,)
+
+
+register(OpSpec("set_dimension_size", ("operand", "size"), {"dimension": AttrSpec(_i64, True)},
+                infer=_set_dimension_size, chapter="data_movement",
+                doc="Mark one dimension as dynamically sized (size <= its static size). The "
+                    "result type stays static here; XLA treats the elements beyond size as "
+                    "padding (reductions skip them)."))
+
+
+@builder_method
+def set_dimension_size(b, x, size, dimension, *, location=None):
+    """``x`` with ``dimension``'s runtime size set to the ``tensor<i32>`` ``size``."""
+    return b._one("set_dimension_size", (x, size), {"dimension": dimension}, location=location)
+
+
+# -- dynamic (shape-operand) variants -----------------------------------------------------------
+
+
+def _dynamic_broadcast_check(op, types, attributes, results, regions):
+    x = tensor_operand(op, "operand", types[0])
+    r = result_tensor(op, results[0], x.element_type)
+    shape_operand(op, "output_dimensions", types[1], r.rank)
+    _broadcast_check(op, types[:1], attributes, results, regions)
+    seen = set()
+    for name in ("known_expanding_dimensions", "known_nonexpanding_dimensions"):
+        attr = attributes.get(name)
+        if attr is None:
+            continue
+        known = ints(attr)
+        unique_in_range(op, name, known, x.rank, f"operand {x}")
+        both = seen & set(known)
+        if both:
+            fail(op, f"operand dimensions {sorted(both)} are listed as both known expanding "
+                     "and known non-expanding")
+        seen |= set(known)
+
+
+register(OpSpec("dynamic_broadcast_in_dim", ("operand", "output_dimensions"),
+                {"broadcast_dimensions": AttrSpec(_dense_i64, True),
+                 "known_expanding_dimensions": AttrSpec(_dense_i64),
+                 "known_nonexpanding_dimensions": AttrSpec(_dense_i64)},
+                check=_dynamic_broadcast_check, chapter="data_movement",
+                doc="broadcast_in_dim to the shape held by output_dimensions (explicit result "
+                    "type). XLA compiles it with a static result type, the shape operand being "
+                    "a constant or an argument."))
+
+
+def _known(v):
+    return None if v is None else dense_i64(tuple(v))
+
+
+@builder_method
+def dynamic_broadcast_in_dim(b, x, output_dimensions, broadcast_dimensions, result_type, *,
+                             known_expanding_dimensions=None,
+                             known_nonexpanding_dimensions=None, location=None):
+    """``broadcast_in_dim`` of ``x`` to the shape held by the 1-D integer tensor
+    ``output_dimensions``; ``result_type`` is a TensorType or a static shape."""
+    t = _tensor_of(b, x, "dynamic_broadcast_in_dim")
+    rt = _explicit_result("dynamic_broadcast_in_dim", result_type, t.element_type)
+    return b._one("dynamic_broadcast_in_dim", (x, output_dimensions), {
+        "broadcast_dimensions": dense_i64(tuple(broadcast_dimensions)),
+        "known_expanding_dimensions": _known(known_expanding_dimensions),
+        "known_nonexpanding_dimensions": _known(known_nonexpanding_dimensions)}, (rt,),
+        location=location)
+
+
+def _dynamic_reshape_check(op, types, attributes, results, regions):
+    x = tensor_operand(op, "operand", types[0])
+    r = result_tensor(op, results[0], x.element_type)
+    shape_operand(op, "output_shape", types[1], r.rank)
+    _reshape_check(op, types[:1], attributes, results, regions)
+
+
+register(OpSpec("dynamic_reshape", ("operand", "output_shape"), check=_dynamic_reshape_check,
+                chapter="data_movement",
+                doc="reshape to the shape held by output_shape (explicit result type). With a "
+                    "static result type XLA uses the result type and ignores output_shape's "
+                    "values."))
+
+
+@builder_method
+def dynamic_reshape(b, x, output_shape, result_type, *, location=None):
+    """``reshape`` of ``x`` to the shape held by ``output_shape`` (1-D integer tensor);
+    ``result_type`` is a TensorType or a static shape."""
+    t = _tensor_of(b, x, "dynamic_reshape")
+    rt = _explicit_result("dynamic_reshape", result_type, t.element_type)
+    return b._one("dynamic_reshape", (x, output_shape), None, (rt,), location=location)
+
+
+def _dynamic_iota_check(op, types, attributes, results, regions):
+    r = result_tensor(op, results[0])
+    shape_operand(op, "output_shape", types[0], r.rank)
+    _iota_check(op, (), attributes, results, regions)
+
+
+register(OpSpec("dynamic_iota", ("output_shape",), {"iota_dimension": AttrSpec(_i64, True)},
+                check=_dynamic_iota_check, chapter="data_movement",
+                doc="iota of the shape held by output_shape (explicit result type)."))
+
+
+@builder_method
+def dynamic_iota(b, output_shape, result_type, dimension=0, *, location=None):
+    """``iota`` along ``dimension`` with the shape held by ``output_shape``; ``result_type``
+    is a TensorType."""
+    return b._one("dynamic_iota", (output_shape,), {"iota_dimension": dimension},
+                  (result_type,), location=location)
+
+
+def _dynamic_pad_check(op, types, attributes, results, regions):
+    x = tensor_operand(op, "operand", types[0])
+    _scalar_of(op, "padding_value", types[1], x.element_type)
+    result_tensor(op, results[0], x.element_type, x.rank)
+    for i, name in enumerate(("edge_padding_low", "edge_padding_high", "interior_padding")):
+        shape_operand(op, name, types[2 + i], x.rank)
+
+
+register(OpSpec("dynamic_pad", ("operand", "padding_value", "edge_padding_low",
+                                "edge_padding_high", "interior_padding"),
+                check=_dynamic_pad_check, chapter="data_movement",
+                doc="pad with paddings held by operands (explicit result type). XLA compiles it "
+                    "only when the paddings are constants (it folds to pad); with argument "
+                    "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\"."))
+
+
+@builder_method
+def dynamic_pad(b, x, padding_value, low, high, interior, result_type, *, location=None):
+    """``pad`` with paddings held by 1-D integer tensors; ``result_type`` is a TensorType or a
+    static shape."""
+    t = _tensor_of(b, x, "dynamic_pad")
+    rt = _explicit_result("dynamic_pad", result_type, t.element_type)
+    return b._one("dynamic_pad", (x, padding_value, low, high, interior), None, (rt,),
+                  location=location)
+
+
+def _real_dynamic_slice_check(op, types, attributes, results, regions):
+    x = tensor_operand(op, "operand", types[0])
+    result_tensor(op, results[0], x.element_type, x.rank)
+    first = None
+    for i, name in enumerate(("start_indices", "limit_indices", "strides")):
+        t = shape_operand(op, name, types[1 + i], x.rank)
+        if first is None:
+            first = t
+        elif t is not first:
+            fail(op, f"operand {name} must have the same type as start_indices ({first}), "
+                     f"got {t}")
+
+
+register(OpSpec("real_dynamic_slice", ("operand", "start_indices", "limit_indices", "strides"),
+                check=_real_dynamic_slice_check, chapter="data_movement",
+                doc="slice with bounds held by operands (explicit result type). XLA compiles it "
+                    "only when the bounds are constants (it folds to slice); with argument "
+                    "bounds: \"'stablehlo.real_dynamic_slice' op can't be translated to XLA "
+                    "HLO\"."))
+
+
+@builder_method
+def real_dynamic_slice(b, x, start_indices, limit_indices, strides, result_type, *,
+                       location=None):
+    """``slice`` with bounds held by 1-D integer tensors; ``result_type`` is a TensorType or
+    a static shape."""
+    t = _tensor_of(b, x, "real_dynamic_slice")
+    rt = _explicit_result("real_dynamic_slice", result_type, t.element_type)
+    return b._one("real_dynamic_slice", (x, start_indices, limit_indices, strides), None,
+                  (rt,), location=location)
+
+
+__all__ = ["ints", "result_tensor", "check_inferred", "integer_operand", "shape_operand",
+           "unique_in_range"]
