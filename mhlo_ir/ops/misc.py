@@ -1,13 +1,15 @@
-"""Tuples, tokens and custom calls."""
+"""Tuples, tokens, custom calls, barriers, domain, fusion, composite and the async ops."""
 
 from __future__ import annotations
 
-from ..attributes import (ArrayAttr, BoolAttr, DictionaryAttr, IntegerAttr, StringAttr,
-                          to_attribute)
+import attrs as _attrs
+
+from ..attributes import (ArrayAttr, Attribute, BoolAttr, DictionaryAttr, IntegerAttr,
+                          StringAttr, SymbolRefAttr, to_attribute)
 from ..dtypes import i32
 from ..mhlo_attributes import OutputOperandAlias
-from ..types import TOKEN, TokenType, TupleType
-from .spec import AttrSpec, OpSpec, fail, register
+from ..types import TOKEN, TensorType, TokenType, TupleType, Type
+from .spec import AttrSpec, OpSpec, builder_method, fail, register
 
 
 def _tuple(op, types, attributes):
@@ -97,3 +99,269 @@ register(OpSpec("custom_call", ("inputs*",), {
         lambda v: v if isinstance(v, ArrayAttr) else ArrayAttr(
             tuple(a if isinstance(a, OutputOperandAlias) else OutputOperandAlias(**a) for a in v))),
 }, check=_custom_call_check, chapter="custom_call"))
+
+
+# -- dependencies and barriers ---------------------------------------------------------------
+
+def _add_dependency(op, types, attributes):
+    if isinstance(types[0], TokenType):
+        fail(op, "operand must be a tensor (or tuple), got a token")
+    if not isinstance(types[1], TokenType):
+        fail(op, f"operand token must be a token, got {types[1]}")
+    return (types[0],)
+
+
+register(OpSpec("add_dependency", ("operand", "token"), infer=_add_dependency,
+                chapter="token", doc="The operand, ordered after the token's side effects."))
+
+
+@builder_method
+def add_dependency(b, operand, token, *, location=None):
+    return b._one("add_dependency", (operand, token), location=location)
+
+
+register(OpSpec("optimization_barrier", ("operand*",), infer=lambda op, t, a: tuple(t),
+                chapter="misc", doc="Its operands unchanged; XLA does not move computations "
+                                    "across it."))
+
+
+@builder_method
+def optimization_barrier(b, *values, location=None):
+    """The values, unchanged, behind a barrier XLA's optimisations do not cross (a tuple)."""
+    return b.create("optimization_barrier", (list(values),), location=location).results
+
+
+# -- enums these ops own -----------------------------------------------------------------------
+
+_ENUMS = {"fusion_kind": ("kLoop", "kInput", "kOutput", "kCustom"), "kind": ("sharding",)}
+
+
+@_attrs.frozen
+class MiscEnumAttr(Attribute):
+    """``#mhlo<fusion_kind kLoop>``, ``#mhlo<kind sharding>`` (domain kinds)."""
+
+    kind: str
+    value: str
+
+    def __attrs_post_init__(self):
+        allowed = _ENUMS[self.kind]
+        if self.value not in allowed:
+            raise ValueError(f"{self.kind}: {self.value!r} is not one of {', '.join(allowed)}")
+
+    def render(self, dialect) -> str:
+        return dialect.enum(self.kind, self.value)
+
+
+def _enum(kind):
+    def convert(v):
+        if isinstance(v, MiscEnumAttr):
+            if v.kind != kind:
+                raise ValueError(f"expected a {kind} attribute, got {v.kind}")
+            return v
+        return MiscEnumAttr(kind, str(v))
+    return convert
+
+
+# -- domain -----------------------------------------------------------------------------------
+
+def _domain(op, types, attributes):
+    if not isinstance(types[0], (TensorType, TokenType, TupleType)):
+        fail(op, f"operand must be a tensor, token or tuple, got {types[0]}")
+    return (types[0],)
+
+
+register(OpSpec("domain", ("operand",), {
+    "kind": AttrSpec(_enum("kind"), True), "entry_metadata": AttrSpec(_str, True),
+    "exit_metadata": AttrSpec(_str, True)}, infer=_domain, chapter="misc",
+    doc="XLA-internal marker of a sharding-domain boundary (an identity when run)."))
+
+
+@builder_method
+def domain(b, operand, entry_metadata, exit_metadata, kind="sharding", *, location=None):
+    """A ``domain`` boundary; the metadata are HLO sharding strings such as
+    ``"{maximal device=0}"``."""
+    return b._one("domain", (operand,), {"kind": kind, "entry_metadata": entry_metadata,
+                                         "exit_metadata": exit_metadata}, location=location)
+
+
+# -- fusion -----------------------------------------------------------------------------------
+
+def _fusion_check(op, types, attributes, results, regions):
+    from .control_flow import check_region
+    check_region(op, "fused_computation", regions[0], types, results)
+    for a in getattr(attributes.get("output_operand_aliases"), "elements", ()):
+        if not 0 <= a.operand_index < len(types):
+            fail(op, f"output_operand_alias operand_index {a.operand_index} is out of range "
+                     f"for {len(types)} operands")
+
+
+def _aliases(v):
+    return v if isinstance(v, ArrayAttr) else ArrayAttr(
+        tuple(a if isinstance(a, OutputOperandAlias) else OutputOperandAlias(**a) for a in v))
+
+
+register(OpSpec("fusion", ("inputs*",), {"fusion_kind": AttrSpec(_enum("fusion_kind")),
+                                         "output_operand_aliases": AttrSpec(_aliases)},
+                regions=1, check=_fusion_check, chapter="misc",
+                doc="A fused computation: its region runs on the inputs (XLA-internal; "
+                    "converting to HLO needs fusion_kind)."))
+
+
+@builder_method
+def fusion(b, inputs, body, *, fusion_kind="kLoop", location=None):
+    """``body(b, *inputs) -> values`` as a fused computation; returns a tuple.
+
+    XLA cannot turn a fusion without ``fusion_kind`` into HLO ("requires fusion kind for HLO
+    translation"), hence the default. jaxlib 0.10's CPU compiler aborts the process (Check
+    failed: has_layout()) on a fusion with several results: keep fusions to one result when
+    compiling for CPU."""
+    from .control_flow import region_returns
+    inputs = list(inputs)
+    region = b.region([getattr(x, "type", None) for x in inputs], body)
+    rts = region_returns("fusion", "fused_computation", region)
+    return b.create("fusion", (inputs,), {"fusion_kind": fusion_kind}, rts, regions=(region,),
+                    location=location).results
+
+
+# -- composite --------------------------------------------------------------------------------
+
+def _symbol(v):
+    return v if isinstance(v, SymbolRefAttr) else SymbolRefAttr(getattr(v, "name", v))
+
+
+def _composite_check(op, types, attributes, results, regions):
+    name = attributes["name"].value
+    if not name:
+        fail(op, "attribute name must not be empty")
+    ca = attributes.get("composite_attributes")
+    if ca is not None and not isinstance(ca, DictionaryAttr):
+        fail(op, f"composite_attributes must be a dictionary, got {ca!r}")
+
+
+register(OpSpec("composite", ("inputs*",), {
+    "name": AttrSpec(_str, True), "decomposition": AttrSpec(_symbol, True),
+    "composite_attributes": AttrSpec(lambda v: v if isinstance(v, DictionaryAttr)
+                                     else DictionaryAttr(v)),
+    "version": AttrSpec(_i32)}, check=_composite_check, chapter="misc",
+    doc="A named op whose meaning is the call of its decomposition function."))
+
+
+@builder_method
+def composite(b, name, inputs, decomposition, *, composite_attributes=None, version=None,
+              result_types=None, location=None):
+    """A ``composite`` named ``name`` (``"my.op"``) decomposing to the Function
+    ``decomposition`` (or a function name with ``result_types``); returns a tuple."""
+    inputs = list(inputs)
+    if hasattr(decomposition, "arg_types"):
+        got = tuple(getattr(x, "type", None) for x in inputs)
+        if got != decomposition.arg_types:
+            fail("composite", f"inputs ({', '.join(map(str, got))}) do not match "
+                              f"@{decomposition.name}'s arguments "
+                              f"({', '.join(map(str, decomposition.arg_types))})")
+        if result_types is None:
+            result_types = decomposition.type.results
+    elif result_types is None:
+        fail("composite", f"decomposition @{decomposition} given by name needs result_types")
+    return b.create("composite", (inputs,), {
+        "name": name, "decomposition": decomposition,
+        "composite_attributes": composite_attributes, "version": version},
+        tuple(result_types), location=location).results
+
+
+# -- async ------------------------------------------------------------------------------------
+
+@_attrs.frozen(cache_hash=True)
+class AsyncBundleType(Type):
+    """``!mhlo.async_bundle<inputs, results, context...>``: what async_start hands on."""
+
+    types: tuple = _attrs.field(converter=tuple)
+
+    def render(self, dialect) -> str:
+        return f"!{dialect.name}.async_bundle<" + ", ".join(
+            t.render(dialect) if not isinstance(t, TensorType) else t._text
+            for t in self.types) + ">"
+
+    def __str__(self):
+        return "!async_bundle<" + ", ".join(map(str, self.types)) + ">"
+
+
+def _maybe_tuple(types):
+    return types[0] if len(types) == 1 else TupleType(tuple(types))
+
+
+def _bundle(op, t, what="bundle"):
+    if not isinstance(t, AsyncBundleType) or len(t.types) < 2:
+        fail(op, f"operand {what} must be an async bundle of at least 2 components, got {t}")
+    return t
+
+
+def _async_start_check(op, types, attributes, results, regions):
+    if len(results) != 1:
+        fail(op, f"has one result (the bundle), got {len(results)}")
+    bt = _bundle(op, results[0], "result")
+    if bt.types[0] not in (_maybe_tuple(types), TupleType(tuple(types))):
+        fail(op, f"bundle component #0 {bt.types[0]} does not match the inputs "
+                 f"({', '.join(map(str, types))})")
+    if not attributes["execution_thread"].value:
+        fail(op, "execution_thread must not be empty")
+
+
+register(OpSpec("async_start", ("inputs*",), {
+    "called_computation": AttrSpec(_symbol, True), "execution_thread": AttrSpec(_str, True)},
+    check=_async_start_check, chapter="async",
+    doc="Starts the called computation; its results come from async_done."))
+
+register(OpSpec("async_update", ("bundle",),
+                infer=lambda op, t, a: (_bundle(op, t[0]),), chapter="async",
+                not_run="XLA rejects it in the programs XLA:CPU can run: async computations "
+                        "must be one instruction, and the runnable ones (all-reduce, "
+                        "all-gather, collective-permute start/done) fail HLO conversion with "
+                        "'Async update requires its operand to be an asynchronous op'; a "
+                        "generic async pair fails XLA's HLO verifier",
+                doc="Marks progress of an async computation; the bundle passes through."))
+
+
+def _async_done(op, types, attributes):
+    r = _bundle(op, types[0]).types[1]
+    return tuple(r.types) if isinstance(r, TupleType) else (r,)
+
+
+register(OpSpec("async_done", ("bundle",), infer=_async_done, chapter="async",
+                doc="Waits for an async computation and returns its results."))
+
+
+@builder_method
+def async_start(b, inputs, called_computation, *, execution_thread="main", location=None):
+    """Start the Function ``called_computation`` on ``inputs``; returns the bundle for
+    async_update / async_done. The callee gets the ``execution_thread`` attribute MHLO
+    requires (set here when it has none)."""
+    fn = called_computation
+    inputs = list(inputs)
+    if not hasattr(fn, "arg_types"):
+        fail("async_start", f"called_computation must be a Function, got {fn!r}")
+    got = tuple(getattr(x, "type", None) for x in inputs)
+    if got != fn.arg_types:
+        fail("async_start", f"inputs ({', '.join(map(str, got))}) do not match "
+                            f"@{fn.name}'s arguments ({', '.join(map(str, fn.arg_types))})")
+    thread = fn.attributes.get("execution_thread")
+    if thread is None:
+        fn.attributes["execution_thread"] = _str(execution_thread)
+    elif thread.value != execution_thread:
+        fail("async_start", f"execution_thread {execution_thread!r} differs from "
+                            f"@{fn.name}'s {thread.value!r}")
+    bundle = AsyncBundleType((TupleType(got), _maybe_tuple(fn.type.results),
+                              TensorType((), i32)))
+    return b._one("async_start", (inputs,), {"called_computation": fn,
+                                             "execution_thread": execution_thread},
+                  (bundle,), location=location)
+
+
+@builder_method
+def async_update(b, bundle, *, location=None):
+    return b._one("async_update", (bundle,), location=location)
+
+
+@builder_method
+def async_done(b, bundle, *, location=None):
+    """The async computation's results (a tuple)."""
+    return b.create("async_done", (bundle,), location=location).results
