@@ -197,6 +197,22 @@ def _check_entry(module) -> None:
             raise CompileError(f"@main result {i} is a tuple ({t}); XLA cannot return tuples "
                                "from the entry function: return the elements instead",
                                from_jaxlib=False)
+    for fn in module.functions:
+        for op in _walk(fn.body):
+            if op.spec.name == "fusion" and len(op.results) > 1:
+                # jaxlib 0.10.2 aborts the whole process here (shape.h: has_layout()).
+                raise CompileError(f"@{fn.name}: a 'fusion' with {len(op.results)} results "
+                                   "crashes XLA's compiler in jaxlib 0.10 (Check failed: "
+                                   "has_layout()); split it into single-result fusions",
+                                   from_jaxlib=False)
+
+
+def _walk(region):
+    for block in region.blocks:
+        for op in block.operations:
+            yield op
+            for r in op.regions:
+                yield from _walk(r)
 
 
 def run(module_or_text, *arrays, platform: str = "cpu") -> list:

@@ -324,3 +324,18 @@ def test_run_sharded_checks_shape():
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "ArgumentError:" in proc.stdout and "shape" in proc.stdout
+
+
+def test_multi_result_fusion_is_refused_before_xla_crashes():
+    """jaxlib 0.10.2's XLA aborts the process on a fusion with two results (it passes the
+    verifier); compile says so instead of crashing."""
+    import mhlo_ir as hlo
+    t = hlo.tensor((2,), hlo.f32)
+    m = hlo.Module()
+    f = m.add_function("main", [t])
+    b = f.builder()
+    outs = b.fusion([f.arguments[0]], lambda r, x: (r.add(x, x), r.multiply(x, x)))
+    b.return_(*outs)
+    verify.check(m)
+    with pytest.raises(verify.CompileError, match="'fusion' with 2 results crashes"):
+        verify.compile(m)
