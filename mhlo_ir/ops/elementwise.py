@@ -1,4 +1,5 @@
-"""Elementwise ops: unary, binary and ternary families, compare, select, clamp, convert.
+"""Elementwise ops: unary, binary and ternary families, compare, select, clamp, the conversions
+(convert, bitcast_convert, stochastic_convert) and reduce_precision.
 
 A family is one line: the op names, the element-type kinds they accept, and how the result's
 element type follows from the operand's. Every op in a family shares one result rule.
@@ -7,9 +8,10 @@ element type follows from the operand's. Every op in a family shares one result 
 from __future__ import annotations
 
 from .. import dtypes
+from ..attributes import IntegerAttr
 from ..mhlo_attributes import comparison_direction, comparison_type
 from ..types import TensorType, tensor
-from .spec import AttrSpec, OpSpec, fail, register, same_shape, tensor_operand
+from .spec import AttrSpec, OpSpec, builder_method, fail, register, same_shape, tensor_operand
 
 INT = frozenset({"sint", "uint"})
 SINT = frozenset({"sint"})
@@ -84,6 +86,7 @@ UNARY = {
     "ceil": (FLOAT, _same),
     "cosine": (FLOAT | COMPLEX, _same),
     "count_leading_zeros": (INT, _same),
+    "erf": (FLOAT, _same),
     "exponential": (FLOAT | COMPLEX, _same),
     "exponential_minus_one": (FLOAT | COMPLEX, _same),
     "floor": (FLOAT, _same),
@@ -110,6 +113,7 @@ BINARY = {
     "add": (ALL, _same),
     "subtract": (INT | FLOAT | COMPLEX, _same),
     "multiply": (ALL, _same),
+    "mulhi": (INT, _same),
     "divide": (INT | FLOAT | COMPLEX, _same),
     "remainder": (INT | FLOAT, _same),
     "maximum": (ALL, _same),
@@ -136,6 +140,30 @@ for _name, (_kinds, _result) in BINARY.items():
                     chapter="elementwise"))
 
 
+# Unary ops the MHLO dialect declares but XLA has no HLO instruction for: converting them to
+# HLO fails ("UNIMPLEMENTED: acos"). JAX emits chlo.acos & co. instead, which are decomposed
+# before HLO (see chlo.py). They are kept out of UNARY so that the generic elementwise
+# machinery (random programs, compile-everything tests) never picks them.
+UNARY_WITHOUT_HLO = {name: (FLOAT | COMPLEX, _same)
+                     for name in ("acos", "acosh", "asin", "asinh", "atanh", "cosh", "sinh")}
+
+
+def _unary_method(name):
+    def method(b, operand, *, location=None):
+        return b.create(name, (operand,), location=location).results[0]
+    method.__name__ = name
+    method.__doc__ = (f"Elementwise ``mhlo.{name}`` (XLA cannot compile it: use "
+                      f"``chlo_{name}`` for programs that run).")
+    return method
+
+
+for _name, (_kinds, _result) in UNARY_WITHOUT_HLO.items():
+    register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result), chapter="elementwise",
+                    not_run=f"XLA has no HLO instruction for mhlo.{_name}: compiling fails with "
+                            f"UNIMPLEMENTED (chlo.{_name} is the form that runs)"))
+    builder_method(_unary_method(_name))
+
+
 # The comparison types XLA accepts per element kind (it rejects others at compile time).
 _COMPARE_TYPES = {"sint": {"SIGNED"}, "uint": {"UNSIGNED"}, "bool": {"UNSIGNED"},
                   "float": {"FLOAT", "TOTALORDER"}, "complex": {"FLOAT", "TOTALORDER"}}
@@ -147,12 +175,17 @@ def _compare(op, types, attributes):
     if lhs != rhs:
         fail(op, f"operands lhs and rhs must have the same type, got {lhs} and {rhs}")
     ct = attributes.get("compare_type") if attributes else None
-    if ct is not None and ct.value != "NOTYPE":
-        allowed = _COMPARE_TYPES[lhs.element_type.kind]
-        if ct.value not in allowed:
-            fail(op, f"compare_type {ct.value} does not fit {lhs.element_type} operands; "
-                     f"expected {' or '.join(sorted(allowed))}")
+    if ct is not None:
+        _compare_type_fits(op, lhs, ct.value)
     return (tensor(lhs.shape, dtypes.i1),)
+
+
+def _compare_type_fits(op, lhs: TensorType, value: str) -> None:
+    if value != "NOTYPE":
+        allowed = _COMPARE_TYPES[lhs.element_type.kind]
+        if value not in allowed:
+            fail(op, f"compare_type {value} does not fit {lhs.element_type} operands; "
+                     f"expected {' or '.join(sorted(allowed))}")
 
 
 register(OpSpec(
@@ -204,4 +237,144 @@ def _convert_check(op, types, attributes, results, regions):
 register(OpSpec("convert", ("operand",), check=_convert_check, chapter="elementwise",
                 doc="Convert elements to the result's element type (result type is explicit)."))
 
-__all__ = ["UNARY", "BINARY", "NO_PRETTY", "unary_rule", "binary_rule"]
+
+# -- reduce_precision -------------------------------------------------------------------------
+
+def _i32(v):
+    if isinstance(v, IntegerAttr):
+        return v
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"expected an integer, got {v!r}")
+    return IntegerAttr(v, dtypes.i32)
+
+
+def _reduce_precision(op, types, attributes):
+    x = tensor_operand(op, "operand", types[0])
+    _check_kind(op, "operand", x, FLOAT)
+    e, m = attributes["exponent_bits"].value, attributes["mantissa_bits"].value
+    if e < 1:
+        fail(op, f"attribute exponent_bits must be at least 1, got {e}")
+    if m < 0:
+        fail(op, f"attribute mantissa_bits must be at least 0, got {m}")
+    return (x,)
+
+
+register(OpSpec("reduce_precision", ("operand",),
+                {"exponent_bits": AttrSpec(_i32, True), "mantissa_bits": AttrSpec(_i32, True)},
+                infer=_reduce_precision, chapter="elementwise",
+                doc="Round to a float format of exponent_bits and mantissa_bits (same type)."))
+
+
+@builder_method
+def reduce_precision(b, x, exponent_bits: int, mantissa_bits: int, *, location=None):
+    """Round ``x`` to the nearest value (ties to even) of a float format with ``exponent_bits``
+    and ``mantissa_bits`` (overflow gives inf, underflow signed zero); the type is unchanged."""
+    return b.create("reduce_precision", (x,), {"exponent_bits": exponent_bits,
+                                               "mantissa_bits": mantissa_bits},
+                    location=location).results[0]
+
+
+# -- bitcast_convert --------------------------------------------------------------------------
+
+def _bits(et) -> int:
+    return et.bits
+
+
+def bitcast_shape(op, x: TensorType, et) -> tuple:
+    """The result shape of bitcasting ``x`` to element type ``et``: the same shape for equal
+    bit widths; one more trailing dimension of size ratio when ``et`` is narrower; one less
+    (which must have size ratio) when it is wider."""
+    src, dst = x.element_type, et
+    if (src.kind == "complex") != (dst.kind == "complex"):
+        fail(op, f"cannot bitcast between real and complex element types: {x} to {dst}")
+    if src.kind == "bool" or dst.kind == "bool":
+        if src is not dst:
+            fail(op, f"cannot bitcast i1 to or from another element type: {x} to {dst}")
+        return x.shape
+    a, b = _bits(src), _bits(dst)
+    if a == b:
+        return x.shape
+    if a > b:
+        if a % b:
+            fail(op, f"{src} ({a} bits) is not a whole number of {dst} ({b} bits)")
+        return (*x.shape, a // b)
+    if b % a:
+        fail(op, f"{dst} ({b} bits) is not a whole number of {src} ({a} bits)")
+    if not x.shape or x.shape[-1] != b // a:
+        fail(op, f"bitcasting {x} to the wider {dst} needs a last dimension of size {b // a} "
+                 f"(= {b} / {a} bits), got shape {list(x.shape)}")
+    return x.shape[:-1]
+
+
+def _bitcast_convert_check(op, types, attributes, results, regions):
+    x = tensor_operand(op, "operand", types[0])
+    r = results[0]
+    if not isinstance(r, TensorType):
+        fail(op, f"result must be a tensor, got {r}")
+    shape = bitcast_shape(op, x, r.element_type)
+    if r.shape != shape:
+        fail(op, f"result {r} must have shape {list(shape)} to hold the bits of operand {x}")
+
+
+register(OpSpec("bitcast_convert", ("operand",), check=_bitcast_convert_check,
+                chapter="elementwise",
+                doc="Reinterpret the bits of each element as another element type (result type "
+                    "is explicit; the shape gains or loses a trailing dimension when the bit "
+                    "widths differ)."))
+
+
+def _element_type(op, et):
+    try:
+        return dtypes.from_numpy(et)
+    except TypeError as e:
+        fail(op, f"result element type: {e}")
+
+
+@builder_method
+def bitcast_convert(b, x, element_type, *, location=None):
+    """Reinterpret ``x``'s bits as ``element_type``; narrower types add a trailing dimension
+    (f32[3] -> i16[3, 2], low half first), wider ones consume it."""
+    t = tensor_operand("bitcast_convert", "operand", getattr(x, "type", None))
+    et = _element_type("bitcast_convert", element_type)
+    shape = bitcast_shape("bitcast_convert", t, et)
+    return b.create("bitcast_convert", (x,), None, (tensor(shape, et),),
+                    location=location).results[0]
+
+
+# -- stochastic_convert -----------------------------------------------------------------------
+
+def _stochastic_convert_check(op, types, attributes, results, regions):
+    x = tensor_operand(op, "operand", types[0])
+    rnd = tensor_operand(op, "random", types[1])
+    r = results[0]
+    _check_kind(op, "operand", x, FLOAT)
+    if rnd.element_type.kind != "uint" or rnd.element_type.bits != x.element_type.bits:
+        fail(op, f"operand random must have unsigned integer elements of {x.element_type.bits} "
+                 f"bits (the width of operand {x}), got {rnd}")
+    if rnd.shape != x.shape:
+        fail(op, f"operand random has shape {list(rnd.shape)}, expected {list(x.shape)} (the "
+                 f"shape of operand {x})")
+    if not isinstance(r, TensorType) or r.shape != x.shape:
+        fail(op, f"result must be a tensor of shape {list(x.shape)}, got {r}")
+    if r.element_type.kind not in ("sint", "float"):
+        fail(op, f"result must have signless integer or float elements, got {r}")
+
+
+register(OpSpec("stochastic_convert", ("operand", "random"), check=_stochastic_convert_check,
+                chapter="elementwise",
+                doc="Convert floats to a narrower type, rounding up with probability equal to "
+                    "the fraction, decided by the random bits (result type is explicit)."))
+
+
+@builder_method
+def stochastic_convert(b, x, random, element_type, *, location=None):
+    """Round ``x`` to ``element_type``, up when ``random`` is below the fraction's share of
+    the random range (XLA's CPU backend supports float to signed integer only)."""
+    t = tensor_operand("stochastic_convert", "operand", getattr(x, "type", None))
+    et = _element_type("stochastic_convert", element_type)
+    return b.create("stochastic_convert", (x, random), None, (tensor(t.shape, et),),
+                    location=location).results[0]
+
+
+__all__ = ["UNARY", "BINARY", "UNARY_WITHOUT_HLO", "NO_PRETTY", "unary_rule", "binary_rule",
+           "bitcast_shape"]
