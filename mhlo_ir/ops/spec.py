@@ -66,9 +66,10 @@ BUILDER_METHODS: dict = {}
 UNDECLARED = {
     "mhlo.minimum_broadcast_shapes": "operands are tensor<Nxindex> shape values (no index "
                                      "type here) and XLA cannot convert the op to HLO",
-    "mhlo.uniform_quantize": "needs !quant.uniform element types, which the type system lacks",
-    "mhlo.uniform_dequantize": "needs !quant.uniform element types, which the type system "
-                               "lacks",
+    "mhlo.uniform_quantize": "needs !quant.uniform element types (not in the type system); "
+                             "jaxlib 0.10 cannot translate it to HLO either",
+    "mhlo.uniform_dequantize": "needs !quant.uniform element types (not in the type system); "
+                               "jaxlib 0.10 cannot translate it to HLO either",
     "chlo.ragged_dot": "not yet: needs the #chlo.ragged_dot attribute (mhlo.ragged_dot is "
                        "declared)",
     "chlo.scan": "not yet: several variadic operand groups and regions (mhlo.scan is "
