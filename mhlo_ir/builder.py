@@ -17,9 +17,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import dtypes
-from .attributes import Attribute, SymbolRefAttr, to_attribute
+from .attributes import SymbolRefAttr, to_attribute
 from .dense import DenseElementsAttr, dense_i64
-from .errors import IRError, OpBuildError
+from .errors import OpBuildError
 from .ir import (Block, BlockArgument, Function, Operation, OpResult, Region, SingleResultOp,
                  Value, make_operation)
 from .location import UNKNOWN, Location, loc as make_loc

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from .attributes import Attribute, DictionaryAttr, to_attribute
+from .attributes import to_attribute
 from .errors import IRError
 from .location import UNKNOWN, Location
 from .text import check_attr_name, check_string

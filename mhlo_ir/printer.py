@@ -13,7 +13,7 @@ op-name strings per spec, and SSA names are assigned in one pre-pass into a dict
 
 from __future__ import annotations
 
-from .attributes import UnitAttr, render_named
+from .attributes import UnitAttr
 from .dense import HEX_THRESHOLD, DenseElementsAttr
 from .dialect import MHLO, Dialect
 from .location import Location, UnknownLoc

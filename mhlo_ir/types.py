@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 import attrs
 import numpy as np
 
-from .dtypes import ElementType, from_numpy
+from .dtypes import from_numpy
 
 __all__ = [
     "Type", "TensorType", "TokenType", "TupleType", "FunctionType", "tensor", "token",

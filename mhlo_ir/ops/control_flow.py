@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..attributes import SymbolRefAttr
 from ..dense import DenseElementsAttr, dense_i64
 from ..dtypes import i1, i32
-from ..types import TensorType, tensor
+from ..types import tensor
 from .data_movement import ints
 from .spec import AttrSpec, OpSpec, fail, register, tensor_operand
 
@@ -41,13 +41,20 @@ def check_region(op, what, region, arg_types, result_types) -> None:
         fail(op, f"{what} returns {_types(got)}, expected {_types(result_types)}")
 
 
-def _reduce(op, types, attributes):
+def inputs_and_inits(op, types) -> tuple:
+    """Split the operands of a reduction-like op (reduce, reduce_window) into its input and
+    init-value tensors, which must come in equal numbers."""
     n = len(types) // 2
     if len(types) % 2 or n == 0:
         fail(op, f"needs as many init values as inputs (and at least one), got {len(types)} "
                  "operands")
     inputs = [tensor_operand(op, f"inputs[{i}]", t) for i, t in enumerate(types[:n])]
     inits = [tensor_operand(op, f"init_values[{i}]", t) for i, t in enumerate(types[n:])]
+    return inputs, inits
+
+
+def _reduce(op, types, attributes):
+    inputs, inits = inputs_and_inits(op, types)
     dims = ints(attributes["dimensions"])
     first = inputs[0]
     for i, t in enumerate(inputs):
@@ -136,4 +143,4 @@ register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(
     lambda v: v if isinstance(v, SymbolRefAttr) else SymbolRefAttr(getattr(v, "name", v)), True)},
     namespace="func", check=_call_check, chapter="control_flow"))
 
-__all__ = ["check_region", "region_returns"]
+__all__ = ["check_region", "region_returns", "inputs_and_inits"]

@@ -11,7 +11,7 @@ from .. import dtypes
 from ..attributes import IntegerAttr
 from ..mhlo_attributes import comparison_direction, comparison_type
 from ..types import TensorType, tensor
-from .spec import AttrSpec, OpSpec, builder_method, fail, register, same_shape, tensor_operand
+from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 INT = frozenset({"sint", "uint"})
 SINT = frozenset({"sint"})

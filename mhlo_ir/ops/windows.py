@@ -8,7 +8,7 @@ from ..dense import DenseElementsAttr, dense_i64
 from ..dtypes import i1, i32, i64
 from ..ir import Value
 from ..types import TensorType, tensor
-from .control_flow import check_region, region_returns
+from .control_flow import check_region, inputs_and_inits, region_returns
 from .linalg import _bool, _padding, window_output_size
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
@@ -65,12 +65,7 @@ def _window_shape(op, x, attributes, *, dilations=True):
 # -- reduce_window -----------------------------------------------------------------------------
 
 def _reduce_window(op, types, attributes):
-    n = len(types) // 2
-    if len(types) % 2 or n == 0:
-        fail(op, f"needs as many init values as inputs (and at least one), got {len(types)} "
-                 "operands")
-    inputs = [tensor_operand(op, f"inputs[{i}]", t) for i, t in enumerate(types[:n])]
-    inits = [tensor_operand(op, f"init_values[{i}]", t) for i, t in enumerate(types[n:])]
+    inputs, inits = inputs_and_inits(op, types)
     first = inputs[0]
     for i, t in enumerate(inputs):
         if t.shape != first.shape:
