@@ -1,0 +1,543 @@
+"""Lowering jaxprs to mhlo_ir modules: the machinery every rule shares.
+
+Mirrors JAX's classic MLIR lowering (module and rule contexts, a rule registry per primitive and
+platform, ordered-effect tokens, donated-argument aliasing, sharding and replication
+annotations, cached private functions, constant handlers, name stacks as locations), built on
+mhlo_ir instead of MLIR bindings. Insertion points are explicit: every rule context carries the
+``Builder`` it emits into.
+
+Jaxprs are read by duck typing (``eqn.primitive.name``, ``eqn.params``, ``var.aval``,
+``literal.val``...), so lower.core's jaxprs and JAX's own are both accepted.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import re
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import mhlo_ir as hlo
+from mhlo_ir import Builder
+
+from . import core
+
+__all__ = ["ModuleContext", "LoweringRuleContext", "TokenSet", "LoweringResult",
+           "register_lowering", "lower_jaxpr_to_module", "lower_jaxpr_to_fun",
+           "jaxpr_subcomp", "ir_constants", "register_constant_handler", "aval_to_ir_types",
+           "cache_lowering", "lower_fun", "PLATFORMS"]
+
+PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+_ALIASES = {"gpu": ("cuda", "rocm")}
+# Platforms whose runtimes honour tf.aliasing_output (all of XLA's today).
+_PLATFORMS_WITH_DONATION = ("cpu", "cuda", "rocm", "tpu")
+
+
+def expand_platform(platform: str) -> tuple:
+    if platform in _ALIASES:
+        return _ALIASES[platform]
+    if platform not in PLATFORMS:
+        raise ValueError(f"unknown platform {platform!r}; expected one of "
+                         f"{', '.join(PLATFORMS + tuple(_ALIASES))}")
+    return (platform,)
+
+
+# -- types and constants --------------------------------------------------------------------
+
+def aval_to_ir_types(aval) -> tuple:
+    """The IR types of an abstract value (one tensor type; a token for a token)."""
+    if aval is core.abstract_token or type(aval).__name__ == "AbstractToken":
+        return (hlo.token(),)
+    return (hlo.tensor(aval.shape, aval.dtype),)
+
+
+def aval_to_ir_type(aval):
+    (t,) = aval_to_ir_types(aval)
+    return t
+
+
+_constant_handlers: dict = {}
+
+
+def register_constant_handler(type_: type, handler: Callable) -> None:
+    """``handler(builder, value) -> tuple of Values`` for constants of ``type_``."""
+    _constant_handlers[type_] = handler
+
+
+def ir_constants(b: Builder, val) -> tuple:
+    """The IR values of a Python or numpy constant, through the handler for its type."""
+    for t in type(val).__mro__:
+        handler = _constant_handlers.get(t)
+        if handler is not None:
+            return handler(b, val)
+    raise TypeError(f"no constant handler for type {type(val).__name__}")
+
+
+def ir_constant(b: Builder, val):
+    (v,) = ir_constants(b, val)
+    return v
+
+
+def _ndarray_constant(b: Builder, val: np.ndarray) -> tuple:
+    """Arrays with zero strides (``np.broadcast_to`` results) become a broadcast of the small
+    base constant, not a huge literal."""
+    if val.ndim and 0 in val.strides and val.size:
+        zero = tuple(i for i, s in enumerate(val.strides) if s == 0 and val.shape[i] > 1)
+        if zero:
+            index = tuple(0 if i in zero else slice(None) for i in range(val.ndim))
+            base = np.ascontiguousarray(val[index])
+            dims = [i for i in range(val.ndim) if i not in zero]
+            c = b.constant(base)
+            return (b.broadcast_in_dim(c, val.shape, dims),)
+    return (b.constant(val if val.flags.c_contiguous else np.array(val, order="C")),)
+
+
+def _scalar_constant(b: Builder, val) -> tuple:
+    # Python scalars take JAX's default (x64 off) dtypes; numpy scalars keep theirs.
+    if isinstance(val, (bool, np.bool_)):
+        return (b.constant(np.asarray(val, np.bool_)),)
+    if isinstance(val, np.generic):
+        return (b.constant(np.asarray(val)),)
+    dtype = {int: np.int32, float: np.float32, complex: np.complex64}[type(val)]
+    return (b.constant(np.asarray(val, dtype)),)
+
+
+register_constant_handler(np.ndarray, _ndarray_constant)
+for _t in (bool, int, float, complex, np.generic):
+    register_constant_handler(_t, _scalar_constant)
+
+
+# -- tokens -----------------------------------------------------------------------------------
+
+class TokenSet:
+    """An immutable, ordered map from ordered effects to the token that sequences them."""
+
+    __slots__ = ("_tokens",)
+
+    def __init__(self, items=()):
+        self._tokens = collections.OrderedDict(items)
+
+    @classmethod
+    def create(cls, b: Builder, effects: Sequence) -> "TokenSet":
+        return cls((eff, b.create_token()) for eff in effects)
+
+    def __len__(self):
+        return len(self._tokens)
+
+    def get(self, effect):
+        return self._tokens[effect]
+
+    def effects(self) -> tuple:
+        return tuple(self._tokens)
+
+    def tokens(self) -> tuple:
+        return tuple(self._tokens.values())
+
+    def items(self) -> tuple:
+        return tuple(self._tokens.items())
+
+    def subset(self, effects) -> "TokenSet":
+        return TokenSet((e, self._tokens[e]) for e in effects)
+
+    def update_tokens(self, tokens: "TokenSet") -> "TokenSet":
+        return TokenSet((e, tokens._tokens.get(e, t)) for e, t in self._tokens.items())
+
+
+def _is_ordered(effect) -> bool:
+    return isinstance(effect, core.OrderedEffect) or getattr(effect, "ordered", False)
+
+
+# -- contexts ---------------------------------------------------------------------------------
+
+class ModuleContext:
+    """What the whole lowering of one module shares."""
+
+    def __init__(self, module: hlo.Module, platform: str, name_stack=core.NameStack(),
+                 axis_context=None):
+        self.module = module
+        self.platform = platform
+        self.name_stack = name_stack
+        self.axis_context = axis_context
+        self.keepalives: list = []
+        self.host_callbacks: list = []
+        self.channel_iterator = itertools.count(1)  # MHLO channels start at 1
+        self.cached_primitive_lowerings: dict = {}
+        self.cached_call_jaxpr_lowerings: dict = {}
+
+    def new_channel(self) -> int:
+        return next(self.channel_iterator)
+
+    def replace(self, **kw) -> "ModuleContext":
+        new = object.__new__(ModuleContext)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(kw)
+        return new
+
+
+class LoweringRuleContext:
+    """What one rule sees: its builder, primitive, avals in/out and tokens."""
+
+    __slots__ = ("module_context", "builder", "primitive", "avals_in", "avals_out",
+                 "tokens_in", "tokens_out")
+
+    def __init__(self, module_context, builder, primitive, avals_in, avals_out, tokens_in):
+        self.module_context = module_context
+        self.builder = builder
+        self.primitive = primitive
+        self.avals_in = avals_in
+        self.avals_out = avals_out
+        self.tokens_in = tokens_in
+        self.tokens_out = None
+
+    def set_tokens_out(self, tokens_out: TokenSet) -> None:
+        if self.tokens_out is not None:
+            raise ValueError("set_tokens_out may be called once per rule")
+        self.tokens_out = tokens_out
+
+    def replace(self, **kw) -> "LoweringRuleContext":
+        new = LoweringRuleContext(self.module_context, self.builder, self.primitive,
+                                  self.avals_in, self.avals_out, self.tokens_in)
+        for k, v in kw.items():
+            setattr(new, k, v)
+        return new
+
+
+# -- the rule registry ---------------------------------------------------------------------
+
+_lowerings: dict = {}
+_platform_lowerings: dict = collections.defaultdict(dict)
+
+
+def _prim_name(prim) -> str:
+    return prim if isinstance(prim, str) else prim.name
+
+
+def register_lowering(prim, rule: Callable, platform: str | None = None) -> Callable:
+    """Register ``rule(ctx, *args, **params)`` for a primitive (or its name), for every
+    platform or one (``"gpu"`` means cuda and rocm)."""
+    name = _prim_name(prim)
+    if platform is None:
+        _lowerings[name] = rule
+    else:
+        for p in expand_platform(platform):
+            _platform_lowerings[p][name] = rule
+    return rule
+
+
+def lowering_rule(prim, platform: str) -> Callable:
+    name = _prim_name(prim)
+    rule = _platform_lowerings[platform].get(name) or _lowerings.get(name)
+    if rule is None:
+        raise NotImplementedError(
+            f"no MHLO lowering rule for primitive '{name}' on platform '{platform}'")
+    return rule
+
+
+# -- locations --------------------------------------------------------------------------------
+
+def source_info_to_location(primitive, source_info, name_stack) -> hlo.Location:
+    """``"jit(f)/add"("f.py":3:7)``: the op's name stack and the user frame it came from."""
+    names = str(name_stack + source_info.name_stack) if source_info is not None else ""
+    name = f"{names}/{primitive.name}" if names else primitive.name
+    frame = getattr(source_info, "frame", None)
+    if frame is None:
+        return hlo.NameLoc(name)
+    return hlo.NameLoc(name, hlo.FileLineColLoc(frame.file_name, frame.start_line,
+                                                frame.start_column))
+
+
+# -- jaxprs to functions ---------------------------------------------------------------------
+
+def _flatten(xss) -> list:
+    return [x for xs in xss for x in xs]
+
+
+def _wrap(x) -> tuple:
+    return (x,) if isinstance(x, hlo.Value) else tuple(x)
+
+
+def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
+                  consts: Sequence[Sequence], *args: Sequence) -> tuple:
+    """Lower ``jaxpr``'s equations inline at ``b``; returns (outputs, tokens)."""
+    env: dict = {}
+
+    def read(v):
+        if hasattr(v, "val") and not hasattr(v, "count"):
+            return ir_constants(b, v.val)
+        return env[v]
+
+    if len(args) != len(jaxpr.invars):
+        raise ValueError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+    for v, c in zip(jaxpr.constvars, consts):
+        env[v] = tuple(c)
+    for v, a in zip(jaxpr.invars, args):
+        env[v] = tuple(a)
+    platform = ctx.platform
+    saved = b.location
+    try:
+        for eqn in jaxpr.eqns:
+            rule = lowering_rule(eqn.primitive, platform)
+            b.location = source_info_to_location(eqn.primitive, eqn.source_info,
+                                                 ctx.name_stack)
+            effects = [e for e in eqn.effects if _is_ordered(e)]
+            tokens_in = tokens.subset(effects)
+            rctx = LoweringRuleContext(ctx, b, eqn.primitive,
+                                       [v.aval for v in eqn.invars],
+                                       [v.aval for v in eqn.outvars], tokens_in)
+            ins = [read(v) for v in eqn.invars]
+            ans = rule(rctx, *[x[0] if len(x) == 1 else x for x in ins], **eqn.params)
+            if effects:
+                if rctx.tokens_out is None:
+                    raise ValueError(f"the rule for '{eqn.primitive.name}' must set tokens_out "
+                                     f"because the equation has effects {effects}")
+                tokens = tokens.update_tokens(rctx.tokens_out)
+            outs = [_wrap(a) for a in ans]
+            if len(outs) != len(eqn.outvars):
+                raise ValueError(f"the rule for '{eqn.primitive.name}' returned {len(outs)} "
+                                 f"results for {len(eqn.outvars)} outputs")
+            for v, o in zip(eqn.outvars, outs):
+                env[v] = o
+    finally:
+        b.location = saved
+    return [read(v) for v in jaxpr.outvars], tokens
+
+
+def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence = (), *,
+                       create_tokens: bool = False, public: bool = False,
+                       replace_tokens_with_dummy: bool = False, replicated_args=None,
+                       arg_shardings=None, result_shardings=None,
+                       use_sharding_annotations: bool = True, input_output_aliases=None,
+                       num_output_tokens: int = 0) -> hlo.Function:
+    """Lower a closed jaxpr to a function of ``ctx.module`` (its name is uniquified).
+
+    Ordered effects are threaded as tokens: created inside when ``create_tokens`` (the entry
+    point, where dummy ``tensor<0xi1>`` values stand in for them), else taken as leading
+    arguments and returned as leading results.
+    """
+    def types_of(aval):
+        if replace_tokens_with_dummy and aval_to_ir_types(aval) == (hlo.token(),):
+            return (hlo.tensor((), np.bool_),)
+        return aval_to_ir_types(aval)
+
+    dummy = (hlo.tensor((0,), np.bool_),)
+    n_tok = len(effects)
+    if create_tokens:
+        token_in_types, token_out_types = [], [dummy] * (num_output_tokens + n_tok)
+    else:
+        token_in_types = token_out_types = [(hlo.token(),)] * n_tok
+    in_types = [*token_in_types, *map(types_of, jaxpr.in_avals)]
+    out_types = [*token_out_types, *map(types_of, jaxpr.out_avals)]
+    n_in_tok = len(token_in_types)
+    n_out_tok = len(token_out_types)
+
+    fn = ctx.module.add_function(name, _flatten(in_types), _flatten(out_types),
+                                 visibility="public" if public else "private")
+    for i, arg_index in enumerate(range(n_in_tok, len(in_types))):
+        j = arg_index - n_in_tok
+        if replicated_args is not None and replicated_args[j]:
+            fn.set_arg_attr(arg_index, "mhlo.is_same_data_across_replicas", hlo.UnitAttr())
+        if use_sharding_annotations and arg_shardings is not None and arg_shardings[j]:
+            fn.set_arg_attr(arg_index, "mhlo.sharding", str(arg_shardings[j]))
+        if input_output_aliases is not None and input_output_aliases[j] is not None:
+            fn.set_arg_attr(arg_index, "tf.aliasing_output",
+                            hlo.i32_attr(input_output_aliases[j] + n_out_tok))
+    if use_sharding_annotations and result_shardings is not None:
+        for j, s in enumerate(result_shardings):
+            if s:
+                fn.set_result_attr(n_out_tok + j, "mhlo.sharding", str(s))
+
+    b = fn.builder()
+    args = list(fn.arguments)
+    token_args, args = args[:n_in_tok], args[n_in_tok:]
+    if not use_sharding_annotations and arg_shardings is not None:
+        args = [a if s is None else wrap_with_sharding_op(b, a, s)
+                for a, s in zip(args, arg_shardings)]
+    tokens_in = (TokenSet.create(b, effects) if create_tokens
+                 else TokenSet(zip(effects, token_args)))
+    ir_args = []
+    for aval, a in zip(jaxpr.in_avals, args):
+        if replace_tokens_with_dummy and aval_to_ir_types(aval) == (hlo.token(),):
+            ir_args.append((b.create_token(),))
+        else:
+            ir_args.append((a,))
+    consts = [ir_constants(b, c) for c in getattr(jaxpr, "consts", ())]
+    sub = ctx.replace(name_stack=ctx.name_stack.extend(f"jit({name})"))
+    outs, tokens_out = jaxpr_subcomp(sub, b, jaxpr.jaxpr, tokens_in, consts, *ir_args)
+    results = []
+    if create_tokens:
+        results += [b.constant(np.zeros((0,), np.bool_)) for _ in range(n_out_tok)]
+    else:
+        results += list(tokens_out.tokens())
+    for aval, o in zip(jaxpr.out_avals, outs):
+        if replace_tokens_with_dummy and aval_to_ir_types(aval) == (hlo.token(),):
+            results.append(b.constant(np.zeros((), np.bool_)))
+        else:
+            results.extend(o)
+    if not use_sharding_annotations and result_shardings is not None:
+        k = len(results) - len(result_shardings)
+        results = results[:k] + [r if s is None else wrap_with_sharding_op(b, r, s)
+                                 for r, s in zip(results[k:], result_shardings)]
+    b.return_(*results)
+    return fn
+
+
+def wrap_with_sharding_op(b: Builder, x, sharding) -> hlo.Value:
+    """``custom_call @Sharding`` carrying ``mhlo.sharding``: XLA's sharding constraint."""
+    (y,) = b.custom_call("Sharding", [x], [x.type])
+    y.set_attr("mhlo.sharding", str(sharding))
+    return y
+
+
+_MODULE_NAME = re.compile(r"[^\w.-]")
+
+
+class LoweringResult:
+    __slots__ = ("module", "keepalives", "host_callbacks")
+
+    def __init__(self, module, keepalives, host_callbacks):
+        self.module = module
+        self.keepalives = keepalives
+        self.host_callbacks = host_callbacks
+
+
+def _set_up_aliases(avals_in, avals_out, donated_args):
+    """Pair each donated input with the first unclaimed output of the same type."""
+    aliases = [None] * len(avals_in)
+    pending: dict = collections.defaultdict(collections.deque)
+    for i, (aval, donated) in enumerate(zip(avals_in, donated_args)):
+        if donated:
+            pending[aval_to_ir_types(aval)].append(i)
+    unused = list(donated_args)
+    for j, aval in enumerate(avals_out):
+        queue = pending.get(aval_to_ir_types(aval))
+        if queue:
+            i = queue.popleft()
+            aliases[i] = j
+            unused[i] = False
+    return aliases, unused
+
+
+def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
+                          ordered_effects: Sequence = (), donated_args=None,
+                          replicated_args=None, arg_shardings=None, result_shardings=None,
+                          name_stack=None, num_partitions: int | None = None,
+                          num_replicas: int | None = None) -> LoweringResult:
+    """Lower a closed jaxpr to a module whose public ``main`` XLA runs.
+
+    ``donated_args`` become ``tf.aliasing_output`` where an output of the same type exists (a
+    warning names the donations that found none); shardings are XLA sharding strings
+    (``"{devices=[2,1]0,1}"``) put on ``mhlo.sharding``; ``replicated_args`` mark
+    ``mhlo.is_same_data_across_replicas``.
+    """
+    (platform,) = expand_platform(platform)[:1]
+    module_name = _MODULE_NAME.sub("_", module_name)
+    attrs = {}
+    if num_partitions is not None:
+        attrs["mhlo.num_partitions"] = hlo.i32_attr(num_partitions)
+    if num_replicas is not None:
+        attrs["mhlo.num_replicas"] = hlo.i32_attr(num_replicas)
+    module = hlo.Module(module_name, attributes=attrs)
+    ctx = ModuleContext(module, platform, name_stack or core.NameStack())
+    aliases = None
+    if donated_args is not None and any(donated_args):
+        aliases, unused = _set_up_aliases(jaxpr.in_avals, jaxpr.out_avals, donated_args)
+        if any(unused):
+            names = ", ".join(str(a.str_short()) for a, u in zip(jaxpr.in_avals, unused) if u)
+            warnings.warn(f"Some donated buffers were not usable: {names}", stacklevel=2)
+    lower_jaxpr_to_fun(ctx, "main", jaxpr, list(ordered_effects), public=True,
+                       create_tokens=True, replace_tokens_with_dummy=True,
+                       replicated_args=replicated_args, arg_shardings=arg_shardings,
+                       result_shardings=result_shardings, input_output_aliases=aliases)
+    return LoweringResult(module, ctx.keepalives, ctx.host_callbacks)
+
+
+# -- reuse: cached rules, Python functions as rules, calls ----------------------------------
+
+def _params_key(params: dict):
+    def freeze(x):
+        if isinstance(x, dict):
+            return tuple(sorted((k, freeze(v)) for k, v in x.items()))
+        if isinstance(x, (list, tuple)):
+            return tuple(freeze(v) for v in x)
+        if isinstance(x, np.ndarray):
+            return (x.dtype.str, x.shape, x.tobytes())
+        try:
+            hash(x)
+            return x
+        except TypeError:
+            return id(x)
+    return freeze(params)
+
+
+def cache_lowering(rule: Callable) -> Callable:
+    """Emit ``rule`` once per (primitive, avals, params) as a private function and call it."""
+    def cached(ctx: LoweringRuleContext, *args, **params):
+        mctx = ctx.module_context
+        key = (ctx.primitive.name, tuple(map(_aval_key, ctx.avals_in)),
+               tuple(map(_aval_key, ctx.avals_out)), _params_key(params))
+        fn = mctx.cached_primitive_lowerings.get(key)
+        if fn is None:
+            in_types = _flatten(map(aval_to_ir_types, ctx.avals_in))
+            out_types = _flatten(map(aval_to_ir_types, ctx.avals_out))
+            fn = mctx.module.add_function(ctx.primitive.name, in_types, out_types,
+                                          visibility="private")
+            fb = fn.builder()
+            sub = ctx.replace(builder=fb)
+            outs = rule(sub, *[a for a in fn.arguments], **params)
+            fb.return_(*_flatten(map(_wrap, outs)))
+            mctx.cached_primitive_lowerings[key] = fn
+        flat_args = _flatten(map(_wrap, args))
+        return list(ctx.builder.call(fn, flat_args))
+    return cached
+
+
+def _aval_key(aval):
+    return (getattr(aval, "shape", None), str(getattr(aval, "dtype", "token")))
+
+
+def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:
+    """A rule that traces ``fun`` (written against lower.tracing) on the equation's avals and
+    lowers the resulting jaxpr inline."""
+    from .tracing import make_jaxpr
+
+    def rule(ctx: LoweringRuleContext, *args, **params):
+        closed = make_jaxpr(lambda *xs: fun(*xs, **params))(*ctx.avals_in)
+        consts = [ir_constants(ctx.builder, c) for c in closed.consts]
+        outs, _ = jaxpr_subcomp(ctx.module_context, ctx.builder, closed.jaxpr, TokenSet(),
+                                consts, *[_wrap(a) for a in args])
+        return outs if multiple_results else outs
+    return rule
+
+
+def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args) -> list:
+    """Lower ``call_jaxpr`` to a private function (cached by jaxpr and effects) and call it."""
+    mctx = ctx.module_context
+    effects = ctx.tokens_in.effects()
+    key = (id(call_jaxpr), effects)
+    hit = mctx.cached_call_jaxpr_lowerings.get(key)
+    if hit is None or hit[0] is not call_jaxpr:
+        fn = lower_jaxpr_to_fun(mctx, fn_name, call_jaxpr, effects)
+        mctx.cached_call_jaxpr_lowerings[key] = hit = (call_jaxpr, fn)
+    fn = hit[1]
+    flat = [*ctx.tokens_in.tokens(), *_flatten(map(_wrap, args))]
+    outs = list(ctx.builder.call(fn, flat))
+    n = len(effects)
+    if n:
+        ctx.set_tokens_out(TokenSet(zip(effects, outs[:n])))
+    return [[o] for o in outs[n:]]
+
+
+def _pjit_lowering(ctx, *args, jaxpr, name="f", **_):
+    return call_lowering(ctx, name, jaxpr, *args)
+
+
+def _closed_call_lowering(ctx, *args, call_jaxpr, **_):
+    return call_lowering(ctx, "closed_call", call_jaxpr, *args)
+
+
+register_lowering("pjit", _pjit_lowering)
+register_lowering("closed_call", _closed_call_lowering)
+register_lowering("core_call", _closed_call_lowering)

@@ -1,0 +1,115 @@
+"""Rules for elementwise primitives: one table line per primitive that maps to one op."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import mhlo_ir as hlo
+
+from ..helpers import compare_hlo, convert_hlo, full_like, minmax_hlo
+from ..mlir import register_lowering
+
+# jax primitive -> Builder method (same operands, same result type)
+_DIRECT = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
+    "pow": "power", "atan2": "atan2", "and": "and_", "or": "or_", "xor": "xor",
+    "shift_left": "shift_left", "shift_right_arithmetic": "shift_right_arithmetic",
+    "shift_right_logical": "shift_right_logical", "neg": "negate", "exp": "exponential",
+    "log": "log", "tanh": "tanh", "sin": "sine", "cos": "cosine", "tan": "tan",
+    "sqrt": "sqrt", "rsqrt": "rsqrt", "cbrt": "cbrt", "abs": "abs", "sign": "sign",
+    "floor": "floor", "ceil": "ceil", "logistic": "logistic", "log1p": "log_plus_one",
+    "expm1": "exponential_minus_one", "not": "not_", "population_count": "popcnt",
+    "clz": "count_leading_zeros", "imag": "imag", "real": "real", "is_finite": "is_finite",
+    "erf": "chlo_erf", "erf_inv": "chlo_erf_inv", "lgamma": "chlo_lgamma",
+    "digamma": "chlo_digamma", "nextafter": "chlo_next_after",
+}
+
+
+def _direct(method: str):
+    def rule(ctx, *args):
+        return [getattr(ctx.builder, method)(*args)]
+    rule.__name__ = f"_{method}_lowering"
+    return rule
+
+
+for _prim, _method in _DIRECT.items():
+    register_lowering(_prim, _direct(_method))
+
+_COMPARISONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
+for _prim, _dir in _COMPARISONS.items():
+    register_lowering(_prim, lambda ctx, x, y, _d=_dir: [compare_hlo(ctx.builder, x, y, _d)])
+
+register_lowering("max", lambda ctx, x, y: [minmax_hlo(ctx.builder, x, y, "max")])
+register_lowering("min", lambda ctx, x, y: [minmax_hlo(ctx.builder, x, y, "min")])
+
+
+def _exp2(ctx, x):
+    b = ctx.builder
+    ln2 = full_like(b, np.log(2), x.type)
+    return [b.exponential(b.multiply(x, ln2))]
+
+
+register_lowering("exp2", _exp2)
+
+
+def _integer_pow(ctx, x, *, y):
+    """x**y by repeated squaring (1/x**-y for negative y), as XLA has no integer power."""
+    b = ctx.builder
+    n, acc, base = abs(y), None, x
+    while n:
+        if n & 1:
+            acc = base if acc is None else b.multiply(acc, base)
+        n >>= 1
+        if n:
+            base = b.multiply(base, base)
+    if acc is None:
+        acc = full_like(b, 1, x.type)
+    if y < 0:
+        acc = b.divide(full_like(b, 1, x.type), acc)
+    return [acc]
+
+
+register_lowering("integer_pow", _integer_pow)
+
+
+def _round(ctx, x, *, rounding_method=0):
+    method = int(getattr(rounding_method, "value", rounding_method))
+    b = ctx.builder
+    return [b.round_nearest_even(x) if method == 1 else b.round_nearest_afz(x)]
+
+
+register_lowering("round", _round)
+
+
+def _convert_element_type(ctx, x, *, new_dtype, weak_type=False, sharding=None):
+    return [convert_hlo(ctx.builder, x, new_dtype)]
+
+
+register_lowering("convert_element_type", _convert_element_type)
+
+
+def _select_n(ctx, which, *cases):
+    """select_n(which, *cases): cases[which]; a bool ``which`` picks between two."""
+    b = ctx.builder
+    if len(cases) == 1:
+        return [cases[0]]
+    if which.type.element_type is hlo.i1:
+        return [b.select(which, cases[1], cases[0])]
+    # Integer selector: a binary search tree of selects on which < mid.
+    def pick(lo, hi):
+        if hi - lo == 1:
+            return cases[lo]
+        mid = (lo + hi) // 2
+        bound = full_like(b, mid, which.type)
+        return b.select(compare_hlo(b, which, bound, "LT"), pick(lo, mid), pick(mid, hi))
+    return [pick(0, len(cases))]
+
+
+register_lowering("select_n", _select_n)
+
+
+def _clamp(ctx, lo, x, hi):
+    return [ctx.builder.clamp(lo, x, hi)]
+
+
+register_lowering("clamp", _clamp)

@@ -1,0 +1,31 @@
+"""Rules for linear algebra primitives."""
+
+from __future__ import annotations
+
+from ..mlir import register_lowering
+
+_PRECISIONS = {None: None, "DEFAULT": "DEFAULT", "HIGH": "HIGH", "HIGHEST": "HIGHEST"}
+
+
+def _precision_config(precision):
+    """jax's precision param: None, one Precision, or a pair -> two mhlo precisions."""
+    if precision is None:
+        return None
+    pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
+    names = [getattr(p, "name", p) for p in pair]
+    if all(n is None for n in names):
+        return None
+    return [n or "DEFAULT" for n in names]
+
+
+def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
+                 preferred_element_type=None, out_sharding=None, **_):
+    (lc, rc), (lb, rb) = dimension_numbers
+    out = ctx.avals_out[0]
+    result = None if out.dtype == ctx.avals_in[0].dtype else out.dtype
+    return [ctx.builder.dot_general(lhs, rhs, (tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)),
+                                   precision_config=_precision_config(precision),
+                                   result_element_type=result)]
+
+
+register_lowering("dot_general", _dot_general)

@@ -1,0 +1,338 @@
+"""A small tracing front end: write programs as Python functions over a numpy-like API and
+get a jaxpr, without JAX.
+
+    from lower import tracing as tr
+    def f(x, w):
+        return tr.tanh(tr.dot(x, w) + 1.0)
+    closed = tr.make_jaxpr(f)(np.zeros((2, 3), np.float32), np.zeros((3, 4), np.float32))
+
+Primitive names and params are jax 0.10's (``add``, ``dot_general(dimension_numbers,
+precision, preferred_element_type, out_sharding)``, ``reduce_sum(axes, out_sharding)``...), so
+rules written for these jaxprs apply to real JAX jaxprs too. Like ``jax.numpy``, the API
+broadcasts operands numpy-style (by inserting ``broadcast_in_dim``) and gives Python scalars a
+weak type that yields to the other operand's dtype.
+
+The trace is explicit: each Tracer points at the ``JaxprBuilder`` recording it, and an op
+finds the builder through its operands; nothing is global.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .core import (ClosedJaxpr, Frame, Jaxpr, JaxprEqn, Literal, NameStack, Primitive,
+                   ShapedArray, SourceInfo, Var)
+
+__all__ = ["make_jaxpr", "Tracer", "JaxprBuilder", "PRIMITIVES", "bind"]
+
+PRIMITIVES: dict = {}
+
+
+def primitive(name: str, multiple_results: bool = False) -> Primitive:
+    p = PRIMITIVES.get(name)
+    if p is None:
+        p = PRIMITIVES[name] = Primitive(name, multiple_results)
+    return p
+
+
+class JaxprBuilder:
+    """Records equations while a Python function runs on Tracers."""
+
+    def __init__(self, name_stack: NameStack = NameStack()):
+        self.eqns: list = []
+        self.constvars: list = []
+        self.consts: list = []
+        self.name_stack = name_stack
+
+    def new_arg(self, aval) -> "Tracer":
+        return Tracer(self, Var(aval))
+
+    def const(self, value: np.ndarray) -> "Tracer":
+        aval = ShapedArray(value.shape, value.dtype)
+        if value.ndim == 0:
+            return Tracer(self, Literal(value, aval))
+        v = Var(aval)
+        self.constvars.append(v)
+        self.consts.append(value)
+        return Tracer(self, v)
+
+    def emit(self, prim: Primitive, args: Sequence["Tracer"], out_avals, params) -> list:
+        outvars = [Var(a) for a in out_avals]
+        self.eqns.append(JaxprEqn([a.atom for a in args], outvars, prim, params,
+                                  source_info=SourceInfo(_user_frame(), self.name_stack)))
+        return [Tracer(self, v) for v in outvars]
+
+
+def _user_frame() -> Frame | None:
+    """The innermost frame outside this package: the line of user code making the op."""
+    f = inspect.currentframe()
+    here = __file__.rsplit("/", 1)[0]
+    while f is not None and f.f_code.co_filename.startswith(here):
+        f = f.f_back
+    if f is None:
+        return None
+    return Frame(f.f_code.co_filename, f.f_code.co_name, f.f_lineno, 0)
+
+
+class Tracer:
+    """A value inside a traced function; supports Python's arithmetic operators."""
+
+    __slots__ = ("builder", "atom")
+    __array_priority__ = 1000
+
+    def __init__(self, builder: JaxprBuilder, atom):
+        self.builder = builder
+        self.atom = atom
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self.atom.aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+
+    def __add__(self, o): return add(self, o)
+    def __radd__(self, o): return add(o, self)
+    def __sub__(self, o): return sub(self, o)
+    def __rsub__(self, o): return sub(o, self)
+    def __mul__(self, o): return mul(self, o)
+    def __rmul__(self, o): return mul(o, self)
+    def __truediv__(self, o): return div(self, o)
+    def __rtruediv__(self, o): return div(o, self)
+    def __neg__(self): return neg(self)
+    def __matmul__(self, o): return dot(self, o)
+    def __lt__(self, o): return lt(self, o)
+    def __le__(self, o): return le(self, o)
+    def __gt__(self, o): return gt(self, o)
+    def __ge__(self, o): return ge(self, o)
+    def __pow__(self, n): return integer_pow(self, n)
+
+    def __repr__(self):
+        return f"Tracer({self.aval.str_short()})"
+
+
+def _builder_of(args) -> JaxprBuilder:
+    for a in args:
+        if isinstance(a, Tracer):
+            return a.builder
+    raise TypeError("no traced operand: call this inside a function given to make_jaxpr")
+
+
+def _lift(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
+    if isinstance(x, Tracer):
+        return x
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
+        dtype = like.dtype if like is not None else np.asarray(x).dtype
+        value = np.asarray(x, dtype=dtype)
+        return Tracer(b, Literal(value, ShapedArray((), dtype, weak_type=like is None)))
+    return b.const(np.asarray(x))
+
+
+def bind(name: str, args: Sequence[Tracer], out_avals, multiple_results=False, **params):
+    """Record ``name[params](args)``; returns one Tracer (or a list if multiple_results)."""
+    b = _builder_of(args)
+    outs = b.emit(primitive(name, multiple_results), args, out_avals, params)
+    return outs if multiple_results else outs[0]
+
+
+# -- shapes and broadcasting ----------------------------------------------------------------
+
+def broadcast_in_dim(x, shape, broadcast_dimensions) -> Tracer:
+    shape = tuple(shape)
+    return bind("broadcast_in_dim", [x], [x.aval.update(shape=shape)], shape=shape,
+                broadcast_dimensions=tuple(broadcast_dimensions), sharding=None)
+
+
+def broadcast_to(x: Tracer, shape) -> Tracer:
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    lead = len(shape) - x.ndim
+    dims = tuple(range(lead, len(shape)))
+    squeeze = [i for i, (d, s) in enumerate(zip(x.shape, shape[lead:])) if d == 1 and s != 1]
+    if squeeze:
+        keep = [i for i in range(x.ndim) if i not in squeeze]
+        x = reshape(x, [x.shape[i] for i in keep])
+        dims = tuple(dims[i] for i in keep)
+    return broadcast_in_dim(x, shape, dims)
+
+
+def _binary_operands(x, y):
+    b = _builder_of((x, y))
+    tx, ty = isinstance(x, Tracer), isinstance(y, Tracer)
+    x = _lift(b, x, y.aval if ty and not tx else None)
+    y = _lift(b, y, x.aval if not ty else None)
+    if x.dtype != y.dtype:
+        if x.aval.weak_type and not y.aval.weak_type:
+            x = convert_element_type(x, y.dtype)
+        elif y.aval.weak_type and not x.aval.weak_type:
+            y = convert_element_type(y, x.dtype)
+        else:
+            raise TypeError(f"operands have different dtypes {x.dtype} and {y.dtype}: "
+                            "convert one explicitly")
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    return broadcast_to(x, shape), broadcast_to(y, shape)
+
+
+def reshape(x: Tracer, new_sizes) -> Tracer:
+    new_sizes = tuple(int(d) for d in new_sizes)
+    return bind("reshape", [x], [x.aval.update(shape=new_sizes)], new_sizes=new_sizes,
+                dimensions=None, sharding=None)
+
+
+def transpose(x: Tracer, permutation) -> Tracer:
+    perm = tuple(permutation)
+    return bind("transpose", [x], [x.aval.update(shape=[x.shape[p] for p in perm])],
+                permutation=perm)
+
+
+def convert_element_type(x, new_dtype) -> Tracer:
+    new_dtype = np.dtype(new_dtype)
+    x = _lift(_builder_of((x,)), x)
+    return bind("convert_element_type", [x], [x.aval.update(dtype=new_dtype, weak_type=False)],
+                new_dtype=new_dtype, weak_type=False, sharding=None)
+
+
+def iota(like: Tracer, dtype, shape, dimension: int = 0) -> Tracer:
+    """An iota, traced in the same function as ``like`` (it has no operand to find it by)."""
+    shape = tuple(shape)
+    return like.builder.emit(primitive("iota"), [], [ShapedArray(shape, dtype)],
+                             dict(dtype=np.dtype(dtype), shape=shape, dimension=dimension,
+                                  sharding=None))[0]
+
+
+# -- elementwise ------------------------------------------------------------------------------
+
+def _binary(name: str, result_dtype=None) -> Callable:
+    def op(x, y):
+        x, y = _binary_operands(x, y)
+        aval = x.aval.update(weak_type=x.aval.weak_type and y.aval.weak_type)
+        if result_dtype is not None:
+            aval = aval.update(dtype=result_dtype, weak_type=False)
+        return bind(name, [x, y], [aval])
+    op.__name__ = name
+    return op
+
+
+def _unary(name: str) -> Callable:
+    def op(x):
+        x = _lift(_builder_of((x,)), x)
+        return bind(name, [x], [x.aval])
+    op.__name__ = name
+    return op
+
+
+add, sub, mul, div, rem = (_binary(n) for n in ("add", "sub", "mul", "div", "rem"))
+max, min, pow, atan2 = (_binary(n) for n in ("max", "min", "pow", "atan2"))
+and_, or_, xor = (_binary(n) for n in ("and", "or", "xor"))
+shift_left, shift_right_arithmetic, shift_right_logical = (
+    _binary(n) for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical"))
+nextafter = _binary("nextafter")
+eq, ne, lt, le, gt, ge = (_binary(n, np.dtype(bool)) for n in ("eq", "ne", "lt", "le", "gt",
+                                                                 "ge"))
+(neg, exp, log, tanh, sin, cos, tan, sqrt, rsqrt, abs, sign, floor, ceil, logistic, exp2,
+ log1p, expm1, not_, erf, erf_inv, lgamma, digamma, cbrt, population_count, clz, imag,
+ real) = (_unary(n) for n in (
+     "neg", "exp", "log", "tanh", "sin", "cos", "tan", "sqrt", "rsqrt", "abs", "sign", "floor",
+     "ceil", "logistic", "exp2", "log1p", "expm1", "not", "erf", "erf_inv", "lgamma",
+     "digamma", "cbrt", "population_count", "clz", "imag", "real"))
+
+
+def is_finite(x) -> Tracer:
+    return bind("is_finite", [x], [x.aval.update(dtype=bool, weak_type=False)])
+
+
+def integer_pow(x, y: int) -> Tracer:
+    return bind("integer_pow", [x], [x.aval], y=int(y))
+
+
+def round(x, rounding_method: int = 0) -> Tracer:  # noqa: A001 - jax's name
+    return bind("round", [x], [x.aval], rounding_method=rounding_method)
+
+
+def clamp(lo, x, hi) -> Tracer:
+    b = _builder_of((lo, x, hi))
+    lo, hi = _lift(b, lo, x.aval), _lift(b, hi, x.aval)
+    return bind("clamp", [lo, x, hi], [x.aval])
+
+
+def select_n(which, *cases) -> Tracer:
+    return bind("select_n", [which, *cases], [cases[0].aval])
+
+
+def where(pred, x, y) -> Tracer:
+    x, y = _binary_operands(x, y)
+    pred = broadcast_to(pred, x.shape)
+    return select_n(pred, y, x)
+
+
+# -- reductions and linear algebra ---------------------------------------------------------
+
+def _reduce(name: str) -> Callable:
+    def op(x, axes=None):
+        axes = tuple(range(x.ndim)) if axes is None else tuple(
+            a % x.ndim for a in ((axes,) if isinstance(axes, int) else axes))
+        shape = [d for i, d in enumerate(x.shape) if i not in axes]
+        return bind(name, [x], [x.aval.update(shape=shape)], axes=axes, out_sharding=None)
+    op.__name__ = name
+    return op
+
+
+reduce_sum, reduce_max, reduce_min, reduce_prod = (
+    _reduce(n) for n in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"))
+reduce_and, reduce_or, reduce_xor = (_reduce(n) for n in ("reduce_and", "reduce_or",
+                                                           "reduce_xor"))
+
+
+def dot_general(x, y, dimension_numbers, precision=None, preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
+    shape = [x.shape[d] for d in lb]
+    shape += [n for d, n in enumerate(x.shape) if d not in lc and d not in lb]
+    shape += [n for d, n in enumerate(y.shape) if d not in rc and d not in rb]
+    dtype = x.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
+    return bind("dot_general", [x, y], [ShapedArray(shape, dtype)], dimension_numbers=dn,
+                precision=precision, preferred_element_type=preferred_element_type,
+                out_sharding=None)
+
+
+def dot(x, y) -> Tracer:
+    """Matrix product of the last axis of ``x`` with the first of ``y``."""
+    return dot_general(x, y, (((x.ndim - 1,), (0,)), ((), ())))
+
+
+def concatenate(xs, dimension: int) -> Tracer:
+    shape = list(xs[0].shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return bind("concatenate", list(xs), [xs[0].aval.update(shape=shape)], dimension=dimension)
+
+
+def slice(x, start_indices, limit_indices, strides=None) -> Tracer:  # noqa: A001
+    strides = (1,) * x.ndim if strides is None else tuple(strides)
+    shape = [-(-(l - s) // st) for s, l, st in zip(start_indices, limit_indices, strides)]
+    return bind("slice", [x], [x.aval.update(shape=shape)], start_indices=tuple(start_indices),
+                limit_indices=tuple(limit_indices),
+                strides=None if all(s == 1 for s in strides) else strides)
+
+
+# -- tracing -----------------------------------------------------------------------------------
+
+def make_jaxpr(fn: Callable) -> Callable:
+    """``make_jaxpr(f)(*example_args)`` → the ClosedJaxpr of ``f`` on arguments shaped like
+    the examples (numpy arrays or ShapedArrays)."""
+    def trace(*args) -> ClosedJaxpr:
+        b = JaxprBuilder()
+        avals = [a if isinstance(a, ShapedArray) else ShapedArray(np.shape(a),
+                                                                   np.asarray(a).dtype)
+                 for a in args]
+        tracers = [b.new_arg(a) for a in avals]
+        out = fn(*tracers)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        outs = [_lift(b, o) for o in outs]
+        jaxpr = Jaxpr(b.constvars, [t.atom for t in tracers], [o.atom for o in outs], b.eqns)
+        return ClosedJaxpr(jaxpr, b.consts)
+    return trace
