@@ -84,6 +84,8 @@ def ir_constant(b: Builder, val):
 def _ndarray_constant(b: Builder, val: np.ndarray) -> tuple:
     """Arrays with zero strides (``np.broadcast_to`` results) become a broadcast of the small
     base constant, not a huge literal."""
+    if val.ndim == 0:
+        return (b.constant(_scalar_attr(val)),)
     if val.ndim and 0 in val.strides and val.size:
         zero = tuple(i for i, s in enumerate(val.strides) if s == 0 and val.shape[i] > 1)
         if zero:
@@ -95,14 +97,29 @@ def _ndarray_constant(b: Builder, val: np.ndarray) -> tuple:
     return (b.constant(val if val.flags.c_contiguous else np.array(val, order="C")),)
 
 
+_SCALARS: dict = {}
+
+
+def _scalar_attr(arr: np.ndarray):
+    """One interned DenseElementsAttr per scalar value and dtype: literals repeat."""
+    key = (arr.dtype.str, arr.tobytes())
+    attr = _SCALARS.get(key)
+    if attr is None:
+        if len(_SCALARS) > 4096:
+            _SCALARS.clear()
+        attr = _SCALARS[key] = hlo.dense(arr)
+    return attr
+
+
 def _scalar_constant(b: Builder, val) -> tuple:
     # Python scalars take JAX's default (x64 off) dtypes; numpy scalars keep theirs.
     if isinstance(val, (bool, np.bool_)):
-        return (b.constant(np.asarray(val, np.bool_)),)
-    if isinstance(val, np.generic):
-        return (b.constant(np.asarray(val)),)
-    dtype = {int: np.int32, float: np.float32, complex: np.complex64}[type(val)]
-    return (b.constant(np.asarray(val, dtype)),)
+        arr = np.asarray(val, np.bool_)
+    elif isinstance(val, np.generic):
+        arr = np.asarray(val)
+    else:
+        arr = np.asarray(val, {int: np.int32, float: np.float32, complex: np.complex64}[type(val)])
+    return (b.constant(_scalar_attr(arr)),)
 
 
 register_constant_handler(np.ndarray, _ndarray_constant)
@@ -166,6 +183,7 @@ class ModuleContext:
         self.channel_iterator = itertools.count(1)  # MHLO channels start at 1
         self.cached_primitive_lowerings: dict = {}
         self.cached_call_jaxpr_lowerings: dict = {}
+        self.location_cache: dict = {}
 
     def new_channel(self) -> int:
         return next(self.channel_iterator)
@@ -238,15 +256,29 @@ def lowering_rule(prim, platform: str) -> Callable:
 
 # -- locations --------------------------------------------------------------------------------
 
-def source_info_to_location(primitive, source_info, name_stack) -> hlo.Location:
-    """``"jit(f)/add"("f.py":3:7)``: the op's name stack and the user frame it came from."""
-    names = str(name_stack + source_info.name_stack) if source_info is not None else ""
-    name = f"{names}/{primitive.name}" if names else primitive.name
+def source_info_to_location(primitive, source_info, name_stack, cache=None) -> hlo.Location:
+    """``"jit(f)/add"("f.py":3:7)``: the op's name stack and the user frame it came from.
+
+    ``cache`` (a dict; the module context's) shares one Location among equations with the same
+    primitive, name stack and line: locations repeat heavily, and building one is costly."""
     frame = getattr(source_info, "frame", None)
+    eqn_stack = getattr(source_info, "name_stack", None)
+    key = (primitive.name, name_stack.stack, getattr(eqn_stack, "stack", eqn_stack),
+           None if frame is None else (frame.file_name, frame.start_line, frame.start_column))
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+    names = str(name_stack + eqn_stack) if eqn_stack is not None else str(name_stack)
+    name = f"{names}/{primitive.name}" if names else primitive.name
     if frame is None:
-        return hlo.NameLoc(name)
-    return hlo.NameLoc(name, hlo.FileLineColLoc(frame.file_name, frame.start_line,
-                                                frame.start_column))
+        loc = hlo.NameLoc(name)
+    else:
+        loc = hlo.NameLoc(name, hlo.FileLineColLoc(frame.file_name, frame.start_line,
+                                                   frame.start_column))
+    if cache is not None:
+        cache[key] = loc
+    return loc
 
 
 # -- jaxprs to functions ---------------------------------------------------------------------
@@ -265,9 +297,12 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     env: dict = {}
 
     def read(v):
-        if hasattr(v, "val") and not hasattr(v, "count"):
-            return ir_constants(b, v.val)
-        return env[v]
+        try:
+            return env[v]
+        except KeyError:  # a literal (or a variable never defined: let it fail clearly)
+            if hasattr(v, "val"):
+                return ir_constants(b, v.val)
+            raise
 
     if len(args) != len(jaxpr.invars):
         raise ValueError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
@@ -276,30 +311,34 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     for v, a in zip(jaxpr.invars, args):
         env[v] = tuple(a)
     platform = ctx.platform
+    specific = _platform_lowerings[platform]
+    loc_cache = ctx.location_cache
+    name_stack = ctx.name_stack
     saved = b.location
+    no_tokens = TokenSet()
     try:
         for eqn in jaxpr.eqns:
-            rule = lowering_rule(eqn.primitive, platform)
-            b.location = source_info_to_location(eqn.primitive, eqn.source_info,
-                                                 ctx.name_stack)
-            effects = [e for e in eqn.effects if _is_ordered(e)]
-            tokens_in = tokens.subset(effects)
-            rctx = LoweringRuleContext(ctx, b, eqn.primitive,
-                                       [v.aval for v in eqn.invars],
+            prim = eqn.primitive
+            rule = specific.get(prim.name) or _lowerings.get(prim.name) or \
+                lowering_rule(prim, platform)
+            b.location = source_info_to_location(prim, eqn.source_info, name_stack, loc_cache)
+            effects = [e for e in eqn.effects if _is_ordered(e)] if eqn.effects else ()
+            tokens_in = tokens.subset(effects) if effects else no_tokens
+            rctx = LoweringRuleContext(ctx, b, prim, [v.aval for v in eqn.invars],
                                        [v.aval for v in eqn.outvars], tokens_in)
             ins = [read(v) for v in eqn.invars]
             ans = rule(rctx, *[x[0] if len(x) == 1 else x for x in ins], **eqn.params)
             if effects:
                 if rctx.tokens_out is None:
-                    raise ValueError(f"the rule for '{eqn.primitive.name}' must set tokens_out "
+                    raise ValueError(f"the rule for '{prim.name}' must set tokens_out "
                                      f"because the equation has effects {effects}")
                 tokens = tokens.update_tokens(rctx.tokens_out)
-            outs = [_wrap(a) for a in ans]
-            if len(outs) != len(eqn.outvars):
-                raise ValueError(f"the rule for '{eqn.primitive.name}' returned {len(outs)} "
-                                 f"results for {len(eqn.outvars)} outputs")
-            for v, o in zip(eqn.outvars, outs):
-                env[v] = o
+            outvars = eqn.outvars
+            if len(ans) != len(outvars):
+                raise ValueError(f"the rule for '{prim.name}' returned {len(ans)} "
+                                 f"results for {len(outvars)} outputs")
+            for v, o in zip(outvars, ans):
+                env[v] = (o,) if isinstance(o, hlo.Value) else tuple(o)
     finally:
         b.location = saved
     return [read(v) for v in jaxpr.outvars], tokens

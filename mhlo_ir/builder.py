@@ -244,6 +244,11 @@ class Builder:
                 et = dtypes.from_numpy(dtype)
                 arr = np.asarray(value, dtype=et.dtype)
                 value = DenseElementsAttr.from_array(arr, tensor(arr.shape, et))
+        if value.type.num_elements <= 16:
+            # Small constants (literals, dimension values) repeat: validate them once. The
+            # memo keeps the attribute alive, so its id cannot be reused while cached.
+            return self._memo(("constant", id(value)), "constant", (),
+                              lambda: ({"value": value}, None), location)
         return self._one("constant", (), {"value": value}, location=location)
 
     def iota(self, shape, element_type, dimension: int = 0, *, location=None) -> Value:

@@ -38,10 +38,11 @@ class _Locations:
     def suffix(self, location: Location) -> str:
         if location is None or location.__class__ is UnknownLoc:
             return ""
-        try:
-            return self.cache[location]
-        except KeyError:
-            pass
+        # Keyed by identity first (hashing an attrs location runs Python code); equal
+        # locations that are distinct objects still share one alias through ``table``.
+        hit = self.cache.get(id(location))
+        if hit is not None and hit[0] is location:
+            return hit[1]
         text = location.render()
         if self.aliases:
             name = self.table.get(text)
@@ -50,7 +51,7 @@ class _Locations:
             out = f" loc({name})"
         else:
             out = f" loc({text})"
-        self.cache[location] = out
+        self.cache[id(location)] = (location, out)
         return out
 
     def trailer(self) -> list:
