@@ -5,7 +5,7 @@
     module = lower_jaxpr_to_module("f", closed).module
 """
 
-from . import core, rules, tracing  # noqa: F401  (rules: register them)
+from . import core, lax, rules, tracing  # noqa: F401  (rules: register them)
 from .mlir import (LoweringResult, LoweringRuleContext, ModuleContext, TokenSet,
                    cache_lowering, ir_constants, jaxpr_subcomp, lower_fun, lower_jaxpr_to_fun,
                    lower_jaxpr_to_module, register_constant_handler, register_lowering)
