@@ -73,12 +73,13 @@ class TensorType(Type):
         et = from_numpy(element_type)
         self = cls._interned.get((dims, et))
         if self is None:
-            self = object.__new__(cls)
-            object.__setattr__(self, "shape", dims)
-            object.__setattr__(self, "element_type", et)
-            object.__setattr__(self, "_text",
+            new = object.__new__(cls)
+            object.__setattr__(new, "shape", dims)
+            object.__setattr__(new, "element_type", et)
+            object.__setattr__(new, "_text",
                                "tensor<" + "".join(f"{d}x" for d in dims) + et.name + ">")
-            cls._interned[(dims, et)] = self
+            # setdefault is atomic: two threads interning the same type get one object.
+            self = cls._interned.setdefault((dims, et), new)
         try:
             cls._interned[key] = self
         except TypeError:

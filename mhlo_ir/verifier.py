@@ -33,9 +33,13 @@ def verify_module(module: Module) -> None:
         _verify_region(module, fn, fn.body, set(), top=True)
 
 
-def _verify_region(module, fn, region, visible: set, top: bool) -> None:
+def _verify_region(module, fn, region, visible: set, top: bool, closed_by=None) -> None:
     if not region.blocks:
         raise ModuleVerificationError(f"in @{fn.name}: a region has no blocks")
+    if top and len(region.blocks) != 1:
+        raise ModuleVerificationError(
+            f"function @{fn.name} has {len(region.blocks)} blocks; functions here take exactly "
+            "one (there are no branch ops)")
     for block in region.blocks:
         scope = set(visible)
         scope.update(block.arguments)
@@ -47,6 +51,11 @@ def _verify_region(module, fn, region, visible: set, top: bool) -> None:
             spec = op.spec
             for j, v in enumerate(op.operands):
                 if v not in scope:
+                    if closed_by is not None and v in closed_by[1]:
+                        raise ModuleVerificationError(
+                            f"{_where(fn, op)}: operand {j} ({v.type}) is captured from outside "
+                            f"the region of '{closed_by[0].spec.name}', whose regions may use "
+                            "only their own arguments (pass the value in, or broadcast it)")
                     raise ModuleVerificationError(
                         f"{_where(fn, op)}: operand {j} ({v.type}) is used before its definition "
                         "or outside the region that defines it")
@@ -89,7 +98,14 @@ def _verify_region(module, fn, region, visible: set, top: bool) -> None:
             elif op.attributes:
                 _verify_symbols(module, fn, op)
             for r in op.regions:
-                _verify_region(module, fn, r, scope, top=False)
+                if len(r.blocks) != 1:
+                    raise ModuleVerificationError(
+                        f"{_where(fn, op)}: a region has {len(r.blocks)} blocks; MHLO regions "
+                        "take exactly one")
+                if spec.closed_regions:
+                    _verify_region(module, fn, r, set(), top=False, closed_by=(op, scope))
+                else:
+                    _verify_region(module, fn, r, scope, top=False)
             scope.update(op.results)
 
 

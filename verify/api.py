@@ -64,8 +64,10 @@ def check(module_or_text) -> str:
 def _signature(text: str):
     _, X = _jaxlib.xla()
     shape = X.mlir.mlir_module_to_xla_computation(text).program_shape()
-    params = [(tuple(p.dimensions()), np.dtype(p.numpy_dtype())) for p in shape.parameter_shapes()]
-    return params
+    # Token and tuple parameters have no dimensions (asking XLA for them aborts the process);
+    # they are recorded as None and refused by run().
+    return [(tuple(p.dimensions()), np.dtype(p.numpy_dtype())) if p.is_array() else None
+            for p in shape.parameter_shapes()]
 
 
 class Executable:
@@ -85,7 +87,11 @@ class Executable:
             raise ArgumentError(f"the program takes {len(self.parameters)} arguments, got "
                                 f"{len(arrays)}")
         out = []
-        for i, (x, (shape, dtype)) in enumerate(zip(arrays, self.parameters)):
+        for i, (x, param) in enumerate(zip(arrays, self.parameters)):
+            if param is None:
+                raise ArgumentError(f"argument {i}: the parameter is a token or a tuple, which "
+                                    "run() cannot pass; give @main array parameters only")
+            shape, dtype = param
             a = np.asarray(x)
             if a.dtype != dtype:
                 raise ArgumentError(f"argument {i}: expected dtype {dtype}, got {a.dtype} "
@@ -108,6 +114,9 @@ class Executable:
     def shard_shapes(self) -> list:
         """Per-device parameter shapes (after XLA's SPMD partitioning; the full shapes when the
         program is only replicated)."""
+        if any(p is None for p in self.parameters):
+            raise ArgumentError("run_sharded() passes array parameters only; @main has a "
+                                "token or tuple parameter")
         if self.num_partitions == 1:
             return [shape for shape, _ in self.parameters]
         head = self.loaded.hlo_modules()[0].to_string().split("\n", 1)[0]
@@ -131,7 +140,8 @@ class Executable:
             if len(args) != nparams:
                 raise ArgumentError(f"device {d}: the program takes {nparams} arguments, got "
                                     f"{len(args)}")
-            for p, (x, (_, dtype), shape) in enumerate(zip(args, self.parameters, shard_shapes)):
+            for p, (x, (_, dtype), shape) in enumerate(zip(args, self.parameters,
+                                                            shard_shapes)):
                 a = np.asarray(x)
                 if a.dtype != dtype:
                     raise ArgumentError(f"device {d}, argument {p}: expected dtype {dtype}, got "

@@ -179,7 +179,8 @@ def _all_reduce_check(op, types, attributes, results, regions):
 
 register(OpSpec("all_reduce", ("operands*",), {**_GROUP_ATTRS, **_GLOBAL}, regions=1,
                 infer=_all_reduce, check=_all_reduce_check, chapter="collectives",
-                doc="Reduces each operand elementwise across the replicas of each group."))
+                doc="Reduces each operand elementwise across the replicas of each group.",
+                closed_regions=True))
 
 
 def _scalar_region(b, x, body):
@@ -394,7 +395,8 @@ register(OpSpec("reduce_scatter", ("operand",),
                 regions=1, infer=_reduce_scatter, check=_reduce_scatter_check,
                 chapter="collectives",
                 doc="all_reduce, then replica j of each group keeps block j of "
-                    "scatter_dimension."))
+                    "scatter_dimension.",
+                closed_regions=True))
 
 
 @builder_method

@@ -85,7 +85,8 @@ def _reduce_check(op, types, attributes, results, regions):
 register(OpSpec("reduce", ("inputs*", "init_values*"),
                 {"dimensions": AttrSpec(lambda v: v if isinstance(v, DenseElementsAttr)
                                         else dense_i64(v), True)},
-                regions=1, infer=_reduce, check=_reduce_check, chapter="reduction"))
+                regions=1, infer=_reduce, check=_reduce_check, chapter="reduction",
+                closed_regions=True))
 
 
 def _while(op, types, attributes):

@@ -370,7 +370,8 @@ register(OpSpec("scatter", ("inputs*", "scatter_indices", "updates*"),
                  "unique_indices": AttrSpec(_bool)},
                 regions=1, infer=_scatter, check=_scatter_check, chapter="indexing",
                 doc="inputs with updates combined in by update_computation at the indices held "
-                    "by scatter_indices."))
+                    "by scatter_indices.",
+                closed_regions=True))
 
 
 @builder_method
@@ -432,7 +433,8 @@ def _sort_check(op, types, attributes, results, regions):
 register(OpSpec("sort", ("inputs*",),
                 {"dimension": AttrSpec(_i64), "is_stable": AttrSpec(_bool)},
                 regions=1, infer=_sort, check=_sort_check, chapter="indexing",
-                doc="Sort inputs together along dimension, ordered by the comparator region."))
+                doc="Sort inputs together along dimension, ordered by the comparator region.",
+                closed_regions=True))
 
 
 @builder_method

@@ -268,11 +268,16 @@ def _pads(op, attributes, n):
     return tuple((int(lo), int(hi)) for lo, hi in arr)
 
 
-def window_output_size(size, window, stride, lo, hi, base_dilation=1, window_dilation=1):
+def window_output_size(size, window, stride, lo, hi, base_dilation=1, window_dilation=1,
+                       op=None, dim=None):
     """The number of windows along one dimension (StableHLO's shape rule for convolution and
-    reduce_window)."""
+    reduce_window). A negative padded size is an error: MLIR's verifier lets it through and
+    XLA then aborts the process."""
     dilated = 0 if size == 0 else (size - 1) * base_dilation + 1
     padded = dilated + lo + hi
+    if padded < 0:
+        fail(op or "window", f"dimension {dim}: padding ({lo}, {hi}) on a (dilated) size of "
+                             f"{dilated} leaves {padded} elements; it must not be negative")
     dw = 0 if window == 0 else (window - 1) * window_dilation + 1
     if padded < dw or padded <= 0:
         return 0
@@ -341,7 +346,8 @@ def _convolution(op, types, attributes):
         size = lhs.shape[dn.input_spatial_dimensions[i]]
         window = rhs.shape[dn.kernel_spatial_dimensions[i]]
         shape[dn.output_spatial_dimensions[i]] = window_output_size(
-            size, window, strides[i], pads[i][0], pads[i][1], lhs_dil[i], rhs_dil[i])
+            size, window, strides[i], pads[i][0], pads[i][1], lhs_dil[i], rhs_dil[i], op,
+            dn.input_spatial_dimensions[i])
     return (tensor(shape, lhs.element_type),)
 
 

@@ -50,6 +50,10 @@ class OpSpec:
     # Why the test suite does not execute this op on CPU ("" = it does, against numpy); the
     # coverage report (python -m verify.coverage) shows it, and tests/mhlo_ir/ops enforce it.
     not_run: str = ""
+    # Regions that may use only their own block arguments and values (reduction bodies,
+    # comparators): jaxlib rejects captured outer values in them ("requires all operands to
+    # be defined in the parent region for export"). while/if/case regions may capture.
+    closed_regions: bool = False
 
     @property
     def variadic(self) -> bool:

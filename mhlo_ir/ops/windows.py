@@ -58,8 +58,9 @@ def _window_shape(op, x, attributes, *, dilations=True):
             fail(op, f"padding must have shape [{rank}, 2] (one [low, high] pair per "
                      f"dimension), got {list(arr.shape)}")
         pads = tuple((int(lo), int(hi)) for lo, hi in arr)
-    return tuple(window_output_size(n, w, s, lo, hi, b, d) for n, w, s, (lo, hi), b, d in
-                 zip(x.shape, dims, strides, pads, base, wdil))
+    return tuple(window_output_size(n, w, s, lo, hi, b, d, op, i)
+                 for i, (n, w, s, (lo, hi), b, d) in
+                 enumerate(zip(x.shape, dims, strides, pads, base, wdil)))
 
 
 # -- reduce_window -----------------------------------------------------------------------------
@@ -99,7 +100,8 @@ _WINDOW_ATTRS = {"window_dimensions": AttrSpec(_dense_i64, True),
 
 register(OpSpec("reduce_window", ("inputs*", "init_values*"), _WINDOW_ATTRS, regions=1,
                 infer=_reduce_window, check=_reduce_window_check, chapter="reduction",
-                doc="reduces every window of the inputs with a region (pooling)"))
+                doc="reduces every window of the inputs with a region (pooling)",
+                closed_regions=True))
 
 
 def _values(v):
@@ -153,7 +155,8 @@ register(OpSpec("select_and_scatter", ("operand", "source", "init_value"),
                 regions=2, infer=_select_and_scatter, check=_select_and_scatter_check,
                 chapter="reduction",
                 doc="scatters source into the element each window's select picks (pooling "
-                    "gradients)"))
+                    "gradients)",
+                closed_regions=True))
 
 
 @builder_method
@@ -197,7 +200,8 @@ def _map_check(op, types, attributes, results, regions):
 
 register(OpSpec("map", ("inputs*",), {"dimensions": AttrSpec(_dense_i64, True)}, regions=1,
                 check=_map_check, chapter="elementwise",
-                doc="applies a scalar region to every element of the inputs"))
+                doc="applies a scalar region to every element of the inputs",
+                closed_regions=True))
 
 
 def _map(b, inputs, body, *, dimensions=None, location=None):

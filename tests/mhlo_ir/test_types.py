@@ -78,3 +78,18 @@ def test_module_symbol_table_uniquifies():
     with pytest.raises(hlo.IRError, match="already has a symbol named @f"):
         m.add_function("f", [], exact=True)
     assert m.lookup("f_0").name == "f_0"
+
+
+def test_interning_is_thread_safe():
+    import threading
+    results = {}
+
+    def work(k):
+        results[k] = [hlo.tensor((n, 11), hlo.f32) for n in range(5000, 9000)]
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(1, 6):
+        assert all(a is b for a, b in zip(results[0], results[k]))

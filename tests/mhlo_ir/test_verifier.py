@@ -370,3 +370,39 @@ def test_custom_call_to_unknown_computation():
     # Never hand this to jaxlib here: mlir_module_to_xla_computation crashes the process.
     with pytest.raises(ModuleVerificationError, match=E("@nope")):
         m.verify()
+
+
+def test_closed_regions_may_not_capture_outer_values():
+    """jaxlib rejects a sort comparator or reduction body using an outer value; verify says
+    so first (while/if bodies may capture)."""
+    t, s = hlo.tensor((3,), hlo.f32), hlo.tensor((), hlo.f32)
+    m = hlo.Module("t")
+    f = m.add_function("main", [t, s], visibility="public")
+    b = f.builder()
+    x, y = f.arguments
+    b.return_(b.sort(x, lambda r, p, q: r.compare(r.add(p, y), q, "LT"), dimension=0))
+    with pytest.raises(hlo.ModuleVerificationError,
+                       match=r"captured from outside the region of 'sort'"):
+        m.verify()
+    m2 = hlo.Module("ok")
+    f2 = m2.add_function("main", [s, s], visibility="public")
+    b2 = f2.builder()
+    u, w = f2.arguments
+    b2.return_(*b2.if_(b2.compare(u, w, "LT"), lambda r: r.add(u, w), lambda r: w))
+    m2.verify()
+    import verify
+    verify.check(m2)
+
+
+def test_multi_block_function_is_rejected():
+    from mhlo_ir.ir import Block
+    t = hlo.tensor((2,), hlo.f32)
+    m = hlo.Module("e")
+    f = m.add_function("main", [t])
+    f.builder().return_(f.arguments[0])
+    blk = Block([t])
+    f.body.blocks.append(blk)
+    blk.parent = f.body
+    hlo.Builder(blk, f).return_(blk.arguments[0])
+    with pytest.raises(hlo.ModuleVerificationError, match="has 2 blocks"):
+        m.verify()

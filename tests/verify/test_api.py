@@ -339,3 +339,15 @@ def test_multi_result_fusion_is_refused_before_xla_crashes():
     verify.check(m)
     with pytest.raises(verify.CompileError, match="'fusion' with 2 results crashes"):
         verify.compile(m)
+
+
+def test_token_parameters_compile_and_run_refuses_them():
+    """Asking XLA for a token parameter's dimensions aborts the process; compile must not."""
+    import mhlo_ir as hlo
+    m = hlo.Module("t")
+    f = m.add_function("main", [hlo.token(), hlo.tensor((2,), hlo.f32)], visibility="public")
+    f.builder().return_(f.arguments[1])
+    exe = verify.compile(m)
+    assert exe.parameters[0] is None
+    with pytest.raises(verify.ArgumentError, match="argument 0: the parameter is a token"):
+        exe(None, np.zeros(2, np.float32))

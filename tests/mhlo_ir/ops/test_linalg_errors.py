@@ -253,3 +253,14 @@ def test_rng_bit_generator_state_size():
 def test_rng_get_and_update_state_type():
     b, _ = _args()
     assert b.rng_get_and_update_state(3).type == T((2,), hlo.ui64)
+
+
+def test_negative_padded_size_is_refused_before_xla_aborts():
+    import numpy as np
+    import mhlo_ir as hlo
+    m = hlo.Module("t")
+    f = m.add_function("main", [hlo.tensor((2,), hlo.f32)], visibility="public")
+    b = f.builder()
+    with pytest.raises(hlo.OpBuildError, match=r"'reduce_window' dimension 0: padding \(-2, -1\)"):
+        b.reduce_window(f.arguments[0], b.constant(np.float32(0)), [1],
+                        lambda r, a, e: r.add(a, e), padding=[(-2, -1)])
