@@ -18,7 +18,7 @@ import numpy as np
 
 from . import dtypes
 from .attributes import SymbolRefAttr, to_attribute
-from .dense import DenseElementsAttr, dense_i64
+from .dense import DenseElementsAttr, dense_i64, index
 from .errors import OpBuildError
 from .ir import (Block, BlockArgument, Function, Operation, OpResult, Region, SingleResultOp,
                  Value, make_operation)
@@ -175,7 +175,12 @@ class Builder:
         except TypeError:  # an unhashable argument: validate without remembering
             key, hit = None, None
         if hit is None:
-            attributes, result_types = make()
+            try:
+                attributes, result_types = make()
+            except (TypeError, ValueError) as e:
+                if isinstance(e, OpBuildError):
+                    raise
+                fail(name, str(e))
             spec, _, attrs, rts, _ = _validate(name, operands, attributes, result_types, ())
             hit = (spec, attrs, rts)
             if key is not None:
@@ -263,7 +268,8 @@ class Builder:
 
     def broadcast_in_dim(self, x: Value, shape, broadcast_dimensions, *, location=None) -> Value:
         t = _tensor(x, "broadcast_in_dim")
-        shape, dims = _shape_arg("broadcast_in_dim", shape, t), tuple(broadcast_dimensions)
+        shape = _shape_arg("broadcast_in_dim", shape, t)
+        dims = _ints("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions)
         return self._memo(("broadcast_in_dim", t, shape, dims), "broadcast_in_dim", (x,),
                           lambda: ({"broadcast_dimensions": dense_i64(dims)},
                                    (_result("broadcast_in_dim", shape, t.element_type),)),
@@ -276,14 +282,15 @@ class Builder:
             None, (_result("reshape", shape, t.element_type),)), location)
 
     def transpose(self, x: Value, permutation, *, location=None) -> Value:
-        perm = tuple(permutation)
+        perm = _ints("transpose", "permutation", permutation)
         return self._memo(("transpose", _tensor(x, "transpose"), perm), "transpose", (x,),
                           lambda: ({"permutation": dense_i64(perm)}, None), location)
 
     def slice(self, x: Value, start_indices, limit_indices, strides=None, *,
               location=None) -> Value:
-        start, limit = tuple(start_indices), tuple(limit_indices)
-        strides = (1,) * len(start) if strides is None else tuple(strides)
+        start = _ints("slice", "start_indices", start_indices)
+        limit = _ints("slice", "limit_indices", limit_indices)
+        strides = (1,) * len(start) if strides is None else _ints("slice", "strides", strides)
         return self._memo(("slice", _tensor(x, "slice"), start, limit, strides), "slice", (x,),
                           lambda: ({"start_indices": dense_i64(start),
                                     "limit_indices": dense_i64(limit),
@@ -329,10 +336,15 @@ class Builder:
         preferred element type, e.g. f32 results from bf16 operands).
         """
         if isinstance(contracting_dimensions, DotDimensionNumbers):
+            if batch_dimensions != ((), ()):
+                fail("dot_general", "batch_dimensions cannot be given with a "
+                                    "DotDimensionNumbers (it holds the batch dimensions)")
             dn = contracting_dimensions
         else:
             (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
-            dn = (tuple(lb), tuple(rb), tuple(lc), tuple(rc))
+            dn = tuple(_ints("dot_general", what, xs) for what, xs in (
+                ("lhs batch dimensions", lb), ("rhs batch dimensions", rb),
+                ("lhs contracting dimensions", lc), ("rhs contracting dimensions", rc)))
         pc = None if precision_config is None else tuple(precision_config)
         key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
                result_element_type)
@@ -464,6 +476,19 @@ def _result(op, shape, element_type) -> TensorType:
         return tensor(shape, element_type)
     except (TypeError, ValueError) as e:
         fail(op, f"result type: {e}")
+
+
+def _ints(op, what, xs) -> tuple:
+    """``xs`` as a tuple of ints, checked before it becomes part of a memo key (where 1.0 and
+    True would pass for 1)."""
+    xs = tuple(xs)
+    for x in xs:
+        if x.__class__ is not int:
+            try:
+                return tuple(index(v) for v in xs)
+            except TypeError as e:
+                fail(op, f"{what}: {e}")
+    return xs
 
 
 def _shape_arg(op, shape, t) -> tuple:

@@ -20,7 +20,7 @@ from .attributes import Attribute
 from .floatfmt import format_scalar
 from .types import TensorType, tensor
 
-__all__ = ["DenseElementsAttr", "dense", "dense_i64", "HEX_THRESHOLD"]
+__all__ = ["DenseElementsAttr", "dense", "dense_i64", "index", "HEX_THRESHOLD"]
 
 HEX_THRESHOLD = 100
 
@@ -111,6 +111,16 @@ def dense(array, type: TensorType | None = None) -> DenseElementsAttr:
 _I64_CACHE: dict = {}
 
 
+def index(v) -> int:
+    """``v`` as a Python int if it is an integer (numpy ints too); bools and floats, which
+    ``int()`` would silently turn into dimension numbers, are errors."""
+    if v.__class__ is int:
+        return v
+    if isinstance(v, (bool, np.bool_)) or not hasattr(v, "__index__"):
+        raise TypeError(f"expected an integer, got {type(v).__name__} {v!r}")
+    return v.__index__()
+
+
 def dense_i64(values) -> DenseElementsAttr:
     """``dense<[...]> : tensor<Nxi64>``: how MHLO spells integer-array attributes.
 
@@ -124,7 +134,10 @@ def dense_i64(values) -> DenseElementsAttr:
         return _I64_CACHE[key]
     except (KeyError, TypeError):
         pass
-    ints = tuple(int(v) for v in key)
+    ints = tuple(map(index, key))
+    for v in ints:
+        if not -2**63 <= v < 2**63:
+            raise ValueError(f"{v} does not fit in i64")
     arr = np.asarray(ints, dtype=np.int64).reshape(-1)
     attr = DenseElementsAttr.from_array(arr)
     object.__setattr__(attr, "ints", ints)

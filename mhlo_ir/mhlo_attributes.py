@@ -79,7 +79,8 @@ rng_distribution = _enum_factory("rng_distribution")
 
 
 def _ints(xs) -> tuple:
-    return tuple(int(x) for x in xs)
+    from .dense import index
+    return tuple(index(x) for x in xs)
 
 
 def _list(name: str, xs: Sequence[int]) -> str:

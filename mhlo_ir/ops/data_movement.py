@@ -13,14 +13,14 @@ some, when they are arguments: see each spec's ``doc``).
 from __future__ import annotations
 
 from ..attributes import BoolAttr, IntegerAttr
-from ..dense import DenseElementsAttr, dense_i64
+from ..dense import DenseElementsAttr, dense_i64, index
 from ..dtypes import i32, i64
 from ..types import TensorType, tensor
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
 def _i64(v):
-    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i64)
+    return v if isinstance(v, IntegerAttr) else IntegerAttr(index(v), i64)
 
 
 def _dense_i64(v):
