@@ -196,19 +196,45 @@ class ModuleContext:
 
 
 class LoweringRuleContext:
-    """What one rule sees: its builder, primitive, avals in/out and tokens."""
+    """What one rule sees: its builder, primitive, avals in/out and tokens.
 
-    __slots__ = ("module_context", "builder", "primitive", "avals_in", "avals_out",
-                 "tokens_in", "tokens_out")
+    ``avals_in``/``avals_out`` are read from the equation when a rule first asks (most
+    elementwise rules never do); passing them explicitly overrides that.
+    """
 
-    def __init__(self, module_context, builder, primitive, avals_in, avals_out, tokens_in):
+    __slots__ = ("module_context", "builder", "primitive", "_avals_in", "_avals_out",
+                 "tokens_in", "tokens_out", "_eqn")
+
+    def __init__(self, module_context, builder, primitive, avals_in, avals_out, tokens_in,
+                 eqn=None):
         self.module_context = module_context
         self.builder = builder
         self.primitive = primitive
-        self.avals_in = avals_in
-        self.avals_out = avals_out
+        self._avals_in = avals_in
+        self._avals_out = avals_out
         self.tokens_in = tokens_in
         self.tokens_out = None
+        self._eqn = eqn
+
+    @property
+    def avals_in(self) -> list:
+        if self._avals_in is None:
+            self._avals_in = [v.aval for v in self._eqn.invars]
+        return self._avals_in
+
+    @avals_in.setter
+    def avals_in(self, value) -> None:
+        self._avals_in = value
+
+    @property
+    def avals_out(self) -> list:
+        if self._avals_out is None:
+            self._avals_out = [v.aval for v in self._eqn.outvars]
+        return self._avals_out
+
+    @avals_out.setter
+    def avals_out(self, value) -> None:
+        self._avals_out = value
 
     def set_tokens_out(self, tokens_out: TokenSet) -> None:
         if self.tokens_out is not None:
@@ -294,6 +320,7 @@ def _wrap(x) -> tuple:
 def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                   consts: Sequence[Sequence], *args: Sequence) -> tuple:
     """Lower ``jaxpr``'s equations inline at ``b``; returns (outputs, tokens)."""
+    # env maps a variable to its Value, or to a tuple of Values when it lowers to several.
     env: dict = {}
 
     def read(v):
@@ -301,47 +328,64 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
             return env[v]
         except KeyError:  # a literal (or a variable never defined: let it fail clearly)
             if hasattr(v, "val"):
-                return ir_constants(b, v.val)
+                x = ir_constants(b, v.val)
+                return x[0] if len(x) == 1 else x
             raise
 
     if len(args) != len(jaxpr.invars):
         raise ValueError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
     for v, c in zip(jaxpr.constvars, consts):
-        env[v] = tuple(c)
+        c = tuple(c)
+        env[v] = c[0] if len(c) == 1 else c
     for v, a in zip(jaxpr.invars, args):
-        env[v] = tuple(a)
+        a = tuple(a)
+        env[v] = a[0] if len(a) == 1 else a
     platform = ctx.platform
     specific = _platform_lowerings[platform]
+    generic = _lowerings
     loc_cache = ctx.location_cache
     name_stack = ctx.name_stack
     saved = b.location
     no_tokens = TokenSet()
+    Value = hlo.Value
+    env_get = env.get
     try:
         for eqn in jaxpr.eqns:
             prim = eqn.primitive
-            rule = specific.get(prim.name) or _lowerings.get(prim.name) or \
-                lowering_rule(prim, platform)
+            name = prim.name
+            rule = specific.get(name) or generic.get(name) or lowering_rule(prim, platform)
             b.location = source_info_to_location(prim, eqn.source_info, name_stack, loc_cache)
-            effects = [e for e in eqn.effects if _is_ordered(e)] if eqn.effects else ()
-            tokens_in = tokens.subset(effects) if effects else no_tokens
-            rctx = LoweringRuleContext(ctx, b, prim, [v.aval for v in eqn.invars],
-                                       [v.aval for v in eqn.outvars], tokens_in)
-            ins = [read(v) for v in eqn.invars]
-            ans = rule(rctx, *[x[0] if len(x) == 1 else x for x in ins], **eqn.params)
+            eff = eqn.effects
+            effects = [e for e in eff if _is_ordered(e)] if eff else ()
+            rctx = LoweringRuleContext(ctx, b, prim, None, None,
+                                       tokens.subset(effects) if effects else no_tokens, eqn)
+            ins = []
+            for v in eqn.invars:
+                x = env_get(v)
+                ins.append(read(v) if x is None else x)
+            ans = rule(rctx, *ins, **eqn.params)
             if effects:
                 if rctx.tokens_out is None:
-                    raise ValueError(f"the rule for '{prim.name}' must set tokens_out "
+                    raise ValueError(f"the rule for '{name}' must set tokens_out "
                                      f"because the equation has effects {effects}")
                 tokens = tokens.update_tokens(rctx.tokens_out)
             outvars = eqn.outvars
             if len(ans) != len(outvars):
-                raise ValueError(f"the rule for '{prim.name}' returned {len(ans)} "
+                raise ValueError(f"the rule for '{name}' returned {len(ans)} "
                                  f"results for {len(outvars)} outputs")
             for v, o in zip(outvars, ans):
-                env[v] = (o,) if isinstance(o, hlo.Value) else tuple(o)
+                if not isinstance(o, Value):
+                    o = tuple(o)
+                    if len(o) == 1:
+                        o = o[0]
+                env[v] = o
     finally:
         b.location = saved
-    return [read(v) for v in jaxpr.outvars], tokens
+    outs = []
+    for v in jaxpr.outvars:
+        x = read(v)
+        outs.append((x,) if isinstance(x, Value) else x)
+    return outs, tokens
 
 
 def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence = (), *,

@@ -318,6 +318,8 @@ class Function:
     def set_result_attr(self, index: int, name: str, value) -> None:
         """Set a result attribute (``jax.result_info``, ``mhlo.sharding``...)."""
         check_attr_name(name, "result attribute name", dialect=True)
+        if self.result_types is not None and not 0 <= index < len(self.result_types):
+            raise IndexError(f"function @{self.name} has no result {index}")
         n = len(self.result_types) if self.result_types is not None else index + 1
         if self.res_attrs is None:
             self.res_attrs = [{} for _ in range(n)]

@@ -30,6 +30,10 @@ def verify_module(module: Module) -> None:
     for fn in module.functions:
         if fn.result_types is None:
             raise ModuleVerificationError(f"function @{fn.name} has no return")
+        if fn.res_attrs is not None and len(fn.res_attrs) > len(fn.result_types):
+            raise ModuleVerificationError(
+                f"function @{fn.name} has result attributes for {len(fn.res_attrs)} results but "
+                f"returns {len(fn.result_types)}")
         _verify_region(module, fn, fn.body, set(), top=True)
 
 

@@ -34,6 +34,8 @@ def _located_error(module_or_text, text: str, exc: Exception, cls) -> Verificati
         except Exception as e2:  # noqa: BLE001 - jaxlib raises its own runtime error type
             again = cls(str(e2), plain)
             err.line, err.column, err.source_line = again.line, again.column, again.source_line
+            if err.op_name is None:
+                err._find_op_name()
             err.args = (err._summary([ln for ln in str(exc).splitlines()
                                       if "Failed to parse using StableHLO" not in ln]),)
     return err

@@ -7,6 +7,8 @@ import re
 __all__ = ["VerificationError", "CompileError", "ArgumentError", "from_jaxlib"]
 
 _DIAG = re.compile(r"^(?:[A-Z_]+: )?(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$")
+# Ops located only by a name print as '<unknown>:0: error: loc("name"): message'.
+_NAMED = re.compile(r'^(?:[A-Z_]+: )?<unknown>:0: error: loc\((?P<loc>.*?)\): (?P<msg>.*)$')
 _NOISE = ("Failed to parse using StableHLO",)
 
 
@@ -24,6 +26,11 @@ class VerificationError(Exception):
         self.error = message.strip()
         lines = [ln for ln in message.splitlines() if not any(n in ln for n in _NOISE)]
         for ln in lines:
+            named = _NAMED.match(ln.strip())
+            if named:
+                self.error = named.group("msg")
+                self.location = named.group("loc")
+                break
             m = _DIAG.match(ln.strip())
             if m:
                 self.error = m.group("msg")
@@ -34,6 +41,11 @@ class VerificationError(Exception):
                     if 0 < self.line <= len(src):
                         self.source_line = src[self.line - 1]
                 break
+        self._find_op_name()
+        super().__init__(self._summary(lines) if from_jaxlib else message)
+
+    def _find_op_name(self) -> None:
+        """The op named in the message, else the op on the printed source line."""
         op = re.search(r"'([\w.]+)' op", self.error)
         if op:
             self.op_name = op.group(1)
@@ -41,7 +53,6 @@ class VerificationError(Exception):
             op = re.search(r'"([\w.]+)"\(', self.source_line)
             if op:
                 self.op_name = op.group(1)
-        super().__init__(self._summary(lines) if from_jaxlib else message)
 
     def _summary(self, lines) -> str:
         parts = [self.error]

@@ -165,8 +165,9 @@ for _name, (_kinds, _result) in UNARY_WITHOUT_HLO.items():
 
 
 # The comparison types XLA accepts per element kind (it rejects others at compile time).
-_COMPARE_TYPES = {"sint": {"SIGNED"}, "uint": {"UNSIGNED"}, "bool": {"UNSIGNED"},
-                  "float": {"FLOAT", "TOTALORDER"}, "complex": {"FLOAT", "TOTALORDER"}}
+_COMPARE_TYPES = {"sint": {"SIGNED", "TOTALORDER"}, "uint": {"UNSIGNED", "TOTALORDER"},
+                  "bool": {"UNSIGNED", "TOTALORDER"}, "float": {"FLOAT", "TOTALORDER"},
+                  "complex": {"FLOAT", "TOTALORDER"}}
 
 
 def _compare(op, types, attributes):

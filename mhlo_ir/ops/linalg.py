@@ -20,6 +20,8 @@ from .spec import REGISTRY, AttrSpec, OpSpec, builder_method, fail, register, te
 def _precision_config(v):
     if isinstance(v, ArrayAttr):
         return v
+    if isinstance(v, str) or not hasattr(v, "__iter__"):
+        v = (v, v)  # one precision for both operands, as JAX allows
     return ArrayAttr(tuple(precision(p) for p in v))
 
 
@@ -61,8 +63,8 @@ def _dot_general(op, types, attributes):
     shape += [n for d, n in enumerate(lhs.shape) if d not in lused]
     shape += [n for d, n in enumerate(rhs.shape) if d not in rused]
     pc = attributes.get("precision_config")
-    if pc is not None and len(pc.elements) not in (0, 2):
-        fail(op, f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
+    if pc is not None and len(pc.elements) > 2:
+        fail(op, f"precision_config must have at most 2 entries, got {len(pc.elements)}")
     return (tensor(shape, lhs.element_type),)
 
 
@@ -159,8 +161,8 @@ def _dot(op, types, attributes):
     if lhs.element_type is not rhs.element_type:
         fail(op, f"operands lhs and rhs must have the same element type, got {lhs} and {rhs}")
     pc = attributes.get("precision_config") if attributes else None
-    if pc is not None and len(pc.elements) not in (0, 2):
-        fail(op, f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
+    if pc is not None and len(pc.elements) > 2:
+        fail(op, f"precision_config must have at most 2 entries, got {len(pc.elements)}")
     return (tensor(lhs.shape[:-1] + rhs.shape[1:], lhs.element_type),)
 
 
@@ -337,8 +339,8 @@ def _convolution(op, types, attributes):
                 fail(op, f"{name}[{i}] = {s} must be positive")
     pads = _pads(op, attributes, n)
     pc = attributes.get("precision_config")
-    if pc is not None and len(pc.elements) not in (0, 2):
-        fail(op, f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
+    if pc is not None and len(pc.elements) > 2:
+        fail(op, f"precision_config must have at most 2 entries, got {len(pc.elements)}")
     shape = [0] * (n + 2)
     shape[dn.output_batch_dimension] = batch // bgc
     shape[dn.output_feature_dimension] = k_out
@@ -450,6 +452,9 @@ def _triangular_solve(op, types, attributes):
         fail(op, f"operand a must be a batch of square matrices [..., m, m], got {a}")
     if b.rank != a.rank or b.shape[:-2] != a.shape[:-2]:
         fail(op, f"operand b must have the batch dimensions of a {list(a.shape[:-2])}, got {b}")
+    if attributes["transpose_a"].value == "TRANSPOSE_INVALID":
+        fail(op, "transpose_a TRANSPOSE_INVALID is not a transpose option: use NO_TRANSPOSE, "
+                 "TRANSPOSE or ADJOINT")
     left = attributes["left_side"].value
     m = a.shape[-1]
     k = b.shape[-2] if left else b.shape[-1]

@@ -351,3 +351,19 @@ def test_token_parameters_compile_and_run_refuses_them():
     assert exe.parameters[0] is None
     with pytest.raises(verify.ArgumentError, match="argument 0: the parameter is a token"):
         exe(None, np.zeros(2, np.float32))
+
+
+def test_name_only_location_errors_are_parsed():
+    text = '''"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<2xf32>) -> tensor<3xf32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<2xf32>):
+    %0 = "mhlo.add"(%arg0, %arg0) : (tensor<2xf32>, tensor<2xf32>) -> tensor<3xf32> loc("justname")
+    "func.return"(%0) : (tensor<3xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+'''
+    with pytest.raises(verify.VerificationError) as info:
+        verify.check(text)
+    e = info.value
+    assert e.error == "'mhlo.add' op requires compatible types for all operands and results"
+    assert e.location == '"justname"' and e.op_name == "mhlo.add"

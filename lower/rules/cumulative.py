@@ -1,0 +1,63 @@
+"""Rules for cumsum, cumprod, cummax, cummin and cumlogsumexp: one ``reduce_window`` whose
+window spans the whole axis, padded on one side (JAX's scan-free lowering of the cumulative
+reductions), so element j reduces elements 0..j (or j..n-1 with ``reverse``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..helpers import compare_hlo, minmax_hlo
+from ..mlir import register_lowering
+
+
+def _logaddexp(r, a, b):
+    """log(exp(a) + exp(b)) without overflow; -inf + -inf stays -inf (as jnp.logaddexp)."""
+    amax = minmax_hlo(r, a, b, "max")
+    delta = r.subtract(a, b)
+    tail = r.log_plus_one(r.exponential(r.negate(r.abs(delta))))
+    return r.select(compare_hlo(r, delta, delta, "NE"), r.add(a, b), r.add(amax, tail))
+
+
+_COMBINE = {
+    "cumsum": lambda r, a, e: r.add(a, e),
+    "cumprod": lambda r, a, e: r.multiply(a, e),
+    "cummax": lambda r, a, e: minmax_hlo(r, a, e, "max"),
+    "cummin": lambda r, a, e: minmax_hlo(r, a, e, "min"),
+    "cumlogsumexp": _logaddexp,
+}
+
+
+def _init(dtype, name):
+    dtype = np.dtype(dtype)
+    if name == "cumsum":
+        return np.zeros((), dtype)
+    if name == "cumprod":
+        return np.ones((), dtype)
+    low = name in ("cummax", "cumlogsumexp")
+    if dtype == np.bool_:
+        return np.array(not low)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array(info.min if low else info.max, dtype)
+    return np.array(-np.inf if low else np.inf, dtype)
+
+
+def _cumulative(name):
+    def rule(ctx, x, *, axis, reverse=False):
+        b = ctx.builder
+        aval = ctx.avals_in[0]
+        rank, n = len(aval.shape), aval.shape[axis]
+        if n == 0:
+            return [x]
+        window = [1] * rank
+        window[axis] = n
+        padding = [(0, 0)] * rank
+        padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+        init = b.constant(_init(aval.dtype, name))
+        return [b.reduce_window(x, init, window, _COMBINE[name], padding=padding)]
+    rule.__name__ = f"_{name}_lowering"
+    return rule
+
+
+for _name in _COMBINE:
+    register_lowering(_name, _cumulative(_name))

@@ -1,0 +1,108 @@
+"""Rules for sort (several operands, ``num_keys`` keys), top_k, argmax and argmin.
+
+Orders follow JAX's: floats sort with NaNs last and -0.0 equal to 0.0 (a strict weak order, so
+stable sorts keep ties in place); complex numbers lexicographically; argmax/argmin return the
+first extremum, and the first NaN if there is one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..helpers import compare_hlo
+from ..mlir import register_lowering
+
+
+def _lt_eq(r, x, y):
+    """(x < y, x == y) as i1 scalars under the sort's total order."""
+    kind = x.type.element_type.kind
+    if kind == "complex":
+        lt_re, eq_re = _lt_eq(r, r.real(x), r.real(y))
+        lt_im, eq_im = _lt_eq(r, r.imag(x), r.imag(y))
+        return r.or_(lt_re, r.and_(eq_re, lt_im)), r.and_(eq_re, eq_im)
+    lt, eq = compare_hlo(r, x, y, "LT"), compare_hlo(r, x, y, "EQ")
+    if kind != "float":
+        return lt, eq
+    x_nan, y_nan = compare_hlo(r, x, x, "NE"), compare_hlo(r, y, y, "NE")
+    return (r.or_(lt, r.and_(y_nan, r.not_(x_nan))), r.or_(eq, r.and_(x_nan, y_nan)))
+
+
+def _sort(ctx, *operands, dimension, is_stable, num_keys=1):
+    def comparator(r, *args):
+        pairs = list(zip(args[0::2], args[1::2]))[:num_keys]
+        p = None
+        for x, y in reversed(pairs):  # lexicographic: the first key decides, then the next
+            lt, eq = _lt_eq(r, x, y)
+            p = lt if p is None else r.or_(lt, r.and_(eq, p))
+        return p
+    return list(ctx.builder.sort(list(operands), comparator, int(dimension), bool(is_stable)))
+
+
+register_lowering("sort", _sort)
+
+
+def _top_k(ctx, x, *, k, axis=None):
+    """chlo.top_k works on the last dimension: swap ``axis`` there and back."""
+    b = ctx.builder
+    rank = len(ctx.avals_in[0].shape)
+    axis = rank - 1 if axis is None else axis % rank
+    if axis == rank - 1:
+        return list(b.chlo_top_k(x, int(k)))
+    perm = list(range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    values, indices = b.chlo_top_k(b.transpose(x, perm), int(k))
+    return [b.transpose(values, perm), b.transpose(indices, perm)]
+
+
+register_lowering("top_k", _top_k)
+
+
+def _identity(dtype, kind):
+    """The start of an argmax (the least value) or argmin (the greatest)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.array(kind == "argmin")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array(info.min if kind == "argmax" else info.max, dtype)
+    inf = np.array(-np.inf if kind == "argmax" else np.inf, dtype)
+    if np.isinf(inf.astype(np.float32)):
+        return inf
+    info = np.finfo(dtype)  # float8 types without infinities
+    return np.array(info.min if kind == "argmax" else info.max, dtype)
+
+
+def _argminmax(kind):
+    direction = "GT" if kind == "argmax" else "LT"
+
+    def rule(ctx, x, *, axes, index_dtype):
+        b = ctx.builder
+        (axis,) = axes
+        aval = ctx.avals_in[0]
+        idx_dtype = np.dtype(index_dtype)
+        is_float = x.type.element_type.kind == "float"
+        if x.type.element_type.kind == "complex":
+            raise NotImplementedError(f"{kind} of complex numbers")
+
+        def body(r, acc_v, acc_i, v, i):
+            # Whether (v, i) beats (acc_v, acc_i): a total order, so the reduction's result
+            # does not depend on the order XLA combines in.
+            better = compare_hlo(r, v, acc_v, direction)
+            tie = compare_hlo(r, v, acc_v, "EQ")
+            if is_float:
+                v_nan, a_nan = compare_hlo(r, v, v, "NE"), compare_hlo(r, acc_v, acc_v, "NE")
+                better = r.or_(better, r.and_(v_nan, r.not_(a_nan)))
+                tie = r.or_(tie, r.and_(v_nan, a_nan))
+            pick = r.or_(better, r.and_(tie, compare_hlo(r, i, acc_i, "LT")))
+            return [r.select(pick, v, acc_v), r.select(pick, i, acc_i)]
+
+        iota = b.iota(aval.shape, idx_dtype, axis)
+        inits = [b.constant(_identity(aval.dtype, kind)), b.constant(np.zeros((), idx_dtype))]
+        _, index = b.reduce([x, iota], inits, [axis], body)
+        return [index]
+    rule.__name__ = f"_{kind}_lowering"
+    return rule
+
+
+register_lowering("argmax", _argminmax("argmax"))
+register_lowering("argmin", _argminmax("argmin"))

@@ -1,0 +1,186 @@
+"""Random primitives lowered, run by jaxlib, checked against a numpy Threefry-2x32 written
+from the Threefry paper (Salmon et al., SC'11; Random123's published test vectors)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import verify
+from lower import lax, lower_jaxpr_to_module
+from lower import tracing as tr
+from tests.oracle import assert_fixed_point
+
+U32 = np.uint32
+
+
+# -- numpy reference --------------------------------------------------------------------------
+
+def np_threefry2x32(key, x):
+    """Threefry-2x32, 20 rounds: key (k0, k1), counters (x0, x1) of uint32 arrays."""
+    with np.errstate(over="ignore"):
+        k0, k1 = (np.asarray(k, U32) for k in key)
+        x0, x1 = (np.asarray(v, U32).copy() for v in x)
+        ks = [k0, k1, k0 ^ k1 ^ U32(0x1BD11BDA)]
+        rot = [(13, 15, 26, 6), (17, 29, 16, 24)]
+
+        def rotl(v, d):
+            return (v << U32(d)) | (v >> U32(32 - d))
+        x0 = x0 + ks[0]
+        x1 = x1 + ks[1]
+        for i in range(5):
+            for r in rot[i % 2]:
+                x0 = x0 + x1
+                x1 = rotl(x1, r) ^ x0
+            x0 = x0 + ks[(i + 1) % 3]
+            x1 = x1 + ks[(i + 2) % 3] + U32(i + 1)
+        return x0, x1
+
+
+def np_counts(shape):
+    i = np.arange(int(np.prod(shape)), dtype=np.uint64).reshape(shape)
+    return (i >> np.uint64(32)).astype(U32), (i & np.uint64(0xFFFFFFFF)).astype(U32)
+
+
+def np_random_bits(key, bit_width, shape):
+    hi, lo = np_counts(shape)
+    y0, y1 = np_threefry2x32((key[0], key[1]), (hi, lo))
+    if bit_width == 64:
+        return (y0.astype(np.uint64) << np.uint64(32)) | y1.astype(np.uint64)
+    return (y0 ^ y1).astype(f"uint{bit_width}")
+
+
+# Random123's known-answer vectors for threefry2x32_20 (also in jax's random tests).
+VECTORS = [((0, 0), (0, 0), (0x6B200159, 0x99BA4EFE)),
+           ((0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF), (0x1CB996FC, 0xBB002BE7)),
+           ((0x13198A2E, 0x03707344), (0x243F6A88, 0x85A308D3), (0xC4923A9C, 0x483DF7A0))]
+
+
+def test_numpy_reference_matches_published_vectors():
+    for key, ctr, want in VECTORS:
+        got = np_threefry2x32(tuple(U32(k) for k in key), tuple(U32(c) for c in ctr))
+        assert (int(got[0]), int(got[1])) == want
+
+
+def run(f, *args):
+    m = lower_jaxpr_to_module("jit_f", tr.make_jaxpr(f)(*args)).module
+    assert_fixed_point(m)
+    return verify.run(m, *args)
+
+
+# -- threefry2x32 -------------------------------------------------------------------------------
+
+def test_threefry2x32_published_vectors_and_broadcasting():
+    k0 = np.array([v[0][0] for v in VECTORS], U32)
+    k1 = np.array([v[0][1] for v in VECTORS], U32)
+    x0 = np.array([v[1][0] for v in VECTORS], U32)
+    x1 = np.array([v[1][1] for v in VECTORS], U32)
+    rng = np.random.default_rng(1)
+    key = rng.integers(0, 2**32, 2, dtype=U32)
+    ctr = rng.integers(0, 2**32, (2, 3, 4), dtype=U32)
+
+    def f(a, b, c, d, key, ctr):
+        y0, y1 = lax.threefry2x32(a, b, c, d)
+        # scalar keys broadcast against (1, 3, 4) counters; a (1, 3, 1) counter against (2, 3, 4)
+        k0 = tr.reshape(tr.slice(key, (0,), (1,)), ())
+        k1 = tr.reshape(tr.slice(key, (1,), (2,)), ())
+        z0, z1 = lax.threefry2x32(k0, k1, tr.slice(ctr, (0, 0, 0), (1, 3, 4)),
+                                  tr.slice(ctr, (1, 0, 0), (2, 3, 4)))
+        w0, w1 = lax.threefry2x32(k0, k1, tr.slice(ctr, (0, 0, 0), (1, 3, 1)), ctr)
+        return y0, y1, z0, z1, w0, w1
+    y0, y1, z0, z1, w0, w1 = run(f, k0, k1, x0, x1, key, ctr)
+    assert [(int(a), int(b)) for a, b in zip(y0, y1)] == [v[2] for v in VECTORS]
+    r0, r1 = np_threefry2x32(key, (ctr[0:1], ctr[1:2]))
+    np.testing.assert_array_equal(z0, r0)
+    np.testing.assert_array_equal(z1, r1)
+    s0, s1 = np_threefry2x32(key, (np.broadcast_to(ctr[0:1, :, 0:1], ctr.shape), ctr))
+    np.testing.assert_array_equal(w0, s0)
+    np.testing.assert_array_equal(w1, s1)
+
+
+def test_threefry_2x32_helper_odd_length():
+    key = np.array([0x13198A2E, 0x03707344], U32)
+    count = np.arange(7, dtype=U32)
+    (out,) = run(lambda k, c: lax.threefry_2x32(k, c), key, count)
+    padded = np.concatenate([count, [0]]).astype(U32)
+    y0, y1 = np_threefry2x32(key, (padded[:4], padded[4:]))
+    np.testing.assert_array_equal(out, np.concatenate([y0, y1])[:7])
+
+
+# -- random_bits, split, fold_in, seed -------------------------------------------------------
+
+@pytest.mark.parametrize("bit_width", [8, 16, 32, 64])
+def test_random_bits_match_numpy(bit_width):
+    key = np.array([0x243F6A88, 0x85A308D3], U32)
+    shapes = [(), (5,), (3, 4), (2, 3, 5)]
+    outs = run(lambda k: [lax.random_bits(k, bit_width, s) for s in shapes], key)
+    for s, o in zip(shapes, outs):
+        assert o.dtype == np.dtype(f"uint{bit_width}") and o.shape == s
+        np.testing.assert_array_equal(o, np_random_bits(key, bit_width, s))
+
+
+def test_iota_2x32_shape():
+    def f(x):
+        return lax.iota_2x32_shape(x, (3, 5, 2))
+    hi, lo = run(f, np.zeros(1, np.float32))
+    rh, rl = np_counts((3, 5, 2))
+    np.testing.assert_array_equal(hi, rh)
+    np.testing.assert_array_equal(lo, rl)
+
+
+def test_split_fold_in_seed_wrap_unwrap():
+    key = np.array([7, 0xDEADBEEF], U32)
+
+    def f(k, seed32, seed64):
+        return (lax.random_split(k, (3,)), lax.random_split(k, (2, 2)),
+                lax.random_fold_in(k, 12345), lax.random_seed(seed32), lax.random_seed(seed64),
+                lax.random_unwrap(lax.random_wrap(k)))
+    seed32 = np.array(-5, np.int32)
+    seed64 = np.array(0x123456789, np.int64)
+    split3, split22, folded, k32, k64, same = run(f, key, seed32, seed64)
+    y0, y1 = np_threefry2x32(key, np_counts((3,)))
+    np.testing.assert_array_equal(split3, np.stack([y0, y1], -1))
+    y0, y1 = np_threefry2x32(key, np_counts((2, 2)))
+    np.testing.assert_array_equal(split22, np.stack([y0, y1], -1))
+    f0, f1 = np_threefry2x32(key, (U32(0), U32(12345)))
+    np.testing.assert_array_equal(folded, [f0, f1])
+    np.testing.assert_array_equal(k32, [0, np.int32(-5).view(U32)])   # jax.random.PRNGKey(-5)
+    np.testing.assert_array_equal(k64, [0x1, 0x23456789])
+    np.testing.assert_array_equal(same, key)
+
+
+# -- rng_bit_generator ---------------------------------------------------------------------------
+
+def test_rng_bit_generator_key_forms_dtypes_and_determinism():
+    key64 = np.array([0x0123456789ABCDEF, 42], np.uint64)
+    key32 = key64.view(U32)
+
+    def f(k32, k64):
+        nk32, a = lax.rng_bit_generator(k32, (4, 8), np.uint32, lax.RNG_THREE_FRY)
+        nk64, b = lax.rng_bit_generator(k64, (4, 8), np.uint32, lax.RNG_THREE_FRY)
+        _, c = lax.rng_bit_generator(k32, (4, 8), np.int32, lax.RNG_THREE_FRY)
+        _, d = lax.rng_bit_generator(nk32, (4, 8), np.uint32, lax.RNG_THREE_FRY)
+        _, e = lax.rng_bit_generator(k32, (4, 8), np.uint32, lax.RNG_PHILOX)
+        _, g = lax.rng_bit_generator(k64, (16,), np.uint64, lax.RNG_DEFAULT)
+        return nk32, a, nk64, b, c, d, e, g
+    nk32, a, nk64, b, c, d, e, g = run(f, key32, key64)
+    assert a.dtype == np.uint32 and a.shape == (4, 8) and c.dtype == np.int32
+    assert g.dtype == np.uint64 and g.shape == (16,)
+    # a u32[4] key is the u64[2] key's little-endian words: same bits, same new state
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(nk32, nk64.view(U32))
+    # int32 output: the same generator's uint32 bits, converted (wrapping)
+    np.testing.assert_array_equal(c, a.view(np.int32))
+    assert not np.array_equal(nk64, key64)            # the state advances
+    assert not np.array_equal(d, a) and not np.array_equal(e, a)
+    assert len(np.unique(a)) > 28                       # 32 draws of 32 bits: no collisions
+    # and the run is deterministic
+    again = run(f, key32, key64)
+    for x, y in zip(again, (nk32, a, nk64, b, c, d, e, g)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_random_bits_rejects_batched_keys():
+    keys = np.zeros((3, 2), U32)
+    with pytest.raises(TypeError, match=r"uint32\[2\]"):
+        tr.make_jaxpr(lambda k: lax.random_bits(k, 32, (2,)))(keys)
