@@ -16,7 +16,7 @@ import collections
 import itertools
 import re
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -507,13 +507,16 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
                           ordered_effects: Sequence = (), donated_args=None,
                           replicated_args=None, arg_shardings=None, result_shardings=None,
                           name_stack=None, num_partitions: int | None = None,
-                          num_replicas: int | None = None) -> LoweringResult:
+                          num_replicas: int | None = None,
+                          axis_context=None) -> LoweringResult:
     """Lower a closed jaxpr to a module whose public ``main`` XLA runs.
 
     ``donated_args`` become ``tf.aliasing_output`` where an output of the same type exists (a
     warning names the donations that found none); shardings are XLA sharding strings
     (``"{devices=[2,1]0,1}"``) put on ``mhlo.sharding``; ``replicated_args`` mark
-    ``mhlo.is_same_data_across_replicas``.
+    ``mhlo.is_same_data_across_replicas``. ``axis_context`` (lower.axis_context) names the
+    replica or mesh axes collectives refer to; with ``num_partitions`` > 1 it defaults to a
+    ShardingContext over that many devices.
     """
     (platform,) = expand_platform(platform)[:1]
     module_name = _MODULE_NAME.sub("_", module_name)
@@ -523,7 +526,10 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
     if num_replicas is not None:
         attrs["mhlo.num_replicas"] = hlo.i32_attr(num_replicas)
     module = hlo.Module(module_name, attributes=attrs)
-    ctx = ModuleContext(module, platform, name_stack or core.NameStack())
+    if axis_context is None and num_partitions and num_partitions > 1:
+        from .axis_context import ShardingContext
+        axis_context = ShardingContext(num_partitions)
+    ctx = ModuleContext(module, platform, name_stack or core.NameStack(), axis_context)
     aliases = None
     if donated_args is not None and any(donated_args):
         aliases, unused = _set_up_aliases(jaxpr.in_avals, jaxpr.out_avals, donated_args)
@@ -599,7 +605,9 @@ def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args) -> 
     """Lower ``call_jaxpr`` to a private function (cached by jaxpr and effects) and call it."""
     mctx = ctx.module_context
     effects = ctx.tokens_in.effects()
-    key = (id(call_jaxpr), effects)
+    # The axis context is part of the key: one jaxpr lowered inside and outside a manual
+    # (shard_map) region must become two functions.
+    key = (id(call_jaxpr), effects, id(mctx.axis_context))
     hit = mctx.cached_call_jaxpr_lowerings.get(key)
     if hit is None or hit[0] is not call_jaxpr:
         fn = lower_jaxpr_to_fun(mctx, fn_name, call_jaxpr, effects)

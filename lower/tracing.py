@@ -59,9 +59,10 @@ class JaxprBuilder:
         self.consts.append(value)
         return Tracer(self, v)
 
-    def emit(self, prim: Primitive, args: Sequence["Tracer"], out_avals, params) -> list:
+    def emit(self, prim: Primitive, args: Sequence["Tracer"], out_avals, params,
+             effects=frozenset()) -> list:
         outvars = [Var(a) for a in out_avals]
-        self.eqns.append(JaxprEqn([a.atom for a in args], outvars, prim, params,
+        self.eqns.append(JaxprEqn([a.atom for a in args], outvars, prim, params, effects,
                                   source_info=SourceInfo(_user_frame(), self.name_stack)))
         return [Tracer(self, v) for v in outvars]
 
@@ -126,16 +127,19 @@ def _lift(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
     if isinstance(x, Tracer):
         return x
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
-        dtype = like.dtype if like is not None else np.asarray(x).dtype
+        # Python scalars are weakly typed with JAX's x64-off dtypes unless ``like`` decides.
+        default = {bool: np.bool_, int: np.int32, float: np.float32, complex: np.complex64}
+        dtype = like.dtype if like is not None else np.dtype(default[type(x)])
         value = np.asarray(x, dtype=dtype)
         return Tracer(b, Literal(value, ShapedArray((), dtype, weak_type=like is None)))
     return b.const(np.asarray(x))
 
 
-def bind(name: str, args: Sequence[Tracer], out_avals, multiple_results=False, **params):
+def bind(name: str, args: Sequence[Tracer], out_avals, multiple_results=False,
+         effects=frozenset(), **params):
     """Record ``name[params](args)``; returns one Tracer (or a list if multiple_results)."""
     b = _builder_of(args)
-    outs = b.emit(primitive(name, multiple_results), args, out_avals, params)
+    outs = b.emit(primitive(name, multiple_results), args, out_avals, params, effects)
     return outs if multiple_results else outs[0]
 
 
@@ -332,7 +336,13 @@ def make_jaxpr(fn: Callable) -> Callable:
         tracers = [b.new_arg(a) for a in avals]
         out = fn(*tracers)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        for i, o in enumerate(outs):
+            if isinstance(o, (list, tuple, dict)):
+                raise TypeError(f"output {i} is a {type(o).__name__}: make_jaxpr returns a "
+                                "flat list of arrays; flatten nested outputs first")
         outs = [_lift(b, o) for o in outs]
-        jaxpr = Jaxpr(b.constvars, [t.atom for t in tracers], [o.atom for o in outs], b.eqns)
+        effects = frozenset().union(*(e.effects for e in b.eqns)) if b.eqns else frozenset()
+        jaxpr = Jaxpr(b.constvars, [t.atom for t in tracers], [o.atom for o in outs], b.eqns,
+                      effects)
         return ClosedJaxpr(jaxpr, b.consts)
     return trace

@@ -7,31 +7,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import mhlo_ir as hlo
 import verify
 from lower import lax, lower_jaxpr_to_module
 from lower import tracing as tr
 from lower.axis_context import (AxisEnv, Mesh, P, ReplicaAxisContext, ShardingContext,
                                 SPMDAxisContext, axis_groups, replica_groups,
                                 replica_groups_array, spec_shard_shape, spec_to_hlo_sharding)
-from lower.mlir import ModuleContext, lower_jaxpr_to_fun
 from tests.oracle import assert_fixed_point
 
 F32 = np.float32
 
 
 def lower_with_axis_context(closed, axis_context, *, num_replicas=None, num_partitions=None):
-    """lower_jaxpr_to_module with an axis context (which it does not take yet)."""
-    attrs = {}
-    if num_replicas:
-        attrs["mhlo.num_replicas"] = hlo.i32_attr(num_replicas)
-    if num_partitions:
-        attrs["mhlo.num_partitions"] = hlo.i32_attr(num_partitions)
-    m = hlo.Module("collectives", attributes=attrs)
-    ctx = ModuleContext(m, "cpu", axis_context=axis_context)
-    lower_jaxpr_to_fun(ctx, "main", closed, [], public=True, create_tokens=True,
-                       replace_tokens_with_dummy=True)
-    return m
+    return lower_jaxpr_to_module("collectives", closed, axis_context=axis_context,
+                                 num_replicas=num_replicas,
+                                 num_partitions=num_partitions).module
 
 
 # -- replica groups: hand-derived ---------------------------------------------------------------
