@@ -621,7 +621,16 @@ def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args) -> 
     return [[o] for o in outs[n:]]
 
 
-def _pjit_lowering(ctx, *args, jaxpr, name="f", **_):
+def _jit_lowering(ctx, *args, jaxpr, name="f", inline=False, **_):
+    """jax 0.10's ``jit`` (``pjit`` before): a call to a cached private function, or the
+    callee's equations inline when ``inline``."""
+    if inline:
+        consts = [ir_constants(ctx.builder, c) for c in jaxpr.consts]
+        outs, tokens = jaxpr_subcomp(ctx.module_context, ctx.builder, jaxpr.jaxpr,
+                                     ctx.tokens_in, consts, *[_wrap(a) for a in args])
+        if len(ctx.tokens_in):
+            ctx.set_tokens_out(tokens)
+        return outs
     return call_lowering(ctx, name, jaxpr, *args)
 
 
@@ -629,6 +638,7 @@ def _closed_call_lowering(ctx, *args, call_jaxpr, **_):
     return call_lowering(ctx, "closed_call", call_jaxpr, *args)
 
 
-register_lowering("pjit", _pjit_lowering)
+register_lowering("jit", _jit_lowering)
+register_lowering("pjit", _jit_lowering)
 register_lowering("closed_call", _closed_call_lowering)
 register_lowering("core_call", _closed_call_lowering)

@@ -261,7 +261,7 @@ def test_lower_fun_and_call_lowering():
     inner = core.ClosedJaxpr(core.Jaxpr([], [x], [y], [
         core.JaxprEqn([x], [y], core.Primitive("softplus"), {})]), [])
     u, v, w = core.Var(a), core.Var(a), core.Var(a)
-    pjit = core.Primitive("pjit", multiple_results=True)
+    pjit = core.Primitive("jit", multiple_results=True)
     outer = core.Jaxpr([], [u], [w], [core.JaxprEqn([u], [v], pjit, {"jaxpr": inner,
                                                                       "name": "inner"}),
                                       core.JaxprEqn([v], [w], pjit, {"jaxpr": inner,
