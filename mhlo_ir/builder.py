@@ -320,10 +320,14 @@ class Builder:
         return self._memo(key, "compare", (lhs, rhs), make, location)
 
     def select(self, pred: Value, on_true: Value, on_false: Value, *, location=None) -> Value:
-        return self._one("select", (pred, on_true, on_false), location=location)
+        operands = (pred, on_true, on_false)
+        key = ("select", *(getattr(v, "type", None) for v in operands))
+        return self._memo(key, "select", operands, lambda: (None, None), location)
 
     def clamp(self, min: Value, x: Value, max: Value, *, location=None) -> Value:
-        return self._one("clamp", (min, x, max), location=location)
+        operands = (min, x, max)
+        key = ("clamp", *(getattr(v, "type", None) for v in operands))
+        return self._memo(key, "clamp", operands, lambda: (None, None), location)
 
     # -- linear algebra ----------------------------------------------------------------------
 
