@@ -25,6 +25,10 @@ from .types import TensorType, tensor
 __all__ = ["element_types", "shapes", "tensor_types", "arrays", "programs"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+# Ops XLA:CPU compiles alone but not fused with others (jaxlib 0.10.2: a signed mulhi fed by
+# another elementwise op fails with "Unsupported elementwise operation"): generated programs,
+# which chain ops freely, leave them out.
+_NOT_FUSIBLE = frozenset({"mulhi"})
 
 
 def element_types(kinds=("bool", "sint", "uint", "float", "complex")):
@@ -69,7 +73,8 @@ def programs(draw, max_ops: int = 8, kinds=("sint", "float")):
     t = tensor(draw(shapes(max_rank=2, max_dim=3, min_dim=1)), et)
     n_args = draw(st.integers(1, 3))
     unary = sorted(n for n, (k, rule) in UNARY.items() if et.kind in k and rule(et) is et)
-    binary = sorted(n for n, (k, rule) in BINARY.items() if et.kind in k and rule(et) is et)
+    binary = sorted(n for n, (k, rule) in BINARY.items()
+                    if et.kind in k and rule(et) is et and n not in _NOT_FUSIBLE)
     m = Module("generated")
     f = m.add_function("main", [t] * n_args, visibility="public")
     b = Builder(f.entry_block, function=f)

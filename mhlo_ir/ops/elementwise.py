@@ -113,7 +113,7 @@ BINARY = {
     "add": (ALL, _same),
     "subtract": (INT | FLOAT | COMPLEX, _same),
     "multiply": (ALL, _same),
-    "mulhi": (INT, _same),
+    "mulhi": (INT, _same),  # XLA:CPU: signed mulhi compiles alone, not fused with other ops
     "divide": (INT | FLOAT | COMPLEX, _same),
     "remainder": (INT | FLOAT, _same),
     "maximum": (ALL, _same),
