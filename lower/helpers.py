@@ -60,3 +60,38 @@ def full_like(b, value, type_):
     if not type_.shape:
         return scalar
     return b.broadcast_in_dim(scalar, type_.shape, [])
+
+
+def lowest(dtype) -> np.ndarray:
+    """The least value of ``dtype``: -inf where the type has infinities, else its most
+    negative finite value (float8 types such as f8E4M3FN have no inf: -inf would be NaN)."""
+    return _extreme(dtype, low=True)
+
+
+def highest(dtype) -> np.ndarray:
+    """The greatest value of ``dtype`` (see ``lowest``)."""
+    return _extreme(dtype, low=False)
+
+
+def _extreme(dtype, low: bool) -> np.ndarray:
+    import ml_dtypes
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.array(not low)
+    if dtype.kind in "iu" or dtype.name in ("int2", "int4", "uint2", "uint4"):
+        info = ml_dtypes.iinfo(dtype)
+        return np.array(info.min if low else info.max, dtype)
+    with np.errstate(all="ignore"):
+        inf = np.array(-np.inf if low else np.inf, dtype)
+    if np.isinf(inf.astype(np.float32)):
+        return inf
+    info = ml_dtypes.finfo(dtype)
+    return np.array(info.min if low else info.max, dtype)
+
+
+def all_ones(dtype) -> np.ndarray:
+    """The identity of bitwise and: True, or every bit set (signed and unsigned)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.array(True)
+    return ~np.zeros((), dtype)

@@ -112,13 +112,19 @@ def _scalar_attr(arr: np.ndarray):
 
 
 def _scalar_constant(b: Builder, val) -> tuple:
-    # Python scalars take JAX's default (x64 off) dtypes; numpy scalars keep theirs.
+    # Python scalars take JAX's default (x64 off) dtypes; numpy scalars, and JAX's typed
+    # literals (int/float subclasses with a dtype), keep theirs.
+    dtype = getattr(val, "dtype", None)
+    if dtype is not None and not isinstance(val, np.generic):
+        return (b.constant(_scalar_attr(np.asarray(val, dtype))),)
     if isinstance(val, (bool, np.bool_)):
         arr = np.asarray(val, np.bool_)
     elif isinstance(val, np.generic):
         arr = np.asarray(val)
     else:
-        arr = np.asarray(val, {int: np.int32, float: np.float32, complex: np.complex64}[type(val)])
+        dtype = next(d for t, d in ((int, np.int32), (float, np.float32),
+                                    (complex, np.complex64)) if isinstance(val, t))
+        arr = np.asarray(val, dtype)
     return (b.constant(_scalar_attr(arr)),)
 
 
@@ -326,7 +332,7 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     def read(v):
         try:
             return env[v]
-        except KeyError:  # a literal (or a variable never defined: let it fail clearly)
+        except (KeyError, TypeError):  # a literal (or an undefined variable: fail clearly)
             if hasattr(v, "val"):
                 x = ir_constants(b, v.val)
                 return x[0] if len(x) == 1 else x
@@ -361,7 +367,10 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                                        tokens.subset(effects) if effects else no_tokens, eqn)
             ins = []
             for v in eqn.invars:
-                x = env_get(v)
+                try:
+                    x = env_get(v)
+                except TypeError:  # JAX's Literals are unhashable
+                    x = None
                 ins.append(read(v) if x is None else x)
             ans = rule(rctx, *ins, **eqn.params)
             if effects:

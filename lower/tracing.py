@@ -165,9 +165,30 @@ def broadcast_to(x: Tracer, shape) -> Tracer:
     return broadcast_in_dim(x, shape, dims)
 
 
+_KIND_ORDER = "biufc"  # bool < int < uint (same rank here) < float < complex
+_DEFAULT = {"b": np.bool_, "i": np.int32, "u": np.int32, "f": np.float32, "c": np.complex64}
+
+
+def _scalar_kind(x) -> str:
+    return "b" if isinstance(x, bool) else "i" if isinstance(x, int) else \
+        "f" if isinstance(x, float) else "c"
+
+
 def _binary_operands(x, y):
+    """Lift Python scalars with JAX's weak-type promotion: a scalar takes the traced operand's
+    dtype unless it is of a higher kind (a float next to an int), in which case both go to
+    that kind's default dtype (float32, complex64)."""
     b = _builder_of((x, y))
     tx, ty = isinstance(x, Tracer), isinstance(y, Tracer)
+    for scalar, other in ((x, y), (y, x)):
+        if not isinstance(scalar, Tracer) and isinstance(scalar, (bool, int, float, complex)) \
+                and not isinstance(scalar, np.generic) and isinstance(other, Tracer):
+            k, ok = _scalar_kind(scalar), other.dtype.kind
+            if ok in _KIND_ORDER and _KIND_ORDER.index(k) > _KIND_ORDER.index(ok) and \
+                    not (k in "iu" and ok in "iu"):
+                promoted = convert_element_type(other, _DEFAULT[k])
+                x, y = (promoted, y) if other is x else (x, promoted)
+                tx, ty = isinstance(x, Tracer), isinstance(y, Tracer)
     x = _lift(b, x, y.aval if ty and not tx else None)
     y = _lift(b, y, x.aval if not ty else None)
     if x.dtype != y.dtype:
@@ -238,12 +259,26 @@ shift_left, shift_right_arithmetic, shift_right_logical = (
 nextafter = _binary("nextafter")
 eq, ne, lt, le, gt, ge = (_binary(n, np.dtype(bool)) for n in ("eq", "ne", "lt", "le", "gt",
                                                                  "ge"))
-(neg, exp, log, tanh, sin, cos, tan, sqrt, rsqrt, abs, sign, floor, ceil, logistic, exp2,
- log1p, expm1, not_, erf, erf_inv, lgamma, digamma, cbrt, population_count, clz, imag,
- real) = (_unary(n) for n in (
-     "neg", "exp", "log", "tanh", "sin", "cos", "tan", "sqrt", "rsqrt", "abs", "sign", "floor",
-     "ceil", "logistic", "exp2", "log1p", "expm1", "not", "erf", "erf_inv", "lgamma",
-     "digamma", "cbrt", "population_count", "clz", "imag", "real"))
+(neg, exp, log, tanh, sin, cos, tan, sqrt, rsqrt, sign, floor, ceil, logistic, exp2,
+ log1p, expm1, not_, erf, erf_inv, lgamma, digamma, cbrt, population_count, clz) = (
+    _unary(n) for n in (
+        "neg", "exp", "log", "tanh", "sin", "cos", "tan", "sqrt", "rsqrt", "sign", "floor",
+        "ceil", "logistic", "exp2", "log1p", "expm1", "not", "erf", "erf_inv", "lgamma",
+        "digamma", "cbrt", "population_count", "clz"))
+
+
+def _to_real(name: str) -> Callable:
+    """abs, real, imag: a complex operand gives its component's (real) dtype."""
+    def op(x):
+        x = _lift(_builder_of((x,)), x)
+        dtype = {np.dtype(np.complex64): np.float32,
+                 np.dtype(np.complex128): np.float64}.get(x.dtype, x.dtype)
+        return bind(name, [x], [x.aval.update(dtype=dtype)])
+    op.__name__ = name
+    return op
+
+
+abs, real, imag = (_to_real(n) for n in ("abs", "real", "imag"))
 
 
 def is_finite(x) -> Tracer:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..helpers import compare_hlo, minmax_hlo
+from ..helpers import highest, lowest, compare_hlo, minmax_hlo
 from ..mlir import register_lowering
 
 
@@ -33,13 +33,7 @@ def _init(dtype, name):
         return np.zeros((), dtype)
     if name == "cumprod":
         return np.ones((), dtype)
-    low = name in ("cummax", "cumlogsumexp")
-    if dtype == np.bool_:
-        return np.array(not low)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return np.array(info.min if low else info.max, dtype)
-    return np.array(-np.inf if low else np.inf, dtype)
+    return lowest(dtype) if name in ("cummax", "cumlogsumexp") else highest(dtype)
 
 
 def _cumulative(name):

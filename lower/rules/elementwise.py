@@ -12,11 +12,11 @@ from ..mlir import register_lowering
 # jax primitive -> Builder method (same operands, same result type)
 _DIRECT = {
     "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
-    "pow": "power", "atan2": "atan2", "and": "and_", "or": "or_", "xor": "xor",
+    "atan2": "atan2", "and": "and_", "or": "or_", "xor": "xor",
     "shift_left": "shift_left", "shift_right_arithmetic": "shift_right_arithmetic",
     "shift_right_logical": "shift_right_logical", "neg": "negate", "exp": "exponential",
     "log": "log", "tanh": "tanh", "sin": "sine", "cos": "cosine", "tan": "tan",
-    "sqrt": "sqrt", "rsqrt": "rsqrt", "cbrt": "cbrt", "abs": "abs", "sign": "sign",
+    "sqrt": "sqrt", "rsqrt": "rsqrt", "cbrt": "cbrt", "abs": "abs",
     "floor": "floor", "ceil": "ceil", "logistic": "logistic", "log1p": "log_plus_one",
     "expm1": "exponential_minus_one", "not": "not_", "population_count": "popcnt",
     "clz": "count_leading_zeros", "imag": "imag", "real": "real", "is_finite": "is_finite",
@@ -25,8 +25,25 @@ _DIRECT = {
 }
 
 
+def broadcast_operands(ctx, args):
+    """Operands broadcast to the output shape, as JAX's rules do: jax 0.10 jaxprs may pass
+    rank-0 literals and size-1 dimensions to binary elementwise primitives."""
+    shape = ctx.avals_out[0].shape
+    b = ctx.builder
+    out = []
+    for x in args:
+        s = x.type.shape
+        if s != shape:
+            x = b.broadcast_in_dim(x, shape, [] if not s else range(len(s)))
+        out.append(x)
+    return out
+
+
 def _direct(method: str):
-    def rule(ctx, *args):
+    def rule(ctx, *args, **params):
+        # Extra jax params (accuracy=None, out_dtype=None...) do not change the op.
+        if len(args) > 1 and any(a.type.shape != args[0].type.shape for a in args):
+            args = broadcast_operands(ctx, args)
         return [getattr(ctx.builder, method)(*args)]
     rule.__name__ = f"_{method}_lowering"
     return rule
@@ -35,12 +52,45 @@ def _direct(method: str):
 for _prim, _method in _DIRECT.items():
     register_lowering(_prim, _direct(_method))
 
-_COMPARISONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
-for _prim, _dir in _COMPARISONS.items():
-    register_lowering(_prim, lambda ctx, x, y, _d=_dir: [compare_hlo(ctx.builder, x, y, _d)])
 
-register_lowering("max", lambda ctx, x, y: [minmax_hlo(ctx.builder, x, y, "max")])
-register_lowering("min", lambda ctx, x, y: [minmax_hlo(ctx.builder, x, y, "min")])
+def _sign(ctx, x, **_):
+    """sign; unsigned integers have no mhlo.sign: x != 0 converted back."""
+    b = ctx.builder
+    if x.type.element_type.kind == "uint":
+        return [b.convert(compare_hlo(b, x, full_like(b, 0, x.type), "NE"),
+                          x.type.element_type)]
+    return [b.sign(x)]
+
+
+register_lowering("sign", _sign)
+
+
+def _pow(ctx, x, y, **_):
+    """pow; jax 0.10 allows an integer exponent with a float base (converted first)."""
+    b = ctx.builder
+    if y.type.element_type is not x.type.element_type:
+        y = convert_hlo(b, y, x.type.dtype)
+    if x.type.shape != y.type.shape:
+        x, y = broadcast_operands(ctx, (x, y))
+    return [b.power(x, y)]
+
+
+register_lowering("pow", _pow)
+
+_COMPARISONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
+def _binary(fn):
+    def rule(ctx, x, y, **_):
+        if x.type.shape != y.type.shape:
+            x, y = broadcast_operands(ctx, (x, y))
+        return [fn(ctx.builder, x, y)]
+    return rule
+
+
+for _prim, _dir in _COMPARISONS.items():
+    register_lowering(_prim, _binary(lambda b, x, y, _d=_dir: compare_hlo(b, x, y, _d)))
+
+register_lowering("max", _binary(lambda b, x, y: minmax_hlo(b, x, y, "max")))
+register_lowering("min", _binary(lambda b, x, y: minmax_hlo(b, x, y, "min")))
 
 
 def _exp2(ctx, x):

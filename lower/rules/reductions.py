@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..helpers import minmax_hlo
+from ..helpers import all_ones, highest, lowest, minmax_hlo
 from ..mlir import register_lowering
 
 
@@ -15,13 +15,8 @@ def _init(dtype, kind):
     if kind == "prod":
         return np.ones((), dtype)
     if kind == "and":
-        return np.ones((), dtype) if dtype == np.bool_ else np.full((), -1, dtype)
-    if dtype == np.bool_:
-        return np.array(kind == "min")
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return np.array(info.max if kind == "min" else info.min, dtype)
-    return np.array(np.inf if kind == "min" else -np.inf, dtype)
+        return all_ones(dtype)
+    return highest(dtype) if kind == "min" else lowest(dtype)
 
 
 _COMBINE = {

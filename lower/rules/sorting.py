@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..helpers import compare_hlo
+from ..helpers import highest, lowest, compare_hlo
 from ..mlir import register_lowering
 
 
@@ -59,17 +59,7 @@ register_lowering("top_k", _top_k)
 
 def _identity(dtype, kind):
     """The start of an argmax (the least value) or argmin (the greatest)."""
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return np.array(kind == "argmin")
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return np.array(info.min if kind == "argmax" else info.max, dtype)
-    inf = np.array(-np.inf if kind == "argmax" else np.inf, dtype)
-    if np.isinf(inf.astype(np.float32)):
-        return inf
-    info = np.finfo(dtype)  # float8 types without infinities
-    return np.array(info.min if kind == "argmax" else info.max, dtype)
+    return lowest(dtype) if kind == "argmax" else highest(dtype)
 
 
 def _argminmax(kind):
