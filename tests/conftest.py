@@ -33,3 +33,28 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("gpu"):
             item.add_marker(skip)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--op-platform", default="cpu",
+                     help="platform the per-op cases in tests/mhlo_ir/ops run on (cpu, cuda)")
+    parser.addoption("--record-op-results", default=None, metavar="PATH",
+                     help="write {op: pass|fail} of the per-op cases to PATH (JSON), e.g. "
+                          "docs/gpu_results.json after a run with --op-platform=cuda")
+
+
+OP_RESULTS: dict = {}
+
+
+@pytest.fixture(scope="session")
+def op_platform(request):
+    return request.config.getoption("--op-platform")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = session.config.getoption("--record-op-results")
+    if path and OP_RESULTS:
+        import json
+        with open(path, "w") as f:
+            json.dump(dict(sorted(OP_RESULTS.items())), f, indent=1)
+            f.write("\n")
