@@ -346,9 +346,11 @@ class Builder:
             dn = contracting_dimensions
         else:
             (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
-            dn = tuple(_ints("dot_general", what, xs) for what, xs in (
-                ("lhs batch dimensions", lb), ("rhs batch dimensions", rb),
-                ("lhs contracting dimensions", lc), ("rhs contracting dimensions", rc)))
+            dn = (tuple(lb), tuple(rb), tuple(lc), tuple(rc))
+            if any(d.__class__ is not int for group in dn for d in group):
+                dn = tuple(_ints("dot_general", what, xs) for what, xs in zip(
+                    ("lhs batch dimensions", "rhs batch dimensions",
+                     "lhs contracting dimensions", "rhs contracting dimensions"), dn))
         pc = None if precision_config is None else tuple(precision_config)
         key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
                result_element_type)
