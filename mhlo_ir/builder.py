@@ -487,6 +487,8 @@ def _result(op, shape, element_type) -> TensorType:
 def _ints(op, what, xs) -> tuple:
     """``xs`` as a tuple of ints, checked before it becomes part of a memo key (where 1.0 and
     True would pass for 1)."""
+    if isinstance(xs, DenseElementsAttr):
+        xs = xs.ints if xs.ints is not None else xs.to_array().reshape(-1).tolist()
     xs = tuple(xs)
     for x in xs:
         if x.__class__ is not int:

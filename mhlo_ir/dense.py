@@ -20,7 +20,7 @@ from .attributes import Attribute
 from .floatfmt import format_scalar
 from .types import TensorType, tensor
 
-__all__ = ["DenseElementsAttr", "dense", "dense_i64", "index", "HEX_THRESHOLD"]
+__all__ = ["DenseElementsAttr", "dense", "dense_i64", "i64_array", "index", "HEX_THRESHOLD"]
 
 HEX_THRESHOLD = 100
 
@@ -145,3 +145,15 @@ def dense_i64(values) -> DenseElementsAttr:
         _I64_CACHE.clear()
     _I64_CACHE[key] = attr
     return attr
+
+
+def i64_array(v) -> DenseElementsAttr:
+    """The converter of MHLO's integer-array attributes (dimensions, permutation...): Python
+    integers become ``dense_i64``; a DenseElementsAttr given as is must already be a 1-D i64
+    tensor, which is what jaxlib's verifier requires."""
+    if isinstance(v, DenseElementsAttr):
+        t = v.type
+        if t.element_type.name != "i64" or t.rank != 1:
+            raise TypeError(f"expected a 1-D tensor<Nxi64> attribute, got {t}")
+        return v
+    return dense_i64(v)

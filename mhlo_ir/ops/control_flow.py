@@ -7,7 +7,7 @@ function that builds a body with the wrong types fails at build time with the re
 from __future__ import annotations
 
 from ..attributes import SymbolRefAttr
-from ..dense import DenseElementsAttr, dense_i64
+from ..dense import i64_array
 from ..dtypes import i1, i32
 from ..types import tensor
 from .data_movement import ints
@@ -83,8 +83,7 @@ def _reduce_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("reduce", ("inputs*", "init_values*"),
-                {"dimensions": AttrSpec(lambda v: v if isinstance(v, DenseElementsAttr)
-                                        else dense_i64(v), True)},
+                {"dimensions": AttrSpec(i64_array, True)},
                 regions=1, infer=_reduce, check=_reduce_check, chapter="reduction",
                 closed_regions=True))
 

@@ -13,7 +13,7 @@ some, when they are arguments: see each spec's ``doc``).
 from __future__ import annotations
 
 from ..attributes import BoolAttr, IntegerAttr
-from ..dense import DenseElementsAttr, dense_i64, index
+from ..dense import DenseElementsAttr, dense_i64, index, i64_array
 from ..dtypes import i32, i64
 from ..types import TensorType, tensor
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
@@ -23,8 +23,7 @@ def _i64(v):
     return v if isinstance(v, IntegerAttr) else IntegerAttr(index(v), i64)
 
 
-def _dense_i64(v):
-    return v if isinstance(v, DenseElementsAttr) else dense_i64(v)
+_dense_i64 = i64_array
 
 
 def ints(attr) -> tuple:

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..attributes import (FALSE, TRUE, ArrayAttr, Attribute, BoolAttr, FloatAttr, IntegerAttr,
                           StringAttr)
-from ..dense import DenseElementsAttr, dense_i64
+from ..dense import DenseElementsAttr, i64_array
 from ..dtypes import f32, i32, i64
 from ..mhlo_attributes import (ConvDimensionNumbers, DotDimensionNumbers, fft_type, precision,
                                transpose)
@@ -101,8 +101,7 @@ def _f32(v):
     return v if isinstance(v, FloatAttr) else FloatAttr(float(v), f32)
 
 
-def _dense_i64(v):
-    return v if isinstance(v, DenseElementsAttr) else dense_i64(v)
+_dense_i64 = i64_array
 
 
 def _padding(v):

@@ -4,7 +4,7 @@ reduce_window, select_and_scatter, map and scan."""
 from __future__ import annotations
 
 from ..attributes import DenseArrayAttr, IntegerAttr
-from ..dense import DenseElementsAttr, dense_i64
+from ..dense import i64_array
 from ..dtypes import i1, i32, i64
 from ..ir import Value
 from ..types import TensorType, tensor
@@ -13,8 +13,7 @@ from .linalg import _bool, _padding, window_output_size
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
-def _dense_i64(v):
-    return v if isinstance(v, DenseElementsAttr) else dense_i64(v)
+_dense_i64 = i64_array
 
 
 def _i64(v):
