@@ -65,6 +65,35 @@ def _backend_config(v):
     return StringAttr(v)
 
 
+def _subtype(op, what, t, path):
+    for i in path:
+        if not isinstance(t, TupleType) or not 0 <= i < len(t.types):
+            fail(op, f"output_operand_alias: {what} tuple index {i} does not exist in {t}")
+        t = t.types[i]
+    return t
+
+
+def check_aliases(op, types, results, attributes) -> None:
+    """Each output_operand_alias names an operand and a result of the same type (jaxlib
+    rejects mismatched shapes)."""
+    for a in getattr(attributes.get("output_operand_aliases"), "elements", ()):
+        if not 0 <= a.operand_index < len(types):
+            fail(op, f"output_operand_alias operand_index {a.operand_index} is out of range "
+                     f"for {len(types)} operands")
+        operand = _subtype(op, "operand", types[a.operand_index], a.operand_tuple_indices)
+        path = a.output_tuple_indices
+        if len(results) == 1 and not path:
+            result = results[0]
+        elif path and 0 <= path[0] < len(results):
+            result = _subtype(op, "output", results[path[0]], path[1:])
+        else:
+            fail(op, f"output_operand_alias output_tuple_indices {list(path)} do not name one "
+                     f"of the {len(results)} results")
+        if operand != result:
+            fail(op, f"output_operand_alias: operand {a.operand_index} has type {operand} but "
+                     f"the aliased output has type {result}")
+
+
 def _custom_call_check(op, types, attributes, results, regions):
     target = attributes["call_target_name"].value
     if target.startswith("$"):
@@ -81,10 +110,7 @@ def _custom_call_check(op, types, attributes, results, regions):
         if version != 4 and not isinstance(cfg, StringAttr):
             fail(op, f"backend_config must be a string for api_version {version}, got a "
                      "dictionary")
-    for a in getattr(attributes.get("output_operand_aliases"), "elements", ()):
-        if not 0 <= a.operand_index < len(types):
-            fail(op, f"output_operand_alias operand_index {a.operand_index} is out of range "
-                     f"for {len(types)} operands")
+    check_aliases(op, types, results, attributes)
 
 
 register(OpSpec("custom_call", ("inputs*",), {
@@ -189,10 +215,7 @@ def domain(b, operand, entry_metadata, exit_metadata, kind="sharding", *, locati
 def _fusion_check(op, types, attributes, results, regions):
     from .control_flow import check_region
     check_region(op, "fused_computation", regions[0], types, results)
-    for a in getattr(attributes.get("output_operand_aliases"), "elements", ()):
-        if not 0 <= a.operand_index < len(types):
-            fail(op, f"output_operand_alias operand_index {a.operand_index} is out of range "
-                     f"for {len(types)} operands")
+    check_aliases(op, types, results, attributes)
 
 
 def _aliases(v):

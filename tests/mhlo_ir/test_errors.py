@@ -576,3 +576,19 @@ def test_dimension_numbers_must_be_integers(call, match):
     f = m.add_function("main", [hlo.tensor((2, 3), hlo.f32)])
     with pytest.raises(hlo.OpBuildError, match=re.escape(match) if "\\" not in match else match):
         call(f.builder(), f.arguments[0])
+
+
+def test_output_operand_alias_types_must_match():
+    """jaxlib rejects an alias between an operand and an output of different shapes."""
+    m = hlo.Module()
+    f = m.add_function("main", [hlo.tensor((2,), hlo.f32)])
+    b = f.builder()
+    alias = [hlo.OutputOperandAlias([], 0, [])]
+    with pytest.raises(hlo.OpBuildError, match=r"'custom_call' output_operand_alias: operand 0 "
+                                               r"has type tensor<2xf32> but the aliased output "
+                                               r"has type tensor<3xf32>"):
+        b.custom_call("foo", [f.arguments[0]], [hlo.tensor((3,), hlo.f32)],
+                      output_operand_aliases=alias)
+    with pytest.raises(hlo.OpBuildError, match=r"output_tuple_indices \[4\] do not name"):
+        b.custom_call("foo", [f.arguments[0]], [hlo.tensor((2,), hlo.f32)] * 2,
+                      output_operand_aliases=[hlo.OutputOperandAlias([4], 0, [])])
