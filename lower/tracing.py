@@ -19,6 +19,8 @@ finds the builder through its operands; nothing is global.
 from __future__ import annotations
 
 import inspect
+import threading
+from contextlib import contextmanager
 from typing import Callable, Sequence
 
 import numpy as np
@@ -116,11 +118,42 @@ class Tracer:
         return f"Tracer({self.aval.str_short()})"
 
 
+_ACTIVE = threading.local()
+
+
+def active_builders() -> list:
+    """The builders of the functions being traced on this thread, outermost first."""
+    stack = getattr(_ACTIVE, "stack", None)
+    if stack is None:
+        stack = _ACTIVE.stack = []
+    return stack
+
+
+@contextmanager
+def tracing_into(b: JaxprBuilder):
+    """Mark ``b`` as the innermost function being traced while the block runs (nested traces
+    for control-flow bodies push theirs), so operations on values of enclosing functions are
+    recorded in the innermost function, where they are used."""
+    stack = active_builders()
+    stack.append(b)
+    try:
+        yield b
+    finally:
+        stack.pop()
+
+
 def _builder_of(args) -> JaxprBuilder:
-    for a in args:
-        if isinstance(a, Tracer):
-            return a.builder
-    raise TypeError("no traced operand: call this inside a function given to make_jaxpr")
+    """The builder an operation on ``args`` is recorded in: of the builders of its traced
+    operands, the innermost one being traced."""
+    found = [a.builder for a in args if isinstance(a, Tracer)]
+    if not found:
+        raise TypeError("no traced operand: call this inside a function given to make_jaxpr")
+    if len(found) > 1:
+        stack = active_builders()
+        for b in reversed(stack):
+            if any(f is b for f in found):
+                return b
+    return found[0]
 
 
 def _lift(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
@@ -369,7 +402,8 @@ def make_jaxpr(fn: Callable) -> Callable:
                                                                    np.asarray(a).dtype)
                  for a in args]
         tracers = [b.new_arg(a) for a in avals]
-        out = fn(*tracers)
+        with tracing_into(b):
+            out = fn(*tracers)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
         for i, o in enumerate(outs):
             if isinstance(o, (list, tuple, dict)):

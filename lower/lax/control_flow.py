@@ -16,7 +16,6 @@ leading operands), as in JAX. The ordered effects of sub-jaxprs become the equat
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -64,25 +63,12 @@ def _unflatten(treedef, leaves):
 # -- scopes: which builder an operation belongs to ------------------------------------------
 
 # An operation belongs to the innermost function being traced, whatever its operands (they
-# may all be constants, or values of enclosing functions). The functions being traced are the
-# frames of make_jaxpr's tracer and of _trace below that are running: their local ``b``.
-
-def _is_trace_frame(code) -> bool:
-    return ((code.co_name == "trace" and code.co_filename == _tr.__file__)
-            or code is _trace.__code__)
-
+# may all be constants, or values of enclosing functions): lower.tracing keeps the stack of
+# functions being traced (make_jaxpr's and _trace's below).
 
 def _enclosing_builders() -> list:
     """The builders of the functions being traced, outermost first."""
-    out = []
-    f = sys._getframe(1)
-    while f is not None:
-        if _is_trace_frame(f.f_code):
-            b = f.f_locals.get("b")
-            if isinstance(b, JaxprBuilder):
-                out.append(b)
-        f = f.f_back
-    return out[::-1]
+    return list(_tr.active_builders())
 
 
 def _enclosing_builder(args) -> JaxprBuilder:
@@ -148,7 +134,8 @@ def _trace(fn: Callable, in_avals: Sequence[ShapedArray], in_tree, parents, out_
     b = JaxprBuilder()
     args = [b.new_arg(a) for a in in_avals]
     marks = [len(p.eqns) for p in parents]
-    out = fn(_unflatten(in_tree, args))
+    with _tr.tracing_into(b):
+        out = fn(_unflatten(in_tree, args))
     leaves, out_tree = _flatten(out)
     likes = list(out_like) if out_like is not None else [None] * len(leaves)
     if len(likes) != len(leaves):
