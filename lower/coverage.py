@@ -7,8 +7,6 @@ primitive name it registers, with the platforms our registry covers it for. The 
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,16 +56,8 @@ lowering rules for {len(names)} primitive names; `lower` has rules for {covered}
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="Write or print docs/primitive_coverage.md.")
-    ap.add_argument("--write", action="store_true")
-    args = ap.parse_args(argv)
-    text = report()
-    if args.write:
-        REPORT.write_text(text)
-        print(f"wrote {REPORT}")
-    else:
-        sys.stdout.write(text)
-    return 0
+    from verify.coverage import report_cli
+    return report_cli(report, REPORT, argv)
 
 
 if __name__ == "__main__":

@@ -84,18 +84,23 @@ whether the builder infers them or the caller states them. GPU results come from
     return head + "\n".join(rows) + "\n"
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="Write or check docs/op_coverage.md.")
-    ap.add_argument("--write", action="store_true", help=f"write {REPORT.relative_to(ROOT)}")
+def report_cli(report_fn, path: Path, argv=None) -> int:
+    """``--write`` the generated report to ``path``, or print it (both coverage commands)."""
+    ap = argparse.ArgumentParser(description=f"Write or print {path.relative_to(ROOT)}.")
+    ap.add_argument("--write", action="store_true", help=f"write {path.relative_to(ROOT)}")
     args = ap.parse_args(argv)
-    text = report()
+    text = report_fn()
     if args.write:
-        REPORT.parent.mkdir(exist_ok=True)
-        REPORT.write_text(text)
-        print(f"wrote {REPORT}")
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+        print(f"wrote {path}")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def main(argv=None) -> int:
+    return report_cli(report, REPORT, argv)
 
 
 if __name__ == "__main__":

@@ -123,17 +123,16 @@ def _effects_of(jaxpr) -> frozenset:
     return frozenset(effs)
 
 
-def _trace(fn: Callable, in_avals: Sequence[ShapedArray], in_tree, parents, out_like=None):
+def _trace(fn: Callable, in_avals: Sequence[ShapedArray], in_tree, out_like=None):
     """Trace ``fn`` on arguments of ``in_avals`` (unflattened by ``in_tree``).
 
     Returns (ClosedJaxpr, out_tree, free): the jaxpr takes ``(*free, *args)``, where ``free``
-    are the atoms of enclosing functions it uses. ``parents`` are the builders of the enclosing
-    functions: equations the tracer put there but that use this function's values are moved
-    here. ``out_like``: avals that Python-scalar outputs take the dtype of.
+    are the atoms of enclosing functions it uses (operations mixing them with this function's
+    values are recorded here: lower.tracing sends an op to the innermost function being
+    traced). ``out_like``: avals that Python-scalar outputs take the dtype of.
     """
     b = JaxprBuilder()
     args = [b.new_arg(a) for a in in_avals]
-    marks = [len(p.eqns) for p in parents]
     with _tr.tracing_into(b):
         out = fn(_unflatten(in_tree, args))
     leaves, out_tree = _flatten(out)
@@ -142,23 +141,7 @@ def _trace(fn: Callable, in_avals: Sequence[ShapedArray], in_tree, parents, out_
         likes = [None] * len(leaves)
     outs = [_lift(b, o, like) for o, like in zip(leaves, likes)]
 
-    # Equations an enclosing builder recorded (its operand came first) but that depend on
-    # values defined here belong here: move them, in creation order.
-    local = {id(t.atom) for t in args}
-    local.update(id(v) for e in b.eqns for v in e.outvars)
     eqns = list(b.eqns)
-    for p, mark in zip(parents, marks):
-        stay, moved = p.eqns[:mark], []
-        for e in p.eqns[mark:]:
-            if any(id(v) in local for v in e.invars):
-                moved.append(e)
-                local.update(id(v) for v in e.outvars)
-            else:
-                stay.append(e)
-        p.eqns[:] = stay
-        eqns += moved
-    if len(eqns) != len(b.eqns):  # Var ids grow in creation order: restore program order
-        eqns.sort(key=lambda e: min((v.count for v in e.outvars), default=-1))
 
     defined = {id(t.atom) for t in args} | {id(v) for v in b.constvars}
     defined.update(id(v) for e in eqns for v in e.outvars)
@@ -177,11 +160,6 @@ def _trace(fn: Callable, in_avals: Sequence[ShapedArray], in_tree, parents, out_
     jaxpr = Jaxpr(b.constvars, free_vars + [t.atom for t in args], outvars, eqns)
     jaxpr.effects = _effects_of(jaxpr)
     return ClosedJaxpr(jaxpr, b.consts), out_tree, free
-
-
-def _parents(b: JaxprBuilder) -> list:
-    scopes = _enclosing_builders()
-    return scopes if b in scopes else scopes + [b]
 
 
 def _bind(b: JaxprBuilder, name: str, args, out_avals, effects, **params) -> list:
@@ -225,15 +203,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     b = _enclosing_builder(leaves)
     avals = _carry_avals(leaves)
     init = [_lift(b, x, a) for x, a in zip(leaves, avals)]
-    parents = _parents(b)
-    cond_j, cond_tree, cond_free = _trace(cond_fun, avals, tree, parents)
+    cond_j, cond_tree, cond_free = _trace(cond_fun, avals, tree)
     if cond_tree != ("leaf",) or len(cond_j.out_avals) != 1:
         raise TypeError("while_loop: cond_fun must return a boolean scalar")
     pred = cond_j.out_avals[0]
     if pred.dtype != np.bool_ or pred.shape != ():
         raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got "
                         f"{pred.str_short()}")
-    body_j, body_tree, body_free = _trace(body_fun, avals, tree, parents, out_like=avals)
+    body_j, body_tree, body_free = _trace(body_fun, avals, tree, out_like=avals)
     if body_tree != tree:
         raise TypeError("while_loop: body_fun must return a value of the same structure as "
                         "init_val")
@@ -278,8 +255,7 @@ def _cond(b: JaxprBuilder, index: Tracer, branches: Sequence[Callable], operands
     leaves, tree = _flatten(tuple(operands))
     avals = [_aval_of(x) for x in leaves]
     ops = [_lift(b, x) for x in leaves]
-    parents = _parents(b)
-    traced = [_trace(lambda ops, f=f: f(*ops), avals, tree, parents) for f in branches]
+    traced = [_trace(lambda ops, f=f: f(*ops), avals, tree) for f in branches]
     out_tree = traced[0][1]
     out_avals = traced[0][0].out_avals
     for i, (j, t, _) in enumerate(traced[1:], 1):
@@ -367,7 +343,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
             raise TypeError("scan: f must return a pair (carry, y)")
         return out
     in_tree = (tuple, tuple([("leaf",)] * (len(c_leaves) + len(x_leaves))))
-    closed, out_tree, free = _trace(step, c_avals + x_avals, in_tree, _parents(b),
+    closed, out_tree, free = _trace(step, c_avals + x_avals, in_tree,
                                     out_like=c_avals)
     # out_tree is (tuple-or-list, (carry tree, y tree))
     carry_tree, y_tree = out_tree[1]

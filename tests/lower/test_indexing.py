@@ -12,24 +12,11 @@ from lower import core, lax, lower_jaxpr_to_module
 from lower.lax import GatherDimensionNumbers as GDN
 from lower.lax import GatherScatterMode as Mode
 from lower.lax import ScatterDimensionNumbers as SDN
-from tests.oracle import assert_fixed_point
+from tests.lower.helpers import check, run
 
 RNG = np.random.default_rng(4)
 
 
-def run(f, *args):
-    closed = lax.make_jaxpr(f)(*args)
-    m = lower_jaxpr_to_module("jit_f", closed).module
-    assert_fixed_point(m)
-    return verify.run(m, *args)
-
-
-def check(outs, refs):
-    assert len(outs) == len(refs)
-    for i, (o, r) in enumerate(zip(outs, refs)):
-        r = np.asarray(r)
-        assert o.shape == r.shape and o.dtype == r.dtype, (i, o.shape, o.dtype, r.shape, r.dtype)
-        np.testing.assert_array_equal(o, r, err_msg=f"output {i}")
 
 
 X = RNG.integers(-9, 9, (3, 4)).astype(np.int32)

@@ -7,27 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import verify
 from lower import lax, lower_jaxpr_to_module
 from lower.lax import ConvDimensionNumbers
-from tests.oracle import assert_fixed_point
+from tests.lower.helpers import check, run
 
 RNG = np.random.default_rng(7)
 
 
-def run(f, *args, platform="cpu"):
-    closed = lax.make_jaxpr(f)(*args)
-    m = lower_jaxpr_to_module("jit_f", closed, platform=platform).module
-    assert_fixed_point(m)
-    return verify.run(m, *args)
-
-
-def check(outs, refs):
-    assert len(outs) == len(refs)
-    for i, (o, r) in enumerate(zip(outs, refs)):
-        r = np.asarray(r)
-        assert o.shape == r.shape and o.dtype == r.dtype, (i, o.shape, o.dtype, r.shape, r.dtype)
-        np.testing.assert_array_equal(o, r, err_msg=f"output {i}")
 
 
 # -- sort, top_k, argmax/argmin ---------------------------------------------------------------
