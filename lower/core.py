@@ -149,7 +149,16 @@ class NameStack:
         return NameStack(self.stack + other.stack)
 
     def __str__(self):
-        return "/".join(self.stack)
+        # Entries are names, or JAX's Scope/Transform entries when a JAX name stack was
+        # appended: those render themselves as JAX does (a transform wraps the scope inside
+        # it: ``jvp(f)``).
+        parts: list = []
+        for entry in reversed(self.stack):
+            if isinstance(entry, str):
+                parts.append(entry)
+            else:
+                entry.wrap(parts)
+        return "/".join(reversed(parts))
 
     def __len__(self):
         return len(self.stack)

@@ -46,6 +46,7 @@ __all__ = [
     "scatter_max",
     "scatter_min",
     "scatter_mul",
+    "scatter_sub",
     "sort",
     "sort_key_val",
     "squeeze",
@@ -231,6 +232,7 @@ def _scatter(name, combine):
 # plain scatter carries none (the update replaces the element).
 scatter = _scatter("scatter", None)
 scatter_add = _scatter("scatter-add", tr.add)
+scatter_sub = _scatter("scatter-sub", tr.sub)
 scatter_mul = _scatter("scatter-mul", tr.mul)
 scatter_min = _scatter("scatter-min", tr.min)
 scatter_max = _scatter("scatter-max", tr.max)

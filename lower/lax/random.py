@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ShapedArray
-from ..tracing import (Tracer, _builder_of, _lift, bind, concatenate, primitive, reshape,
-                       slice)
+from ..tracing import (Tracer, _builder_of, _lift, active_builders, bind, concatenate,
+                       primitive, reshape, slice)
 
 __all__ = ["threefry2x32", "threefry_2x32", "iota_2x32_shape", "random_bits", "random_split",
            "random_fold_in", "random_seed", "random_wrap", "random_unwrap", "rng_bit_generator",
-           "RNG_DEFAULT", "RNG_THREE_FRY", "RNG_PHILOX"]
+           "rng_uniform", "RNG_DEFAULT", "RNG_THREE_FRY", "RNG_PHILOX"]
 
 RNG_DEFAULT, RNG_THREE_FRY, RNG_PHILOX = 0, 1, 2  # lax.RandomAlgorithm's values
 
@@ -115,3 +115,20 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RNG_DEFAULT):
     return bind("rng_bit_generator", [key], [key.aval, ShapedArray(shape, dtype)],
                 multiple_results=True, shape=shape, dtype=np.dtype(dtype), algorithm=algorithm,
                 out_sharding=None)
+
+
+def rng_uniform(a, b, shape):
+    """jax.lax.rng_uniform: XLA's stateful uniform numbers in [a, b) (scalars of one dtype)."""
+    if isinstance(a, Tracer) or isinstance(b, Tracer):
+        bld = _builder_of((a, b))
+    else:  # constant bounds: the function being traced
+        stack = active_builders()
+        if not stack:
+            raise TypeError("rng_uniform: call this inside a function given to make_jaxpr")
+        bld = stack[-1]
+    a, b = _lift(bld, a), _lift(bld, b)
+    if a.ndim or b.ndim or a.dtype != b.dtype:
+        raise TypeError(f"rng_uniform takes two scalars of one dtype, got {a.aval.str_short()} "
+                        f"and {b.aval.str_short()}")
+    shape = tuple(int(d) for d in shape)
+    return bind("rng_uniform", [a, b], [ShapedArray(shape, a.dtype)], shape=shape)

@@ -1,11 +1,11 @@
 """Rules for the remaining simple primitives of jax 0.10: chlo elementwise functions,
-complex helpers, identities, split/tile, reduce_window_*, cholesky, triangular_solve, fft."""
+complex helpers, identities, split/tile, cholesky, triangular_solve, fft
+(reduce_window_* are in windows.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..helpers import full_like, highest, lowest
 from ..mlir import register_lowering
 from .elementwise import broadcast_operands
 
@@ -84,24 +84,6 @@ def _tile(ctx, x, *, reps):
 
 
 register_lowering("tile", _tile)
-
-
-def _reduce_window(kind):
-    def rule(ctx, x, *, window_dimensions, window_strides, padding, base_dilation,
-             window_dilation):
-        b = ctx.builder
-        dtype = ctx.avals_in[0].dtype
-        init = {"sum": np.zeros((), dtype), "max": lowest(dtype), "min": highest(dtype)}[kind]
-        body = {"sum": lambda r, a, e: r.add(a, e), "max": lambda r, a, e: r.maximum(a, e),
-                "min": lambda r, a, e: r.minimum(a, e)}[kind]
-        return [b.reduce_window(x, b.constant(init), window_dimensions, body,
-                                window_strides=window_strides, base_dilations=base_dilation,
-                                window_dilations=window_dilation, padding=padding)]
-    return rule
-
-
-for _kind in ("sum", "max", "min"):
-    register_lowering(f"reduce_window_{_kind}", _reduce_window(_kind))
 
 
 def _cholesky(ctx, x, **_):

@@ -122,6 +122,7 @@ register_lowering("gather", _gather)
 _COMBINE = {
     "scatter": lambda r, old, new: new,
     "scatter-add": lambda r, old, new: r.add(old, new),
+    "scatter-sub": lambda r, old, new: r.subtract(old, new),
     "scatter-mul": lambda r, old, new: r.multiply(old, new),
     "scatter-min": lambda r, old, new: minmax_hlo(r, old, new, "min"),
     "scatter-max": lambda r, old, new: minmax_hlo(r, old, new, "max"),

@@ -1,6 +1,6 @@
 """Rules for random numbers: threefry2x32 (the Threefry-2x32 hash, 20 rounds, in uint32
 arithmetic), iota_2x32_shape, random_bits / random_split / random_fold_in / random_seed on raw
-threefry keys, random_wrap / random_unwrap, and rng_bit_generator.
+threefry keys, random_wrap / random_unwrap, rng_bit_generator and rng_uniform.
 
 Keys are raw ``uint32[..., 2]`` arrays: this core has no key dtypes, so random_wrap and
 random_unwrap are identities and a "key array" is its key data (what ``jax.random.key_data``
@@ -230,3 +230,12 @@ def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm, out_sharding=None):
 
 
 register_lowering("rng_bit_generator", _rng_bit_generator)
+
+
+def _rng_uniform(ctx, lo, hi, *, shape):
+    """XLA's stateful generator (``mhlo.rng`` UNIFORM in [lo, hi)); unlike the threefry
+    primitives its values are not reproducible across backends."""
+    return [ctx.builder.rng(lo, hi, tuple(int(d) for d in shape), "UNIFORM")]
+
+
+register_lowering("rng_uniform", _rng_uniform)

@@ -2,14 +2,15 @@
 
 Orders follow JAX's: floats sort with NaNs last and -0.0 equal to 0.0 (a strict weak order, so
 stable sorts keep ties in place); complex numbers lexicographically; argmax/argmin return the
-first extremum, and the first NaN if there is one.
+first extremum, and the first NaN if there is one (for complex numbers, which JAX does not
+lower, numpy's lexicographic order; a NaN is one with a NaN part).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..helpers import highest, lowest, compare_hlo
+from ..helpers import compare_hlo, highest, lowest
 from ..mlir import register_lowering
 
 
@@ -58,7 +59,12 @@ register_lowering("top_k", _top_k)
 
 
 def _identity(dtype, kind):
-    """The start of an argmax (the least value) or argmin (the greatest)."""
+    """The start of an argmax (the least value) or argmin (the greatest); for complex
+    numbers, in both parts."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        part = _identity(np.finfo(dtype).dtype, kind)
+        return np.array(complex(part, part), dtype)
     return lowest(dtype) if kind == "argmax" else highest(dtype)
 
 
@@ -70,16 +76,21 @@ def _argminmax(kind):
         (axis,) = axes
         aval = ctx.avals_in[0]
         idx_dtype = np.dtype(index_dtype)
-        is_float = x.type.element_type.kind == "float"
-        if x.type.element_type.kind == "complex":
-            raise NotImplementedError(f"{kind} of complex numbers")
+        elem_kind = x.type.element_type.kind
 
         def body(r, acc_v, acc_i, v, i):
             # Whether (v, i) beats (acc_v, acc_i): a total order, so the reduction's result
-            # does not depend on the order XLA combines in.
-            better = compare_hlo(r, v, acc_v, direction)
+            # does not depend on the order XLA combines in. Complex numbers compare
+            # lexicographically (real part, then imaginary), as numpy orders them.
+            if elem_kind == "complex":
+                re_v, re_a, im_v, im_a = r.real(v), r.real(acc_v), r.imag(v), r.imag(acc_v)
+                better = r.or_(compare_hlo(r, re_v, re_a, direction),
+                               r.and_(compare_hlo(r, re_v, re_a, "EQ"),
+                                      compare_hlo(r, im_v, im_a, direction)))
+            else:
+                better = compare_hlo(r, v, acc_v, direction)
             tie = compare_hlo(r, v, acc_v, "EQ")
-            if is_float:
+            if elem_kind in ("float", "complex"):
                 v_nan, a_nan = compare_hlo(r, v, v, "NE"), compare_hlo(r, acc_v, acc_v, "NE")
                 better = r.or_(better, r.and_(v_nan, r.not_(a_nan)))
                 tie = r.or_(tie, r.and_(v_nan, a_nan))
