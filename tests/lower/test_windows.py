@@ -170,6 +170,20 @@ def test_select_and_scatter_add_integer_ties_pick_the_first():
     check([out], [np.array([[10, 20, 0], [0, 0, 0]], np.int32)])
 
 
+def test_select_and_scatter_add_negative_padding_stays_on_the_op():
+    """Negative pads crop (jax 0.10.2's own lowering fails here: it slices from -1)."""
+    x = RNG.permutation(30).astype(np.float32).reshape(5, 6)
+    pads = ((-1, 1), (2, -1))
+    src = np.arange(1, 13, dtype=np.float32).reshape(4, 3)
+    (out,) = run(lambda s, a: lax.select_and_scatter_add(s, a, "ge", (2, 2), (1, 2), pads),
+                 src, x)
+    ref = np.zeros_like(x)
+    ref[1:, :5] = select_and_scatter_ref(x[1:, :5], src, lambda a, b: a >= b, 0,
+                                         lambda a, b: a + b, (2, 2), (1, 2),
+                                         ((0, 1), (2, 0)), -np.inf)
+    check([out], [ref])
+
+
 def test_select_and_scatter_generic():
     dims, strides = (2, 2), (2, 1)
     src = np.arange(1, 9, dtype=np.float32).reshape(2, 4)
