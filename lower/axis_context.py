@@ -9,7 +9,8 @@ Mirrors JAX's (``jax._src.sharding_impls``) three contexts, read by the collecti
 - ``SPMDAxisContext(mesh, manual_axes)``: inside a manually partitioned region (shard_map) of
   an SPMD program. The device mesh's axes are the named axes; collectives carry a fresh channel
   handle and ``use_global_device_ids`` (their groups name partition ids), and ``axis_index``
-  reads ``partition_id``.
+  reads ``partition_id``. When only some mesh axes are manual (the others left to XLA's
+  partitioner), the groups still list devices of the whole mesh, as jax's do.
 - ``ShardingContext(num_devices)``: an SPMD program that XLA's partitioner partitions (jit with
   shardings). There are no named axes; collectives inside need a manual region (the
   ``shard_map`` rule enters one, under an SPMDAxisContext).
@@ -33,7 +34,8 @@ import numpy as np
 
 __all__ = ["AxisEnv", "Mesh", "PartitionSpec", "P", "spec_shard_shape", "spec_to_hlo_sharding",
            "ReplicaAxisContext", "SPMDAxisContext", "ShardingContext", "axis_env_of", "is_spmd",
-           "axis_groups", "replica_groups", "replica_groups_array"]
+           "axis_groups", "replica_groups", "replica_groups_array", "manual_sharding",
+           "mesh_device_ids", "manual_axes_of"]
 
 
 class AxisEnv(NamedTuple):
@@ -107,6 +109,11 @@ class ShardingContext:
 def is_spmd(axis_context) -> bool:
     """Whether collectives address partitions (channel + global device ids), not replicas."""
     return type(axis_context).__name__ in ("SPMDAxisContext", "ShardingContext")
+
+
+def manual_axes_of(axis_context) -> frozenset:
+    """The mesh axes already partitioned by hand (inside shard_map); empty outside."""
+    return frozenset(getattr(axis_context, "manual_axes", None) or ())
 
 
 def axis_env_of(ctx, primitive: str = "collective") -> AxisEnv:
@@ -194,24 +201,61 @@ def spec_shard_shape(mesh, spec, shape) -> tuple:
     return tuple(out)
 
 
-def spec_to_hlo_sharding(mesh, spec, ndim: int) -> str:
+def mesh_device_ids(mesh) -> np.ndarray:
+    """The mesh's devices as the integer ids XLA's shardings and replica groups name: the
+    ``devices`` of an integer mesh (lower.axis_context.Mesh), else their positions in the mesh
+    (jax's meshes hold Device objects; an AbstractMesh has none), as jax numbers them."""
+    try:
+        devices = np.asarray(mesh.devices)
+    except (AttributeError, ValueError):  # jax's AbstractMesh raises ValueError
+        devices = None
+    if devices is not None and devices.dtype.kind in "iu":
+        return devices
+    return np.arange(math.prod(mesh.shape.values())).reshape(tuple(mesh.shape.values()))
+
+
+def spec_to_hlo_sharding(mesh, spec, ndim: int, manual_axes=()) -> str:
     """XLA's sharding text for ``spec`` over ``mesh`` (``{devices=[2,1,4]... last_tile_dim_
-    replicate}`` when some mesh axes are not used: the array is replicated over them)."""
+    replicate}`` when some mesh axes are not used: the array is replicated over them).
+
+    ``manual_axes`` are mesh axes already partitioned by hand (inside a shard_map): they
+    become a manual subgroup (``last_tile_dims={manual, replicated}``), as jax's shardings of
+    a mesh whose axes are partly Manual; ``spec`` may not use them."""
     sizes = mesh.shape
     names = list(mesh.axis_names)
+    manual_axes = frozenset(manual_axes)
     dims, order = [], []
     for d in range(ndim):
         axes = _spec_axes(spec[d]) if d < len(spec) else ()
         for a in axes:
             if a not in sizes:
                 raise NameError(f"unbound axis name: {a!r} (the mesh has {names})")
+            if a in manual_axes:
+                raise ValueError(f"mesh axis {a!r} is already manual here: a spec inside a "
+                                 "shard_map over it cannot split an array along it")
         dims.append(math.prod(sizes[a] for a in axes))
         order += [names.index(a) for a in axes]
-    unused = [i for i in range(len(names)) if i not in order]
-    replicated = math.prod(mesh.devices.shape[i] for i in unused)
-    if math.prod(dims) == 1:
+    manual = [i for i, n in enumerate(names) if n in manual_axes and i not in order]
+    unused = [i for i in range(len(names)) if i not in order and i not in manual]
+    n_manual = math.prod(sizes[names[i]] for i in manual)
+    replicated = math.prod(sizes[names[i]] for i in unused)
+    if n_manual == 1:  # manual axes of size 1 split nothing
+        unused, manual = sorted(unused + manual), []
+    elif math.prod(dims) == 1 and replicated == 1:
+        return "{manual}"
+    if math.prod(dims) == 1 and not manual:
         return "{replicated}"
-    ids = np.transpose(np.asarray(mesh.devices), order + unused).reshape(-1)
-    tile = dims + ([replicated] if replicated > 1 else [])
+    ids = np.transpose(mesh_device_ids(mesh), order + manual + unused).reshape(-1)
+    tile = dims + ([n_manual] if manual else []) + ([replicated] if replicated > 1 else [])
     text = f"{{devices=[{','.join(map(str, tile))}]{','.join(str(int(i)) for i in ids)}"
+    if manual:
+        return text + (" last_tile_dims={manual, replicated}}" if replicated > 1
+                       else " last_tile_dims={manual}}")
     return text + (" last_tile_dim_replicate}" if replicated > 1 else "}")
+
+
+def manual_sharding(mesh, manual_axes, ndim: int) -> str:
+    """The sharding of a value inside a shard_map that is manual over ``manual_axes``:
+    ``{manual}`` when every mesh axis is manual, else a manual subgroup replicated over the
+    other axes (jax's ``manual_proto``)."""
+    return spec_to_hlo_sharding(mesh, PartitionSpec(), ndim, manual_axes)

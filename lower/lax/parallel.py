@@ -1,5 +1,6 @@
 """Collectives over named axes (jax.lax's psum, pmax, pmin, all_gather, all_to_all, ppermute,
-axis_index), for programs that run on several devices.
+psum_scatter, pbroadcast, ragged_all_to_all, axis_index), and shard_map, for programs that run
+on several devices.
 
 The axis names are resolved when the program is lowered, from the module's axis context
 (lower.axis_context). Tracing has no axis environment, so where a result's shape depends on an
@@ -17,7 +18,8 @@ from ..tracing import (Tracer, _builder_of, bind, convert_element_type, make_jax
                        reshape)
 
 __all__ = ["psum", "pmax", "pmin", "pmean", "all_gather", "all_to_all", "ppermute",
-           "pshuffle", "axis_index", "shard_map"]
+           "pshuffle", "axis_index", "shard_map", "psum_scatter", "pbroadcast", "pvary",
+           "psum_invariant", "all_gather_invariant", "ragged_all_to_all"]
 
 
 def _names(axis_name) -> tuple:
@@ -61,19 +63,88 @@ def pmean(x, axis_name, *, axis_size, axis_index_groups=None):
     return psum(x, axis_name, axis_index_groups=axis_index_groups) / float(axis_size)
 
 
-def all_gather(x, axis_name, *, axis_size, axis=0, tiled=False, axis_index_groups=None):
-    """Gather ``x`` from every device along the axis: a new dimension ``axis`` of size
-    ``axis_size`` (the group size), or, when ``tiled``, dimension ``axis`` grown that much."""
+def _gathered(x, axis_size, axis, tiled):
+    """(the gather dimension, the gathered aval)."""
     axis = axis % (x.ndim + (0 if tiled else 1))
     shape = list(x.shape)
     if tiled:
         shape[axis] *= axis_size
     else:
         shape.insert(axis, axis_size)
-    return bind("all_gather", [x], [x.aval.update(shape=shape)],
-                all_gather_dimension=axis, axis_name=axis_name,
+    return axis, x.aval.update(shape=shape)
+
+
+def all_gather(x, axis_name, *, axis_size, axis=0, tiled=False, axis_index_groups=None):
+    """Gather ``x`` from every device along the axis: a new dimension ``axis`` of size
+    ``axis_size`` (the group size), or, when ``tiled``, dimension ``axis`` grown that much."""
+    axis, aval = _gathered(x, axis_size, axis, tiled)
+    return bind("all_gather", [x], [aval], all_gather_dimension=axis, axis_name=axis_name,
                 axis_index_groups=_groups(axis_index_groups), axis_size=int(axis_size),
                 tiled=bool(tiled))
+
+
+def all_gather_invariant(x, axis_name, *, axis_size, axis=0, tiled=False):
+    """all_gather whose result jax types as the same on every device of the axis (no
+    ``axis_index_groups``); lowered the same way."""
+    axis, aval = _gathered(x, axis_size, axis, tiled)
+    return bind("all_gather_invariant", [x], [aval], all_gather_dimension=axis,
+                axis_name=_names(axis_name), axis_size=int(axis_size), tiled=bool(tiled))
+
+
+def psum_scatter(x, axis_name, *, axis_size, scatter_dimension=0, axis_index_groups=None,
+                 tiled=False):
+    """psum, of which device i of the group keeps block i of ``scatter_dimension``: that
+    dimension divided by ``axis_size`` (the group size) when ``tiled``, else it must equal
+    ``axis_size`` and is dropped. Binds jax's ``reduce_scatter``."""
+    d = scatter_dimension % x.ndim
+    n = x.shape[d]
+    shape = list(x.shape)
+    if tiled:
+        if n % axis_size:
+            raise ValueError(f"psum_scatter: dimension {d} of size {n} is not divisible by "
+                             f"the axis size {axis_size}")
+        shape[d] = n // axis_size
+    else:
+        if n != axis_size:
+            raise ValueError(f"psum_scatter: dimension {d} of size {n} must equal the axis "
+                             f"size {axis_size} (or pass tiled=True)")
+        del shape[d]
+    return bind("reduce_scatter", [x], [x.aval.update(shape=shape)], axis_name=_names(axis_name),
+                scatter_dimension=d, axis_index_groups=_groups(axis_index_groups),
+                axis_size=int(axis_size), tiled=bool(tiled))
+
+
+def pbroadcast(x, axis_name, source):
+    """Every device of the axis gets the value of the device at index ``source``."""
+    return bind("pbroadcast", [x], [x.aval], axis_name=axis_name, source=int(source))
+
+
+def pvary(x, axis_name):
+    """Mark ``x`` as varying over the axes (jax's type bookkeeping; no operation)."""
+    return bind("pvary", [x], [x.aval], axes=_names(axis_name))
+
+
+def psum_invariant(x, axis_name):
+    """psum whose result jax types as invariant over the axes (what jax.lax.psum binds when
+    it checks varying types)."""
+    return bind("psum_invariant", [x], [x.aval], axes=_names(axis_name))
+
+
+def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets, recv_sizes,
+                      axis_name, *, axis_index_groups=None):
+    """For each peer j of the group, send ``operand[input_offsets[j]:][:send_sizes[j]]``
+    (along dimension 0) to j, which writes it at ``output_offsets[j]`` of its copy of
+    ``output`` (offsets in the receiver's output); ``recv_sizes[j]`` is what comes from j."""
+    ints = (input_offsets, send_sizes, output_offsets, recv_sizes)
+    for v in ints:
+        if v.ndim != 1 or v.dtype.kind not in "iu":
+            raise ValueError("ragged_all_to_all: offsets and sizes must be 1-D integer arrays, "
+                             f"got {v.aval}")
+    if operand.shape[1:] != output.shape[1:] or operand.dtype != output.dtype:
+        raise ValueError(f"ragged_all_to_all: operand {operand.aval} and output {output.aval} "
+                         "must agree in dtype and in every dimension but the first")
+    return bind("ragged_all_to_all", [operand, output, *ints], [output.aval.strip_weak_type()],
+                axis_name=_names(axis_name), axis_index_groups=_groups(axis_index_groups))
 
 
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_size, axis_index_groups=None,
@@ -126,11 +197,28 @@ def axis_index(axis_name, like: Tracer):
                              {"axis_name": axis_name})[0]
 
 
-def shard_map(f, mesh, in_specs, out_specs, check_vma=False):
+def shard_map(f, mesh, in_specs, out_specs, check_vma=False, axis_names=None):
     """``shard_map(f, mesh, in_specs, out_specs)(*xs)``: run ``f`` once per device of ``mesh``
     on its block of each argument (split by the PartitionSpecs ``in_specs``); the results'
     blocks are assembled by ``out_specs``. Inside ``f``, the collectives of this module work
-    over the mesh axes (their sizes are ``mesh.shape[name]``). Every mesh axis is manual."""
+    over the mesh axes (their sizes are ``mesh.shape[name]``).
+
+    ``axis_names`` (default: every mesh axis) are the axes ``f`` is manual over; XLA's
+    partitioner splits the arrays over the others as it sees fit (partial manual), and the
+    specs may name only the manual axes."""
+    manual = frozenset(mesh.axis_names if axis_names is None else axis_names)
+    unknown = manual - frozenset(mesh.axis_names)
+    if unknown:
+        raise NameError(f"shard_map: axis_names {sorted(unknown)} are not axes of {mesh}")
+
+    def check_specs(what, specs):
+        for s in specs:
+            for entry in s:
+                for a in _axes(entry):
+                    if a not in manual:
+                        raise ValueError(f"shard_map: {what} {s} names mesh axis {a!r}, which "
+                                         f"is not manual (axis_names={sorted(manual)})")
+
     def call(*xs):
         b = _builder_of(xs)
         specs = tuple(in_specs)
@@ -144,6 +232,8 @@ def shard_map(f, mesh, in_specs, out_specs, check_vma=False):
         if len(outs_spec) != len(closed.jaxpr.outvars):
             raise ValueError(f"shard_map: f returns {len(closed.jaxpr.outvars)} values but "
                              f"out_specs has {len(outs_spec)}")
+        check_specs("in_specs", specs)
+        check_specs("out_specs", outs_spec)
         # constants of the body become replicated leading arguments (jax's jaxpr is open)
         consts = [b.const(np.asarray(c)) for c in closed.consts]
         jaxpr = Jaxpr([], list(closed.jaxpr.constvars) + list(closed.jaxpr.invars),
@@ -155,8 +245,7 @@ def shard_map(f, mesh, in_specs, out_specs, check_vma=False):
             full_out.append(ShapedArray([n * m for n, m in zip(a.shape, k)], a.dtype))
         outs = bind("shard_map", consts + list(xs), full_out, multiple_results=True,
                     jaxpr=jaxpr, mesh=mesh, in_specs=(P(),) * len(consts) + specs,
-                    out_specs=outs_spec, check_vma=check_vma,
-                    manual_axes=frozenset(mesh.axis_names))
+                    out_specs=outs_spec, check_vma=check_vma, newly_manual_axes=manual)
         return outs if many else outs[0]
     return call
 

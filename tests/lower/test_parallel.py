@@ -72,7 +72,6 @@ def _reference(r):
     sub = [i * 4 + k for k in ([0, 3] if j in (0, 3) else [1, 2])]
     pair = [i * 4 + k for k in ([0, 1] if j < 2 else [2, 3])]
     v = X[r]
-    n = (v.astype(np.int32) % 7)
     src = i * 4 + (j - 1) % 4
     a2a_tiled = np.concatenate([X[g][j:j + 1] for g in same_i], 0)
     a2a = np.stack([X[g][j] for g in same_i], 0).T   # split axis 0, new concat axis 1
