@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import _jaxlib
+from . import _jaxlib, lapack
 from .errors import ArgumentError, CompileError, VerificationError
 
 __all__ = ["check", "compile", "run", "Executable", "to_text"]
@@ -172,6 +172,7 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     """
     text = check(module_or_text)
     _check_entry(module_or_text)
+    lapack.register_if_needed(text, platform)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
     if client is None:

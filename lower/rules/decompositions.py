@@ -1,0 +1,424 @@
+"""Linear-algebra decompositions, lowered for CPU as jax 0.10.2 lowers them: custom calls to
+jaxlib's LAPACK kernels through XLA's typed FFI (``lapack_sgeqrf_ffi``, ``api_version = 4``,
+the kernel's options in a ``backend_config`` dictionary), on column-major operands.
+
+qr (geqrf + householder_product, or geqp3 with pivoting), eigh, svd, lu (getrf, then
+``lu_pivots_to_permutation`` as a loop), eig, schur, hessenberg, tridiagonal,
+tridiagonal_solve, ormqr and geqp3. Where LAPACK reports failure (``info``) the results
+become NaN, as in JAX.
+
+``qr`` and ``lu_pivots_to_permutation`` decompose into other primitives and are registered for
+every platform; the LAPACK calls for CPU only. On GPU JAX calls cuSOLVER targets that live in
+jax's CUDA plugin: not done here.
+
+The LAPACK targets must be registered with XLA's CPU runtime before such a module compiles;
+``verify`` does that (``verify/lapack.py``) when it sees one.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import attrs
+import numpy as np
+
+import mhlo_ir as hlo
+from mhlo_ir import Attribute, BoolAttr, DictionaryAttr, IntegerAttr, OutputOperandAlias
+
+from .. import core
+from .. import lax as L
+from ..helpers import compare_hlo, full_like
+from ..mlir import aval_to_ir_type, lower_fun, register_lowering
+from ..tracing import _lift
+
+_LAPACK_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
+                  np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+
+
+def lapack_target(fn_base: str, dtype) -> str:
+    """``lapack_sgeqrf_ffi`` for ``("geqrf_ffi", float32)``."""
+    prefix = _LAPACK_PREFIX.get(np.dtype(dtype))
+    if prefix is None:
+        raise NotImplementedError(f"LAPACK has no {fn_base[:-4]} for {np.dtype(dtype).name}: "
+                                  "use float32, float64, complex64 or complex128")
+    return f"lapack_{prefix}{fn_base}"
+
+
+def _is_complex(dtype) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
+@attrs.frozen
+class IndexLayout(Attribute):
+    """``dense<[1, 2, 0]> : tensor<3xindex>``: one operand's or result's layout, minor to major.
+
+    NOTE: custom-call layouts are the one place MHLO wants ``index`` elements, a type
+    mhlo_ir's dense attributes do not have; this prints what MLIR prints for them."""
+
+    dims: tuple = attrs.field(converter=lambda ds: tuple(int(d) for d in ds))
+
+    def render(self, dialect=None) -> str:
+        n = len(self.dims)
+        body = (str(self.dims[0]) if n == 1 else
+                "[" + ", ".join(map(str, self.dims)) + "]" if n else "")
+        return f"dense<{body}> : tensor<{n}xindex>"
+
+
+def _column_major(rank: int) -> tuple:
+    # A batch of Fortran-order matrices: the row index varies fastest.
+    return (rank - 2, rank - 1, *range(rank - 3, -1, -1))
+
+
+def _char(c: str) -> IntegerAttr:
+    """LAPACK's character options (``'V'``, ``'L'``...) as the FFI reads them: a ui8."""
+    return IntegerAttr(ord(c), hlo.ui8)
+
+
+def _i32(v: int) -> IntegerAttr:
+    return IntegerAttr(int(v), hlo.i32)
+
+
+def _aval(shape, dtype) -> core.ShapedArray:
+    return core.ShapedArray(shape, dtype)
+
+
+def ffi_call(ctx, target: str, operands, avals_in, avals_out, *, aliases=None,
+             column_major: bool = True, num_non_batch_dims: int = 2, **config) -> tuple:
+    """A typed-FFI custom call as JAX's ``_linalg_ffi_lowering`` emits it: operands and results
+    of the highest rank are column-major matrices (the rest row-major), ``aliases`` maps an
+    operand to the result that reuses its buffer, ``config`` becomes the backend_config."""
+    rank = builtins.max(len(a.shape) for a in avals_in)
+
+    def layout(aval):
+        r = len(aval.shape)
+        return IndexLayout(_column_major(r) if column_major and r == rank
+                           else range(r - 1, -1, -1))
+
+    multi = len(avals_out) > 1
+    alias_attrs = [OutputOperandAlias(output_tuple_indices=(out,) if multi else (),
+                                      operand_index=operand, operand_tuple_indices=())
+                   for operand, out in (aliases or {}).items()]
+    frontend = DictionaryAttr({"num_batch_dims": str(rank - num_non_batch_dims)})
+    return ctx.builder.custom_call(
+        target, list(operands), [aval_to_ir_type(a) for a in avals_out], api_version=4,
+        backend_config=DictionaryAttr(config),
+        operand_layouts=[layout(a) for a in avals_in],
+        result_layouts=[layout(a) for a in avals_out],
+        output_operand_aliases=alias_attrs or None,
+        **{"mhlo.frontend_attributes": frontend})
+
+
+def _ok(ctx, info, direction: str = "EQ"):
+    return compare_hlo(ctx.builder, info, full_like(ctx.builder, 0, info.type), direction,
+                       "SIGNED")
+
+
+def _nan_unless(ctx, ok, x):
+    """``x`` where its batch member's LAPACK call succeeded (``ok``), NaN elsewhere."""
+    b = ctx.builder
+    t = x.type
+    nan = complex(np.nan, np.nan) if t.element_type.kind == "complex" else np.nan
+    okb = b.broadcast_in_dim(ok, t.shape, list(range(len(ok.type.shape))))
+    return b.select(okb, x, full_like(b, nan, t))
+
+
+def _traced(fun):
+    """A rule that traces ``fun`` (written against lower.lax) on the equation's avals and
+    lowers it inline, as JAX's ``mlir.lower_fun`` (avals of any origin, JAX's included)."""
+    rule = lower_fun(fun, multiple_results=True)
+
+    def traced_rule(ctx, *args, **params):
+        avals = [core.ShapedArray(a.shape, a.dtype) for a in ctx.avals_in]
+        return rule(ctx.replace(avals_in=avals), *args, **params)
+    return traced_rule
+
+
+def _name(option):
+    """An enum param (JAX's EighImplementation, SvdAlgorithm...) by name; None stays None."""
+    return getattr(option, "name", option)
+
+
+# -- QR ------------------------------------------------------------------------------------
+
+def _geqrf_cpu(ctx, a):
+    (a_aval,) = ctx.avals_in
+    return ffi_call(ctx, lapack_target("geqrf_ffi", a_aval.dtype), [a], ctx.avals_in,
+                    ctx.avals_out, aliases={0: 0})
+
+
+def _geqp3_cpu(ctx, a, jpvt, *, use_magma=None):
+    a_aval = ctx.avals_in[0]
+    return ffi_call(ctx, lapack_target("geqp3_ffi", a_aval.dtype), [a, jpvt], ctx.avals_in,
+                    ctx.avals_out, aliases={0: 0, 1: 1})
+
+
+def _householder_product_cpu(ctx, a, taus):
+    dtype = ctx.avals_in[0].dtype
+    fn = "ungqr_ffi" if _is_complex(dtype) else "orgqr_ffi"
+    return ffi_call(ctx, lapack_target(fn, dtype), [a, taus], ctx.avals_in, ctx.avals_out,
+                    aliases={0: 0})
+
+
+def _ormqr_cpu(ctx, a, taus, c, *, left, transpose):
+    dtype = ctx.avals_in[0].dtype
+    fn = "unmqr_ffi" if _is_complex(dtype) else "ormqr_ffi"
+    return ffi_call(ctx, lapack_target(fn, dtype), [a, taus, c], ctx.avals_in, ctx.avals_out,
+                    aliases={2: 0}, left=BoolAttr(bool(left)),
+                    transpose=BoolAttr(bool(transpose)))
+
+
+def _eye(like, dtype, shape):
+    i = L.iota(like, np.int32, shape, 0)
+    j = L.iota(like, np.int32, shape, 1)
+    return L.convert_element_type(L.eq(i, j), dtype)
+
+
+def _full(like, value, dtype, shape):
+    """``value`` broadcast to ``shape``, traced next to ``like``."""
+    scalar = _lift(like.builder, value, core.ShapedArray((), dtype))
+    return L.broadcast_in_dim(scalar, shape, ())
+
+
+def _triu(x):
+    """The upper triangle of a batch of matrices (zeros strictly below the diagonal)."""
+    nb = x.ndim - 2
+    n, m = x.shape[-2:]
+    below = L.gt(L.iota(x, np.int32, (n, m), 0), L.iota(x, np.int32, (n, m), 1))
+    return L.where(L.broadcast_in_dim(below, x.shape, (nb, nb + 1)), 0, x)
+
+
+def _qr_impl(a, *, pivoting, full_matrices, use_magma=None):
+    """jax's ``_qr_lowering``: geqrf (geqp3 with pivoting), then Q from the reflectors."""
+    *batch, m, n = a.shape
+    nb = len(batch)
+    if m == 0 or n == 0:
+        k = m if full_matrices else builtins.min(m, n)
+        q = L.broadcast_in_dim(_eye(a, a.dtype, (m, k)), (*batch, m, k), (nb, nb + 1))
+        r = _full(a, 0, a.dtype, (*batch, k, n))
+        return (q, r, _full(a, 0, np.int32, (*batch, n))) if pivoting else (q, r)
+    p = None
+    if pivoting:
+        jpvt = _full(a, 0, np.int32, (*batch, n))
+        r, p, taus = L.geqp3(a, jpvt, use_magma=use_magma)
+        p = L.sub(p, 1)  # geqp3's pivots are 1-based
+    else:
+        r, taus = L.geqrf(a)
+    if m < n:
+        q = L.householder_product(L.slice(r, (0,) * (nb + 2), (*batch, m, m)), taus)
+    elif full_matrices:
+        q = L.pad(r, 0, [(0, 0, 0)] * (nb + 1) + [(0, m - n, 0)])
+        q = L.householder_product(q, taus)
+    else:
+        q = L.householder_product(r, taus)
+        r = L.slice(r, (0,) * (nb + 2), (*batch, n, n))
+    r = _triu(r)
+    return (q, r, p) if pivoting else (q, r)
+
+
+# -- eigen and singular values -------------------------------------------------------------
+
+def _eigh_cpu(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None):
+    # LAPACK's syevd/heevd always sort.
+    (x_aval,) = ctx.avals_in
+    v_aval, w_aval = ctx.avals_out
+    n = x_aval.shape[-1]
+    if subset_by_index is not None and tuple(subset_by_index) != (0, n):
+        raise NotImplementedError("eigh: subset_by_index is not supported on CPU")
+    if _name(algorithm) in ("QDWH", "JACOBI"):
+        raise NotImplementedError(f"eigh: the {_name(algorithm)} algorithm is not supported "
+                                  "on CPU")
+    batch = x_aval.shape[:-2]
+    fn = "heevd_ffi" if _is_complex(x_aval.dtype) else "syevd_ffi"
+    v, w, info = ffi_call(ctx, lapack_target(fn, x_aval.dtype), [x], ctx.avals_in,
+                          [v_aval, w_aval, _aval(batch, np.int32)], aliases={0: 0},
+                          mode=_char("V"), uplo=_char("L" if lower else "U"))
+    ok = _ok(ctx, info)
+    return [_nan_unless(ctx, ok, v), _nan_unless(ctx, ok, w)]
+
+
+def _empty_svd(a, *, full_matrices, compute_uv):
+    *batch, m, n = a.shape
+    nb = len(batch)
+    s = _full(a, 0, np.empty((), a.dtype).real.dtype, (*batch, 0))
+    if not compute_uv:
+        return (s,)
+    if full_matrices:
+        size = builtins.max(m, n)
+        u = L.broadcast_in_dim(_eye(a, a.dtype, (size, size)), (*batch, size, size),
+                               (nb, nb + 1))
+    else:
+        u = _full(a, 0, a.dtype, (*batch, m, n))
+    v = _full(a, 0, a.dtype, (*batch, 0, 0))
+    if m < n:
+        u, v = v, u
+    return s, u, v
+
+
+_SVD_TARGETS = {None: "gesdd_ffi", "DEFAULT": "gesdd_ffi", "DIVIDE_AND_CONQUER": "gesdd_ffi",
+                "QR": "gesvd_ffi"}
+
+
+def _svd_cpu(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=None):
+    (x_aval,) = ctx.avals_in
+    *batch, m, n = x_aval.shape
+    batch = tuple(batch)
+    k = builtins.min(m, n)
+    if subset_by_index is not None and tuple(subset_by_index) != (0, k):
+        raise NotImplementedError("svd: subset_by_index is not supported on CPU")
+    if m == 0 or n == 0:
+        return _traced(_empty_svd)(ctx, x, full_matrices=full_matrices, compute_uv=compute_uv)
+    fn = _SVD_TARGETS.get(_name(algorithm))
+    if fn is None:
+        raise NotImplementedError(f"svd: the {_name(algorithm)} algorithm is not supported "
+                                  "on CPU")
+    mode = "N" if not compute_uv else ("A" if full_matrices in (None, True) else "S")
+    if compute_uv:
+        s_aval, u_aval, vt_aval = ctx.avals_out
+    else:
+        (s_aval,) = ctx.avals_out
+        u_aval = _aval((*batch, m, m if full_matrices else k), x_aval.dtype)
+        vt_aval = _aval((*batch, n if full_matrices else k, n), x_aval.dtype)
+    _, s, u, vt, info = ffi_call(ctx, lapack_target(fn, x_aval.dtype), [x], ctx.avals_in,
+                                 [x_aval, s_aval, u_aval, vt_aval, _aval(batch, np.int32)],
+                                 aliases={0: 0}, mode=_char(mode))
+    ok = _ok(ctx, info)
+    out = [_nan_unless(ctx, ok, s)]
+    if compute_uv:
+        out += [_nan_unless(ctx, ok, u), _nan_unless(ctx, ok, vt)]
+    return out
+
+
+def _eig_cpu(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
+             enable_eigvec_derivs=False, implementation=None):
+    if implementation is not None and _name(implementation) != "LAPACK":
+        raise ValueError("eig: only the LAPACK implementation is supported on CPU")
+    b = ctx.builder
+    (x_aval,) = ctx.avals_in
+    batch = x_aval.shape[:-2]
+    real = not _is_complex(x_aval.dtype)
+    ct = np.result_type(x_aval.dtype, np.complex64)
+    w_aval = _aval(x_aval.shape[:-1], x_aval.dtype)
+    v_aval = _aval(x_aval.shape, ct)
+    outs = [w_aval] * (2 if real else 1) + [v_aval, v_aval, _aval(batch, np.int32)]
+    mode = {True: _char("V"), False: _char("N")}
+    *w, vl, vr, info = ffi_call(ctx, lapack_target("geev_ffi", x_aval.dtype), [x],
+                                ctx.avals_in, outs,
+                                compute_left=mode[bool(compute_left_eigenvectors)],
+                                compute_right=mode[bool(compute_right_eigenvectors)])
+    w = b.complex(w[0], w[1]) if real else w[0]
+    ok = _ok(ctx, info)
+    out = [_nan_unless(ctx, ok, w)]
+    if compute_left_eigenvectors:
+        out.append(_nan_unless(ctx, ok, vl))
+    if compute_right_eigenvectors:
+        out.append(_nan_unless(ctx, ok, vr))
+    return out
+
+
+def _schur_cpu(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_callable=None):
+    if sort_eig_vals:
+        raise NotImplementedError("schur: sorting the eigenvalues (LAPACK gees's sort) is not "
+                                  "implemented")
+    (x_aval,) = ctx.avals_in
+    batch = x_aval.shape[:-2]
+    w_aval = _aval(x_aval.shape[:-1], x_aval.dtype)
+    info = _aval(batch, np.int32)
+    eigvals = [w_aval, w_aval] if not _is_complex(x_aval.dtype) else [w_aval]
+    # The results: the Schur form, the vectors, the eigenvalues, sdim and info.
+    t, z, *_, info_v = ffi_call(
+        ctx, lapack_target("gees_ffi", x_aval.dtype), [x], ctx.avals_in,
+        [x_aval, x_aval, *eigvals, info, info], aliases={0: 0},
+        mode=_char("V" if compute_schur_vectors else "N"), sort=_char("N"))
+    ok = _ok(ctx, info_v)
+    out = [_nan_unless(ctx, ok, t)]
+    if compute_schur_vectors:
+        out.append(_nan_unless(ctx, ok, z))
+    return out
+
+
+def _hessenberg_cpu(ctx, a):
+    (a_aval,) = ctx.avals_in
+    batch, n = a_aval.shape[:-2], a_aval.shape[-1]
+    h, taus, info = ffi_call(ctx, lapack_target("gehrd_ffi", a_aval.dtype), [a], ctx.avals_in,
+                             [*ctx.avals_out, _aval(batch, np.int32)], aliases={0: 0},
+                             low=_i32(1), high=_i32(n))
+    ok = _ok(ctx, info)
+    return [_nan_unless(ctx, ok, h), _nan_unless(ctx, ok, taus)]
+
+
+def _tridiagonal_cpu(ctx, a, *, lower):
+    (a_aval,) = ctx.avals_in
+    batch = a_aval.shape[:-2]
+    fn = "hetrd_ffi" if _is_complex(a_aval.dtype) else "sytrd_ffi"
+    *outs, info = ffi_call(ctx, lapack_target(fn, a_aval.dtype), [a], ctx.avals_in,
+                           [*ctx.avals_out, _aval(batch, np.int32)], aliases={0: 0},
+                           uplo=_char("L" if lower else "U"))
+    ok = _ok(ctx, info)
+    return [_nan_unless(ctx, ok, o) for o in outs]
+
+
+def _tridiagonal_solve_cpu(ctx, dl, d, du, rhs, *, perturb_singular):
+    b_aval = ctx.avals_in[-1]
+    if perturb_singular:
+        return ffi_call(ctx, "tridiagonal_solve_perturbed_ffi", [dl, d, du, rhs],
+                        ctx.avals_in, [b_aval])
+    batch = b_aval.shape[:-2]
+    *_, x, info = ffi_call(ctx, lapack_target("gtsv_ffi", b_aval.dtype), [dl, d, du, rhs],
+                           ctx.avals_in, [*ctx.avals_in, _aval(batch, np.int32)],
+                           aliases={0: 0, 1: 1, 2: 2, 3: 3})
+    return [_nan_unless(ctx, _ok(ctx, info), x)]
+
+
+# -- LU ----------------------------------------------------------------------------------------
+
+def _pivots_to_permutation(swaps, *, permutation_size):
+    """jax's ``_generic_lu_pivots_to_permutation``: apply the row swaps in order to the
+    identity permutation, one step of a loop per pivot. The swap of positions ``i`` (the same
+    in every batch member) and ``swaps[..., i]`` (per member) is done with selects."""
+    *batch, k = swaps.shape
+    nb = len(batch)
+    shape = (*batch, permutation_size)
+    permutation = L.iota(swaps, np.int32, shape, nb)
+    if permutation_size == 0 or k == 0:
+        return (permutation,)
+
+    def body(i, perm):
+        pos = L.iota(perm, np.int32, shape, nb)
+        j = L.dynamic_slice(swaps, [0] * nb + [i], (*batch, 1), allow_negative_indices=False)
+        x = L.dynamic_slice(perm, [0] * nb + [i], (*batch, 1), allow_negative_indices=False)
+        at_j = L.eq(pos, j)
+        y = L.reshape(L.reduce_sum(L.where(at_j, perm, 0), axes=nb), (*batch, 1))
+        perm = L.where(L.eq(pos, i), y, perm)
+        return L.where(at_j, x, perm)
+    return (L.fori_loop(0, k, body, permutation),)
+
+
+def _lu_cpu(ctx, x):
+    b = ctx.builder
+    (x_aval,) = ctx.avals_in
+    lu_aval, pivot_aval, perm_aval = ctx.avals_out
+    batch = x_aval.shape[:-2]
+    m = x_aval.shape[-2]
+    lu, pivot, info = ffi_call(ctx, lapack_target("getrf_ffi", x_aval.dtype), [x],
+                               ctx.avals_in, [lu_aval, pivot_aval, _aval(batch, np.int32)],
+                               aliases={0: 0})
+    pivot = b.subtract(pivot, full_like(b, 1, pivot.type))  # LAPACK's pivots are 1-based
+    # info > 0 is a zero pivot: the factorisation is still complete (and singular).
+    lu = _nan_unless(ctx, _ok(ctx, info, "GE"), lu)
+    sub = ctx.replace(primitive=None, avals_in=[_aval(pivot_aval.shape, np.int32)],
+                      avals_out=[perm_aval])
+    (perm,) = lower_fun(lambda p: L.lu_pivots_to_permutation(p, m))(sub, pivot)
+    return [lu, pivot, perm]
+
+
+# -- registration ------------------------------------------------------------------------------
+
+register_lowering("qr", _traced(_qr_impl))
+register_lowering("lu_pivots_to_permutation", _traced(_pivots_to_permutation))
+for _prim, _rule in {
+        "geqrf": _geqrf_cpu, "geqp3": _geqp3_cpu,
+        "householder_product": _householder_product_cpu, "ormqr": _ormqr_cpu,
+        "eigh": _eigh_cpu, "svd": _svd_cpu, "eig": _eig_cpu, "schur": _schur_cpu,
+        "hessenberg": _hessenberg_cpu, "tridiagonal": _tridiagonal_cpu,
+        "tridiagonal_solve": _tridiagonal_solve_cpu, "lu": _lu_cpu}.items():
+    register_lowering(_prim, _rule, platform="cpu")
