@@ -1,0 +1,38 @@
+"""Rules for the special functions XLA has no op for: igamma, igammac, igamma_grad_a,
+regularized_incomplete_beta (betainc), bessel_i0e and random_gamma.
+
+As in JAX, each is ``lower_fun`` of a decomposition written against the tracing front end
+(lower.lax.special): series and continued fractions in ``while`` loops, Chebyshev sums,
+Marsaglia-Tsang rejection sampling on threefry. (chlo has bessel_i1e but no bessel_i0e.)
+``random_gamma_grad`` has no rule: jax 0.10 has no such primitive and traces it inline, as
+``lower.lax.random_gamma_grad`` does.
+"""
+
+from __future__ import annotations
+
+from ..core import ShapedArray
+from ..lax import special as sp
+from ..mlir import lower_fun, register_lowering
+
+
+def _rule(impl):
+    """``lower_fun(impl)`` on avals of this core: lower_fun traces with lower.tracing, which
+    takes lower.core's ShapedArrays, while a jax jaxpr's equations carry jax's."""
+    lowered = lower_fun(impl, multiple_results=False)
+
+    def rule(ctx, *args, **params):
+        ctx.avals_in = [a if type(a) is ShapedArray else
+                        ShapedArray(a.shape, a.dtype, getattr(a, "weak_type", False))
+                        for a in ctx.avals_in]
+        return lowered(ctx, *args, **params)
+    rule.__name__ = f"_{impl.__name__}_rule"
+    return rule
+
+
+for _name, _impl in (("igamma", sp.igamma_impl), ("igammac", sp.igammac_impl),
+                     ("igamma_grad_a", sp.igamma_grad_a_impl),
+                     ("regularized_incomplete_beta", sp.regularized_incomplete_beta_impl)):
+    register_lowering(_name, _rule(sp.up_and_broadcast(_impl)))
+
+register_lowering("bessel_i0e", _rule(sp.bessel_i0e_impl))
+register_lowering("random_gamma", _rule(sp.random_gamma_impl))
