@@ -22,6 +22,7 @@ import numpy as np
 
 import mhlo_ir as hlo
 from mhlo_ir import Builder
+from mhlo_ir.ir import BlockArgument, OpResult, SingleResultOp
 
 from . import core
 
@@ -259,6 +260,7 @@ class LoweringRuleContext:
 
 _lowerings: dict = {}
 _platform_lowerings: dict = collections.defaultdict(dict)
+_resolved: dict = {}  # platform -> {name: rule}, see _resolved_rules
 
 
 def _prim_name(prim) -> str:
@@ -269,6 +271,7 @@ def register_lowering(prim, rule: Callable, platform: str | None = None) -> Call
     """Register ``rule(ctx, *args, **params)`` for a primitive (or its name), for every
     platform or one (``"gpu"`` means cuda and rocm)."""
     name = _prim_name(prim)
+    _resolved.clear()
     if platform is None:
         _lowerings[name] = rule
     else:
@@ -313,6 +316,10 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     return loc
 
 
+# The concrete Value classes, for a quick class-identity test of a rule's results.
+_VALUE_CLASSES = frozenset({OpResult, BlockArgument, SingleResultOp})
+
+
 # -- jaxprs to functions ---------------------------------------------------------------------
 
 def _flatten(xss) -> list:
@@ -323,9 +330,45 @@ def _wrap(x) -> tuple:
     return (x,) if isinstance(x, hlo.Value) else tuple(x)
 
 
+def _resolved_rules(platform: str) -> dict:
+    """Name -> rule for ``platform`` (platform-specific first), rebuilt after registrations."""
+    rules = _resolved.get(platform)
+    if rules is None:
+        rules = _resolved[platform] = {**_lowerings, **_platform_lowerings[platform]}
+    return rules
+
+
+def _output_values(name, ans, outvars) -> list:
+    """A rule's results as one entry per output variable: a Value, or a tuple of Values when
+    the output lowers to several."""
+    try:
+        ans = list(ans)
+    except TypeError:
+        raise ValueError(f"the rule for '{name}' must return a sequence of results, got "
+                         f"{type(ans).__name__}") from None
+    if len(ans) != len(outvars):
+        raise ValueError(f"the rule for '{name}' returned {len(ans)} results for "
+                         f"{len(outvars)} outputs")
+    for i, o in enumerate(ans):
+        if not isinstance(o, hlo.Value):
+            o = tuple(o)
+            for x in o:
+                if not isinstance(x, hlo.Value):
+                    raise ValueError(f"the rule for '{name}' returned {x!r:.60} for output "
+                                     f"{i}, not a Value")
+            ans[i] = o[0] if len(o) == 1 else o
+    return ans
+
+
 def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                   consts: Sequence[Sequence], *args: Sequence) -> tuple:
-    """Lower ``jaxpr``'s equations inline at ``b``; returns (outputs, tokens)."""
+    """Lower ``jaxpr``'s equations inline at ``b``; returns (outputs, tokens).
+
+    NOTE: this loop runs once per equation of every program, so it is written for speed:
+    rules are resolved once per platform, locations are cached per (primitive, name stack,
+    frame) in a dict local to this call, and the common equation (no effects, inputs already
+    lowered, one result) takes no detours. Everything unusual falls back to the general path.
+    """
     # env maps a variable to its Value, or to a tuple of Values when it lowers to several.
     env: dict = {}
 
@@ -347,53 +390,62 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
         a = tuple(a)
         env[v] = a[0] if len(a) == 1 else a
     platform = ctx.platform
-    specific = _platform_lowerings[platform]
-    generic = _lowerings
+    rules = _resolved_rules(platform)
     loc_cache = ctx.location_cache
     name_stack = ctx.name_stack
+    locs: dict = {}  # (primitive name, eqn name stack, file, line, column) -> Location
     saved = b.location
     no_tokens = TokenSet()
-    Value = hlo.Value
-    env_get = env.get
+    value_classes = _VALUE_CLASSES
+    getitem = env.__getitem__
+    RuleContext = LoweringRuleContext
     try:
         for eqn in jaxpr.eqns:
             prim = eqn.primitive
             name = prim.name
-            rule = specific.get(name) or generic.get(name) or lowering_rule(prim, platform)
-            b.location = source_info_to_location(prim, eqn.source_info, name_stack, loc_cache)
+            rule = rules.get(name) or lowering_rule(prim, platform)
+            si = eqn.source_info
+            try:
+                fr = si.frame
+                key = (name, si.name_stack.stack, fr.file_name, fr.start_line,
+                       fr.start_column)
+                loc = locs.get(key)
+            except (AttributeError, TypeError):  # no frame, or not our SourceInfo
+                key, loc = None, None
+            if loc is None:
+                loc = source_info_to_location(prim, si, name_stack, loc_cache)
+                if key is not None:
+                    locs[key] = loc
+            b.location = loc
             eff = eqn.effects
             effects = [e for e in eff if _is_ordered(e)] if eff else ()
-            rctx = LoweringRuleContext(ctx, b, prim, None, None,
-                                       tokens.subset(effects) if effects else no_tokens, eqn)
-            ins = []
-            for v in eqn.invars:
-                try:
-                    x = env_get(v)
-                except TypeError:  # JAX's Literals are unhashable
-                    x = None
-                ins.append(read(v) if x is None else x)
-            ans = rule(rctx, *ins, **eqn.params)
+            rctx = RuleContext(ctx, b, prim, None, None,
+                               tokens.subset(effects) if effects else no_tokens, eqn)
+            invars = eqn.invars
+            try:
+                ins = list(map(getitem, invars))
+            except (KeyError, TypeError):  # literals (JAX's are unhashable)
+                ins = [read(v) for v in invars]
+            params = eqn.params
+            ans = rule(rctx, *ins, **params) if params else rule(rctx, *ins)
             if effects:
                 if rctx.tokens_out is None:
                     raise ValueError(f"the rule for '{name}' must set tokens_out "
                                      f"because the equation has effects {effects}")
                 tokens = tokens.update_tokens(rctx.tokens_out)
             outvars = eqn.outvars
-            if len(ans) != len(outvars):
-                raise ValueError(f"the rule for '{name}' returned {len(ans)} "
-                                 f"results for {len(outvars)} outputs")
-            for v, o in zip(outvars, ans):
-                if not isinstance(o, Value):
-                    o = tuple(o)
-                    if len(o) == 1:
-                        o = o[0]
-                env[v] = o
+            if len(outvars) == 1 and ans.__class__ is list and len(ans) == 1 and \
+                    ans[0].__class__ in value_classes:
+                env[outvars[0]] = ans[0]
+            else:
+                for v, o in zip(outvars, _output_values(name, ans, outvars)):
+                    env[v] = o
     finally:
         b.location = saved
     outs = []
     for v in jaxpr.outvars:
         x = read(v)
-        outs.append((x,) if isinstance(x, Value) else x)
+        outs.append((x,) if isinstance(x, hlo.Value) else x)
     return outs, tokens
 
 

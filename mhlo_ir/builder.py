@@ -159,13 +159,15 @@ class Builder:
         block.operations.append(op)
         return op
 
-    def _memo(self, key, name, operands, make, location=None) -> Value:
+    def _memo(self, key, name, operands, location, make, *make_args) -> Value:
         """Build a region-free op whose validation only depends on ``key``.
 
         ``key`` holds the operand types and the raw Python arguments; an op built again with
         the same key reuses the validated attributes and result types, so repeated patterns
-        (every layer of a network) cost one dict lookup instead of a full check. ``make()``
-        gives (attributes, result types or None) on a miss.
+        (every layer of a network) cost one dict lookup instead of a full check. On a miss,
+        ``make(*make_args)`` gives (attributes, result types or None). ``make`` is a module
+        function rather than a closure: a closure per call, and the cell variables it forces
+        on the caller, cost more than the lookup.
         """
         for v in operands:
             if v.__class__ not in _VALUE_CLASSES:
@@ -175,18 +177,7 @@ class Builder:
         except TypeError:  # an unhashable argument: validate without remembering
             key, hit = None, None
         if hit is None:
-            try:
-                attributes, result_types = make()
-            except (TypeError, ValueError) as e:
-                if isinstance(e, OpBuildError):
-                    raise
-                fail(name, str(e))
-            spec, _, attrs, rts, _ = _validate(name, operands, attributes, result_types, ())
-            hit = (spec, attrs, rts)
-            if key is not None:
-                if len(_MEMO) > 16384:
-                    _MEMO.clear()
-                _MEMO[key] = hit
+            hit = _memo_miss(key, name, operands, make, make_args)
         block = self.block
         rts = hit[2]
         if len(rts) == 1:
@@ -252,8 +243,8 @@ class Builder:
         if value.type.num_elements <= 16:
             # Small constants (literals, dimension values) repeat: validate them once. The
             # memo keeps the attribute alive, so its id cannot be reused while cached.
-            return self._memo(("constant", id(value)), "constant", (),
-                              lambda: ({"value": value}, None), location)
+            return self._memo(("constant", id(value)), "constant", (), location,
+                              _constant_make, value)
         return self._one("constant", (), {"value": value}, location=location)
 
     def iota(self, shape, element_type, dimension: int = 0, *, location=None) -> Value:
@@ -263,28 +254,39 @@ class Builder:
     def convert(self, x: Value, element_type, *, location=None) -> Value:
         """Convert to ``element_type`` (XLA semantics: to i1 means ``!= 0``)."""
         t = _tensor(x, "convert")
-        return self._memo(("convert", t, element_type), "convert", (x,), lambda: (
-            None, (_result("convert", t.shape, element_type),)), location)
+        return self._memo(("convert", t, element_type), "convert", (x,), location,
+                          _convert_make, t, element_type)
 
     def broadcast_in_dim(self, x: Value, shape, broadcast_dimensions, *, location=None) -> Value:
-        t = _tensor(x, "broadcast_in_dim")
-        shape = _shape_arg("broadcast_in_dim", shape, t)
-        dims = _ints("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions)
+        t = getattr(x, "type", None)
+        if t.__class__ is not TensorType:
+            t = _tensor(x, "broadcast_in_dim")
+        shape = tuple(shape)
+        dims = tuple(broadcast_dimensions) if broadcast_dimensions.__class__ is not \
+            DenseElementsAttr else _ints("broadcast_in_dim", "broadcast_dimensions",
+                                         broadcast_dimensions)
+        # Dimensions are checked to be ints before keying (1.0 and True equal 1).
+        for d in shape:
+            if d.__class__ is not int:
+                shape = _shape_arg("broadcast_in_dim", shape, t)
+                break
+        for d in dims:
+            if d.__class__ is not int:
+                dims = _ints("broadcast_in_dim", "broadcast_dimensions", dims)
+                break
         return self._memo(("broadcast_in_dim", t, shape, dims), "broadcast_in_dim", (x,),
-                          lambda: ({"broadcast_dimensions": dense_i64(dims)},
-                                   (_result("broadcast_in_dim", shape, t.element_type),)),
-                          location)
+                          location, _broadcast_make, t, shape, dims)
 
     def reshape(self, x: Value, shape, *, location=None) -> Value:
         t = _tensor(x, "reshape")
         shape = _shape_arg("reshape", shape, t)
-        return self._memo(("reshape", t, shape), "reshape", (x,), lambda: (
-            None, (_result("reshape", shape, t.element_type),)), location)
+        return self._memo(("reshape", t, shape), "reshape", (x,), location,
+                          _reshape_make, t, shape)
 
     def transpose(self, x: Value, permutation, *, location=None) -> Value:
         perm = _ints("transpose", "permutation", permutation)
         return self._memo(("transpose", _tensor(x, "transpose"), perm), "transpose", (x,),
-                          lambda: ({"permutation": dense_i64(perm)}, None), location)
+                          location, _transpose_make, perm)
 
     def slice(self, x: Value, start_indices, limit_indices, strides=None, *,
               location=None) -> Value:
@@ -292,9 +294,7 @@ class Builder:
         limit = _ints("slice", "limit_indices", limit_indices)
         strides = (1,) * len(start) if strides is None else _ints("slice", "strides", strides)
         return self._memo(("slice", _tensor(x, "slice"), start, limit, strides), "slice", (x,),
-                          lambda: ({"start_indices": dense_i64(start),
-                                    "limit_indices": dense_i64(limit),
-                                    "strides": dense_i64(strides)}, None), location)
+                          location, _slice_make, start, limit, strides)
 
     def concatenate(self, inputs: Sequence[Value], dimension: int, *, location=None) -> Value:
         return self._one("concatenate", (list(inputs),), {"dimension": dimension},
@@ -308,26 +308,18 @@ class Builder:
         SIGNED or UNSIGNED (left unset when None)."""
         key = ("compare", getattr(lhs, "type", None), getattr(rhs, "type", None), direction,
                compare_type)
-
-        def make():
-            try:
-                attrs = {"comparison_direction": comparison_direction(direction)}
-                if compare_type is not None:
-                    attrs["compare_type"] = comparison_type(compare_type)
-            except ValueError as e:
-                fail("compare", f"attribute {e}")
-            return attrs, None
-        return self._memo(key, "compare", (lhs, rhs), make, location)
+        return self._memo(key, "compare", (lhs, rhs), location, _compare_make, direction,
+                          compare_type)
 
     def select(self, pred: Value, on_true: Value, on_false: Value, *, location=None) -> Value:
-        operands = (pred, on_true, on_false)
-        key = ("select", *(getattr(v, "type", None) for v in operands))
-        return self._memo(key, "select", operands, lambda: (None, None), location)
+        key = ("select", getattr(pred, "type", None), getattr(on_true, "type", None),
+               getattr(on_false, "type", None))
+        return self._memo(key, "select", (pred, on_true, on_false), location, _no_make)
 
     def clamp(self, min: Value, x: Value, max: Value, *, location=None) -> Value:
-        operands = (min, x, max)
-        key = ("clamp", *(getattr(v, "type", None) for v in operands))
-        return self._memo(key, "clamp", operands, lambda: (None, None), location)
+        key = ("clamp", getattr(min, "type", None), getattr(x, "type", None),
+               getattr(max, "type", None))
+        return self._memo(key, "clamp", (min, x, max), location, _no_make)
 
     # -- linear algebra ----------------------------------------------------------------------
 
@@ -339,7 +331,7 @@ class Builder:
         ``result_element_type`` sets a result element type other than the operands' (XLA's
         preferred element type, e.g. f32 results from bf16 operands).
         """
-        if isinstance(contracting_dimensions, DotDimensionNumbers):
+        if contracting_dimensions.__class__ is DotDimensionNumbers:
             if batch_dimensions != ((), ()):
                 fail("dot_general", "batch_dimensions cannot be given with a "
                                     "DotDimensionNumbers (it holds the batch dimensions)")
@@ -347,28 +339,20 @@ class Builder:
         else:
             (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
             dn = (tuple(lb), tuple(rb), tuple(lc), tuple(rc))
-            if any(d.__class__ is not int for group in dn for d in group):
+            exact = True  # checked before keying: 1.0 and True equal 1
+            for group in dn:
+                for d in group:
+                    if d.__class__ is not int:
+                        exact = False
+            if not exact:
                 dn = tuple(_ints("dot_general", what, xs) for what, xs in zip(
                     ("lhs batch dimensions", "rhs batch dimensions",
                      "lhs contracting dimensions", "rhs contracting dimensions"), dn))
         pc = None if precision_config is None else tuple(precision_config)
         key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
                result_element_type)
-
-        def make():
-            try:
-                dnums = dn if isinstance(dn, DotDimensionNumbers) else DotDimensionNumbers(*dn)
-            except (TypeError, ValueError) as e:
-                fail("dot_general", f"dimension numbers: {e}")
-            attrs = {"dot_dimension_numbers": dnums, "precision_config": precision_config}
-            if result_element_type is None:
-                return attrs, None
-            spec = REGISTRY["dot_general"]
-            conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
-            inferred = spec.infer("dot_general", (_tensor(lhs, "dot_general"),
-                                                  _tensor(rhs, "dot_general")), conv)[0]
-            return attrs, (_result("dot_general", inferred.shape, result_element_type),)
-        return self._memo(key, "dot_general", (lhs, rhs), make, location)
+        return self._memo(key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs,
+                          rhs, dn, precision_config, result_element_type)
 
     # -- reduction and control flow ----------------------------------------------------------
 
@@ -474,6 +458,80 @@ class Builder:
             result_types = (result_types,)
         return self.create("custom_call", (list(operands),), attrs, tuple(result_types),
                            location=location).results
+
+
+def _memo_miss(key, name, operands, make, make_args) -> tuple:
+    """Validate an op for Builder._memo and remember it under ``key`` (None: don't)."""
+    try:
+        attributes, result_types = make(*make_args)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, OpBuildError):
+            raise
+        fail(name, str(e))
+    spec, _, attrs, rts, _ = _validate(name, operands, attributes, result_types, ())
+    hit = (spec, attrs, rts)
+    if key is not None:
+        if len(_MEMO) > 16384:
+            _MEMO.clear()
+        _MEMO[key] = hit
+    return hit
+
+
+# What Builder._memo's callers build on a miss: (attributes, result types or None).
+
+def _no_make():
+    return None, None
+
+
+def _constant_make(value):
+    return {"value": value}, None
+
+
+def _convert_make(t, element_type):
+    return None, (_result("convert", t.shape, element_type),)
+
+
+def _broadcast_make(t, shape, dims):
+    return ({"broadcast_dimensions": dense_i64(dims)},
+            (_result("broadcast_in_dim", shape, t.element_type),))
+
+
+def _reshape_make(t, shape):
+    return None, (_result("reshape", shape, t.element_type),)
+
+
+def _transpose_make(perm):
+    return {"permutation": dense_i64(perm)}, None
+
+
+def _slice_make(start, limit, strides):
+    return {"start_indices": dense_i64(start), "limit_indices": dense_i64(limit),
+            "strides": dense_i64(strides)}, None
+
+
+def _compare_make(direction, compare_type):
+    try:
+        attrs = {"comparison_direction": comparison_direction(direction)}
+        if compare_type is not None:
+            attrs["compare_type"] = comparison_type(compare_type)
+    except ValueError as e:
+        fail("compare", f"attribute {e}")
+    return attrs, None
+
+
+def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type):
+    try:
+        dnums = dn if isinstance(dn, DotDimensionNumbers) else DotDimensionNumbers(*dn)
+    except (TypeError, ValueError) as e:
+        fail("dot_general", f"dimension numbers: {e}")
+    attrs = {"dot_dimension_numbers": dnums, "precision_config": precision_config}
+    if result_element_type is None:
+        return attrs, None
+    spec = REGISTRY["dot_general"]
+    conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
+    inferred = spec.infer("dot_general", (_tensor(lhs, "dot_general"),
+                                          _tensor(rhs, "dot_general")), conv)[0]
+    return attrs, (_result("dot_general", inferred.shape, result_element_type),)
 
 
 def _result(op, shape, element_type) -> TensorType:
