@@ -1,8 +1,12 @@
 """Random numbers (jax.random's primitives) on raw threefry keys.
 
-A key is its ``uint32[2]`` data (``jax.random.key_data(key)``): this core has no key dtypes, so
-``random_wrap``/``random_unwrap`` keep the raw array. The bits match jax's partitionable
-Threefry scheme (``jax_threefry_partitionable``, jax's default since 0.5).
+A key is its ``uint32[2]`` data (``jax.random.key_data(key)``), a batch of keys
+``uint32[..., 2]`` (batch dimensions first): this core has no key dtypes, so
+``random_wrap``/``random_unwrap``/``random_clone`` keep the raw array, and random_bits,
+random_split and random_fold_in take threefry2x32 keys. ``random_seed`` makes the key data of
+any of jax's implementations (``impl="philox4x32"``...). The bits match jax's partitionable
+Threefry scheme (``jax_threefry_partitionable``, jax's default since 0.5) unless lowered
+inside ``lower.rules.random.threefry_partitionable(False)``.
 """
 
 from __future__ import annotations
@@ -13,29 +17,50 @@ from ..core import ShapedArray
 from ..tracing import (Tracer, _builder_of, _lift, active_builders, bind, concatenate,
                        primitive, reshape, slice)
 
-__all__ = ["threefry2x32", "threefry_2x32", "iota_2x32_shape", "random_bits", "random_split",
-           "random_fold_in", "random_seed", "random_wrap", "random_unwrap", "rng_bit_generator",
-           "rng_uniform", "RNG_DEFAULT", "RNG_THREE_FRY", "RNG_PHILOX"]
+__all__ = ["threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "threefry_2x32",
+           "iota_2x32_shape", "random_bits", "random_split", "random_fold_in", "random_seed",
+           "random_wrap", "random_unwrap", "random_clone", "rng_bit_generator", "rng_uniform",
+           "RNG_DEFAULT", "RNG_THREE_FRY", "RNG_PHILOX"]
 
 RNG_DEFAULT, RNG_THREE_FRY, RNG_PHILOX = 0, 1, 2  # lax.RandomAlgorithm's values
 
 _U32 = np.dtype(np.uint32)
 
 
-def _u32(b, x):
+def _u32(b, x, name):
     x = _lift(b, x) if not isinstance(x, Tracer) else x
     if x.dtype != _U32:
-        raise TypeError(f"threefry2x32 takes uint32 operands, got {x.dtype}")
+        raise TypeError(f"{name} takes uint32 operands, got {x.dtype}")
     return x
+
+
+def _hash(name, args, n_out):
+    b = _builder_of(args)
+    ops = [_u32(b, v, name) for v in args]
+    shape = tuple(np.broadcast_shapes(*(o.shape for o in ops)))
+    return bind(name, ops, [ShapedArray(shape, _U32)] * n_out, multiple_results=True)
 
 
 def threefry2x32(k1, k2, x1, x2):
     """The ``threefry2x32`` primitive: hash the counters (x1, x2) under the key (k1, k2); the
     operands broadcast (numpy style, trailing dimensions aligned). Returns (y1, y2)."""
-    b = _builder_of((k1, k2, x1, x2))
-    ops = [_u32(b, v) for v in (k1, k2, x1, x2)]
-    shape = tuple(np.broadcast_shapes(*(o.shape for o in ops)))
-    return bind("threefry2x32", ops, [ShapedArray(shape, _U32)] * 2, multiple_results=True)
+    return _hash("threefry2x32", (k1, k2, x1, x2), 2)
+
+
+def threefry4x32(k0, k1, k2, k3, x0, x1, x2, x3):
+    """The ``threefry4x32`` primitive (20 rounds): four key words, four counter words, all
+    broadcasting; returns four words."""
+    return _hash("threefry4x32", (k0, k1, k2, k3, x0, x1, x2, x3), 4)
+
+
+def philox2x32(k0, x0, x1):
+    """The ``philox2x32`` primitive (10 rounds): one key word, two counter words."""
+    return _hash("philox2x32", (k0, x0, x1), 2)
+
+
+def philox4x32(k0, k1, x0, x1, x2, x3):
+    """The ``philox4x32`` primitive (10 rounds): two key words, four counter words."""
+    return _hash("philox4x32", (k0, k1, x0, x1, x2, x3), 4)
 
 
 def threefry_2x32(keypair, count):
@@ -65,39 +90,47 @@ def iota_2x32_shape(like: Tracer, shape):
 
 
 def _check_key(key, what):
-    if key.shape != (2,) or key.dtype != _U32:
-        raise TypeError(f"{what} takes one raw threefry key (uint32[2]), got {key.aval}")
+    if key.dtype != _U32 or not key.ndim or key.shape[-1] != 2:
+        raise TypeError(f"{what} takes threefry key data (uint32[..., 2]), got "
+                        f"{key.aval.str_short()}")
+    return key.shape[:-1]
 
 
 def random_bits(key, bit_width: int, shape):
-    """Random unsigned integers of ``bit_width`` bits (8, 16, 32 or 64) and ``shape``."""
-    _check_key(key, "random_bits")
+    """Random unsigned integers of ``bit_width`` bits (8, 16, 32 or 64): ``batch + shape``
+    for keys ``batch + (2,)``."""
+    batch = _check_key(key, "random_bits")
     shape = tuple(int(d) for d in shape)
     if bit_width not in (8, 16, 32, 64):
         raise ValueError(f"bit_width must be 8, 16, 32 or 64, got {bit_width}")
-    return bind("random_bits", [key], [ShapedArray(shape, np.dtype(f"uint{bit_width}"))],
+    return bind("random_bits", [key], [ShapedArray(batch + shape, np.dtype(f"uint{bit_width}"))],
                 bit_width=int(bit_width), shape=shape)
 
 
 def random_split(key, shape=(2,)):
-    """New keys of ``shape`` (an array ``shape + (2,)`` of uint32)."""
-    _check_key(key, "random_split")
+    """New keys ``batch + shape`` (an array ``batch + shape + (2,)`` of uint32)."""
+    batch = _check_key(key, "random_split")
     shape = tuple(int(d) for d in shape)
-    return bind("random_split", [key], [ShapedArray(shape + (2,), _U32)], shape=shape)
+    return bind("random_split", [key], [ShapedArray(batch + shape + (2,), _U32)], shape=shape)
 
 
 def random_fold_in(key, data):
-    """A new key from ``key`` and an integer scalar ``data`` (as uint32)."""
-    _check_key(key, "random_fold_in")
+    """New keys from ``key`` and integers ``data`` (as uint32); the keys' batch shape and
+    ``data``'s shape broadcast (as jax: a scalar, or equal ranks)."""
+    batch = _check_key(key, "random_fold_in")
     data = _lift(key.builder, np.uint32(data) if isinstance(data, int) else data)
-    return bind("random_fold_in", [key, data], [ShapedArray((2,), _U32)])
+    out = tuple(np.broadcast_shapes(batch, data.shape))
+    return bind("random_fold_in", [key, data], [ShapedArray(out + (2,), _U32)])
 
 
 def random_seed(seed, impl="threefry2x32"):
-    """The threefry key of an integer seed (``jax.random.key_data(jax.random.key(seed))``)."""
+    """The key data of integer seeds (``jax.random.key_data(jax.random.key(seed, impl=impl))``):
+    ``seed.shape + key_shape``, e.g. ``(2,)`` for threefry2x32, ``(4,)`` for rbg."""
     if isinstance(seed, int):
         raise TypeError("random_seed takes a traced integer (convert Python ints first)")
-    return bind("random_seed", [seed], [ShapedArray(seed.shape + (2,), _U32)], impl=impl)
+    from ..rules.random import key_impl   # not at import: lower.rules imports lower.lax
+    key_shape = key_impl(impl).key_shape
+    return bind("random_seed", [seed], [ShapedArray(seed.shape + key_shape, _U32)], impl=impl)
 
 
 def random_wrap(base, impl="threefry2x32"):
@@ -106,6 +139,11 @@ def random_wrap(base, impl="threefry2x32"):
 
 def random_unwrap(keys):
     return bind("random_unwrap", [keys], [keys.aval])
+
+
+def random_clone(keys):
+    """jax.random.clone: the same keys (a fresh value for jax's key-reuse checker)."""
+    return bind("random_clone", [keys], [keys.aval])
 
 
 def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RNG_DEFAULT):

@@ -1,7 +1,11 @@
 """Random primitives lowered, run by jaxlib, checked against a numpy Threefry-2x32 written
-from the Threefry paper (Salmon et al., SC'11; Random123's published test vectors)."""
+from the Threefry paper (Salmon et al., SC'11; Random123's published test vectors) and, where
+jax is installed, bit for bit against jax itself: batched keys, both threefry counter layouts,
+jax's six PRNG implementations through its typed-key jaxprs, the four hash primitives."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import pytest
@@ -180,7 +184,196 @@ def test_rng_bit_generator_key_forms_dtypes_and_determinism():
         np.testing.assert_array_equal(x, y)
 
 
-def test_random_bits_rejects_batched_keys():
-    keys = np.zeros((3, 2), U32)
-    with pytest.raises(TypeError, match=r"uint32\[2\]"):
-        tr.make_jaxpr(lambda k: lax.random_bits(k, 32, (2,)))(keys)
+def test_key_data_checks():
+    for bad in (np.zeros((3,), U32), np.zeros((2, 3), U32), np.zeros((2,), np.int32),
+                np.zeros((), U32)):
+        with pytest.raises(TypeError, match=r"uint32\[\.\.\., 2\]"):
+            tr.make_jaxpr(lambda k: lax.random_bits(k, 32, (2,)))(bad)
+
+
+# -- batched keys ------------------------------------------------------------------------------
+
+def test_batched_keys_match_numpy():
+    rng = np.random.default_rng(2)
+    keys = rng.integers(0, 2**32, (2, 3, 2), dtype=U32)
+    msgs = rng.integers(0, 2**32, (2, 3), dtype=U32)
+
+    def f(k, m):
+        return (lax.random_bits(k, 32, (4,)), lax.random_bits(k, 64, ()),
+                lax.random_split(k, (2,)), lax.random_fold_in(k, m), lax.random_fold_in(k, 7),
+                lax.random_clone(k))
+    bits, bits64, split, folded, folded7, same = run(f, keys, msgs)
+    assert bits.shape == (2, 3, 4) and bits64.shape == (2, 3) and split.shape == (2, 3, 2, 2)
+    for i in np.ndindex(2, 3):
+        np.testing.assert_array_equal(bits[i], np_random_bits(keys[i], 32, (4,)))
+        np.testing.assert_array_equal(bits64[i], np_random_bits(keys[i], 64, ()))
+        np.testing.assert_array_equal(split[i], np.stack(np_threefry2x32(keys[i], np_counts((2,))),
+                                                         -1))
+        np.testing.assert_array_equal(folded[i], np_threefry2x32(keys[i], (U32(0), msgs[i])))
+        np.testing.assert_array_equal(folded7[i], np_threefry2x32(keys[i], (U32(0), U32(7))))
+    np.testing.assert_array_equal(same, keys)
+
+
+# -- against jax -------------------------------------------------------------------------------
+
+def _jax():
+    return pytest.importorskip("jax")
+
+
+def _same(got, want):
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        w = np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape, (i, g.dtype, g.shape, w.dtype, w.shape)
+        np.testing.assert_array_equal(g, w, err_msg=f"output {i}")
+
+
+# (5,) gives the original layout an odd counter count
+BITS = [(8, (5,)), (16, (2, 3)), (32, ()), (64, (5,))]
+
+
+@pytest.mark.parametrize("partitionable", [True, False])
+def test_batched_raw_keys_match_jax(partitionable):
+    """Our front end on keys uint32[2, 3, 2] against jax's vmap of the one-key functions."""
+    jax = _jax()
+    from jax._src.random import prng
+    from lower.rules.random import threefry_partitionable
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 2**32, (2, 3, 2), dtype=U32)
+    msgs = rng.integers(0, 2**32, (2, 3), dtype=U32)
+
+    def ours(k, m):
+        out = [lax.random_bits(k, w, s) for w, s in BITS]
+        return out + [lax.random_split(k, (3,)), lax.random_split(k, (2, 2)),
+                      lax.random_fold_in(k, m), lax.random_fold_in(k, tr.slice(m, (0, 0), (1, 3))),
+                      lax.random_fold_in(tr.slice(k, (0, 0, 0), (1, 1, 2)), m)]
+
+    def theirs(k, m):
+        wrap, data = jax.random.wrap_key_data, jax.random.key_data
+        vv = lambda f: jax.vmap(jax.vmap(f))                        # noqa: E731
+
+        def bits(w, s):
+            return vv(lambda key: prng.random_bits(wrap(key), bit_width=w, shape=s))(k)
+        out = [bits(w, s) for w, s in BITS]
+        fold = vv(lambda k, m: data(jax.random.fold_in(wrap(k), m)))
+        return out + [vv(lambda k: data(jax.random.split(wrap(k), 3)))(k),
+                      vv(lambda k: data(jax.random.split(wrap(k), (2, 2))))(k),
+                      fold(k, m), fold(k, jax.numpy.broadcast_to(m[:1], m.shape)),
+                      fold(jax.numpy.broadcast_to(k[:1, :1], k.shape), m)]
+
+    closed = tr.make_jaxpr(ours)(keys, msgs)
+    with threefry_partitionable(partitionable):
+        m = lower_jaxpr_to_module("jit_f", closed).module
+    with jax.enable_x64(True), jax.threefry_partitionable(partitionable):
+        want = jax.jit(theirs)(keys, msgs)
+    with jax.threefry_partitionable(not partitionable):      # the flag does change the bits
+        other = jax.random.key_data(jax.random.split(jax.random.wrap_key_data(keys[0, 0]), 3))
+    assert not np.array_equal(np.asarray(other), np.asarray(want[-5][0, 0]))
+    _same(verify.run(m, keys, msgs), want)
+
+
+IMPLS = [("threefry2x32", True), ("threefry2x32", False), ("rbg", True), ("rbg", False),
+         ("unsafe_rbg", True), ("threefry4x32", True), ("philox2x32", True),
+         ("philox4x32", True)]
+
+
+@pytest.mark.parametrize("impl, partitionable", IMPLS)
+def test_typed_keys_match_jax(impl, partitionable):
+    """jax's own jaxprs over typed keys (key<fry>, key<phx4>...): seed, split, fold_in (both
+    operands batched, either one, size-1 broadcasting) and bits (8, 32 and 64 bits; 16 bits
+    take the 8-bit path), batched."""
+    jax = _jax()
+    from jax._src.random import prng
+    from lower.rules.random import threefry_partitionable
+    seeds = np.array([0, 7, -3], np.int32)
+    msgs = np.array([1, 2, 0xFFFFFFFF, 9], U32)
+
+    def f(seeds, msgs):
+        data, vmap = jax.random.key_data, jax.vmap
+        keys = vmap(lambda s: jax.random.key(s, impl=impl))(seeds)
+        one = jax.random.key(11, impl=impl)
+        col = jax.random.wrap_key_data(data(keys)[:, None], impl=impl)      # keys [3, 1]
+        out = [data(keys), data(one), data(vmap(lambda k: jax.random.split(k, (2, 2)))(keys)),
+               data(vmap(jax.random.fold_in)(keys, msgs[:3])),
+               data(vmap(lambda k: jax.random.fold_in(k, 5))(keys)),
+               data(vmap(jax.random.fold_in, (None, 0))(one, msgs)),
+               data(prng.random_fold_in(col, msgs[None, :])),
+               jax.random.bits(one, (5,), np.uint8)]
+        return out + [vmap(partial(jax.random.bits, shape=(2, 3), dtype=np.dtype(f"uint{w}")))(
+            keys) for w in (32, 64)]
+
+    with jax.enable_x64(True), jax.threefry_partitionable(partitionable):
+        closed = jax.make_jaxpr(f)(seeds, msgs)
+        want = jax.jit(f)(seeds, msgs)
+    with threefry_partitionable(partitionable):
+        m = lower_jaxpr_to_module("jit_f", closed).module
+    _same(verify.run(m, seeds, msgs), want)
+
+
+def test_hash_primitives_match_jax():
+    """threefry2x32, threefry4x32, philox2x32 and philox4x32 from jax's jaxprs and from our
+    front end, with scalar key words broadcast against counters."""
+    jax = _jax()
+    from jax._src.random import philox2x32, philox4x32, threefry2x32, threefry4x32
+    rng = np.random.default_rng(3)
+    k = rng.integers(0, 2**32, 4, dtype=U32)
+    x = rng.integers(0, 2**32, (4, 2, 3), dtype=U32)
+    prims = {"threefry2x32": (threefry2x32.threefry2x32_p, 2, 2),
+             "threefry4x32": (threefry4x32.threefry4x32_p, 4, 4),
+             "philox2x32": (philox2x32.philox2x32_p, 1, 2),
+             "philox4x32": (philox4x32.philox4x32_p, 2, 4)}
+
+    def theirs(k, x):
+        return [o for p, nk, nx in prims.values()
+                for o in p.bind(*(k[i] for i in range(nk)), *(x[i] for i in range(nx)))]
+
+    def ours(k, x):
+        words = [tr.reshape(tr.slice(k, (i,), (i + 1,)), ()) for i in range(4)]
+        rows = [tr.reshape(tr.slice(x, (i, 0, 0), (i + 1, 2, 3)), (2, 3)) for i in range(4)]
+        return [o for name, (_, nk, nx) in prims.items()
+                for o in getattr(lax, name)(*words[:nk], *rows[:nx])]
+    want = jax.jit(theirs)(k, x)
+    _same(verify.run(lower_jaxpr_to_module("jit_f", jax.make_jaxpr(theirs)(k, x)).module, k, x),
+          want)
+    _same(run(ours, k, x), want)
+
+
+def test_random_seed_of_every_impl_and_clone_match_jax():
+    jax = _jax()
+    from lower.rules.random import KEY_IMPLS
+    seeds = np.array([0, 1, -5], np.int32)
+
+    def ours(s):
+        return [lax.random_seed(s, impl) for impl in KEY_IMPLS] + [
+            lax.random_clone(lax.random_seed(s))]
+
+    def theirs(s):
+        data = jax.random.key_data
+        return [data(jax.vmap(partial(jax.random.key, impl=impl))(s)) for impl in KEY_IMPLS
+                ] + [data(jax.random.clone(jax.vmap(jax.random.key)(s)))]
+    want = jax.jit(theirs)(seeds)
+    _same(run(ours, seeds), want)
+    _same(verify.run(lower_jaxpr_to_module("jit_f", jax.make_jaxpr(theirs)(seeds)).module,
+                     seeds), want)
+
+
+def test_typed_key_arguments_and_results(monkeypatch):
+    """Keys crossing the function boundary need lower.mlir.aval_to_ir_types to map avals
+    through rules.random.physical_aval (patched in here until mlir.py does it)."""
+    jax = _jax()
+    from lower import mlir
+    from lower.rules.random import physical_aval
+    to_ir = mlir.aval_to_ir_types
+    monkeypatch.setattr(mlir, "aval_to_ir_types", lambda aval: to_ir(physical_aval(aval)))
+    key, keys = jax.random.key(3), jax.random.split(jax.random.key(4), 3)
+    msgs = np.arange(3, dtype=U32)
+
+    def f(key, keys, msgs):
+        return (jax.random.bits(key, (3,)), jax.random.split(key), jax.random.clone(keys),
+                jax.vmap(jax.random.fold_in)(keys, msgs))
+    m = lower_jaxpr_to_module("jit_f", jax.make_jaxpr(f)(key, keys, msgs)).module
+    assert [str(t) for t in m.functions[0].type.inputs[:2]] == [
+        "tensor<2xui32>", "tensor<3x2xui32>"]
+    want = [o if o.dtype == np.uint32 else jax.random.key_data(o)
+            for o in jax.jit(f)(key, keys, msgs)]
+    _same(verify.run(m, jax.random.key_data(key), jax.random.key_data(keys), msgs), want)
