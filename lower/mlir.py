@@ -52,6 +52,10 @@ def aval_to_ir_types(aval) -> tuple:
     """The IR types of an abstract value (one tensor type; a token for a token)."""
     if aval is core.abstract_token or type(aval).__name__ == "AbstractToken":
         return (hlo.token(),)
+    if not isinstance(aval.dtype, np.dtype):
+        # jax's extended dtypes (PRNG keys, key<fry>): their physical uint32 array.
+        from .rules.random import physical_aval  # lazy: lower.rules imports this module
+        aval = physical_aval(aval)
     return (hlo.tensor(aval.shape, aval.dtype),)
 
 
@@ -69,11 +73,16 @@ def register_constant_handler(type_: type, handler: Callable) -> None:
 
 
 def ir_constants(b: Builder, val) -> tuple:
-    """The IR values of a Python or numpy constant, through the handler for its type."""
+    """The IR values of a Python or numpy constant, through the handler for its type.
+
+    Objects without a handler that convert to numpy (``__array__``: jax arrays captured as
+    constants) go through the ndarray handler."""
     for t in type(val).__mro__:
         handler = _constant_handlers.get(t)
         if handler is not None:
             return handler(b, val)
+    if hasattr(val, "__array__"):
+        return _constant_handlers[np.ndarray](b, np.asarray(val))
     raise TypeError(f"no constant handler for type {type(val).__name__}")
 
 
@@ -650,15 +659,20 @@ def _aval_key(aval):
 
 def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:
     """A rule that traces ``fun`` (written against lower.tracing) on the equation's avals and
-    lowers the resulting jaxpr inline."""
+    lowers the resulting jaxpr inline. ``multiple_results`` is JAX's flag; tracing already
+    tells one result from a list of them, so both forms give one entry per output."""
     from .tracing import make_jaxpr
 
     def rule(ctx: LoweringRuleContext, *args, **params):
-        closed = make_jaxpr(lambda *xs: fun(*xs, **params))(*ctx.avals_in)
+        # Trace on this core's avals (a jax jaxpr's equations carry jax's own).
+        avals = [a if a.__class__ is core.ShapedArray or not hasattr(a, "shape") else
+                 core.ShapedArray(a.shape, a.dtype, getattr(a, "weak_type", False))
+                 for a in ctx.avals_in]
+        closed = make_jaxpr(lambda *xs: fun(*xs, **params))(*avals)
         consts = [ir_constants(ctx.builder, c) for c in closed.consts]
         outs, _ = jaxpr_subcomp(ctx.module_context, ctx.builder, closed.jaxpr, TokenSet(),
                                 consts, *[_wrap(a) for a in args])
-        return outs if multiple_results else outs
+        return outs
     return rule
 
 

@@ -147,7 +147,8 @@ class _Printer:
     # -- structure --------------------------------------------------------------------------
 
     def fast_parts(self, op):
-        """(' = "name"(', ') <{props}> {attrs} : signature') for one op, or False when a big
+        """(' = "name"(', ') <{props}> {attrs} : signature', the same with a newline) for one
+        op, or False when a big
         constant needs the piecewise path. Keyed by the attribute dict's identity, so the
         cache also keeps that dict alive while printing (ids stay unique)."""
         name = f'"{op.spec.full_name(self.dialect)}"'
@@ -156,7 +157,8 @@ class _Printer:
             props, extra = self.attribute_parts(op.spec, op.attributes)
             if props is None:
                 return False
-        return (f" = {name}(", f"){props}{extra}" + self.signature(op.operands, (op,)), op.attributes)
+        tail = f"){props}{extra}" + self.signature(op.operands, (op,))
+        return (f" = {name}(", tail, tail + "\n", op.attributes)
 
     def signature(self, operands, results) -> str:
         """`` : (operand types) -> result types``, cached per distinct type combination."""
@@ -203,26 +205,27 @@ class _Printer:
                 b = op._b
                 if b is None:
                     a = op._a
-                    key = (op.spec, a.type, op.type)
-                    args = names[a]
+                    key = (op.spec, a.type, op.type, id(attrs)) if attrs else \
+                        (op.spec, a.type, op.type)
                 elif b is many:
-                    key = (op.spec, op.type)
-                    args = ""
+                    a = None
+                    key = (op.spec, op.type, id(attrs)) if attrs else (op.spec, op.type)
                 else:
                     a = op._a
-                    key = (op.spec, a.type, b.type, op.type)
-                    args = f"{names[a]}, {names[b]}"
-                if attrs:
-                    key = (*key, id(attrs))
+                    key = (op.spec, a.type, b.type, op.type, id(attrs)) if attrs else \
+                        (op.spec, a.type, b.type, op.type)
                 parts = fast.get(key)
                 if parts is None:
                     parts = fast[key] = self.fast_parts(op)
                 if parts is not False:
-                    if locs is None:
-                        append(f"{indent}{names[op]}{parts[0]}{args}{parts[1]}\n")
+                    tail = parts[2] if locs is None else \
+                        f"{parts[1]}{locs.suffix(op.location)}\n"
+                    if b is None:
+                        append(f"{indent}{names[op]}{parts[0]}{names[a]}{tail}")
+                    elif a is None:
+                        append(f"{indent}{names[op]}{parts[0]}{tail}")
                     else:
-                        append(f"{indent}{names[op]}{parts[0]}{args}{parts[1]}"
-                               f"{locs.suffix(op.location)}\n")
+                        append(f"{indent}{names[op]}{parts[0]}{names[a]}, {names[b]}{tail}")
                     continue
             spec = op.spec
             if pretty and spec.name in _PRETTY:

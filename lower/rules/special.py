@@ -10,21 +10,12 @@ Marsaglia-Tsang rejection sampling on threefry. (chlo has bessel_i1e but no bess
 
 from __future__ import annotations
 
-from ..core import ShapedArray
 from ..lax import special as sp
 from ..mlir import lower_fun, register_lowering
 
 
 def _rule(impl):
-    """``lower_fun(impl)`` on avals of this core: lower_fun traces with lower.tracing, which
-    takes lower.core's ShapedArrays, while a jax jaxpr's equations carry jax's."""
-    lowered = lower_fun(impl, multiple_results=False)
-
-    def rule(ctx, *args, **params):
-        ctx.avals_in = [a if type(a) is ShapedArray else
-                        ShapedArray(a.shape, a.dtype, getattr(a, "weak_type", False))
-                        for a in ctx.avals_in]
-        return lowered(ctx, *args, **params)
+    rule = lower_fun(impl, multiple_results=False)
     rule.__name__ = f"_{impl.__name__}_rule"
     return rule
 

@@ -357,14 +357,10 @@ def test_random_seed_of_every_impl_and_clone_match_jax():
                      seeds), want)
 
 
-def test_typed_key_arguments_and_results(monkeypatch):
-    """Keys crossing the function boundary need lower.mlir.aval_to_ir_types to map avals
-    through rules.random.physical_aval (patched in here until mlir.py does it)."""
+def test_typed_key_arguments_and_results():
+    """Keys crossing the function boundary: lower.mlir.aval_to_ir_types maps jax's key avals
+    to their physical uint32 arrays (rules.random.physical_aval)."""
     jax = _jax()
-    from lower import mlir
-    from lower.rules.random import physical_aval
-    to_ir = mlir.aval_to_ir_types
-    monkeypatch.setattr(mlir, "aval_to_ir_types", lambda aval: to_ir(physical_aval(aval)))
     key, keys = jax.random.key(3), jax.random.split(jax.random.key(4), 3)
     msgs = np.arange(3, dtype=U32)
 
