@@ -74,20 +74,26 @@ def ours_const(arr: np.ndarray) -> hlo.Module:
 
 # -- timing -------------------------------------------------------------------------------------
 
-def best_of(fn, repeats: int):
-    """Median wall time of (build, print) over ``repeats`` runs, GC enabled as users run it."""
+def best_of(fn, repeats: int, n_ops: int | None = None):
+    """Fastest wall time of (build, print) over ``repeats`` samples, GC enabled as users run
+    it. Given ``n_ops``, a sample repeats the build (and the print) until it covers ~20,000
+    ops, so small programs are not timed at the resolution of a scheduler tick; the fastest
+    sample is the one least disturbed by the rest of the machine (as ``timeit`` reports)."""
+    inner = 1 if n_ops is None else max(1, 20_000 // n_ops)
     builds, prints = [], []
     for _ in range(repeats):
         gc.collect()
         t0 = time.perf_counter()
-        m = fn[0]()
+        for _ in range(inner):
+            m = fn[0]()
         t1 = time.perf_counter()
-        fn[1](m)
+        for _ in range(inner):
+            fn[1](m)
         t2 = time.perf_counter()
-        builds.append(t1 - t0)
-        prints.append(t2 - t1)
+        builds.append((t1 - t0) / inner)
+        prints.append((t2 - t1) / inner)
         del m
-    return statistics.median(builds), statistics.median(prints)
+    return min(builds), min(prints)
 
 
 def heap_bytes(build) -> int:
@@ -102,87 +108,145 @@ def heap_bytes(build) -> int:
 
 # -- lowering workloads -------------------------------------------------------------------------
 
-def _chain_fn(n):
-    from . import tracing as tr
+class _Jaxpr:
+    """Builds a jaxpr equation by equation, the way JAX's tracer records the benchmark's
+    programs (same primitives, params, literals, and a few source lines shared by many
+    equations), so our lowering and JAX's lower the same equations."""
 
-    def f(x, y):
-        for i in range(n):
-            x = tr.add(x, y) if i % 2 == 0 else tr.mul(x, y)
-        return x
-    return f
+    def __init__(self, *in_avals):
+        from . import core
+        self.core = core
+        self.invars = [core.Var(a) for a in in_avals]
+        self.eqns = []
+        self.prims: dict = {}
+        self.frames: dict = {}
 
+    def __call__(self, prim, ins, aval, line, **params):
+        core = self.core
+        p = self.prims.get(prim) or self.prims.setdefault(prim, core.Primitive(prim))
+        si = core.SourceInfo(core.Frame("bench.py", "f", line, 8))
+        out = core.Var(aval)
+        self.eqns.append(core.JaxprEqn(ins, [out], p, params, source_info=si))
+        return out
 
-def _mlp_fn(layers, backward):
-    """An MLP (dot, bias, relu per layer); with ``backward``, also its hand-written gradient
-    with respect to the input (what autodiff would emit: the transposed chain)."""
-    from . import tracing as tr
+    def lit(self, value):
+        core = self.core
+        return core.Literal(np.asarray(value, np.float32),
+                            core.ShapedArray((), np.dtype(np.float32)))
 
-    def f(x, w, b):
-        acts, masks = [], []
-        for _ in range(layers):
-            y = tr.dot(x, w) + b
-            mask = tr.gt(y, 0.0)
-            x = tr.select_n(mask, tr.mul(y, 0.0), y)
-            acts.append(x)
-            masks.append(mask)
-        if not backward:
-            return x
-        g = tr.reduce_sum(x, 0)
-        g = tr.broadcast_in_dim(g, x.shape, (1,))
-        for mask in reversed(masks):
-            g = tr.select_n(mask, tr.mul(g, 0.0), g)
-            g = tr.dot_general(g, w, (((1,), (1,)), ((), ())))
-        return x, g
-    return f
+    def closed(self, *outs):
+        core = self.core
+        return core.ClosedJaxpr(core.Jaxpr([], self.invars, list(outs), self.eqns), [])
 
 
-def _jax_lowering_us(kind, n, args):
-    """µs per equation of JAX's own lowering of the same program, or None without jax."""
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        return None
-    if kind == "chain":
-        def jf(x, y):
+def chain_jaxpr(n: int):
+    """``x = x + y`` / ``x = x * y`` alternating, as ``jax.make_jaxpr`` records it."""
+    from . import core
+    t = core.ShapedArray((8,), np.dtype(np.float32))
+    j = _Jaxpr(t, t)
+    x, y = j.invars
+    for i in range(n):
+        x = j("add", [x, y], t, 10) if i % 2 == 0 else j("mul", [x, y], t, 11, out_dtype=None)
+    return j.closed(x)
+
+
+def mlp_jaxpr(layers: int, backward: bool, batch: int = 8, width: int = 64):
+    """``x = max(x @ w + b, 0)`` per layer; with ``backward``, the gradient of ``sum(x)``
+    with respect to the input as ``jax.grad`` records it (max's jvp masks, the transposed
+    chain). ``tests/lower/test_bench.py`` checks the equations against jax's own."""
+    from . import core
+    f32 = np.dtype(np.float32)
+    act = core.ShapedArray((batch, width), f32)
+    row = core.ShapedArray((1, width), f32)
+    mask_t = core.ShapedArray((batch, width), np.dtype(np.bool_))
+    j = _Jaxpr(act, core.ShapedArray((width, width), f32), core.ShapedArray((width,), f32))
+    x, w, b = j.invars
+    dn_fwd = (((1,), (0,)), ((), ()))
+    dot = dict(precision=None, preferred_element_type=f32, out_sharding=None)
+    full = dict(shape=(batch, width), broadcast_dimensions=(), sharding=None)
+    masks = []
+    for _ in range(layers):
+        d = j("dot_general", [x, w], act, 20, dimension_numbers=dn_fwd, **dot)
+        e = j("broadcast_in_dim", [b], row, 20, shape=(1, width), broadcast_dimensions=(1,),
+              sharding=None)
+        f = j("add", [d, e], act, 20)
+        x = j("max", [f, j.lit(0.0)], act, 20)
+        if backward:  # max's jvp: 1 where f won, halved where it tied with 0
+            won = j("eq", [f, x], mask_t, 20)
+            one = j("broadcast_in_dim", [j.lit(1.0)], act, 20, **full)
+            zero = j("broadcast_in_dim", [j.lit(0.0)], act, 20, **full)
+            won = j("select_n", [won, zero, one], act, 20)
+            tie = j("eq", [j.lit(0.0), x], mask_t, 20)
+            two = j("broadcast_in_dim", [j.lit(2.0)], act, 20, **full)
+            one = j("broadcast_in_dim", [j.lit(1.0)], act, 20, **full)
+            tie = j("select_n", [tie, one, two], act, 20)
+            masks.append(j("div", [won, tie], act, 20))
+    if not backward:
+        return j.closed(x)
+    j("reduce_sum", [x], core.ShapedArray((), f32), 21, axes=(0, 1), out_sharding=None)
+    g = j("mul", [j("broadcast_in_dim", [j.lit(1.0)], act, 21, **full), masks[-1]], act, 21,
+          out_dtype=None)
+    for i in reversed(range(layers)):
+        g = j("dot_general", [g, w], act, 20, dimension_numbers=(((1,), (1,)), ((), ())),
+              **dot)
+        if i:
+            g = j("mul", [g, masks[i - 1]], act, 20, out_dtype=None)
+    return j.closed(g)
+
+
+def jax_programs(layers: int):
+    """The JAX functions of the lowering workloads (``chain``, ``mlp``, ``mlp_grad``)."""
+    import jax
+    import jax.numpy as jnp
+
+    def chain(n):
+        def f(x, y):
             for i in range(n):
                 x = x + y if i % 2 == 0 else x * y
             return x
-    else:
-        layers, backward = n
+        return f
 
-        def fwd(x, w, b):
-            for _ in range(layers):
-                x = jnp.maximum(x @ w + b, 0.0)
-            return x
-        jf = (lambda x, w, b: jax.grad(lambda x: fwd(x, w, b).sum())(x)) if backward else fwd
+    def fwd(x, w, b):
+        for _ in range(layers):
+            x = jnp.maximum(x @ w + b, 0.0)
+        return x
+
+    return chain, fwd, lambda x, w, b: jax.grad(lambda x: fwd(x, w, b).sum())(x)
+
+
+def _jax_lowering_s(jf, args):
+    """Seconds for JAX's own lowering of ``jf`` (traced once, caches cleared before each
+    ``.lower().as_text()``), and its equation count; None without jax."""
+    import jax
     traced = jax.jit(jf).trace(*args)
-    n_eqns = len(traced.jaxpr.eqns) or 1
     best = float("inf")
     for _ in range(3):
         jax.clear_caches()
         t0 = time.perf_counter()
         traced.lower().as_text()
         best = min(best, time.perf_counter() - t0)
-    return best / n_eqns * 1e6
+    return best, len(traced.jaxpr.eqns)
 
 
 def lowering_rows(quick: bool, repeats: int) -> list:
+    """Our lowering (+ print) of each workload's jaxpr against JAX's lowering of the same
+    program. Both lower the same equations, so the ratio is of whole-program times."""
     from . import lower_jaxpr_to_module
-    from . import tracing as tr
-    rows = []
     n = 1000 if quick else 5000
-    x = np.zeros((8,), np.float32)
     layers = 20 if quick else 100
-    xm, wm, bm = (np.zeros((8, 64), np.float32), np.zeros((64, 64), np.float32),
-                  np.zeros((64,), np.float32))
-    for name, fn, args, jax_key in (
-            (f"lower chain {n}", _chain_fn(n), (x, x), ("chain", n)),
-            (f"lower mlp {layers} fwd", _mlp_fn(layers, False), (xm, wm, bm),
-             ("mlp", (layers, False))),
-            (f"lower mlp {layers} fwd+bwd", _mlp_fn(layers, True), (xm, wm, bm),
-             ("mlp", (layers, True)))):
-        closed = tr.make_jaxpr(fn)(*args)
+    x = np.zeros((8,), np.float32)
+    mlp_args = (np.zeros((8, 64), np.float32), np.zeros((64, 64), np.float32),
+                np.zeros((64,), np.float32))
+    try:
+        chain_f, fwd_f, grad_f = jax_programs(layers)
+        chain_f = chain_f(n)
+    except ImportError:
+        chain_f = fwd_f = grad_f = None
+    rows = []
+    for name, closed, jf, args in (
+            (f"lower chain {n}", chain_jaxpr(n), chain_f, (x, x)),
+            (f"lower mlp {layers} fwd", mlp_jaxpr(layers, False), fwd_f, mlp_args),
+            (f"lower mlp {layers} fwd+bwd", mlp_jaxpr(layers, True), grad_f, mlp_args)):
         n_eqns = len(closed.eqns)
         best = float("inf")
         for _ in range(repeats):
@@ -190,11 +254,13 @@ def lowering_rows(quick: bool, repeats: int) -> list:
             t0 = time.perf_counter()
             lower_jaxpr_to_module("bench", closed).module.to_text()
             best = min(best, time.perf_counter() - t0)
-        ours = best / n_eqns * 1e6
-        theirs = _jax_lowering_us(*jax_key, args)
-        rows.append(dict(workload=name, eqns=n_eqns, lower_us_per_eqn=ours,
-                         jax_us_per_eqn=theirs,
-                         jax_ratio=None if theirs is None else theirs / ours))
+        row = dict(workload=name, eqns=n_eqns, lower_us_per_eqn=best / n_eqns * 1e6,
+                   jax_us_per_eqn=None, jax_ratio=None)
+        if jf is not None:
+            theirs, jax_eqns = _jax_lowering_s(jf, args)
+            row.update(jax_eqns=jax_eqns, jax_us_per_eqn=theirs / jax_eqns * 1e6,
+                       jax_ratio=theirs / best)
+        rows.append(row)
     return rows
 
 
@@ -212,8 +278,8 @@ def main(argv=None) -> int:
     rows = []
 
     def program_row(name, n_ops, ours, theirs, r):
-        ob, op = best_of((ours, ours_print), r)
-        mb, mp = best_of((theirs, mlir.print), r)
+        ob, op = best_of((ours, ours_print), r, n_ops)
+        mb, mp = best_of((theirs, mlir.print), r, n_ops)
         rows.append(dict(workload=name, ops=n_ops, ours_us=(ob + op) / n_ops * 1e6,
                          ours_build_us=ob / n_ops * 1e6, ours_print_us=op / n_ops * 1e6,
                          mlir_us=(mb + mp) / n_ops * 1e6, ratio=(mb + mp) / (ob + op),

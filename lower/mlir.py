@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import itertools
 import re
+import struct
 import warnings
 from typing import Callable, Sequence
 
@@ -369,6 +370,27 @@ def _output_values(name, ans, outvars) -> list:
     return ans
 
 
+_pack_f64 = struct.Struct("<d").pack
+
+
+def _literal_key(val):
+    """A key telling literal values apart exactly (-0.0 from 0.0, each NaN payload, the
+    dtype), or None for values not worth keying."""
+    cls = val.__class__
+    if cls is np.ndarray:
+        return (val.dtype.str, val.shape, val.tobytes()) if val.size <= 16 else None
+    if cls is int or cls is bool:
+        return (cls, val)
+    if cls is float:
+        return (cls, _pack_f64(val))
+    if cls is complex:
+        return (cls, _pack_f64(val.real), _pack_f64(val.imag))
+    dtype = getattr(val, "dtype", None)
+    if dtype is not None and isinstance(val, (np.generic, int, float, complex)):
+        return (cls, str(dtype), np.asarray(val).tobytes())
+    return None
+
+
 def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                   consts: Sequence[Sequence], *args: Sequence) -> tuple:
     """Lower ``jaxpr``'s equations inline at ``b``; returns (outputs, tokens).
@@ -380,15 +402,22 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     """
     # env maps a variable to its Value, or to a tuple of Values when it lowers to several.
     env: dict = {}
+    # Literals by value: one constant op per distinct literal in this block, not per use
+    # (the first use dominates the rest; nested regions lower with their own table).
+    literals: dict = {}
 
     def read(v):
-        try:
+        val = getattr(v, "val", read)
+        if val is read:  # a variable
             return env[v]
-        except (KeyError, TypeError):  # a literal (or an undefined variable: fail clearly)
-            if hasattr(v, "val"):
-                x = ir_constants(b, v.val)
-                return x[0] if len(x) == 1 else x
-            raise
+        key = _literal_key(val)
+        x = literals.get(key) if key is not None else None
+        if x is None:
+            x = ir_constants(b, val)
+            x = x[0] if len(x) == 1 else x
+            if key is not None:
+                literals[key] = x
+        return x
 
     if len(args) != len(jaxpr.invars):
         raise ValueError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")

@@ -283,3 +283,30 @@ def test_module_name_is_sanitised():
 def test_rule_context_replace_keeps_fields():
     ctx = LoweringRuleContext(None, None, core.Primitive("p"), [1], [2], TokenSet())
     assert ctx.replace(avals_out=[3]).avals_in == [1]
+
+
+def test_literals_become_one_constant_per_distinct_value():
+    """Equal literals share one constant; -0.0, 0.0 and each NaN payload stay apart."""
+    f32 = np.dtype(np.float32)
+    t = core.ShapedArray((3,), f32)
+    x = core.Var(t)
+    nan2 = np.frombuffer(np.uint32(0x7FC00002).tobytes(), np.float32)[0]
+    lits = [np.float32(0.0), np.float32(-0.0), np.float32(0.0), np.float32(np.nan), nan2,
+            np.float32(0.0)]
+    eqns, outs = [], []
+    for v in lits:
+        o = core.Var(t)
+        eqns.append(core.JaxprEqn([x, core.Literal(np.asarray(v), core.ShapedArray((), f32))],
+                                  [o], core.Primitive("mul"), {}))
+        outs.append(o)
+    closed = core.ClosedJaxpr(core.Jaxpr([], [x], outs, eqns), [])
+    m = lower_jaxpr_to_module("lits", closed).module
+    assert_fixed_point(m)
+    consts = [op.attributes["value"].data for op in m.functions[0].entry_block.operations
+              if op.name == "constant"]
+    assert sorted(consts) == sorted({np.float32(v).tobytes() for v in lits})
+    arg = np.array([-0.0, 1.5, -2.0], np.float32)
+    for v, out in zip(lits, verify.run(m, arg)):
+        # the sign of each zero product shows which zero the equation multiplied by
+        np.testing.assert_array_equal(np.signbit(out), np.signbit(arg * np.float32(v)))
+        np.testing.assert_array_equal(out, arg * np.float32(v))
