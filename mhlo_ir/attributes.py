@@ -15,6 +15,7 @@ from . import dtypes
 from .dtypes import ElementType
 from .floatfmt import format_float
 from .text import check_string, is_bare_identifier, quote, symbol_name
+from .types import Type
 
 
 def _symbol(name):
@@ -22,7 +23,6 @@ def _symbol(name):
     if not name:
         raise ValueError("symbol names must not be empty")
     return name
-from .types import Type
 
 __all__ = [
     "Attribute", "IntegerAttr", "FloatAttr", "BoolAttr", "StringAttr", "UnitAttr", "ArrayAttr",

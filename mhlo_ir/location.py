@@ -97,7 +97,7 @@ class FusedLoc(Location):
         validator=lambda _, __, v: v is None or check_string(v, "fused location metadata"))
 
     def render(self) -> str:
-        inner = ", ".join(l.render() for l in self.locations)
+        inner = ", ".join(loc.render() for loc in self.locations)
         meta = "" if self.metadata is None else f"<{quote(self.metadata)}>"
         return f"fused{meta}[{inner}]"
 

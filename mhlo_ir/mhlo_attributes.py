@@ -41,7 +41,8 @@ class EnumAttr(Attribute):
     def __attrs_post_init__(self):
         allowed = ENUM_VALUES.get(self.kind)
         if allowed is None:
-            raise ValueError(f"unknown enum kind {self.kind!r}; expected one of {sorted(ENUM_VALUES)}")
+            raise ValueError(
+                f"unknown enum kind {self.kind!r}; expected one of {sorted(ENUM_VALUES)}")
         if self.value not in allowed:
             raise ValueError(f"{self.kind}: {self.value!r} is not one of {', '.join(allowed)}")
 
@@ -118,7 +119,7 @@ class DotDimensionNumbers(Attribute):
 
 @attrs.frozen
 class GatherDimensionNumbers(Attribute):
-    """``#mhlo.gather<offset_dims = [..], collapsed_slice_dims = [..], ..., index_vector_dim = N>``."""
+    """``#mhlo.gather<offset_dims = [..], ..., index_vector_dim = N>``."""
 
     offset_dims: tuple = attrs.field(default=(), converter=_ints)
     collapsed_slice_dims: tuple = attrs.field(default=(), converter=_ints)

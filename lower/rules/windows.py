@@ -156,9 +156,11 @@ def _select_and_scatter_add(ctx, source, operand, *, select_prim, window_dimensi
     rest = [(min(lo, 0), min(hi, 0)) for lo, hi in pads]
     zero = b.constant(np.zeros((), ctx.avals_in[0].dtype))
     if ctx.avals_in[0].dtype == np.bool_:
-        scatter = lambda r, acc, x: r.or_(acc, x)
+        def scatter(r, acc, x):
+            return r.or_(acc, x)
     else:
-        scatter = lambda r, acc, x: r.add(acc, x)
+        def scatter(r, acc, x):
+            return r.add(acc, x)
     out = b.select_and_scatter(
         operand, source, zero, lambda r, x, y: compare_hlo(r, x, y, direction), scatter,
         window_dimensions=_ints(window_dimensions), window_strides=_ints(window_strides),

@@ -4,8 +4,9 @@ collective_broadcast, cross-replica-sum, replica_id, partition_id.
 Replica groups are a rectangular 2-D ``dense<...> : tensor<GxNxi64>``: G groups of N replica
 ids (global device ids with ``use_global_device_ids``), -1 padding short groups; an empty list
 means "all replicas in one group". With a channel_handle XLA reads the ids across partitions
-as well (collective_permute's pairs become partition ids). Result shapes that depend on the group size are inferred when the
-groups are given, and must be passed as ``result_types`` otherwise.
+as well (collective_permute's pairs become partition ids). Result shapes that depend on the
+group size are inferred when the groups are given, and must be passed as ``result_types``
+otherwise.
 """
 
 from __future__ import annotations
@@ -420,7 +421,8 @@ def reduce_scatter(b, operand, scatter_dimension, body, replica_groups=(), *,
         t = getattr(operand, "type", None)
         d = scatter_dimension
         if (groups is not None and groups.type.num_elements and isinstance(t, TensorType)
-                and len(ret) == 1 and isinstance(ret[0], TensorType) and isinstance(d, int) and 0 <= d < t.rank
+                and len(ret) == 1 and isinstance(ret[0], TensorType)
+                and isinstance(d, int) and 0 <= d < t.rank
                 and t.shape[d] % groups.type.shape[1] == 0):
             shape = list(t.shape)
             shape[d] //= groups.type.shape[1]

@@ -131,13 +131,13 @@ def _slice(op, types, attributes):
         if len(v) != x.rank:
             fail(op, f"{name} has {len(v)} entries, expected {x.rank} (the rank of operand {x})")
     shape = []
-    for d, (s, l, st, n) in enumerate(zip(start, limit, strides, x.shape)):
+    for d, (s, lim, st, n) in enumerate(zip(start, limit, strides, x.shape)):
         if st <= 0:
             fail(op, f"strides[{d}] = {st} must be positive")
-        if not 0 <= s <= l <= n:
-            fail(op, f"dimension {d}: need 0 <= start ({s}) <= limit ({l}) <= size ({n}) of "
+        if not 0 <= s <= lim <= n:
+            fail(op, f"dimension {d}: need 0 <= start ({s}) <= limit ({lim}) <= size ({n}) of "
                      f"operand {x}")
-        shape.append(-(-(l - s) // st))
+        shape.append(-(-(lim - s) // st))
     return (tensor(shape, x.element_type),)
 
 

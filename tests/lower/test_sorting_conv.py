@@ -182,9 +182,9 @@ def test_conv_general_dilated_against_numpy(layouts):
 
     def f(*args):
         ls, rs = args[:len(CONV_CASES)], args[len(CONV_CASES):]
-        return [lax.conv_general_dilated(l, r, c[2], c[3], c[4], c[5], dn, c[6], c[7],
+        return [lax.conv_general_dilated(lhs, rhs, c[2], c[3], c[4], c[5], dn, c[6], c[7],
                                          precision="HIGHEST")
-                for l, r, c, dn in zip(ls, rs, CONV_CASES, dns)]
+                for lhs, rhs, c, dn in zip(ls, rs, CONV_CASES, dns)]
     outs = run(f, *lhss, *rhss)
     for o, r in zip(outs, refs):
         assert o.shape == r.shape

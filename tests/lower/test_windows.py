@@ -315,7 +315,10 @@ def test_params_match_jax():
     jnp = jax.numpy
     from jax._src.lax import windowed_reductions as wr
     t = X + 1
-    ge = lambda a, b: a >= b
+
+    def ge(a, b):
+        return a >= b
+
     pairs = {
         "reduce": (lambda x, xi: lax.reduce((x, xi), (0.0, 0), lambda a, b: (
             a[0] + b[0], lax.max(a[1], b[1])), (1,)),

@@ -64,7 +64,8 @@ def test_builtin_attributes_fixed_point():
         "i64max": hlo.i64_attr(2**63 - 1), "b": True, "f": hlo.FloatAttr(0.1, hlo.f32),
         "fd": hlo.FloatAttr(float("inf"), hlo.f64), "fh": hlo.FloatAttr(-0.0, hlo.f16),
         "s": "text with \"quotes\"\n", "unit": hlo.UnitAttr(),
-        "arr": [1, "a", [True], 2.5, hlo.FloatAttr(1.0, hlo.f32), hlo.i32_attr(3)], "dict": {"z": 1, "a": "x", "weird key": hlo.UnitAttr()},
+        "arr": [1, "a", [True], 2.5, hlo.FloatAttr(1.0, hlo.f32), hlo.i32_attr(3)],
+        "dict": {"z": 1, "a": "x", "weird key": hlo.UnitAttr()},
         "sym": hlo.SymbolRefAttr("main"), "qsym": hlo.SymbolRefAttr("has space"),
         "type": hlo.TypeAttr(hlo.tensor((3, 0), hlo.bf16)),
         "tok": hlo.TypeAttr(hlo.token()),
@@ -105,7 +106,8 @@ def test_bad_enum_and_conv_dims():
 
 
 def test_attributes_are_values():
-    assert hlo.DotDimensionNumbers([0], [0], [1], [1]) == hlo.DotDimensionNumbers([0], [0], [1], [1])
+    assert (hlo.DotDimensionNumbers([0], [0], [1], [1])
+            == hlo.DotDimensionNumbers([0], [0], [1], [1]))
     assert hash(hlo.ChannelHandle(1, 1)) == hash(hlo.ChannelHandle(1, 1))
     assert hlo.comparison_direction("gt") is hlo.comparison_direction("GT")
 

@@ -336,7 +336,7 @@ def test_empty():
         assert_same_bits(r, a, et.name)
 
 
-# -- one byte per element: i1, i2/i4, ui2/ui4, f4E2M1FN ---------------------------------------------
+# -- one byte per element: i1, i2/i4, ui2/ui4, f4E2M1FN --------------------------------------------
 
 def _all_patterns(et) -> list:
     return [b for b in range(1 << _nbits(et)) if not _known_bug(et, b)]
@@ -408,7 +408,7 @@ def test_16_mib_constant_prints_as_one_hex_string(monkeypatch):
     assert len(text) < 2 * len(attr.data) + 1000
 
 
-# -- the attribute itself ---------------------------------------------------------------------------
+# -- the attribute itself --------------------------------------------------------------------------
 
 @given(data=st.data())
 @settings(max_examples=30)

@@ -561,12 +561,17 @@ def test_elementwise_arity_errors_name_the_op_and_operand():
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda b, x: b.slice(x, [0.5, 0], [1.9, 3]), "'slice' start_indices: expected an integer, got float 0.5"),
-    (lambda b, x: b.transpose(x, (True, False)), "'transpose' permutation: expected an integer, got bool"),
-    (lambda b, x: b.iota((2, 3), hlo.f32, 1.7), "'iota' attribute iota_dimension: expected an integer"),
-    (lambda b, x: b.concatenate([x, x], True), "'concatenate' attribute dimension: expected an integer"),
+    (lambda b, x: b.slice(x, [0.5, 0], [1.9, 3]),
+     "'slice' start_indices: expected an integer, got float 0.5"),
+    (lambda b, x: b.transpose(x, (True, False)),
+     "'transpose' permutation: expected an integer, got bool"),
+    (lambda b, x: b.iota((2, 3), hlo.f32, 1.7),
+     "'iota' attribute iota_dimension: expected an integer"),
+    (lambda b, x: b.concatenate([x, x], True),
+     "'concatenate' attribute dimension: expected an integer"),
     (lambda b, x: b.dot_general(x, x, ((1.9,), (1,))), "'dot_general' lhs contracting dimensions"),
-    (lambda b, x: b.transpose(x, [2**64, 0]), "'transpose' 18446744073709551616 does not fit in i64"),
+    (lambda b, x: b.transpose(x, [2**64, 0]),
+     "'transpose' 18446744073709551616 does not fit in i64"),
     (lambda b, x: b.dot_general(x, x, hlo.DotDimensionNumbers([], [], [1], [1]), ((0,), (0,))),
      "batch_dimensions cannot be given with a DotDimensionNumbers"),
 ])

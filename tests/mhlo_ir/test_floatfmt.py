@@ -141,7 +141,7 @@ def test_f4E2M1FN_negative_zero():
     assert format_float(_value(hlo.f4E2M1FN, 0x8), hlo.f4E2M1FN) == "-0.000000e+00"
 
 
-# -- hypothesis over wide floats and complex --------------------------------------------------------
+# -- hypothesis over wide floats and complex -------------------------------------------------------
 
 @pytest.mark.parametrize("et", WIDE_FLOATS + SMALL_FLOATS, ids=str)
 @settings(max_examples=25)

@@ -103,10 +103,10 @@ def test_slice_with_strides():
     x = ints((5, 7), np.uint16, 0, 1000)
     cases = [((1, 0), (5, 7), (2, 3)), ((0, 0), (5, 7), (1, 1)), ((4, 6), (5, 7), (1, 1)),
              ((0, 2), (5, 6), (4, 2)), ((2, 3), (2, 3), (1, 1))]
-    outs = run([T((5, 7), hlo.ui16)], lambda b, x: [b.slice(x, s, l, st) for s, l, st in cases],
-               x)
-    for (s, l, st), out in zip(cases, outs):
-        assert_same(out, x[s[0]:l[0]:st[0], s[1]:l[1]:st[1]])
+    outs = run([T((5, 7), hlo.ui16)],
+               lambda b, x: [b.slice(x, s, lim, st) for s, lim, st in cases], x)
+    for (s, lim, st), out in zip(cases, outs):
+        assert_same(out, x[s[0]:lim[0]:st[0], s[1]:lim[1]:st[1]])
     assert outs[-1].shape == (0, 0)
 
 

@@ -20,7 +20,8 @@ from verify import cli
 
 GOOD = """\
 module {
-  func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<i32>) -> (tensor<2x3xf32>, tensor<i32>) {
+  func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<i32>) \
+-> (tensor<2x3xf32>, tensor<i32>) {
     %0 = "mhlo.add"(%arg0, %arg0) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
     %1 = "mhlo.negate"(%arg1) : (tensor<i32>) -> tensor<i32>
     return %0, %1 : tensor<2x3xf32>, tensor<i32>
