@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import statistics
 import time
 import tracemalloc
 

@@ -253,6 +253,23 @@ class LoweringRuleContext:
     def avals_out(self, value) -> None:
         self._avals_out = value
 
+    @property
+    def name_stack(self):
+        """The equation's full name stack: the module context's (the enclosing calls and
+        bodies) plus the equation's own scopes, as the equation's location shows it."""
+        ns = self.module_context.name_stack
+        eqn_stack = getattr(getattr(self._eqn, "source_info", None), "name_stack", None)
+        if eqn_stack is None or not getattr(eqn_stack, "stack", ()):
+            return ns
+        return core.NameStack(ns.stack + tuple(eqn_stack.stack))
+
+    def body_context(self, scope: str | None = None) -> "ModuleContext":
+        """The module context to lower this equation's sub-jaxprs in: their locations carry
+        the equation's name stack, extended by ``scope`` (``"while/body"``)."""
+        ns = self.name_stack
+        return self.module_context.replace(
+            name_stack=ns if scope is None else ns.extend(scope))
+
     def set_tokens_out(self, tokens_out: TokenSet) -> None:
         if self.tokens_out is not None:
             raise ValueError("set_tokens_out may be called once per rule")
@@ -260,7 +277,7 @@ class LoweringRuleContext:
 
     def replace(self, **kw) -> "LoweringRuleContext":
         new = LoweringRuleContext(self.module_context, self.builder, self.primitive,
-                                  self.avals_in, self.avals_out, self.tokens_in)
+                                  self.avals_in, self.avals_out, self.tokens_in, self._eqn)
         for k, v in kw.items():
             setattr(new, k, v)
         return new

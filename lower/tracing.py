@@ -28,7 +28,7 @@ import numpy as np
 from .core import (ClosedJaxpr, Frame, Jaxpr, JaxprEqn, Literal, NameStack, Primitive,
                    ShapedArray, SourceInfo, Var)
 
-__all__ = ["make_jaxpr", "Tracer", "JaxprBuilder", "PRIMITIVES", "bind"]
+__all__ = ["make_jaxpr", "Tracer", "JaxprBuilder", "PRIMITIVES", "bind", "named_scope"]
 
 PRIMITIVES: dict = {}
 
@@ -113,12 +113,47 @@ class Tracer:
     def __gt__(self, o): return gt(self, o)
     def __ge__(self, o): return ge(self, o)
     def __pow__(self, n): return integer_pow(self, n)
+    def __eq__(self, o): return eq(self, o)
+    def __ne__(self, o): return ne(self, o)
+    def __and__(self, o): return and_(self, o)
+    def __rand__(self, o): return and_(o, self)
+    def __or__(self, o): return or_(self, o)
+    def __ror__(self, o): return or_(o, self)
+    def __xor__(self, o): return xor(self, o)
+    def __rxor__(self, o): return xor(o, self)
+    def __invert__(self): return not_(self)
+    def __abs__(self): return abs(self)
+    # == records an equation, so a Tracer's hash is its identity (as a dict key it is the
+    # traced value itself, never compared).
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError("a traced value has no truth value while tracing: use lax.cond / "
+                        "select_n / where instead of Python `if` on it")
 
     def __repr__(self):
         return f"Tracer({self.aval.str_short()})"
 
 
 _ACTIVE = threading.local()
+
+
+@contextmanager
+def named_scope(name: str):
+    """Equations recorded inside carry ``name`` in their name stack (``jit(f)/name/add`` in
+    their locations and XLA's op metadata), as ``jax.named_scope``. It applies to the
+    function being traced innermost; bodies traced inside start their own stack, the way
+    JAX's sub-jaxprs do (lowering joins the stacks back together)."""
+    stack = active_builders()
+    if not stack:
+        raise RuntimeError("named_scope is used inside a function given to make_jaxpr")
+    b = stack[-1]
+    saved = b.name_stack
+    b.name_stack = saved.extend(name)
+    try:
+        yield
+    finally:
+        b.name_stack = saved
 
 
 def active_builders() -> list:
@@ -385,7 +420,7 @@ def concatenate(xs, dimension: int) -> Tracer:
 
 def slice(x, start_indices, limit_indices, strides=None) -> Tracer:  # noqa: A001
     strides = (1,) * x.ndim if strides is None else tuple(strides)
-    shape = [-(-(l - s) // st) for s, l, st in zip(start_indices, limit_indices, strides)]
+    shape = [-(-(hi - lo) // st) for lo, hi, st in zip(start_indices, limit_indices, strides)]
     return bind("slice", [x], [x.aval.update(shape=shape)], start_indices=tuple(start_indices),
                 limit_indices=tuple(limit_indices),
                 strides=None if all(s == 1 for s in strides) else strides)

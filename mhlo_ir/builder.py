@@ -422,8 +422,9 @@ class Builder:
         """``func.call`` of a Function (or a function name with explicit ``result_types``)."""
         if isinstance(callee, Function):
             if tuple(v.type for v in args) != callee.arg_types:
+                expected = ", ".join(map(str, callee.arg_types))
                 fail("func.call", f"arguments ({', '.join(str(v.type) for v in args)}) do not "
-                                  f"match @{callee.name}'s ({', '.join(map(str, callee.arg_types))})")
+                                  f"match @{callee.name}'s ({expected})")
             if result_types is None:
                 result_types = callee.type.results
             callee = callee.name

@@ -73,9 +73,10 @@ class Operation:
     dict among ops built from the same arguments.
 
     NOTE: builders make an operation with exactly one result a ``SingleResultOp``, which *is*
-    its result value (as a torch.fx Node is); ``make_operation`` picks the class. Most ops have one result, and not allocating a separate
-    result object halves the objects per op that Python's cyclic GC must scan, which is what
-    keeps per-op cost flat up to 100,000 ops.
+    its result value (as a torch.fx Node is); ``make_operation`` picks the class. Most ops
+    have one result, and not allocating a separate result object halves the objects per op
+    that Python's cyclic GC must scan, which is what keeps per-op cost flat up to 100,000
+    ops.
     """
 
     __slots__ = ("spec", "operands", "attributes", "regions", "location", "parent", "_results")
@@ -222,7 +223,10 @@ class Block:
         if len(locs) != len(types):
             raise IRError(f"block has {len(types)} argument types but {len(locs)} argument "
                           "locations")
-        self.arguments = tuple(BlockArgument(t, self, i, l) for i, (t, l) in enumerate(zip(types, locs)))
+        args = []
+        for i, t in enumerate(types):
+            args.append(BlockArgument(t, self, i, locs[i]))
+        self.arguments = tuple(args)
         self.operations: list = []
         self.parent = None
 
@@ -329,8 +333,7 @@ class Function:
 
     def builder(self):
         """A Builder inserting at the end of the entry block."""
-        from .builder import Builder
-        return Builder(self.entry_block, function=self)
+        return _lazy.Builder(self.body.blocks[0], self)
 
     def __repr__(self):
         return f"<Function @{self.name}>"
@@ -393,8 +396,7 @@ class Module:
 
     def to_text(self, **options) -> str:
         """The module as MLIR text; see ``mhlo_ir.printer.print_module`` for the options."""
-        from .printer import print_module
-        return print_module(self, **options)
+        return _lazy.print_module(self, **options)
 
     def verify(self) -> "Module":
         """Check the whole module in Python; raises ModuleVerificationError. Returns self."""
@@ -407,3 +409,17 @@ class Module:
 
     def __repr__(self):
         return f"<Module @{self.name} with {len(self.functions)} functions>"
+
+
+class _Lazy:
+    """Builder and print_module, imported on first use (they import this module); a
+    function-level import on every call costs a microsecond."""
+
+    def __getattr__(self, name):
+        from .builder import Builder
+        from .printer import print_module
+        self.Builder, self.print_module = Builder, print_module
+        return getattr(self, name)
+
+
+_lazy = _Lazy()

@@ -358,7 +358,8 @@ class _Printer:
         if op.attributes or op.regions or any(v.type is not op.type for v in operands):
             return None
         args = ", ".join(names[v] for v in operands)
-        return f"{indent}{names[op]} = {spec.full_name(d)} {args} : {self.type_text(op.type)}{loc}\n"
+        return (f"{indent}{names[op]} = {spec.full_name(d)} {args} : "
+                f"{self.type_text(op.type)}{loc}\n")
 
     def region(self, region, indent: str) -> None:
         for i, block in enumerate(region.blocks):

@@ -44,9 +44,7 @@ def _const_values(b, consts) -> list:
 def _inline(ctx, jaxpr, consts, args, scope: str | None = None) -> list:
     """Lower ``jaxpr`` (open) at the rule's builder, threading the rule's tokens through it;
     ``scope`` extends the name stack the body's locations carry."""
-    mctx = ctx.module_context
-    if scope is not None:
-        mctx = mctx.replace(name_stack=mctx.name_stack.extend(scope))
+    mctx = ctx.body_context(scope)
     outs, tokens = jaxpr_subcomp(mctx, ctx.builder, jaxpr, ctx.tokens_in, consts,
                                  *[_wrap(a) for a in args])
     ctx.set_tokens_out(tokens)

@@ -57,8 +57,7 @@ def _tokens_in(ctx, effects) -> TokenSet:
 
 
 def _sub_ctx(ctx, name: str):
-    mctx = ctx.module_context
-    return mctx.replace(name_stack=mctx.name_stack.extend(name))
+    return ctx.body_context(name)
 
 
 def _lower_closed(mctx, b, closed, tokens: TokenSet, args) -> tuple:

@@ -34,17 +34,25 @@ def broadcast_operands(ctx, args):
     for x in args:
         s = x.type.shape
         if s != shape:
-            x = b.broadcast_in_dim(x, shape, [] if not s else range(len(s)))
+            x = b.broadcast_in_dim(x, shape, tuple(range(len(s))))
         out.append(x)
     return out
 
 
+
 def _direct(method: str):
+    """The rule of a primitive that is one Builder method (the unbound method is looked up
+    once: this is the hot path of most programs)."""
+    fn = getattr(hlo.Builder, method)
+
     def rule(ctx, *args, **params):
         # Extra jax params (accuracy=None, out_dtype=None...) do not change the op.
-        if len(args) > 1 and any(a.type.shape != args[0].type.shape for a in args):
-            args = broadcast_operands(ctx, args)
-        return [getattr(ctx.builder, method)(*args)]
+        if len(args) == 2:
+            x, y = args
+            if x.type is not y.type and x.type.shape != y.type.shape:
+                x, y = broadcast_operands(ctx, args)
+            return [fn(ctx.builder, x, y)]
+        return [fn(ctx.builder, *args)]
     rule.__name__ = f"_{method}_lowering"
     return rule
 

@@ -21,15 +21,17 @@ def _precision_config(precision):
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
                  preferred_element_type=None, out_sharding=None, **_):
     (lc, rc), (lb, rb) = dimension_numbers
-    out = ctx.avals_out[0]
+    out_dtype = ctx.avals_out[0].dtype
     if lhs.type.element_type is not rhs.type.element_type:
         # jax allows mixed operand types with a preferred element type: convert both to it.
         from ..helpers import convert_hlo
-        lhs = convert_hlo(ctx.builder, lhs, out.dtype)
-        rhs = convert_hlo(ctx.builder, rhs, out.dtype)
-    result = None if out.dtype == lhs.type.dtype else out.dtype
-    return [ctx.builder.dot_general(lhs, rhs, (tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)),
-                                   precision_config=_precision_config(precision),
+        lhs = convert_hlo(ctx.builder, lhs, out_dtype)
+        rhs = convert_hlo(ctx.builder, rhs, out_dtype)
+    in_dtype = lhs.type.dtype
+    result = None if out_dtype is in_dtype or out_dtype == in_dtype else out_dtype
+    return [ctx.builder.dot_general(lhs, rhs, (lc, rc), (lb, rb),
+                                   precision_config=None if precision is None else
+                                   _precision_config(precision),
                                    result_element_type=result)]
 
 
