@@ -37,6 +37,7 @@ class _Locations:
 
     def suffix(self, location: Location) -> str:
         if location is None or location.__class__ is UnknownLoc:
+            self.cache[id(location)] = (location, "")
             return ""
         # Keyed by identity first (hashing an attrs location runs Python code); equal
         # locations that are distinct objects still share one alias through ``table``.
@@ -191,6 +192,7 @@ class _Printer:
         attr_parts = self.attr_parts
         pretty = self.pretty
         fast = self.fast
+        loc_cache = locs.cache if locs is not None else None
         SRO = SingleResultOp
         append = out.append
         many = _MANY
@@ -218,8 +220,13 @@ class _Printer:
                 if parts is None:
                     parts = fast[key] = self.fast_parts(op)
                 if parts is not False:
-                    tail = parts[2] if locs is None else \
-                        f"{parts[1]}{locs.suffix(op.location)}\n"
+                    if locs is None:
+                        tail = parts[2]
+                    else:  # _Locations.suffix, its cache hit inlined
+                        loc = op.location
+                        hit = loc_cache.get(id(loc))
+                        tail = f"{parts[1]}{hit[1]}\n" if hit is not None and hit[0] is loc \
+                            else f"{parts[1]}{locs.suffix(loc)}\n"
                     if b is None:
                         append(f"{indent}{names[op]}{parts[0]}{names[a]}{tail}")
                     elif a is None:

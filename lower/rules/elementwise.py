@@ -86,19 +86,37 @@ def _pow(ctx, x, y, **_):
 register_lowering("pow", _pow)
 
 _COMPARISONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
-def _binary(fn):
+
+
+def _comparison(direction: str):
     def rule(ctx, x, y, **_):
-        if x.type.shape != y.type.shape:
+        if x.type is not y.type and x.type.shape != y.type.shape:
             x, y = broadcast_operands(ctx, (x, y))
-        return [fn(ctx.builder, x, y)]
+        return [compare_hlo(ctx.builder, x, y, direction)]
+    rule.__name__ = f"_compare_{direction.lower()}_lowering"
     return rule
 
 
 for _prim, _dir in _COMPARISONS.items():
-    register_lowering(_prim, _binary(lambda b, x, y, _d=_dir: compare_hlo(b, x, y, _d)))
+    register_lowering(_prim, _comparison(_dir))
 
-register_lowering("max", _binary(lambda b, x, y: minmax_hlo(b, x, y, "max")))
-register_lowering("min", _binary(lambda b, x, y: minmax_hlo(b, x, y, "min")))
+
+def _minmax(op: str):
+    """max/min: one mhlo op, except that complex numbers are ordered lexicographically."""
+    method = getattr(hlo.Builder, "maximum" if op == "max" else "minimum")
+
+    def rule(ctx, x, y, **_):
+        if x.type is not y.type and x.type.shape != y.type.shape:
+            x, y = broadcast_operands(ctx, (x, y))
+        if x.type.element_type.kind == "complex":
+            return [minmax_hlo(ctx.builder, x, y, op)]
+        return [method(ctx.builder, x, y)]
+    rule.__name__ = f"_{op}_lowering"
+    return rule
+
+
+register_lowering("max", _minmax("max"))
+register_lowering("min", _minmax("min"))
 
 
 def _exp2(ctx, x):
