@@ -213,14 +213,15 @@ def jax_programs(layers: int):
     return chain, fwd, lambda x, w, b: jax.grad(lambda x: fwd(x, w, b).sum())(x)
 
 
-def _jax_lowering_s(jf, args):
+def _jax_lowering_s(jf, args, samples: int):
     """Seconds for JAX's own lowering of ``jf`` (traced once, caches cleared before each
-    ``.lower().as_text()``), and its equation count; None without jax."""
+    ``.lower().as_text()``; the fastest of ``samples``), and its equation count."""
     import jax
     traced = jax.jit(jf).trace(*args)
     best = float("inf")
-    for _ in range(3):
+    for _ in range(samples):
         jax.clear_caches()
+        gc.collect()
         t0 = time.perf_counter()
         traced.lower().as_text()
         best = min(best, time.perf_counter() - t0)
@@ -229,8 +230,10 @@ def _jax_lowering_s(jf, args):
 
 def lowering_rows(quick: bool, repeats: int) -> list:
     """Our lowering (+ print) of each workload's jaxpr against JAX's lowering of the same
-    program. Both lower the same equations, so the ratio is of whole-program times."""
+    program. Both lower the same equations, so the ratio is of whole-program times; each
+    side's time is the fastest of the same number of samples."""
     from . import lower_jaxpr_to_module
+    samples = max(repeats, 3 if quick else 7)
     n = 1000 if quick else 5000
     layers = 20 if quick else 100
     x = np.zeros((8,), np.float32)
@@ -248,7 +251,7 @@ def lowering_rows(quick: bool, repeats: int) -> list:
             (f"lower mlp {layers} fwd+bwd", mlp_jaxpr(layers, True), grad_f, mlp_args)):
         n_eqns = len(closed.eqns)
         best = float("inf")
-        for _ in range(repeats):
+        for _ in range(samples):
             gc.collect()
             t0 = time.perf_counter()
             lower_jaxpr_to_module("bench", closed).module.to_text()
@@ -256,7 +259,7 @@ def lowering_rows(quick: bool, repeats: int) -> list:
         row = dict(workload=name, eqns=n_eqns, lower_us_per_eqn=best / n_eqns * 1e6,
                    jax_us_per_eqn=None, jax_ratio=None)
         if jf is not None:
-            theirs, jax_eqns = _jax_lowering_s(jf, args)
+            theirs, jax_eqns = _jax_lowering_s(jf, args, samples)
             row.update(jax_eqns=jax_eqns, jax_us_per_eqn=theirs / jax_eqns * 1e6,
                        jax_ratio=theirs / best)
         rows.append(row)

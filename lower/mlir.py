@@ -49,9 +49,13 @@ def expand_platform(platform: str) -> tuple:
 
 # -- types and constants --------------------------------------------------------------------
 
+def _is_token(aval) -> bool:
+    return aval is core.abstract_token or type(aval).__name__ == "AbstractToken"
+
+
 def aval_to_ir_types(aval) -> tuple:
     """The IR types of an abstract value (one tensor type; a token for a token)."""
-    if aval is core.abstract_token or type(aval).__name__ == "AbstractToken":
+    if _is_token(aval):
         return (hlo.token(),)
     if not isinstance(aval.dtype, np.dtype):
         # jax's extended dtypes (PRNG keys, key<fry>): their physical uint32 array.
@@ -517,7 +521,7 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
     arguments and returned as leading results.
     """
     def types_of(aval):
-        if replace_tokens_with_dummy and aval_to_ir_types(aval) == (hlo.token(),):
+        if replace_tokens_with_dummy and _is_token(aval):
             return (hlo.tensor((), np.bool_),)
         return aval_to_ir_types(aval)
 
@@ -558,7 +562,7 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
                  else TokenSet(zip(effects, token_args)))
     ir_args = []
     for aval, a in zip(jaxpr.in_avals, args):
-        if replace_tokens_with_dummy and aval_to_ir_types(aval) == (hlo.token(),):
+        if replace_tokens_with_dummy and _is_token(aval):
             ir_args.append((b.create_token(),))
         else:
             ir_args.append((a,))
@@ -571,7 +575,7 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
     else:
         results += list(tokens_out.tokens())
     for aval, o in zip(jaxpr.out_avals, outs):
-        if replace_tokens_with_dummy and aval_to_ir_types(aval) == (hlo.token(),):
+        if replace_tokens_with_dummy and _is_token(aval):
             results.append(b.constant(np.zeros((), np.bool_)))
         else:
             results.extend(o)
