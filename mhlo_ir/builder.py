@@ -274,8 +274,16 @@ class Builder:
             if d.__class__ is not int:
                 dims = _ints("broadcast_in_dim", "broadcast_dimensions", dims)
                 break
-        return self._memo(("broadcast_in_dim", t, shape, dims), "broadcast_in_dim", (x,),
-                          location, _broadcast_make, t, shape, dims)
+        key = ("broadcast_in_dim", t, shape, dims)
+        hit = _MEMO.get(key)
+        if hit is not None and x.__class__ in _VALUE_CLASSES:  # _memo's hit path, inlined
+            block = self.block
+            op = SingleResultOp(hit[0], (x,), hit[2], hit[1], (),
+                                self.location if location is None else location, block)
+            block.operations.append(op)
+            return op
+        return self._memo(key, "broadcast_in_dim", (x,), location, _broadcast_make, t, shape,
+                          dims)
 
     def reshape(self, x: Value, shape, *, location=None) -> Value:
         t = _tensor(x, "reshape")
@@ -351,6 +359,17 @@ class Builder:
         pc = None if precision_config is None else tuple(precision_config)
         key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
                result_element_type)
+        try:
+            hit = _MEMO.get(key)
+        except TypeError:
+            hit = None
+        if hit is not None and lhs.__class__ in _VALUE_CLASSES and \
+                rhs.__class__ in _VALUE_CLASSES:  # _memo's hit path, inlined
+            block = self.block
+            op = SingleResultOp(hit[0], (lhs, rhs), hit[2], hit[1], (),
+                                self.location if location is None else location, block)
+            block.operations.append(op)
+            return op
         return self._memo(key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs,
                           rhs, dn, precision_config, result_element_type)
 
