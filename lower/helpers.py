@@ -1,11 +1,19 @@
 """Helpers every rule uses: comparisons typed by element type, complex-aware min/max, XLA's
-conversion semantics, full-like broadcasts."""
+conversion semantics, full-like broadcasts, the monoid reductions' identities and combiners,
+and lowering a sub-jaxpr inline.
+
+They live here, not in one rule family, so that families share them without importing each
+other's private names (a reduction, a window reduction and an all-reduce combine alike)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
 import mhlo_ir as hlo
+
+from .mlir import ir_constants, jaxpr_subcomp
 
 
 def compare_type(element_type) -> str:
@@ -95,3 +103,65 @@ def all_ones(dtype) -> np.ndarray:
     if dtype == np.bool_:
         return np.array(True)
     return ~np.zeros((), dtype)
+
+
+# -- monoids ------------------------------------------------------------------------------------
+
+def _combine(method: str) -> Callable:
+    def combine(r, acc, x):
+        return getattr(r, method)(acc, x)
+    combine.__name__ = f"_{method}_combiner"
+    return combine
+
+
+#: ``kind -> combine(builder, acc, x)`` for the reductions with an identity: a region body of
+#: reduce, reduce_window, all_reduce and reduce_scatter.
+MONOIDS: dict = {
+    "sum": _combine("add"),
+    "prod": _combine("multiply"),
+    "max": lambda r, a, e: minmax_hlo(r, a, e, "max"),
+    "min": lambda r, a, e: minmax_hlo(r, a, e, "min"),
+    "and": _combine("and_"),
+    "or": _combine("or_"),
+    "xor": _combine("xor"),
+}
+
+
+def monoid_identity(kind: str, dtype) -> np.ndarray:
+    """The identity of the ``kind`` reduction in ``dtype``: the init of a reduction, and what
+    window padding holds, so that neither changes a result."""
+    dtype = np.dtype(dtype)
+    if kind in ("sum", "or", "xor"):
+        return np.zeros((), dtype)
+    if kind == "prod":
+        return np.ones((), dtype)
+    if kind == "and":
+        return all_ones(dtype)
+    if kind == "max":
+        return lowest(dtype)
+    if kind == "min":
+        return highest(dtype)
+    raise KeyError(f"no monoid {kind!r}; known: {', '.join(MONOIDS)}")
+
+
+# -- sub-jaxprs ---------------------------------------------------------------------------------
+
+def as_values(x) -> tuple:
+    """A rule operand or result as a tuple of IR values: ``jaxpr_subcomp`` takes and gives one
+    tuple per jaxpr variable, since an aval may lower to several IR values."""
+    return (x,) if isinstance(x, hlo.Value) else tuple(x)
+
+
+def flat_values(xss) -> list:
+    """The IR values of several operands or results, in order."""
+    return [x for xs in xss for x in as_values(xs)]
+
+
+def lower_closed(mctx, b, closed, tokens, args) -> tuple:
+    """Lower a ClosedJaxpr inline at the builder ``b`` on ``args``, its constants rebuilt
+    there (``ir_constants`` reads JAX's device arrays back through ``__array__``). Returns
+    (the output IR values, flat; the tokens after it)."""
+    consts = [ir_constants(b, c) for c in closed.consts]
+    outs, tokens = jaxpr_subcomp(mctx, b, closed.jaxpr, tokens, consts,
+                                 *[as_values(a) for a in args])
+    return flat_values(outs), tokens

@@ -15,21 +15,8 @@ import numpy as np
 import mhlo_ir as hlo
 
 from .. import mlir
-from ..mlir import (
-    TokenSet,
-    aval_to_ir_types,
-    ir_constants,
-    jaxpr_subcomp,
-    register_lowering,
-)
-
-
-def _wrap(x) -> tuple:
-    return (x,) if isinstance(x, hlo.Value) else tuple(x)
-
-
-def _flat(xss) -> list:
-    return [x for xs in xss for x in _wrap(xs)]
+from ..helpers import lower_closed
+from ..mlir import TokenSet, aval_to_ir_types, register_lowering
 
 
 def _ordered_effects(*closed_jaxprs) -> list:
@@ -58,14 +45,6 @@ def _tokens_in(ctx, effects) -> TokenSet:
 
 def _sub_ctx(ctx, name: str):
     return ctx.body_context(name)
-
-
-def _lower_closed(mctx, b, closed, tokens: TokenSet, args) -> tuple:
-    """Lower a closed jaxpr inline at ``b``: returns (list of output Values, tokens)."""
-    consts = [ir_constants(b, c) for c in closed.consts]
-    outs, tokens = jaxpr_subcomp(mctx, b, closed.jaxpr, tokens, consts,
-                                 *[_wrap(a) for a in args])
-    return _flat(outs), tokens
 
 
 def _pred_bcast_select(b, pred, x, y):
@@ -112,7 +91,7 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     hoist = bool(_ordered_effects(cond_jaxpr))
 
     def run_cond(rb, toks, cc, xs, sub):
-        (pred,), toks = _lower_closed(sub, rb, cond_jaxpr, toks, list(cc) + list(xs))
+        (pred,), toks = lower_closed(sub, rb, cond_jaxpr, toks, list(cc) + list(xs))
         return pred, toks
 
     if not hoist:
@@ -127,7 +106,7 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
             cc = state[ntok:ntok + len(cond_consts)]
             bc = state[ntok + len(cond_consts):ntok + nc]
             old = list(state[ntok + nc:])
-            new, toks = _lower_closed(body_ctx, rb, body_jaxpr, toks, list(bc) + old)
+            new, toks = lower_closed(body_ctx, rb, body_jaxpr, toks, list(bc) + old)
             if batched:
                 pred, _ = run_cond(rb, TokenSet(), cc, old, pred_ctx)
                 new = [_pred_bcast_select(rb, pred, n, o) for n, o in zip(new, old)]
@@ -152,7 +131,7 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
         cc = state[ntok + 1:ntok + 1 + len(cond_consts)]
         bc = state[ntok + 1 + len(cond_consts):ntok + 1 + nc]
         old = list(state[ntok + 1 + nc:])
-        new, toks = _lower_closed(body_ctx, rb, body_jaxpr, toks, list(bc) + old)
+        new, toks = lower_closed(body_ctx, rb, body_jaxpr, toks, list(bc) + old)
         if batched:
             new = [_pred_bcast_select(rb, pred, n, o) for n, o in zip(new, old)]
         pred, toks = run_cond(rb, toks, cc, new, cond_ctx)
@@ -176,7 +155,7 @@ def _cond_lowering(ctx, index, *args, branches, **params):
         # platform_dependent: the branch for the platform we lower for, inline.
         for i, ps in enumerate(platforms):
             if ps is None or mctx.platform in ps:
-                outs, toks = _lower_closed(_sub_ctx(ctx, f"cond/branch_{i}_fun"), b,
+                outs, toks = lower_closed(_sub_ctx(ctx, f"cond/branch_{i}_fun"), b,
                                            branches[i], tokens, args)
                 ctx.set_tokens_out(toks)
                 return outs
@@ -194,7 +173,7 @@ def _cond_lowering(ctx, index, *args, branches, **params):
 
     def branch(i, closed):
         def build(rb):
-            outs, toks = _lower_closed(_sub_ctx(ctx, f"cond/branch_{i}_fun"), rb, closed,
+            outs, toks = lower_closed(_sub_ctx(ctx, f"cond/branch_{i}_fun"), rb, closed,
                                        tokens, args)
             return [*toks.tokens(), *outs]
         return build
@@ -239,7 +218,7 @@ def _scan_lowering(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, li
             shape = x.type.shape
             s = bb.dynamic_slice(x, [idx] + [zero] * (len(shape) - 1), (1, *shape[1:]))
             x_slices.append(bb.reshape(s, shape[1:]))
-        outs, toks = _lower_closed(body_ctx, bb, jaxpr, toks, [*consts, *carry, *x_slices])
+        outs, toks = lower_closed(body_ctx, bb, jaxpr, toks, [*consts, *carry, *x_slices])
         carry, y_slices = outs[:num_carry], outs[num_carry:]
         new_ys = []
         for y, s in zip(ys, y_slices):

@@ -4,9 +4,7 @@ reductions), so element j reduces elements 0..j (or j..n-1 with ``reverse``)."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..helpers import highest, lowest, compare_hlo, minmax_hlo
+from ..helpers import MONOIDS, compare_hlo, lowest, minmax_hlo, monoid_identity
 from ..mlir import register_lowering
 
 
@@ -18,22 +16,16 @@ def _logaddexp(r, a, b):
     return r.select(compare_hlo(r, delta, delta, "NE"), r.add(a, b), r.add(amax, tail))
 
 
-_COMBINE = {
-    "cumsum": lambda r, a, e: r.add(a, e),
-    "cumprod": lambda r, a, e: r.multiply(a, e),
-    "cummax": lambda r, a, e: minmax_hlo(r, a, e, "max"),
-    "cummin": lambda r, a, e: minmax_hlo(r, a, e, "min"),
-    "cumlogsumexp": _logaddexp,
-}
+# The running reductions and their monoids; logsumexp's identity is -inf, max's.
+_MONOID_OF = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}
+_COMBINE = {**{name: MONOIDS[kind] for name, kind in _MONOID_OF.items()},
+            "cumlogsumexp": _logaddexp}
 
 
 def _init(dtype, name):
-    dtype = np.dtype(dtype)
-    if name == "cumsum":
-        return np.zeros((), dtype)
-    if name == "cumprod":
-        return np.ones((), dtype)
-    return lowest(dtype) if name in ("cummax", "cumlogsumexp") else highest(dtype)
+    if name == "cumlogsumexp":
+        return lowest(dtype)
+    return monoid_identity(_MONOID_OF[name], dtype)
 
 
 def _cumulative(name):

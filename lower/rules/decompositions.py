@@ -29,7 +29,7 @@ from .. import core
 from .. import lax as L
 from ..helpers import compare_hlo, full_like
 from ..mlir import aval_to_ir_type, lower_fun, register_lowering
-from ..tracing import _lift
+from ..lax.bodies import lift
 
 _LAPACK_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
                   np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -122,17 +122,6 @@ def _nan_unless(ctx, ok, x):
     return b.select(okb, x, full_like(b, nan, t))
 
 
-def _traced(fun):
-    """A rule that traces ``fun`` (written against lower.lax) on the equation's avals and
-    lowers it inline, as JAX's ``mlir.lower_fun`` (avals of any origin, JAX's included)."""
-    rule = lower_fun(fun, multiple_results=True)
-
-    def traced_rule(ctx, *args, **params):
-        avals = [core.ShapedArray(a.shape, a.dtype) for a in ctx.avals_in]
-        return rule(ctx.replace(avals_in=avals), *args, **params)
-    return traced_rule
-
-
 def _name(option):
     """An enum param (JAX's EighImplementation, SvdAlgorithm...) by name; None stays None."""
     return getattr(option, "name", option)
@@ -175,7 +164,7 @@ def _eye(like, dtype, shape):
 
 def _full(like, value, dtype, shape):
     """``value`` broadcast to ``shape``, traced next to ``like``."""
-    scalar = _lift(like.builder, value, core.ShapedArray((), dtype))
+    scalar = lift(like.builder, value, core.ShapedArray((), dtype))
     return L.broadcast_in_dim(scalar, shape, ())
 
 
@@ -266,7 +255,7 @@ def _svd_cpu(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=No
     if subset_by_index is not None and tuple(subset_by_index) != (0, k):
         raise NotImplementedError("svd: subset_by_index is not supported on CPU")
     if m == 0 or n == 0:
-        return _traced(_empty_svd)(ctx, x, full_matrices=full_matrices, compute_uv=compute_uv)
+        return lower_fun(_empty_svd)(ctx, x, full_matrices=full_matrices, compute_uv=compute_uv)
     fn = _SVD_TARGETS.get(_name(algorithm))
     if fn is None:
         raise NotImplementedError(f"svd: the {_name(algorithm)} algorithm is not supported "
@@ -413,8 +402,8 @@ def _lu_cpu(ctx, x):
 
 # -- registration ------------------------------------------------------------------------------
 
-register_lowering("qr", _traced(_qr_impl))
-register_lowering("lu_pivots_to_permutation", _traced(_pivots_to_permutation))
+register_lowering("qr", lower_fun(_qr_impl))
+register_lowering("lu_pivots_to_permutation", lower_fun(_pivots_to_permutation))
 for _prim, _rule in {
         "geqrf": _geqrf_cpu, "geqp3": _geqp3_cpu,
         "householder_product": _householder_product_cpu, "ormqr": _ormqr_cpu,

@@ -22,9 +22,8 @@ from mhlo_ir import DenseElementsAttr, IntegerAttr, i64, tensor
 from ..axis_context import (PartitionSpec, SPMDAxisContext, axis_env_of, is_spmd, manual_axes_of,
                             manual_sharding, replica_groups, replica_groups_array,
                             spec_to_hlo_sharding)
-from ..helpers import minmax_hlo
+from ..helpers import MONOIDS, monoid_identity
 from ..mlir import call_lowering, register_lowering
-from .reductions import _COMBINE, _init
 
 _DEVICE_TO_DEVICE = 1
 
@@ -64,22 +63,18 @@ def _identity(ctx, x, **_):
     return [x]
 
 
-_REGIONS = {"sum": lambda r, a, e: r.add(a, e),
-        "max": lambda r, a, e: minmax_hlo(r, a, e, "max"),
-        "min": lambda r, a, e: minmax_hlo(r, a, e, "min")}
-
-
-def _allreduce(kind: str):
-    region = _REGIONS[kind]
-    prim = {"sum": "psum", "max": "pmax", "min": "pmin"}[kind]
+def _allreduce(prim: str, kind: str):
+    """psum/pmax/pmin: positional axes are reduced on the device first, then named axes by
+    one all_reduce per operand."""
+    region = MONOIDS[kind]
 
     def rule(ctx, *args, axes, axis_index_groups=None):
         b = ctx.builder
         named = [a for a in axes if not isinstance(a, (int, np.integer))]
         positional = tuple(int(a) for a in axes if isinstance(a, (int, np.integer)))
         if positional:
-            args = [b.reduce(x, b.constant(_init(aval.dtype, kind)), positional,
-                             _COMBINE[kind]) for aval, x in zip(ctx.avals_in, args)]
+            args = [b.reduce(x, b.constant(monoid_identity(kind, aval.dtype)), positional,
+                             region) for aval, x in zip(ctx.avals_in, args)]
         if not named:
             return list(args)
         groups = replica_groups_array(_groups(ctx, prim, tuple(named), axis_index_groups))
@@ -88,12 +83,11 @@ def _allreduce(kind: str):
     return rule
 
 
-for _kind in ("sum", "max", "min"):
-    register_lowering({"sum": "psum", "max": "pmax", "min": "pmin"}[_kind], _allreduce(_kind))
 # Invariant (psum_invariant) and unreduced (unreduced_psum) sums differ from psum only in the
 # types jax checks while tracing.
-register_lowering("psum_invariant", _allreduce("sum"))
-register_lowering("unreduced_psum", _allreduce("sum"))
+for _prim, _kind in (("psum", "sum"), ("pmax", "max"), ("pmin", "min"),
+                     ("psum_invariant", "sum"), ("unreduced_psum", "sum")):
+    register_lowering(_prim, _allreduce(_prim, _kind))
 # Casts between varying, invariant, reduced and unreduced values: nothing moves.
 for _name in ("pvary", "preduced", "vary_unreduced_cast_p", "reduced_vary_cast_p"):
     register_lowering(_name, _identity)
@@ -135,7 +129,7 @@ def _reduce_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled=Fa
                          f"{groups}")
     shape = list(aval.shape)
     shape[scatter_dimension] //= k
-    y = _manual(ctx, b.reduce_scatter(x, scatter_dimension, _REGIONS["sum"],
+    y = _manual(ctx, b.reduce_scatter(x, scatter_dimension, MONOIDS["sum"],
                                       replica_groups_array(groups),
                                       result_type=tensor(shape, aval.dtype), **_spmd_args(ctx)))
     return [y if tiled else b.reshape(y, aval_out.shape)]
@@ -178,7 +172,7 @@ def _pbroadcast(ctx, x, *, axis_name, source):
             raise NotImplementedError(f"pbroadcast of {et.name} (a {et.bits}-bit float)")
         zero = b.constant(np.zeros((), bits.type.element_type.dtype))
         picked = b.select(is_source, bits, b.broadcast_in_dim(zero, bits.type.shape, ()))
-        total = _manual(ctx, b.all_reduce(picked, _REGIONS["sum"], groups, **_spmd_args(ctx)))
+        total = _manual(ctx, b.all_reduce(picked, MONOIDS["sum"], groups, **_spmd_args(ctx)))
         return total if bits is v else (b.convert(total, np.bool_) if et.kind == "bool"
                                         else b.bitcast_convert(total, et))
     return [only_source(x)]

@@ -2,42 +2,20 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..helpers import all_ones, highest, lowest, minmax_hlo
+from ..helpers import MONOIDS, monoid_identity
 from ..mlir import register_lowering
 
 
-def _init(dtype, kind):
-    dtype = np.dtype(dtype)
-    if kind == "sum" or kind == "or" or kind == "xor":
-        return np.zeros((), dtype)
-    if kind == "prod":
-        return np.ones((), dtype)
-    if kind == "and":
-        return all_ones(dtype)
-    return highest(dtype) if kind == "min" else lowest(dtype)
-
-
-_COMBINE = {
-    "sum": lambda r, a, e: r.add(a, e),
-    "prod": lambda r, a, e: r.multiply(a, e),
-    "max": lambda r, a, e: minmax_hlo(r, a, e, "max"),
-    "min": lambda r, a, e: minmax_hlo(r, a, e, "min"),
-    "and": lambda r, a, e: r.and_(a, e),
-    "or": lambda r, a, e: r.or_(a, e),
-    "xor": lambda r, a, e: r.xor(a, e),
-}
-
-
 def _reduction(kind):
+    combine = MONOIDS[kind]
+
     def rule(ctx, x, *, axes, out_sharding=None):
         b = ctx.builder
-        init = b.constant(_init(ctx.avals_in[0].dtype, kind))
-        return [b.reduce(x, init, axes, _COMBINE[kind])]
+        init = b.constant(monoid_identity(kind, ctx.avals_in[0].dtype))
+        return [b.reduce(x, init, axes, combine)]
     rule.__name__ = f"_reduce_{kind}_lowering"
     return rule
 
 
-for _kind in _COMBINE:
+for _kind in MONOIDS:
     register_lowering(f"reduce_{_kind}", _reduction(_kind))
