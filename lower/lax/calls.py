@@ -11,8 +11,8 @@
 - ``with_sharding_constraint``: ``sharding_constraint[sharding, layout, context_mesh,
   unconstrained_dims]``; ``sharding`` is XLA's sharding text or a ``NamedSharding``.
 - ``create_token``, ``after_all``; ``optimization_barrier``.
-- ``platform_dependent``: ``platform_index[platforms]`` and a ``cond`` with
-  ``branches_platforms``, which the lowering resolves for the module's platform.
+- ``platform_index[platforms]``, which ``lower.lax.platform_dependent`` (a ``cond``, in
+  lower.lax.control_flow) records.
 - ``eq_to``, ``le_to``, ``lt_to``: total-order comparisons.
 
 Function arguments and results may be pytrees of tuples, lists and dicts; functions may close
@@ -26,19 +26,10 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import tracing as _tr
-from ..core import Jaxpr, ShapedArray, abstract_token
+from ..core import Jaxpr, abstract_token
 from ..tracing import Tracer
-from .control_flow import (
-    _aval_of,
-    _bind,
-    _cond,
-    _effects_of,
-    _enclosing_builder,
-    _flatten,
-    _lift,
-    _trace,
-    _unflatten,
-)
+from .bodies import (aval_of, bind_with_effects, effects_of, enclosing_builder, lift, trace_body,
+                     tree_flatten, tree_unflatten)
 
 __all__ = [
     "NamedSharding",
@@ -52,7 +43,6 @@ __all__ = [
     "le_to",
     "lt_to",
     "optimization_barrier",
-    "platform_dependent",
     "remat",
     "with_sharding_constraint",
 ]
@@ -63,11 +53,11 @@ def _trace_call(fun: Callable, args):
     operands, the ClosedJaxpr taking ``(*free, *args)``, the output tree, the free atoms of
     enclosing functions, and the argument avals and tree (to trace a companion such as a
     custom_vjp's ``fwd`` the same way)."""
-    leaves, tree = _flatten(tuple(args))
-    b = _enclosing_builder(leaves)
-    avals = [_aval_of(x) for x in leaves]
-    ops = [_lift(b, x) for x in leaves]
-    closed, out_tree, free = _trace(lambda a: fun(*a), avals, tree)
+    leaves, tree = tree_flatten(tuple(args))
+    b = enclosing_builder(leaves)
+    avals = [aval_of(x) for x in leaves]
+    ops = [lift(b, x) for x in leaves]
+    closed, out_tree, free = trace_body(lambda a: fun(*a), avals, tree)
     return b, ops, closed, out_tree, free, avals, tree
 
 
@@ -91,11 +81,11 @@ class custom_jvp:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} "
                                  "using defjvp.")
         b, ops, closed, out_tree, free, _, _ = _trace_call(self.fun, args)
-        outs = _bind(b, "custom_jvp_call", [Tracer(b, a) for a in free] + ops,
-                     closed.out_avals, _effects_of(closed.jaxpr), call_jaxpr=closed,
-                     jvp_jaxpr_fun=self.jvp, num_consts=len(free),
-                     symbolic_zeros=self.symbolic_zeros)
-        return _unflatten(out_tree, outs)
+        outs = bind_with_effects(b, "custom_jvp_call", [Tracer(b, a) for a in free] + ops,
+                                 closed.out_avals, effects_of(closed.jaxpr), call_jaxpr=closed,
+                                 jvp_jaxpr_fun=self.jvp, num_consts=len(free),
+                                 symbolic_zeros=self.symbolic_zeros)
+        return tree_unflatten(out_tree, outs)
 
 
 class custom_vjp:
@@ -119,13 +109,14 @@ class custom_vjp:
         fwd = self.fwd
 
         def fwd_jaxpr_thunk(*_zeros):
-            return _trace(lambda a: fwd(*a), avals, tree)[0]
+            return trace_body(lambda a: fwd(*a), avals, tree)[0]
 
-        outs = _bind(b, "custom_vjp_call", [Tracer(b, a) for a in free] + ops,
-                     closed.out_avals, _effects_of(closed.jaxpr), call_jaxpr=closed,
-                     fwd_jaxpr_thunk=fwd_jaxpr_thunk, num_consts=len(free), bwd=self.bwd,
-                     out_trees=lambda: (out_tree, None), symbolic_zeros=self.symbolic_zeros)
-        return _unflatten(out_tree, outs)
+        outs = bind_with_effects(b, "custom_vjp_call", [Tracer(b, a) for a in free] + ops,
+                                 closed.out_avals, effects_of(closed.jaxpr), call_jaxpr=closed,
+                                 fwd_jaxpr_thunk=fwd_jaxpr_thunk, num_consts=len(free),
+                                 bwd=self.bwd, out_trees=lambda: (out_tree, None),
+                                 symbolic_zeros=self.symbolic_zeros)
+        return tree_unflatten(out_tree, outs)
 
 
 # -- checkpoint -----------------------------------------------------------------------------
@@ -145,11 +136,12 @@ def checkpoint(fun: Callable, *, prevent_cse=True, policy=None,
         if not isinstance(prevent_cse, bool) and len(prevent_cse) != len(operands):
             raise ValueError(f"checkpoint: prevent_cse has {len(prevent_cse)} entries for "
                              f"{len(operands)} operands")
-        outs = _bind(b, "remat2", operands, closed.out_avals, _effects_of(jaxpr), jaxpr=body,
-                     prevent_cse=prevent_cse if isinstance(prevent_cse, bool)
-                     else tuple(bool(p) for p in prevent_cse),
-                     differentiated=bool(differentiated), policy=policy)
-        return _unflatten(out_tree, outs)
+        outs = bind_with_effects(b, "remat2", operands, closed.out_avals, effects_of(jaxpr),
+                                 jaxpr=body,
+                                 prevent_cse=prevent_cse if isinstance(prevent_cse, bool)
+                                 else tuple(bool(p) for p in prevent_cse),
+                                 differentiated=bool(differentiated), policy=policy)
+        return tree_unflatten(out_tree, outs)
     wrapped.__name__ = getattr(fun, "__name__", "checkpoint")
     return wrapped
 
@@ -159,12 +151,12 @@ remat = checkpoint
 
 def checkpoint_name(x, name: str):
     """``jax.ad_checkpoint.checkpoint_name``: each leaf of ``x`` named ``name``."""
-    leaves, tree = _flatten(x)
-    b = _enclosing_builder(leaves)
+    leaves, tree = tree_flatten(x)
+    b = enclosing_builder(leaves)
     # not tracing.bind: its own first parameter is called ``name``
     outs = [b.emit(_tr.primitive("name"), [t], [t.aval], {"name": name})[0]
-            for t in (_lift(b, v) for v in leaves)]
-    return _unflatten(tree, outs)
+            for t in (lift(b, v) for v in leaves)]
+    return tree_unflatten(tree, outs)
 
 
 # -- sharding ---------------------------------------------------------------------------------
@@ -186,8 +178,8 @@ class NamedSharding:
 def with_sharding_constraint(x, sharding, *, unconstrained_dims=()):
     """``jax.lax.with_sharding_constraint`` for one array; ``unconstrained_dims`` are the
     dimensions XLA may shard as it likes (JAX's ``PartitionSpec.UNCONSTRAINED`` entries)."""
-    b = _enclosing_builder([x])
-    x = _lift(b, x)
+    b = enclosing_builder([x])
+    x = lift(b, x)
     return _tr.bind("sharding_constraint", [x], [x.aval], sharding=sharding, layout=None,
                     context_mesh=None,
                     unconstrained_dims=frozenset(int(d) for d in unconstrained_dims))
@@ -197,57 +189,27 @@ def with_sharding_constraint(x, sharding, *, unconstrained_dims=()):
 
 def create_token():
     """A fresh token (``jax.lax.create_token``); call it inside a traced function."""
-    b = _enclosing_builder([])
+    b = enclosing_builder([])
     return b.emit(_tr.primitive("create_token"), [], [abstract_token], {})[0]
 
 
 def after_all(*tokens):
     """A token that comes after all of ``tokens``."""
-    b = _enclosing_builder(list(tokens))
+    b = enclosing_builder(list(tokens))
     for t in tokens:
         if not isinstance(t, Tracer) or t.aval is not abstract_token:
             raise TypeError("Arguments to after_all must be tokens")
-    return b.emit(_tr.primitive("after_all"), [_lift(b, t) for t in tokens],
+    return b.emit(_tr.primitive("after_all"), [lift(b, t) for t in tokens],
                   [abstract_token], {})[0]
 
 
 def optimization_barrier(x):
     """``jax.lax.optimization_barrier``: the leaves of ``x``, unchanged, behind one barrier."""
-    leaves, tree = _flatten(x)
-    b = _enclosing_builder(leaves)
-    ops = [_lift(b, v) for v in leaves]
+    leaves, tree = tree_flatten(x)
+    b = enclosing_builder(leaves)
+    ops = [lift(b, v) for v in leaves]
     outs = b.emit(_tr.primitive("optimization_barrier", True), ops, [o.aval for o in ops], {})
-    return _unflatten(tree, outs)
-
-
-# -- platforms --------------------------------------------------------------------------------
-
-def platform_dependent(*args, default: Callable | None = None, **per_platform: Callable):
-    """``jax.lax.platform_dependent``: ``per_platform[platform](*args)`` for the platform the
-    module is lowered for (``default`` for the others). Platforms sharing one function share
-    a branch."""
-    groups: list = []
-    for name, fn in per_platform.items():
-        if name == "gpu":
-            raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
-        for names, g in groups:
-            if g is fn:
-                names.append(name)
-                break
-        else:
-            groups.append(([name], fn))
-    platforms = tuple(tuple(names) for names, _ in groups)
-    branches = tuple(fn for _, fn in groups)
-    if default is not None:
-        platforms, branches = platforms + (None,), branches + (default,)
-    if not branches:
-        raise ValueError("platform_dependent: no branches")
-    b = _enclosing_builder(_flatten(args)[0])
-    index = b.emit(_tr.primitive("platform_index"), [], [ShapedArray((), np.int32)],
-                   {"platforms": platforms})[0]
-    out = _cond(b, index, branches, args)
-    b.eqns[-1].params["branches_platforms"] = platforms
-    return out
+    return tree_unflatten(tree, outs)
 
 
 # -- total-order comparisons ----------------------------------------------------------------
