@@ -23,36 +23,19 @@ from __future__ import annotations
 
 import numpy as np
 
-import mhlo_ir as hlo
-
-from ..helpers import compare_type
-from ..mlir import ir_constants, jaxpr_subcomp, register_lowering, wrap_with_sharding_op
+from ..core import ClosedJaxpr
+from ..helpers import as_values, compare_type, lower_closed
+from ..mlir import register_lowering, wrap_with_sharding_op
 from .elementwise import broadcast_operands
 
 
-def _wrap(x) -> tuple:
-    return (x,) if isinstance(x, hlo.Value) else tuple(x)
-
-
-def _const_values(b, consts) -> list:
-    """IR values of a closed jaxpr's constants. JAX's own jaxprs may hold device arrays,
-    which no constant handler knows: they are read back as numpy arrays."""
-    known = (np.ndarray, np.generic, bool, int, float, complex)
-    return [ir_constants(b, c if isinstance(c, known) else np.asarray(c)) for c in consts]
-
-
-def _inline(ctx, jaxpr, consts, args, scope: str | None = None) -> list:
-    """Lower ``jaxpr`` (open) at the rule's builder, threading the rule's tokens through it;
-    ``scope`` extends the name stack the body's locations carry."""
-    mctx = ctx.body_context(scope)
-    outs, tokens = jaxpr_subcomp(mctx, ctx.builder, jaxpr, ctx.tokens_in, consts,
-                                 *[_wrap(a) for a in args])
+def _inline(ctx, closed, args, scope: str | None = None) -> list:
+    """Lower ``closed`` at the rule's builder, threading the rule's tokens through it (a body
+    may have ordered effects); ``scope`` extends the name stack its locations carry."""
+    outs, tokens = lower_closed(ctx.body_context(scope), ctx.builder, closed, ctx.tokens_in,
+                                args)
     ctx.set_tokens_out(tokens)
     return outs
-
-
-def _inline_closed(ctx, closed, args, scope: str | None = None) -> list:
-    return _inline(ctx, closed.jaxpr, _const_values(ctx.builder, closed.consts), args, scope)
 
 
 # -- custom derivatives ---------------------------------------------------------------------
@@ -60,7 +43,7 @@ def _inline_closed(ctx, closed, args, scope: str | None = None) -> list:
 def _custom_derivative_lowering(ctx, *args, call_jaxpr, **_):
     """custom_jvp_call / custom_vjp_call: ``call_jaxpr`` takes ``(*consts, *args)`` (the
     ``num_consts`` leading operands are the hoisted constants), which is the operand list."""
-    return _inline_closed(ctx, call_jaxpr, args)
+    return _inline(ctx, call_jaxpr, args)
 
 
 register_lowering("custom_jvp_call", _custom_derivative_lowering)
@@ -69,7 +52,7 @@ register_lowering("custom_vjp_call", _custom_derivative_lowering)
 
 def _remat_opt_lowering(ctx, *args, fwd_jaxpr, **_):
     """remat_opt: the forward pass, residuals first, as its outputs are."""
-    return _inline_closed(ctx, fwd_jaxpr, args)
+    return _inline(ctx, fwd_jaxpr, args)
 
 
 register_lowering("remat_opt", _remat_opt_lowering)
@@ -85,16 +68,13 @@ def _remat_lowering(ctx, *args, jaxpr, prevent_cse, differentiated, policy=None)
     args = list(args)
     if differentiated and any(prevent_cse):
         picked = [i for i, p in enumerate(prevent_cse) if p]
-        flat = [v for i in picked for v in _wrap(args[i])]
+        flat = [v for i in picked for v in as_values(args[i])]
         barred = iter(ctx.builder.optimization_barrier(*flat))
         for i in picked:
-            parts = [next(barred) for _ in _wrap(args[i])]
+            parts = [next(barred) for _ in as_values(args[i])]
             args[i] = parts[0] if len(parts) == 1 else tuple(parts)
-    consts = ()
-    if hasattr(jaxpr, "consts"):  # tolerate a closed jaxpr
-        consts = _const_values(ctx.builder, jaxpr.consts)
-        jaxpr = jaxpr.jaxpr
-    return _inline(ctx, jaxpr, consts, args, scope="checkpoint")
+    closed = jaxpr if hasattr(jaxpr, "consts") else ClosedJaxpr(jaxpr, [])  # closed: tolerated
+    return _inline(ctx, closed, args, scope="checkpoint")
 
 
 register_lowering("remat2", _remat_lowering)
@@ -194,12 +174,25 @@ register_lowering("platform_index", _platform_index_lowering)
 # -- total-order comparisons ----------------------------------------------------------------
 
 def _total_order_compare(direction: str):
+    """eq_to / le_to / lt_to. XLA's TOTALORDER comparison takes no complex operands (its
+    verifier rejects the module, jax's own lowering included): complex numbers compare their
+    real parts, then their imaginary parts, each in the total order."""
     def rule(ctx, x, y, **_):
+        b = ctx.builder
         if x.type.shape != y.type.shape:
             x, y = broadcast_operands(ctx, (x, y))
-        et = x.type.element_type
-        kind = "TOTALORDER" if et.kind in ("float", "complex") else compare_type(et)
-        return [ctx.builder.compare(x, y, direction, kind)]
+        kind = x.type.element_type.kind
+        if kind == "float":
+            return [b.compare(x, y, direction, "TOTALORDER")]
+        if kind != "complex":
+            return [b.compare(x, y, direction, compare_type(x.type.element_type))]
+        rx, ry, ix, iy = b.real(x), b.real(y), b.imag(x), b.imag(y)
+        real_eq = b.compare(rx, ry, "EQ", "TOTALORDER")
+        imag = b.compare(ix, iy, direction, "TOTALORDER")
+        if direction == "EQ":
+            return [b.and_(real_eq, imag)]
+        real_lt = b.compare(rx, ry, "LT", "TOTALORDER")
+        return [b.or_(real_lt, b.and_(real_eq, imag))]
     return rule
 
 
