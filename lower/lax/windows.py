@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 
 from .. import tracing as tr
-from ..core import ShapedArray
+from ..core import Literal, ShapedArray
 from ..tracing import Tracer, bind
 
 __all__ = [
@@ -107,6 +107,24 @@ def _inits(operands, init_values) -> list:
     return out
 
 
+def _trace_region(what: str, fn, avals):
+    """make_jaxpr of a function that becomes a region (a combiner, select or scatter).
+
+    A region reads nothing from outside but its constants, so a function that closes over
+    traced values of the function being traced is refused here, as JAX refuses it, rather
+    than when its jaxpr is lowered."""
+    closed = tr.make_jaxpr(fn)(*avals)
+    jaxpr = closed.jaxpr
+    defined = {id(v) for v in (*jaxpr.invars, *jaxpr.constvars)}
+    for e in jaxpr.eqns:
+        for v in e.invars:
+            if not isinstance(v, Literal) and id(v) not in defined:
+                raise TypeError(f"{what} closes over a traced value ({v.aval.str_short()}) of "
+                                "the function being traced; pass it as an operand instead")
+        defined.update(id(v) for v in e.outvars)
+    return closed
+
+
 def _scalar_jaxpr(fn, dtypes, group: bool):
     """Trace a combiner of two (groups of) scalars. With ``group`` the combiner takes and
     returns tuples (jax.lax's convention for several operands); the jaxpr is flat."""
@@ -119,7 +137,7 @@ def _scalar_jaxpr(fn, dtypes, group: bool):
         if len(out) != n:
             raise ValueError(f"the combiner returned {len(out)} values for {n} operands")
         return out
-    return tr.make_jaxpr(flat)(*scalars, *scalars)
+    return _trace_region("the combiner", flat, scalars + scalars)
 
 
 def reduce(operands, init_values, computation, dimensions):
@@ -233,8 +251,8 @@ def select_and_scatter(operand: Tracer, select, window_dimensions, window_stride
     _grid_check("select_and_scatter", source, operand, params)
     (init,) = _inits([source], init_value)
     elem, acc = ShapedArray((), operand.dtype), ShapedArray((), init.dtype)
-    sel = tr.make_jaxpr(select)(elem, elem)
-    sca = tr.make_jaxpr(scatter)(acc, acc)
+    sel = _trace_region("select", select, (elem, elem))
+    sca = _trace_region("scatter", scatter, (acc, acc))
     return bind("select_and_scatter", [operand, source, init],
                 [operand.aval.update(dtype=source.dtype)],
                 select_jaxpr=sel.jaxpr, select_consts=tuple(sel.consts),

@@ -5,6 +5,10 @@ gradients ``select_and_scatter`` / ``select_and_scatter_add`` (max-pool VJP) and
 
 XLA does not let these regions read values defined outside them (MLIR's verifier does), so a
 reducer jaxpr is lowered inside its region with its constants rebuilt there.
+
+NOTE: XLA aborts the process (a failed CHECK in SelectAndScatterExpander, jaxlib 0.10.2; jax's
+own lowering hits it too) on a select_and_scatter of rank 0, so scalars go through a
+one-element window of rank 1.
 """
 
 from __future__ import annotations
@@ -15,15 +19,8 @@ import numpy as np
 
 import mhlo_ir as hlo
 
-from ..helpers import compare_hlo, full_like, highest, lowest, minmax_hlo
+from ..helpers import MONOIDS, compare_hlo, full_like, highest, lowest, monoid_identity
 from ..mlir import TokenSet, ir_constants, jaxpr_subcomp, register_lowering
-
-_SCALAR_TYPES = (np.ndarray, np.generic, bool, int, float, complex)
-
-
-def _region_constant(r, c):
-    # JAX hands over its own arrays as consts; numpy's view of them is what we can print.
-    return ir_constants(r, c if isinstance(c, _SCALAR_TYPES) else np.asarray(c))
 
 
 def jaxpr_region(ctx, jaxpr, consts=()):
@@ -37,7 +34,8 @@ def jaxpr_region(ctx, jaxpr, consts=()):
                                   f"({set(jaxpr.effects)}) cannot be a region")
 
     def body(r, *args):
-        cvals = [_region_constant(r, c) for c in consts]
+        # In the region: constants from outside would be values it may not read.
+        cvals = [ir_constants(r, c) for c in consts]
         outs, _ = jaxpr_subcomp(ctx.module_context, r, jaxpr, TokenSet(), cvals,
                                 *[(a,) for a in args])
         return [v for o in outs for v in o]
@@ -77,20 +75,15 @@ def _reduce_window(ctx, *operands_and_inits, jaxpr, consts, window_dimensions, w
 
 register_lowering("reduce_window", _reduce_window)
 
-_MONOIDS = {
-    "sum": (lambda dtype: np.zeros((), dtype), lambda r, a, e: r.add(a, e)),
-    "max": (lowest, lambda r, a, e: minmax_hlo(r, a, e, "max")),
-    "min": (highest, lambda r, a, e: minmax_hlo(r, a, e, "min")),
-}
-
-
 def _monoid_reduce_window(kind):
-    identity, combine = _MONOIDS[kind]
+    """reduce_window_{sum,max,min}: the monoid's identity is the init, and what padding and
+    base-dilation holes hold."""
+    combine = MONOIDS[kind]
 
     def rule(ctx, x, *, window_dimensions, window_strides, padding, base_dilation,
              window_dilation):
         b = ctx.builder
-        init = b.constant(np.asarray(identity(ctx.avals_in[0].dtype)))
+        init = b.constant(monoid_identity(kind, ctx.avals_in[0].dtype))
         return [b.reduce_window(x, init, _ints(window_dimensions), combine,
                                 window_strides=_ints(window_strides),
                                 base_dilations=_ints(base_dilation),
@@ -100,7 +93,7 @@ def _monoid_reduce_window(kind):
     return rule
 
 
-for _kind in _MONOIDS:
+for _kind in ("sum", "max", "min"):
     register_lowering(f"reduce_window_{_kind}", _monoid_reduce_window(_kind))
 
 
@@ -123,14 +116,26 @@ def _never_selected(dtype, direction):
     return lowest(dtype) if direction in ("GE", "GT") else highest(dtype)
 
 
+def _select_and_scatter_op(b, operand, source, init, select, scatter, dims, strides,
+                           padding):
+    """``b.select_and_scatter``; a scalar is one window of one element of rank 1 (rank 0
+    aborts XLA, see above)."""
+    if operand.type.shape:
+        return b.select_and_scatter(operand, source, init, select, scatter,
+                                    window_dimensions=dims, window_strides=strides,
+                                    padding=padding)
+    out = b.select_and_scatter(b.reshape(operand, (1,)), b.reshape(source, (1,)), init, select,
+                               scatter, window_dimensions=[1], window_strides=[1])
+    return b.reshape(out, ())
+
+
 def _select_and_scatter(ctx, operand, source, init_value, *, select_jaxpr, select_consts,
                         scatter_jaxpr, scatter_consts, window_dimensions, window_strides,
                         padding):
-    return [ctx.builder.select_and_scatter(
-        operand, source, init_value, jaxpr_region(ctx, select_jaxpr, select_consts),
-        jaxpr_region(ctx, scatter_jaxpr, scatter_consts),
-        window_dimensions=_ints(window_dimensions), window_strides=_ints(window_strides),
-        padding=_pairs(padding))]
+    return [_select_and_scatter_op(
+        ctx.builder, operand, source, init_value, jaxpr_region(ctx, select_jaxpr, select_consts),
+        jaxpr_region(ctx, scatter_jaxpr, scatter_consts), _ints(window_dimensions),
+        _ints(window_strides), _pairs(padding))]
 
 
 register_lowering("select_and_scatter", _select_and_scatter)
@@ -155,16 +160,12 @@ def _select_and_scatter_add(ctx, source, operand, *, select_prim, window_dimensi
                         [0] * len(shape))
     rest = [(min(lo, 0), min(hi, 0)) for lo, hi in pads]
     zero = b.constant(np.zeros((), ctx.avals_in[0].dtype))
-    if ctx.avals_in[0].dtype == np.bool_:
-        def scatter(r, acc, x):
-            return r.or_(acc, x)
-    else:
-        def scatter(r, acc, x):
-            return r.add(acc, x)
-    out = b.select_and_scatter(
-        operand, source, zero, lambda r, x, y: compare_hlo(r, x, y, direction), scatter,
-        window_dimensions=_ints(window_dimensions), window_strides=_ints(window_strides),
-        padding=rest if any(lo or hi for lo, hi in rest) else None)
+    # Booleans add up as jax's bitwise or.
+    scatter = MONOIDS["or" if ctx.avals_in[0].dtype == np.bool_ else "sum"]
+    out = _select_and_scatter_op(
+        b, operand, source, zero, lambda r, x, y: compare_hlo(r, x, y, direction), scatter,
+        _ints(window_dimensions), _ints(window_strides),
+        rest if any(lo or hi for lo, hi in rest) else None)
     if any(lo or hi for lo, hi in grow):
         out = b.slice(out, [lo for lo, _ in grow], [lo + n for (lo, _), n in zip(grow, shape)])
     return [out]

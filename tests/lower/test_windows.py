@@ -199,6 +199,35 @@ def test_select_and_scatter_generic():
         select_and_scatter_ref(X, src, lambda a, b: a < b, -1, max, dims, strides, none, 0)])
 
 
+def test_select_and_scatter_of_scalars_goes_through_rank_1():
+    """XLA aborts the whole process on a select_and_scatter of rank 0 (jax's own lowering
+    too): a scalar is one window of one element of rank 1. The op's rank is checked before
+    compiling, so a regression fails here instead of killing the test run."""
+    def f(s, x, si, xi):
+        return [lax.select_and_scatter_add(s, x, "ge", (), (), ()),
+                lax.select_and_scatter(x, lax.ge, (), (), (), s, 1.0, lax.add),
+                lax.select_and_scatter_add(si, xi, "le", (), (), "SAME")]
+    args = (np.float32(3), np.float32(-2), np.int8(5), np.int8(1))
+    m = lower_jaxpr_to_module("scalars", lax.make_jaxpr(f)(*args)).module
+    ranks = [len(op.operands[0].type.shape) for op in m.functions[0].body.blocks[0].operations
+             if op.name == "select_and_scatter"]
+    assert ranks == [1, 1, 1]
+    check(verify.run(m, *args), [np.float32(3), np.float32(4), np.int8(5)])
+
+
+def test_window_regions_may_not_close_over_traced_values():
+    """A combiner reading a value of the enclosing function cannot be a region: refused when
+    tracing, with what to do, as JAX refuses it (it was a KeyError when lowering)."""
+    def f(x, scale):
+        return lax.reduce(x, np.float32(0), lambda a, b: a + b * scale, (0,))
+    with pytest.raises(TypeError, match="closes over a traced value .* as an operand"):
+        lax.make_jaxpr(f)(X, np.float32(2))
+    with pytest.raises(TypeError, match="select closes over"):
+        lax.make_jaxpr(lambda x, s, t: lax.select_and_scatter(
+            x, lambda a, b: a >= b + t, (2, 2), (1, 1), "VALID", s, 0.0, lax.add))(
+                X, X[:3, :4], np.float32(1))
+
+
 _GATHER_CASES = [("ge", (2, 2), (1, 1), ((0, 1), (1, 0)), None, None),
                  ("le", (2, 3), (2, 1), "SAME", (2, 1), (1, 2)),
                  ("ge", (1, 2), (1, 3), ((-1, 0), (0, 2)), None, None)]
