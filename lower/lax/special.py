@@ -25,12 +25,12 @@ import numpy as np
 
 from ..tracing import (Tracer, _builder_of, _lift, abs, add, and_,
                        bind, broadcast_in_dim, broadcast_to, convert_element_type, digamma,
-                       div, eq, erf_inv, exp, ge, gt, integer_pow, iota, le, lgamma, log,
+                       div, eq, erf_inv, exp, ge, gt, integer_pow, le, lgamma, log,
                        log1p, lt, max, mul, ne, neg, not_, or_, pow, reduce_or, rem, reshape,
-                       shift_left, shift_right_logical, slice, sqrt, sub, where, xor)
+                       shift_right_logical, slice, sqrt, sub, where)
 from .control_flow import while_loop
 from .indexing import bitcast_convert_type
-from .random import threefry2x32
+from .random import random_bits, random_split
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc",
            "regularized_incomplete_beta", "bessel_i0e", "random_gamma"]
@@ -483,28 +483,25 @@ def random_gamma(key, a, log_space: bool = False) -> Tracer:
                 log_space=bool(log_space))
 
 
-def _split_lanes(k1, k2, num: int) -> list:
-    """jax.random.split(key, num) of every lane's key (k1, k2): ``num`` pairs of words."""
-    zero = np.uint32(0)
-    return [threefry2x32(k1, k2, zero, np.uint32(i)) for i in range(num)]
+def _split_lanes(keys, num: int) -> list:
+    """jax.random.split(key, num) of every lane's key (``keys``: uint32[n, 2]): ``num`` arrays
+    of keys [n, 2]. The random_split primitive on the batch is jax's vmap of it, so the keys
+    follow ``jax_threefry_partitionable`` as jax's do."""
+    n = keys.shape[0]
+    split = random_split(keys, (num,))
+    return [reshape(slice(split, (0, i, 0), (n, i + 1, 2)), (n, 2)) for i in range(num)]
 
 
-def _uniform_lanes(key, dtype, lo=0.0, hi=1.0):
+def _uniform_lanes(keys, dtype, lo=0.0, hi=1.0):
     """jax.random.uniform(key, (), dtype, lo, hi) for every lane's key: the mantissa bits of
-    the key's first draw under an exponent of 1, less 1, scaled."""
-    k1, k2 = key
+    the key's random bits under an exponent of 1, less 1, scaled."""
     finfo = ml_dtypes.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     rng_bits = nbits if nmant >= 8 else 8
     uint = np.dtype(f"uint{nbits}")
-    y1, y2 = threefry2x32(k1, k2, np.uint32(0), np.uint32(0))
-    if rng_bits == 64:
-        bits = or_(shift_left(convert_element_type(y1, uint), np.uint64(32)),
-                   convert_element_type(y2, uint))
-    else:
-        bits = xor(y1, y2)
-        if rng_bits != 32:
-            bits = convert_element_type(convert_element_type(bits, f"uint{rng_bits}"), uint)
+    bits = random_bits(keys, rng_bits, ())
+    if rng_bits != nbits:
+        bits = convert_element_type(bits, uint)
     bits = or_(shift_right_logical(bits, np.asarray(rng_bits - nmant, uint)[()]),
                np.asarray(1.0, dtype).view(uint)[()])
     floats = bitcast_convert_type(bits, dtype) - np.asarray(1.0, dtype)[()]
@@ -520,7 +517,14 @@ def _normal_lanes(key, dtype):
     return mul(np.asarray(np.sqrt(2), dtype)[()], erf_inv(u))
 
 
-def _gamma_lanes(k1, k2, alpha, log_space):
+def _where_lanes(pred, new, old):
+    """``where`` with one predicate per lane (``pred``: [n]) over lanes of any shape."""
+    if new.ndim > pred.ndim:
+        pred = broadcast_in_dim(pred, new.shape, tuple(range(pred.ndim)))
+    return where(pred, new, old)
+
+
+def _gamma_lanes(keys, alpha, log_space):
     """One Gamma(alpha) draw per lane with the lane's key (Marsaglia & Tsang, ACM TOMS 2000);
     the rejection loops run until every lane has accepted, each lane's state frozen from its
     own acceptance on, so every lane draws what jax draws for it alone."""
@@ -540,26 +544,26 @@ def _gamma_lanes(k1, k2, alpha, log_space):
 
     def draw_v(key):
         def body(s):
-            ka, kb, _, v = s
-            (nk1, nk2), sub_key = _split_lanes(ka, kb, 2)
+            k, _, v = s
+            new_key, sub_key = _split_lanes(k, 2)
             x_new = _normal_lanes(sub_key, dtype)
             v_new = add(one, mul(x_new, c))
             again = le(v, zero)
-            return tuple(where(again, n, o) for n, o in zip((nk1, nk2, x_new, v_new), s))
-        init = (key[0], key[1], _full(alpha, 0), _full(alpha, -1))
-        return while_loop(lambda s: _any(le(s[3], zero)), body, init)[2:]
+            return tuple(_where_lanes(again, n, o) for n, o in zip((new_key, x_new, v_new), s))
+        init = (key, _full(alpha, 0), _full(alpha, -1))
+        return while_loop(lambda s: _any(le(s[2], zero)), body, init)[1:]
 
     def body(s):
-        ka, kb, X, V, U = s
-        (nk1, nk2), x_key, u_key = _split_lanes(ka, kb, 3)
+        k, X, V, U = s
+        new_key, x_key, u_key = _split_lanes(k, 3)
         x, v = draw_v(x_key)
-        new = (nk1, nk2, mul(x, x), mul(mul(v, v), v), _uniform_lanes(u_key, dtype))
+        new = (new_key, mul(x, x), mul(mul(v, v), v), _uniform_lanes(u_key, dtype))
         again = rejected(X, V, U)
-        return tuple(where(again, n, o) for n, o in zip(new, s))
+        return tuple(_where_lanes(again, n, o) for n, o in zip(new, s))
 
-    key, sub_key = _split_lanes(k1, k2, 2)
-    init = (key[0], key[1], _full(alpha, 0), _full(alpha, 1), _full(alpha, 2))
-    V = while_loop(lambda s: _any(rejected(*s[2:])), body, init)[3]
+    key, sub_key = _split_lanes(keys, 2)
+    init = (key, _full(alpha, 0), _full(alpha, 1), _full(alpha, 2))
+    V = while_loop(lambda s: _any(rejected(*s[1:])), body, init)[2]
     if log_space:
         u = _uniform_lanes(sub_key, dtype)
         log_samples = neg(neg(log1p(neg(u))))
@@ -578,14 +582,7 @@ def random_gamma_impl(key, a, *, log_space=False):
     n = math.prod(a.shape)
     if n == 0:
         return a
-    nk = math.prod(kshape)
-    per = n // nk
-    keys = reshape(key, (nk, 2))
-    k1 = reshape(slice(keys, (0, 0), (nk, 1)), (nk, 1))
-    k2 = reshape(slice(keys, (0, 1), (nk, 2)), (nk, 1))
-    counts = iota(a, np.uint32, (per,))
-    y1, y2 = threefry2x32(k1, k2, np.uint32(0), counts)
-    k1, k2 = reshape(y1, (n,)), reshape(y2, (n,))
-    alpha = reshape(a, (n,))
     _float_dtype(a)
-    return reshape(_gamma_lanes(k1, k2, alpha, log_space), a.shape)
+    nk = math.prod(kshape)
+    keys = reshape(random_split(reshape(key, (nk, 2)), (n // nk,)), (n, 2))
+    return reshape(_gamma_lanes(keys, reshape(a, (n,)), log_space), a.shape)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..lax import special as sp
 from ..mlir import lower_fun, register_lowering
+from .random import key_impl, physical_aval
 
 
 def _rule(impl):
@@ -26,4 +27,22 @@ for _name, _impl in (("igamma", sp.igamma_impl), ("igammac", sp.igammac_impl),
     register_lowering(_name, _rule(sp.up_and_broadcast(_impl)))
 
 register_lowering("bessel_i0e", _rule(sp.bessel_i0e_impl))
-register_lowering("random_gamma", _rule(sp.random_gamma_impl))
+
+_random_gamma_traced = _rule(sp.random_gamma_impl)
+
+
+def _random_gamma(ctx, key, a, *, log_space):
+    """The decomposition draws on raw threefry2x32 key data (``uint32[..., 2]``). jax's own
+    jaxprs carry typed keys (``key<fry>[...]``, whatever the user's key was): their IR value
+    is that same key data, so the decomposition is traced on the key's physical aval. Keys of
+    jax's other implementations would need their own split and bits inside the sampler."""
+    key_aval = ctx.avals_in[0]
+    impl = key_impl(getattr(key_aval.dtype, "_impl", None))
+    if impl.name != "threefry2x32":
+        raise NotImplementedError(f"random_gamma: keys of the {impl.name} implementation (only "
+                                  "threefry2x32 keys are lowered)")
+    ctx = ctx.replace(avals_in=[physical_aval(key_aval), *ctx.avals_in[1:]])
+    return _random_gamma_traced(ctx, key, a, log_space=log_space)
+
+
+register_lowering("random_gamma", _random_gamma)

@@ -15,6 +15,7 @@ import itertools
 import numpy as np
 import pytest
 
+import verify
 from lower import lax, lower_jaxpr_to_module
 from tests.lower.helpers import run
 
@@ -189,3 +190,34 @@ def test_random_gamma_matches_jax_bits():
     want = jax.jit(theirs)(seed, keys, alpha, alpha16)
     for name, g, w in zip(("gamma", "loggamma", "gamma per row", "gamma float16"), got, want):
         assert_same(g, w, name)
+
+
+@pytest.mark.parametrize("partitionable", [True, False])
+def test_jax_random_gamma_jaxpr_with_typed_keys(partitionable):
+    """jax.random.gamma binds random_gamma on a typed key (``key<fry>[]``) whatever key the
+    user passed: its jaxpr lowers (it failed on the key's dtype) and draws jax's numbers,
+    under both threefry counter layouts (the sampler splits and draws through the random
+    primitives, which follow the lowering's layout as jax's follow its flag)."""
+    from lower.rules.random import threefry_partitionable
+    key = np.asarray(jax.random.key_data(jax.random.key(7)))
+    alpha = np.array([0.3, 1.0, 4.0], np.float32)
+
+    def fn(k, a):
+        typed = jax.random.wrap_key_data(k)
+        return [jax.random.gamma(typed, a), jax.random.loggamma(typed, a[:2], dtype=np.float16)]
+    with jax.threefry_partitionable(partitionable):
+        closed = jax.make_jaxpr(fn)(key, alpha)
+        want = jax.jit(fn)(key, alpha)
+    assert "key<fry>" in str(closed)
+    with threefry_partitionable(partitionable):
+        m = lower_jaxpr_to_module("gamma", closed).module
+    got = verify.run(m, key, alpha)
+    for name, g, w in zip(("gamma", "loggamma float16"), got, want):
+        assert_same(g, w, name)
+
+
+def test_random_gamma_of_other_key_implementations_is_refused_by_name():
+    closed = jax.make_jaxpr(lambda s: jax.random.gamma(jax.random.key(s, impl="rbg"), 2.0))(
+        np.int32(1))
+    with pytest.raises(NotImplementedError, match="rbg"):
+        lower_jaxpr_to_module("gamma", closed)
