@@ -21,7 +21,7 @@ from .attributes import SymbolRefAttr, to_attribute
 from .dense import DenseElementsAttr, dense_i64, index
 from .errors import OpBuildError
 from .ir import (Block, BlockArgument, Function, Operation, OpResult, Region, SingleResultOp,
-                 Value, make_operation)
+                 Value, _new_single_result_op, make_operation)
 from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
@@ -181,8 +181,15 @@ class Builder:
         block = self.block
         rts = hit[2]
         if len(rts) == 1:
-            op = SingleResultOp(hit[0], operands, rts, hit[1], (),
-                                self.location if location is None else location, block)
+            n = len(operands)
+            if n == 1 or n == 2:
+                op = _new_single_result_op(hit[0], operands[0], operands[1] if n == 2 else None,
+                                           hit[1], rts[0],
+                                           self.location if location is None else location,
+                                           block)
+            else:
+                op = SingleResultOp(hit[0], operands, rts, hit[1], (),
+                                    self.location if location is None else location, block)
             block.operations.append(op)
             return op
         op = Operation(hit[0], operands, rts, hit[1], (),
@@ -278,8 +285,8 @@ class Builder:
         hit = _MEMO.get(key)
         if hit is not None and x.__class__ in _VALUE_CLASSES:  # _memo's hit path, inlined
             block = self.block
-            op = SingleResultOp(hit[0], (x,), hit[2], hit[1], (),
-                                self.location if location is None else location, block)
+            op = _new_single_result_op(hit[0], x, None, hit[1], hit[2][0],
+                                       self.location if location is None else location, block)
             block.operations.append(op)
             return op
         return self._memo(key, "broadcast_in_dim", (x,), location, _broadcast_make, t, shape,
@@ -366,8 +373,8 @@ class Builder:
         if hit is not None and lhs.__class__ in _VALUE_CLASSES and \
                 rhs.__class__ in _VALUE_CLASSES:  # _memo's hit path, inlined
             block = self.block
-            op = SingleResultOp(hit[0], (lhs, rhs), hit[2], hit[1], (),
-                                self.location if location is None else location, block)
+            op = _new_single_result_op(hit[0], lhs, rhs, hit[1], hit[2][0],
+                                       self.location if location is None else location, block)
             block.operations.append(op)
             return op
         return self._memo(key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs,
@@ -607,6 +614,9 @@ def _elementwise_method(spec):
     op_names = spec.operands
     memo: dict = {}
     values = _VALUE_CLASSES
+    new, SRO = object.__new__, SingleResultOp
+    # NOTE: both methods build their SingleResultOp inline (what ir._new_single_result_op
+    # does): calling the class costs a third of the method, and a helper call a tenth.
 
     if len(op_names) == 1:
         def method(self, operand, *, location=None):
@@ -617,8 +627,15 @@ def _elementwise_method(spec):
             if result_types is None:
                 result_types = memo[t] = infer(name, (t,), None)
             block = self.block
-            op = SingleResultOp(spec, (operand,), result_types, None, (),
-                                self.location if location is None else location, block)
+            op = new(SRO)
+            op.spec = spec
+            op._a = operand
+            op._b = None
+            op.attributes = None
+            op.regions = ()
+            op.location = self.location if location is None else location
+            op.parent = block
+            op.type = result_types[0]
             block.operations.append(op)
             return op
     else:
@@ -632,8 +649,15 @@ def _elementwise_method(spec):
                 if len(memo) < 4096:
                     memo[key] = result_types
             block = self.block
-            op = SingleResultOp(spec, (lhs, rhs), result_types, None, (),
-                                self.location if location is None else location, block)
+            op = new(SRO)
+            op.spec = spec
+            op._a = lhs
+            op._b = rhs
+            op.attributes = None
+            op.regions = ()
+            op.location = self.location if location is None else location
+            op.parent = block
+            op.type = result_types[0]
             block.operations.append(op)
             return op
 
