@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import verify
-from lower import lax, lower_jaxpr_to_module
+from lower import TokenSet, core, lax, lower_jaxpr_to_module, register_lowering
 from tests.oracle import assert_fixed_point
 
 
@@ -24,3 +24,37 @@ def check(outs, refs):
         r = np.asarray(r)
         assert o.shape == r.shape and o.dtype == r.dtype, (i, o.shape, o.dtype, r.shape, r.dtype)
         np.testing.assert_array_equal(o, r, err_msg=f"output {i}")
+
+
+def walk(region_or_fn):
+    """Every operation of a region (or a function's body), nested regions included."""
+    region = getattr(region_or_fn, "body", region_or_fn)
+    for block in region.blocks:
+        for op in block.operations:
+            yield op
+            for r in op.regions:
+                yield from walk(r)
+
+
+def ops(m, name=None) -> list:
+    """Every operation of the module's functions (regions included), or those named so."""
+    found = [op for fn in m.functions for op in walk(fn)]
+    return found if name is None else [op for op in found if op.name == name]
+
+
+def ordered_effect_identity(name: str):
+    """A new primitive ``name`` with an ordered effect of the same name: ``(effect, f)``, where
+    ``f(x)`` records it (an identity) and its rule orders an ``after_all`` on the token, so a
+    test can follow the token through bodies."""
+    effect = core.OrderedEffect(name)
+
+    def rule(ctx, x):
+        ctx.set_tokens_out(TokenSet([(effect, ctx.builder.after_all(ctx.tokens_in.get(effect)))]))
+        return [x]
+    register_lowering(name, rule)
+
+    def f(x):
+        y = lax.bind(name, [x], [x.aval])
+        x.builder.eqns[-1].effects = frozenset({effect})
+        return y
+    return effect, f

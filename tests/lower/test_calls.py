@@ -15,25 +15,13 @@ import pytest
 
 import mhlo_ir as hlo
 import verify
-from lower import TokenSet, core, lax, lower_jaxpr_to_module, register_lowering
+from lower import core, lax, lower_jaxpr_to_module
 from lower.axis_context import Mesh, P, SPMDAxisContext
 from lower.rules.calls import platform_choice, sharding_text
-from tests.lower.helpers import check, run
+from tests.lower.helpers import check, ops, ordered_effect_identity, run
 from tests.oracle import assert_fixed_point
 
 I32 = np.int32
-
-
-def ops(m, name=None) -> list:
-    """Every operation of the module's functions (regions included), or those named so."""
-    def walk(region):
-        for block in region.blocks:
-            for op in block.operations:
-                yield op
-                for r in op.regions:
-                    yield from walk(r)
-    found = [op for fn in m.functions for op in walk(fn.body)]
-    return found if name is None else [op for op in found if op.name == name]
 
 
 def eqn(closed, name):
@@ -78,22 +66,7 @@ def test_custom_derivatives_need_their_rule():
         lax.make_jaxpr(f)(np.ones(2, np.float32))
 
 
-EFF = core.OrderedEffect("calls_test")
-
-
-def _effect_rule(ctx, x):
-    ctx.set_tokens_out(TokenSet([(EFF, ctx.builder.after_all(ctx.tokens_in.get(EFF)))]))
-    return [x]
-
-
-register_lowering("calls_test_effect", _effect_rule)
-
-
-def effect(x):
-    """An identity with an ordered effect (its rule orders an after_all on the token)."""
-    y = lax.bind("calls_test_effect", [x], [x.aval])
-    x.builder.eqns[-1].effects = frozenset({EFF})
-    return y
+EFF, effect = ordered_effect_identity("calls_test_effect")
 
 
 def test_inline_bodies_thread_ordered_effect_tokens():

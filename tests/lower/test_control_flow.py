@@ -9,8 +9,8 @@ import pytest
 
 import mhlo_ir as hlo
 import verify
-from lower import core, lax, lower_jaxpr_to_module, register_lowering
-from lower.mlir import TokenSet
+from lower import core, lax, lower_jaxpr_to_module
+from tests.lower.helpers import ordered_effect_identity, walk
 from tests.oracle import assert_fixed_point
 
 RNG = np.random.default_rng(4)
@@ -24,15 +24,6 @@ def run(f, *args):
     m = lower(f, *args)
     assert_fixed_point(m)
     return verify.run(m, *args)
-
-
-def walk(region_or_fn):
-    region = getattr(region_or_fn, "body", region_or_fn)
-    for block in region.blocks:
-        for op in block.operations:
-            yield op
-            for r in op.regions:
-                yield from walk(r)
 
 
 def op_names(m) -> list:
@@ -300,23 +291,7 @@ def test_fori_inside_scan_inside_fori():
 
 # -- ordered effects ------------------------------------------------------------------------
 
-EFF = core.OrderedEffect("cf_test")
-
-
-def _effect_rule(ctx, x):
-    tok = ctx.tokens_in.get(EFF)
-    ctx.set_tokens_out(TokenSet([(EFF, ctx.builder.after_all(tok))]))
-    return [x]
-
-
-register_lowering("cf_test_effect", _effect_rule)
-
-
-def effect(x):
-    """An identity with an ordered effect (its rule orders an after_all on the token)."""
-    y = lax.bind("cf_test_effect", [x], [x.aval])
-    x.builder.eqns[-1].effects = frozenset({EFF})
-    return y
+EFF, effect = ordered_effect_identity("cf_test_effect")
 
 
 def _token_of(op):

@@ -13,7 +13,7 @@ import pytest
 import verify
 from lower import lax, lower_jaxpr_to_module
 from lower import tracing as tr
-from tests.oracle import assert_fixed_point
+from tests.lower.helpers import check, run
 
 U32 = np.uint32
 
@@ -64,12 +64,6 @@ def test_numpy_reference_matches_published_vectors():
     for key, ctr, want in VECTORS:
         got = np_threefry2x32(tuple(U32(k) for k in key), tuple(U32(c) for c in ctr))
         assert (int(got[0]), int(got[1])) == want
-
-
-def run(f, *args):
-    m = lower_jaxpr_to_module("jit_f", tr.make_jaxpr(f)(*args)).module
-    assert_fixed_point(m)
-    return verify.run(m, *args)
 
 
 # -- threefry2x32 -------------------------------------------------------------------------------
@@ -220,14 +214,6 @@ def _jax():
     return pytest.importorskip("jax")
 
 
-def _same(got, want):
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        w = np.asarray(w)
-        assert g.dtype == w.dtype and g.shape == w.shape, (i, g.dtype, g.shape, w.dtype, w.shape)
-        np.testing.assert_array_equal(g, w, err_msg=f"output {i}")
-
-
 # (5,) gives the original layout an odd counter count
 BITS = [(8, (5,)), (16, (2, 3)), (32, ()), (64, (5,))]
 
@@ -269,7 +255,7 @@ def test_batched_raw_keys_match_jax(partitionable):
     with jax.threefry_partitionable(not partitionable):      # the flag does change the bits
         other = jax.random.key_data(jax.random.split(jax.random.wrap_key_data(keys[0, 0]), 3))
     assert not np.array_equal(np.asarray(other), np.asarray(want[-5][0, 0]))
-    _same(verify.run(m, keys, msgs), want)
+    check(verify.run(m, keys, msgs), want)
 
 
 IMPLS = [("threefry2x32", True), ("threefry2x32", False), ("rbg", True), ("rbg", False),
@@ -307,7 +293,7 @@ def test_typed_keys_match_jax(impl, partitionable):
         want = jax.jit(f)(seeds, msgs)
     with threefry_partitionable(partitionable):
         m = lower_jaxpr_to_module("jit_f", closed).module
-    _same(verify.run(m, seeds, msgs), want)
+    check(verify.run(m, seeds, msgs), want)
 
 
 def test_hash_primitives_match_jax():
@@ -333,9 +319,9 @@ def test_hash_primitives_match_jax():
         return [o for name, (_, nk, nx) in prims.items()
                 for o in getattr(lax, name)(*words[:nk], *rows[:nx])]
     want = jax.jit(theirs)(k, x)
-    _same(verify.run(lower_jaxpr_to_module("jit_f", jax.make_jaxpr(theirs)(k, x)).module, k, x),
+    check(verify.run(lower_jaxpr_to_module("jit_f", jax.make_jaxpr(theirs)(k, x)).module, k, x),
           want)
-    _same(run(ours, k, x), want)
+    check(run(ours, k, x), want)
 
 
 def test_random_seed_of_every_impl_and_clone_match_jax():
@@ -352,8 +338,8 @@ def test_random_seed_of_every_impl_and_clone_match_jax():
         return [data(jax.vmap(partial(jax.random.key, impl=impl))(s)) for impl in KEY_IMPLS
                 ] + [data(jax.random.clone(jax.vmap(jax.random.key)(s)))]
     want = jax.jit(theirs)(seeds)
-    _same(run(ours, seeds), want)
-    _same(verify.run(lower_jaxpr_to_module("jit_f", jax.make_jaxpr(theirs)(seeds)).module,
+    check(run(ours, seeds), want)
+    check(verify.run(lower_jaxpr_to_module("jit_f", jax.make_jaxpr(theirs)(seeds)).module,
                      seeds), want)
 
 
@@ -372,4 +358,4 @@ def test_typed_key_arguments_and_results():
         "tensor<2xui32>", "tensor<3x2xui32>"]
     want = [o if o.dtype == np.uint32 else jax.random.key_data(o)
             for o in jax.jit(f)(key, keys, msgs)]
-    _same(verify.run(m, jax.random.key_data(key), jax.random.key_data(keys), msgs), want)
+    check(verify.run(m, jax.random.key_data(key), jax.random.key_data(keys), msgs), want)

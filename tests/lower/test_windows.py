@@ -19,7 +19,7 @@ import pytest
 import verify
 from lower import lax, lower_jaxpr_to_module
 from lower.lax import ScatterDimensionNumbers as SDN
-from tests.lower.helpers import check, run
+from tests.lower.helpers import check, ops, run
 
 RNG = np.random.default_rng(11)
 X = RNG.permutation(20).astype(np.float32).reshape(4, 5) - 7  # distinct: no ties in a window
@@ -209,8 +209,7 @@ def test_select_and_scatter_of_scalars_goes_through_rank_1():
                 lax.select_and_scatter_add(si, xi, "le", (), (), "SAME")]
     args = (np.float32(3), np.float32(-2), np.int8(5), np.int8(1))
     m = lower_jaxpr_to_module("scalars", lax.make_jaxpr(f)(*args)).module
-    ranks = [len(op.operands[0].type.shape) for op in m.functions[0].body.blocks[0].operations
-             if op.name == "select_and_scatter"]
+    ranks = [len(op.operands[0].type.shape) for op in ops(m, "select_and_scatter")]
     assert ranks == [1, 1, 1]
     check(verify.run(m, *args), [np.float32(3), np.float32(4), np.int8(5)])
 
