@@ -230,10 +230,8 @@ class Jaxpr:
         return [v.aval for v in self.outvars]
 
     def __repr__(self):
-        lines = [f"{{ lambda {self.constvars} ; {self.invars} . let"]
-        lines += [f"    {e!r}" for e in self.eqns]
-        lines.append(f"  in {self.outvars} }}")
-        return "\n".join(lines)
+        from .pretty import pp_jaxpr  # lazy: pretty printing is not needed to lower
+        return pp_jaxpr(self)
 
 
 class ClosedJaxpr:
