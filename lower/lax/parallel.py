@@ -27,6 +27,9 @@ def _names(axis_name) -> tuple:
 
 
 def _groups(axis_index_groups):
+    """``axis_index_groups`` as a tuple of tuples (a hashable param), checked to partition
+    the axis indices: the lowering turns each group into a replica group, and XLA wants every
+    device in exactly one."""
     if axis_index_groups is None:
         return None
     groups = tuple(tuple(int(i) for i in g) for g in axis_index_groups)
@@ -46,6 +49,10 @@ def _reducer(name: str):
         if name == "psum":  # booleans are summed as integers, as in JAX
             xs = [convert_element_type(v, np.int32) if v.dtype == np.bool_ else v for v in xs]
         pos = [a for a in axes if isinstance(a, int)]
+        for v in xs:   # as jax: a negative axis is no alias here, the rule reduces it as given
+            if any(not 0 <= a < v.ndim for a in pos):
+                raise ValueError(f"reduction axes {tuple(pos)} contains out-of-bounds indices "
+                                 f"for {v.aval.str_short()}.")
         avals = [ShapedArray([d for i, d in enumerate(v.shape) if i not in pos], v.dtype)
                  for v in xs]
         outs = bind(name, xs, avals, multiple_results=True, axes=axes,

@@ -29,6 +29,9 @@ _DEVICE_TO_DEVICE = 1
 
 
 def _spmd_args(ctx, global_ids: bool = True) -> dict:
+    """A collective's channel and id attributes: under SPMD XLA reads replica groups as
+    partition ids only with a channel handle (and ``use_global_device_ids`` where the op has
+    it); among replicas both are left out, as jax leaves them."""
     mctx = ctx.module_context
     if not is_spmd(mctx.axis_context):
         return {}
@@ -39,6 +42,8 @@ def _spmd_args(ctx, global_ids: bool = True) -> dict:
 
 
 def _groups(ctx, prim, axis_name, axis_index_groups):
+    """The replica groups of a collective over ``axis_name``; ``prim`` names it in the error
+    when the module has no axis context."""
     env = axis_env_of(ctx, prim)
     return replica_groups(env, axis_name, axis_index_groups)
 
@@ -60,6 +65,7 @@ def _manual(ctx, y):
 
 
 def _identity(ctx, x, **_):
+    """jax's varying/reduced casts: type bookkeeping while tracing, no data moves."""
     return [x]
 
 

@@ -120,6 +120,9 @@ def test_collective_errors():
     with pytest.raises(ValueError, match="names mesh axis 'x', which is not manual"):
         tr.make_jaxpr(lax.shard_map(lambda a: a, MESH, in_specs=(P("x"),), out_specs=P(),
                                     axis_names={"y"}))(v)
+    # positional axes are checked when traced, as jax does (the reduce failed to build)
+    with pytest.raises(ValueError, match=r"axes \(-1,\) contains out-of-bounds indices"):
+        tr.make_jaxpr(lambda a: lax.psum(a, (-1, "i")))(v)
 
 
 # -- SPMD: shard_map regions ---------------------------------------------------------------------
