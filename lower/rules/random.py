@@ -18,9 +18,9 @@ broadcasts keys against messages (rbg's generator, under vmap, runs once on the 
 Threefry's counter layout follows ``jax_threefry_partitionable`` (jax's default since 0.5,
 and here); the original layout is lowered inside ``with threefry_partitionable(False):``.
 
-Typed keys are handled by these rules only: a jax jaxpr whose keys cross the function
-boundary needs ``lower.mlir.aval_to_ir_types`` to go through ``physical_aval``, and one that
-slices, broadcasts or reshapes typed keys needs those rules to append the key shape.
+Typed keys cross function boundaries as their key data (``lower.mlir.aval_to_ir_types`` maps
+avals through ``physical_aval``), and lower.rules.typed_keys lets the layout rules (slice,
+reshape, broadcast_in_dim, select_n...) carry the trailing key dimensions.
 """
 
 from __future__ import annotations
@@ -217,7 +217,8 @@ def key_impl(impl) -> KeyImpl:
     return found
 
 
-def _typed_key_impl(aval):
+def typed_key_impl(aval):
+    """The jax ``PRNGImpl`` of a typed key aval (``key<fry>[3]``); None for any other aval."""
     impl = getattr(getattr(aval, "dtype", None), "_impl", None)
     return None if impl is None or not hasattr(impl, "key_shape") else impl
 
@@ -225,7 +226,7 @@ def _typed_key_impl(aval):
 def physical_aval(aval):
     """The uint32 array behind a jax key aval (``key<fry>[3]`` -> ``uint32[3, 2]``); any other
     aval is returned as it is. ``lower.mlir.aval_to_ir_types`` maps avals through this."""
-    impl = _typed_key_impl(aval)
+    impl = typed_key_impl(aval)
     if impl is None:
         return aval
     return core.ShapedArray(tuple(aval.shape) + tuple(impl.key_shape), _U32)
@@ -234,7 +235,7 @@ def physical_aval(aval):
 def _key_operand(aval, what):
     """(implementation, batch shape) of a key operand: a typed key aval, or raw threefry key
     data ``uint32[..., 2]``."""
-    impl = _typed_key_impl(aval)
+    impl = typed_key_impl(aval)
     if impl is not None:
         return key_impl(impl), tuple(aval.shape)
     if np.dtype(aval.dtype) != _U32 or not aval.shape or aval.shape[-1] != 2:

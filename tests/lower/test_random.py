@@ -359,3 +359,32 @@ def test_typed_key_arguments_and_results():
     want = [o if o.dtype == np.uint32 else jax.random.key_data(o)
             for o in jax.jit(f)(key, keys, msgs)]
     check(verify.run(m, jax.random.key_data(key), jax.random.key_data(keys), msgs), want)
+
+
+@pytest.mark.parametrize("impl", ["threefry2x32", "philox2x32", "rbg"])
+def test_typed_key_arrays_sliced_reshaped_and_selected(impl):
+    """jax's layout ops on typed key arrays (lower.rules.typed_keys): ``key, sub = split(key)``
+    is a slice and a squeeze of each half; reshape, transpose, broadcast, concatenate, rev,
+    select_n with one predicate per key, dynamic (update) slices at a traced index, a scan
+    over keys. They failed to build before (the key dimensions were missing from the params).
+    """
+    jax = _jax()
+    jnp, jr = jax.numpy, jax.random
+
+    def f(s):
+        key, sub = jr.split(jr.key(s, impl=impl))
+        ks = jr.split(key, (2, 3))
+        flat = ks.reshape(6)
+        both = jnp.concatenate([flat, jr.split(sub, 2)])
+        picked = jnp.where(jnp.arange(8) % 3 == 0, both, jnp.flip(both))
+        i = s % 6
+        total = jax.lax.scan(lambda c, k: (c + jr.bits(k), None), jnp.uint32(0), flat)[0]
+        return [jr.key_data(k) for k in (
+            sub, ks[1, 2], ks.T, picked, jnp.broadcast_to(sub, (3,)), jnp.expand_dims(sub, 0),
+            jax.lax.dynamic_index_in_dim(flat, i, keepdims=False),
+            jax.lax.dynamic_update_index_in_dim(flat, sub, i, 0))] + [
+            jr.bits(sub, (2,)), total]
+    seed = np.int32(3)
+    closed = jax.make_jaxpr(f)(seed)
+    assert {"slice", "squeeze"} <= {e.primitive.name for e in closed.jaxpr.eqns}
+    check(verify.run(lower_jaxpr_to_module("jit_f", closed).module, seed), jax.jit(f)(seed))
