@@ -18,6 +18,8 @@
   dimension with the indices carried along, then the leading slice;
 - ``symmetric_product`` (``alpha * a @ a^T + beta * c``) and ``cholesky_update`` (Givens
   rotations, unrolled as jax's ``lower_fun`` rule unrolls them);
+- ``to_edtype`` / ``from_edtype``: identities (an extended dtype's value is its physical
+  representation);
 - ``ragged_dot_general``: jax's decomposition (``_ragged_dot_general_impl``) into masks and
   one dot_general.
 """
@@ -178,7 +180,7 @@ def attribute(v):
 
 def _composite(ctx, *args, name, attributes, version, jaxpr):
     """``attributes`` are (name, leaves, treedef) triples; None values are left out."""
-    fn = lower_jaxpr_to_fun(ctx.body_context(), name.replace(".", "_"), jaxpr)
+    fn = lower_jaxpr_to_fun(ctx.body_context(), name, jaxpr)
     attrs = {}
     for key, leaves, treedef in attributes:
         v = treedef.unflatten(leaves)
@@ -373,3 +375,11 @@ def _ragged_dot_general(lhs, rhs, group_sizes, *, ragged_dot_dimension_numbers, 
 
 
 register_lowering("ragged_dot_general", lower_fun(_ragged_dot_general, multiple_results=False))
+
+
+# -- extended dtypes ---------------------------------------------------------------------------
+
+# An extended dtype's value is its physical representation already: converting to or from
+# it changes the type JAX sees, not the value.
+register_lowering("to_edtype", lambda ctx, x, **_: [x])
+register_lowering("from_edtype", lambda ctx, x, **_: [x])

@@ -107,6 +107,7 @@ def test_bodies_inline_and_call():
     assert {"custom_linear_solve", "linear_call", "custom_vmap_call", "composite"} <= names(closed)
     (comp,) = ops(m, "composite")
     assert comp.attributes["name"].value == "my.scale"
+    assert comp.attributes["decomposition"].name == "my.scale"  # jax names it so too
     assert "k = 3.000000e+00 : f32" in m.to_text()
 
 
@@ -239,3 +240,13 @@ def test_ragged_dot_general_modes():
 
     closed, _ = against_jit(f, *args, rtol=1e-6)
     assert "ragged_dot_general" in names(closed)
+
+
+def test_extended_dtype_conversions_are_identities():
+    from jax._src import dtypes
+
+    pt = dtypes.primal_tangent_dtype(np.float32, np.float32)
+    x = np.arange(3, dtype=F32)
+    closed, _ = against_jit(
+        lambda x: jlax.convert_element_type(jlax.convert_element_type(x, pt), F32) + 1, x)
+    assert {"to_edtype", "from_edtype"} <= names(closed)
