@@ -20,6 +20,8 @@
   rotations, unrolled as jax's ``lower_fun`` rule unrolls them);
 - ``to_edtype`` / ``from_edtype``: identities (an extended dtype's value is its physical
   representation);
+- ``stage``: its operand;
+- ``scaled_dot``: ``composite "xla.scaled_dot"`` decomposing to jax's bfloat16 product;
 - ``ragged_dot_general``: jax's decomposition (``_ragged_dot_general_impl``) into masks and
   one dot_general.
 """
@@ -383,3 +385,52 @@ register_lowering("ragged_dot_general", lower_fun(_ragged_dot_general, multiple_
 # it changes the type JAX sees, not the value.
 register_lowering("to_edtype", lambda ctx, x, **_: [x])
 register_lowering("from_edtype", lambda ctx, x, **_: [x])
+
+
+# -- stage, scaled_dot -------------------------------------------------------------------------
+
+register_lowering("stage", lambda ctx, x: [x])
+
+
+def _scale_broadcast(scale, operand_shape, contracting):
+    """Each scale repeated over its block (subchannel) of a contracting dimension."""
+    for i in contracting:
+        if scale.shape[i] != operand_shape[i]:
+            shape = list(scale.shape)
+            shape.insert(i + 1, operand_shape[i] // scale.shape[i])
+            scale = L.broadcast_in_dim(scale, shape, [d + (d > i) for d in range(scale.ndim)])
+            shape[i] *= shape.pop(i + 1)
+            scale = L.reshape(scale, shape)
+    return scale
+
+
+def _scaled_dot_impl(lhs, rhs, lhs_scale, rhs_scale, *, dimension_numbers,
+                     preferred_element_type=None):
+    """``(lhs * lhs_scale) @ (rhs * rhs_scale)`` in bfloat16, as jax's decomposition."""
+    (lc, rc), _ = dimension_numbers
+    bf16 = np.dtype("bfloat16")
+
+    def scaled(x, s, contracting):
+        s = _scale_broadcast(s, x.shape, contracting)
+        return L.mul(L.convert_element_type(x, bf16), L.convert_element_type(s, bf16))
+    return L.dot_general(scaled(lhs, lhs_scale, lc), scaled(rhs, rhs_scale, rc),
+                         dimension_numbers, preferred_element_type=preferred_element_type)
+
+
+def _scaled_dot(ctx, *args, dimension_numbers, preferred_element_type=None):
+    """``composite "xla.scaled_dot"`` whose decomposition is jax's (XLA may substitute a
+    native scaled dot; on CPU it calls the decomposition)."""
+    params = dict(dimension_numbers=dimension_numbers,
+                  preferred_element_type=preferred_element_type)
+    fn = ctx.module_context.module.add_function(
+        "xla.scaled_dot", [a.type for a in args], [aval_to_ir_type(ctx.avals_out[0])],
+        visibility="private")
+    fb = fn.builder()
+    outs = lower_fun(_scaled_dot_impl)(ctx.replace(builder=fb), *fn.arguments, **params)
+    fb.return_(*[v for out in outs for v in (out if isinstance(out, (list, tuple)) else [out])])
+    attrs = {k: attribute(v) for k, v in params.items() if v is not None}
+    return list(ctx.builder.composite("xla.scaled_dot", args, fn,
+                                      composite_attributes=DictionaryAttr(attrs), version=0))
+
+
+register_lowering("scaled_dot", _scaled_dot)

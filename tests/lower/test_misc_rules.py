@@ -250,3 +250,32 @@ def test_extended_dtype_conversions_are_identities():
     closed, _ = against_jit(
         lambda x: jlax.convert_element_type(jlax.convert_element_type(x, pt), F32) + 1, x)
     assert {"to_edtype", "from_edtype"} <= names(closed)
+
+
+def test_scaled_dot_is_a_composite_of_jax_decomposition():
+    rng = np.random.RandomState(0)
+    f8, e8 = jnp.float8_e4m3fn, jnp.float8_e8m0fnu
+    args = [np.asarray(jnp.asarray(rng.randn(2, 8), f8)),
+            np.asarray(jnp.asarray(rng.randn(2, 8, 3), f8)),
+            np.asarray(jnp.asarray(2.0 ** rng.randint(-2, 3, (2, 2)), e8)),       # per 4 of k
+            np.asarray(jnp.asarray(2.0 ** rng.randint(-2, 3, (2, 2, 3)), e8))]
+    dn = (((1,), (0,)), ((), ()))
+
+    def f(a, b, sa, sb):
+        return (jlax.scaled_dot(a, b[0], lhs_scale=sa, rhs_scale=sb[0], dimension_numbers=dn,
+                                preferred_element_type=jnp.float32),
+                jlax.scaled_dot(a, b[1], lhs_scale=sa, rhs_scale=sb[1], dimension_numbers=dn))
+
+    closed, m = against_jit(f, *args)
+    assert "scaled_dot" in names(closed)
+    comps = ops(m, "composite")
+    assert [c.attributes["name"].value for c in comps] == ["xla.scaled_dot"] * 2
+    text = m.to_text()
+    assert "dimension_numbers = [[[1], [0]], [[], []]], preferred_element_type = f32" in text
+
+
+def test_stage_is_its_operand():
+    x = np.arange(3, dtype=F32)
+    m = lower_jaxpr_to_module("stage", lax.make_jaxpr(
+        lambda v: lax.bind("stage", [v], [v.aval]) + 1)(x)).module
+    check(verify.run(m, x), [x + 1])
