@@ -7,7 +7,8 @@
 - ``empty`` / ``empty2``: zeros of the result aval (jax's CPU rule; ``AllocateBuffer`` is for
   TPU and GPU);
 - ``broadcast_to`` / ``stack`` / ``unstack``: broadcast, concatenation of reshapes, slices;
-- bodies lowered inline: ``custom_vmap_call`` (``call``), ``linear_call`` (``callee``) and
+- bodies lowered inline: ``custom_vmap_call`` (``call``), ``linear_call`` (``callee``),
+  ``custom_partitioning`` (``call``, on one device or fully manual, as jax does) and
   ``custom_linear_solve`` (``jaxprs.solve`` on its constants and the right-hand side);
   ``call`` (the core call primitive) becomes a call of a private function;
 - ``composite``: an ``mhlo.composite`` whose decomposition is the lowered ``jaxpr``;
@@ -37,6 +38,7 @@ from mhlo_ir import (ArrayAttr, Attribute, BoolAttr, DenseElementsAttr, Dictiona
 from mhlo_ir.dtypes import from_numpy
 
 from .. import lax as L
+from ..axis_context import ShardingContext, SPMDAxisContext
 from ..core import ClosedJaxpr
 from ..helpers import full_like, lower_closed
 from ..mlir import (aval_to_ir_type, call_lowering, lower_fun, lower_jaxpr_to_fun,
@@ -127,6 +129,28 @@ def _call(ctx, *args, call_jaxpr, **_):
 register_lowering("call", _call)
 register_lowering("custom_vmap_call", lambda ctx, *args, call, **_: _inline(ctx, call, args))
 register_lowering("linear_call", lambda ctx, *args, callee, **_: _inline(ctx, callee, args))
+
+
+def _custom_partitioning(ctx, *args, call, **_):
+    """The body inline where nothing is left to partition: one device, or inside a region
+    manual over every mesh axis (jax's rule does the same). Across several devices XLA's
+    partitioner would call back into the Python ``partition`` rule, which a serialized
+    module cannot."""
+    ac = ctx.module_context.axis_context
+    devices = 1
+    if isinstance(ac, SPMDAxisContext):
+        if set(ac.manual_axes) != set(ac.mesh.axis_names):
+            devices = int(np.size(ac.mesh.devices))
+    elif isinstance(ac, ShardingContext):
+        devices = ac.num_devices
+    if devices > 1:
+        raise NotImplementedError(
+            f"custom_partitioning over {devices} devices needs XLA to call the Python "
+            "partition rule back; lower it on one device or inside a fully manual shard_map")
+    return _inline(ctx, call, args)
+
+
+register_lowering("custom_partitioning", _custom_partitioning)
 
 
 def _custom_linear_solve(ctx, *args, const_lengths, jaxprs):

@@ -279,3 +279,18 @@ def test_stage_is_its_operand():
     m = lower_jaxpr_to_module("stage", lax.make_jaxpr(
         lambda v: lax.bind("stage", [v], [v.aval]) + 1)(x)).module
     check(verify.run(m, x), [x + 1])
+
+
+def test_custom_partitioning_inlines_on_one_device():
+    from jax.experimental.custom_partitioning import custom_partitioning
+
+    @custom_partitioning
+    def g(x):
+        return jnp.sin(x) * 2
+    g.def_partition(infer_sharding_from_operands=lambda *a: None, partition=lambda *a: None,
+                    sharding_rule="i -> i")
+    x = np.arange(4, dtype=F32)
+    closed, _ = against_jit(g, x)
+    assert "custom_partitioning" in names(closed)
+    with pytest.raises(NotImplementedError, match="over 2 devices"):
+        lower_jaxpr_to_module("cp", closed, num_partitions=2)
