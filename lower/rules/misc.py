@@ -3,7 +3,9 @@
 - value identities: ``device_put`` (each operand; one module runs on one set of devices, and
   a copy is XLA's business), ``tie`` (its second operand), ``reshard`` and
   ``layout_constraint`` (shardings live in types and layouts do not change values);
-  ``inspect_sharding`` and ``dce_sink`` (unless ``prevent_mlir_dce``) emit nothing;
+  ``inspect_sharding`` and ``dce_sink`` (unless ``prevent_mlir_dce``) emit nothing (the
+  inspection callback, which jax has XLA's partitioner call with the chosen sharding, is
+  not called);
 - ``empty`` / ``empty2``: zeros of the result aval (jax's CPU rule; ``AllocateBuffer`` is for
   TPU and GPU);
 - ``broadcast_to`` / ``stack`` / ``unstack``: broadcast, concatenation of reshapes, slices;
@@ -29,9 +31,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 import attrs
+import numpy as np
 
 from mhlo_ir import (ArrayAttr, Attribute, BoolAttr, DenseElementsAttr, DictionaryAttr,
                      FloatAttr, IntegerAttr, OutputOperandAlias, StringAttr)
