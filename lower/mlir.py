@@ -291,7 +291,7 @@ class LoweringRuleContext:
 
 _lowerings: dict = {}
 _platform_lowerings: dict = collections.defaultdict(dict)
-_resolved: dict = {}  # platform -> {name: rule}, see _resolved_rules
+_resolved: dict = {}  # platform -> {name: rule}, see _resolved_rules and register_lowering
 
 
 def _prim_name(prim) -> str:
@@ -302,12 +302,18 @@ def register_lowering(prim, rule: Callable, platform: str | None = None) -> Call
     """Register ``rule(ctx, *args, **params)`` for a primitive (or its name), for every
     platform or one (``"gpu"`` means cuda and rocm)."""
     name = _prim_name(prim)
-    _resolved.clear()
+    # The resolved tables are updated in place, not dropped: a jaxpr_subcomp running now
+    # holds one, and must see a rule registered while it lowers (by a rule, say).
     if platform is None:
         _lowerings[name] = rule
+        for p, rules in _resolved.items():
+            if name not in _platform_lowerings[p]:
+                rules[name] = rule
     else:
         for p in expand_platform(platform):
             _platform_lowerings[p][name] = rule
+            if p in _resolved:
+                _resolved[p][name] = rule
     return rule
 
 
@@ -362,7 +368,8 @@ def _wrap(x) -> tuple:
 
 
 def _resolved_rules(platform: str) -> dict:
-    """Name -> rule for ``platform`` (platform-specific first), rebuilt after registrations."""
+    """Name -> rule for ``platform`` (platform-specific first); register_lowering keeps it
+    current."""
     rules = _resolved.get(platform)
     if rules is None:
         rules = _resolved[platform] = {**_lowerings, **_platform_lowerings[platform]}
@@ -399,7 +406,8 @@ def _literal_key(val):
     dtype), or None for values not worth keying."""
     cls = val.__class__
     if cls is np.ndarray:
-        return (val.dtype.str, val.shape, val.tobytes()) if val.size <= 16 else None
+        # The dtype itself: its .str is '<V1' for several of ml_dtypes' 1-byte types.
+        return (val.dtype, val.shape, val.tobytes()) if val.size <= 16 else None
     if cls is int or cls is bool:
         return (cls, val)
     if cls is float:

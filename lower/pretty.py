@@ -5,8 +5,11 @@
         d:f32[8,64] = max c 0.0:f32[]
       in (d,) }
 
-Variables are named a, b, ..., z, ba, bb, ... in order of first appearance, afresh in every
-jaxpr (sub-jaxprs in params included, as JAX does); params that are jaxprs print nested.
+Variables are named a, b, ..., z, ba, bb, ... in order of first appearance, and sub-jaxprs in
+params go on with the names (as JAX 0.10 does); params print sorted by name, and those that
+are jaxprs print nested. A jaxpr whose one-line form fits in 80 columns prints on one line,
+as JAX's does. What JAX's layout does beyond that (wrapping long variable or param lists,
+one-line nested jaxprs, primitives' own param printers) is not reproduced.
 Works on anything jaxpr-shaped (duck-typed, like the lowering).
 """
 
@@ -63,15 +66,16 @@ class _Namer:
         return f"{name}:{aval_str(v.aval)}" if binder else name
 
 
-def _param(value, indent: str) -> str:
+def _param(value, indent: str, name: _Namer) -> str:
     if hasattr(value, "jaxpr") and hasattr(value, "consts"):  # a closed jaxpr
-        return pp_jaxpr(value.jaxpr, indent)
+        return _pp(value.jaxpr, indent, name)
     if hasattr(value, "eqns") and hasattr(value, "invars"):  # an open jaxpr
-        return pp_jaxpr(value, indent)
+        return _pp(value, indent, name)
     if isinstance(value, (tuple, list)) and value and all(
             hasattr(v, "eqns") or hasattr(v, "jaxpr") for v in value):
         inner = indent + "  "
-        return "(\n" + "".join(f"{inner}{_param(v, inner)}\n" for v in value) + f"{indent})"
+        return "(\n" + "".join(f"{inner}{_param(v, inner, name)}\n" for v in value) + \
+            f"{indent})"
     if isinstance(value, np.dtype):
         return value.name
     if isinstance(value, type) and issubclass(value, np.generic):
@@ -82,18 +86,26 @@ def _param(value, indent: str) -> str:
 def pp_jaxpr(jaxpr, indent: str = "") -> str:
     """``jaxpr`` (open or closed) as text in JAX's layout; ``indent`` prefixes every line but
     the first (for nesting)."""
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    name = _Namer()
+    return _pp(getattr(jaxpr, "jaxpr", jaxpr), indent, _Namer())
+
+
+def _pp(jaxpr, indent: str, name: _Namer) -> str:
     consts = " ".join(name(v, True) for v in jaxpr.constvars)
     ins = " ".join(name(v, True) for v in jaxpr.invars)
-    lines = [f"{{ lambda {consts}{' ' if consts else ''}; {ins}. let"]
+    head = f"{{ lambda {consts}; {ins}. let"
     body = indent + "    "
+    eqns = []
     for e in jaxpr.eqns:
         outs = " ".join(name(v, True) for v in e.outvars)
-        params = " ".join(f"{k}={_param(v, body + '  ')}" for k, v in e.params.items())
+        params = " ".join(f"{k}={_param(v, body + '  ', name)}"
+                          for k, v in sorted(e.params.items(), key=lambda kv: kv[0]))
         args = " ".join(name(v) for v in e.invars)
         prim = e.primitive.name + (f"[{params}]" if params else "")
-        lines.append(f"{body}{outs} = {prim}{' ' if args else ''}{args}")
+        eqns.append(f"{outs} = {prim}{' ' if args else ''}{args}")
     outs = ", ".join(name(v) for v in jaxpr.outvars)
-    lines.append(f"{indent}  in ({outs}{',' if len(jaxpr.outvars) == 1 else ''}) }}")
-    return "\n".join(lines)
+    tail = f"in ({outs}{',' if len(jaxpr.outvars) == 1 else ''}) }}"
+    if not indent:  # JAX's layout: the whole jaxpr on one line when it fits in 80 columns
+        flat = f"{head} {'; '.join(eqns)} {tail}"
+        if len(flat) <= 80 and "\n" not in flat:
+            return flat
+    return "\n".join([head, *[body + e for e in eqns], f"{indent}  {tail}"])

@@ -113,8 +113,10 @@ class Tracer:
     def __gt__(self, o): return gt(self, o)
     def __ge__(self, o): return ge(self, o)
     def __pow__(self, n): return integer_pow(self, n)
-    def __eq__(self, o): return eq(self, o)
-    def __ne__(self, o): return ne(self, o)
+    # == and != with what cannot be an operand (None, a string, a list) answer by identity,
+    # as jax arrays do (``x == None`` is False, ``x in (None, "auto")`` works), not by failing.
+    def __eq__(self, o): return eq(self, o) if _is_operand(o) else NotImplemented
+    def __ne__(self, o): return ne(self, o) if _is_operand(o) else NotImplemented
     def __and__(self, o): return and_(self, o)
     def __rand__(self, o): return and_(o, self)
     def __or__(self, o): return or_(self, o)
@@ -133,6 +135,12 @@ class Tracer:
 
     def __repr__(self):
         return f"Tracer({self.aval.str_short()})"
+
+
+def _is_operand(x) -> bool:
+    """Whether ``x`` can be an operand of a traced operation (jax's accepted binop types)."""
+    return isinstance(x, (Tracer, int, float, complex, np.generic, np.ndarray)) or \
+        hasattr(x, "__array__")
 
 
 _ACTIVE = threading.local()

@@ -239,6 +239,29 @@ def test_locations_carry_name_stack_and_source_line():
     assert 'op_name="jit(main)/exp"' in hlo_text  # reaches XLA's op metadata
 
 
+def test_rules_registered_while_lowering_apply_to_later_equations():
+    """jaxpr_subcomp resolves rules once per platform; a rule registered meanwhile (by
+    another rule, generic or for the platform) is still the one later equations use."""
+    a = core.ShapedArray((3,), np.float32)
+    register_lowering("late_b", lambda ctx, x: [ctx.builder.negate(x)])
+    register_lowering("late_c", lambda ctx, x: [ctx.builder.negate(x)])
+
+    def late_a(ctx, x):
+        register_lowering("late_b", lambda ctx, x: [ctx.builder.exponential(x)])
+        register_lowering("late_c", lambda ctx, x: [ctx.builder.sine(x)], platform="cpu")
+        return [x]
+    register_lowering("late_a", late_a)
+    x, y, z, w = (core.Var(a) for _ in range(4))
+    eqns = [core.JaxprEqn([x], [y], core.Primitive("late_a"), {}),
+            core.JaxprEqn([y], [z], core.Primitive("late_b"), {}),
+            core.JaxprEqn([z], [w], core.Primitive("late_c"), {})]
+    m = lower_jaxpr_to_module("late", core.ClosedJaxpr(core.Jaxpr([], [x], [w], eqns), []),
+                              platform="cpu").module
+    arg = np.array([0.5, -1.0, 2.0], np.float32)
+    (out,) = verify.run(m, arg)
+    np.testing.assert_allclose(out, np.sin(np.exp(arg)), rtol=1e-6)
+
+
 def test_cache_lowering_emits_one_private_function():
     register_lowering("cached_double", cache_lowering(
         lambda ctx, x: [ctx.builder.add(x, x)]))
@@ -310,3 +333,19 @@ def test_literals_become_one_constant_per_distinct_value():
         # the sign of each zero product shows which zero the equation multiplied by
         np.testing.assert_array_equal(np.signbit(out), np.signbit(arg * np.float32(v)))
         np.testing.assert_array_equal(out, arg * np.float32(v))
+
+
+def test_literals_of_one_byte_float_types_with_equal_bytes_stay_apart():
+    """float8_e4m3fn and float8_e4m3b11fnuz arrays share numpy's dtype.str ('<V1'): equal
+    bytes are still different literals."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    raw = np.array([0x38, 0x21], np.uint8)
+    vals = [raw.view(ml_dtypes.float8_e4m3fn), raw.view(ml_dtypes.float8_e4m3b11fnuz),
+            raw.view(ml_dtypes.float8_e4m3fn)]
+    lits = [core.Literal(v, core.ShapedArray(v.shape, v.dtype)) for v in vals]
+    m = lower_jaxpr_to_module("lits", core.ClosedJaxpr(core.Jaxpr([], [], lits, []), [])).module
+    assert [op.type.element_type for op in m.functions[0].entry_block.operations
+            if op.name == "constant"] == [hlo.f8E4M3FN, hlo.f8E4M3B11FNUZ]
+    for v, out in zip(vals, verify.run(m)):
+        assert out.dtype == v.dtype
+        np.testing.assert_array_equal(out.view(np.uint8), raw)

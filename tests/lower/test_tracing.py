@@ -35,6 +35,17 @@ def test_tracer_truth_value_is_an_error_and_hash_is_identity():
         lax.make_jaxpr(f)(np.float32(1))
 
 
+def test_tracer_compared_with_a_non_operand_answers_by_identity_as_jax():
+    seen = []
+
+    def f(a):
+        seen.append((a == None, a != None, a == "x", a != [1], a in (None, "auto")))  # noqa: E711
+        return a
+    closed = lax.make_jaxpr(f)(np.float32(1))
+    assert seen == [(False, True, False, True, False)]
+    assert not closed.jaxpr.eqns and not closed.consts
+
+
 def test_named_scopes_reach_locations_and_bodies_join_their_stacks():
     def f(x):
         with tr.named_scope("layer1"):
