@@ -728,7 +728,8 @@ def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:
                  for a in ctx.avals_in]
         closed = make_jaxpr(lambda *xs: fun(*xs, **params))(*avals)
         consts = [ir_constants(ctx.builder, c) for c in closed.consts]
-        outs, _ = jaxpr_subcomp(ctx.module_context, ctx.builder, closed.jaxpr, TokenSet(),
+        # In the equation's name stack (its named scopes), as jax's lower_fun lowers.
+        outs, _ = jaxpr_subcomp(ctx.body_context(), ctx.builder, closed.jaxpr, TokenSet(),
                                 consts, *[_wrap(a) for a in args])
         return outs
     return rule

@@ -297,6 +297,19 @@ def test_lower_fun_and_call_lowering():
     np.testing.assert_allclose(out, np.log1p(np.exp(sp)), rtol=1e-6)
 
 
+def test_lower_fun_ops_carry_the_equations_named_scopes():
+    """As jax's lower_fun: a decomposition's ops are located in its equation's name stack."""
+    register_lowering("softplus2", lower_fun(lambda x: [tr.log1p(tr.exp(x))]))
+
+    def f(x):
+        with tr.named_scope("blk"):
+            return tr.bind("softplus2", [x], [x.aval])
+    m = lower(f, F32)
+    text = m.to_text()
+    assert 'loc("jit(main)/blk/exp"' in text and 'loc("jit(main)/blk/log1p"' in text
+    np.testing.assert_allclose(verify.run(m, F32)[0], np.log1p(np.exp(F32)), rtol=1e-6)
+
+
 def test_module_name_is_sanitised():
     closed = tr.make_jaxpr(lambda a: a)(F32)
     m = lower_jaxpr_to_module("jit(my fn)<x>", closed).module
