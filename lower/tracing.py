@@ -185,9 +185,10 @@ def tracing_into(b: JaxprBuilder):
         stack.pop()
 
 
-def _builder_of(args) -> JaxprBuilder:
+def builder_of(args) -> JaxprBuilder:
     """The builder an operation on ``args`` is recorded in: of the builders of its traced
-    operands, the innermost one being traced."""
+    operands, the innermost one being traced. (Public for the lax family modules, with
+    ``as_tracer`` and ``binary_primitive``.)"""
     found = [a.builder for a in args if isinstance(a, Tracer)]
     if not found:
         raise TypeError("no traced operand: call this inside a function given to make_jaxpr")
@@ -199,7 +200,9 @@ def _builder_of(args) -> JaxprBuilder:
     return found[0]
 
 
-def _lift(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
+def as_tracer(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
+    """``x`` as a value of the function ``b`` traces: Tracers as they are, Python scalars as
+    weakly typed literals (of ``like``'s dtype when given), arrays as constants."""
     if isinstance(x, Tracer):
         return x
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
@@ -214,7 +217,7 @@ def _lift(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
 def bind(name: str, args: Sequence[Tracer], out_avals, multiple_results=False,
          effects=frozenset(), **params):
     """Record ``name[params](args)``; returns one Tracer (or a list if multiple_results)."""
-    b = _builder_of(args)
+    b = builder_of(args)
     outs = b.emit(primitive(name, multiple_results), args, out_avals, params, effects)
     return outs if multiple_results else outs[0]
 
@@ -254,7 +257,7 @@ def _binary_operands(x, y):
     """Lift Python scalars with JAX's weak-type promotion: a scalar takes the traced operand's
     dtype unless it is of a higher kind (a float next to an int), in which case both go to
     that kind's default dtype (float32, complex64)."""
-    b = _builder_of((x, y))
+    b = builder_of((x, y))
     tx, ty = isinstance(x, Tracer), isinstance(y, Tracer)
     for scalar, other in ((x, y), (y, x)):
         if not isinstance(scalar, Tracer) and isinstance(scalar, (bool, int, float, complex)) \
@@ -265,8 +268,8 @@ def _binary_operands(x, y):
                 promoted = convert_element_type(other, _DEFAULT[k])
                 x, y = (promoted, y) if other is x else (x, promoted)
                 tx, ty = isinstance(x, Tracer), isinstance(y, Tracer)
-    x = _lift(b, x, y.aval if ty and not tx else None)
-    y = _lift(b, y, x.aval if not ty else None)
+    x = as_tracer(b, x, y.aval if ty and not tx else None)
+    y = as_tracer(b, y, x.aval if not ty else None)
     if x.dtype != y.dtype:
         if x.aval.weak_type and not y.aval.weak_type:
             x = convert_element_type(x, y.dtype)
@@ -293,7 +296,7 @@ def transpose(x: Tracer, permutation) -> Tracer:
 
 def convert_element_type(x, new_dtype) -> Tracer:
     new_dtype = np.dtype(new_dtype)
-    x = _lift(_builder_of((x,)), x)
+    x = as_tracer(builder_of((x,)), x)
     return bind("convert_element_type", [x], [x.aval.update(dtype=new_dtype, weak_type=False)],
                 new_dtype=new_dtype, weak_type=False, sharding=None)
 
@@ -308,7 +311,10 @@ def iota(like: Tracer, dtype, shape, dimension: int = 0) -> Tracer:
 
 # -- elementwise ------------------------------------------------------------------------------
 
-def _binary(name: str, result_dtype=None) -> Callable:
+def binary_primitive(name: str, result_dtype=None) -> Callable:
+    """The front-end function of a binary elementwise primitive: Python scalars promoted as
+    JAX does, operands broadcast numpy-style; the result has ``result_dtype`` (bool for
+    comparisons) or the operands' dtype."""
     def op(x, y):
         x, y = _binary_operands(x, y)
         aval = x.aval.update(weak_type=x.aval.weak_type and y.aval.weak_type)
@@ -321,20 +327,20 @@ def _binary(name: str, result_dtype=None) -> Callable:
 
 def _unary(name: str) -> Callable:
     def op(x):
-        x = _lift(_builder_of((x,)), x)
+        x = as_tracer(builder_of((x,)), x)
         return bind(name, [x], [x.aval])
     op.__name__ = name
     return op
 
 
-add, sub, mul, div, rem = (_binary(n) for n in ("add", "sub", "mul", "div", "rem"))
-max, min, pow, atan2 = (_binary(n) for n in ("max", "min", "pow", "atan2"))
-and_, or_, xor = (_binary(n) for n in ("and", "or", "xor"))
+add, sub, mul, div, rem = (binary_primitive(n) for n in ("add", "sub", "mul", "div", "rem"))
+max, min, pow, atan2 = (binary_primitive(n) for n in ("max", "min", "pow", "atan2"))
+and_, or_, xor = (binary_primitive(n) for n in ("and", "or", "xor"))
 shift_left, shift_right_arithmetic, shift_right_logical = (
-    _binary(n) for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical"))
-nextafter = _binary("nextafter")
-eq, ne, lt, le, gt, ge = (_binary(n, np.dtype(bool)) for n in ("eq", "ne", "lt", "le", "gt",
-                                                                 "ge"))
+    binary_primitive(n) for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical"))
+nextafter = binary_primitive("nextafter")
+eq, ne, lt, le, gt, ge = (binary_primitive(n, np.dtype(bool))
+                          for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 (neg, exp, log, tanh, sin, cos, tan, sqrt, rsqrt, sign, floor, ceil, logistic, exp2,
  log1p, expm1, not_, erf, erf_inv, lgamma, digamma, cbrt, population_count, clz) = (
     _unary(n) for n in (
@@ -346,7 +352,7 @@ eq, ne, lt, le, gt, ge = (_binary(n, np.dtype(bool)) for n in ("eq", "ne", "lt",
 def _to_real(name: str) -> Callable:
     """abs, real, imag: a complex operand gives its component's (real) dtype."""
     def op(x):
-        x = _lift(_builder_of((x,)), x)
+        x = as_tracer(builder_of((x,)), x)
         dtype = {np.dtype(np.complex64): np.float32,
                  np.dtype(np.complex128): np.float64}.get(x.dtype, x.dtype)
         return bind(name, [x], [x.aval.update(dtype=dtype)])
@@ -370,8 +376,8 @@ def round(x, rounding_method: int = 0) -> Tracer:  # noqa: A001 - jax's name
 
 
 def clamp(lo, x, hi) -> Tracer:
-    b = _builder_of((lo, x, hi))
-    lo, hi = _lift(b, lo, x.aval), _lift(b, hi, x.aval)
+    b = builder_of((lo, x, hi))
+    lo, hi = as_tracer(b, lo, x.aval), as_tracer(b, hi, x.aval)
     return bind("clamp", [lo, x, hi], [x.aval])
 
 
@@ -452,7 +458,7 @@ def make_jaxpr(fn: Callable) -> Callable:
             if isinstance(o, (list, tuple, dict)):
                 raise TypeError(f"output {i} is a {type(o).__name__}: make_jaxpr returns a "
                                 "flat list of arrays; flatten nested outputs first")
-        outs = [_lift(b, o) for o in outs]
+        outs = [as_tracer(b, o) for o in outs]
         effects = frozenset().union(*(e.effects for e in b.eqns)) if b.eqns else frozenset()
         jaxpr = Jaxpr(b.constvars, [t.atom for t in tracers], [o.atom for o in outs], b.eqns,
                       effects)

@@ -214,4 +214,4 @@ def optimization_barrier(x):
 
 # -- total-order comparisons ----------------------------------------------------------------
 
-eq_to, le_to, lt_to = (_tr._binary(n, np.dtype(bool)) for n in ("eq_to", "le_to", "lt_to"))
+eq_to, le_to, lt_to = (_tr.binary_primitive(n, np.dtype(bool)) for n in ("eq_to", "le_to", "lt_to"))

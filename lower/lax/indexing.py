@@ -122,7 +122,7 @@ def pad(x: Tracer, padding_value, padding_config) -> Tracer:
     shape = [lo + hi + n + builtins.max(n - 1, 0) * it for n, (lo, hi, it) in zip(x.shape, config)]
     if any(s < 0 for s in shape):
         raise ValueError(f"padding_config {config} gives a negative size for {x.shape}")
-    value = tr._lift(x.builder, padding_value, x.aval)
+    value = tr.as_tracer(x.builder, padding_value, x.aval)
     return bind("pad", [x, value], [x.aval.update(shape=shape)], padding_config=config)
 
 
@@ -160,7 +160,7 @@ def _index_scalars(x: Tracer, indices, allow_negative: bool = True) -> list:
     for i, n in zip(indices, x.shape):
         if not isinstance(i, Tracer):
             i = int(i)
-            out.append(tr._lift(x.builder, np.asarray(i + n if i < 0 and allow_negative else i,
+            out.append(tr.as_tracer(x.builder, np.asarray(i + n if i < 0 and allow_negative else i,
                                                       dtype)))
             continue
         if i.ndim != 0:
@@ -245,7 +245,7 @@ def scatter_apply(operand: Tracer, scatter_indices: Tracer, func, dimension_numb
     update_jaxpr ignores the update, as jax.lax.scatter_apply)."""
     scalar = ShapedArray((), operand.dtype)
     closed = tr.make_jaxpr(lambda x, _: func(x))(scalar, scalar)
-    dummy = tr.broadcast_in_dim(tr._lift(operand.builder, np.zeros((), operand.dtype)),
+    dummy = tr.broadcast_in_dim(tr.as_tracer(operand.builder, np.zeros((), operand.dtype)),
                                 tuple(update_shape), ())
     return bind("scatter", [operand, scatter_indices, dummy], [operand.aval],
                 dimension_numbers=_tuple_fields(dimension_numbers),

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..axis_context import P, spec_shard_shape
 from ..core import Jaxpr, ShapedArray
-from ..tracing import (Tracer, _builder_of, bind, convert_element_type, make_jaxpr, primitive,
+from ..tracing import (Tracer, builder_of, bind, convert_element_type, make_jaxpr, primitive,
                        reshape)
 
 __all__ = ["psum", "pmax", "pmin", "pmean", "all_gather", "all_to_all", "ppermute",
@@ -227,7 +227,7 @@ def shard_map(f, mesh, in_specs, out_specs, check_vma=False, axis_names=None):
                                          f"is not manual (axis_names={sorted(manual)})")
 
     def call(*xs):
-        b = _builder_of(xs)
+        b = builder_of(xs)
         specs = tuple(in_specs)
         if len(specs) != len(xs):
             raise ValueError(f"shard_map: {len(xs)} arguments but {len(specs)} in_specs")

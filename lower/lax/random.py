@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ShapedArray
-from ..tracing import (Tracer, _builder_of, _lift, active_builders, bind, concatenate,
+from ..tracing import (Tracer, builder_of, as_tracer, active_builders, bind, concatenate,
                        primitive, reshape, slice)
 
 __all__ = ["threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "threefry_2x32",
@@ -28,14 +28,14 @@ _U32 = np.dtype(np.uint32)
 
 
 def _u32(b, x, name):
-    x = _lift(b, x) if not isinstance(x, Tracer) else x
+    x = as_tracer(b, x) if not isinstance(x, Tracer) else x
     if x.dtype != _U32:
         raise TypeError(f"{name} takes uint32 operands, got {x.dtype}")
     return x
 
 
 def _hash(name, args, n_out):
-    b = _builder_of(args)
+    b = builder_of(args)
     ops = [_u32(b, v, name) for v in args]
     shape = tuple(np.broadcast_shapes(*(o.shape for o in ops)))
     return bind(name, ops, [ShapedArray(shape, _U32)] * n_out, multiple_results=True)
@@ -72,7 +72,7 @@ def threefry_2x32(keypair, count):
     flat = reshape(count, (n,))
     odd = n % 2
     if odd:
-        flat = concatenate([flat, reshape(_lift(count.builder, np.uint32(0)), (1,))], 0)
+        flat = concatenate([flat, reshape(as_tracer(count.builder, np.uint32(0)), (1,))], 0)
     half = (n + odd) // 2
     y1, y2 = threefry2x32(k1, k2, slice(flat, (0,), (half,)), slice(flat, (half,), (2 * half,)))
     out = concatenate([y1, y2], 0)
@@ -118,7 +118,7 @@ def random_fold_in(key, data):
     """New keys from ``key`` and integers ``data`` (as uint32); the keys' batch shape and
     ``data``'s shape broadcast (as jax: a scalar, or equal ranks)."""
     batch = _check_key(key, "random_fold_in")
-    data = _lift(key.builder, np.uint32(data) if isinstance(data, int) else data)
+    data = as_tracer(key.builder, np.uint32(data) if isinstance(data, int) else data)
     out = tuple(np.broadcast_shapes(batch, data.shape))
     return bind("random_fold_in", [key, data], [ShapedArray(out + (2,), _U32)])
 
@@ -158,13 +158,13 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RNG_DEFAULT):
 def rng_uniform(a, b, shape):
     """jax.lax.rng_uniform: XLA's stateful uniform numbers in [a, b) (scalars of one dtype)."""
     if isinstance(a, Tracer) or isinstance(b, Tracer):
-        bld = _builder_of((a, b))
+        bld = builder_of((a, b))
     else:  # constant bounds: the function being traced
         stack = active_builders()
         if not stack:
             raise TypeError("rng_uniform: call this inside a function given to make_jaxpr")
         bld = stack[-1]
-    a, b = _lift(bld, a), _lift(bld, b)
+    a, b = as_tracer(bld, a), as_tracer(bld, b)
     if a.ndim or b.ndim or a.dtype != b.dtype:
         raise TypeError(f"rng_uniform takes two scalars of one dtype, got {a.aval.str_short()} "
                         f"and {b.aval.str_short()}")

@@ -23,7 +23,7 @@ import math
 import ml_dtypes
 import numpy as np
 
-from ..tracing import (Tracer, _builder_of, _lift, abs, add, and_,
+from ..tracing import (Tracer, builder_of, as_tracer, abs, add, and_,
                        bind, broadcast_in_dim, broadcast_to, convert_element_type, digamma,
                        div, eq, erf_inv, exp, ge, gt, integer_pow, le, lgamma, log,
                        log1p, lt, max, mul, ne, neg, not_, or_, pow, reduce_or, rem, reshape,
@@ -45,7 +45,7 @@ def _c(like: Tracer, value) -> np.generic:
 def _lit(like: Tracer, value) -> Tracer:
     """``value`` as a traced scalar of ``like``'s dtype: ops on constants stay in the
     program, as in JAX's (XLA folds both alike)."""
-    return _lift(like.builder, np.asarray(value, like.dtype))
+    return as_tracer(like.builder, np.asarray(value, like.dtype))
 
 
 def _full(like: Tracer, value) -> Tracer:
@@ -100,9 +100,9 @@ def up_and_broadcast(impl):
 def _operands(*args) -> list:
     """Trace the operands, Python scalars taking the traced operands' dtype, and broadcast
     them to one shape."""
-    b = _builder_of(args)
+    b = builder_of(args)
     like = next(a for a in args if isinstance(a, Tracer))
-    args = [_lift(b, a, like.aval) if not isinstance(a, Tracer) else a for a in args]
+    args = [as_tracer(b, a, like.aval) if not isinstance(a, Tracer) else a for a in args]
     dtypes = {a.dtype for a in args}
     if len(dtypes) != 1:
         raise TypeError(f"operands have different dtypes {sorted(map(str, dtypes))}: convert "
@@ -361,7 +361,7 @@ def regularized_incomplete_beta_impl(a, b, x, *, dtype):
     def counter(it, like):
         if isinstance(it, Tracer):
             return broadcast_in_dim(it, shape, ())
-        return broadcast_in_dim(_lift(like.builder, np.int32(it)), shape, ())
+        return broadcast_in_dim(as_tracer(like.builder, np.int32(it)), shape, ())
 
     def numerator(it, a, b, x):
         n = counter(it, a)

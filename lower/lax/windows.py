@@ -96,10 +96,10 @@ def _inits(operands, init_values) -> list:
     inits = _as_list(init_values)
     if len(inits) != len(operands):
         raise ValueError(f"{len(operands)} operands but {len(inits)} init values")
-    b = tr._builder_of(operands)
+    b = tr.builder_of(operands)
     out = []
     for x, init in zip(operands, inits):
-        init = tr._lift(b, init, ShapedArray((), x.dtype))
+        init = tr.as_tracer(b, init, ShapedArray((), x.dtype))
         if init.ndim != 0 or init.dtype != x.dtype:
             raise TypeError(f"init value {init.aval.str_short()} must be a scalar of the "
                             f"operand's dtype {x.dtype}")

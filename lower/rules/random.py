@@ -269,7 +269,7 @@ def _zeros(b, shape, dtype=_U32):
     return full_like(b, np.zeros((), dtype), hlo.tensor(tuple(shape), dtype))
 
 
-def _lift(b, w, batch, shape):
+def as_tracer(b, w, batch, shape):
     """A key word of ``batch`` broadcast over ``batch + shape``."""
     return w if not shape else b.broadcast_in_dim(w, tuple(batch) + tuple(shape),
                                                   list(range(len(batch))))
@@ -333,8 +333,8 @@ def _threefry_iota(b, k1, k2, batch, n):
 def _threefry_split(b, k1, k2, batch, shape):
     if _PARTITIONABLE.get():
         hi, lo = _counts(b, batch, shape)
-        return _pack(b, threefry2x32_hlo(b, _lift(b, k1, batch, shape),
-                                         _lift(b, k2, batch, shape), hi, lo),
+        return _pack(b, threefry2x32_hlo(b, as_tracer(b, k1, batch, shape),
+                                         as_tracer(b, k2, batch, shape), hi, lo),
                      tuple(batch) + tuple(shape))
     flat = _threefry_iota(b, k1, k2, batch, 2 * math.prod(shape))
     return b.reshape(flat, tuple(batch) + tuple(shape) + (2,))
@@ -378,7 +378,7 @@ def _fry_bits(b, w, batch, bit_width, shape):
     if not _PARTITIONABLE.get():
         return _threefry_bits_original(b, w[0], w[1], batch, bit_width, shape)
     hi, lo = _counts(b, batch, shape)
-    y1, y2 = threefry2x32_hlo(b, *(_lift(b, k, batch, shape) for k in w), hi, lo)
+    y1, y2 = threefry2x32_hlo(b, *(as_tracer(b, k, batch, shape) for k in w), hi, lo)
     return _to_bits(b, bit_width, y1, y2, b.xor(y1, y2))
 
 
@@ -390,7 +390,7 @@ def _fry4_seed(b, hi, lo):
 def _fry4_split(b, w, batch, shape):
     hi, lo = _counts(b, batch, shape)
     z = _zeros(b, hi.type.shape)
-    out = threefry4x32_hlo(b, *(_lift(b, k, batch, shape) for k in w), z, z, hi, lo)
+    out = threefry4x32_hlo(b, *(as_tracer(b, k, batch, shape) for k in w), z, z, hi, lo)
     return _pack(b, out, tuple(batch) + tuple(shape))
 
 
@@ -402,7 +402,7 @@ def _fry4_fold_in(b, w, m):
 def _fry4_bits(b, w, batch, bit_width, shape):
     hi, lo = _counts(b, batch, shape)
     z = _zeros(b, hi.type.shape)
-    y = threefry4x32_hlo(b, *(_lift(b, k, batch, shape) for k in w), hi, lo, z, z)
+    y = threefry4x32_hlo(b, *(as_tracer(b, k, batch, shape) for k in w), hi, lo, z, z)
     return _to_bits(b, bit_width, b.xor(y[0], y[2]), b.xor(y[1], y[3]), _xor(b, *y))
 
 
@@ -412,7 +412,7 @@ def _phx2_seed(b, hi, lo):
 
 def _phx2_split(b, w, batch, shape):
     hi, lo = _counts(b, batch, shape)
-    return _pack(b, [philox2x32_hlo(b, _lift(b, w[0], batch, shape), hi, lo)[0]],
+    return _pack(b, [philox2x32_hlo(b, as_tracer(b, w[0], batch, shape), hi, lo)[0]],
                  tuple(batch) + tuple(shape))
 
 
@@ -422,7 +422,7 @@ def _phx2_fold_in(b, w, m):
 
 def _phx2_bits(b, w, batch, bit_width, shape):
     hi, lo = _counts(b, batch, shape)
-    y0, y1 = philox2x32_hlo(b, _lift(b, w[0], batch, shape), hi, lo)
+    y0, y1 = philox2x32_hlo(b, as_tracer(b, w[0], batch, shape), hi, lo)
     return _to_bits(b, bit_width, y0, y1, b.xor(y0, y1))
 
 
@@ -434,7 +434,7 @@ def _phx4_seed(b, hi, lo):
 def _phx4_split(b, w, batch, shape):
     hi, lo = _counts(b, batch, shape)
     z = _zeros(b, hi.type.shape)
-    y = philox4x32_hlo(b, *(_lift(b, k, batch, shape) for k in w), z, z, hi, lo)
+    y = philox4x32_hlo(b, *(as_tracer(b, k, batch, shape) for k in w), z, z, hi, lo)
     return _pack(b, y[:2], tuple(batch) + tuple(shape))
 
 
@@ -446,7 +446,7 @@ def _phx4_fold_in(b, w, m):
 def _phx4_bits(b, w, batch, bit_width, shape):
     hi, lo = _counts(b, batch, shape)
     z = _zeros(b, hi.type.shape)
-    y = philox4x32_hlo(b, *(_lift(b, k, batch, shape) for k in w), hi, lo, z, z)
+    y = philox4x32_hlo(b, *(as_tracer(b, k, batch, shape) for k in w), hi, lo, z, z)
     return _to_bits(b, bit_width, y[0], y[1], _xor(b, *y))
 
 
