@@ -13,7 +13,7 @@ import numpy as np
 
 import mhlo_ir as hlo
 
-from .mlir import ir_constants, jaxpr_subcomp
+from .mlir import as_values, flat_values, ir_constants, jaxpr_subcomp  # noqa: F401
 
 
 def compare_type(element_type) -> str:
@@ -145,17 +145,6 @@ def monoid_identity(kind: str, dtype) -> np.ndarray:
 
 
 # -- sub-jaxprs ---------------------------------------------------------------------------------
-
-def as_values(x) -> tuple:
-    """A rule operand or result as a tuple of IR values: ``jaxpr_subcomp`` takes and gives one
-    tuple per jaxpr variable, since an aval may lower to several IR values."""
-    return (x,) if isinstance(x, hlo.Value) else tuple(x)
-
-
-def flat_values(xss) -> list:
-    """The IR values of several operands or results, in order."""
-    return [x for xs in xss for x in as_values(xs)]
-
 
 def lower_closed(mctx, b, closed, tokens, args) -> tuple:
     """Lower a ClosedJaxpr inline at the builder ``b`` on ``args``, its constants rebuilt

@@ -363,8 +363,15 @@ def _flatten(xss) -> list:
     return [x for xs in xss for x in xs]
 
 
-def _wrap(x) -> tuple:
+def as_values(x) -> tuple:
+    """A rule operand or result as a tuple of IR values: ``jaxpr_subcomp`` takes and gives one
+    tuple per jaxpr variable, since an aval may lower to several IR values."""
     return (x,) if isinstance(x, hlo.Value) else tuple(x)
+
+
+def flat_values(xss) -> list:
+    """The IR values of several operands or results, in order."""
+    return [x for xs in xss for x in as_values(xs)]
 
 
 def _resolved_rules(platform: str) -> dict:
@@ -704,9 +711,9 @@ def cache_lowering(rule: Callable) -> Callable:
             fb = fn.builder()
             sub = ctx.replace(builder=fb)
             outs = rule(sub, *[a for a in fn.arguments], **params)
-            fb.return_(*_flatten(map(_wrap, outs)))
+            fb.return_(*flat_values(outs))
             mctx.cached_primitive_lowerings[key] = fn
-        flat_args = _flatten(map(_wrap, args))
+        flat_args = flat_values(args)
         return list(ctx.builder.call(fn, flat_args))
     return cached
 
@@ -730,7 +737,7 @@ def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:
         consts = [ir_constants(ctx.builder, c) for c in closed.consts]
         # In the equation's name stack (its named scopes), as jax's lower_fun lowers.
         outs, _ = jaxpr_subcomp(ctx.body_context(), ctx.builder, closed.jaxpr, TokenSet(),
-                                consts, *[_wrap(a) for a in args])
+                                consts, *[as_values(a) for a in args])
         return outs
     return rule
 
@@ -747,7 +754,7 @@ def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args) -> 
         fn = lower_jaxpr_to_fun(mctx, fn_name, call_jaxpr, effects)
         mctx.cached_call_jaxpr_lowerings[key] = hit = (call_jaxpr, fn)
     fn = hit[1]
-    flat = [*ctx.tokens_in.tokens(), *_flatten(map(_wrap, args))]
+    flat = [*ctx.tokens_in.tokens(), *flat_values(args)]
     outs = list(ctx.builder.call(fn, flat))
     n = len(effects)
     if n:
@@ -761,7 +768,7 @@ def _jit_lowering(ctx, *args, jaxpr, name="f", inline=False, **_):
     if inline:
         consts = [ir_constants(ctx.builder, c) for c in jaxpr.consts]
         outs, tokens = jaxpr_subcomp(ctx.module_context, ctx.builder, jaxpr.jaxpr,
-                                     ctx.tokens_in, consts, *[_wrap(a) for a in args])
+                                     ctx.tokens_in, consts, *[as_values(a) for a in args])
         if len(ctx.tokens_in):
             ctx.set_tokens_out(tokens)
         return outs
