@@ -104,8 +104,14 @@ def _key_shape(avals):
 
 def _key_aware(name: str, transform):
     base = lowering_rule(name, "cpu")   # none of them has a platform's own rule
+    np_dtype = np.dtype
 
     def rule(ctx, *args, **params):
+        # Each of these primitives gives a key array exactly when it takes one, so the first
+        # output's dtype decides; a numpy dtype (every ordinary program) is the fast way out.
+        # NOTE: this wraps frequent rules (broadcast_in_dim, select_n, reshape...).
+        if isinstance(ctx.avals_out[0].dtype, np_dtype):
+            return base(ctx, *args, **params)
         k = _key_shape(ctx.avals_out) or _key_shape(ctx.avals_in)
         if k is None:
             return base(ctx, *args, **params)
