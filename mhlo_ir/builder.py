@@ -613,6 +613,7 @@ def _elementwise_method(spec):
     name, infer = spec.name, spec.infer
     op_names = spec.operands
     memo: dict = {}
+    same: dict = {}  # for operands of one type
     values = _VALUE_CLASSES
     new, SRO = object.__new__, SingleResultOp
     # NOTE: both methods build their SingleResultOp inline (what ir._new_single_result_op
@@ -642,12 +643,20 @@ def _elementwise_method(spec):
         def method(self, lhs, rhs, *, location=None):
             if lhs.__class__ not in values or rhs.__class__ not in values:
                 _values(name, "operand", (lhs, rhs))
-            key = (lhs.type, rhs.type)
-            result_types = memo.get(key)
-            if result_types is None:
-                result_types = infer(name, key, None)
-                if len(memo) < 4096:
-                    memo[key] = result_types
+            lt = lhs.type
+            if lt is rhs.type:  # the usual case: keyed by the one type, no key tuple
+                result_types = same.get(lt)
+                if result_types is None:
+                    result_types = infer(name, (lt, lt), None)
+                    if len(same) < 4096:
+                        same[lt] = result_types
+            else:
+                key = (lt, rhs.type)
+                result_types = memo.get(key)
+                if result_types is None:
+                    result_types = infer(name, key, None)
+                    if len(memo) < 4096:
+                        memo[key] = result_types
             block = self.block
             op = new(SRO)
             op.spec = spec
