@@ -196,6 +196,7 @@ class _Printer:
         SRO = SingleResultOp
         append = out.append
         many = _MANY
+        same: dict = {}  # op spec -> (type, parts) of its last same-typed binary op
         for op in block.operations:
             if op.__class__ is SRO and not op.regions and not pretty and (
                     op._b is not many or not op._a):
@@ -205,6 +206,7 @@ class _Printer:
                 # operands are read from the op's slots (see SingleResultOp).
                 attrs = op.attributes
                 b = op._b
+                parts = None
                 if b is None:
                     a = op._a
                     key = (op.spec, a.type, op.type, id(attrs)) if attrs else \
@@ -214,11 +216,26 @@ class _Printer:
                     key = (op.spec, op.type, id(attrs)) if attrs else (op.spec, op.type)
                 else:
                     a = op._a
-                    key = (op.spec, a.type, b.type, op.type, id(attrs)) if attrs else \
-                        (op.spec, a.type, b.type, op.type)
-                parts = fast.get(key)
+                    t = op.type
+                    if attrs or a.type is not t or b.type is not t:
+                        key = (op.spec, a.type, b.type, t, id(attrs)) if attrs else \
+                            (op.spec, a.type, b.type, t)
+                    else:
+                        # Same-typed binary ops (most of a program): the kind's last parts,
+                        # found without building a key.
+                        hit = same.get(op.spec)
+                        if hit is not None and hit[0] is t:
+                            parts = hit[1]
+                        else:
+                            key = (op.spec, t, t, t)
+                            parts = fast.get(key)
+                            if parts is None:
+                                parts = fast[key] = self.fast_parts(op)
+                            same[op.spec] = (t, parts)
                 if parts is None:
-                    parts = fast[key] = self.fast_parts(op)
+                    parts = fast.get(key)
+                    if parts is None:
+                        parts = fast[key] = self.fast_parts(op)
                 if parts is not False:
                     if locs is None:
                         tail = parts[2]
