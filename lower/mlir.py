@@ -15,7 +15,6 @@ from __future__ import annotations
 import collections
 import itertools
 import re
-import struct
 import warnings
 from typing import Callable, Sequence
 
@@ -26,6 +25,10 @@ from mhlo_ir import Builder
 from mhlo_ir.ir import BlockArgument, OpResult, SingleResultOp
 
 from . import core
+# Constants and tokens live in their own modules; their names stay importable from here.
+from .constants import (aval_to_ir_type, aval_to_ir_types, ir_constant,  # noqa: F401
+                        ir_constants, is_token, literal_key, register_constant_handler)
+from .tokens import TokenSet, _is_ordered  # noqa: F401
 
 __all__ = ["ModuleContext", "LoweringRuleContext", "TokenSet", "LoweringResult",
            "register_lowering", "lower_jaxpr_to_module", "lower_jaxpr_to_fun",
@@ -45,147 +48,6 @@ def expand_platform(platform: str) -> tuple:
         raise ValueError(f"unknown platform {platform!r}; expected one of "
                          f"{', '.join(PLATFORMS + tuple(_ALIASES))}")
     return (platform,)
-
-
-# -- types and constants --------------------------------------------------------------------
-
-def _is_token(aval) -> bool:
-    return aval is core.abstract_token or type(aval).__name__ == "AbstractToken"
-
-
-def aval_to_ir_types(aval) -> tuple:
-    """The IR types of an abstract value (one tensor type; a token for a token)."""
-    if _is_token(aval):
-        return (hlo.token(),)
-    if not isinstance(aval.dtype, np.dtype):
-        # jax's extended dtypes (PRNG keys, key<fry>): their physical uint32 array.
-        from .rules.random import physical_aval  # lazy: lower.rules imports this module
-        aval = physical_aval(aval)
-    return (hlo.tensor(aval.shape, aval.dtype),)
-
-
-def aval_to_ir_type(aval):
-    (t,) = aval_to_ir_types(aval)
-    return t
-
-
-_constant_handlers: dict = {}
-
-
-def register_constant_handler(type_: type, handler: Callable) -> None:
-    """``handler(builder, value) -> tuple of Values`` for constants of ``type_``."""
-    _constant_handlers[type_] = handler
-
-
-def ir_constants(b: Builder, val) -> tuple:
-    """The IR values of a Python or numpy constant, through the handler for its type.
-
-    Objects without a handler that convert to numpy (``__array__``: jax arrays captured as
-    constants) go through the ndarray handler."""
-    for t in type(val).__mro__:
-        handler = _constant_handlers.get(t)
-        if handler is not None:
-            return handler(b, val)
-    if hasattr(val, "__array__"):
-        return _constant_handlers[np.ndarray](b, np.asarray(val))
-    raise TypeError(f"no constant handler for type {type(val).__name__}")
-
-
-def ir_constant(b: Builder, val):
-    (v,) = ir_constants(b, val)
-    return v
-
-
-def _ndarray_constant(b: Builder, val: np.ndarray) -> tuple:
-    """Arrays with zero strides (``np.broadcast_to`` results) become a broadcast of the small
-    base constant, not a huge literal."""
-    if val.ndim == 0:
-        return (b.constant(_scalar_attr(val)),)
-    if val.ndim and 0 in val.strides and val.size:
-        zero = tuple(i for i, s in enumerate(val.strides) if s == 0 and val.shape[i] > 1)
-        if zero:
-            index = tuple(0 if i in zero else slice(None) for i in range(val.ndim))
-            base = np.ascontiguousarray(val[index])
-            dims = [i for i in range(val.ndim) if i not in zero]
-            c = b.constant(base)
-            return (b.broadcast_in_dim(c, val.shape, dims),)
-    return (b.constant(val if val.flags.c_contiguous else np.array(val, order="C")),)
-
-
-_SCALARS: dict = {}
-
-
-def _scalar_attr(arr: np.ndarray):
-    """One interned DenseElementsAttr per scalar value and dtype: literals repeat."""
-    key = (arr.dtype.str, arr.tobytes())
-    attr = _SCALARS.get(key)
-    if attr is None:
-        if len(_SCALARS) > 4096:
-            _SCALARS.clear()
-        attr = _SCALARS[key] = hlo.dense(arr)
-    return attr
-
-
-def _scalar_constant(b: Builder, val) -> tuple:
-    # Python scalars take JAX's default (x64 off) dtypes; numpy scalars, and JAX's typed
-    # literals (int/float subclasses with a dtype), keep theirs.
-    dtype = getattr(val, "dtype", None)
-    if dtype is not None and not isinstance(val, np.generic):
-        return (b.constant(_scalar_attr(np.asarray(val, dtype))),)
-    if isinstance(val, (bool, np.bool_)):
-        arr = np.asarray(val, np.bool_)
-    elif isinstance(val, np.generic):
-        arr = np.asarray(val)
-    else:
-        dtype = next(d for t, d in ((int, np.int32), (float, np.float32),
-                                    (complex, np.complex64)) if isinstance(val, t))
-        arr = np.asarray(val, dtype)
-    return (b.constant(_scalar_attr(arr)),)
-
-
-register_constant_handler(np.ndarray, _ndarray_constant)
-for _t in (bool, int, float, complex, np.generic):
-    register_constant_handler(_t, _scalar_constant)
-
-
-# -- tokens -----------------------------------------------------------------------------------
-
-class TokenSet:
-    """An immutable, ordered map from ordered effects to the token that sequences them."""
-
-    __slots__ = ("_tokens",)
-
-    def __init__(self, items=()):
-        self._tokens = collections.OrderedDict(items)
-
-    @classmethod
-    def create(cls, b: Builder, effects: Sequence) -> "TokenSet":
-        return cls((eff, b.create_token()) for eff in effects)
-
-    def __len__(self):
-        return len(self._tokens)
-
-    def get(self, effect):
-        return self._tokens[effect]
-
-    def effects(self) -> tuple:
-        return tuple(self._tokens)
-
-    def tokens(self) -> tuple:
-        return tuple(self._tokens.values())
-
-    def items(self) -> tuple:
-        return tuple(self._tokens.items())
-
-    def subset(self, effects) -> "TokenSet":
-        return TokenSet((e, self._tokens[e]) for e in effects)
-
-    def update_tokens(self, tokens: "TokenSet") -> "TokenSet":
-        return TokenSet((e, tokens._tokens.get(e, t)) for e, t in self._tokens.items())
-
-
-def _is_ordered(effect) -> bool:
-    return isinstance(effect, core.OrderedEffect) or getattr(effect, "ordered", False)
 
 
 # -- contexts ---------------------------------------------------------------------------------
@@ -405,28 +267,6 @@ def _output_values(name, ans, outvars) -> list:
     return ans
 
 
-_pack_f64 = struct.Struct("<d").pack
-
-
-def _literal_key(val):
-    """A key telling literal values apart exactly (-0.0 from 0.0, each NaN payload, the
-    dtype), or None for values not worth keying."""
-    cls = val.__class__
-    if cls is np.ndarray:
-        # The dtype itself: its .str is '<V1' for several of ml_dtypes' 1-byte types.
-        return (val.dtype, val.shape, val.tobytes()) if val.size <= 16 else None
-    if cls is int or cls is bool:
-        return (cls, val)
-    if cls is float:
-        return (cls, _pack_f64(val))
-    if cls is complex:
-        return (cls, _pack_f64(val.real), _pack_f64(val.imag))
-    dtype = getattr(val, "dtype", None)
-    if dtype is not None and isinstance(val, (np.generic, int, float, complex)):
-        return (cls, str(dtype), np.asarray(val).tobytes())
-    return None
-
-
 def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                   consts: Sequence[Sequence], *args: Sequence) -> tuple:
     """Lower ``jaxpr``'s equations inline at ``b``; returns (outputs, tokens).
@@ -446,7 +286,7 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
         val = getattr(v, "val", read)
         if val is read:  # a variable
             return env[v]
-        key = _literal_key(val)
+        key = literal_key(val)
         x = literals.get(key) if key is not None else None
         if x is None:
             x = ir_constants(b, val)
@@ -536,7 +376,7 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
     arguments and returned as leading results.
     """
     def types_of(aval):
-        if replace_tokens_with_dummy and _is_token(aval):
+        if replace_tokens_with_dummy and is_token(aval):
             return (hlo.tensor((), np.bool_),)
         return aval_to_ir_types(aval)
 
@@ -577,7 +417,7 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
                  else TokenSet(zip(effects, token_args)))
     ir_args = []
     for aval, a in zip(jaxpr.in_avals, args):
-        if replace_tokens_with_dummy and _is_token(aval):
+        if replace_tokens_with_dummy and is_token(aval):
             ir_args.append((b.create_token(),))
         else:
             ir_args.append((a,))
@@ -590,7 +430,7 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
     else:
         results += list(tokens_out.tokens())
     for aval, o in zip(jaxpr.out_avals, outs):
-        if replace_tokens_with_dummy and _is_token(aval):
+        if replace_tokens_with_dummy and is_token(aval):
             results.append(b.constant(np.zeros((), np.bool_)))
         else:
             results.extend(o)
