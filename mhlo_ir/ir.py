@@ -8,6 +8,7 @@ lists for operands and results, and no use-lists.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Iterable, Sequence
 
 from .attributes import to_attribute
@@ -69,8 +70,9 @@ class Operation:
 
     ``attributes`` maps names to Attributes; the printer sends the names the spec declares to
     MLIR's properties (``<{...}>``) and any others (``mhlo.sharding``...) to the discardable
-    dictionary, as MLIR does. Treat it as read-only (use ``set_attr``): builders share one
-    dict among ops built from the same arguments.
+    dictionary, as MLIR does. It is a read-only mapping: change attributes with ``set_attr``
+    (or assign a new mapping), never in place. Builders share one mapping among ops built
+    from the same arguments, and printers cache its text by its identity across prints.
 
     NOTE: builders make an operation with exactly one result a ``SingleResultOp``, which *is*
     its result value (as a torch.fx Node is); ``make_operation`` picks the class. Most ops
@@ -125,7 +127,7 @@ class Operation:
         check_attr_name(name)
         attrs = dict(self.attributes) if self.attributes else {}
         attrs[name] = to_attribute(value)
-        self.attributes = attrs
+        self.attributes = MappingProxyType(attrs)
 
     def __repr__(self):
         return f"<Operation {self.spec.name} at {id(self):#x}>"

@@ -71,11 +71,8 @@ class _Printer:
         self.out: list = []
         self.locs = None if not locations else _Locations(locations == "alias")
         self.hex_threshold = hex_threshold
-        self.op_names: dict = {}
-        self.attr_cache: dict = {}
-        self.sigs: dict = {}
-        self.fast: dict = {}
-        self.attr_parts: dict = {}
+        (self.op_names, self.attr_cache, self.sigs, self.fast,
+         self.attr_parts) = _shared_caches(dialect, hex_threshold)
 
     # -- SSA numbering, as MLIR's SSANameState does it -----------------------------------------
 
@@ -457,6 +454,24 @@ class _Printer:
         if self.locs is not None and self.locs.aliases:
             out.extend(line + "\n" for line in self.locs.trailer())
         return "".join(out)
+
+
+# Texts that depend only on the dialect and the hex threshold (op names, attribute texts,
+# signatures, each op kind's line parts) are kept across prints: printing many small modules
+# (generated-program testing) would otherwise render every attribute and signature afresh.
+# The caches are keyed by immutable values or by the identity of an attribute dict they also
+# hold (so that id is not reused), and are replaced once any grows past the limit.
+_SHARED: dict = {}
+_SHARED_LIMIT = 8192
+
+
+def _shared_caches(dialect, hex_threshold) -> tuple:
+    """(op names, attribute texts, signatures, line parts, attribute-dict parts)."""
+    key = (dialect, hex_threshold)
+    caches = _SHARED.get(key)
+    if caches is None or max(map(len, caches)) > _SHARED_LIMIT:
+        caches = _SHARED[key] = ({}, {}, {}, {}, {})
+    return caches
 
 
 _VALUE_NAMES: list = []

@@ -113,3 +113,34 @@ def test_printing_is_repeatable_and_does_not_change_the_module():
     m = nested_module()
     assert m.to_text() == m.to_text()
     assert m.to_text(pretty=True) == m.to_text(pretty=True)
+
+
+def test_texts_cached_across_prints_follow_attribute_changes_and_options():
+    """The printer keeps attribute and line texts across prints (keyed by the attribute
+    mapping's identity): later prints must still show set_attr changes, other attribute
+    values on the same op kind and types, and the hex threshold of each print."""
+    def module(dims, value):
+        m = hlo.Module("m")
+        t = hlo.tensor((2, 3), hlo.f32)
+        f = m.add_function("main", [t])
+        b = f.builder()
+        (x,) = f.arguments
+        y = b.transpose(x, dims)
+        c = b.constant(np.asarray(value, np.float32))
+        b.return_(y, c)
+        return m, y
+
+    m1, y1 = module([1, 0], [1.0, 2.0, 3.0])
+    first = m1.to_text(locations=False)
+    assert_fixed_point(m1)
+    y1.set_attr("mhlo.sharding", "{replicated}")
+    again = m1.to_text(locations=False)
+    assert again != first and 'mhlo.sharding = "{replicated}"' in again
+    assert_fixed_point(m1)
+    m2, _ = module([0, 1], [4.0, 5.0, 6.0])  # same op kinds and types, other values
+    second = m2.to_text(locations=False)
+    assert "array<i64: 0, 1>" in second or "dense<[0, 1]>" in second
+    assert_fixed_point(m2)
+    hexed = m2.to_text(locations=False, hex_threshold=1)
+    assert '"0x' in hexed.lower() and normalize_hex(hexed) != normalize_hex(second)
+    assert m2.to_text(locations=False) == second
