@@ -22,7 +22,7 @@ import numpy as np
 
 import mhlo_ir as hlo
 from mhlo_ir import Builder
-from mhlo_ir.ir import BlockArgument, OpResult, SingleResultOp
+from mhlo_ir.ir import VALUE_CLASSES
 
 from . import core
 # Constants and tokens live in their own modules; their names stay importable from here.
@@ -215,10 +215,6 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     return loc
 
 
-# The concrete Value classes, for a quick class-identity test of a rule's results.
-_VALUE_CLASSES = frozenset({OpResult, BlockArgument, SingleResultOp})
-
-
 # -- jaxprs to functions ---------------------------------------------------------------------
 
 def _flatten(xss) -> list:
@@ -310,7 +306,7 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     locs: dict = {}  # (primitive name, eqn name stack, file, line, column) -> Location
     saved = b.location
     no_tokens = TokenSet()
-    value_classes = _VALUE_CLASSES
+    value_classes = VALUE_CLASSES
     getitem = env.__getitem__
     RuleContext = LoweringRuleContext
     try:

@@ -20,8 +20,8 @@ from . import dtypes
 from .attributes import SymbolRefAttr, to_attribute
 from .dense import DenseElementsAttr, dense_i64, index
 from .errors import OpBuildError
-from .ir import (Block, BlockArgument, Function, Operation, OpResult, Region, SingleResultOp,
-                 Value, _new_single_result_op, make_operation)
+from .ir import (Block, Function, Operation, Region, SingleResultOp,
+                 VALUE_CLASSES, Value, _new_single_result_op, make_operation)
 from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
@@ -170,7 +170,7 @@ class Builder:
         on the caller, cost more than the lookup.
         """
         for v in operands:
-            if v.__class__ not in _VALUE_CLASSES:
+            if v.__class__ not in VALUE_CLASSES:
                 _values(name, "operand", operands)
         try:
             hit = _MEMO.get(key)
@@ -283,7 +283,7 @@ class Builder:
                 break
         key = ("broadcast_in_dim", t, shape, dims)
         hit = _MEMO.get(key)
-        if hit is not None and x.__class__ in _VALUE_CLASSES:  # _memo's hit path, inlined
+        if hit is not None and x.__class__ in VALUE_CLASSES:  # _memo's hit path, inlined
             block = self.block
             op = _new_single_result_op(hit[0], x, None, hit[1], hit[2][0],
                                        self.location if location is None else location, block)
@@ -370,8 +370,8 @@ class Builder:
             hit = _MEMO.get(key)
         except TypeError:
             hit = None
-        if hit is not None and lhs.__class__ in _VALUE_CLASSES and \
-                rhs.__class__ in _VALUE_CLASSES:  # _memo's hit path, inlined
+        if hit is not None and lhs.__class__ in VALUE_CLASSES and \
+                rhs.__class__ in VALUE_CLASSES:  # _memo's hit path, inlined
             block = self.block
             op = _new_single_result_op(hit[0], lhs, rhs, hit[1], hit[2][0],
                                        self.location if location is None else location, block)
@@ -601,7 +601,6 @@ def _tensor(x, op) -> TensorType:
     return t
 
 
-_VALUE_CLASSES = frozenset({OpResult, BlockArgument, SingleResultOp})
 
 
 def _elementwise_method(spec):
@@ -614,7 +613,7 @@ def _elementwise_method(spec):
     op_names = spec.operands
     memo: dict = {}
     same: dict = {}  # for operands of one type
-    values = _VALUE_CLASSES
+    values = VALUE_CLASSES
     new, SRO = object.__new__, SingleResultOp
     # NOTE: both methods build their SingleResultOp inline (what ir._new_single_result_op
     # does): calling the class costs a third of the method, and a helper call a tenth.

@@ -220,6 +220,11 @@ class SingleResultOp(Operation, Value):
         return f"<{self.spec.name}: {self.type} at {id(self):#x}>"
 
 
+# The concrete Value classes, for a class-identity test on hot paths (``in`` a frozenset is
+# cheaper than isinstance with an abstract base).
+VALUE_CLASSES = frozenset({OpResult, BlockArgument, SingleResultOp})
+
+
 def _new_single_result_op(spec, a, b, attributes, type_, location, parent):
     """A region-free SingleResultOp with operands ``a`` and ``b`` (``b`` None: one operand).
 
