@@ -102,24 +102,7 @@ def _validate(name, operands, attributes, result_types, regions):
     elif len(regions) != spec.regions:
         fail(spec.name, f"has {spec.regions} regions, got {len(regions)}")
     types = tuple([v.type for v in operands])
-    if result_types is None:
-        if spec.infer is None:
-            fail(spec.name, "cannot infer its result types: pass result_types")
-        result_types = tuple(spec.infer(spec.name, types, attrs))
-        if spec.check is not None and regions:
-            spec.check(spec.name, types, attrs, result_types, regions)
-    else:
-        result_types = tuple(result_types)
-        for i, t in enumerate(result_types):
-            if not isinstance(t, Type):
-                fail(spec.name, f"result type {i} must be a Type, got {t!r}")
-        if spec.check is not None:
-            spec.check(spec.name, types, attrs, result_types, regions)
-        elif spec.infer is not None:
-            inferred = tuple(spec.infer(spec.name, types, attrs))
-            if inferred != result_types:
-                fail(spec.name, f"result types ({', '.join(map(str, result_types))}) differ "
-                                f"from the inferred ({', '.join(map(str, inferred))})")
+    result_types = spec.result_types(types, attrs, result_types, regions)
     # Read-only: builders share one attribute mapping among ops built from the same
     # arguments (see Builder._memo); Operation.set_attr copies before writing.
     return spec, operands, MappingProxyType(attrs) if attrs else None, result_types, regions

@@ -87,14 +87,7 @@ def _verify_region(module, fn, region, visible: set, top: bool, closed_by=None) 
             attrs = op.attributes or {}
             results = tuple(r.type for r in op.results)
             try:
-                if spec.check is not None:
-                    spec.check(spec.name, types, attrs, results, op.regions)
-                elif spec.infer is not None and not spec.terminator:
-                    inferred = tuple(spec.infer(spec.name, types, attrs))
-                    if inferred != results:
-                        raise OpBuildError(f"'{spec.name}' result types "
-                                           f"({', '.join(map(str, results))}) differ from the "
-                                           f"inferred ({', '.join(map(str, inferred))})")
+                spec.result_types(types, attrs, results, op.regions)
             except OpBuildError as e:
                 raise ModuleVerificationError(f"in @{fn.name}: {e}") from None
             if spec.name == "func.call":

@@ -58,7 +58,7 @@ def _chlo_enum(kind):
 
 def _spec(name, operands, infer=None, attributes=None, check=None, doc="", not_run=""):
     return register(OpSpec(f"chlo.{name}", operands, attributes or {}, infer=infer, check=check,
-                           namespace="chlo", chapter="chlo", doc=doc, not_run=not_run))
+                           namespace="chlo", doc=doc, not_run=not_run))
 
 
 def _method(name, fn, doc):

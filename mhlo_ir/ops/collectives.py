@@ -179,7 +179,7 @@ def _all_reduce_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("all_reduce", ("operands*",), {**_GROUP_ATTRS, **_GLOBAL}, regions=1,
-                infer=_all_reduce, check=_all_reduce_check, chapter="collectives",
+                infer=_all_reduce, check=_all_reduce_check,
                 doc="Reduces each operand elementwise across the replicas of each group.",
                 closed_regions=True))
 
@@ -261,7 +261,7 @@ def _all_gather_check(op, types, attributes, results, regions):
 
 register(OpSpec("all_gather", ("operands*",),
                 {"all_gather_dim": AttrSpec(_i64, True), **_GROUP_ATTRS, **_GLOBAL},
-                infer=_all_gather, check=_all_gather_check, chapter="collectives",
+                infer=_all_gather, check=_all_gather_check,
                 doc="Concatenates each replica's operand along all_gather_dim, in group order."))
 
 
@@ -326,7 +326,7 @@ def _all_to_all(op, types, attributes):
 
 register(OpSpec("all_to_all", ("operand*",), {
     "split_dimension": AttrSpec(_i64), "concat_dimension": AttrSpec(_i64),
-    "split_count": AttrSpec(_i64), **_GROUP_ATTRS}, infer=_all_to_all, chapter="collectives",
+    "split_count": AttrSpec(_i64), **_GROUP_ATTRS}, infer=_all_to_all,
     doc="Splits each operand along split_dimension, sends piece j to replica j of the group, "
         "and concatenates what it receives along concat_dimension."))
 
@@ -394,7 +394,6 @@ def _reduce_scatter_check(op, types, attributes, results, regions):
 register(OpSpec("reduce_scatter", ("operand",),
                 {"scatter_dimension": AttrSpec(_i64, True), **_GROUP_ATTRS, **_GLOBAL},
                 regions=1, infer=_reduce_scatter, check=_reduce_scatter_check,
-                chapter="collectives",
                 doc="all_reduce, then replica j of each group keeps block j of "
                     "scatter_dimension.",
                 closed_regions=True))
@@ -451,7 +450,7 @@ def _permute(op, types, attributes):
 
 register(OpSpec("collective_permute", ("operand",), {
     "source_target_pairs": AttrSpec(source_target_pairs, True),
-    "channel_handle": AttrSpec(channel_handle)}, infer=_permute, chapter="collectives",
+    "channel_handle": AttrSpec(channel_handle)}, infer=_permute,
     doc="Sends the operand from each source replica to its target; replicas that are no "
         "target get zeros."))
 
@@ -469,7 +468,6 @@ def _same(op, types, attributes):
 
 
 register(OpSpec("collective_broadcast", ("operand",), dict(_GROUP_ATTRS), infer=_same,
-                chapter="collectives",
                 not_run="XLA:CPU cannot compile it: 'HLO opcode collective-broadcast is not "
                         "supported by XLA:CPU ThunkEmitter' (jaxlib 0.10)",
                 doc="Every replica of a group gets the operand of the group's first replica."))
@@ -482,8 +480,7 @@ def collective_broadcast(b, operand, replica_groups, *, channel_handle=None, loc
 
 
 register(OpSpec("cross-replica-sum", ("operand",),
-                {"replica_groups": AttrSpec(replica_groups, True)}, infer=_same,
-                chapter="collectives", doc="all_reduce with addition (an old spelling)."))
+                {"replica_groups": AttrSpec(replica_groups, True)}, infer=_same, doc="all_reduce with addition (an old spelling)."))
 
 
 @builder_method
@@ -496,9 +493,9 @@ def cross_replica_sum(b, operand, replica_groups, *, location=None):
 
 _UI32 = tensor((), ui32)
 
-register(OpSpec("replica_id", (), infer=lambda op, t, a: (_UI32,), chapter="collectives",
+register(OpSpec("replica_id", (), infer=lambda op, t, a: (_UI32,),
                 doc="This replica's id as tensor<ui32>."))
-register(OpSpec("partition_id", (), infer=lambda op, t, a: (_UI32,), chapter="collectives",
+register(OpSpec("partition_id", (), infer=lambda op, t, a: (_UI32,),
                 doc="This partition's id as tensor<ui32>."))
 
 

@@ -84,7 +84,7 @@ def _reduce_check(op, types, attributes, results, regions):
 
 register(OpSpec("reduce", ("inputs*", "init_values*"),
                 {"dimensions": AttrSpec(i64_array, True)},
-                regions=1, infer=_reduce, check=_reduce_check, chapter="reduction",
+                regions=1, infer=_reduce, check=_reduce_check,
                 closed_regions=True))
 
 
@@ -99,8 +99,7 @@ def _while_check(op, types, attributes, results, regions):
     check_region(op, "body", regions[1], types, types)
 
 
-register(OpSpec("while", ("operand*",), regions=2, infer=_while, check=_while_check,
-                chapter="control_flow"))
+register(OpSpec("while", ("operand*",), regions=2, infer=_while, check=_while_check))
 
 
 def _if_check(op, types, attributes, results, regions):
@@ -111,7 +110,7 @@ def _if_check(op, types, attributes, results, regions):
     check_region(op, "false_branch", regions[1], (), results)
 
 
-register(OpSpec("if", ("pred",), regions=2, check=_if_check, chapter="control_flow"))
+register(OpSpec("if", ("pred",), regions=2, check=_if_check))
 
 
 def _case_check(op, types, attributes, results, regions):
@@ -124,13 +123,11 @@ def _case_check(op, types, attributes, results, regions):
         check_region(op, f"branches[{i}]", r, (), results)
 
 
-register(OpSpec("case", ("index",), regions=1, variadic_regions=True, check=_case_check,
-                chapter="control_flow"))
+register(OpSpec("case", ("index",), regions=1, variadic_regions=True, check=_case_check))
 
-register(OpSpec("return", ("results*",), terminator=True, infer=lambda op, t, a: (),
-                chapter="control_flow"))
+register(OpSpec("return", ("results*",), terminator=True, infer=lambda op, t, a: ()))
 register(OpSpec("func.return", ("operands*",), namespace="func", terminator=True,
-                infer=lambda op, t, a: (), chapter="control_flow"))
+                infer=lambda op, t, a: ()))
 
 
 def _call_check(op, types, attributes, results, regions):
@@ -141,6 +138,6 @@ def _call_check(op, types, attributes, results, regions):
 
 register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(
     lambda v: v if isinstance(v, SymbolRefAttr) else SymbolRefAttr(getattr(v, "name", v)), True)},
-    namespace="func", check=_call_check, chapter="control_flow"))
+    namespace="func", check=_call_check))
 
 __all__ = ["check_region", "region_returns", "inputs_and_inits"]

@@ -53,7 +53,7 @@ def _dense_value(v):
 
 
 register(OpSpec("constant", (), {"value": AttrSpec(_dense_value, True)},
-                infer=_constant, chapter="data_movement"))
+                infer=_constant))
 
 
 def _iota_check(op, types, attributes, results, regions):
@@ -67,8 +67,7 @@ def _iota_check(op, types, attributes, results, regions):
         fail(op, f"result must have integer, float or complex elements, got {r}")
 
 
-register(OpSpec("iota", (), {"iota_dimension": AttrSpec(_i64, True)}, check=_iota_check,
-                chapter="data_movement"))
+register(OpSpec("iota", (), {"iota_dimension": AttrSpec(_i64, True)}, check=_iota_check))
 
 
 def _broadcast_check(op, types, attributes, results, regions):
@@ -93,7 +92,7 @@ def _broadcast_check(op, types, attributes, results, regions):
 
 register(OpSpec("broadcast_in_dim", ("operand",),
                 {"broadcast_dimensions": AttrSpec(_dense_i64, True)},
-                check=_broadcast_check, chapter="data_movement"))
+                check=_broadcast_check))
 
 
 def _reshape_check(op, types, attributes, results, regions):
@@ -106,7 +105,7 @@ def _reshape_check(op, types, attributes, results, regions):
                  f"operand {x})")
 
 
-register(OpSpec("reshape", ("operand",), check=_reshape_check, chapter="data_movement"))
+register(OpSpec("reshape", ("operand",), check=_reshape_check))
 
 
 def _transpose(op, types, attributes):
@@ -119,7 +118,7 @@ def _transpose(op, types, attributes):
 
 
 register(OpSpec("transpose", ("operand",), {"permutation": AttrSpec(_dense_i64, True)},
-                infer=_transpose, chapter="data_movement"))
+                infer=_transpose))
 
 
 def _slice(op, types, attributes):
@@ -145,7 +144,7 @@ register(OpSpec("slice", ("operand",),
                 {"start_indices": AttrSpec(_dense_i64, True),
                  "limit_indices": AttrSpec(_dense_i64, True),
                  "strides": AttrSpec(_dense_i64, True)},
-                infer=_slice, chapter="data_movement"))
+                infer=_slice))
 
 
 def _concatenate(op, types, attributes):
@@ -172,7 +171,7 @@ def _concatenate(op, types, attributes):
 
 
 register(OpSpec("concatenate", ("inputs*",), {"dimension": AttrSpec(_i64, True)},
-                infer=_concatenate, chapter="data_movement"))
+                infer=_concatenate))
 
 
 
@@ -293,7 +292,7 @@ register(OpSpec("pad", ("operand", "padding_value"),
                 {"edge_padding_low": AttrSpec(_dense_i64, True),
                  "edge_padding_high": AttrSpec(_dense_i64, True),
                  "interior_padding": AttrSpec(_dense_i64, True)},
-                infer=_pad, chapter="data_movement",
+                infer=_pad,
                 doc="Pad with padding_value: low/high edge padding (negative crops) and "
                     "interior padding between elements."))
 
@@ -320,7 +319,7 @@ def _reverse(op, types, attributes):
 
 
 register(OpSpec("reverse", ("operand",), {"dimensions": AttrSpec(_dense_i64, True)},
-                infer=_reverse, chapter="data_movement"))
+                infer=_reverse))
 
 
 @builder_method
@@ -340,7 +339,7 @@ def _broadcast(op, types, attributes):
 
 
 register(OpSpec("broadcast", ("operand",), {"broadcast_sizes": AttrSpec(_dense_i64, True)},
-                infer=_broadcast, chapter="data_movement",
+                infer=_broadcast,
                 doc="Prepend dimensions of broadcast_sizes: result shape sizes ++ operand shape."))
 
 
@@ -352,7 +351,7 @@ def broadcast(b, x, sizes, *, location=None):
 
 
 register(OpSpec("copy", ("operand",), {"cross_program_prefetch_index": AttrSpec(_i32)},
-                infer=lambda op, types, attributes: (types[0],), chapter="data_movement"))
+                infer=lambda op, types, attributes: (types[0],)))
 
 
 @builder_method
@@ -373,7 +372,7 @@ def _bitcast_check(op, types, attributes, results, regions):
                  "keeps the byte size")
 
 
-register(OpSpec("bitcast", ("operand",), check=_bitcast_check, chapter="data_movement",
+register(OpSpec("bitcast", ("operand",), check=_bitcast_check,
                 doc="Reinterpret the operand's buffer as the (explicit) result type. XLA "
                     "compiles it only where it is an identity or a layout-only change: on CPU a "
                     "bitcast to another shape or element type fails with 'Unexpected bitcast "
@@ -403,7 +402,7 @@ def _get_dimension_size(op, types, attributes):
 
 
 register(OpSpec("get_dimension_size", ("operand",), {"dimension": AttrSpec(_i64, True)},
-                infer=_get_dimension_size, chapter="data_movement",
+                infer=_get_dimension_size,
                 doc="The size of one dimension as tensor<i32>."))
 
 
@@ -423,7 +422,7 @@ def _set_dimension_size(op, types, attributes):
 
 
 register(OpSpec("set_dimension_size", ("operand", "size"), {"dimension": AttrSpec(_i64, True)},
-                infer=_set_dimension_size, chapter="data_movement",
+                infer=_set_dimension_size,
                 doc="Mark one dimension as dynamically sized (size <= its static size). The "
                     "result type stays static here; XLA treats the elements beyond size as "
                     "padding (reductions skip them)."))
@@ -461,7 +460,7 @@ register(OpSpec("dynamic_broadcast_in_dim", ("operand", "output_dimensions"),
                 {"broadcast_dimensions": AttrSpec(_dense_i64, True),
                  "known_expanding_dimensions": AttrSpec(_dense_i64),
                  "known_nonexpanding_dimensions": AttrSpec(_dense_i64)},
-                check=_dynamic_broadcast_check, chapter="data_movement",
+                check=_dynamic_broadcast_check,
                 doc="broadcast_in_dim to the shape held by output_dimensions (explicit result "
                     "type). XLA compiles it with a static result type, the shape operand being "
                     "a constant or an argument."))
@@ -494,7 +493,6 @@ def _dynamic_reshape_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("dynamic_reshape", ("operand", "output_shape"), check=_dynamic_reshape_check,
-                chapter="data_movement",
                 doc="reshape to the shape held by output_shape (explicit result type). With a "
                     "static result type XLA uses the result type and ignores output_shape's "
                     "values."))
@@ -516,7 +514,7 @@ def _dynamic_iota_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("dynamic_iota", ("output_shape",), {"iota_dimension": AttrSpec(_i64, True)},
-                check=_dynamic_iota_check, chapter="data_movement",
+                check=_dynamic_iota_check,
                 doc="iota of the shape held by output_shape (explicit result type)."))
 
 
@@ -538,7 +536,7 @@ def _dynamic_pad_check(op, types, attributes, results, regions):
 
 register(OpSpec("dynamic_pad", ("operand", "padding_value", "edge_padding_low",
                                 "edge_padding_high", "interior_padding"),
-                check=_dynamic_pad_check, chapter="data_movement",
+                check=_dynamic_pad_check,
                 doc="pad with paddings held by operands (explicit result type). XLA compiles it "
                     "only when the paddings are constants (it folds to pad); with argument "
                     "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\"."))
@@ -568,7 +566,7 @@ def _real_dynamic_slice_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("real_dynamic_slice", ("operand", "start_indices", "limit_indices", "strides"),
-                check=_real_dynamic_slice_check, chapter="data_movement",
+                check=_real_dynamic_slice_check,
                 doc="slice with bounds held by operands (explicit result type). XLA compiles it "
                     "only when the bounds are constants (it folds to slice); with argument "
                     "bounds: \"'stablehlo.real_dynamic_slice' op can't be translated to XLA "

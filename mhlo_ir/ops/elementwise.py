@@ -134,10 +134,9 @@ BINARY = {
 NO_PRETTY: frozenset = frozenset({"complex"})
 
 for _name, (_kinds, _result) in UNARY.items():
-    register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result), chapter="elementwise"))
+    register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result)))
 for _name, (_kinds, _result) in BINARY.items():
-    register(OpSpec(_name, ("lhs", "rhs"), infer=binary_rule(_kinds, _result),
-                    chapter="elementwise"))
+    register(OpSpec(_name, ("lhs", "rhs"), infer=binary_rule(_kinds, _result)))
 
 
 # Unary ops the MHLO dialect declares but XLA has no HLO instruction for: converting them to
@@ -158,7 +157,7 @@ def _unary_method(name):
 
 
 for _name, (_kinds, _result) in UNARY_WITHOUT_HLO.items():
-    register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result), chapter="elementwise",
+    register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result),
                     not_run=f"XLA has no HLO instruction for mhlo.{_name}: compiling fails with "
                             f"UNIMPLEMENTED (chlo.{_name} is the form that runs)"))
     builder_method(_unary_method(_name))
@@ -193,7 +192,7 @@ register(OpSpec(
     "compare", ("lhs", "rhs"),
     {"comparison_direction": AttrSpec(comparison_direction, required=True),
      "compare_type": AttrSpec(comparison_type)},
-    infer=_compare, chapter="elementwise"))
+    infer=_compare))
 
 
 def _select(op, types, attributes):
@@ -210,7 +209,7 @@ def _select(op, types, attributes):
     return (on_true,)
 
 
-register(OpSpec("select", ("pred", "on_true", "on_false"), infer=_select, chapter="elementwise"))
+register(OpSpec("select", ("pred", "on_true", "on_false"), infer=_select))
 
 
 def _clamp(op, types, attributes):
@@ -225,7 +224,7 @@ def _clamp(op, types, attributes):
     return (x,)
 
 
-register(OpSpec("clamp", ("min", "operand", "max"), infer=_clamp, chapter="elementwise"))
+register(OpSpec("clamp", ("min", "operand", "max"), infer=_clamp))
 
 
 def _convert_check(op, types, attributes, results, regions):
@@ -235,7 +234,7 @@ def _convert_check(op, types, attributes, results, regions):
         fail(op, f"result must be a tensor of shape {list(x.shape)}, got {r}")
 
 
-register(OpSpec("convert", ("operand",), check=_convert_check, chapter="elementwise",
+register(OpSpec("convert", ("operand",), check=_convert_check,
                 doc="Convert elements to the result's element type (result type is explicit)."))
 
 
@@ -262,7 +261,7 @@ def _reduce_precision(op, types, attributes):
 
 register(OpSpec("reduce_precision", ("operand",),
                 {"exponent_bits": AttrSpec(_i32, True), "mantissa_bits": AttrSpec(_i32, True)},
-                infer=_reduce_precision, chapter="elementwise",
+                infer=_reduce_precision,
                 doc="Round to a float format of exponent_bits and mantissa_bits (same type)."))
 
 
@@ -318,7 +317,6 @@ def _bitcast_convert_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("bitcast_convert", ("operand",), check=_bitcast_convert_check,
-                chapter="elementwise",
                 doc="Reinterpret the bits of each element as another element type (result type "
                     "is explicit; the shape gains or loses a trailing dimension when the bit "
                     "widths differ)."))
@@ -362,7 +360,6 @@ def _stochastic_convert_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("stochastic_convert", ("operand", "random"), check=_stochastic_convert_check,
-                chapter="elementwise",
                 doc="Convert floats to a narrower type, rounding up with probability equal to "
                     "the fraction, decided by the random bits (result type is explicit)."))
 

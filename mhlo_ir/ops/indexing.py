@@ -72,7 +72,7 @@ def _dynamic_slice(op, types, attributes):
 
 register(OpSpec("dynamic_slice", ("operand", "start_indices*"),
                 {"slice_sizes": AttrSpec(_dense_i64, True)},
-                infer=_dynamic_slice, chapter="indexing",
+                infer=_dynamic_slice,
                 doc="A slice of slice_sizes at runtime start indices (scalars; clamped so the "
                     "slice stays in bounds)."))
 
@@ -101,7 +101,7 @@ def _dynamic_update_slice(op, types, attributes):
 
 
 register(OpSpec("dynamic_update_slice", ("operand", "update", "start_indices*"),
-                infer=_dynamic_update_slice, chapter="indexing",
+                infer=_dynamic_update_slice,
                 doc="operand with update written at runtime start indices (clamped)."))
 
 
@@ -226,7 +226,7 @@ _GATHER_ATTRS = {"dimension_numbers": AttrSpec(_gather_dims, True),
 
 register(OpSpec("gather", ("operand", "start_indices"),
                 {**_GATHER_ATTRS, "slice_sizes": AttrSpec(_dense_i64, True)},
-                infer=_gather, check=_gather_check, chapter="indexing",
+                infer=_gather, check=_gather_check,
                 doc="Slices of operand at the start indices held by start_indices."))
 
 
@@ -255,7 +255,7 @@ def _dynamic_gather_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("dynamic_gather", ("operand", "start_indices", "slice_sizes"), _GATHER_ATTRS,
-                check=_dynamic_gather_check, chapter="indexing",
+                check=_dynamic_gather_check,
                 doc="gather with slice sizes held by an operand (explicit result type, inferred "
                     "by the builder when slice_sizes is a constant). XLA compiles it only when "
                     "slice_sizes is a constant (it folds to gather); with an argument: "
@@ -368,7 +368,7 @@ register(OpSpec("scatter", ("inputs*", "scatter_indices", "updates*"),
                 {"scatter_dimension_numbers": AttrSpec(_scatter_dims, True),
                  "indices_are_sorted": AttrSpec(_bool),
                  "unique_indices": AttrSpec(_bool)},
-                regions=1, infer=_scatter, check=_scatter_check, chapter="indexing",
+                regions=1, infer=_scatter, check=_scatter_check,
                 doc="inputs with updates combined in by update_computation at the indices held "
                     "by scatter_indices.",
                 closed_regions=True))
@@ -432,7 +432,7 @@ def _sort_check(op, types, attributes, results, regions):
 
 register(OpSpec("sort", ("inputs*",),
                 {"dimension": AttrSpec(_i64), "is_stable": AttrSpec(_bool)},
-                regions=1, infer=_sort, check=_sort_check, chapter="indexing",
+                regions=1, infer=_sort, check=_sort_check,
                 doc="Sort inputs together along dimension, ordered by the comparator region.",
                 closed_regions=True))
 
@@ -478,7 +478,7 @@ def _torch_index_select_check(op, types, attributes, results, regions):
 
 register(OpSpec("torch_index_select", ("operand", "index"),
                 {"dim": AttrSpec(_i64, True), "batch_dims": AttrSpec(_i64, True)},
-                infer=_torch_index_select, check=_torch_index_select_check, chapter="indexing",
+                infer=_torch_index_select, check=_torch_index_select_check,
                 doc="torch.index_select: entries of operand along dim at index (with leading "
                     "batch dimensions shared by operand and index)."))
 

@@ -40,7 +40,7 @@ _CHANNEL = {"channel_handle": AttrSpec(channel_handle, True),
             "is_host_transfer": AttrSpec(_bool),
             "source_target_pairs": AttrSpec(source_target_pairs)}
 
-register(OpSpec("send", ("inputs*", "token"), dict(_CHANNEL), infer=_send, chapter="io",
+register(OpSpec("send", ("inputs*", "token"), dict(_CHANNEL), infer=_send,
                 not_run="XLA:CPU cannot compile it ('HLO opcode send is not supported by XLA:CPU "
                         "ThunkEmitter', jaxlib 0.10), and host transfers need a receiver on "
                         "the host that jaxlib's Python API does not offer",
@@ -60,7 +60,7 @@ def _recv_check(op, types, attributes, results, regions):
     _results_then_token(op, results)
 
 
-register(OpSpec("recv", ("token",), dict(_CHANNEL), check=_recv_check, chapter="io",
+register(OpSpec("recv", ("token",), dict(_CHANNEL), check=_recv_check,
                 not_run="XLA:CPU cannot compile it ('HLO opcode recv is not supported by XLA:CPU "
                         "ThunkEmitter', jaxlib 0.10), and host transfers need a sender on the "
                         "host that jaxlib's Python API does not offer",
@@ -78,7 +78,7 @@ def _infeed_check(op, types, attributes, results, regions):
 
 register(OpSpec("infeed", ("token",), {"infeed_config": AttrSpec(_str),
                                        "layout": AttrSpec(to_attribute)},
-                check=_infeed_check, chapter="io",
+                check=_infeed_check,
                 not_run="jaxlib 0.10's Python API cannot fill the infeed queue (no "
                         "transfer_to_infeed), so a running program would wait forever",
                 doc="Reads values from the device's infeed queue."))
@@ -91,7 +91,7 @@ def _outfeed(op, types, attributes):
 
 
 register(OpSpec("outfeed", ("inputs*", "token"), {"outfeed_config": AttrSpec(_str)},
-                infer=_outfeed, chapter="io",
+                infer=_outfeed,
                 not_run="jaxlib 0.10's Python API cannot drain the outfeed queue (no "
                         "transfer_from_outfeed), so a running program would wait forever",
                 doc="Writes values to the device's outfeed queue."))

@@ -80,7 +80,7 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
                     lambda v: v if isinstance(v, DotDimensionNumbers) else DotDimensionNumbers(**v),
                     True),
                  "precision_config": AttrSpec(_precision_config)},
-                infer=_dot_general, check=_dot_general_check, chapter="linalg"))
+                infer=_dot_general, check=_dot_general_check))
 
 
 # -- shared converters ---------------------------------------------------------------------------
@@ -167,8 +167,7 @@ def _dot(op, types, attributes):
 
 register(OpSpec("dot", ("lhs", "rhs"), {"precision_config": AttrSpec(_precision_config)},
                 infer=_dot, check=lambda op, t, a, r, g: _check_result_shape(
-                    op, _dot(op, t, a)[0], r),
-                chapter="linalg", doc="matrix/vector products of rank-1 and rank-2 tensors"))
+                    op, _dot(op, t, a)[0], r), doc="matrix/vector products of rank-1 and rank-2 tensors"))
 
 
 def _result_et(op, inferred, result_element_type):
@@ -228,7 +227,7 @@ def _einsum(op, types, attributes):
 
 
 register(OpSpec("einsum", ("lhs", "rhs"), {"einsum_config": AttrSpec(_str, True)},
-                infer=_einsum, chapter="linalg", doc="Einstein summation of two tensors"))
+                infer=_einsum, doc="Einstein summation of two tensors"))
 
 
 @builder_method
@@ -369,7 +368,7 @@ _CONV_ATTRS = {
 }
 
 register(OpSpec("convolution", ("lhs", "rhs"), dict(_CONV_ATTRS), infer=_convolution,
-                check=_convolution_check, chapter="linalg",
+                check=_convolution_check,
                 doc="windowed products with strides, padding, dilations and groups"))
 
 
@@ -384,7 +383,7 @@ def _dynamic_conv_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("dynamic_conv", ("lhs", "rhs", "d_padding"), dict(_CONV_ATTRS),
-                check=_dynamic_conv_check, chapter="linalg",
+                check=_dynamic_conv_check,
                 doc="convolution whose padding is an operand",
                 not_run="XLA cannot lower it: converting to HLO fails with \"'stablehlo."
                         "dynamic_conv' op can't be translated to XLA HLO\" even with static "
@@ -467,7 +466,7 @@ register(OpSpec("triangular_solve", ("a", "b"),
                 {"left_side": AttrSpec(_bool, True), "lower": AttrSpec(_bool, True),
                  "unit_diagonal": AttrSpec(_bool, True),
                  "transpose_a": AttrSpec(transpose, True)},
-                infer=_triangular_solve, chapter="linalg",
+                infer=_triangular_solve,
                 doc="solves op(a) x = b (left_side) or x op(a) = b for triangular a"))
 
 
@@ -487,8 +486,7 @@ def _cholesky(op, types, attributes):
     return (a,)
 
 
-register(OpSpec("cholesky", ("a",), {"lower": AttrSpec(_bool)}, infer=_cholesky,
-                chapter="linalg", doc="Cholesky factor of Hermitian positive definite matrices"))
+register(OpSpec("cholesky", ("a",), {"lower": AttrSpec(_bool)}, infer=_cholesky, doc="Cholesky factor of Hermitian positive definite matrices"))
 
 
 @builder_method
@@ -534,7 +532,7 @@ def _fft(op, types, attributes):
 
 register(OpSpec("fft", ("operand",), {"fft_type": AttrSpec(fft_type, True),
                                       "fft_length": AttrSpec(_dense_i64, True)},
-                infer=_fft, chapter="linalg", doc="FFT, IFFT, RFFT and IRFFT over the last "
+                infer=_fft, doc="FFT, IFFT, RFFT and IRFFT over the last "
                                                   "1-3 dimensions"))
 
 
@@ -586,12 +584,12 @@ def _bn_grad(op, types, attributes):
 
 _BN_ATTRS = {"epsilon": AttrSpec(_f32, True), "feature_index": AttrSpec(_i64, True)}
 register(OpSpec("batch_norm_training", ("operand", "scale", "offset"), dict(_BN_ATTRS),
-                infer=_bn_training, chapter="normalization",
+                infer=_bn_training,
                 doc="normalizes over all but feature_index; returns output, mean, variance"))
 register(OpSpec("batch_norm_inference", ("operand", "scale", "offset", "mean", "variance"),
-                dict(_BN_ATTRS), infer=_bn_inference, chapter="normalization"))
+                dict(_BN_ATTRS), infer=_bn_inference))
 register(OpSpec("batch_norm_grad", ("operand", "scale", "mean", "variance", "grad_output"),
-                dict(_BN_ATTRS), infer=_bn_grad, chapter="normalization"))
+                dict(_BN_ATTRS), infer=_bn_grad))
 
 
 @builder_method
@@ -634,7 +632,7 @@ def _topk(op, types, attributes):
 
 
 register(OpSpec("topk", ("operand",), {"k": AttrSpec(_i64, True), "largest": AttrSpec(_bool)},
-                infer=_topk, chapter="sorting",
+                infer=_topk,
                 doc="the k largest (or smallest) entries along the last dimension, and their "
                     "i32 indices"))
 
@@ -723,7 +721,7 @@ def _ragged_dot_check(op, types, attributes, results, regions):
 register(OpSpec("ragged_dot", ("lhs", "rhs", "group_sizes"),
                 {"ragged_dot_dimension_numbers": AttrSpec(_ragged_dnums, True),
                  "precision_config": AttrSpec(_precision_config)},
-                infer=_ragged_dot, check=_ragged_dot_check, chapter="linalg",
+                infer=_ragged_dot, check=_ragged_dot_check,
                 doc="dot_general whose lhs ragged dimension is split into groups",
                 not_run="XLA:CPU cannot compile it: \"HLO opcode `ragged-dot` is not supported "
                         "by XLA:CPU ThunkEmitter\" (jaxlib 0.10)"))
@@ -744,8 +742,7 @@ def _trace(op, types, attributes):
     return ()
 
 
-register(OpSpec("trace", ("operand",), {"tag": AttrSpec(_str, True)}, infer=_trace,
-                chapter="misc", doc="an internal debugging marker; it has no results and XLA "
+register(OpSpec("trace", ("operand",), {"tag": AttrSpec(_str, True)}, infer=_trace, doc="an internal debugging marker; it has no results and XLA "
                                     "drops it"))
 
 

@@ -16,7 +16,7 @@ def _tuple(op, types, attributes):
     return (TupleType(tuple(types)),)
 
 
-register(OpSpec("tuple", ("val*",), infer=_tuple, chapter="tuple"))
+register(OpSpec("tuple", ("val*",), infer=_tuple))
 
 
 def _i32(v):
@@ -34,9 +34,9 @@ def _get_tuple_element(op, types, attributes):
 
 
 register(OpSpec("get_tuple_element", ("operand",), {"index": AttrSpec(_i32, True)},
-                infer=_get_tuple_element, chapter="tuple"))
+                infer=_get_tuple_element))
 
-register(OpSpec("create_token", (), infer=lambda op, t, a: (TOKEN,), chapter="token"))
+register(OpSpec("create_token", (), infer=lambda op, t, a: (TOKEN,)))
 
 
 def _after_all(op, types, attributes):
@@ -46,7 +46,7 @@ def _after_all(op, types, attributes):
     return (TOKEN,)
 
 
-register(OpSpec("after_all", ("inputs*",), infer=_after_all, chapter="token"))
+register(OpSpec("after_all", ("inputs*",), infer=_after_all))
 
 
 def _bool(v):
@@ -124,7 +124,7 @@ register(OpSpec("custom_call", ("inputs*",), {
     "output_operand_aliases": AttrSpec(
         lambda v: v if isinstance(v, ArrayAttr) else ArrayAttr(
             tuple(a if isinstance(a, OutputOperandAlias) else OutputOperandAlias(**a) for a in v))),
-}, check=_custom_call_check, chapter="custom_call"))
+}, check=_custom_call_check))
 
 
 # -- dependencies and barriers ---------------------------------------------------------------
@@ -137,8 +137,7 @@ def _add_dependency(op, types, attributes):
     return (types[0],)
 
 
-register(OpSpec("add_dependency", ("operand", "token"), infer=_add_dependency,
-                chapter="token", doc="The operand, ordered after the token's side effects."))
+register(OpSpec("add_dependency", ("operand", "token"), infer=_add_dependency, doc="The operand, ordered after the token's side effects."))
 
 
 @builder_method
@@ -146,8 +145,7 @@ def add_dependency(b, operand, token, *, location=None):
     return b._one("add_dependency", (operand, token), location=location)
 
 
-register(OpSpec("optimization_barrier", ("operand*",), infer=lambda op, t, a: tuple(t),
-                chapter="misc", doc="Its operands unchanged; XLA does not move computations "
+register(OpSpec("optimization_barrier", ("operand*",), infer=lambda op, t, a: tuple(t), doc="Its operands unchanged; XLA does not move computations "
                                     "across it."))
 
 
@@ -198,7 +196,7 @@ def _domain(op, types, attributes):
 
 register(OpSpec("domain", ("operand",), {
     "kind": AttrSpec(_enum("kind"), True), "entry_metadata": AttrSpec(_str, True),
-    "exit_metadata": AttrSpec(_str, True)}, infer=_domain, chapter="misc",
+    "exit_metadata": AttrSpec(_str, True)}, infer=_domain,
     doc="XLA-internal marker of a sharding-domain boundary (an identity when run)."))
 
 
@@ -225,7 +223,7 @@ def _aliases(v):
 
 register(OpSpec("fusion", ("inputs*",), {"fusion_kind": AttrSpec(_enum("fusion_kind")),
                                          "output_operand_aliases": AttrSpec(_aliases)},
-                regions=1, check=_fusion_check, chapter="misc",
+                regions=1, check=_fusion_check,
                 doc="A fused computation: its region runs on the inputs (XLA-internal; "
                     "converting to HLO needs fusion_kind)."))
 
@@ -265,7 +263,7 @@ register(OpSpec("composite", ("inputs*",), {
     "name": AttrSpec(_str, True), "decomposition": AttrSpec(_symbol, True),
     "composite_attributes": AttrSpec(lambda v: v if isinstance(v, DictionaryAttr)
                                      else DictionaryAttr(v)),
-    "version": AttrSpec(_i32)}, check=_composite_check, chapter="misc",
+    "version": AttrSpec(_i32)}, check=_composite_check,
     doc="A named op whose meaning is the call of its decomposition function."))
 
 
@@ -331,11 +329,11 @@ def _async_start_check(op, types, attributes, results, regions):
 
 register(OpSpec("async_start", ("inputs*",), {
     "called_computation": AttrSpec(_symbol, True), "execution_thread": AttrSpec(_str, True)},
-    check=_async_start_check, chapter="async",
+    check=_async_start_check,
     doc="Starts the called computation; its results come from async_done."))
 
 register(OpSpec("async_update", ("bundle",),
-                infer=lambda op, t, a: (_bundle(op, t[0]),), chapter="async",
+                infer=lambda op, t, a: (_bundle(op, t[0]),),
                 not_run="XLA rejects it in the programs XLA:CPU can run: async computations "
                         "must be one instruction, and the runnable ones (all-reduce, "
                         "all-gather, collective-permute start/done) fail HLO conversion with "
@@ -349,7 +347,7 @@ def _async_done(op, types, attributes):
     return tuple(r.types) if isinstance(r, TupleType) else (r,)
 
 
-register(OpSpec("async_done", ("bundle",), infer=_async_done, chapter="async",
+register(OpSpec("async_done", ("bundle",), infer=_async_done,
                 doc="Waits for an async computation and returns its results."))
 
 

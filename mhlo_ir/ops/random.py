@@ -35,7 +35,6 @@ def _rng_check(op, types, attributes, results, regions):
 
 register(OpSpec("rng", ("a", "b", "shape"),
                 {"rng_distribution": AttrSpec(rng_distribution, True)}, check=_rng_check,
-                chapter="random",
                 doc="UNIFORM in [a, b) or NORMAL with mean a and standard deviation b"))
 
 
@@ -72,8 +71,7 @@ def _rbg_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("rng_bit_generator", ("initial_state",),
-                {"rng_algorithm": AttrSpec(rng_algorithm, True)}, check=_rbg_check,
-                chapter="random", doc="deterministic random bits from a state; returns the "
+                {"rng_algorithm": AttrSpec(rng_algorithm, True)}, check=_rbg_check, doc="deterministic random bits from a state; returns the "
                                       "next state and the bits"))
 
 
@@ -94,7 +92,7 @@ def _i64(v):
 
 
 register(OpSpec("xla.rng_get_and_update_state", (), {"delta": AttrSpec(_i64, True)},
-                infer=lambda op, t, a: (tensor((2,), ui64),), chapter="random",
+                infer=lambda op, t, a: (tensor((2,), ui64),),
                 doc="XLA's global rng state before adding delta (internal to XLA's rng "
                     "lowering)"))
 

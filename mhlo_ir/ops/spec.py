@@ -9,12 +9,13 @@ verifier and coverage report all read this one table.
 
 from __future__ import annotations
 
+import sys
 from typing import Callable
 
 import attrs
 
 from ..errors import OpBuildError
-from ..types import TensorType, TokenType, TupleType
+from ..types import TensorType, TokenType, TupleType, Type
 
 __all__ = ["OpSpec", "AttrSpec", "fail", "tensor_operand", "same_shape", "REGISTRY", "register",
            "lookup", "builder_method", "BUILDER_METHODS"]
@@ -43,7 +44,14 @@ class OpSpec:
     # "hlo" ops are spelled through the output dialect (mhlo.add); others keep their full name
     # (func.call, func.return).
     namespace: str = "hlo"
+    # The chapter is the module of mhlo_ir.ops that declares the op; ``register`` sets it.
     chapter: str = ""
+    # The output dialects that have this op ("mhlo", "stablehlo", "chlo"...): printing an op in
+    # a dialect that lacks it is an error, not text jaxlib would reject.
+    dialects: frozenset = frozenset({"mhlo", "stablehlo"})
+    # Which custom (pretty) form the printer may use with ``pretty=True``: "" none,
+    # "elementwise" (``%r = mhlo.add %a, %b : T``), "constant", "return".
+    pretty: str = ""
     terminator: bool = False
     variadic_regions: bool = False
     doc: str = ""
@@ -61,6 +69,32 @@ class OpSpec:
 
     def full_name(self, dialect) -> str:
         return dialect.op_name(self.name) if self.namespace == "hlo" else self.name
+
+    def result_types(self, types: tuple, attributes, result_types, regions) -> tuple:
+        """The op's result types, checked: inferred when ``result_types`` is None, else
+        checked against the spec's rule. The one validation of types, attributes and
+        regions: the builder runs it when an op is made and ``Module.verify`` again on every
+        op (ops can be edited after building). Raises OpBuildError."""
+        name = self.name
+        if result_types is None:
+            if self.infer is None:
+                fail(name, "cannot infer its result types: pass result_types")
+            result_types = tuple(self.infer(name, types, attributes))
+            if self.check is not None and regions:
+                self.check(name, types, attributes, result_types, regions)
+            return result_types
+        result_types = tuple(result_types)
+        for i, t in enumerate(result_types):
+            if not isinstance(t, Type):
+                fail(name, f"result type {i} must be a Type, got {t!r}")
+        if self.check is not None:
+            self.check(name, types, attributes, result_types, regions)
+        elif self.infer is not None and not self.terminator:
+            inferred = tuple(self.infer(name, types, attributes))
+            if inferred != result_types:
+                fail(name, f"result types ({', '.join(map(str, result_types))}) differ "
+                           f"from the inferred ({', '.join(map(str, inferred))})")
+        return result_types
 
 
 REGISTRY: dict = {}
@@ -94,8 +128,13 @@ def builder_method(fn):
 
 
 def register(spec: OpSpec) -> OpSpec:
+    """Add ``spec`` to the table, its chapter being the module that declares it."""
     if spec.name in REGISTRY:
         raise ValueError(f"op {spec.name!r} declared twice in the op table")
+    module = sys._getframe(1).f_globals.get("__name__", "")
+    if spec.chapter:
+        raise ValueError(f"op {spec.name!r}: the chapter is the declaring module, not a field")
+    spec = attrs.evolve(spec, chapter=module.rsplit(".", 1)[-1])
     REGISTRY[spec.name] = spec
     return spec
 

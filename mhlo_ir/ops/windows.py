@@ -98,7 +98,7 @@ _WINDOW_ATTRS = {"window_dimensions": AttrSpec(_dense_i64, True),
                  "padding": AttrSpec(_padding)}
 
 register(OpSpec("reduce_window", ("inputs*", "init_values*"), _WINDOW_ATTRS, regions=1,
-                infer=_reduce_window, check=_reduce_window_check, chapter="reduction",
+                infer=_reduce_window, check=_reduce_window_check,
                 doc="reduces every window of the inputs with a region (pooling)",
                 closed_regions=True))
 
@@ -152,7 +152,6 @@ register(OpSpec("select_and_scatter", ("operand", "source", "init_value"),
                 {"window_dimensions": AttrSpec(_dense_i64), "window_strides": AttrSpec(_dense_i64),
                  "padding": AttrSpec(_padding)},
                 regions=2, infer=_select_and_scatter, check=_select_and_scatter_check,
-                chapter="reduction",
                 doc="scatters source into the element each window's select picks (pooling "
                     "gradients)",
                 closed_regions=True))
@@ -198,7 +197,7 @@ def _map_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("map", ("inputs*",), {"dimensions": AttrSpec(_dense_i64, True)}, regions=1,
-                check=_map_check, chapter="elementwise",
+                check=_map_check,
                 doc="applies a scalar region to every element of the inputs",
                 closed_regions=True))
 
@@ -281,7 +280,7 @@ register(OpSpec("scan", ("inputs*", "inits*"),
                  "is_reverse": AttrSpec(_bool), "is_associative": AttrSpec(_bool),
                  "operandSegmentSizes": AttrSpec(_segments, True),
                  "resultSegmentSizes": AttrSpec(_segments, True)},
-                regions=1, check=_scan_check, chapter="control_flow",
+                regions=1, check=_scan_check,
                 doc="runs a region along one dimension, threading carries; outputs are stacked"))
 
 
