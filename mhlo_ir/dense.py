@@ -129,12 +129,17 @@ def dense_i64(values) -> DenseElementsAttr:
     """
     if isinstance(values, DenseElementsAttr):
         return values
+    # Validated before the cache is consulted: 1.0 and True hash and compare equal to 1, so
+    # a lookup first would accept them once [1] had been cached.
     key = tuple(values)
-    try:
-        return _I64_CACHE[key]
-    except (KeyError, TypeError):
-        pass
-    ints = tuple(map(index, key))
+    for v in key:
+        if v.__class__ is not int:
+            key = tuple(map(index, key))
+            break
+    hit = _I64_CACHE.get(key)
+    if hit is not None:
+        return hit
+    ints = key
     for v in ints:
         if not -2**63 <= v < 2**63:
             raise ValueError(f"{v} does not fit in i64")
