@@ -85,8 +85,12 @@ _SCALARS: dict = {}
 
 
 def _scalar_attr(arr: np.ndarray):
-    """One interned DenseElementsAttr per scalar value and dtype: literals repeat."""
-    key = (arr.dtype.str, arr.tobytes())
+    """One interned DenseElementsAttr per scalar value and dtype: literals repeat.
+
+    NOTE: keyed by the dtype object and the raw bytes: ``dtype.str`` is ``'<V1'`` for int4,
+    uint4, int2, uint2 and most float8 types (a ui4 literal came back as an i4 constant), and
+    bytes keep -0.0 apart from 0.0 and every NaN payload apart."""
+    key = (arr.dtype, arr.tobytes())
     attr = _SCALARS.get(key)
     if attr is None:
         if len(_SCALARS) > 4096:
@@ -138,5 +142,5 @@ def literal_key(val):
         return (cls, _pack_f64(val.real), _pack_f64(val.imag))
     dtype = getattr(val, "dtype", None)
     if dtype is not None and isinstance(val, (np.generic, int, float, complex)):
-        return (cls, str(dtype), np.asarray(val).tobytes())
+        return (cls, dtype, np.asarray(val).tobytes())
     return None

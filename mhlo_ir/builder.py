@@ -11,7 +11,6 @@ front doors to it (elementwise methods are generated from the table's families).
 from __future__ import annotations
 
 from contextlib import contextmanager
-from types import MappingProxyType
 from typing import Callable, Sequence
 
 import numpy as np
@@ -22,6 +21,7 @@ from .dense import DenseElementsAttr, dense_i64, index
 from .errors import OpBuildError
 from .ir import (Block, Function, Operation, Region, SingleResultOp,
                  VALUE_CLASSES, Value, _new_single_result_op, make_operation)
+from .op_attributes import OpAttributes
 from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
@@ -105,7 +105,7 @@ def _validate(name, operands, attributes, result_types, regions):
     result_types = spec.result_types(types, attrs, result_types, regions)
     # Read-only: builders share one attribute mapping among ops built from the same
     # arguments (see Builder._memo); Operation.set_attr copies before writing.
-    return spec, operands, MappingProxyType(attrs) if attrs else None, result_types, regions
+    return spec, operands, OpAttributes(attrs) if attrs else None, result_types, regions
 
 
 class Builder:

@@ -8,12 +8,12 @@ lists for operands and results, and no use-lists.
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import Iterable, Sequence
 
 from .attributes import to_attribute
 from .errors import IRError
 from .location import UNKNOWN, Location
+from .op_attributes import OpAttributes
 from .text import check_attr_name, check_string
 from .types import FunctionType, Type
 
@@ -127,7 +127,7 @@ class Operation:
         check_attr_name(name)
         attrs = dict(self.attributes) if self.attributes else {}
         attrs[name] = to_attribute(value)
-        self.attributes = MappingProxyType(attrs)
+        self.attributes = OpAttributes(attrs)
 
     def __repr__(self):
         return f"<Operation {self.spec.name} at {id(self):#x}>"

@@ -125,9 +125,10 @@ def _case_check(op, types, attributes, results, regions):
 
 register(OpSpec("case", ("index",), regions=1, variadic_regions=True, check=_case_check))
 
-register(OpSpec("return", ("results*",), terminator=True, infer=lambda op, t, a: ()))
+register(OpSpec("return", ("results*",), terminator=True, infer=lambda op, t, a: (),
+                pretty="return"))
 register(OpSpec("func.return", ("operands*",), namespace="func", terminator=True,
-                infer=lambda op, t, a: ()))
+                infer=lambda op, t, a: (), pretty="return"))
 
 
 def _call_check(op, types, attributes, results, regions):

@@ -53,7 +53,7 @@ def _dense_value(v):
 
 
 register(OpSpec("constant", (), {"value": AttrSpec(_dense_value, True)},
-                infer=_constant))
+                infer=_constant, pretty="constant"))
 
 
 def _iota_check(op, types, attributes, results, regions):

@@ -134,9 +134,11 @@ BINARY = {
 NO_PRETTY: frozenset = frozenset({"complex"})
 
 for _name, (_kinds, _result) in UNARY.items():
-    register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result)))
+    register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result),
+                    pretty="" if _name in NO_PRETTY else "elementwise"))
 for _name, (_kinds, _result) in BINARY.items():
-    register(OpSpec(_name, ("lhs", "rhs"), infer=binary_rule(_kinds, _result)))
+    register(OpSpec(_name, ("lhs", "rhs"), infer=binary_rule(_kinds, _result),
+                    pretty="" if _name in NO_PRETTY else "elementwise"))
 
 
 # Unary ops the MHLO dialect declares but XLA has no HLO instruction for: converting them to
