@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import itertools
 import re
+import struct
 import warnings
 from typing import Callable, Sequence
 
@@ -516,17 +517,27 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
 
 # -- reuse: cached rules, Python functions as rules, calls ----------------------------------
 
+_pack_f64 = struct.Struct("<d").pack
+
+
 def _params_key(params: dict):
+    """Params as a key telling apart what equality would merge: scalars carry their type
+    (True == 1 == 1.0), floats and arrays go by their bytes (0.0 == -0.0; NaN payloads), and
+    arrays by their dtype object (``dtype.str`` is '<V1' for int4, uint4, most float8s)."""
     def freeze(x):
         if isinstance(x, dict):
             return tuple(sorted((k, freeze(v)) for k, v in x.items()))
         if isinstance(x, (list, tuple)):
             return tuple(freeze(v) for v in x)
-        if isinstance(x, np.ndarray):
-            return (x.dtype.str, x.shape, x.tobytes())
+        if isinstance(x, (np.ndarray, np.generic)):
+            return (x.__class__, x.dtype, x.shape, x.tobytes())
+        if isinstance(x, float):
+            return (x.__class__, _pack_f64(x))
+        if isinstance(x, complex):
+            return (x.__class__, _pack_f64(x.real), _pack_f64(x.imag))
         try:
             hash(x)
-            return x
+            return (x.__class__, x)
         except TypeError:
             return id(x)
     return freeze(params)
@@ -555,7 +566,8 @@ def cache_lowering(rule: Callable) -> Callable:
 
 
 def _aval_key(aval):
-    return (getattr(aval, "shape", None), str(getattr(aval, "dtype", "token")))
+    # The dtype object, not a spelling of it (see _params_key).
+    return (getattr(aval, "shape", None), getattr(aval, "dtype", "token"))
 
 
 def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:

@@ -8,6 +8,8 @@ element attributes live in ``dense.py``; MHLO's enums and structured attributes 
 
 from __future__ import annotations
 
+import struct
+
 import attrs
 import numpy as np
 
@@ -38,6 +40,20 @@ class Attribute:
 
     def render(self, dialect) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+_pack_f64 = struct.Struct("<d").pack
+
+
+def _float_bits(v) -> bytes:
+    """Floats compare by their bits, as MLIR uniques float attributes: 0.0 and -0.0 are two
+    attributes (``==`` merged them, and the printer's cross-print cache printed -0.0 as 0.0),
+    and a NaN equals itself."""
+    return _pack_f64(v) if isinstance(v, (float, np.floating, int)) else v
+
+
+def _float_values_key(values: tuple) -> tuple:
+    return tuple(_pack_f64(v) if isinstance(v, (float, np.floating)) else v for v in values)
 
 
 def _check_int(value, et: ElementType, what: str) -> int:
@@ -73,7 +89,7 @@ class IntegerAttr(Attribute):
 class FloatAttr(Attribute):
     """``1.000000e+00 : f32`` (inf and NaN print as hex bit patterns, as MLIR does)."""
 
-    value: float
+    value: float = attrs.field(eq=_float_bits)
     type: ElementType = dtypes.f32
 
     def render(self, dialect=None) -> str:
@@ -187,7 +203,7 @@ class TypeAttr(Attribute):
 class DenseArrayAttr(Attribute):
     """``array<i64: 1, 2>``: a dense array of scalars (used by StableHLO and newer ops)."""
 
-    values: tuple = attrs.field(converter=tuple)
+    values: tuple = attrs.field(converter=tuple, eq=_float_values_key)
     type: ElementType = dtypes.i64
 
     def render(self, dialect=None) -> str:
