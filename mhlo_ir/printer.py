@@ -9,6 +9,14 @@ across the whole module, with regions numbered last-in first-out (so the last fu
 
 Speed matters here (a program has one line per op): type strings are cached on the types,
 op-name strings per spec, and SSA names are assigned in one pre-pass into a dict keyed by value.
+
+Exactness comes first: the text depends on the module alone, never on what was printed
+before or in another thread. SSA names and every text keyed by something mutable belong to
+one print; the texts kept across prints are keyed only by interned types, op specs and the
+identity of immutable objects the cache itself holds (so an id is never reused while cached):
+attributes, and the ``OpAttributes`` mappings builders make. A mapping of any other class
+assigned to ``op.attributes`` is rendered afresh on every print. Regions are printed with an
+explicit stack, so nesting depth is limited by memory, not by Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -17,9 +25,9 @@ from .attributes import UnitAttr
 from .dense import HEX_THRESHOLD, DenseElementsAttr
 from .dialect import MHLO, Dialect
 from .location import Location, UnknownLoc
-from .ops.elementwise import BINARY, NO_PRETTY, UNARY
-from .text import quote, symbol_name
 from .ir import _MANY, SingleResultOp
+from .op_attributes import OpAttributes
+from .text import is_bare_identifier, quote, symbol_name
 from .types import FunctionType, TensorType
 
 __all__ = ["print_module", "print_function_type"]
@@ -61,7 +69,8 @@ class _Locations:
 
 class _Printer:
     __slots__ = ("dialect", "names", "headers", "out", "locs", "hex_threshold", "op_names",
-                 "attr_cache", "sigs", "attr_parts", "pretty", "fast")
+                 "attr_cache", "sigs", "attr_parts", "pretty", "fast", "vn", "own_fast",
+                 "own_parts")
 
     def __init__(self, dialect: Dialect, locations, hex_threshold: int, pretty: bool = False):
         self.pretty = pretty
@@ -73,6 +82,11 @@ class _Printer:
         self.hex_threshold = hex_threshold
         (self.op_names, self.attr_cache, self.sigs, self.fast,
          self.attr_parts) = _shared_caches(dialect, hex_threshold)
+        # Line parts of ops whose attribute mapping is not an OpAttributes (so may change
+        # between prints): kept for this print only.
+        self.own_fast: dict = {}
+        self.own_parts: dict = {}
+        self.vn = ()
 
     # -- SSA numbering, as MLIR's SSANameState does it -----------------------------------------
 
@@ -89,7 +103,7 @@ class _Printer:
                     names[a] = f"%arg{next_arg}"
                     next_arg += 1
                 ops = block.operations
-                vn = _value_names(next_value + len(ops))
+                vn = self.value_names(next_value + len(ops))
                 for op in ops:
                     if op.__class__ is SingleResultOp:
                         names[op] = vn[next_value]
@@ -111,6 +125,28 @@ class _Printer:
             for r in nested:
                 push(r)
 
+    def value_names(self, n: int):
+        """``("%0", "%1", ...)`` with at least ``n`` entries: formatting an int per value was a
+        third of the numbering pass. The first ``_NAMES_CAP`` are one immutable tuple shared
+        by all printers (replaced whole, never changed, so threads cannot see it half
+        made); a bigger module extends a list of its own."""
+        vn = self.vn
+        if len(vn) >= n:
+            return vn
+        global _SHARED_NAMES
+        shared = _SHARED_NAMES
+        if n <= _NAMES_CAP:
+            if len(shared) < n:
+                shared = tuple([f"%{i}" for i in range(min(max(n, 2 * len(shared), 1024),
+                                                           _NAMES_CAP))])
+                _SHARED_NAMES = shared
+            self.vn = shared
+            return shared
+        own = vn if vn.__class__ is list else list(shared)
+        own.extend([f"%{i}" for i in range(len(own), max(n, 2 * len(own)))])
+        self.vn = own
+        return own
+
     # -- pieces ---------------------------------------------------------------------------
 
     def type_text(self, t) -> str:
@@ -120,17 +156,19 @@ class _Printer:
         if a.__class__ is DenseElementsAttr and not a.splat and \
                 a.type.num_elements > self.hex_threshold:
             return a.render(self.dialect, self.hex_threshold)
-        try:
-            return self.attr_cache[a]
-        except KeyError:
-            if a.__class__ is DenseElementsAttr:
-                text = a.render(self.dialect, self.hex_threshold)
-            else:
-                text = a.render(self.dialect)
-            self.attr_cache[a] = text
-            return text
-        except TypeError:  # unhashable payload; render directly
-            return a.render(self.dialect)
+        # Keyed by identity, never by equality: FloatAttr(0.0) == FloatAttr(-0.0), and so are
+        # arrays and dictionaries holding them. The entry holds the attribute, so its id is
+        # not reused while cached.
+        cache = self.attr_cache
+        hit = cache.get(id(a))
+        if hit is not None and hit[0] is a:
+            return hit[1]
+        if a.__class__ is DenseElementsAttr:
+            text = a.render(self.dialect, self.hex_threshold)
+        else:
+            text = a.render(self.dialect)
+        cache[id(a)] = (a, text)
+        return text
 
     def named(self, items) -> str:
         parts = []
@@ -172,7 +210,9 @@ class _Printer:
             sig = self.sigs[key] = f" : ({ins}) -> {outs}"
         return sig
 
-    def block(self, block, indent: str, label: bool) -> None:
+    def block(self, block, indent: str, label: bool):
+        """Print ``block``: a generator that yields ``(region, indent)`` for each nested
+        region, which ``drive`` prints before resuming it (no recursion)."""
         out = self.out
         names = self.names
         if label:
@@ -188,7 +228,9 @@ class _Printer:
         signature = self.signature
         attr_parts = self.attr_parts
         pretty = self.pretty
-        fast = self.fast
+        shared_fast = self.fast
+        own_fast = self.own_fast
+        frozen = OpAttributes
         loc_cache = locs.cache if locs is not None else None
         SRO = SingleResultOp
         append = out.append
@@ -204,6 +246,7 @@ class _Printer:
                 attrs = op.attributes
                 b = op._b
                 parts = None
+                fast = shared_fast if attrs is None or attrs.__class__ is frozen else own_fast
                 if b is None:
                     a = op._a
                     key = (op.spec, a.type, op.type, id(attrs)) if attrs else \
@@ -249,7 +292,7 @@ class _Printer:
                         append(f"{indent}{names[op]}{parts[0]}{names[a]}, {names[b]}{tail}")
                     continue
             spec = op.spec
-            if pretty and spec.name in _PRETTY:
+            if pretty and spec.pretty:
                 line = self.pretty_op(op, indent)
                 if line is not None:
                     out.append(line)
@@ -291,7 +334,8 @@ class _Printer:
             attrs = op.attributes
             loc = "" if locs is None else locs.suffix(op.location)
             if attrs:
-                hit = attr_parts.get(id(attrs))
+                hit = (attr_parts if attrs.__class__ is frozen else self.own_parts).get(
+                    id(attrs))
                 if hit is not None and hit[0] is attrs:
                     props, extra = hit[1], hit[2]
                 else:
@@ -315,7 +359,7 @@ class _Printer:
                 for i, region in enumerate(op.regions):
                     if i:
                         out.append(f"{indent}}}, {{\n")
-                    self.region(region, inner)
+                    yield region, inner
                 out.append(f"{indent}}}){extra}{sig}{loc}\n")
             else:
                 out.append(f"{extra}{sig}{loc}\n")
@@ -333,7 +377,8 @@ class _Printer:
                v.type.num_elements > threshold for _, v in p):
             return None, extra
         props = f" <{{{self.named(p)}}}>" if p else ""
-        self.attr_parts[id(attrs)] = (attrs, props, extra)
+        cache = self.attr_parts if attrs.__class__ is OpAttributes else self.own_parts
+        cache[id(attrs)] = (attrs, props, extra)
         return props, extra
 
     def named_pieces(self, items) -> None:
@@ -362,7 +407,7 @@ class _Printer:
         names, spec, d = self.names, op.spec, self.dialect
         loc = self.loc(op.location)
         operands = op.operands
-        if spec.terminator:
+        if spec.pretty == "return":
             if not operands:
                 return None
             args = ", ".join(names[v] for v in operands)
@@ -371,7 +416,7 @@ class _Printer:
             return f"{indent}{kw} {args} : {types}{loc}\n"
         if op.__class__ is not SingleResultOp:
             return None
-        if spec.name == "constant":
+        if spec.pretty == "constant":
             if set(op.attributes) != {"value"}:
                 return None
             return (f"{indent}{names[op]} = {spec.full_name(d)} "
@@ -382,9 +427,22 @@ class _Printer:
         return (f"{indent}{names[op]} = {spec.full_name(d)} {args} : "
                 f"{self.type_text(op.type)}{loc}\n")
 
-    def region(self, region, indent: str) -> None:
+    def region(self, region, indent: str):
+        """A generator printing ``region``'s blocks (see ``block``)."""
         for i, block in enumerate(region.blocks):
-            self.block(block, indent, label=bool(i or block.arguments))
+            yield from self.block(block, indent, label=bool(i or block.arguments))
+
+    def drive(self, printing) -> None:
+        """Run a ``region``/``block`` generator, printing each nested region it asks for
+        from an explicit stack: a 10,000-deep nest of regions prints without recursion."""
+        stack = [printing]
+        push, pop, region = stack.append, stack.pop, self.region
+        while stack:
+            nested = next(stack[-1], None)
+            if nested is None:
+                pop()
+            else:
+                push(region(*nested))
 
     def function_pretty(self, fn) -> None:
         names, tt = self.names, self.type_text
@@ -408,7 +466,7 @@ class _Printer:
         self.out.append(f"  func.func {vis}@{symbol_name(fn.name)}({', '.join(args)})"
                         f"{results}{extra} {{\n")
         for i, block in enumerate(fn.body.blocks):
-            self.block(block, "    ", label=bool(i))
+            self.drive(self.block(block, "    ", label=bool(i)))
         self.out.append(f"  }}{self.loc(fn.location)}\n")
 
     def function(self, fn) -> None:
@@ -429,7 +487,7 @@ class _Printer:
             props.append(("sym_visibility", quote(fn.visibility)))
         body = ", ".join(f"{k} = {v}" for k, v in props)
         self.out.append(f'  "func.func"() <{{{body}}}> ({{\n')
-        self.region(fn.body, "    ")
+        self.drive(self.region(fn.body, "    "))
         extra = f" {{{self.named(fn.attributes.items())}}}" if fn.attributes else ""
         self.out.append(f"  }}){extra} : () -> (){self.loc(fn.location)}\n")
 
@@ -459,8 +517,10 @@ class _Printer:
 # Texts that depend only on the dialect and the hex threshold (op names, attribute texts,
 # signatures, each op kind's line parts) are kept across prints: printing many small modules
 # (generated-program testing) would otherwise render every attribute and signature afresh.
-# The caches are keyed by immutable values or by the identity of an attribute dict they also
-# hold (so that id is not reused), and are replaced once any grows past the limit.
+# The caches are keyed by op specs, interned types, or the identity of an immutable attribute
+# or OpAttributes mapping they also hold (so that id is not reused), never by equality; they
+# are replaced whole (not emptied in place) once any grows past the limit, so a printer that
+# holds the old ones in another thread is not disturbed.
 _SHARED: dict = {}
 _SHARED_LIMIT = 8192
 
@@ -474,25 +534,20 @@ def _shared_caches(dialect, hex_threshold) -> tuple:
     return caches
 
 
-_VALUE_NAMES: list = []
+_SHARED_NAMES: tuple = ()
+_NAMES_CAP = 1 << 16
+
+_BARE: dict = {}
 
 
-def _value_names(n: int) -> list:
-    """``["%0", "%1", ...]`` with at least ``n`` entries, shared by all printers: formatting an
-    int per value was a third of the numbering pass."""
-    names = _VALUE_NAMES
-    if len(names) < n:
-        names.extend(f"%{i}" for i in range(len(names), max(n, 2 * len(names), 1024)))
-    return names
-
-
-def _bare(k, _cache={}) -> bool:
-    try:
-        return _cache[k]
-    except KeyError:
-        from .text import is_bare_identifier
-        _cache[k] = r = is_bare_identifier(k)
-        return r
+def _bare(k) -> bool:
+    """Whether attribute name ``k`` prints without quotes (cached by the exact string)."""
+    r = _BARE.get(k)
+    if r is None:
+        if len(_BARE) > _SHARED_LIMIT:
+            _BARE.clear()
+        r = _BARE[k] = is_bare_identifier(k)
+    return r
 
 
 def print_function_type(ft: FunctionType, dialect: Dialect = MHLO) -> str:
@@ -511,6 +566,3 @@ def print_module(module, *, dialect: Dialect = MHLO, locations=True,
     """
     return _Printer(dialect, locations, hex_threshold, pretty).module(module)
 
-
-# Ops printed in custom form when pretty=True: same-typed elementwise ops, constants, returns.
-_PRETTY = frozenset({*UNARY, *BINARY, "constant", "return", "func.return"}) - NO_PRETTY

@@ -11,7 +11,7 @@ from ..dense import i64_array
 from ..dtypes import i1, i32
 from ..types import tensor
 from .data_movement import ints
-from .spec import AttrSpec, OpSpec, fail, register, tensor_operand
+from .spec import FUNC, AttrSpec, OpSpec, fail, register, tensor_operand
 
 
 def _types(ts) -> str:
@@ -127,7 +127,7 @@ register(OpSpec("case", ("index",), regions=1, variadic_regions=True, check=_cas
 
 register(OpSpec("return", ("results*",), terminator=True, infer=lambda op, t, a: (),
                 pretty="return"))
-register(OpSpec("func.return", ("operands*",), namespace="func", terminator=True,
+register(OpSpec("func.return", ("operands*",), namespace="func", dialects=FUNC, terminator=True,
                 infer=lambda op, t, a: (), pretty="return"))
 
 
@@ -139,6 +139,6 @@ def _call_check(op, types, attributes, results, regions):
 
 register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(
     lambda v: v if isinstance(v, SymbolRefAttr) else SymbolRefAttr(getattr(v, "name", v)), True)},
-    namespace="func", check=_call_check))
+    namespace="func", dialects=FUNC, check=_call_check))
 
 __all__ = ["check_region", "region_returns", "inputs_and_inits"]

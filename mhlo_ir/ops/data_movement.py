@@ -13,26 +13,20 @@ some, when they are arguments: see each spec's ``doc``).
 from __future__ import annotations
 
 from ..attributes import BoolAttr, IntegerAttr
-from ..dense import DenseElementsAttr, dense_i64, index, i64_array
+from ..dense import DenseElementsAttr, index, i64_array
+from ..index_array import index_ints
 from ..dtypes import i32, i64
 from ..types import TensorType, tensor
-from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
 def _i64(v):
     return v if isinstance(v, IntegerAttr) else IntegerAttr(index(v), i64)
 
 
-_dense_i64 = i64_array
-
-
-def ints(attr) -> tuple:
-    """The integers held by a dense i64 attribute (or an IntegerAttr), as a tuple."""
-    if isinstance(attr, IntegerAttr):
-        return (attr.value,)
-    if attr.ints is not None:
-        return attr.ints
-    return tuple(int(x) for x in attr.to_array().reshape(-1))
+# The integers of an integer-array attribute (an IndexArrayAttr; also a 1-D i64 dense tensor
+# or an IntegerAttr, which ops edited with set_attr may hold), as a tuple.
+ints = index_ints
 
 
 def _constant(op, types, attributes):
@@ -91,7 +85,7 @@ def _broadcast_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("broadcast_in_dim", ("operand",),
-                {"broadcast_dimensions": AttrSpec(_dense_i64, True)},
+                {"broadcast_dimensions": AttrSpec(i64_array, True)},
                 check=_broadcast_check))
 
 
@@ -117,7 +111,7 @@ def _transpose(op, types, attributes):
     return (tensor(tuple(x.shape[p] for p in perm), x.element_type),)
 
 
-register(OpSpec("transpose", ("operand",), {"permutation": AttrSpec(_dense_i64, True)},
+register(OpSpec("transpose", ("operand",), {"permutation": AttrSpec(i64_array, True)},
                 infer=_transpose))
 
 
@@ -141,9 +135,9 @@ def _slice(op, types, attributes):
 
 
 register(OpSpec("slice", ("operand",),
-                {"start_indices": AttrSpec(_dense_i64, True),
-                 "limit_indices": AttrSpec(_dense_i64, True),
-                 "strides": AttrSpec(_dense_i64, True)},
+                {"start_indices": AttrSpec(i64_array, True),
+                 "limit_indices": AttrSpec(i64_array, True),
+                 "strides": AttrSpec(i64_array, True)},
                 infer=_slice))
 
 
@@ -289,9 +283,9 @@ def _pad(op, types, attributes):
 
 
 register(OpSpec("pad", ("operand", "padding_value"),
-                {"edge_padding_low": AttrSpec(_dense_i64, True),
-                 "edge_padding_high": AttrSpec(_dense_i64, True),
-                 "interior_padding": AttrSpec(_dense_i64, True)},
+                {"edge_padding_low": AttrSpec(i64_array, True),
+                 "edge_padding_high": AttrSpec(i64_array, True),
+                 "interior_padding": AttrSpec(i64_array, True)},
                 infer=_pad,
                 doc="Pad with padding_value: low/high edge padding (negative crops) and "
                     "interior padding between elements."))
@@ -303,9 +297,9 @@ def pad(b, x, padding_value, low, high, interior=None, *, location=None):
     padding (negative values remove elements), ``interior`` between elements (default 0)."""
     low, high = tuple(low), tuple(high)
     interior = (0,) * len(low) if interior is None else tuple(interior)
-    return b._one("pad", (x, padding_value), {"edge_padding_low": dense_i64(low),
-                                              "edge_padding_high": dense_i64(high),
-                                              "interior_padding": dense_i64(interior)},
+    return b._one("pad", (x, padding_value), {"edge_padding_low": low,
+                                              "edge_padding_high": high,
+                                              "interior_padding": interior},
                   location=location)
 
 
@@ -318,14 +312,14 @@ def _reverse(op, types, attributes):
     return (x,)
 
 
-register(OpSpec("reverse", ("operand",), {"dimensions": AttrSpec(_dense_i64, True)},
+register(OpSpec("reverse", ("operand",), {"dimensions": AttrSpec(i64_array, True)},
                 infer=_reverse))
 
 
 @builder_method
 def reverse(b, x, dimensions, *, location=None):
     """Reverse the order of elements of ``x`` along each of ``dimensions``."""
-    return b._one("reverse", (x,), {"dimensions": dense_i64(tuple(dimensions))},
+    return b._one("reverse", (x,), {"dimensions": tuple(dimensions)},
                   location=location)
 
 
@@ -338,7 +332,7 @@ def _broadcast(op, types, attributes):
     return (tensor(tuple(sizes) + x.shape, x.element_type),)
 
 
-register(OpSpec("broadcast", ("operand",), {"broadcast_sizes": AttrSpec(_dense_i64, True)},
+register(OpSpec("broadcast", ("operand",), {"broadcast_sizes": AttrSpec(i64_array, True)},
                 infer=_broadcast,
                 doc="Prepend dimensions of broadcast_sizes: result shape sizes ++ operand shape."))
 
@@ -346,12 +340,12 @@ register(OpSpec("broadcast", ("operand",), {"broadcast_sizes": AttrSpec(_dense_i
 @builder_method
 def broadcast(b, x, sizes, *, location=None):
     """``x`` repeated over new leading dimensions of ``sizes`` (result shape sizes + x.shape)."""
-    return b._one("broadcast", (x,), {"broadcast_sizes": dense_i64(tuple(sizes))},
+    return b._one("broadcast", (x,), {"broadcast_sizes": tuple(sizes)},
                   location=location)
 
 
 register(OpSpec("copy", ("operand",), {"cross_program_prefetch_index": AttrSpec(_i32)},
-                infer=lambda op, types, attributes: (types[0],)))
+                infer=lambda op, types, attributes: (types[0],), dialects=MHLO_ONLY))
 
 
 @builder_method
@@ -372,7 +366,7 @@ def _bitcast_check(op, types, attributes, results, regions):
                  "keeps the byte size")
 
 
-register(OpSpec("bitcast", ("operand",), check=_bitcast_check,
+register(OpSpec("bitcast", ("operand",), check=_bitcast_check, dialects=MHLO_ONLY,
                 doc="Reinterpret the operand's buffer as the (explicit) result type. XLA "
                     "compiles it only where it is an identity or a layout-only change: on CPU a "
                     "bitcast to another shape or element type fails with 'Unexpected bitcast "
@@ -457,9 +451,9 @@ def _dynamic_broadcast_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("dynamic_broadcast_in_dim", ("operand", "output_dimensions"),
-                {"broadcast_dimensions": AttrSpec(_dense_i64, True),
-                 "known_expanding_dimensions": AttrSpec(_dense_i64),
-                 "known_nonexpanding_dimensions": AttrSpec(_dense_i64)},
+                {"broadcast_dimensions": AttrSpec(i64_array, True),
+                 "known_expanding_dimensions": AttrSpec(i64_array),
+                 "known_nonexpanding_dimensions": AttrSpec(i64_array)},
                 check=_dynamic_broadcast_check,
                 doc="broadcast_in_dim to the shape held by output_dimensions (explicit result "
                     "type). XLA compiles it with a static result type, the shape operand being "
@@ -467,7 +461,7 @@ register(OpSpec("dynamic_broadcast_in_dim", ("operand", "output_dimensions"),
 
 
 def _known(v):
-    return None if v is None else dense_i64(tuple(v))
+    return None if v is None else tuple(v)
 
 
 @builder_method
@@ -479,7 +473,7 @@ def dynamic_broadcast_in_dim(b, x, output_dimensions, broadcast_dimensions, resu
     t = _tensor_of(b, x, "dynamic_broadcast_in_dim")
     rt = _explicit_result("dynamic_broadcast_in_dim", result_type, t.element_type)
     return b._one("dynamic_broadcast_in_dim", (x, output_dimensions), {
-        "broadcast_dimensions": dense_i64(tuple(broadcast_dimensions)),
+        "broadcast_dimensions": tuple(broadcast_dimensions),
         "known_expanding_dimensions": _known(known_expanding_dimensions),
         "known_nonexpanding_dimensions": _known(known_nonexpanding_dimensions)}, (rt,),
         location=location)

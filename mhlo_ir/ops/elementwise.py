@@ -11,7 +11,8 @@ from .. import dtypes
 from ..attributes import IntegerAttr
 from ..mhlo_attributes import comparison_direction, comparison_type
 from ..types import TensorType, tensor
-from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+from .spec import (HLO_DIALECTS, MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register,
+                   tensor_operand)
 
 INT = frozenset({"sint", "uint"})
 SINT = frozenset({"sint"})
@@ -133,12 +134,17 @@ BINARY = {
 # pretty option prints these generic.
 NO_PRETTY: frozenset = frozenset({"complex"})
 
+# Elementwise ops StableHLO lacks: erf is chlo.erf there, mulhi has no counterpart.
+NOT_IN_STABLEHLO: frozenset = frozenset({"erf", "mulhi"})
+
 for _name, (_kinds, _result) in UNARY.items():
     register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result),
-                    pretty="" if _name in NO_PRETTY else "elementwise"))
+                    pretty="" if _name in NO_PRETTY else "elementwise",
+                    dialects=MHLO_ONLY if _name in NOT_IN_STABLEHLO else HLO_DIALECTS))
 for _name, (_kinds, _result) in BINARY.items():
     register(OpSpec(_name, ("lhs", "rhs"), infer=binary_rule(_kinds, _result),
-                    pretty="" if _name in NO_PRETTY else "elementwise"))
+                    pretty="" if _name in NO_PRETTY else "elementwise",
+                    dialects=MHLO_ONLY if _name in NOT_IN_STABLEHLO else HLO_DIALECTS))
 
 
 # Unary ops the MHLO dialect declares but XLA has no HLO instruction for: converting them to
@@ -159,7 +165,7 @@ def _unary_method(name):
 
 
 for _name, (_kinds, _result) in UNARY_WITHOUT_HLO.items():
-    register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result),
+    register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result), dialects=MHLO_ONLY,
                     not_run=f"XLA has no HLO instruction for mhlo.{_name}: compiling fails with "
                             f"UNIMPLEMENTED (chlo.{_name} is the form that runs)"))
     builder_method(_unary_method(_name))
@@ -362,6 +368,7 @@ def _stochastic_convert_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("stochastic_convert", ("operand", "random"), check=_stochastic_convert_check,
+                dialects=MHLO_ONLY,
                 doc="Convert floats to a narrower type, rounding up with probability equal to "
                     "the fraction, decided by the random bits (result type is explicit)."))
 
