@@ -13,9 +13,6 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Callable, Sequence
 
-import numpy as np
-
-from . import dtypes
 from .attributes import SymbolRefAttr, to_attribute
 from .dense import DenseElementsAttr, dense_i64, index
 from .errors import OpBuildError
@@ -26,6 +23,7 @@ from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
 from .ops.elementwise import BINARY, UNARY
+from .ops.args import constant_attr
 from .ops.spec import BUILDER_METHODS, fail
 from .types import TensorType, Type, tensor
 
@@ -92,17 +90,9 @@ def _validate(name, operands, attributes, result_types, regions):
                 attrs[k] = a.convert(v) if a is not None else to_attribute(v)
             except (TypeError, ValueError) as e:
                 fail(spec.name, f"attribute {k}: {e}")
-    for k, a in specs.items():
-        if a.required and k not in attrs:
-            fail(spec.name, f"requires attribute {k}")
     regions = tuple(regions)
-    if spec.variadic_regions:
-        if not regions:
-            fail(spec.name, "needs at least one region")
-    elif len(regions) != spec.regions:
-        fail(spec.name, f"has {spec.regions} regions, got {len(regions)}")
     types = tuple([v.type for v in operands])
-    result_types = spec.result_types(types, attrs, result_types, regions)
+    result_types = spec.validate(types, attrs, result_types, regions)
     # Read-only: builders share one attribute mapping among ops built from the same
     # arguments (see Builder._memo); Operation.set_attr copies before writing.
     return spec, operands, OpAttributes(attrs) if attrs else None, result_types, regions
@@ -213,23 +203,18 @@ class Builder:
     # -- constants and data movement -----------------------------------------------------------
 
     def constant(self, value, dtype=None, *, location=None) -> Value:
-        """A constant tensor from a numpy array, a numpy or Python scalar, or a
-        DenseElementsAttr. Without ``dtype``, numpy values keep their dtype and Python
-        floats and ints become f32 and i32 (as in JAX without x64)."""
-        if not isinstance(value, DenseElementsAttr):
-            if dtype is None:
-                arr = np.asarray(value)
-                if type(value) is float:
-                    arr = arr.astype(np.float32)
-                elif type(value) is int:
-                    if not -2**31 <= value < 2**31:
-                        fail("constant", f"Python int {value} does not fit in i32: pass dtype")
-                    arr = arr.astype(np.int32)
-                value = DenseElementsAttr.from_array(arr)
-            else:
-                et = dtypes.from_numpy(dtype)
-                arr = np.asarray(value, dtype=et.dtype)
-                value = DenseElementsAttr.from_array(arr, tensor(arr.shape, et))
+        """A constant tensor from a numpy array, a numpy or Python scalar, a nested list of
+        numbers, or a DenseElementsAttr. Without ``dtype``, numpy values keep their dtype and
+        Python floats and ints become f32 and i32 (as in JAX without x64).
+
+        Values are converted exactly (see ``mhlo_ir.exact``): ``constant(1.5, dtype=i32)``,
+        ``constant(300, dtype=i8)``, ``constant(-1, dtype=ui8)`` and ``constant(1e10,
+        dtype=f16)`` (which numpy would make inf) raise OpBuildError, as do strings and object
+        arrays; bools become 0 and 1 in integer types."""
+        if value.__class__ is not DenseElementsAttr:
+            value = constant_attr("constant", value, dtype)
+        elif dtype is not None:
+            value = constant_attr("constant", value, dtype)
         if value.type.num_elements <= 16:
             # Small constants (literals, dimension values) repeat: validate them once. The
             # memo keeps the attribute alive, so its id cannot be reused while cached.

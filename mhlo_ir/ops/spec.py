@@ -18,7 +18,15 @@ from ..errors import OpBuildError
 from ..types import TensorType, TokenType, TupleType, Type
 
 __all__ = ["OpSpec", "AttrSpec", "fail", "tensor_operand", "same_shape", "REGISTRY", "register",
-           "lookup", "builder_method", "BUILDER_METHODS"]
+           "lookup", "builder_method", "BUILDER_METHODS", "HLO_DIALECTS", "MHLO_ONLY", "CHLO",
+           "FUNC", "STABLEHLO_ONLY"]
+
+# Values of OpSpec.dialects, the jaxlib dialects that define an op; tests/mhlo_ir/
+# test_op_dialects.py checks every op's against the op names jaxlib registers.
+HLO_DIALECTS = frozenset({"mhlo", "stablehlo"})
+MHLO_ONLY = frozenset({"mhlo"})  # no StableHLO twin: XLA-internal, or spelled otherwise there
+CHLO = frozenset({"chlo"})
+FUNC = frozenset({"func"})
 
 
 @attrs.frozen
@@ -46,9 +54,11 @@ class OpSpec:
     namespace: str = "hlo"
     # The chapter is the module of mhlo_ir.ops that declares the op; ``register`` sets it.
     chapter: str = ""
-    # The output dialects that have this op ("mhlo", "stablehlo", "chlo"...): printing an op in
-    # a dialect that lacks it is an error, not text jaxlib would reject.
-    dialects: frozenset = frozenset({"mhlo", "stablehlo"})
+    # The dialects that define this op: HLO_DIALECTS, MHLO_ONLY (an "hlo" op without a
+    # StableHLO twin: printing it as StableHLO is an error, not text jaxlib would reject),
+    # or CHLO / FUNC for ops of those namespaces, which print as such in every output dialect
+    # (Dialect.has_op says whether a dialect can print an op).
+    dialects: frozenset = HLO_DIALECTS
     # Which custom (pretty) form the printer may use with ``pretty=True``: "" none,
     # "elementwise" (``%r = mhlo.add %a, %b : T``), "constant", "return".
     pretty: str = ""
@@ -70,12 +80,21 @@ class OpSpec:
     def full_name(self, dialect) -> str:
         return dialect.op_name(self.name) if self.namespace == "hlo" else self.name
 
-    def result_types(self, types: tuple, attributes, result_types, regions) -> tuple:
+    def validate(self, types: tuple, attributes, result_types, regions) -> tuple:
         """The op's result types, checked: inferred when ``result_types`` is None, else
-        checked against the spec's rule. The one validation of types, attributes and
-        regions: the builder runs it when an op is made and ``Module.verify`` again on every
-        op (ops can be edited after building). Raises OpBuildError."""
+        checked against the spec's rule; required attributes and the region count are
+        checked too. The one validation of an op: the builder runs it when an op is made
+        and ``Module.verify`` again on every op (ops can be edited after building), so the
+        two can never disagree. Raises OpBuildError."""
         name = self.name
+        for k, a in self.attributes.items():
+            if a.required and (not attributes or k not in attributes):
+                fail(name, f"requires attribute {k}")
+        if self.variadic_regions:
+            if not regions:
+                fail(name, "needs at least one region")
+        elif len(regions) != self.regions:
+            fail(name, f"has {self.regions} regions, got {len(regions)}")
         if result_types is None:
             if self.infer is None:
                 fail(name, "cannot infer its result types: pass result_types")
@@ -96,6 +115,8 @@ class OpSpec:
                            f"from the inferred ({', '.join(map(str, inferred))})")
         return result_types
 
+    result_types = validate
+
 
 REGISTRY: dict = {}
 BUILDER_METHODS: dict = {}
@@ -112,6 +133,14 @@ UNDECLARED = {
                        "declared)",
     "chlo.scan": "not yet: several variadic operand groups and regions (mhlo.scan is "
                  "declared)",
+}
+
+
+# StableHLO ops that MHLO lacks (so the table cannot have them: it is spelled through MHLO's
+# names), and what they are; a StableHLO parser must map or refuse them.
+STABLEHLO_ONLY = {
+    "stablehlo.unary_einsum": "einsum of one operand (deprecated in StableHLO); MHLO has no "
+                              "such op: a parser would rewrite it (transpose, reduce)",
 }
 
 
@@ -134,6 +163,13 @@ def register(spec: OpSpec) -> OpSpec:
     module = sys._getframe(1).f_globals.get("__name__", "")
     if spec.chapter:
         raise ValueError(f"op {spec.name!r}: the chapter is the declaring module, not a field")
+    if spec.namespace == "hlo":
+        if spec.dialects not in (HLO_DIALECTS, MHLO_ONLY):
+            raise ValueError(f"op {spec.name!r}: dialects must be HLO_DIALECTS or MHLO_ONLY, "
+                             f"got {set(spec.dialects)}")
+    elif spec.dialects != {spec.namespace}:
+        raise ValueError(f"op {spec.name!r} of namespace {spec.namespace!r} must have "
+                         f"dialects={{{spec.namespace!r}}}, got {set(spec.dialects)}")
     spec = attrs.evolve(spec, chapter=module.rsplit(".", 1)[-1])
     REGISTRY[spec.name] = spec
     return spec
