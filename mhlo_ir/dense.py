@@ -16,8 +16,9 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from .attributes import Attribute
+from .attributes import Attribute, DenseArrayAttr
 from .floatfmt import format_scalar
+from .index_array import IndexArrayAttr, index_array
 from .types import TensorType, tensor
 
 __all__ = ["DenseElementsAttr", "dense", "dense_i64", "i64_array", "index", "HEX_THRESHOLD"]
@@ -122,10 +123,11 @@ def index(v) -> int:
 
 
 def dense_i64(values) -> DenseElementsAttr:
-    """``dense<[...]> : tensor<Nxi64>``: how MHLO spells integer-array attributes.
+    """``dense<[...]> : tensor<Nxi64>``: a genuine 1-D i64 tensor attribute, interned.
 
-    Interned: programs use the same few dimension lists over and over, and an interned
-    attribute makes the builder's and printer's caches hit by identity.
+    Op attributes that hold integer lists (dimensions, permutation, slice bounds...) are
+    IndexArrayAttr, which each output dialect spells its own way (``index_array``); the op
+    table's converter ``i64_array`` turns a DenseElementsAttr given to such a slot into one.
     """
     if isinstance(values, DenseElementsAttr):
         return values
@@ -152,13 +154,22 @@ def dense_i64(values) -> DenseElementsAttr:
     return attr
 
 
-def i64_array(v) -> DenseElementsAttr:
-    """The converter of MHLO's integer-array attributes (dimensions, permutation...): Python
-    integers become ``dense_i64``; a DenseElementsAttr given as is must already be a 1-D i64
-    tensor, which is what jaxlib's verifier requires."""
+def i64_array(v) -> IndexArrayAttr:
+    """The converter of the op table's integer-array attributes (dimensions, permutation,
+    slice bounds, window sizes...): integers become an interned IndexArrayAttr. A 1-D i64
+    DenseElementsAttr (MHLO's spelling, e.g. parsed text) or an i64 DenseArrayAttr
+    (StableHLO's) converts to the same value; other tensors are refused."""
+    if v.__class__ is IndexArrayAttr:
+        return v
     if isinstance(v, DenseElementsAttr):
         t = v.type
         if t.element_type.name != "i64" or t.rank != 1:
             raise TypeError(f"expected a 1-D tensor<Nxi64> attribute, got {t}")
-        return v
-    return dense_i64(v)
+        return index_array(v.ints if v.ints is not None else v.to_array().tolist())
+    if isinstance(v, DenseArrayAttr):
+        if v.type.name != "i64":
+            raise TypeError(f"expected an array<i64> attribute, got array<{v.type.name}>")
+        return index_array(v.values)
+    if isinstance(v, Attribute):
+        raise TypeError(f"expected a list of integers, got {type(v).__name__} {v!r:.60}")
+    return index_array(v)

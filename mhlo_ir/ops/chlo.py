@@ -19,7 +19,7 @@ from ..mhlo_attributes import ENUM_VALUES
 from ..types import tensor
 from .elementwise import (ALL, BINARY, COMPLEX, FLOAT, INT, _check_kind, _compare_type_fits,
                           _same, _to_i1, unary_rule)
-from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+from .spec import CHLO, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 __all__ = ["ChloEnumAttr", "UNARY", "BINARY_BROADCAST", "broadcast_shape"]
 
@@ -58,7 +58,7 @@ def _chlo_enum(kind):
 
 def _spec(name, operands, infer=None, attributes=None, check=None, doc="", not_run=""):
     return register(OpSpec(f"chlo.{name}", operands, attributes or {}, infer=infer, check=check,
-                           namespace="chlo", doc=doc, not_run=not_run))
+                           namespace="chlo", dialects=CHLO, doc=doc, not_run=not_run))
 
 
 def _method(name, fn, doc):

@@ -9,11 +9,12 @@ comparator are regions built from Python functions.
 
 from __future__ import annotations
 
+from ..dense import i64_array
 from ..mhlo_attributes import GatherDimensionNumbers, ScatterDimensionNumbers
 from ..dtypes import i1
 from ..types import TensorType, tensor
 from .control_flow import check_region
-from .data_movement import (_bool, _dense_i64, _i64, _tensor_of, check_inferred, integer_operand,
+from .data_movement import (_bool, _i64, _tensor_of, check_inferred, integer_operand,
                             ints, result_tensor, shape_operand)
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
@@ -71,7 +72,7 @@ def _dynamic_slice(op, types, attributes):
 
 
 register(OpSpec("dynamic_slice", ("operand", "start_indices*"),
-                {"slice_sizes": AttrSpec(_dense_i64, True)},
+                {"slice_sizes": AttrSpec(i64_array, True)},
                 infer=_dynamic_slice,
                 doc="A slice of slice_sizes at runtime start indices (scalars; clamped so the "
                     "slice stays in bounds)."))
@@ -82,7 +83,7 @@ def dynamic_slice(b, x, start_indices, slice_sizes, *, location=None):
     """The ``slice_sizes`` slice of ``x`` starting at ``start_indices`` (one integer scalar
     Value per dimension; XLA clamps them so the slice is in bounds)."""
     return b._one("dynamic_slice", (x, list(start_indices)),
-                  {"slice_sizes": _dense_i64(tuple(slice_sizes))}, location=location)
+                  {"slice_sizes": slice_sizes}, location=location)
 
 
 def _dynamic_update_slice(op, types, attributes):
@@ -225,7 +226,7 @@ _GATHER_ATTRS = {"dimension_numbers": AttrSpec(_gather_dims, True),
                  "indices_are_sorted": AttrSpec(_bool)}
 
 register(OpSpec("gather", ("operand", "start_indices"),
-                {**_GATHER_ATTRS, "slice_sizes": AttrSpec(_dense_i64, True)},
+                {**_GATHER_ATTRS, "slice_sizes": AttrSpec(i64_array, True)},
                 infer=_gather, check=_gather_check,
                 doc="Slices of operand at the start indices held by start_indices."))
 
@@ -238,7 +239,7 @@ def gather(b, x, start_indices, dimension_numbers, slice_sizes, *, indices_are_s
     start_index_map, index_vector_dim, operand_batching_dims, start_indices_batching_dims)."""
     return b._one("gather", (x, start_indices), {
         "dimension_numbers": dimension_numbers,
-        "slice_sizes": _dense_i64(tuple(slice_sizes)),
+        "slice_sizes": slice_sizes,
         "indices_are_sorted": indices_are_sorted}, location=location)
 
 

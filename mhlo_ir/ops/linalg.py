@@ -10,11 +10,13 @@ from .. import dtypes
 from ..attributes import (FALSE, TRUE, ArrayAttr, Attribute, BoolAttr, FloatAttr, IntegerAttr,
                           StringAttr)
 from ..dense import DenseElementsAttr, i64_array
+from ..index_array import index_ints
 from ..dtypes import f32, i32, i64
 from ..mhlo_attributes import (ConvDimensionNumbers, DotDimensionNumbers, fft_type, precision,
                                transpose)
 from ..types import TensorType, tensor
-from .spec import REGISTRY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+from .spec import (MHLO_ONLY, REGISTRY, AttrSpec, OpSpec, builder_method, fail, register,
+                   tensor_operand)
 
 
 def _precision_config(v):
@@ -100,8 +102,6 @@ def _bool(v):
 def _f32(v):
     return v if isinstance(v, FloatAttr) else FloatAttr(float(v), f32)
 
-
-_dense_i64 = i64_array
 
 
 def _padding(v):
@@ -251,7 +251,7 @@ def _window_list(op, attributes, name, n, default):
     a = attributes.get(name)
     if a is None:
         return (default,) * n
-    vals = tuple(int(x) for x in _array(a).reshape(-1))
+    vals = index_ints(a)
     if len(vals) != n:
         fail(op, f"{name} has {len(vals)} entries, expected {n} (one per spatial dimension)")
     return vals
@@ -356,10 +356,10 @@ def _convolution_check(op, types, attributes, results, regions):
 
 
 _CONV_ATTRS = {
-    "window_strides": AttrSpec(_dense_i64),
+    "window_strides": AttrSpec(i64_array),
     "padding": AttrSpec(_padding),
-    "lhs_dilation": AttrSpec(_dense_i64),
-    "rhs_dilation": AttrSpec(_dense_i64),
+    "lhs_dilation": AttrSpec(i64_array),
+    "rhs_dilation": AttrSpec(i64_array),
     "window_reversal": AttrSpec(_bools),
     "dimension_numbers": AttrSpec(_conv_dnums, True),
     "feature_group_count": AttrSpec(_i64, True),
@@ -499,7 +499,7 @@ def cholesky(b, a, *, lower=None, location=None):
 def _fft(op, types, attributes):
     x = tensor_operand(op, "operand", types[0])
     kind = attributes["fft_type"].value
-    lengths = tuple(int(v) for v in _array(attributes["fft_length"]).reshape(-1))
+    lengths = index_ints(attributes["fft_length"])
     if not 1 <= len(lengths) <= 3:
         fail(op, f"fft_length must have 1 to 3 entries, got {list(lengths)}")
     if x.rank < len(lengths):
@@ -531,7 +531,7 @@ def _fft(op, types, attributes):
 
 
 register(OpSpec("fft", ("operand",), {"fft_type": AttrSpec(fft_type, True),
-                                      "fft_length": AttrSpec(_dense_i64, True)},
+                                      "fft_length": AttrSpec(i64_array, True)},
                 infer=_fft, doc="FFT, IFFT, RFFT and IRFFT over the last "
                                                   "1-3 dimensions"))
 
@@ -539,7 +539,7 @@ register(OpSpec("fft", ("operand",), {"fft_type": AttrSpec(fft_type, True),
 @builder_method
 def fft(b, x, fft_type, fft_length, *, location=None):
     """``fft_type`` is FFT, IFFT, RFFT or IRFFT; ``fft_length`` the transform's lengths."""
-    return b.create("fft", (x,), {"fft_type": fft_type, "fft_length": tuple(fft_length)},
+    return b.create("fft", (x,), {"fft_type": fft_type, "fft_length": fft_length},
                     location=location).results[0]
 
 
@@ -632,7 +632,7 @@ def _topk(op, types, attributes):
 
 
 register(OpSpec("topk", ("operand",), {"k": AttrSpec(_i64, True), "largest": AttrSpec(_bool)},
-                infer=_topk,
+                infer=_topk, dialects=MHLO_ONLY,
                 doc="the k largest (or smallest) entries along the last dimension, and their "
                     "i32 indices"))
 
@@ -721,7 +721,7 @@ def _ragged_dot_check(op, types, attributes, results, regions):
 register(OpSpec("ragged_dot", ("lhs", "rhs", "group_sizes"),
                 {"ragged_dot_dimension_numbers": AttrSpec(_ragged_dnums, True),
                  "precision_config": AttrSpec(_precision_config)},
-                infer=_ragged_dot, check=_ragged_dot_check,
+                infer=_ragged_dot, check=_ragged_dot_check, dialects=MHLO_ONLY,
                 doc="dot_general whose lhs ragged dimension is split into groups",
                 not_run="XLA:CPU cannot compile it: \"HLO opcode `ragged-dot` is not supported "
                         "by XLA:CPU ThunkEmitter\" (jaxlib 0.10)"))
@@ -742,7 +742,8 @@ def _trace(op, types, attributes):
     return ()
 
 
-register(OpSpec("trace", ("operand",), {"tag": AttrSpec(_str, True)}, infer=_trace, doc="an internal debugging marker; it has no results and XLA "
+register(OpSpec("trace", ("operand",), {"tag": AttrSpec(_str, True)}, infer=_trace,
+                dialects=MHLO_ONLY, doc="an internal debugging marker; it has no results and XLA "
                                     "drops it"))
 
 

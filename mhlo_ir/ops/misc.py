@@ -9,7 +9,7 @@ from ..attributes import (ArrayAttr, Attribute, BoolAttr, DictionaryAttr, Intege
 from ..dtypes import i32
 from ..mhlo_attributes import OutputOperandAlias
 from ..types import TOKEN, TensorType, TokenType, TupleType, Type
-from .spec import AttrSpec, OpSpec, builder_method, fail, register
+from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register
 
 
 def _tuple(op, types, attributes):
@@ -137,7 +137,8 @@ def _add_dependency(op, types, attributes):
     return (types[0],)
 
 
-register(OpSpec("add_dependency", ("operand", "token"), infer=_add_dependency, doc="The operand, ordered after the token's side effects."))
+register(OpSpec("add_dependency", ("operand", "token"), infer=_add_dependency,
+                dialects=MHLO_ONLY, doc="The operand, ordered after the token's side effects."))
 
 
 @builder_method
@@ -196,7 +197,7 @@ def _domain(op, types, attributes):
 
 register(OpSpec("domain", ("operand",), {
     "kind": AttrSpec(_enum("kind"), True), "entry_metadata": AttrSpec(_str, True),
-    "exit_metadata": AttrSpec(_str, True)}, infer=_domain,
+    "exit_metadata": AttrSpec(_str, True)}, infer=_domain, dialects=MHLO_ONLY,
     doc="XLA-internal marker of a sharding-domain boundary (an identity when run)."))
 
 
@@ -223,7 +224,7 @@ def _aliases(v):
 
 register(OpSpec("fusion", ("inputs*",), {"fusion_kind": AttrSpec(_enum("fusion_kind")),
                                          "output_operand_aliases": AttrSpec(_aliases)},
-                regions=1, check=_fusion_check,
+                regions=1, check=_fusion_check, dialects=MHLO_ONLY,
                 doc="A fused computation: its region runs on the inputs (XLA-internal; "
                     "converting to HLO needs fusion_kind)."))
 
@@ -333,7 +334,7 @@ register(OpSpec("async_start", ("inputs*",), {
     doc="Starts the called computation; its results come from async_done."))
 
 register(OpSpec("async_update", ("bundle",),
-                infer=lambda op, t, a: (_bundle(op, t[0]),),
+                infer=lambda op, t, a: (_bundle(op, t[0]),), dialects=MHLO_ONLY,
                 not_run="XLA rejects it in the programs XLA:CPU can run: async computations "
                         "must be one instruction, and the runnable ones (all-reduce, "
                         "all-gather, collective-permute start/done) fail HLO conversion with "

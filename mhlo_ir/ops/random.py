@@ -8,7 +8,7 @@ from ..attributes import IntegerAttr
 from ..dtypes import i64, ui64
 from ..mhlo_attributes import rng_algorithm, rng_distribution
 from ..types import TensorType, tensor
-from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
 def _rng_check(op, types, attributes, results, regions):
@@ -92,7 +92,7 @@ def _i64(v):
 
 
 register(OpSpec("xla.rng_get_and_update_state", (), {"delta": AttrSpec(_i64, True)},
-                infer=lambda op, t, a: (tensor((2,), ui64),),
+                infer=lambda op, t, a: (tensor((2,), ui64),), dialects=MHLO_ONLY,
                 doc="XLA's global rng state before adding delta (internal to XLA's rng "
                     "lowering)"))
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from ..attributes import DenseArrayAttr, IntegerAttr
 from ..dense import i64_array
+from ..index_array import index_ints
 from ..dtypes import i1, i32, i64
 from ..ir import Value
 from ..types import TensorType, tensor
 from .control_flow import check_region, inputs_and_inits, region_returns
 from .linalg import _bool, _padding, window_output_size
-from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
-
-_dense_i64 = i64_array
 
 
 def _i64(v):
@@ -32,7 +31,7 @@ def _list(op, attributes, name, rank, default):
     a = attributes.get(name)
     if a is None:
         return (default,) * rank
-    vals = tuple(int(x) for x in a.to_array().reshape(-1))
+    vals = index_ints(a)
     if len(vals) != rank:
         fail(op, f"{name} has {len(vals)} entries, expected {rank} (the rank of the inputs)")
     for i, v in enumerate(vals):
@@ -91,10 +90,10 @@ def _reduce_window_check(op, types, attributes, results, regions):
                      f"init_values[{i}] is {inits[i]}")
 
 
-_WINDOW_ATTRS = {"window_dimensions": AttrSpec(_dense_i64, True),
-                 "window_strides": AttrSpec(_dense_i64),
-                 "base_dilations": AttrSpec(_dense_i64),
-                 "window_dilations": AttrSpec(_dense_i64),
+_WINDOW_ATTRS = {"window_dimensions": AttrSpec(i64_array, True),
+                 "window_strides": AttrSpec(i64_array),
+                 "base_dilations": AttrSpec(i64_array),
+                 "window_dilations": AttrSpec(i64_array),
                  "padding": AttrSpec(_padding)}
 
 register(OpSpec("reduce_window", ("inputs*", "init_values*"), _WINDOW_ATTRS, regions=1,
@@ -149,7 +148,7 @@ def _select_and_scatter_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("select_and_scatter", ("operand", "source", "init_value"),
-                {"window_dimensions": AttrSpec(_dense_i64), "window_strides": AttrSpec(_dense_i64),
+                {"window_dimensions": AttrSpec(i64_array), "window_strides": AttrSpec(i64_array),
                  "padding": AttrSpec(_padding)},
                 regions=2, infer=_select_and_scatter, check=_select_and_scatter_check,
                 doc="scatters source into the element each window's select picks (pooling "
@@ -182,7 +181,7 @@ def _map_check(op, types, attributes, results, regions):
         if t.shape != ts[0].shape:
             fail(op, f"operand inputs[{i}] has shape {list(t.shape)}, expected "
                      f"{list(ts[0].shape)}")
-    dims = tuple(int(x) for x in attributes["dimensions"].to_array().reshape(-1))
+    dims = index_ints(attributes["dimensions"])
     if dims != tuple(range(ts[0].rank)):
         fail(op, f"dimensions must be {list(range(ts[0].rank))} (all dimensions, in order), got "
                  f"{list(dims)}")
@@ -196,7 +195,7 @@ def _map_check(op, types, attributes, results, regions):
                  f"{_types(results)}")
 
 
-register(OpSpec("map", ("inputs*",), {"dimensions": AttrSpec(_dense_i64, True)}, regions=1,
+register(OpSpec("map", ("inputs*",), {"dimensions": AttrSpec(i64_array, True)}, regions=1,
                 check=_map_check,
                 doc="applies a scalar region to every element of the inputs",
                 closed_regions=True))
@@ -280,7 +279,7 @@ register(OpSpec("scan", ("inputs*", "inits*"),
                  "is_reverse": AttrSpec(_bool), "is_associative": AttrSpec(_bool),
                  "operandSegmentSizes": AttrSpec(_segments, True),
                  "resultSegmentSizes": AttrSpec(_segments, True)},
-                regions=1, check=_scan_check,
+                regions=1, check=_scan_check, dialects=MHLO_ONLY,
                 doc="runs a region along one dimension, threading carries; outputs are stacked"))
 
 
