@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Callable, Sequence
 
 from .attributes import SymbolRefAttr, to_attribute
-from .dense import DenseElementsAttr, dense_i64, index
+from .dense import DenseElementsAttr, dense_i64
 from .errors import OpBuildError
 from .ir import (Block, Function, Operation, Region, SingleResultOp,
                  VALUE_CLASSES, Value, _new_single_result_op, make_operation)
@@ -23,9 +23,9 @@ from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
 from .ops.elementwise import BINARY, UNARY
-from .ops.args import constant_attr
+from .ops.args import constant_attr, ints
 from .ops.spec import BUILDER_METHODS, fail
-from .types import TensorType, Type, tensor
+from .types import MAX_DIMENSION, TensorType, Type, tensor
 
 __all__ = ["Builder"]
 
@@ -236,10 +236,14 @@ class Builder:
         t = getattr(x, "type", None)
         if t.__class__ is not TensorType:
             t = _tensor(x, "broadcast_in_dim")
-        shape = tuple(shape)
-        dims = tuple(broadcast_dimensions) if broadcast_dimensions.__class__ is not \
-            DenseElementsAttr else _ints("broadcast_in_dim", "broadcast_dimensions",
-                                         broadcast_dimensions)
+        cls = shape.__class__
+        if cls is not tuple:
+            shape = tuple(shape) if cls is list else _shape_arg("broadcast_in_dim", shape, t)
+        dims = broadcast_dimensions
+        cls = dims.__class__
+        if cls is not tuple:
+            dims = tuple(dims) if cls is list else _ints("broadcast_in_dim",
+                                                         "broadcast_dimensions", dims)
         # Dimensions are checked to be ints before keying (1.0 and True equal 1).
         for d in shape:
             if d.__class__ is not int:
@@ -320,8 +324,13 @@ class Builder:
                                     "DotDimensionNumbers (it holds the batch dimensions)")
             dn = contracting_dimensions
         else:
-            (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
-            dn = (tuple(lb), tuple(rb), tuple(lc), tuple(rc))
+            try:
+                (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
+                dn = (tuple(lb), tuple(rb), tuple(lc), tuple(rc))
+            except (TypeError, ValueError):
+                fail("dot_general", f"contracting_dimensions and batch_dimensions must each be "
+                                    f"a pair ((lhs dimensions), (rhs dimensions)), got "
+                                    f"{contracting_dimensions!r:.40} and {batch_dimensions!r:.40}")
             exact = True  # checked before keying: 1.0 and True equal 1
             for group in dn:
                 for d in group:
@@ -361,7 +370,8 @@ class Builder:
         inits = [init_values] if isinstance(init_values, Value) else list(init_values)
         scalar = [tensor((), _tensor(v, "reduce").element_type) for v in inits]
         region = self.region(scalar + scalar, body)
-        op = self.create("reduce", (inputs, inits), {"dimensions": dense_i64(dimensions)},
+        op = self.create("reduce", (inputs, inits),
+                         {"dimensions": ints("reduce", "dimensions", dimensions)},
                          regions=(region,), location=location)
         return op.results[0] if single else op.results
 
@@ -537,27 +547,17 @@ def _result(op, shape, element_type) -> TensorType:
         fail(op, f"result type: {e}")
 
 
-def _ints(op, what, xs) -> tuple:
-    """``xs`` as a tuple of ints, checked before it becomes part of a memo key (where 1.0 and
-    True would pass for 1)."""
-    if isinstance(xs, DenseElementsAttr):
-        xs = xs.ints if xs.ints is not None else xs.to_array().reshape(-1).tolist()
-    xs = tuple(xs)
-    for x in xs:
-        if x.__class__ is not int:
-            try:
-                return tuple(index(v) for v in xs)
-            except TypeError as e:
-                fail(op, f"{what}: {e}")
-    return xs
+# ``xs`` as a tuple of ints, checked before it becomes part of a memo key (where 1.0 and True
+# would pass for 1).
+_ints = ints
 
 
 def _shape_arg(op, shape, t) -> tuple:
     """A result shape argument as a tuple of ints (bools and floats rejected, not hashed as
-    ints into the memo)."""
-    shape = tuple(shape)
+    ints into the memo), each a valid tensor dimension."""
+    shape = ints(op, "shape", shape)
     for d in shape:
-        if d.__class__ is not int:
+        if not 0 <= d <= MAX_DIMENSION:
             return _result(op, shape, t.element_type).shape
     return shape
 

@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from .attributes import Attribute, DenseArrayAttr
+from .exact import as_array, exact_array
 from .floatfmt import format_scalar
 from .index_array import IndexArrayAttr, index_array
 from .types import TensorType, tensor
@@ -53,12 +54,17 @@ class DenseElementsAttr(Attribute):
 
     @classmethod
     def from_array(cls, array, type: TensorType | None = None) -> "DenseElementsAttr":
-        """From anything ``numpy.asarray`` takes; ``type`` fixes shape and element type."""
+        """From a numpy array, scalar or nested list of numbers; ``type`` fixes shape and
+        element type. Values are converted exactly (``mhlo_ir.exact``): 1.5 into an integer
+        type, 300 into i8 or 1e10 into f16 raise ValueError, strings and objects TypeError."""
         if type is None:
-            arr = np.asarray(array)
+            arr = as_array(array)
+            if arr.dtype.kind == "O":
+                raise TypeError(f"integers beyond int64 ({array!r:.50}) need an explicit type "
+                                "(e.g. ui64)")
             type = tensor(arr.shape, arr.dtype)
         else:
-            arr = np.asarray(array, dtype=type.dtype)
+            arr = exact_array(array, type.element_type)
             if arr.shape != type.shape:
                 if arr.size == 1:
                     arr = arr.reshape(())

@@ -41,8 +41,31 @@ def _shape(dims) -> tuple:
                 raise TypeError(f"tensor dimension {d!r} is not an integer") from None
         if d < 0:
             raise ValueError(f"tensor dimension {d} is negative")
+        if d > MAX_DIMENSION:
+            raise ValueError(f"tensor dimension {d} is too large: MLIR and XLA take dimensions "
+                             f"up to 2**63 - 1 = {MAX_DIMENSION}")
         out.append(d)
     return tuple(out)
+
+
+# MLIR's parser refuses a dimension of 2**63 ("invalid dimension"); XLA refuses a tensor whose
+# byte size overflows int64 ("overflow in static extent product"), multiplying the element
+# size by the dimensions in order, so a later 0 does not undo an overflow (measured with
+# jaxlib 0.10.2: tensor<2305843009213693951xf32> converts to HLO, ...952xf32 does not, nor
+# does 2**62x0x2**62 in f32 while 0x2**62x2**62 does).
+MAX_DIMENSION = 2**63 - 1
+
+
+def _check_size(dims, et) -> None:
+    size = et.dtype.itemsize
+    for k, d in enumerate(dims):
+        size *= d
+        if size > MAX_DIMENSION:
+            text = "x".join(map(str, dims))
+            raise ValueError(
+                f"tensor<{text}x{et.name}> is too large: XLA refuses tensors of 2**63 bytes or "
+                f"more ({et.dtype.itemsize}-byte elements times dimensions "
+                f"{list(dims[:k + 1])} already overflow, counted in order)")
 
 
 class TensorType(Type):
@@ -73,6 +96,7 @@ class TensorType(Type):
         et = from_numpy(element_type)
         self = cls._interned.get((dims, et))
         if self is None:
+            _check_size(dims, et)
             new = object.__new__(cls)
             object.__setattr__(new, "shape", dims)
             object.__setattr__(new, "element_type", et)

@@ -19,6 +19,7 @@ from ..mhlo_attributes import ENUM_VALUES
 from ..types import tensor
 from .elementwise import (ALL, BINARY, COMPLEX, FLOAT, INT, _check_kind, _compare_type_fits,
                           _same, _to_i1, unary_rule)
+from .args import constant_attr
 from .spec import CHLO, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 __all__ = ["ChloEnumAttr", "UNARY", "BINARY_BROADCAST", "broadcast_shape"]
@@ -310,11 +311,10 @@ _spec("constant", (), _chlo_constant, {"value": AttrSpec(_dense_value, True)})
 
 @builder_method
 def chlo_constant(b, value, dtype=None, *, location=None):
-    """``chlo.constant`` of a numpy array or scalar (``dtype`` converts it first)."""
-    if not isinstance(value, DenseElementsAttr):
-        arr = np.asarray(value) if dtype is None else np.asarray(
-            value, dtype=dtypes.from_numpy(dtype).dtype)
-        value = DenseElementsAttr.from_array(arr)
+    """``chlo.constant`` of a numpy array or scalar, converted as ``Builder.constant``
+    converts (exactly; Python floats and ints become f32 and i32 without ``dtype``)."""
+    if not isinstance(value, DenseElementsAttr) or dtype is not None:
+        value = constant_attr("chlo.constant", value, dtype)
     return b.create("chlo.constant", (), {"value": value}, location=location).results[0]
 
 

@@ -19,6 +19,7 @@ from ..dtypes import i64, ui32
 from ..mhlo_attributes import ChannelHandle
 from ..types import TensorType, tensor
 from .control_flow import check_region, region_returns
+from .args import integer
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 __all__ = ["replica_groups", "channel_handle", "source_target_pairs"]
@@ -273,7 +274,8 @@ def all_gather(b, operands, all_gather_dim, replica_groups=(), *, channel_handle
     single = not isinstance(operands, (list, tuple))
     xs = [operands] if single else list(operands)
     res = b.create("all_gather", (xs,), {
-        "all_gather_dim": all_gather_dim, "replica_groups": replica_groups,
+        "all_gather_dim": integer("all_gather", "all_gather_dim", all_gather_dim),
+        "replica_groups": replica_groups,
         "channel_handle": channel_handle,
         "use_global_device_ids": True if use_global_device_ids else None},
         result_types, location=location).results
@@ -331,6 +333,10 @@ register(OpSpec("all_to_all", ("operand*",), {
         "and concatenates what it receives along concat_dimension."))
 
 
+def _opt_int(what, v):
+    return None if v is None else integer("all_to_all", what, v)
+
+
 @builder_method
 def all_to_all(b, operands, split_dimension=None, concat_dimension=None, split_count=None,
                replica_groups=(), *, channel_handle=None, location=None):
@@ -340,8 +346,9 @@ def all_to_all(b, operands, split_dimension=None, concat_dimension=None, split_c
     single = not isinstance(operands, (list, tuple))
     xs = [operands] if single else list(operands)
     res = b.create("all_to_all", (xs,), {
-        "split_dimension": split_dimension, "concat_dimension": concat_dimension,
-        "split_count": split_count, "replica_groups": replica_groups,
+        "split_dimension": _opt_int("split_dimension", split_dimension),
+        "concat_dimension": _opt_int("concat_dimension", concat_dimension),
+        "split_count": _opt_int("split_count", split_count), "replica_groups": replica_groups,
         "channel_handle": channel_handle}, location=location).results
     return res[0] if single else res
 
@@ -405,6 +412,7 @@ def reduce_scatter(b, operand, scatter_dimension, body, replica_groups=(), *,
                    location=None):
     """Reduce ``operand`` across each group with ``body(b, lhs, rhs) -> scalar`` and keep this
     replica's block of ``scatter_dimension``."""
+    scatter_dimension = integer("reduce_scatter", "scatter_dimension", scatter_dimension)
     region = _scalar_region(b, operand, body)
     attrs = {"scatter_dimension": scatter_dimension, "replica_groups": replica_groups,
              "channel_handle": channel_handle,

@@ -15,6 +15,7 @@ from ..dtypes import f32, i32, i64
 from ..mhlo_attributes import (ConvDimensionNumbers, DotDimensionNumbers, fft_type, precision,
                                transpose)
 from ..types import TensorType, tensor
+from .args import integer, pairs
 from .spec import (MHLO_ONLY, REGISTRY, AttrSpec, OpSpec, builder_method, fail, register,
                    tensor_operand)
 
@@ -390,13 +391,17 @@ register(OpSpec("dynamic_conv", ("lhs", "rhs", "d_padding"), dict(_CONV_ATTRS),
                         "shapes (it is only produced and consumed inside MLIR pipelines)"))
 
 
-def _conv_builder_attrs(dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation,
-                        window_reversal, feature_group_count, batch_group_count,
+def _conv_builder_attrs(op, dimension_numbers, window_strides, padding, lhs_dilation,
+                        rhs_dilation, window_reversal, feature_group_count, batch_group_count,
                         precision_config):
+    # The group counts' converter takes int(v) and the padding's numpy.asarray(v, int64):
+    # both would truncate 1.5, so the front doors check them.
     return {"dimension_numbers": dimension_numbers, "window_strides": window_strides,
-            "padding": padding, "lhs_dilation": lhs_dilation, "rhs_dilation": rhs_dilation,
-            "window_reversal": window_reversal, "feature_group_count": feature_group_count,
-            "batch_group_count": batch_group_count, "precision_config": precision_config}
+            "padding": pairs(op, "padding", padding), "lhs_dilation": lhs_dilation,
+            "rhs_dilation": rhs_dilation, "window_reversal": window_reversal,
+            "feature_group_count": integer(op, "feature_group_count", feature_group_count),
+            "batch_group_count": integer(op, "batch_group_count", batch_group_count),
+            "precision_config": precision_config}
 
 
 @builder_method
@@ -406,9 +411,9 @@ def convolution(b, lhs, rhs, dimension_numbers, *, window_strides=None, padding=
                 result_element_type=None, location=None):
     """``mhlo.convolution``; ``dimension_numbers`` is a ConvDimensionNumbers, ``padding`` a
     list of ``(low, high)`` pairs per spatial dimension."""
-    attrs = _conv_builder_attrs(dimension_numbers, window_strides, padding, lhs_dilation,
-                                rhs_dilation, window_reversal, feature_group_count,
-                                batch_group_count, precision_config)
+    attrs = _conv_builder_attrs("convolution", dimension_numbers, window_strides, padding,
+                                lhs_dilation, rhs_dilation, window_reversal,
+                                feature_group_count, batch_group_count, precision_config)
     rt = None
     if result_element_type is not None:
         spec = REGISTRY["convolution"]
@@ -432,9 +437,9 @@ def dynamic_conv(b, lhs, rhs, d_padding, dimension_numbers, result_type, *, wind
                  location=None):
     """``mhlo.dynamic_conv``: a convolution with the padding given as an ``Nx2`` operand; its
     result type depends on that operand's value, so the caller states it."""
-    attrs = _conv_builder_attrs(dimension_numbers, window_strides, padding, lhs_dilation,
-                                rhs_dilation, window_reversal, feature_group_count,
-                                batch_group_count, precision_config)
+    attrs = _conv_builder_attrs("dynamic_conv", dimension_numbers, window_strides, padding,
+                                lhs_dilation, rhs_dilation, window_reversal,
+                                feature_group_count, batch_group_count, precision_config)
     return b.create("dynamic_conv", (lhs, rhs, d_padding), attrs, (result_type,),
                     location=location).results[0]
 
@@ -640,7 +645,8 @@ register(OpSpec("topk", ("operand",), {"k": AttrSpec(_i64, True), "largest": Att
 @builder_method
 def topk(b, x, k, *, largest=None, location=None):
     """Returns (values, indices) of the ``k`` largest (``largest=False``: smallest) entries."""
-    return b.create("topk", (x,), {"k": k, "largest": largest}, location=location).results
+    return b.create("topk", (x,), {"k": integer("topk", "k", k), "largest": largest},
+                    location=location).results
 
 
 # -- ragged_dot ------------------------------------------------------------------------------

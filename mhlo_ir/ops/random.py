@@ -8,6 +8,7 @@ from ..attributes import IntegerAttr
 from ..dtypes import i64, ui64
 from ..mhlo_attributes import rng_algorithm, rng_distribution
 from ..types import TensorType, tensor
+from .args import integer, shape as shape_arg
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
@@ -42,13 +43,17 @@ register(OpSpec("rng", ("a", "b", "shape"),
 def rng(b, lo, hi, shape, distribution="UNIFORM", *, location=None):
     """Random tensor of ``shape`` (a tuple of ints): UNIFORM in [lo, hi), or NORMAL with mean
     ``lo`` and standard deviation ``hi``. ``lo`` and ``hi`` are scalar Values."""
-    shape = tuple(int(d) for d in shape)
-    et = getattr(lo.type, "element_type", None)
+    shape = shape_arg("rng", "shape", shape)
+    et = getattr(getattr(lo, "type", None), "element_type", None)
     if et is None:
-        fail("rng", f"operand a must be a scalar tensor, got {lo.type}")
+        fail("rng", f"operand a must be a scalar tensor Value, got {lo!r:.60}")
+    try:
+        result = tensor(shape, et)
+    except ValueError as e:
+        fail("rng", f"shape: {e}")
     dims = b.constant(np.asarray(shape, dtype=np.int64).reshape(len(shape)))
     return b.create("rng", (lo, hi, dims), {"rng_distribution": distribution},
-                    (tensor(shape, et),), location=location).results[0]
+                    (result,), location=location).results[0]
 
 
 def _rbg_check(op, types, attributes, results, regions):
@@ -99,5 +104,6 @@ register(OpSpec("xla.rng_get_and_update_state", (), {"delta": AttrSpec(_i64, Tru
 
 @builder_method
 def rng_get_and_update_state(b, delta: int, *, location=None):
+    delta = integer("xla.rng_get_and_update_state", "delta", delta)
     return b.create("xla.rng_get_and_update_state", (), {"delta": delta},
                     location=location).results[0]

@@ -11,6 +11,7 @@ from ..ir import Value
 from ..types import TensorType, tensor
 from .control_flow import check_region, inputs_and_inits, region_returns
 from .linalg import _bool, _padding, window_output_size
+from .args import integer, pairs
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
@@ -113,9 +114,10 @@ def reduce_window(b, inputs, init_values, window_dimensions, body, *, window_str
     ``(low, high)`` pairs. Returns one value for one input, else a tuple."""
     single = isinstance(inputs, Value)
     inputs, inits = _values(inputs), _values(init_values)
+    padding = pairs("reduce_window", "padding", padding)
     scalar = [_scalar(v.type) for v in inits]
     region = b.region(scalar + scalar, body)
-    attrs = {"window_dimensions": tuple(window_dimensions), "window_strides": window_strides,
+    attrs = {"window_dimensions": window_dimensions, "window_strides": window_strides,
              "base_dilations": base_dilations, "window_dilations": window_dilations,
              "padding": padding}
     op = b.create("reduce_window", (inputs, inits), attrs, regions=(region,), location=location)
@@ -164,9 +166,8 @@ def select_and_scatter(b, operand, source, init_value, select, scatter, *,
     s = _scalar(operand.type)
     init = init_value.type
     regions = (b.region((s, s), select), b.region((init, init), scatter))
-    attrs = {"window_dimensions": None if window_dimensions is None else tuple(window_dimensions),
-             "window_strides": None if window_strides is None else tuple(window_strides),
-             "padding": padding}
+    attrs = {"window_dimensions": window_dimensions, "window_strides": window_strides,
+             "padding": pairs("select_and_scatter", "padding", padding)}
     return b.create("select_and_scatter", (operand, source, init_value), attrs,
                     regions=regions, location=location).results[0]
 
@@ -290,6 +291,7 @@ def scan(b, inputs, inits, dimension, body, *, is_reverse=None, is_associative=N
 
     Returns (outputs, carries), two tuples; outputs stack the slices along ``dimension``."""
     inputs, inits = _values(inputs), _values(inits)
+    dimension = integer("scan", "dimension", dimension)
     for v in inputs:
         t = tensor_operand("scan", "inputs", v.type)
         if not 0 <= dimension < t.rank:

@@ -1,0 +1,131 @@
+"""Checks of the Python arguments the builder's front doors take, before they become
+attributes, types or memo keys.
+
+Each raises OpBuildError naming the op and the argument: ``1.5`` or ``True`` given as a
+dimension, a string given as a list of dimensions, a constant value its type cannot hold.
+Ints are tested by class first, so the usual argument (a list of Python ints) costs a loop of
+identity tests; bools and floats hash like ints, which is why they must be refused before any
+of these values keys a cache.
+"""
+
+from __future__ import annotations
+
+from ..dense import DenseElementsAttr, index
+from ..dtypes import from_numpy
+from ..errors import OpBuildError
+from ..exact import as_array, exact_array
+from ..types import tensor
+from .spec import fail
+
+__all__ = ["ints", "integer", "shape", "pairs", "constant_attr"]
+
+
+def integer(op: str, what: str, v) -> int:
+    """``v`` as a Python int (numpy integers too); bools and floats are refused."""
+    if v.__class__ is int:
+        return v
+    try:
+        return index(v)
+    except TypeError:
+        fail(op, f"{what}: expected an integer, got {type(v).__name__} {v!r:.40}")
+
+
+def ints(op: str, what: str, xs) -> tuple:
+    """``xs`` (a sequence of integers, or a 1-D integer DenseElementsAttr) as a tuple of
+    Python ints."""
+    cls = xs.__class__
+    if cls is not tuple:
+        if cls is list:
+            xs = tuple(xs)
+        elif isinstance(xs, DenseElementsAttr):
+            xs = xs.ints if xs.ints is not None else tuple(xs.to_array().reshape(-1).tolist())
+        elif isinstance(xs, (str, bytes)) or not hasattr(xs, "__iter__"):
+            fail(op, f"{what} must be a list of integers, got {type(xs).__name__} {xs!r:.40}")
+        else:
+            xs = tuple(xs)
+    for x in xs:
+        if x.__class__ is not int:
+            out = []
+            for i, v in enumerate(xs):
+                try:
+                    out.append(index(v))
+                except TypeError:
+                    fail(op, f"{what}: expected an integer, got {type(v).__name__} "
+                             f"{v!r:.40} (entry {i} of {list(xs)!r:.60})")
+            return tuple(out)
+    return xs
+
+
+def shape(op: str, what: str, xs) -> tuple:
+    """A static shape argument: integers, each a valid tensor dimension."""
+    dims = ints(op, what, xs)
+    for i, d in enumerate(dims):
+        if d < 0:
+            fail(op, f"{what}[{i}] = {d} is negative (in {what} {list(dims)})")
+    return dims
+
+
+def pairs(op: str, what: str, v):
+    """``[(low, high), ...]`` integer pairs (padding) as a tuple of int pairs; None and
+    attributes pass through to the op's converter."""
+    if v is None or isinstance(v, DenseElementsAttr):
+        return v
+    if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+        fail(op, f"{what} must be a list of (low, high) pairs, got {type(v).__name__} "
+                 f"{v!r:.40}")
+    out = []
+    for i, p in enumerate(v):
+        if isinstance(p, (str, bytes)) or not hasattr(p, "__iter__"):
+            fail(op, f"{what}[{i}] must be a (low, high) pair of integers, got "
+                     f"{type(p).__name__} {p!r:.40}")
+        p = ints(op, f"{what}[{i}]", p)
+        if len(p) != 2:
+            fail(op, f"{what}[{i}] must be a (low, high) pair, got {len(p)} integers {list(p)}")
+        for x in p:
+            if not -2**63 <= x < 2**63:
+                fail(op, f"{what}[{i}]: {x} does not fit in i64")
+        out.append(p)
+    return tuple(out)
+
+
+def constant_attr(op: str, value, dtype=None) -> DenseElementsAttr:
+    """The value attribute of a constant op: ``value`` converted exactly (``mhlo_ir.exact``)
+    to ``dtype``; without one numpy values keep their dtype, and Python floats and ints become
+    f32 and i32 (as in JAX without x64)."""
+    if isinstance(value, DenseElementsAttr):
+        if dtype is not None:
+            et = _element_type(op, dtype)
+            if value.type.element_type is not et:
+                fail(op, f"value is a DenseElementsAttr of {value.type}, which is not of "
+                         f"dtype {et.name} (leave dtype out, or convert the array first)")
+        return value
+    try:
+        if dtype is None:
+            cls = value.__class__
+            if cls is float:
+                arr = exact_array(value, "f32")
+            elif cls is int:
+                if not -2**31 <= value < 2**31:
+                    fail(op, f"Python int {value} does not fit in i32: pass dtype (e.g. "
+                             f"dtype=i64)")
+                arr = exact_array(value, "i32")
+            else:
+                arr = as_array(value)
+                if arr.dtype.kind == "O":
+                    fail(op, f"value {value!r:.50} holds integers beyond int64: pass dtype "
+                             f"(e.g. dtype=ui64)")
+            return DenseElementsAttr.from_array(arr)
+        et = _element_type(op, dtype)
+        arr = exact_array(value, et)
+        return DenseElementsAttr.from_array(arr, tensor(arr.shape, et))
+    except OpBuildError:
+        raise
+    except (TypeError, ValueError) as e:
+        fail(op, str(e))
+
+
+def _element_type(op, dtype):
+    try:
+        return from_numpy(dtype)
+    except TypeError as e:
+        fail(op, f"dtype: {e}")

@@ -1,0 +1,357 @@
+"""Issue #8: mistakes caught when the op is built, in Python, with a message that names the op,
+the argument and expected versus actual, before jaxlib sees the text.
+
+One section per kind of mistake: constant values their type cannot hold, non-integer or
+impossible dimensions, region bodies of the wrong arity, while_ states, Python scalars as
+operands, the one-result/several-results return convention, ops after a terminator, and the
+Builder's repr. Where the claim is "jaxlib would reject it (or compute something else)", a
+test shows that on the raw text too.
+"""
+
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+import verify
+from mhlo_ir import OpBuildError, dtypes as D, f32, i32, tensor
+from mhlo_ir.exact import exact_array
+
+
+def E(*parts):
+    """A pattern matching the literal ``parts`` in order, anything in between."""
+    return ".*".join(re.escape(p) for p in parts)
+
+
+@pytest.fixture
+def b():
+    m = hlo.Module("checks")
+    f = m.add_function("main", [tensor((2, 3), f32), tensor((), f32), tensor((), i32),
+                                tensor((4,), f32), tensor((2, 3), i32)])
+    return f.builder()
+
+
+def args(b):
+    return b.function.arguments
+
+
+def value_of(c):
+    return c.attributes["value"].to_array()
+
+
+# -- 1. constants: the value must fit the type ---------------------------------------------------
+
+REFUSED_CONSTANTS = [
+    # (value, dtype, pattern)
+    (1.5, i32, E("'constant' value 1.5 is not an integer", "i32 holds integers")),
+    (np.float32(-0.5), D.ui8, E("'constant' value -0.5 is not an integer")),
+    ([1.0, 2.25], D.i64, E("'constant' element [1] = 2.25 is not an integer")),
+    (300, D.i8, E("'constant' value 300 is out of range for i8, which holds -128..127")),
+    (-1, D.ui8, E("'constant' value -1 is out of range for ui8, which holds 0..255")),
+    ([1, 300], D.i8, E("element [1] = 300 is out of range for i8")),
+    (np.array([[1, 2], [3, -129]]), D.i8, E("element [1, 1] = -129 is out of range for i8")),
+    (np.array([7, 8]), D.i4, E("element [1] = 8 is out of range for i4, which holds -8..7")),
+    (4, D.ui2, E("value 4 is out of range for ui2, which holds 0..3")),
+    (2**64, D.ui64, E("value 18446744073709551616 is out of range for ui64")),
+    ([2**64, 0], D.ui64, E("element [0] = 18446744073709551616 is out of range for ui64")),
+    (2**63, D.i64, E("value 9223372036854775808 is out of range for i64")),
+    (2.0**63, D.i64, E("value 9.223372036854776e+18 is out of range for i64")),
+    (np.nan, i32, E("value nan is not a finite number, so it has no i32 value")),
+    (np.inf, D.ui8, E("value inf is not a finite number")),
+    (2, D.i1, E("value 2 is not a boolean: i1 holds True and False (or 0 and 1)")),
+    (0.5, D.i1, E("value 0.5 is not a boolean")),
+    (1 + 2j, f32, E("is complex, and f32 is not (pass the real part")),
+    (1e10, D.f16, E("value 10000000000.0 overflows f16, whose largest finite value is 65504")),
+    (65520.0, D.f16, E("value 65520.0 overflows f16")),
+    (1e300, f32, E("value 1e+300 overflows f32")),
+    (np.float32(3.4e38), D.bf16, E("overflows bf16")),
+    (1000.0, D.f8E4M3FN, E("value 1000.0 overflows f8E4M3FN, whose largest finite value is 448")),
+    (100.0, D.f4E2M1FN, E("value 100.0 overflows f4E2M1FN, whose largest finite value is 6")),
+    (np.inf, D.f8E4M3FN, E("value inf is not representable in f8E4M3FN (it would become nan)")),
+    (np.inf, D.f4E2M1FN, E("value inf is not representable in f4E2M1FN")),
+    (np.nan, D.f4E2M1FN, E("value nan is not representable in f4E2M1FN")),
+    (0.0, D.f8E8M0FNU, E("value 0.0 is not representable in f8E8M0FNU")),
+    (-2.0, D.f8E8M0FNU, E("value -2.0 is not representable in f8E8M0FNU")),
+    (1e300 + 1j, D.complex64, E("the real part of value 1e+300 overflows f32")),
+    ([1, 1e300j], D.complex64, E("the imaginary part of element [1] = 1e+300 overflows f32")),
+    ("3", i32, E("'constant' value str '3' holds strings, not numbers")),
+    (["a", "b"], None, E("value list ['a', 'b'] holds strings, not numbers")),
+    (np.array([1, "a"], dtype=object), None,
+     E("is an object array: element [1] = str 'a' is not a number")),
+    (np.array([1, None], dtype=object), i32, E("element [1] = NoneType None is not a number")),
+    (None, None, E("'constant' value None is not a number")),
+    ([[1], [1, 2]], None, E("is not a rectangular array")),
+    ([2**70], None, E("holds integers beyond int64: pass dtype")),
+    (2**31, None, E("Python int 2147483648 does not fit in i32: pass dtype")),
+    (np.datetime64("2020-01-01"), None, E("holds datetime64[D] values, not numbers")),
+    (1.0, "float", E("'constant' dtype:", "'float' is not an MLIR element type name")),
+]
+
+
+@pytest.mark.parametrize("value, dtype, pattern", REFUSED_CONSTANTS,
+                         ids=[f"{i}" for i in range(len(REFUSED_CONSTANTS))])
+def test_constant_refuses_values_its_type_cannot_hold(b, value, dtype, pattern):
+    with pytest.raises(OpBuildError, match=pattern):
+        b.constant(value, dtype)
+
+
+def test_chlo_constant_converts_as_constant(b):
+    with pytest.raises(OpBuildError, match=E("'chlo.constant' value 300 is out of range for i8")):
+        b.chlo_constant(300, D.i8)
+    assert b.chlo_constant(2.5).type == tensor((), f32)
+
+
+ACCEPTED_CONSTANTS = [
+    # (value, dtype, expected array): what the conversion keeps
+    (2.0, i32, np.int32(2)),
+    (True, i32, np.int32(1)),
+    ([True, False], D.i8, np.array([1, 0], np.int8)),
+    ([True, False], f32, np.array([1, 0], np.float32)),
+    (1, D.i1, np.bool_(True)),
+    (0.0, D.i1, np.bool_(False)),
+    (-8, D.i4, np.array(-8, ml_dtypes.int4)),
+    ([2**64 - 1, 0], D.ui64, np.array([2**64 - 1, 0], np.uint64)),
+    (2.0**63 - 1024, D.i64, np.int64(2**63 - 1024)),
+    (65519.0, D.f16, np.float16(65504)),  # rounds to the largest finite value, as IEEE does
+    (6.9, D.f4E2M1FN, np.array(6, ml_dtypes.float4_e2m1fn)),
+    (1e-30, D.f16, np.float16(0)),  # underflow rounds to zero, as numpy does
+    (np.inf, D.f16, np.float16(np.inf)),  # inf given as such goes into a type with inf
+    (np.nan, f32, np.float32(np.nan)),
+    (0.1, D.bf16, np.array(0.1, ml_dtypes.bfloat16)),
+    (4.0, D.f8E8M0FNU, np.array(4, ml_dtypes.float8_e8m0fnu)),
+    (1 + 2j, D.complex64, np.complex64(1 + 2j)),
+    (3, D.complex64, np.complex64(3)),
+    (np.zeros(3, ml_dtypes.bfloat16), f32, np.zeros(3, np.float32)),
+    ([], D.i8, np.zeros(0, np.int8)),
+]
+
+
+@pytest.mark.parametrize("value, dtype, expected", ACCEPTED_CONSTANTS,
+                         ids=[f"{i}" for i in range(len(ACCEPTED_CONSTANTS))])
+def test_constant_keeps_values_its_type_can_hold(b, value, dtype, expected):
+    got = value_of(b.constant(value, dtype))
+    assert got.dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(got.astype(np.float64) if got.dtype.kind == "V" else got,
+                                  np.asarray(expected).astype(np.float64)
+                                  if got.dtype.kind == "V" else expected)
+
+
+def test_constant_defaults():
+    """Python floats and ints become f32 and i32 without dtype, numpy values keep theirs; a
+    DenseElementsAttr with a different dtype is refused rather than ignored."""
+    b = hlo.Module("m").add_function("main", []).builder()
+    assert b.constant(1.5).type == tensor((), f32)
+    assert b.constant(3).type == tensor((), i32)
+    assert b.constant(np.int8(3)).type == tensor((), D.i8)
+    attr = hlo.DenseElementsAttr.from_array(np.zeros(2, np.float32))
+    assert b.constant(attr, f32).attributes["value"] is attr
+    with pytest.raises(OpBuildError, match=E("'constant' value is a DenseElementsAttr of "
+                                             "tensor<2xf32>, which is not of dtype i32")):
+        b.constant(attr, i32)
+
+
+def test_numpy_would_have_built_wrong_constants():
+    """What the checks prevent: numpy's own conversion truncates, wraps and saturates."""
+    assert np.asarray(1.5, dtype=np.int32) == 1
+    assert int(np.asarray(20, dtype=ml_dtypes.int4)) == 4
+    assert float(np.asarray(100.0, dtype=ml_dtypes.float4_e2m1fn)) == 6
+    assert np.isnan(float(np.asarray(0.0, dtype=ml_dtypes.float8_e8m0fnu)))
+    with np.errstate(over="ignore"):
+        assert np.isinf(np.asarray(1e10, dtype=np.float16))
+
+
+def test_dense_from_array_converts_exactly():
+    """The attribute constructor itself refuses lossy conversions (ValueError / TypeError)."""
+    with pytest.raises(ValueError, match=E("value 1.5 is not an integer")):
+        hlo.DenseElementsAttr.from_array(1.5, tensor((), i32))
+    with pytest.raises(TypeError, match=E("holds strings")):
+        hlo.DenseElementsAttr.from_array(np.array(["x"]))
+    same = np.arange(3, dtype=np.int32)
+    assert exact_array(same, i32) is same  # no copy, no check for data of the right dtype
+
+
+# -- 2. dimensions: integers, and sizes XLA takes ---------------------------------------------
+
+def _dim_cases(b):
+    x, s, si, v, xi = args(b)
+
+    def add(r, a, c):
+        return r.add(a, c)
+
+    return {
+        "reduce": (lambda d: b.reduce(x, s, [d], add), "'reduce' dimensions"),
+        "pad": (lambda d: b.pad(x, s, [d, 0], [0, 0]), "'pad' edge_padding_low"),
+        "pad_high": (lambda d: b.pad(x, s, [0, 0], [0, d]), "'pad' edge_padding_high"),
+        "pad_interior": (lambda d: b.pad(x, s, [0, 0], [0, 0], [d, 0]),
+                         "'pad' interior_padding"),
+        "reverse": (lambda d: b.reverse(x, [d]), "'reverse' dimensions"),
+        "broadcast": (lambda d: b.broadcast(x, [d]), "'broadcast' broadcast_sizes"),
+        "dynamic_slice": (lambda d: b.dynamic_slice(x, [si, si], [d, 1]),
+                          "'dynamic_slice' slice_sizes"),
+        "gather": (lambda d: b.gather(x, b.constant(np.zeros((1, 1), np.int32)), dict(
+            offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
+            index_vector_dim=1), (1, d)), "'gather' slice_sizes"),
+        "rng": (lambda d: b.rng(s, s, (d,)), "'rng' shape"),
+        "rng_bit_generator": (lambda d: b.rng_bit_generator(
+            b.constant(np.zeros(2, np.uint64)), (d,), D.ui32), "'rng_bit_generator'"),
+        "fft": (lambda d: b.fft(b.convert(v, D.complex64), "FFT", [d]), "'fft' fft_length"),
+        "reduce_window_padding": (lambda d: b.reduce_window(
+            x, s, [1, 1], add, padding=[(d, 0), (0, 0)]), "'reduce_window' padding[0]"),
+        "select_and_scatter_padding": (lambda d: b.select_and_scatter(
+            x, x, s, lambda r, a, c: r.compare(a, c, "GE"), add, window_dimensions=[1, 1],
+            padding=[(0, 0), (0, d)]), "'select_and_scatter' padding[1]"),
+        "topk": (lambda d: b.topk(x, d), "'topk' k"),
+        "all_gather": (lambda d: b.all_gather(x, d, [[0]]), "'all_gather' all_gather_dim"),
+        "reduce_scatter": (lambda d: b.reduce_scatter(x, d, add, [[0]]),
+                           "'reduce_scatter' scatter_dimension"),
+        "scan": (lambda d: b.scan([x], [], d, lambda r, a: (a,)), "'scan' dimension"),
+        "broadcast_in_dim_shape": (lambda d: b.broadcast_in_dim(x, [2, 3, d], [0, 1]),
+                                   "'broadcast_in_dim'"),
+        "broadcast_in_dim_dims": (lambda d: b.broadcast_in_dim(x, [2, 3, 4], [0, d]),
+                                  "'broadcast_in_dim' broadcast_dimensions"),
+        "reshape": (lambda d: b.reshape(x, [3, 2, d]), "'reshape'"),
+        "transpose": (lambda d: b.transpose(x, [d, 0]), "'transpose' permutation"),
+        "slice": (lambda d: b.slice(x, [0, 0], [d, 3]), "'slice' limit_indices"),
+        "iota": (lambda d: b.iota([d], f32), "'iota'"),
+        "dot_general": (lambda d: b.dot_general(x, x, ((d,), (1,))), "'dot_general'"),
+        "convolution_padding": (lambda d: b.convolution(
+            b.reshape(x, [1, 2, 3, 1]), b.reshape(x, [2, 3, 1, 1]), _conv_dims(),
+            padding=[(0, d), (0, 0)]), "'convolution' padding[0]"),
+        "convolution_groups": (lambda d: b.convolution(
+            b.reshape(x, [1, 2, 3, 1]), b.reshape(x, [2, 3, 1, 1]), _conv_dims(),
+            feature_group_count=d), "'convolution' feature_group_count"),
+        "rng_get_and_update_state": (lambda d: b.rng_get_and_update_state(d),
+                                     "'xla.rng_get_and_update_state' delta"),
+    }
+
+
+def _conv_dims():
+    return hlo.ConvDimensionNumbers(input_batch_dimension=0, input_feature_dimension=3,
+                                    input_spatial_dimensions=(1, 2),
+                                    kernel_input_feature_dimension=2,
+                                    kernel_output_feature_dimension=3,
+                                    kernel_spatial_dimensions=(0, 1),
+                                    output_batch_dimension=0, output_feature_dimension=3,
+                                    output_spatial_dimensions=(1, 2))
+
+
+DIM_NAMES = list(_dim_cases(hlo.Module("m").add_function(
+    "main", [tensor((2, 3), f32), tensor((), f32), tensor((), i32), tensor((4,), f32),
+             tensor((2, 3), i32)]).builder()))
+
+
+@pytest.mark.parametrize("bad", [1.5, 1.0, True, np.float64(1.0)], ids=repr)
+@pytest.mark.parametrize("case", DIM_NAMES)
+def test_non_integer_dimensions_are_refused_everywhere(b, case, bad):
+    build, where = _dim_cases(b)[case]
+    op, _, what = where.partition(" ")
+    # The op, then the argument (the op table's converters say "attribute <name>").
+    pattern = re.escape(op) + "( attribute)?" + re.escape(" " + what if what else "")
+    with pytest.raises(OpBuildError, match=pattern) as info:
+        build(bad)
+    msg = str(info.value)
+    assert "integer" in msg and repr(bad) in msg, msg
+
+
+@pytest.mark.parametrize("case", [n for n in DIM_NAMES if n != "rng_get_and_update_state"])
+def test_non_list_dimensions_are_refused(b, case):
+    """An int where a list is expected, or a dimension of 2**63, is an OpBuildError too."""
+    build, where = _dim_cases(b)[case]
+    try:
+        build(1)
+    except OpBuildError:
+        pass  # some cases are ill-formed for other reasons (an int is fine as a dimension)
+    with pytest.raises(OpBuildError):
+        build(2**63)
+
+
+def test_rng_does_not_truncate_float_shapes(b):
+    """rng used int(d): (2.7,) became a shape of 2."""
+    _, s, *_ = args(b)
+    with pytest.raises(OpBuildError, match=E("'rng' shape: expected an integer, got float 2.7")):
+        b.rng(s, s, (2.7,))
+
+
+def test_padding_is_not_truncated(b):
+    """The padding converters use numpy.asarray(..., int64), which truncates 1.5 to 1."""
+    x, s, *_ = args(b)
+    with pytest.raises(OpBuildError, match=E("'reduce_window' padding[0]: expected an integer, "
+                                             "got float 1.5")):
+        b.reduce_window(x, s, [1, 1], lambda r, a, c: r.add(a, c), padding=[(1.5, 0), (0, 0)])
+    with pytest.raises(OpBuildError, match=E("'reduce_window' padding[1] must be a (low, high) "
+                                             "pair, got 3 integers [0, 0, 0]")):
+        b.reduce_window(x, s, [1, 1], lambda r, a, c: r.add(a, c), padding=[(0, 0), (0, 0, 0)])
+
+
+def test_dimension_lists_must_be_lists(b):
+    x, s, *_ = args(b)
+    with pytest.raises(OpBuildError, match=E("'transpose' permutation must be a list of "
+                                             "integers, got int 1")):
+        b.transpose(x, 1)
+    with pytest.raises(OpBuildError, match=E("'slice' start_indices must be a list of "
+                                             "integers, got str '01'")):
+        b.slice(x, "01", [1, 1])
+    with pytest.raises(OpBuildError, match=E("'reverse' attribute dimensions", "str '0'")):
+        b.reverse(x, "01")
+    with pytest.raises(OpBuildError, match=E("'dot_general' contracting_dimensions and "
+                                             "batch_dimensions must each be a pair")):
+        b.dot_general(x, x, (1, 1))
+
+
+LARGEST = 2**63 - 1
+
+
+def test_tensor_dimension_limits():
+    """MLIR takes dimensions up to 2**63 - 1; XLA also refuses tensors of 2**63 bytes or more,
+    multiplying the element size by the dimensions in order."""
+    with pytest.raises(ValueError, match=E("tensor dimension 9223372036854775808 is too large",
+                                           "up to 2**63 - 1")):
+        tensor((2**63,), D.i8)
+    with pytest.raises(ValueError, match=E("tensor dimension -1 is negative")):
+        tensor((-1,), f32)
+    assert tensor((LARGEST,), D.i8).shape == (LARGEST,)
+    assert tensor((LARGEST // 4,), f32).shape == (LARGEST // 4,)
+    with pytest.raises(ValueError, match=E("tensor<2305843009213693952xf32> is too large",
+                                           "4-byte elements")):
+        tensor((LARGEST // 4 + 1,), f32)
+    with pytest.raises(ValueError, match=E("is too large")):
+        tensor((2**62, 0, 2**62), f32)
+    assert tensor((0, 2**62, 2**62), f32).num_elements == 0
+    for bad in (1.5, True, np.float32(2)):
+        with pytest.raises(TypeError, match="is not an integer"):
+            tensor((bad,), f32)
+
+
+def _identity_text(shape, et):
+    t = f"tensor<{shape}x{et}>"
+    return f"func.func @main(%a: {t}) -> {t} {{\n  return %a : {t}\n}}\n"
+
+
+@pytest.mark.parametrize("shape, et, ok", [
+    (f"{LARGEST}", "i8", True),
+    (f"{2**63}", "i8", False),
+    (f"{LARGEST // 4}", "f32", True),
+    (f"{LARGEST // 4 + 1}", "f32", False),
+    (f"{2**62}x0x{2**62}", "f32", False),
+    (f"0x{2**62}x{2**62}", "f32", True),
+])
+def test_jaxlib_agrees_on_the_dimension_limits(shape, et, ok):
+    """The limits tensor() enforces are jaxlib's (checked only: nothing is compiled or
+    allocated)."""
+    dims = [int(d) for d in shape.split("x")]
+    etype = D.element_type(et)
+    try:
+        tensor(dims, etype)
+        ours = True
+    except ValueError:
+        ours = False
+    assert ours == ok
+    if ok:
+        verify.check(_identity_text(shape, et))
+    else:
+        with pytest.raises(verify.VerificationError):
+            verify.check(_identity_text(shape, et))
