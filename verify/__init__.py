@@ -3,12 +3,26 @@
     import verify
     verify.check(module)                    # parse + verify, readable VerificationError
     exe = verify.compile(module, "cpu")     # or "cuda"
-    outs = verify.run(module, x, y)         # numpy in, list of numpy out
+    outs = verify.run(module, x, y, 2.0)    # numpy (or Python scalars) in, list of numpy out
+
+``import verify`` needs no jaxlib; whatever does raises ``JaxlibMissing`` (an ImportError whose
+one-line message says ``pip install 'mhlo-ir[verify]'``).
 """
 
-from .api import Executable, check, compile, run, to_text
-from .errors import ArgumentError, CompileError, VerificationError
-from ._jaxlib import has_platform
+from .api import Executable, check, compile, run, source_name, to_text
+from .errors import (ArgumentError, CompileError, Diagnostic, JaxlibMissing,
+                     PlatformUnavailable, VerificationError)
+from ._jaxlib import available_platforms, has_platform
 
 __all__ = ["check", "compile", "run", "Executable", "VerificationError", "CompileError",
-           "ArgumentError", "has_platform", "to_text"]
+           "ArgumentError", "JaxlibMissing", "PlatformUnavailable", "Diagnostic",
+           "has_platform", "available_platforms", "to_text", "source_name", "__version__"]
+
+
+def __getattr__(name: str) -> str:
+    # The version is mhlo_ir's (one distribution ships both packages); looked up on demand so
+    # that ``import verify`` does not import the IR.
+    if name == "__version__":
+        from mhlo_ir import __version__
+        return __version__
+    raise AttributeError(f"module 'verify' has no attribute {name!r}")

@@ -4,40 +4,112 @@ results back. Works with jaxlib alone (no ``import jax``).
 ``import jax`` normally attaches Python methods to jaxlib's classes; without it, putting an
 array on a device needs two small stand-ins, an aval-like object and a sharding that can name
 its HLO sharding. Both are defined here.
+
+jaxlib is imported only here (and through ``require``), on first use: ``import verify`` works
+without it, and everything that needs it raises ``JaxlibMissing``, one line saying what to
+install, instead of the import machinery's traceback.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .errors import JaxlibMissing, PlatformUnavailable
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from jaxlib.xla_client import ArrayImpl, Client, Device
+
+PLATFORMS = ("cpu", "cuda", "rocm")
+_ALIASES = {"gpu": "cuda"}
+
+
+def require(module: str) -> ModuleType:
+    """Import ``module`` from jaxlib (``jaxlib.cpu._lapack``, ``jaxlib.mlir.ir``...), raising
+    JaxlibMissing when jaxlib itself cannot be imported."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        if (e.name or "").split(".")[0] == "jaxlib" or "jaxlib" in str(e):
+            raise JaxlibMissing(str(e)) from None
+        raise
+
 
 @functools.lru_cache(maxsize=None)
-def xla():
+def xla() -> tuple:
     """``(xla_client, _xla)`` imported on first use, so ``import verify`` stays cheap."""
     # XLA logs INFO lines (client creation) to stderr; they are not errors. Users who want
     # them set TF_CPP_MIN_LOG_LEVEL=0 themselves.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-    from jaxlib import xla_client as xc
+    xc = require("jaxlib.xla_client")
     return xc, xc._xla
 
 
 _lock = threading.Lock()
 _clients: dict = {}
+_failed: dict = {}  # (platform, num_devices) -> why no client could be made (it won't change)
 
 
-def client(platform: str = "cpu", num_devices: int | None = None):
-    """One PJRT client per (platform, device count) per process, created on first use."""
-    platform = {"gpu": "cuda"}.get(platform, platform)
+class _NoClient(Exception):
+    """A platform's client cannot be made (the reason is the message)."""
+
+
+def normalize(platform: str) -> str:
+    """The canonical platform name (``gpu`` is ``cuda``); ValueError for an unknown one."""
+    p = _ALIASES.get(platform, platform)
+    if p not in PLATFORMS:
+        raise ValueError(f"unknown platform {platform!r}; expected one of 'cpu', 'cuda' "
+                         "(or 'gpu'), 'rocm'")
+    return p
+
+
+def client(platform: str = "cpu", num_devices: int | None = None) -> Client:
+    """One PJRT client per (platform, device count) per process, created on first use.
+
+    PlatformUnavailable (naming the platforms that do work) when there is no such device
+    or plugin here; JaxlibMissing without jaxlib.
+    """
+    platform = normalize(platform)
+    try:
+        return _cached_client(platform, num_devices)
+    except _NoClient as e:
+        raise PlatformUnavailable(platform, str(e), available_platforms()) from None
+
+
+def _cached_client(platform, num_devices):
     key = (platform, num_devices)
     with _lock:
         c = _clients.get(key)
-        if c is None:
+        if c is not None:
+            return c
+        if key in _failed:
+            raise _NoClient(_failed[key])
+        try:
             c = _clients[key] = _make_client(platform, num_devices)
+        except _NoClient as e:
+            _failed[key] = str(e)
+            raise
         return c
+
+
+def available_platforms() -> list:
+    """The platforms a client can be made for here (tries each once per process)."""
+    xla()  # without jaxlib, none: say so rather than answer []
+    out = []
+    for p in PLATFORMS:
+        try:
+            _cached_client(p, None)
+        except _NoClient:
+            continue
+        out.append(p)
+    return out
 
 
 def _make_client(platform, num_devices):
@@ -46,9 +118,10 @@ def _make_client(platform, num_devices):
         if num_devices is None:
             return X.get_tfrt_cpu_client(asynchronous=False)
         return X.get_tfrt_cpu_client(asynchronous=False, num_devices=num_devices)
-    if platform in ("cuda", "rocm"):
-        return _gpu_client(platform)
-    raise ValueError(f"unknown platform {platform!r}; expected 'cpu', 'cuda' (or 'gpu'), 'rocm'")
+    return _gpu_client(platform)
+
+
+_PLUGINS = {"cuda": ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12")}
 
 
 def _gpu_client(platform):
@@ -56,30 +129,38 @@ def _gpu_client(platform):
     loading the CUDA PJRT plugin that ships as the ``jax_plugins`` package."""
     try:
         import jax  # noqa: F401  (initialises the GPU plugin)
-        devs = jax.devices(platform)
-        return devs[0].client
     except ImportError:
         pass
-    except RuntimeError as e:
-        raise RuntimeError(f"no {platform} devices: {e}") from None
+    else:
+        try:
+            return jax.devices(platform)[0].client
+        except RuntimeError as e:
+            raise _NoClient(f"jax: {e}") from None
     xc, X = xla()
-    import importlib
-    for mod in ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12"):
+    for mod in _PLUGINS.get(platform, ()):
         try:
             plugin = importlib.import_module(mod)
         except ImportError:
             continue
-        xc.load_pjrt_plugin_dynamically(platform, plugin._get_library_path())
-        xc.initialize_pjrt_plugin(platform)
-        return xc.make_c_api_client(platform)
-    raise RuntimeError(f"no {platform} PJRT plugin is installed (pip install jax[cuda13])")
+        try:
+            xc.load_pjrt_plugin_dynamically(platform, plugin._get_library_path())
+            xc.initialize_pjrt_plugin(platform)
+            c = xc.make_c_api_client(platform)
+        except Exception as e:  # noqa: BLE001 - jaxlib raises its own runtime error types
+            raise _NoClient(f"{mod}: {e}") from None
+        if not c.devices():
+            raise _NoClient(f"{mod} found no {platform} device")
+        return c
+    hint = "pip install 'jax[cuda13]'" if platform == "cuda" else "install jax with ROCm"
+    raise _NoClient(f"no {platform} PJRT plugin is installed ({hint})")
 
 
 def has_platform(platform: str) -> bool:
-    """Whether a client for ``platform`` can be made here (used to skip GPU tests)."""
+    """Whether a client for ``platform`` can be made here (used to skip GPU tests): False,
+    not an error, for an unknown platform or without jaxlib, since the answer is then no."""
     try:
         return bool(client(platform).devices())
-    except Exception:
+    except (PlatformUnavailable, JaxlibMissing, ValueError):
         return False
 
 
@@ -111,7 +192,7 @@ def _sharding_classes():
     return SingleDevice, GSPMD
 
 
-def put(array: np.ndarray, device):
+def put(array: np.ndarray, device: Device) -> ArrayImpl:
     """Copy a numpy array onto ``device`` and return the device array."""
     xc, X = xla()
     SingleDevice, _ = _sharding_classes()
@@ -123,7 +204,7 @@ def put(array: np.ndarray, device):
         enable_x64=True)
 
 
-def assemble(shape, dtype, shards, devices, hlo_sharding):
+def assemble(shape, dtype, shards, devices, hlo_sharding) -> ArrayImpl:
     """One global array from per-device shards (for SPMD programs)."""
     xc, X = xla()
     _, GSPMD = _sharding_classes()
@@ -132,6 +213,6 @@ def assemble(shape, dtype, shards, devices, hlo_sharding):
     return X.ArrayImpl(_Aval(shape, dtype), sharding, list(shards), True, _skip_checks=True)
 
 
-def to_numpy(device_array) -> np.ndarray:
+def to_numpy(device_array: ArrayImpl) -> np.ndarray:
     """A device array's contents as a fresh numpy array (CPU results are views: copy)."""
     return np.array(device_array._single_device_array_to_np_array_did_copy()[0], copy=True)

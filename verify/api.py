@@ -7,14 +7,16 @@ from typing import Sequence
 
 import numpy as np
 
-from . import _jaxlib, lapack
-from .errors import ArgumentError, CompileError, VerificationError
+from . import _jaxlib, arguments, lapack
+from .errors import ArgumentError, CompileError, JaxlibMissing, VerificationError
 
-__all__ = ["check", "compile", "run", "Executable", "to_text"]
+__all__ = ["check", "compile", "run", "Executable", "to_text", "source_name"]
 
 
 def to_text(module_or_text) -> str:
-    """The MLIR text of a module; mhlo_ir Modules are verified in Python first."""
+    """The MLIR text of a module; mhlo_ir Modules are verified in Python first, so their
+    mistakes are reported by the Python verifier (which names the op and operand) before
+    jaxlib is even imported."""
     if isinstance(module_or_text, (str, bytes)):
         return module_or_text.decode() if isinstance(module_or_text, bytes) else module_or_text
     verify = getattr(module_or_text, "verify", None)
@@ -23,47 +25,76 @@ def to_text(module_or_text) -> str:
     return module_or_text.to_text()
 
 
-def _located_error(module_or_text, text: str, exc: Exception, cls) -> VerificationError:
-    err = cls(str(exc), text)
-    if err.line is None and not isinstance(module_or_text, (str, bytes)):
-        # The error points at the op's own location; print without locations to find its line.
+# The module's name, in the pretty form and in the generic one.
+_MODULE_NAME = re.compile(r'^\s*(?:module\s+@([\w$.\-]+)|"builtin\.module"\(\) <\{[^\n]*?'
+                          r'sym_name = "([^"]*)")', re.M)
+
+
+def source_name(module_or_text, filename: str | None = None) -> str:
+    """The name errors give the text: ``filename`` if the caller has one (the CLI passes the
+    file's path), else ``<mhlo_ir module @name>`` for a Module (its printed text), else
+    ``<mlir text>`` (with ``@name`` when the text names its module)."""
+    if filename is not None:
+        return str(filename)
+    if isinstance(module_or_text, (str, bytes)):
+        text = module_or_text.decode() if isinstance(module_or_text, bytes) else module_or_text
+        m = _MODULE_NAME.search(text[:10000])
+        return f"<mlir text @{m.group(1) or m.group(2)}>" if m else "<mlir text>"
+    name = getattr(module_or_text, "name", None)
+    return f"<mhlo_ir module @{name}>" if name else "<mhlo_ir module>"
+
+
+def _parse_and_verify(text: str) -> None:
+    """What ``check`` asks of jaxlib; raises jaxlib's own error."""
+    _, X = _jaxlib.xla()
+    try:
+        X.mlir.mlir_module_to_xla_computation(text)
+    except Exception as e:  # noqa: BLE001 - jaxlib raises its own runtime error type
+        if "requires module with `main`" not in str(e):
+            raise
+        X.mlir.mhlo_to_stablehlo(text)
+
+
+def _located_error(module_or_text, text: str, exc: Exception, cls,
+                   filename: str) -> VerificationError:
+    err = cls(str(exc), text, filename=filename)
+    if err.line is None and err.location is not None and \
+            not isinstance(module_or_text, (str, bytes)):
+        # The error points at the op's own location, which the text did not show inline (or
+        # not at all): print without locations and ask again, to find the op's line there.
         plain = module_or_text.to_text(locations=False)
         try:
-            _, X = _jaxlib.xla()
-            X.mlir.mhlo_to_stablehlo(plain)
-        except Exception as e2:  # noqa: BLE001 - jaxlib raises its own runtime error type
-            again = cls(str(e2), plain)
-            err.line, err.column, err.source_line = again.line, again.column, again.source_line
-            if err.op_name is None:
-                err._find_op_name()
-            err.args = (err._summary([ln for ln in str(exc).splitlines()
-                                      if "Failed to parse using StableHLO" not in ln]),)
+            _parse_and_verify(plain)
+        except Exception as e2:  # noqa: BLE001
+            again = cls(str(e2), plain, filename=filename)
+            if again.line is not None:
+                err.point_at(plain, again.line, again.column)
+                if err.op_name is None:
+                    err._find_op_name()
     return err
 
 
-def check(module_or_text) -> str:
+def check(module_or_text, *, filename: str | None = None) -> str:
     """Parse and verify with jaxlib; return the text, or raise VerificationError.
 
     Converts to HLO, which runs MLIR's parser and verifier and then XLA's shape checks (which
     catch, e.g., element types XLA does not support for an op). A module without ``main``
     cannot become HLO; it is checked by the MHLO-to-StableHLO conversion instead, which runs
-    the parser and verifier only.
+    the parser and verifier only. Errors name the text ``filename`` (default: see
+    ``source_name``) and show the offending line.
     """
     text = to_text(module_or_text)
-    _, X = _jaxlib.xla()
     try:
-        try:
-            X.mlir.mlir_module_to_xla_computation(text)
-        except Exception as e:  # noqa: BLE001
-            if "requires module with `main`" not in str(e):
-                raise
-            X.mlir.mhlo_to_stablehlo(text)
+        _parse_and_verify(text)
+    except JaxlibMissing:
+        raise
     except Exception as e:  # noqa: BLE001
-        raise _located_error(module_or_text, text, e, VerificationError) from None
+        raise _located_error(module_or_text, text, e, VerificationError,
+                             source_name(module_or_text, filename)) from None
     return text
 
 
-def _signature(text: str):
+def _signature(text: str) -> list:
     _, X = _jaxlib.xla()
     shape = X.mlir.mlir_module_to_xla_computation(text).program_shape()
     # Token and tuple parameters have no dimensions (asking XLA for them aborts the process);
@@ -75,7 +106,8 @@ def _signature(text: str):
 class Executable:
     """A compiled program: call it with numpy arrays to get a list of numpy arrays."""
 
-    def __init__(self, loaded, client, devices, params, text, num_replicas=1, num_partitions=1):
+    def __init__(self, loaded, client, devices, params, text, num_replicas=1,
+                 num_partitions=1) -> None:
         self.loaded = loaded
         self.client = client
         self.devices = list(devices)
@@ -85,6 +117,8 @@ class Executable:
         self.num_partitions = num_partitions
 
     def check_arguments(self, arrays) -> list:
+        """The arguments as arrays of the parameters' shapes and dtypes (Python scalars and
+        non-native byte orders converted), or ArgumentError naming the argument."""
         if len(arrays) != len(self.parameters):
             raise ArgumentError(f"the program takes {len(self.parameters)} arguments, got "
                                 f"{len(arrays)}")
@@ -93,14 +127,7 @@ class Executable:
             if param is None:
                 raise ArgumentError(f"argument {i}: the parameter is a token or a tuple, which "
                                     "run() cannot pass; give @main array parameters only")
-            shape, dtype = param
-            a = np.asarray(x)
-            if a.dtype != dtype:
-                raise ArgumentError(f"argument {i}: expected dtype {dtype}, got {a.dtype} "
-                                    f"(shape {a.shape})")
-            if a.shape != shape:
-                raise ArgumentError(f"argument {i}: expected shape {shape}, got {a.shape}")
-            out.append(a)
+            out.append(arguments.convert(x, *param, f"argument {i}"))
         return out
 
     def __call__(self, *arrays) -> list:
@@ -138,23 +165,19 @@ class Executable:
         xc, _ = _jaxlib.xla()
         shard_shapes = self.shard_shapes()
         nparams = len(self.parameters)
+        converted: list = [[] for _ in range(n)]
         for d, args in enumerate(per_device_args):
             if len(args) != nparams:
                 raise ArgumentError(f"device {d}: the program takes {nparams} arguments, got "
                                     f"{len(args)}")
             for p, (x, (_, dtype), shape) in enumerate(zip(args, self.parameters,
                                                             shard_shapes)):
-                a = np.asarray(x)
-                if a.dtype != dtype:
-                    raise ArgumentError(f"device {d}, argument {p}: expected dtype {dtype}, got "
-                                        f"{a.dtype}")
-                if a.shape != shape:
-                    # A wrong-sized shard is not diagnosed by jaxlib: it can crash the process.
-                    raise ArgumentError(f"device {d}, argument {p}: expected a shard of shape "
-                                        f"{shape}, got {a.shape}")
+                # A wrong-sized shard is not diagnosed by jaxlib: it can crash the process.
+                converted[d].append(arguments.convert(x, shape, dtype,
+                                                      f"device {d}, argument {p} (a shard)"))
         args = []
         for p in range(nparams):
-            shards = [np.ascontiguousarray(per_device_args[d][p]) for d in range(n)]
+            shards = [np.ascontiguousarray(converted[d][p]) for d in range(n)]
             bufs = [_jaxlib.put(s, dev) for s, dev in zip(shards, self.devices)]
             args.append(_jaxlib.assemble(shards[0].shape, shards[0].dtype, bufs, self.devices,
                                          xc.HloSharding.replicate()))
@@ -164,13 +187,16 @@ class Executable:
 
 
 def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
-            num_partitions: int = 1, client=None) -> Executable:
-    """Verify and compile for ``platform`` ("cpu", "cuda"/"gpu", "rocm").
+            num_partitions: int = 1, client=None, filename: str | None = None) -> Executable:
+    """Verify (in Python for an mhlo_ir Module, then in jaxlib) and compile for ``platform``
+    ("cpu", "cuda"/"gpu", "rocm").
 
     Several replicas or partitions compile for that many devices of the platform (on CPU the
-    client is created with enough devices); partitions use XLA's SPMD partitioner.
+    client is created with enough devices); partitions use XLA's SPMD partitioner. A platform
+    with no device here raises PlatformUnavailable, which names the platforms there are.
     """
-    text = check(module_or_text)
+    platform = _jaxlib.normalize(platform)  # a misspelt platform fails before any work
+    text = check(module_or_text, filename=filename)
     _check_entry(module_or_text)
     lapack.register_if_needed(text, platform)
     xc, X = _jaxlib.xla()
@@ -191,7 +217,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     try:
         loaded = client.compile_and_load(text, xc.DeviceList(tuple(devices)), opts)
     except Exception as e:  # noqa: BLE001
-        raise _located_error(module_or_text, text, e, CompileError) from None
+        raise _located_error(module_or_text, text, e, CompileError,
+                             source_name(module_or_text, filename)) from None
     return Executable(loaded, client, devices, _signature(text), text, num_replicas,
                       num_partitions)
 
@@ -228,6 +255,7 @@ def _walk(region):
                 yield from _walk(r)
 
 
-def run(module_or_text, *arrays, platform: str = "cpu") -> list:
-    """Compile and run on one device: numpy arrays in, list of numpy arrays out."""
-    return compile(module_or_text, platform)(*arrays)
+def run(module_or_text, *arrays, platform: str = "cpu", filename: str | None = None) -> list:
+    """Compile and run on one device: numpy arrays (or Python scalars for rank-0 parameters)
+    in, list of numpy arrays out."""
+    return compile(module_or_text, platform, filename=filename)(*arrays)

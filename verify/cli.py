@@ -3,9 +3,10 @@
 Why a command line: a module printed by ``mhlo_ir`` (or written by hand, or cut down from a bug
 report) is often easier to try as a file than from Python. This goes through exactly the path the
 library uses (``verify.check`` → ``verify.compile`` → ``Executable``), so what it accepts and
-rejects is what programs see. Failures print the readable message (jaxlib's error, the line
-and the printed source line) and exit with status 1, without a Python traceback, because the
-traceback would only show this file.
+rejects is what programs see. Failures print the readable message (jaxlib's error named after
+the file, the line with a caret under the column) and exit with status 1, without a Python
+traceback, because the traceback would only show this file; a missing jaxlib or a platform
+with no device here is one line saying so.
 
 Inputs come from ``.npy`` files, one per parameter in order, or are made up (``--random``) from
 the program's parameter shapes and dtypes, reproducibly for a given ``--seed``.
@@ -14,23 +15,52 @@ the program's parameter shapes and dtypes, reproducibly for a given ``--seed``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import ml_dtypes
 import numpy as np
 
 from . import api
-from .errors import ArgumentError, VerificationError
+from .errors import ArgumentError, JaxlibMissing, PlatformUnavailable, VerificationError
 
 __all__ = ["main", "random_inputs"]
 
 
+_EPILOG = """\
+what it does (one of):
+  FILE                  verify, compile and run it; print each result (needs inputs below
+                        when @main takes arguments)
+  FILE --check-only     parse and verify only (jaxlib's verifier and XLA's shape checks)
+  FILE --compile-only   verify and compile; print @main's parameter types
+
+examples:
+  {prog} model.mlir --random --seed 1
+  {prog} model.mlir --input x.npy y.npy
+  {prog} model.mlir --check-only
+  cat model.mlir | {prog} - --compile-only --platform cuda
+
+exit status: 0 success, 1 the module, the inputs or the machine failed (one message on
+stderr), 2 bad command line. Needs jaxlib: pip install 'mhlo-ir[verify]'.
+"""
+
+
+def prog_name() -> str:
+    """``mhlo-run`` when started as that script, else ``python -m verify`` (argparse's own
+    guess would be ``__main__.py``)."""
+    name = os.path.basename(sys.argv[0] if sys.argv else "")
+    return "mhlo-run" if name.startswith("mhlo-run") else "python -m verify"
+
+
 def _parser() -> argparse.ArgumentParser:
+    prog = prog_name()
     p = argparse.ArgumentParser(
-        prog="python -m verify",
-        description="Verify, compile and run an MHLO/StableHLO .mlir file through jaxlib.")
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Verify, compile and run an MHLO/StableHLO .mlir file through jaxlib.",
+        epilog=_EPILOG.format(prog=prog))
     p.add_argument("file", help="the .mlir file (text); '-' reads standard input")
-    p.add_argument("--platform", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--platform", choices=("cpu", "cuda"), default="cpu",
+                   help="where to compile and run (default cpu)")
     p.add_argument("--input", dest="inputs", action="extend", nargs="+", default=[],
                    metavar="NAME.npy", help="one .npy file per parameter, in order")
     p.add_argument("--random", action="store_true",
@@ -77,19 +107,23 @@ def _describe(a: np.ndarray) -> str:
 
 def _run(args) -> int:
     if args.file == "-":
-        text = sys.stdin.read()
+        text, name = sys.stdin.read(), "<stdin>"
     else:
         with open(args.file, encoding="utf-8") as f:
-            text = f.read()
+            text, name = f.read(), args.file
     if args.check_only:
-        api.check(text)
+        api.check(text, filename=name)
         print(f"{args.file}: verified")
         return 0
-    exe = api.compile(text, args.platform)
+    exe = api.compile(text, args.platform, filename=name)
     if args.compile_only:
-        sig = ", ".join(f"{np.dtype(d)}[{', '.join(map(str, s))}]" for s, d in exe.parameters)
+        sig = ", ".join("token or tuple" if p is None else
+                        f"{np.dtype(p[1])}[{', '.join(map(str, p[0]))}]" for p in exe.parameters)
         print(f"{args.file}: compiled for {args.platform}; parameters ({sig})")
         return 0
+    if any(p is None for p in exe.parameters):
+        raise ArgumentError("@main has a token or tuple parameter, which cannot be passed "
+                            "from the command line; use --compile-only, or array parameters")
     if args.inputs and args.random:
         raise ArgumentError("give either --input files or --random, not both")
     if args.inputs:
@@ -110,7 +144,7 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args)
-    except (VerificationError, ArgumentError) as e:
+    except (VerificationError, ArgumentError, JaxlibMissing, PlatformUnavailable) as e:
         print(f"error: {e}", file=sys.stderr)
     except (OSError, ValueError) as e:  # unreadable file, bad .npy, no such platform
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)

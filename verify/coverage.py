@@ -19,6 +19,8 @@ import re
 import sys
 from pathlib import Path
 
+from .errors import JaxlibMissing
+
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "docs" / "op_coverage.md"
 GPU_RESULTS = ROOT / "docs" / "gpu_results.json"
@@ -26,7 +28,10 @@ GPU_RESULTS = ROOT / "docs" / "gpu_results.json"
 
 def jaxlib_ops(dialect: str) -> list:
     """Op names of one of jaxlib's dialects (``mhlo``, ``chlo``), from its generated module."""
-    spec = importlib.util.find_spec(f"jaxlib.mlir.dialects._{dialect}_ops_gen")
+    try:
+        spec = importlib.util.find_spec(f"jaxlib.mlir.dialects._{dialect}_ops_gen")
+    except ModuleNotFoundError as e:  # jaxlib (the parent package) is missing
+        raise JaxlibMissing(str(e)) from None
     if spec is None or spec.origin is None:
         raise RuntimeError(f"jaxlib has no {dialect} dialect module")
     text = Path(spec.origin).read_text()
@@ -34,8 +39,11 @@ def jaxlib_ops(dialect: str) -> list:
 
 
 def jaxlib_version() -> str:
-    from importlib.metadata import version
-    return version("jaxlib")
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("jaxlib")
+    except PackageNotFoundError as e:
+        raise JaxlibMissing(f"no package metadata for {e}") from None
 
 
 def report() -> str:
@@ -91,7 +99,11 @@ def report_cli(report_fn, path: Path, argv=None) -> int:
     ap = argparse.ArgumentParser(description=f"Write or print {path.relative_to(ROOT)}.")
     ap.add_argument("--write", action="store_true", help=f"write {path.relative_to(ROOT)}")
     args = ap.parse_args(argv)
-    text = report_fn()
+    try:
+        text = report_fn()
+    except JaxlibMissing as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     if args.write:
         path.parent.mkdir(exist_ok=True)
         path.write_text(text)

@@ -33,8 +33,8 @@ def register() -> list:
     """Register every LAPACK target of jaxlib with XLA's CPU runtime (once per process; a
     no-op for targets jax registered already). Returns the target names."""
     global _registered
-    from jaxlib.cpu import _lapack
     xc, X = _jaxlib.xla()
+    _lapack = _jaxlib.require("jaxlib.cpu._lapack")
     names = sorted(_lapack.registrations())
     with _lock:
         if _registered:

@@ -7,10 +7,14 @@ import numpy as np
 
 
 class Mlir:
-    def __init__(self):
-        from jaxlib.mlir import ir
-        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-        from jaxlib.mlir.dialects import func, mhlo
+    """Builds the benchmark's programs with jaxlib's MLIR bindings (JaxlibMissing without)."""
+
+    def __init__(self) -> None:
+        from ._jaxlib import require
+        ir = require("jaxlib.mlir.ir")
+        _jax_mlir_ext = require("jaxlib.mlir._mlir_libs._jax_mlir_ext")
+        func = require("jaxlib.mlir.dialects.func")
+        mhlo = require("jaxlib.mlir.dialects.mhlo")
         self.ir, self.func, self.mhlo = ir, func, mhlo
         self.ctx = ir.Context()
         reg = ir.DialectRegistry()
@@ -19,7 +23,7 @@ class Mlir:
         self.ctx.load_all_available_dialects()
         mhlo.register_mhlo_dialect(self.ctx)
 
-    def _module(self, arg_types, body):
+    def _module(self, arg_types, body) -> object:
         ir, func = self.ir, self.func
         with self.ctx, ir.Location.unknown():
             module = ir.Module.create()
@@ -37,7 +41,7 @@ class Mlir:
     def print(self, module) -> str:
         return module.operation.get_asm(print_generic_op_form=True)
 
-    def chain(self, n: int):
+    def chain(self, n: int) -> object:
         ir, mhlo = self.ir, self.mhlo
         with self.ctx, self.ir.Location.unknown():
             t = ir.RankedTensorType.get((8,), ir.F32Type.get())
@@ -48,7 +52,7 @@ class Mlir:
             return [x]
         return self._module([t, t], body)
 
-    def mlp(self, layers: int, width: int = 64, batch: int = 8):
+    def mlp(self, layers: int, width: int = 64, batch: int = 8) -> object:
         ir, mhlo = self.ir, self.mhlo
         with self.ctx, self.ir.Location.unknown():
             f32 = ir.F32Type.get()
@@ -75,7 +79,7 @@ class Mlir:
             return [x]
         return self._module([t_x, t_w, t_b], body)
 
-    def const(self, arr):
+    def const(self, arr) -> object:
         ir, mhlo = self.ir, self.mhlo
 
         def body():

@@ -59,14 +59,6 @@ def test_check_returns_text():
     assert verify.check(GOOD_TEXT.encode()) == GOOD_TEXT
 
 
-def test_check_runs_python_verifier_first():
-    m = add_module()
-    fn = m.functions[0]
-    fn.result_types = (tensor((2,), hlo.i32),)
-    with pytest.raises(hlo.ModuleVerificationError, match="declared to return"):
-        verify.check(m)
-
-
 @pytest.mark.parametrize("text,line,column,op_name,error", [
     (MISMATCH, 3, 10, "mhlo.add",
      "'mhlo.add' op requires compatible types for all operands and results"),
@@ -102,7 +94,8 @@ def test_check_bad_text(text, line, column, op_name, error):
 
 def test_error_only_jaxlib_sees_points_at_op_location_and_printed_line():
     """Custom-call layout counts are not checked in Python; jaxlib's error names the op's own
-    location (model.py:3:7), and the error also finds the op's line in the printed text."""
+    location (model.py:3:7), and the error also finds the op's line in the printed text (the
+    one jaxlib parsed, where the location is printed inline)."""
     m = hlo.Module("layouts")
     f = m.add_function("main", [tensor((2,), f32)], visibility="public")
     b = f.builder()
@@ -117,8 +110,9 @@ def test_error_only_jaxlib_sees_points_at_op_location_and_printed_line():
     assert e.location == "model.py:3:7"
     assert e.op_name == "mhlo.custom_call"
     assert "number of operand layouts" in e.error
-    printed = m.to_text(locations=False).splitlines()
+    printed = m.to_text().splitlines()
     assert e.line is not None and printed[e.line - 1] == e.source_line
+    assert 'loc("model.py":3:7)' in e.source_line
     assert '"mhlo.custom_call"' in e.source_line
     assert "model.py:3:7" in str(e) and e.source_line.strip() in str(e)
     assert NOISE not in str(e)
@@ -367,3 +361,56 @@ def test_name_only_location_errors_are_parsed():
     e = info.value
     assert e.error == "'mhlo.add' op requires compatible types for all operands and results"
     assert e.location == '"justname"' and e.op_name == "mhlo.add"
+
+
+# -- the Python verifier first, the version, annotations -----------------------------------------
+
+def broken_module():
+    m = add_module()
+    m.functions[0].result_types = (tensor((2,), hlo.i32),)
+    return m
+
+
+@pytest.mark.parametrize("call", [verify.check, verify.compile,
+                                  lambda m: verify.run(m, np.zeros(2, np.float32))],
+                         ids=["check", "compile", "run"])
+def test_python_verifier_runs_first_in_check_compile_and_run(call):
+    """Module.verify() refuses it with its own error; jaxlib, asked first, would have raised
+    VerificationError (its verifier rejects the return type too: shown on the printed text).
+    tests/verify/test_no_jaxlib.py shows the same without jaxlib at all."""
+    m = broken_module()
+    with pytest.raises(hlo.ModuleVerificationError, match="declared to return"):
+        call(m)
+    with pytest.raises(VerificationError, match="doesn't match function result type"):
+        verify.check(m.to_text())
+
+
+def test_version_is_the_package_version():
+    from importlib.metadata import version
+    assert verify.__version__ == hlo.__version__ == version("mhlo-ir")
+    assert "__version__" in verify.__all__
+
+
+def _public_callables():
+    import inspect
+
+    from verify import _jaxlib, api, arguments, cli, coverage, errors, lapack, mlir_peer
+    for mod in (api, arguments, cli, coverage, errors, lapack, _jaxlib, mlir_peer, verify):
+        names = getattr(mod, "__all__", None) or [n for n in vars(mod) if not n.startswith("_")]
+        for name in names:
+            obj = getattr(mod, name)
+            if inspect.isfunction(obj) and obj.__module__.startswith("verify"):
+                yield f"{mod.__name__}.{name}", obj
+            elif inspect.isclass(obj) and obj.__module__.startswith("verify"):
+                for meth, fn in vars(obj).items():
+                    if inspect.isfunction(fn) and (not meth.startswith("_") or
+                                                   meth in ("__init__", "__call__")):
+                        yield f"{mod.__name__}.{name}.{meth}", fn
+
+
+def test_public_functions_have_return_annotations():
+    found = dict(_public_callables())
+    assert {"verify.api.check", "verify.api.run", "verify.api.Executable.__call__",
+            "verify.cli.main", "verify._jaxlib.put"} <= set(found)
+    missing = sorted(name for name, fn in found.items() if "return" not in fn.__annotations__)
+    assert missing == []

@@ -168,3 +168,69 @@ def test_random_inputs_cover_every_element_type():
         if dtype.kind == "V" and "e8m0" not in dtype.name:  # ml_dtypes floats and ints
             assert np.all(np.isfinite(a.astype(np.float32))), dtype
     assert cli.random_inputs([((4,), ml_dtypes.uint4)], 0)[0].astype(int).min() >= 0
+
+
+# -- help and messages -------------------------------------------------------------------------
+
+def test_help_names_the_program_and_its_modes():
+    proc = run_cli("--help")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith("usage: python -m verify ")  # not argparse's guess, "__main__.py"
+    assert "__main__.py" not in out
+    for option in ("--check-only", "--compile-only", "--random", "--input", "--seed",
+                   "--platform {cpu,cuda}"):
+        assert option in out, option
+    assert "python -m verify model.mlir --random" in out  # examples under the same name
+    assert "exit status: 0 success, 1" in out
+
+
+def test_help_under_the_mhlo_run_script_name():
+    """The installed entry point (``mhlo-run``, verify.cli:main) runs with argv[0] naming the
+    script; the help then says ``mhlo-run``."""
+    code = ("import sys; sys.argv[0] = '/usr/local/bin/mhlo-run'; "
+            "from verify.cli import main; sys.exit(main(['--help']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: mhlo-run ")
+    assert "mhlo-run model.mlir --check-only" in proc.stdout
+    assert "python -m verify" not in proc.stdout
+
+
+def test_errors_name_the_file_with_a_caret_and_once(tmp_path):
+    p = tmp_path / "bad.mlir"
+    p.write_text(BAD)
+    proc = run_cli(p, "--check-only")
+    assert proc.returncode == 1
+    err = proc.stderr
+    message = "'mhlo.add' op requires compatible types for all operands and results"
+    assert err.startswith(f"error: {message}\n")
+    assert err.count(message) == 1
+    assert f"at {p}:3:10" in err
+    lines = err.splitlines()
+    i = next(i for i, ln in enumerate(lines) if "3 | " in ln)
+    shown = lines[i].split("| ", 1)[1]
+    assert shown[lines[i + 1].index("^") - lines[i].index("| ") - 2:].startswith('"mhlo.add"')
+    # read from standard input: named <stdin>
+    proc = subprocess.run([sys.executable, "-m", "verify", "-", "--check-only"], input=BAD,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "at <stdin>:3:10" in proc.stderr
+
+
+def test_token_parameter_is_refused_in_one_line(tmp_path, capsys):
+    p = tmp_path / "tok.mlir"
+    p.write_text("""\
+module {
+  func.func public @main(%arg0: !mhlo.token, %arg1: tensor<2xf32>) -> tensor<2xf32> {
+    return %arg1 : tensor<2xf32>
+  }
+}
+""")
+    assert cli.main([str(p), "--compile-only"]) == 0
+    assert "parameters (token or tuple, float32[2])" in capsys.readouterr().out
+    assert cli.main([str(p), "--random"]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["error: @main has a token or tuple parameter, which cannot be "
+                                "passed from the command line; use --compile-only, or array "
+                                "parameters"]

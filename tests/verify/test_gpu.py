@@ -97,3 +97,12 @@ def test_gpu_argument_checking_and_errors():
         exe(np.array([1, 2], np.int32))
     (out,) = exe(np.array([1, -2], np.float32))
     np.testing.assert_array_equal(out, [-1, 2])
+
+
+def test_cuda_is_listed_and_scalars_and_byte_orders_convert():
+    assert verify.available_platforms()[:2] == ["cpu", "cuda"]
+    m, f, b, (x, s) = _module([tensor((3,), f32), tensor((), hlo.bf16)])
+    b.return_(b.multiply(x, x), b.add(s, s))
+    sq, twice = verify.run(m, np.array([1, 2, 3], ">f4"), 1.5, platform="gpu")
+    np.testing.assert_array_equal(sq, [1, 4, 9])
+    assert twice.dtype == ml_dtypes.bfloat16 and float(twice) == 3.0
