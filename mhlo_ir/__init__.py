@@ -13,11 +13,12 @@ Depends on numpy, attrs and ml_dtypes only; never imports MLIR Python bindings. 
     print(m.to_text())
 """
 
+import importlib as _importlib
+
 from . import dtypes
 from .attributes import (ArrayAttr, Attribute, BoolAttr, DenseArrayAttr, DictionaryAttr,
                          FloatAttr, IntegerAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr,
                          i32_attr, i64_attr, to_attribute)
-from .builder import Builder
 from .dense import DenseElementsAttr, dense, dense_i64
 from .dialect import MHLO, Dialect
 from .dtypes import (ALL_ELEMENT_TYPES, ElementType, bf16, complex64, complex128, element_type,
@@ -28,14 +29,41 @@ from .errors import IRError, ModuleVerificationError, OpBuildError
 from .ir import Block, BlockArgument, Function, Module, Operation, OpResult, Region, Value
 from .location import (UNKNOWN, CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc,
                        UnknownLoc, loc)
-from .mhlo_attributes import (ChannelHandle, ConvDimensionNumbers, DotDimensionNumbers,
-                              EnumAttr, GatherDimensionNumbers, OutputOperandAlias,
-                              ScatterDimensionNumbers, comparison_direction, comparison_type,
-                              fft_type, precision, rng_algorithm, rng_distribution, transpose)
-from .ops import REGISTRY as OP_TABLE
-from .printer import print_module
 from .types import (FunctionType, TensorType, TokenType, TupleType, Type, function_type, tensor,
                     token, tuple_type)
-from .verifier import verify_module
 
 __version__ = "0.1.0"
+
+# NOTE: the op table (every chapter of ops/), the builder, MHLO's structured attributes, the
+# printer and the verifier are most of this package's import time; they load on first use
+# (PEP 562) instead: Function.builder(), Module.to_text() and Module.verify() import what they
+# need, and these names stay importable from here.
+_LAZY = {
+    "Builder": ("builder", "Builder"),
+    "OP_TABLE": ("ops", "REGISTRY"),
+    "print_module": ("printer", "print_module"),
+    "verify_module": ("verifier", "verify_module"),
+    **{name: ("mhlo_attributes", name) for name in (
+        "ChannelHandle", "ConvDimensionNumbers", "DotDimensionNumbers", "EnumAttr",
+        "GatherDimensionNumbers", "OutputOperandAlias", "ScatterDimensionNumbers",
+        "comparison_direction", "comparison_type", "fft_type", "precision", "rng_algorithm",
+        "rng_distribution", "transpose")},
+}
+# ... and so do the submodules that used to load with the package (mhlo_ir.builder, ...).
+_LAZY_MODULES = frozenset(module for module, _ in _LAZY.values())
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        value = getattr(_importlib.import_module(f"{__name__}.{module}"), attr)
+    elif name in _LAZY_MODULES:
+        value = _importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_LAZY, *_LAZY_MODULES})

@@ -17,7 +17,7 @@ from . import dtypes
 from .dtypes import ElementType
 from .floatfmt import format_float
 from .text import check_string, is_bare_identifier, quote, symbol_name
-from .types import Type
+from .types import Type, as_tuple
 
 
 def _symbol(name):
@@ -203,7 +203,7 @@ class TypeAttr(Attribute):
 class DenseArrayAttr(Attribute):
     """``array<i64: 1, 2>``: a dense array of scalars (used by StableHLO and newer ops)."""
 
-    values: tuple = attrs.field(converter=tuple, eq=_float_values_key)
+    values: tuple = attrs.field(converter=as_tuple, eq=_float_values_key)
     type: ElementType = dtypes.i64
 
     def render(self, dialect=None) -> str:

@@ -27,6 +27,11 @@ __all__ = ["Location", "UnknownLoc", "NameLoc", "FileLineColLoc", "CallSiteLoc",
            "UNKNOWN", "loc"]
 
 
+def _tuple(xs) -> tuple:
+    # A Python function, not the builtin: see mhlo_ir.types.as_tuple.
+    return tuple(xs)
+
+
 class Location:
     """Base of all locations; ``render()`` gives the text inside ``loc(...)``."""
 
@@ -91,7 +96,7 @@ class CallSiteLoc(Location):
 class FusedLoc(Location):
     """``fused[a, b]`` or ``fused<"metadata">[a, b]``."""
 
-    locations: tuple = attrs.field(converter=tuple)
+    locations: tuple = attrs.field(converter=_tuple)
     metadata: str | None = attrs.field(
         default=None,
         validator=lambda _, __, v: v is None or check_string(v, "fused location metadata"))

@@ -20,6 +20,13 @@ __all__ = [
 ]
 
 
+def as_tuple(xs) -> tuple:
+    """``tuple(xs)`` as a Python function, for attrs converters: attrs reads each converter's
+    signature, and for a builtin such as ``tuple`` that compiles ``tokenize``'s regular
+    expressions, a few milliseconds of ``import mhlo_ir``."""
+    return tuple(xs)
+
+
 class Type:
     """Base of all types. ``render(dialect)`` gives the MLIR text of the type."""
 
@@ -157,7 +164,7 @@ class TokenType(Type):
 class TupleType(Type):
     """``tuple<tensor<f32>, !mhlo.token>``."""
 
-    types: tuple = attrs.field(converter=tuple)
+    types: tuple = attrs.field(converter=as_tuple)
 
     def render(self, dialect) -> str:
         return "tuple<" + ", ".join(t.render(dialect) for t in self.types) + ">"
@@ -170,8 +177,8 @@ class TupleType(Type):
 class FunctionType(Type):
     """``(tensor<f32>) -> (tensor<f32>, tensor<i1>)``: a function's signature."""
 
-    inputs: tuple = attrs.field(converter=tuple)
-    results: tuple = attrs.field(converter=tuple)
+    inputs: tuple = attrs.field(converter=as_tuple)
+    results: tuple = attrs.field(converter=as_tuple)
 
     def render(self, dialect) -> str:
         ins = ", ".join(t.render(dialect) for t in self.inputs)

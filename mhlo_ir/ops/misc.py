@@ -8,7 +8,7 @@ from ..attributes import (ArrayAttr, Attribute, BoolAttr, DictionaryAttr, Intege
                           StringAttr, SymbolRefAttr, to_attribute)
 from ..dtypes import i32
 from ..mhlo_attributes import OutputOperandAlias
-from ..types import TOKEN, TensorType, TokenType, TupleType, Type
+from ..types import TOKEN, TensorType, TokenType, TupleType, Type, as_tuple
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register
 
 
@@ -296,7 +296,7 @@ def composite(b, name, inputs, decomposition, *, composite_attributes=None, vers
 class AsyncBundleType(Type):
     """``!mhlo.async_bundle<inputs, results, context...>``: what async_start hands on."""
 
-    types: tuple = _attrs.field(converter=tuple)
+    types: tuple = _attrs.field(converter=as_tuple)
 
     def render(self, dialect) -> str:
         return f"!{dialect.name}.async_bundle<" + ", ".join(

@@ -27,8 +27,8 @@ def test_float_attributes_are_keyed_by_bits():
 def test_printing_zero_then_negative_zero():
     texts = []
     for v in (0.0, -0.0):
-        m = hlo.Module("m", attributes={"x": FloatAttr(v, dtypes.f32),
-                                        "y": DenseArrayAttr((v,), dtypes.f32)})
+        m = hlo.Module("m", attributes={"my.x": FloatAttr(v, dtypes.f32),
+                                        "my.y": DenseArrayAttr((v,), dtypes.f32)})
         texts.append(hlo.print_module(m))
-    assert "x = 0.000000e+00 : f32" in texts[0] and "array<f32: 0.000000e+00>" in texts[0]
-    assert "x = -0.000000e+00 : f32" in texts[1] and "array<f32: -0.000000e+00>" in texts[1]
+    assert "my.x = 0.000000e+00 : f32" in texts[0] and "array<f32: 0.000000e+00>" in texts[0]
+    assert "my.x = -0.000000e+00 : f32" in texts[1] and "array<f32: -0.000000e+00>" in texts[1]
