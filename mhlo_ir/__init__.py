@@ -20,7 +20,8 @@ from .attributes import (ArrayAttr, Attribute, BoolAttr, DenseArrayAttr, Diction
                          FloatAttr, IntegerAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr,
                          i32_attr, i64_attr, to_attribute)
 from .dense import DenseElementsAttr, dense, dense_i64
-from .dialect import MHLO, Dialect
+from .index_array import IndexArrayAttr, index_ints
+from .dialect import MHLO, STABLEHLO, Dialect
 from .dtypes import (ALL_ELEMENT_TYPES, ElementType, bf16, complex64, complex128, element_type,
                      f4E2M1FN, f8E3M4, f8E4M3, f8E4M3B11FNUZ, f8E4M3FN, f8E4M3FNUZ, f8E5M2,
                      f8E5M2FNUZ, f8E8M0FNU, f16, f32, f64, from_numpy, i1, i2, i4, i8, i16, i32,

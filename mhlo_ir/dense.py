@@ -165,8 +165,11 @@ def i64_array(v) -> IndexArrayAttr:
     slice bounds, window sizes...): integers become an interned IndexArrayAttr. A 1-D i64
     DenseElementsAttr (MHLO's spelling, e.g. parsed text) or an i64 DenseArrayAttr
     (StableHLO's) converts to the same value; other tensors are refused."""
-    if v.__class__ is IndexArrayAttr:
+    cls = v.__class__
+    if cls is IndexArrayAttr:
         return v
+    if cls is tuple or cls is list:
+        return index_array(v)
     if isinstance(v, DenseElementsAttr):
         t = v.type
         if t.element_type.name != "i64" or t.rank != 1:

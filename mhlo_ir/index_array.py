@@ -27,14 +27,19 @@ I64_MIN, I64_MAX = -2**63, 2**63 - 1
 _HEX_THRESHOLD = 100
 
 
+def _as_tuple(values) -> tuple:
+    if values.__class__ is tuple:
+        return values
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"expected a sequence of integers, got {type(values).__name__} "
+                        f"{values!r:.60}")
+    return tuple(values)
+
+
 def _checked(values) -> tuple:
     """``values`` as a tuple of Python ints, each a real integer (numpy ints too; no bools, no
     floats, not even 1.0) in i64 range. Raises TypeError / ValueError."""
-    if values.__class__ is not tuple:
-        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-            raise TypeError(f"expected a sequence of integers, got {type(values).__name__} "
-                            f"{values!r:.60}")
-        values = tuple(values)
+    values = _as_tuple(values)
     out = None
     for i, v in enumerate(values):
         if v.__class__ is not int:
@@ -113,9 +118,10 @@ def index_array(values) -> IndexArrayAttr:
     Values are checked before the cache is consulted: ``(1.0,)`` and ``(True,)`` are equal keys
     to ``(1,)`` and must not find its entry.
     """
-    if values.__class__ is IndexArrayAttr:
+    cls = values.__class__
+    if cls is IndexArrayAttr:
         return values
-    key = values if values.__class__ is tuple else tuple(values)
+    key = values if cls is tuple else _as_tuple(values)
     for v in key:
         if v.__class__ is not int:
             key = _checked(key)
