@@ -78,7 +78,15 @@ class OpSpec:
         return bool(self.operands) and self.operands[-1].endswith("*")
 
     def full_name(self, dialect) -> str:
-        return dialect.op_name(self.name) if self.namespace == "hlo" else self.name
+        """The op's name in ``dialect`` (``mhlo.add``); an error for a dialect without the
+        op, rather than text jaxlib would reject."""
+        if self.namespace != "hlo":
+            return self.name
+        if dialect.name not in self.dialects:
+            raise OpBuildError(
+                f"'{self.name}' has no {dialect.name} form (it exists in "
+                f"{', '.join(sorted(self.dialects))}): print the module in one of those")
+        return dialect.op_name(self.name)
 
     def validate(self, types: tuple, attributes, result_types, regions) -> tuple:
         """The op's result types, checked: inferred when ``result_types`` is None, else

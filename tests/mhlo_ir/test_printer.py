@@ -24,7 +24,7 @@ def nested_module() -> hlo.Module:
     main = m.add_function("main", [F, S], visibility="public")
     b = main.builder()
     x, s = main.arguments
-    (y,) = b.call(helper, [x, x])
+    y = b.call(helper, [x, x])
     zero = b.constant(np.float32(0))
 
     def body(r, acc, i):
@@ -36,7 +36,7 @@ def nested_module() -> hlo.Module:
     red = b.reduce(w[0], zero, [0], lambda r, a, e: r.maximum(a, e))
     branch = b.case(b.constant(np.int32(1)),
                     [lambda r: r.negate(red), lambda r: red, lambda r: r.add(red, red)])
-    b.return_(w[0], branch[0])
+    b.return_(w[0], branch)
     third = m.add_function("third", [S])
     tb = third.builder()
     tb.return_(tb.reduce(tb.broadcast_in_dim(third.arguments[0], (3,), []), third.arguments[0],
@@ -144,3 +144,17 @@ def test_texts_cached_across_prints_follow_attribute_changes_and_options():
     hexed = m2.to_text(locations=False, hex_threshold=1)
     assert '"0x' in hexed.lower() and normalize_hex(hexed) != normalize_hex(second)
     assert m2.to_text(locations=False) == second
+
+
+def test_an_op_the_output_dialect_lacks_is_refused_not_printed():
+    """mhlo.copy has no StableHLO twin: printing it as stablehlo.copy would give text jaxlib
+    rejects, so the printer says which dialects have it."""
+    import mhlo_ir as _hlo
+    m = _hlo.Module("m")
+    f = m.add_function("main", [_hlo.tensor((2,), _hlo.f32)])
+    b = f.builder()
+    (x,) = f.arguments
+    b.return_(b.create("copy", (x,)).results[0])
+    assert '"mhlo.copy"' in m.to_text()
+    with pytest.raises(_hlo.OpBuildError, match="'copy' has no stablehlo form"):
+        m.to_text(dialect=_hlo.STABLEHLO)
