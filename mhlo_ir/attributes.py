@@ -15,9 +15,9 @@ import numpy as np
 
 from . import dtypes
 from .dtypes import ElementType
-from .floatfmt import format_float
+from .floatfmt import float_from_bits, format_float, parse_float_bits
 from .text import check_string, is_bare_identifier, quote, symbol_name
-from .types import Type, as_tuple
+from .types import Type, as_tuple, read_type
 
 
 def _symbol(name):
@@ -29,7 +29,8 @@ def _symbol(name):
 __all__ = [
     "Attribute", "IntegerAttr", "FloatAttr", "BoolAttr", "StringAttr", "UnitAttr", "ArrayAttr",
     "DictionaryAttr", "SymbolRefAttr", "TypeAttr", "DenseArrayAttr", "to_attribute",
-    "UNIT", "TRUE", "FALSE", "i32_attr", "i64_attr",
+    "UNIT", "TRUE", "FALSE", "i32_attr", "i64_attr", "parse_attribute", "read_attribute",
+    "register_attribute_parser",
 ]
 
 
@@ -45,15 +46,35 @@ class Attribute:
 _pack_f64 = struct.Struct("<d").pack
 
 
-def _float_bits(v) -> bytes:
+def _float_bits(v):
     """Floats compare by their bits, as MLIR uniques float attributes: 0.0 and -0.0 are two
     attributes (``==`` merged them, and the printer's cross-print cache printed -0.0 as 0.0),
     and a NaN equals itself."""
-    return _pack_f64(v) if isinstance(v, (float, np.floating, int)) else v
+    if v.__class__ is float or isinstance(v, int):
+        return _pack_f64(v)
+    if isinstance(v, np.generic):
+        f = float(v)
+        if f == f:
+            return _pack_f64(f)
+        # A NaN keeps its own bits: float() would quiet a signalling f32 NaN, and ml_dtypes'
+        # scalars (bf16, f8, f4) are no np.floating, so they fell through to ``==``, by which
+        # a parsed NaN never equalled the one it was printed from.
+        return (v.dtype.name, v.tobytes())
+    return v
 
 
 def _float_values_key(values: tuple) -> tuple:
-    return tuple(_pack_f64(v) if isinstance(v, (float, np.floating)) else v for v in values)
+    return tuple(_float_bits(v) if isinstance(v, float) or (
+        isinstance(v, np.generic) and v.dtype.kind in "fV") else v for v in values)
+
+
+def _signed_reading(v: int, et: ElementType) -> int:
+    # Signless integers take either reading, but MLIR keeps and prints the signed one
+    # (``255 : i8`` re-prints as ``-1 : i8``), so that is the value held: the text is then a
+    # fixed point of MLIR's printer and the same attribute has one value.
+    if et.kind == "sint" and v >= 1 << (et.bits - 1):
+        return v - (1 << et.bits)
+    return v
 
 
 def _check_int(value, et: ElementType, what: str) -> int:
@@ -79,10 +100,22 @@ class IntegerAttr(Attribute):
     type: ElementType = dtypes.i64
 
     def __attrs_post_init__(self):
-        _check_int(self.value, self.type, "IntegerAttr")
+        v = _check_int(self.value, self.type, "IntegerAttr")
+        v = _signed_reading(v, self.type)
+        if v is not self.value:
+            object.__setattr__(self, "value", v)
 
     def render(self, dialect=None) -> str:
         return f"{int(self.value)} : {self.type.name}"
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "IntegerAttr":
+        """Reads ``3 : i32`` (``3`` alone is an i64), decimal or hex: the inverse of render."""
+        tok = ts.peek()
+        a = _read_number(ts, dialect)
+        if a.__class__ is not cls:
+            raise ts.expected("an integer attribute", tok)
+        return a
 
 
 @attrs.frozen
@@ -95,6 +128,16 @@ class FloatAttr(Attribute):
     def render(self, dialect=None) -> str:
         return f"{format_float(self.value, self.type)} : {self.type.name}"
 
+    @classmethod
+    def parse(cls, ts, dialect) -> "FloatAttr":
+        """Reads ``1.5 : f32`` (``1.5`` alone is an f64) or a hex bit pattern ``0x7FC00000 : f32``
+        (how MLIR writes inf and NaN): the value comes back with its exact bits."""
+        tok = ts.peek()
+        a = _read_number(ts, dialect)
+        if a.__class__ is not cls:
+            raise ts.expected("a float attribute", tok)
+        return a
+
 
 @attrs.frozen
 class BoolAttr(Attribute):
@@ -104,6 +147,15 @@ class BoolAttr(Attribute):
 
     def render(self, dialect=None) -> str:
         return "true" if self.value else "false"
+
+    @classmethod
+    def parse(cls, ts, dialect=None) -> "BoolAttr":
+        """Reads ``true`` or ``false``."""
+        if ts.accept("true"):
+            return TRUE
+        if ts.accept("false"):
+            return FALSE
+        raise ts.expected("'true' or 'false'")
 
 
 @attrs.frozen
@@ -115,6 +167,14 @@ class StringAttr(Attribute):
     def render(self, dialect=None) -> str:
         return quote(self.value)
 
+    @classmethod
+    def parse(cls, ts, dialect=None) -> "StringAttr":
+        """Reads a string literal, undoing ``quote``'s escapes."""
+        tok = ts.expect_kind("string", "a string")
+        if ts.at(":"):
+            raise ts.error("typed string attributes (\"...\" : type) are not supported")
+        return ts.make(tok, cls, ts.string_value(tok))
+
 
 @attrs.frozen
 class UnitAttr(Attribute):
@@ -122,6 +182,11 @@ class UnitAttr(Attribute):
 
     def render(self, dialect=None) -> str:
         return "unit"
+
+    @classmethod
+    def parse(cls, ts, dialect=None) -> "UnitAttr":
+        ts.expect("unit")
+        return UNIT
 
 
 @attrs.frozen
@@ -132,6 +197,12 @@ class ArrayAttr(Attribute):
 
     def render(self, dialect) -> str:
         return "[" + ", ".join(_elided(a, dialect) for a in self.elements) + "]"
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "ArrayAttr":
+        """Reads ``[a, b]``; elements without a type are i64 integers and f64 floats, which
+        is what ``_elided`` leaves out."""
+        return cls(ts.comma_list(lambda: read_attribute(ts, dialect), "]", open="["))
 
 
 def _elided(a, dialect) -> str:
@@ -172,6 +243,11 @@ class DictionaryAttr(Attribute):
     def render(self, dialect) -> str:
         return "{" + render_named(self.items, dialect) + "}"
 
+    @classmethod
+    def parse(cls, ts, dialect) -> "DictionaryAttr":
+        """Reads ``{a = 1 : i32, "quoted name" = [], flag}`` (a name alone is a unit)."""
+        return cls(read_named(ts, dialect))
+
     def __getitem__(self, key):
         for k, v in self.items:
             if k == key:
@@ -188,6 +264,15 @@ class SymbolRefAttr(Attribute):
     def render(self, dialect=None) -> str:
         return "@" + symbol_name(self.name)
 
+    @classmethod
+    def parse(cls, ts, dialect=None) -> "SymbolRefAttr":
+        """Reads ``@name`` or ``@"quoted name"``."""
+        tok = ts.expect_kind("@", "a symbol reference (@name)")
+        name = ts.string_value(tok) if tok.text.startswith('@"') else tok.text[1:]
+        if ts.at(":") and ts.at(":", 1):
+            raise ts.error("nested symbol references (@a::@b) are not supported")
+        return ts.make(tok, cls, name)
+
 
 @attrs.frozen
 class TypeAttr(Attribute):
@@ -198,6 +283,11 @@ class TypeAttr(Attribute):
     def render(self, dialect) -> str:
         return self.type.render(dialect)
 
+    @classmethod
+    def parse(cls, ts, dialect) -> "TypeAttr":
+        """Reads a type (``tensor<2xf32>``, ``(i32) -> i32``, ``f32``) as an attribute."""
+        return cls(read_type(ts, dialect))
+
 
 @attrs.frozen
 class DenseArrayAttr(Attribute):
@@ -205,6 +295,23 @@ class DenseArrayAttr(Attribute):
 
     values: tuple = attrs.field(converter=as_tuple, eq=_float_values_key)
     type: ElementType = dtypes.i64
+
+    def __attrs_post_init__(self):
+        et = self.type
+        if et.is_complex or (et.bits < 8 and not et.is_bool):
+            # MLIR: "element type bitwidth must be a multiple of 8" (i1 excepted).
+            raise ValueError(f"DenseArrayAttr of {et.name}: MLIR's array<> holds i1 and "
+                             "integers and floats of 8 bits or more")
+        if et.is_integer:
+            values = tuple(_signed_reading(_check_int(v, et, "DenseArrayAttr"), et)
+                           for v in self.values)
+        elif et.is_float:  # integers given for floats are those floats (1 is 1.0)
+            values = tuple(float(v) if isinstance(v, (int, np.integer)) else v
+                           for v in self.values)
+        else:
+            return
+        if values != self.values or any(a is not b for a, b in zip(values, self.values)):
+            object.__setattr__(self, "values", values)
 
     def render(self, dialect=None) -> str:
         if not self.values:
@@ -216,6 +323,35 @@ class DenseArrayAttr(Attribute):
         else:
             body = ", ".join(str(int(v)) for v in self.values)
         return f"array<{self.type.name}: {body}>"
+
+    @classmethod
+    def parse(cls, ts, dialect=None) -> "DenseArrayAttr":
+        """Reads ``array<i64: 1, 2>``, ``array<i1: true>``, ``array<f32: 1.5, 0x7FC00000>``,
+        ``array<i32>`` (empty)."""
+        ts.expect("array")
+        ts.expect("<")
+        tok = ts.peek()
+        et = dtypes.parse_element_type(ts)
+        if et.is_complex:
+            raise ts.error("array<> holds integers, bools or floats, not complex", tok)
+        values = []
+        if ts.accept(":"):
+            if et.is_bool:
+                def one():
+                    return BoolAttr.parse(ts).value
+            elif et.is_float:
+                def one():
+                    t = ts.peek()
+                    spelling = _literal(ts, "a float")
+                    return float_from_bits(ts.make(t, parse_float_bits, spelling, et), et)
+            else:
+                def one():
+                    return ts.integer("an integer")
+            values.append(one())
+            while ts.accept(","):
+                values.append(one())
+        ts.expect(">")
+        return ts.make(tok, cls, tuple(values), et)
 
 
 UNIT = UnitAttr()
@@ -250,3 +386,143 @@ def to_attribute(x) -> Attribute:
     if isinstance(x, Type):
         return TypeAttr(x)
     raise TypeError(f"cannot turn {type(x).__name__} {x!r} into an attribute")
+
+
+# -- parsing: the dispatch on the first token -----------------------------------------------
+
+def _literal(ts, what: str) -> str:
+    """Consumes a number with an optional ``-`` and gives its spelling (``-1.5``, ``0x7F``):
+    a float literal's has a ``.``, an integer's none."""
+    neg = ts.accept("-")
+    tok = ts.peek()
+    if tok.kind not in ("int", "float"):
+        raise ts.expected(what)
+    ts.next()
+    return "-" + tok.text if neg else tok.text
+
+
+def _int_value(spelling: str) -> int:
+    body = spelling.lstrip("-")
+    v = int(body, 16) if body.startswith("0x") else int(body)
+    return -v if spelling.startswith("-") else v
+
+
+def _read_number(ts, dialect) -> Attribute:
+    """``3``, ``-3 : i8``, ``1.5 : f32``, ``0x7F800000 : f32``, ``1 : i1`` (which is ``true``)."""
+    start = ts.peek()
+    spelling = _literal(ts, "a number")
+    is_float = "." in spelling  # hex integers have no "."
+    if ts.accept(":"):
+        ttok = ts.peek()
+        et = read_type(ts, dialect)
+        if not isinstance(et, ElementType) or et.is_complex:
+            raise ts.error("expected an integer or float type for a number", ttok)
+    else:
+        et = dtypes.f64 if is_float else dtypes.i64
+    if et.is_float:
+        bits = ts.make(start, parse_float_bits, spelling, et)
+        return FloatAttr(float_from_bits(bits, et), et)
+    if is_float:
+        raise ts.error(f"floating point value not valid for type {et.name}", start)
+    v = _int_value(spelling)
+    if et.is_bool:
+        if v not in (0, 1, -1):
+            raise ts.error(f"integer constant {v} out of range for i1", start)
+        return TRUE if v else FALSE
+    return ts.make(start, IntegerAttr, v, et)
+
+
+def read_named(ts, dialect) -> list:
+    """``{name = attr, flag}`` as (name, attribute) pairs in text order; names are bare
+    identifiers or strings, a name alone is a unit, a name twice is an error."""
+    seen = set()
+
+    def entry():
+        tok = ts.peek()
+        if tok.kind == "bare":
+            ts.next()
+            name = tok.text
+        elif tok.kind == "string":
+            ts.next()
+            name = ts.string_value(tok)
+            if not name:
+                raise ts.error("attribute names must not be empty", tok)
+        else:
+            raise ts.expected("an attribute name")
+        if name in seen:
+            raise ts.error(f"duplicate key {name!r} in dictionary attribute", tok)
+        seen.add(name)
+        return name, read_attribute(ts, dialect) if ts.accept("=") else UNIT
+
+    return ts.comma_list(entry, "}", open="{")
+
+
+_TYPE_KEYWORDS = frozenset({"tensor", "tuple", "complex"})
+_KEYWORDS = {"true": BoolAttr.parse, "false": BoolAttr.parse, "unit": UnitAttr.parse,
+             "array": DenseArrayAttr.parse}
+# ``#name...`` attributes of other dialects than the output dialect (``#chlo<...>``), by the
+# name after ``#`` up to the first ``.`` or ``<``: modules that define such attributes register
+# a parser here.
+_HASH_PARSERS: dict = {}
+
+
+def register_attribute_parser(prefix: str, parse) -> None:
+    """Makes ``read_attribute`` hand ``#<prefix>...`` attributes to ``parse(ts, dialect)``
+    (the output dialect's own ``#mhlo...`` attributes are parsed by mhlo_attributes)."""
+    _HASH_PARSERS[prefix] = parse
+
+
+def read_attribute(ts, dialect) -> Attribute:
+    """Reads one attribute of any kind from token stream ``ts``, as ``dialect`` spells it."""
+    tok = ts.peek()
+    kind = tok.kind
+    if kind == "punct":
+        if tok.text == "[":
+            return ArrayAttr.parse(ts, dialect)
+        if tok.text == "{":
+            return DictionaryAttr.parse(ts, dialect)
+        if tok.text == "-":
+            return _read_number(ts, dialect)
+        if tok.text == "(":
+            return TypeAttr.parse(ts, dialect)
+    elif kind == "int" or kind == "float":
+        return _read_number(ts, dialect)
+    elif kind == "string":
+        return StringAttr.parse(ts, dialect)
+    elif kind == "@":
+        return SymbolRefAttr.parse(ts, dialect)
+    elif kind == "bare":
+        parse = _KEYWORDS.get(tok.text)
+        if parse is not None:
+            return parse(ts, dialect)
+        if tok.text == "dense":
+            from .dense import DenseElementsAttr
+            return DenseElementsAttr.parse(ts, dialect)
+        if tok.text in _TYPE_KEYWORDS or tok.text in dtypes._BARE_NAMES:
+            return TypeAttr.parse(ts, dialect)
+    elif kind == "!":
+        return TypeAttr.parse(ts, dialect)
+    elif kind == "#":
+        name = tok.text[1:]
+        prefix = name.split(".", 1)[0]
+        if prefix == dialect.name:
+            from .mhlo_attributes import read_dialect_attribute
+            return read_dialect_attribute(ts, dialect)
+        parse = _HASH_PARSERS.get(prefix)
+        if parse is not None:
+            return parse(ts, dialect)
+        raise ts.error(f"unknown attribute {tok.text!r}: expected a #{dialect.name} attribute "
+                       "(attribute aliases are not supported)")
+    raise ts.expected("an attribute")
+
+
+def parse_attribute(text: str, dialect=None) -> Attribute:
+    """The attribute spelled by all of ``text`` (``"dense<[1, 2]> : tensor<2xi32>"``,
+    ``"#mhlo<comparison_direction GT>"``), as ``dialect`` (default MHLO) spells it.
+    Raises ``syntax.ParseError``."""
+    from .dialect import MHLO
+    from .syntax import TokenStream
+    ts = TokenStream(text)
+    a = read_attribute(ts, MHLO if dialect is None else dialect)
+    ts.expect_end()
+    return a

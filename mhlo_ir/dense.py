@@ -101,6 +101,15 @@ class DenseElementsAttr(Attribute):
             return f'dense<"0x{self.data.hex()}"> : {t._text}'
         return f"dense<{_nested(self.to_array(), t.element_type)}> : {t._text}"
 
+    @classmethod
+    def parse(cls, ts, dialect=None) -> "DenseElementsAttr":
+        """Reads ``dense<...> : tensor<...>`` in every form ``render`` writes (``dense<>``, a
+        splat, nested lists with ``(re,im)`` pairs and bools, ``"0x..."`` hex in either case)
+        and those MLIR also reads (``dense<[]>``, 0 and 1 for bools, a one-element hex string
+        as a splat). The bytes come back canonical, one element when all are equal, as
+        ``from_array`` makes them: ``parse(render(x)) == x``."""
+        return _parse_dense(cls, ts, dialect)
+
 
 def _nested(arr: np.ndarray, et) -> str:
     if arr.ndim == 0:
@@ -182,3 +191,182 @@ def i64_array(v) -> IndexArrayAttr:
     if isinstance(v, Attribute):
         raise TypeError(f"expected a list of integers, got {type(v).__name__} {v!r:.60}")
     return index_array(v)
+
+
+# -- parsing ---------------------------------------------------------------------------------
+
+_UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
+    from .types import read_type
+    ts.expect("dense")
+    ts.expect("<")
+    body = ts.peek()
+    flat: list = []
+    shape = None                     # None: a single element (a splat); else the list's shape
+    hex_tok = None
+    if body.kind == "string":
+        hex_tok = ts.next()
+    elif not ts.at(">"):
+        if ts.at("["):
+            shape = _read_list(ts, flat)
+        else:
+            _read_element(ts, flat)
+    ts.expect(">")
+    ts.expect(":")
+    type_tok = ts.peek()
+    t = read_type(ts, dialect)
+    if t.__class__ is not TensorType:
+        raise ts.error(f"dense elements need a ranked tensor type, got {t}", type_tok)
+    et = t.element_type
+    n = t.num_elements
+    itemsize = et.dtype.itemsize
+    if hex_tok is not None:
+        raw = _hex_data(ts, hex_tok, t)
+        splat = len(raw) == itemsize and n != 1
+    elif not flat and shape is None:           # dense<>
+        if n:
+            raise ts.error(f"dense<> has no elements, but {t} has {n}", body)
+        return cls(t, b"", False)
+    else:
+        if shape is not None and shape != t.shape:
+            raise ts.error(f"inferred shape of elements literal ({list(shape)}) does not match "
+                           f"type ({list(t.shape)})", body)
+        raw = _element_bytes(ts, flat, et)
+        splat = shape is None
+    if n == 0:
+        return cls(t, b"", False)
+    if splat or n == 1:
+        return cls(t, raw[:itemsize], True)
+    if _is_splat(raw, itemsize, n):
+        return cls(t, raw[:itemsize], True)
+    return cls(t, raw, False)
+
+
+def _read_list(ts, flat: list) -> tuple:
+    """A nested list ``[[1, 2], [3, 4]]``: its elements appended to ``flat``, its shape given."""
+    open_tok = ts.expect("[")
+    shapes = []
+    if not ts.accept("]"):
+        while True:
+            if ts.at("["):
+                shapes.append(_read_list(ts, flat))
+            else:
+                _read_element(ts, flat)
+                shapes.append(())
+            if ts.accept("]"):
+                break
+            if not ts.at(","):
+                raise ts.expected("',' or ']'")
+            ts.next()
+    if shapes and any(s != shapes[0] for s in shapes):
+        raise ts.error("tensor literal is invalid; ranks are not consistent between elements",
+                       open_tok)
+    return (len(shapes),) + (shapes[0] if shapes else ())
+
+
+def _read_number(ts):
+    neg = ts.accept("-")
+    tok = ts.peek()
+    if tok.kind not in ("int", "float"):
+        raise ts.expected("a number")
+    ts.next()
+    return tok, "-" + tok.text if neg else tok.text
+
+
+def _read_element(ts, flat: list) -> None:
+    """One element: ``true``/``false``, a number, or a complex ``(re, im)`` pair; appended to
+    ``flat`` as (token, spelling) or (token, (re spelling, im spelling))."""
+    tok = ts.peek()
+    if tok.kind == "bare" and tok.text in ("true", "false"):
+        ts.next()
+        flat.append((tok, tok.text))
+    elif ts.accept("("):
+        _, re = _read_number(ts)
+        ts.expect(",")
+        _, im = _read_number(ts)
+        ts.expect(")")
+        flat.append((tok, (re, im)))
+    else:
+        flat.append(_read_number(ts))
+
+
+def _int_bits(ts, tok, spelling, et) -> int:
+    """The two's complement bits (``et.bits`` wide) of an integer element."""
+    if spelling in ("true", "false") or "." in spelling or isinstance(spelling, tuple):
+        raise ts.error(f"expected an integer element of {et.name}, got {tok.text}", tok)
+    neg = spelling.startswith("-")
+    body = spelling[1:] if neg else spelling
+    v = int(body, 16) if body.startswith("0x") else int(body)
+    v = -v if neg else v
+    bits = et.bits
+    if et.kind == "uint":
+        if v < 0:
+            raise ts.error("negative integer literal not valid for unsigned integer type", tok)
+        lo = 0
+    else:
+        lo = -(1 << (bits - 1))
+    if not lo <= v < 1 << bits:
+        raise ts.error(f"integer constant {v} out of range for {et.name}", tok)
+    return v & ((1 << bits) - 1)
+
+
+def _float_bits(ts, tok, spelling, et) -> int:
+    from .floatfmt import parse_float_bits
+    if not isinstance(spelling, str) or spelling in ("true", "false"):
+        raise ts.error(f"expected a float element of {et.name}", tok)
+    return ts.make(tok, parse_float_bits, spelling, et)
+
+
+def _element_bytes(ts, flat: list, et) -> bytes:
+    """The little-endian bytes of the parsed elements, one byte each for sub-byte types."""
+    kind = et.kind
+    if kind == "bool":
+        out = []
+        for tok, sp in flat:
+            if sp == "true" or sp == "false":
+                out.append(sp == "true")
+            else:
+                b = _int_bits(ts, tok, sp, et)
+                out.append(b)
+        return bytes(out)
+    if kind == "complex":
+        comp = et.component
+        words = []
+        for tok, sp in flat:
+            if not isinstance(sp, tuple):
+                raise ts.error(f"expected a complex element (re, im) of {et.name}", tok)
+            words.append(_float_bits(ts, tok, sp[0], comp))
+            words.append(_float_bits(ts, tok, sp[1], comp))
+        storage = _UINT_FOR_SIZE[comp.dtype.itemsize]
+    else:
+        conv = _float_bits if kind == "float" else _int_bits
+        words = [conv(ts, tok, sp, et) for tok, sp in flat]
+        storage = _UINT_FOR_SIZE[et.dtype.itemsize]
+    return np.array(words, dtype=storage).astype(np.dtype(storage).newbyteorder("<")).tobytes()
+
+
+def _hex_data(ts, tok, t: TensorType) -> bytes:
+    """The raw bytes of ``"0x..."`` (either case) for tensor type ``t``: all elements, or one
+    (a splat); sub-byte elements one byte each with the high bits clear, as MLIR keeps them."""
+    text = ts.string_value(tok)
+    digits = text[2:]
+    if not text.startswith("0x") or not (digits.isascii() and digits.isalnum()) \
+            and digits:
+        raise ts.error('expected a hex string "0x..." of the elements\' raw bytes', tok)
+    try:
+        raw = bytes.fromhex(digits)
+    except ValueError:
+        raise ts.error('expected a hex string "0x..." of the elements\' raw bytes',
+                       tok) from None
+    et = t.element_type
+    itemsize = et.dtype.itemsize
+    if len(raw) != t.num_elements * itemsize and len(raw) != itemsize:
+        raise ts.error(f"elements hex data size is invalid for provided type: {len(raw)} "
+                       f"bytes for {t} ({t.num_elements} x {itemsize} bytes)", tok)
+    if et.bits < 8 and raw and max(raw) >> et.bits:
+        bad = next(b for b in raw if b >> et.bits)
+        raise ts.error(f"hex byte 0x{bad:02X} is not an element of {et.name}: sub-byte elements "
+                       "take one byte each, high bits clear", tok)
+    return raw

@@ -43,6 +43,60 @@ class Dialect:
     def struct(self, mnemonic: str, body: str) -> str:
         return f"#{self.name}.{mnemonic}<{body}>"
 
+    # -- reading the spellings back (``ts`` is a syntax.TokenStream) ----------------------
+
+    def attribute_mnemonic(self, ts) -> str | None:
+        """The mnemonic of the dialect attribute ``ts`` is at, not consumed: ``dot`` for
+        ``#mhlo.dot<...>`` and MLIR's long form ``#mhlo<dot<...>>``, ``comparison_direction``
+        for ``#mhlo<comparison_direction GT>``; None if the next token is not one of ours."""
+        tok = ts.peek()
+        if tok.kind != "#":
+            return None
+        name = tok.text[1:]
+        if name == self.name:
+            inner = ts.peek(2)
+            return inner.text if ts.at("<", 1) and inner.kind == "bare" else None
+        if name.startswith(self.name) and name[len(self.name)] == ".":
+            return name[len(self.name) + 1:]
+        return None
+
+    def open_struct(self, ts, mnemonic: str) -> int:
+        """Reads the head ``struct`` writes, ``#mhlo.dot<``, or MLIR's equivalent long form
+        ``#mhlo<dot<``; returns how many ``>`` close it (give that to ``close_struct``)."""
+        tok = ts.peek()
+        if tok.kind == "#" and tok.text == f"#{self.name}.{mnemonic}":
+            ts.next()
+            ts.expect("<")
+            return 1
+        if tok.kind == "#" and tok.text == f"#{self.name}" and ts.at("<", 1) \
+                and ts.peek(2).text == mnemonic and ts.at("<", 3):
+            for _ in range(4):
+                ts.next()
+            return 2
+        raise ts.expected(f"#{self.name}.{mnemonic}<...>")
+
+    def close_struct(self, ts, closing: int) -> None:
+        for _ in range(closing):
+            ts.expect(">")
+
+    def read_enum(self, ts, kind: str):
+        """Reads an enum of ``kind`` as ``enum`` writes it and gives the token of its value
+        (not checked: the caller knows the values)."""
+        if kind in self.own_mnemonic_enums:
+            closing = self.open_struct(ts, kind)
+            value = ts.expect_kind("bare", f"a {kind} value")
+            self.close_struct(ts, closing)
+            return value
+        tok = ts.peek()
+        if tok.kind != "#" or tok.text != f"#{self.name}" or not ts.at("<", 1) \
+                or ts.peek(2).text != kind:
+            raise ts.expected(self.enum(kind, "VALUE"))
+        for _ in range(3):
+            ts.next()
+        value = ts.expect_kind("bare", f"a {kind} value")
+        ts.expect(">")
+        return value
+
 
 MHLO = Dialect("mhlo", "!mhlo.token", frozenset({"rng_algorithm", "rng_distribution"}))
 

@@ -61,6 +61,15 @@ class ElementType:
     def __str__(self):
         return self.name
 
+    def render(self, dialect=None) -> str:
+        """The type's text (``f32``): element types are types too, in a TypeAttr or signature."""
+        return self.name
+
+    @staticmethod
+    def parse(ts, dialect=None) -> "ElementType":
+        """Reads an element type from token stream ``ts``: the inverse of ``render``."""
+        return parse_element_type(ts)
+
     def __reduce__(self):
         return (element_type, (self.name,))
 
@@ -146,3 +155,30 @@ def from_numpy(dtype) -> ElementType:
         return _BY_DTYPE_NAME[dt.name]
     except KeyError:
         raise TypeError(f"numpy dtype {dt} has no MHLO element type") from None
+
+
+# The names MLIR spells bare (``complex<f32>`` is read in two steps; "complex64" is our alias,
+# not MLIR's).
+_BARE_NAMES = {t.name: t for t in ALL_ELEMENT_TYPES if not t.is_complex}
+_COMPLEX_OF = {"f32": complex64, "f64": complex128}
+
+
+def parse_element_type(ts) -> ElementType:
+    """Reads one element type (``f32``, ``ui4``, ``complex<f64>``) from token stream ``ts``."""
+    tok = ts.peek()
+    if tok.kind == "bare":
+        if tok.text == "complex":
+            ts.next()
+            ts.expect("<")
+            inner = ts.peek()
+            et = _COMPLEX_OF.get(inner.text) if inner.kind == "bare" else None
+            if et is None:
+                raise ts.expected("f32 or f64 (the complex types XLA has)")
+            ts.next()
+            ts.expect(">")
+            return et
+        et = _BARE_NAMES.get(tok.text)
+        if et is not None:
+            ts.next()
+            return et
+    raise ts.expected("an element type (" + ", ".join(t.name for t in ALL_ELEMENT_TYPES) + ")")

@@ -16,7 +16,7 @@ import numpy as np
 
 from .dtypes import ElementType
 
-__all__ = ["format_float", "format_scalar"]
+__all__ = ["format_float", "format_scalar", "parse_float_bits", "float_from_bits"]
 
 _UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -124,6 +124,94 @@ def format_float(value, et: ElementType) -> str:
     if "." in s:
         return s
     return f"0x{want:X}"
+
+
+def parse_float_bits(spelling: str, et: ElementType) -> int:
+    """The bits of float type ``et`` that MLIR's parser gives the literal ``spelling`` (a
+    leading ``-`` included): the inverse of ``format_float``.
+
+    Hex (``0x7FC00000``) is the bit pattern itself, as wide as the type at most and unsigned
+    (``-0x...`` is an error, as in MLIR). A decimal is read as MLIR reads it: first as the
+    nearest f64 (``Token::getFloatingPointValue``), which is then rounded to ``et``, to nearest,
+    ties to even (``APFloat::convert``). That rounds twice, so a decimal a hair off the
+    midpoint of two values of ``et`` can land on the "wrong" one; it is MLIR's answer, and the
+    one this gives (tests/mhlo_ir/test_parse_dense.py checks it against MLIR).
+    Raises ValueError.
+    """
+    body = spelling[1:] if spelling.startswith("-") else spelling
+    if body.startswith(("0x", "0X")):
+        if body is not spelling:
+            raise ValueError("hexadecimal float literal should not have a leading minus")
+        bits = int(body, 16)
+        if bits >> et.bits:
+            raise ValueError(f"hexadecimal float constant out of range for type {et.name}")
+        return bits
+    if "." not in body:
+        raise ValueError("unexpected decimal integer literal for a floating point value "
+                         "(add a trailing dot to make the literal a float)")
+    m = float(spelling)
+    if et.dtype == np.float64:
+        return _bits(m, et)
+    if et.name == "f8E8M0FNU":
+        return _e8m0_bits(m)
+    return _round_f64(m, et)
+
+
+def _round_f64(m: float, et: ElementType) -> int:
+    """The bits of f64 ``m`` rounded to ``et`` as APFloat::convert rounds (nearest, ties to
+    even). ml_dtypes' cast is right but for two things: it goes through f32 for some types,
+    rounding twice (bf16 of 4.5917757262545217e-41, a hair above half the smallest
+    subnormal, became 0), which the exact check of its neighbours below undoes; and it
+    saturates infinities into f4E2M1FN, where APFloat gives zero."""
+    with np.errstate(all="ignore"):
+        t = np.asarray(m, dtype=np.float64).astype(et.dtype)
+    tf = float(t)
+    # numpy's own f32 and f16 casts round once; exact values and inf/NaN need no check.
+    if tf == m or tf - tf != 0 or m - m != 0 or et.name in ("f32", "f16"):
+        if m - m != 0 and et.name == "f4E2M1FN":
+            return (m < 0) << 3
+        return _bits(t, et)
+    sign = 1 << (et.bits - 1)
+    a = abs(m)
+    storage = _UINT_FOR_SIZE[et.dtype.itemsize]
+    k = _bits(t, et) & (sign - 1)
+    best = None
+    for c in (k - 1, k, k + 1):          # f64 differences of neighbours are exact (Sterbenz)
+        if 0 <= c < sign:
+            v = float(np.array([c], dtype=storage).view(et.dtype)[0])
+            if v - v == 0:
+                key = (abs(v - a), c & 1)
+                if best is None or key < best[0]:
+                    best = (key, c)
+    c = best[1]
+    if m < 0 and (c or not et.name.endswith("FNUZ")):   # FNUZ types have no -0 (0x80 is NaN)
+        c |= sign
+    return c
+
+
+def _e8m0_bits(m: float) -> int:
+    """f64 to f8E8M0FNU (2**(bits - 127), 0xFF is NaN) as APFloat rounds: to the nearest power
+    of two, halfway (1.5 * 2**e) up; below 2**-127, zero included, the smallest value; from
+    1.5 * 2**127 up, NaN. ml_dtypes differs below 2**-126 (it gives NaN for 0.0 and 2**-126
+    for 6e-39). Negative values, which MLIR turns into NaN or drops the sign of, are refused."""
+    import math
+    if m != m or m == math.inf:
+        return 0xFF
+    if m < 0 or (m == 0 and math.copysign(1.0, m) < 0):
+        raise ValueError("f8E8M0FNU has no negative values")
+    if m < 2.0 ** -127:
+        return 0
+    frac, e = math.frexp(m)            # m = frac * 2**e, 0.5 <= frac < 1
+    e = e - 1 + (frac >= 0.75)
+    return min(e + 127, 0xFF)
+
+
+def float_from_bits(bits: int, et: ElementType):
+    """The value of float type ``et`` with ``bits``: a Python float, except NaNs, which come
+    as a numpy scalar of the type so that their payload and sign survive."""
+    x = np.asarray(bits, dtype=_UINT_FOR_SIZE[et.dtype.itemsize]).reshape(1).view(et.dtype)[0]
+    f = float(x)
+    return x if f != f else f
 
 
 def _parses_to(s: str, et: ElementType, bits: int) -> bool:

@@ -24,7 +24,7 @@ def _u32(v, what):
         raise ValueError(f"location {what} must be an integer in [0, 2**32), got {v!r}")
 
 __all__ = ["Location", "UnknownLoc", "NameLoc", "FileLineColLoc", "CallSiteLoc", "FusedLoc",
-           "UNKNOWN", "loc"]
+           "UNKNOWN", "loc", "read_location", "parse_location", "parse_location_aliases"]
 
 
 def _tuple(xs) -> tuple:
@@ -49,6 +49,11 @@ class UnknownLoc(Location):
     def render(self) -> str:
         return "unknown"
 
+    @classmethod
+    def parse(cls, ts, aliases=None) -> "UnknownLoc":
+        ts.expect("unknown")
+        return UNKNOWN
+
 
 @attrs.frozen(cache_hash=True)
 class FileLineColLoc(Location):
@@ -60,6 +65,17 @@ class FileLineColLoc(Location):
 
     def render(self) -> str:
         return f"{quote(self.filename)}:{int(self.line)}:{int(self.column)}"
+
+    @classmethod
+    def parse(cls, ts, aliases=None) -> "FileLineColLoc":
+        """Reads ``"file":line:col`` (or ``"file":line``, column 0, as MLIR reads it)."""
+        tok = ts.expect_kind("string", "a file name")
+        ts.expect(":")
+        line = ts.integer("a line number")
+        column = ts.integer("a column number") if ts.accept(":") else 0
+        if ts.at("to"):
+            raise ts.error("file ranges (\"f\":1:2 to 3:4) are not supported")
+        return ts.make(tok, cls, ts.string_value(tok), line, column)
 
 
 @attrs.frozen(cache_hash=True)
@@ -74,6 +90,19 @@ class NameLoc(Location):
             return quote(self.name)
         return f"{quote(self.name)}({self.child.render()})"
 
+    @classmethod
+    def parse(cls, ts, aliases=None) -> "NameLoc":
+        """Reads ``"name"`` or ``"name"(child)``; an unknown child is no child, as MLIR prints
+        both the same."""
+        tok = ts.expect_kind("string", "a location name")
+        child = None
+        if ts.accept("("):
+            child = read_location(ts, aliases)
+            ts.expect(")")
+            if child.__class__ is UnknownLoc:
+                child = None
+        return ts.make(tok, cls, ts.string_value(tok), child)
+
     def children(self):
         return () if self.child is None else (self.child,)
 
@@ -87,6 +116,17 @@ class CallSiteLoc(Location):
 
     def render(self) -> str:
         return f"callsite({self.callee.render()} at {self.caller.render()})"
+
+    @classmethod
+    def parse(cls, ts, aliases=None) -> "CallSiteLoc":
+        """Reads ``callsite(callee at caller)``."""
+        ts.expect("callsite")
+        ts.expect("(")
+        callee = read_location(ts, aliases)
+        ts.expect("at")
+        caller = read_location(ts, aliases)
+        ts.expect(")")
+        return cls(callee, caller)
 
     def children(self):
         return (self.callee, self.caller)
@@ -106,6 +146,18 @@ class FusedLoc(Location):
         meta = "" if self.metadata is None else f"<{quote(self.metadata)}>"
         return f"fused{meta}[{inner}]"
 
+    @classmethod
+    def parse(cls, ts, aliases=None) -> "FusedLoc":
+        """Reads ``fused[a, b]`` or ``fused<"metadata">[a, b]`` (string metadata only)."""
+        ts.expect("fused")
+        metadata = None
+        if ts.accept("<"):
+            if ts.peek().kind != "string":
+                raise ts.expected("a string (only string metadata is supported)")
+            metadata = ts.string()
+            ts.expect(">")
+        return cls(ts.comma_list(lambda: read_location(ts, aliases), "]", open="["), metadata)
+
     def children(self):
         return self.locations
 
@@ -122,3 +174,66 @@ def loc(where=None, line: int | None = None, column: int = 0) -> Location:
     if line is None:
         return NameLoc(where)
     return FileLineColLoc(where, line, column)
+
+
+def read_location(ts, aliases=None) -> Location:
+    """Reads the location inside ``loc(...)`` from token stream ``ts``. ``#loc3`` aliases are
+    looked up in ``aliases`` (a mapping from ``"#loc3"`` to a Location)."""
+    tok = ts.peek()
+    if tok.kind == "string":
+        if ts.at(":", 1):
+            return FileLineColLoc.parse(ts, aliases)
+        return NameLoc.parse(ts, aliases)
+    if tok.kind == "bare":
+        parse = _KEYWORDS.get(tok.text)
+        if parse is not None:
+            return parse(ts, aliases)
+    elif tok.kind == "#":
+        found = None if aliases is None else aliases.get(tok.text)
+        if found is None:
+            raise ts.error(f"undefined location alias {tok.text}", tok)
+        ts.next()
+        return found
+    raise ts.expected("a location")
+
+
+_KEYWORDS = {"unknown": UnknownLoc.parse, "callsite": CallSiteLoc.parse,
+             "fused": FusedLoc.parse}
+
+
+def parse_location(text: str, aliases=None) -> Location:
+    """The location spelled by all of ``text``: ``loc("f.py":3:7)`` or just what is inside
+    ``loc(...)`` (what ``render`` gives). Raises ``syntax.ParseError``."""
+    from .syntax import TokenStream
+    ts = TokenStream(text)
+    wrapped = ts.at("loc") and ts.at("(", 1)
+    if wrapped:
+        ts.next()
+        ts.next()
+    location = read_location(ts, aliases)
+    if wrapped:
+        ts.expect(")")
+    ts.expect_end()
+    return location
+
+
+def parse_location_aliases(text: str, aliases=None) -> dict:
+    """The ``#loc3 = loc(...)`` definitions that end MLIR's (and our ``locations="alias"``)
+    output, as a dict from ``"#loc3"`` to its Location; each may use those before it (and
+    any in ``aliases``). Other lines are skipped."""
+    from .syntax import TokenStream
+    out = dict(aliases or {})
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            continue
+        ts = TokenStream(line)
+        name = ts.next()
+        if name.kind != "#" or not ts.at("="):
+            continue
+        ts.next()
+        ts.expect("loc")
+        ts.expect("(")
+        out[name.text] = read_location(ts, out)
+        ts.expect(")")
+        ts.expect_end()
+    return out

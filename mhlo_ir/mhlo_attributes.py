@@ -17,7 +17,7 @@ __all__ = [
     "EnumAttr", "comparison_direction", "comparison_type", "precision", "fft_type", "transpose",
     "rng_algorithm", "rng_distribution", "DotDimensionNumbers", "GatherDimensionNumbers",
     "ScatterDimensionNumbers", "ConvDimensionNumbers", "ChannelHandle", "OutputOperandAlias",
-    "ENUM_VALUES",
+    "ENUM_VALUES", "read_dialect_attribute", "register_dialect_attribute",
 ]
 
 ENUM_VALUES = {
@@ -48,6 +48,16 @@ class EnumAttr(Attribute):
 
     def render(self, dialect) -> str:
         return dialect.enum(self.kind, self.value)
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "EnumAttr":
+        """Reads an enum as ``dialect.enum`` spells it (``#mhlo<comparison_direction GT>``,
+        ``#mhlo.rng_algorithm<THREE_FRY>``)."""
+        kind = dialect.attribute_mnemonic(ts)
+        if kind not in ENUM_VALUES:
+            raise ts.expected(f"a #{dialect.name} enum attribute")
+        tok = dialect.read_enum(ts, kind)
+        return ts.make(tok, cls, kind, tok.text)
 
 
 def _enum_factory(kind):
@@ -93,6 +103,42 @@ def _fields(*pairs, always=()) -> str:
     return ", ".join(_list(n, v) for n, v in pairs if v or n in always)
 
 
+def _read_ints(ts) -> tuple:
+    return tuple(ts.comma_list(ts.integer, "]", open="["))
+
+
+def _read_fields(ts, readers: dict, what: str, required=()) -> dict:
+    """``name = value, ...`` up to the closing ``>`` (not consumed), in any order, each name
+    at most once, as MLIR's struct parsers read them; ``readers`` maps names to readers."""
+    out = {}
+    tok = ts.peek()
+    if not ts.at(">"):
+        while True:
+            tok = ts.peek()
+            if tok.kind != "bare" or tok.text not in readers:
+                raise ts.expected(f"a {what} field ({', '.join(readers)})")
+            if tok.text in out:
+                raise ts.error(f"duplicate {what} field {tok.text!r}", tok)
+            ts.next()
+            ts.expect("=")
+            out[tok.text] = readers[tok.text](ts)
+            if not ts.accept(","):
+                break
+    missing = [n for n in required if n not in out]
+    if missing:
+        raise ts.error(f"{what}: missing {', '.join(missing)}", ts.peek())
+    return out
+
+
+def _parse_struct(cls, ts, dialect, mnemonic: str, readers: dict, required=()):
+    """A ``#mhlo.<mnemonic><field = value, ...>`` attribute of ``cls``."""
+    start = ts.peek()
+    closing = dialect.open_struct(ts, mnemonic)
+    fields = _read_fields(ts, readers, mnemonic, required)
+    dialect.close_struct(ts, closing)
+    return ts.make(start, cls, **fields)
+
+
 def _with_index_vector_dim(body: str, dim: int) -> str:
     # MLIR leaves out index_vector_dim when it is 0.
     if not dim:
@@ -116,6 +162,12 @@ class DotDimensionNumbers(Attribute):
             ("lhs_contracting_dimensions", self.lhs_contracting_dimensions),
             ("rhs_contracting_dimensions", self.rhs_contracting_dimensions)))
 
+    @classmethod
+    def parse(cls, ts, dialect) -> "DotDimensionNumbers":
+        """Reads ``#mhlo.dot<...>``; fields left out are empty lists, as render leaves them."""
+        return _parse_struct(cls, ts, dialect, "dot", dict.fromkeys(
+            [f.name for f in attrs.fields(cls)], _read_ints))
+
 
 @attrs.frozen
 class GatherDimensionNumbers(Attribute):
@@ -137,6 +189,13 @@ class GatherDimensionNumbers(Attribute):
             ("start_index_map", self.start_index_map))
         return dialect.struct("gather", _with_index_vector_dim(body, self.index_vector_dim))
 
+    @classmethod
+    def parse(cls, ts, dialect) -> "GatherDimensionNumbers":
+        """Reads ``#mhlo.gather<...>`` (index_vector_dim 0 and empty lists may be left out)."""
+        readers = dict.fromkeys([f.name for f in attrs.fields(cls)], _read_ints)
+        readers["index_vector_dim"] = ts.__class__.integer
+        return _parse_struct(cls, ts, dialect, "gather", readers)
+
 
 @attrs.frozen
 class ScatterDimensionNumbers(Attribute):
@@ -157,6 +216,13 @@ class ScatterDimensionNumbers(Attribute):
             ("scatter_indices_batching_dims", self.scatter_indices_batching_dims),
             ("scatter_dims_to_operand_dims", self.scatter_dims_to_operand_dims))
         return dialect.struct("scatter", _with_index_vector_dim(body, self.index_vector_dim))
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "ScatterDimensionNumbers":
+        """Reads ``#mhlo.scatter<...>`` (index_vector_dim 0 and empty lists may be left out)."""
+        readers = dict.fromkeys([f.name for f in attrs.fields(cls)], _read_ints)
+        readers["index_vector_dim"] = ts.__class__.integer
+        return _parse_struct(cls, ts, dialect, "scatter", readers)
 
 
 def _conv_dims(batch, feature, spatial) -> str:
@@ -202,6 +268,67 @@ class ConvDimensionNumbers(Attribute):
                          self.output_spatial_dimensions)
         return dialect.struct("conv", f"{lhs}x{rhs}->{out}")
 
+    @classmethod
+    def parse(cls, ts, dialect) -> "ConvDimensionNumbers":
+        """Reads ``#mhlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>``, or MLIR's
+        ``#mhlo.conv<raw input_batch_dimension = 0, ...>`` with every field named."""
+        start = ts.peek()
+        closing = dialect.open_struct(ts, "conv")
+        if ts.accept("raw"):
+            names = [f.name for f in attrs.fields(cls)]
+            readers = {n: (_read_ints if n.endswith("dimensions") and "spatial" in n
+                           else ts.__class__.integer) for n in names}
+            fields = _read_fields(ts, readers, "conv", required=names)
+        else:
+            ib, if_, isp = _read_conv_dims(ts, "b", "f")
+            ts.expect("x")
+            ki, ko, ksp = _read_conv_dims(ts, "i", "o")
+            ts.expect("->")
+            ob, of, osp = _read_conv_dims(ts, "b", "f")
+            fields = dict(
+                input_batch_dimension=ib, input_feature_dimension=if_,
+                input_spatial_dimensions=isp, kernel_input_feature_dimension=ki,
+                kernel_output_feature_dimension=ko, kernel_spatial_dimensions=ksp,
+                output_batch_dimension=ob, output_feature_dimension=of,
+                output_spatial_dimensions=osp)
+        dialect.close_struct(ts, closing)
+        return ts.make(start, cls, **fields)
+
+
+def _read_conv_dims(ts, a: str, b: str) -> tuple:
+    """``[b, 0, 1, f]``: the positions of ``a`` and ``b`` and of each spatial dimension."""
+    open_tok = ts.peek()
+    pos_a = pos_b = None
+    spatial = {}
+
+    def item():
+        nonlocal pos_a, pos_b
+        tok = ts.peek()
+        at = len(spatial) + (pos_a is not None) + (pos_b is not None)
+        if tok.kind == "int":
+            k = ts.integer()
+            if k in spatial:
+                raise ts.error(f"spatial dimension {k} appears twice", tok)
+            spatial[k] = at
+        elif tok.kind == "bare" and tok.text in (a, b):
+            ts.next()
+            if (pos_a if tok.text == a else pos_b) is not None:
+                raise ts.error(f"'{tok.text}' appears twice", tok)
+            if tok.text == a:
+                pos_a = at
+            else:
+                pos_b = at
+        else:
+            raise ts.expected(f"'{a}', '{b}' or a spatial dimension number")
+
+    ts.comma_list(item, "]", open="[")
+    if pos_a is None or pos_b is None:
+        raise ts.error(f"conv dimensions must name '{a}' and '{b}'", open_tok)
+    if sorted(spatial) != list(range(len(spatial))):
+        raise ts.error(f"spatial dimensions {sorted(spatial)} are not 0..{len(spatial) - 1}",
+                       open_tok)
+    return pos_a, pos_b, tuple(spatial[k] for k in range(len(spatial)))
+
 
 @attrs.frozen
 class ChannelHandle(Attribute):
@@ -212,6 +339,13 @@ class ChannelHandle(Attribute):
 
     def render(self, dialect) -> str:
         return dialect.struct("channel_handle", f"handle = {self.handle}, type = {self.type}")
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "ChannelHandle":
+        """Reads ``#mhlo.channel_handle<handle = 1, type = 1>``."""
+        integer = ts.__class__.integer
+        return _parse_struct(cls, ts, dialect, "channel_handle",
+                             {"handle": integer, "type": integer}, required=("handle", "type"))
 
 
 @attrs.frozen
@@ -228,3 +362,36 @@ class OutputOperandAlias(Attribute):
             f"output_tuple_indices = [{', '.join(map(str, self.output_tuple_indices))}], "
             f"operand_index = {self.operand_index}, "
             f"operand_tuple_indices = [{', '.join(map(str, self.operand_tuple_indices))}]")
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "OutputOperandAlias":
+        """Reads ``#mhlo.output_operand_alias<output_tuple_indices = [..], ...>``."""
+        readers = {"output_tuple_indices": _read_ints, "operand_index": ts.__class__.integer,
+                   "operand_tuple_indices": _read_ints}
+        return _parse_struct(cls, ts, dialect, "output_operand_alias", readers,
+                             required=tuple(readers))
+
+
+_STRUCTS = {"dot": DotDimensionNumbers.parse, "gather": GatherDimensionNumbers.parse,
+            "scatter": ScatterDimensionNumbers.parse, "conv": ConvDimensionNumbers.parse,
+            "channel_handle": ChannelHandle.parse,
+            "output_operand_alias": OutputOperandAlias.parse}
+
+
+def register_dialect_attribute(mnemonic: str, parse) -> None:
+    """Makes ``read_dialect_attribute`` hand ``#mhlo.<mnemonic>`` / ``#mhlo<mnemonic ...>``
+    to ``parse(ts, dialect)``: for attribute kinds defined outside this module."""
+    _STRUCTS[mnemonic] = parse
+
+
+def read_dialect_attribute(ts, dialect):
+    """Reads one of the output dialect's enum or structured attributes (``#mhlo...``)."""
+    mnemonic = dialect.attribute_mnemonic(ts)
+    parse = _STRUCTS.get(mnemonic)
+    if parse is None:
+        if mnemonic in ENUM_VALUES:
+            return EnumAttr.parse(ts, dialect)
+        known = sorted([*_STRUCTS, *ENUM_VALUES])
+        raise ts.error(f"unknown {dialect.name} attribute {mnemonic or ts.peek().text!r}; "
+                       "expected one of " + ", ".join(known))
+    return parse(ts, dialect)

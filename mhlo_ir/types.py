@@ -12,11 +12,11 @@ from typing import Iterable, Sequence
 import attrs
 import numpy as np
 
-from .dtypes import from_numpy
+from .dtypes import from_numpy, parse_element_type
 
 __all__ = [
     "Type", "TensorType", "TokenType", "TupleType", "FunctionType", "tensor", "token",
-    "tuple_type", "function_type",
+    "tuple_type", "function_type", "parse_type", "read_type",
 ]
 
 
@@ -145,6 +145,18 @@ class TensorType(Type):
     def render(self, dialect=None) -> str:
         return self._text
 
+    @classmethod
+    def parse(cls, ts, dialect=None) -> "TensorType":
+        """Reads ``tensor<2x3xf32>`` from token stream ``ts``: the inverse of ``render``."""
+        start = ts.expect("tensor")
+        ts.expect("<")
+        dims = ts.dimension_list()
+        et = parse_element_type(ts)
+        if ts.at(","):
+            raise ts.error("tensor encodings are not supported")
+        ts.expect(">")
+        return ts.make(start, tensor, dims, et)
+
     def __str__(self):
         return self._text
 
@@ -155,6 +167,15 @@ class TokenType(Type):
 
     def render(self, dialect) -> str:
         return dialect.token_type
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "TokenType":
+        """Reads the dialect's token type (``!mhlo.token``)."""
+        tok = ts.peek()
+        if tok.kind != "!" or tok.text != dialect.token_type:
+            raise ts.expected(dialect.token_type)
+        ts.next()
+        return TOKEN
 
     def __str__(self):
         return "!token"
@@ -168,6 +189,12 @@ class TupleType(Type):
 
     def render(self, dialect) -> str:
         return "tuple<" + ", ".join(t.render(dialect) for t in self.types) + ">"
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "TupleType":
+        """Reads ``tuple<tensor<f32>, !mhlo.token>``."""
+        ts.expect("tuple")
+        return cls(ts.comma_list(lambda: read_type(ts, dialect), ">", open="<"))
 
     def __str__(self):
         return "tuple<" + ", ".join(map(str, self.types)) + ">"
@@ -186,6 +213,17 @@ class FunctionType(Type):
             return f"({ins}) -> {self.results[0].render(dialect)}"
         outs = ", ".join(t.render(dialect) for t in self.results)
         return f"({ins}) -> ({outs})"
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "FunctionType":
+        """Reads ``(ins) -> out`` or ``(ins) -> (outs)``; as in MLIR, a function-typed result
+        needs the parentheses (``() -> ((i32) -> i32)``)."""
+        def one():
+            return read_type(ts, dialect)
+        inputs = ts.comma_list(one, ")", open="(")
+        ts.expect("->")
+        results = ts.comma_list(one, ")", open="(") if ts.at("(") else [one()]
+        return cls(inputs, results)
 
 
 TOKEN = TokenType()
@@ -207,3 +245,31 @@ def tuple_type(types: Sequence[Type]) -> TupleType:
 
 def function_type(inputs: Sequence[Type], results: Sequence[Type]) -> FunctionType:
     return FunctionType(tuple(inputs), tuple(results))
+
+
+def read_type(ts, dialect):
+    """Reads one type from token stream ``ts``: a tensor, tuple, function or token type, or an
+    element type (``f32``), which MLIR also allows where a type is expected."""
+    tok = ts.peek()
+    if tok.kind == "bare":
+        if tok.text == "tensor":
+            return TensorType.parse(ts, dialect)
+        if tok.text == "tuple":
+            return TupleType.parse(ts, dialect)
+        return parse_element_type(ts)
+    if tok.kind == "!":
+        return TokenType.parse(ts, dialect)
+    if tok.kind == "punct" and tok.text == "(":
+        return FunctionType.parse(ts, dialect)
+    raise ts.expected("a type")
+
+
+def parse_type(text: str, dialect=None):
+    """The type spelled by all of ``text`` (``"tensor<2x3xf32>"``, ``"!mhlo.token"``), as
+    ``dialect`` (default MHLO) spells it. Raises ``syntax.ParseError``."""
+    from .dialect import MHLO
+    from .syntax import TokenStream
+    ts = TokenStream(text)
+    t = read_type(ts, MHLO if dialect is None else dialect)
+    ts.expect_end()
+    return t
