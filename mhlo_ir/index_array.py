@@ -82,6 +82,30 @@ class IndexArrayAttr(Attribute):
             return array_text(self.ints)
         return dense_text(self.ints, hex_threshold)
 
+    @classmethod
+    def parse(cls, ts, dialect) -> "IndexArrayAttr":
+        """Reads the dialect's spelling back: ``dense<...> : tensor<Nxi64>`` (any form: list,
+        splat, hex) in MHLO, ``array<i64: ...>`` in StableHLO. The other spelling is an
+        error, as jaxlib rejects it on the dialect's ops."""
+        tok = ts.peek()
+        if dialect is not None and dialect.index_arrays == "array":
+            from .attributes import DenseArrayAttr
+            if not ts.at("array"):
+                raise ts.expected(f"array<i64: ...> (how {dialect.name} spells integer lists)")
+            a = DenseArrayAttr.parse(ts, dialect)
+            if a.type.name != "i64":
+                raise ts.error(f"expected array<i64: ...>, got array<{a.type.name}>", tok)
+            return index_array(a.values)
+        from .dense import DenseElementsAttr
+        if not ts.at("dense"):
+            raise ts.expected("dense<...> : tensor<Nxi64> (how "
+                              f"{'mhlo' if dialect is None else dialect.name} spells integer "
+                              "lists)")
+        a = DenseElementsAttr.parse(ts, dialect)
+        if a.type.element_type.name != "i64" or a.type.rank != 1:
+            raise ts.error(f"expected a 1-D tensor<Nxi64> attribute, got {a.type}", tok)
+        return index_array(a.to_array().tolist())
+
 
 def dense_text(ints: tuple, hex_threshold: int = _HEX_THRESHOLD) -> str:
     """``ints`` as MLIR prints a 1-D ``tensor<Nxi64>`` dense elements attribute: ``dense<>``

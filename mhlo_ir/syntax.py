@@ -132,7 +132,7 @@ class TokenStream:
     ``source`` names the text in error messages (like MLIR's ``"-"`` for standard input).
     """
 
-    __slots__ = ("text", "source", "_pos", "_ahead")
+    __slots__ = ("text", "source", "_pos", "_ahead", "_token_re", "_skip_re", "_end")
 
     def __init__(self, text: str, source: str | None = None):
         if not isinstance(text, str):
@@ -141,17 +141,28 @@ class TokenStream:
         self.source = source
         self._pos = 0          # where lexing continues (after the tokens in _ahead)
         self._ahead = []       # tokens lexed but not consumed
+        self._token_re, self._skip_re, _ = _patterns()
+        self._end = len(text)
 
     # -- lexing ---------------------------------------------------------------------------
 
     def _lex(self) -> Token:
-        token_re, skip_re, _ = _patterns()
         text = self.text
-        pos = skip_re.match(text, self._pos).end()
-        if pos >= len(text):
+        pos = self._skip_re.match(text, self._pos).end()
+        if pos >= self._end:
             self._pos = pos
             return Token("eof", "", pos)
-        m = token_re.match(text, pos)
+        if text[pos] == '"':
+            # Fast path for strings without escapes: a big constant's hex is megabytes long,
+            # and the regex takes a second per few megabytes.
+            end = text.find('"', pos + 1)
+            if end > 0:
+                body = text[pos + 1:end]
+                if "\\" not in body and "\n" not in body and "\v" not in body \
+                        and "\f" not in body:
+                    self._pos = end + 1
+                    return Token("string", text[pos:end + 1], pos)
+        m = self._token_re.match(text, pos)
         if m is None:
             raise self._lex_error(pos)
         group = m.lastgroup
@@ -192,6 +203,8 @@ class TokenStream:
     def peek(self, k: int = 0) -> Token:
         """The token ``k`` places ahead, not consumed."""
         ahead = self._ahead
+        if ahead and not k:
+            return ahead[0]
         while len(ahead) <= k:
             ahead.append(self._lex())
         return ahead[k]

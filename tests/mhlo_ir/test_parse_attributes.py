@@ -217,3 +217,38 @@ def test_float_attributes_of_ml_dtypes_nans_equal_themselves():
 def test_parse_attribute_rejects_trailing_text():
     with pytest.raises(ParseError, match="expected end of input"):
         parse_attribute("1 2")
+
+
+# -- IndexArrayAttr: one value, two spellings -------------------------------------------------
+
+def _index_array_of(text, dialect):
+    from mhlo_ir.syntax import TokenStream
+    ts = TokenStream(text)
+    a = hlo.IndexArrayAttr.parse(ts, dialect)
+    ts.expect_end()
+    return a
+
+
+@given(st.one_of(st.lists(st.integers(-2**63, 2**63 - 1), max_size=8),
+                 st.lists(st.integers(0, 3), min_size=99, max_size=130),
+                 st.integers(0, 120).map(lambda n: [7] * n)),
+       st.sampled_from([MHLO, STABLEHLO]))
+def test_index_arrays_parse_in_their_dialect(ints, dialect):
+    from mhlo_ir.index_array import index_array
+    x = index_array(ints)
+    text = x.render(dialect)
+    got = _index_array_of(text, dialect)
+    assert got == x and got.ints == x.ints
+    theirs = mlir_dictionary({"a.x": text})[len("{a.x = "):-1]   # MLIR's (uppercase hex)
+    assert _index_array_of(theirs, dialect) == x
+
+
+def test_index_arrays_refuse_the_other_spelling():
+    with pytest.raises(ParseError, match="expected dense<...> : tensor<Nxi64>"):
+        _index_array_of("array<i64: 1>", MHLO)
+    with pytest.raises(ParseError, match="expected array<i64: ...>"):
+        _index_array_of("dense<[1, 2]> : tensor<2xi64>", STABLEHLO)
+    with pytest.raises(ParseError, match="1-D tensor<Nxi64>"):
+        _index_array_of("dense<[1, 2]> : tensor<2xi32>", MHLO)
+    with pytest.raises(ParseError, match="got array<i32>"):
+        _index_array_of("array<i32: 1>", STABLEHLO)
