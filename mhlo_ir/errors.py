@@ -13,4 +13,6 @@ class OpBuildError(IRError, TypeError):
 
 
 class ModuleVerificationError(IRError):
-    """A whole-module check failed (use before definition, bad terminator, return mismatch)."""
+    """A whole-module check failed (use before definition, bad terminator, return mismatch,
+    an op edited into a state its rules reject). The only error ``Module.verify`` raises: the
+    message names the function, the op and its location, and what was expected."""

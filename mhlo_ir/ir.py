@@ -8,14 +8,27 @@ lists for operands and results, and no use-lists.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from .attributes import to_attribute
-from .errors import IRError
+from .attributes import Attribute, to_attribute
+from .dense import HEX_THRESHOLD
+from .dialect import MHLO, Dialect
+from .errors import IRError, OpBuildError
 from .location import UNKNOWN, Location
 from .op_attributes import OpAttributes
 from .text import check_attr_name, check_string
 from .types import FunctionType, Type
+
+if TYPE_CHECKING:
+    from .builder import Builder
+
+# What the printer writes from a Function's or Module's own fields: the same name in their
+# attribute dictionary would be a second copy (jaxlib: "'sym_name' is an inferred attribute
+# and should not be specified in the explicit attribute dictionary").
+FUNCTION_RESERVED = frozenset({"sym_name", "sym_visibility", "function_type", "arg_attrs",
+                               "res_attrs"})
+MODULE_RESERVED = frozenset({"sym_name", "sym_visibility"})
 
 
 def _check_symbol(name, what):
@@ -119,14 +132,35 @@ class Operation:
         return self.attributes.get(name, default)
 
     def set_attr(self, name: str, value) -> None:
-        """Set an attribute (e.g. ``mhlo.sharding``); values go through ``to_attribute``.
+        """Set an attribute (e.g. ``mhlo.sharding``, or one the op owns such as
+        ``broadcast_dimensions``).
 
-        Builders share one attribute dict among ops built from the same arguments, so this
+        An attribute the op's spec owns goes through the spec's own converter, as in the
+        builder (``[0]`` becomes the index array the op's rules read, not an ArrayAttr); a
+        value of the wrong kind raises OpBuildError naming the op and the attribute. Other
+        names go through ``to_attribute``. The op is not re-checked as a whole (an edit may
+        take several steps): ``Module.verify`` does that.
+
+        Builders share one attribute mapping among ops built from the same arguments, so this
         copies before writing; treat ``attributes`` itself as read-only.
         """
         check_attr_name(name)
-        attrs = dict(self.attributes) if self.attributes else {}
-        attrs[name] = to_attribute(value)
+        spec = self.spec
+        owned = spec.attributes.get(name)
+        try:
+            attr = owned.convert(value) if owned is not None else to_attribute(value)
+        except Exception as e:  # noqa: BLE001 - converters raise what their parsing raises
+            raise OpBuildError(f"'{spec.name}' attribute {name}: {e} (got "
+                               f"{type(value).__name__} {value!r:.60})") from e
+        if not isinstance(attr, Attribute):  # pragma: no cover - a converter's bug
+            raise OpBuildError(f"'{spec.name}' attribute {name}: the converter made "
+                               f"{type(attr).__name__} {attr!r:.60}, not an Attribute")
+        current = self.attributes
+        if current is not None and not isinstance(current, Mapping):
+            raise OpBuildError(f"'{spec.name}' attributes is {type(current).__name__} "
+                               f"{current!r:.60}, not a mapping: assign one to op.attributes")
+        attrs = dict(current) if current else {}
+        attrs[name] = attr
         self.attributes = OpAttributes(attrs)
 
     def __repr__(self):
@@ -309,7 +343,7 @@ class Function:
 
     def __init__(self, name: str, arg_types: Sequence[Type], result_types=None, *,
                  visibility: str | None = None, arg_attrs=None, res_attrs=None,
-                 attributes=None, location: Location = UNKNOWN, arg_locations=None):
+                 attributes=None, location: Location = UNKNOWN, arg_locations=None) -> None:
         if visibility not in (None, "public", "private", "nested"):
             raise IRError(f"function @{name}: visibility must be public, private or nested, "
                           f"not {visibility!r}")
@@ -324,8 +358,9 @@ class Function:
         self.arg_attrs = _attr_dicts(arg_attrs, len(self.arg_types), name, "argument")
         self.res_attrs = None if res_attrs is None else _attr_dicts(
             res_attrs, len(res_attrs), name, "result")
-        self.attributes = {check_attr_name(k): to_attribute(v)
-                           for k, v in (attributes or {}).items()}
+        self.attributes = {
+            check_attr_name(k, "function attribute name", reserved=FUNCTION_RESERVED):
+                to_attribute(v) for k, v in (attributes or {}).items()}
         self.body = Region([Block(self.arg_types, arg_locations)])
         self.location = location
         self.module = None
@@ -365,11 +400,11 @@ class Function:
             self.res_attrs.append({})
         self.res_attrs[index][name] = to_attribute(value)
 
-    def builder(self):
+    def builder(self) -> Builder:
         """A Builder inserting at the end of the entry block."""
         return _lazy.Builder(self.body.blocks[0], self)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Function @{self.name}>"
 
 
@@ -388,19 +423,24 @@ class Module:
     """``builtin.module``: functions plus module attributes, with a symbol table.
 
     ``add_function`` uniquifies names (``f``, ``f_0``, ``f_1``...) unless ``exact=True``, the way
-    MLIR's SymbolTable does on insertion, so generated helpers never collide.
+    MLIR's SymbolTable does on insertion, so generated helpers never collide. Module attributes
+    need a dialect prefix (``mhlo.num_partitions``), as MLIR requires.
     """
 
-    __slots__ = ("name", "attributes", "functions", "_symbols", "location")
+    __slots__ = ("name", "attributes", "functions", "_symbols", "_next_suffix", "location")
 
-    def __init__(self, name: str | None = None, attributes=None, location: Location = UNKNOWN):
+    def __init__(self, name: str | None = None, attributes=None,
+                 location: Location = UNKNOWN) -> None:
         if name is not None:
             check_string(name, "module name")  # MLIR accepts an empty module name
         self.name = name
-        self.attributes = {check_attr_name(k): to_attribute(v)
+        self.attributes = {_module_attr_name(k): to_attribute(v)
                            for k, v in (attributes or {}).items()}
         self.functions: list = []
         self._symbols: dict = {}
+        # Per base name, the first suffix not yet tried: uniquifying the n-th "g" costs one
+        # probe, not n (20,000 same-named functions took 30 s and more probing from _0).
+        self._next_suffix: dict = {}
         self.location = location
 
     def add_function(self, name: str, arg_types: Sequence[Type], result_types=None, *,
@@ -409,40 +449,57 @@ class Module:
         return self.insert(Function(name, arg_types, result_types, **kwargs), exact=exact)
 
     def insert(self, fn: Function, *, exact: bool = False) -> Function:
+        """Add ``fn``, renamed ``name_0``, ``name_1``... if its name is taken (unless
+        ``exact``, which makes a taken name an IRError). Returns ``fn``."""
         _check_symbol(fn.name, "function name")
-        if fn.name in self._symbols:
+        symbols = self._symbols
+        base = fn.name
+        if base in symbols:
             if exact:
-                raise IRError(f"module already has a symbol named @{fn.name}")
-            i = 0
-            while f"{fn.name}_{i}" in self._symbols:
+                raise IRError(f"module already has a symbol named @{base}")
+            i = self._next_suffix.get(base, 0)
+            # Names taken otherwise (an exact "g_3", a function renamed by hand) are skipped.
+            while f"{base}_{i}" in symbols:
                 i += 1
-            fn.name = f"{fn.name}_{i}"
-        self._symbols[fn.name] = fn
+            self._next_suffix[base] = i + 1
+            fn.name = f"{base}_{i}"
+        symbols[fn.name] = fn
         self.functions.append(fn)
         fn.module = self
         return fn
 
     def lookup(self, name: str) -> Function | None:
+        """The function named ``name`` (as inserted), or None."""
         return self._symbols.get(name)
 
     def set_attr(self, name: str, value) -> None:
-        self.attributes[check_attr_name(name)] = to_attribute(value)
+        """Set a module attribute such as ``mhlo.num_partitions`` (a dialect prefix is
+        required)."""
+        self.attributes[_module_attr_name(name)] = to_attribute(value)
 
-    def to_text(self, **options) -> str:
+    def to_text(self, *, dialect: Dialect = MHLO, locations: bool = True,
+                hex_threshold: int = HEX_THRESHOLD, pretty: bool = False) -> str:
         """The module as MLIR text; see ``mhlo_ir.printer.print_module`` for the options."""
-        return _lazy.print_module(self, **options)
+        return _lazy.print_module(self, dialect=dialect, locations=locations,
+                                  hex_threshold=hex_threshold, pretty=pretty)
 
-    def verify(self) -> "Module":
-        """Check the whole module in Python; raises ModuleVerificationError. Returns self."""
+    def verify(self) -> Module:
+        """Check the whole module in Python (``mhlo_ir.verifier``); raises
+        ModuleVerificationError, and no other error, for the first problem. Returns self."""
         from .verifier import verify_module
         verify_module(self)
         return self
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.to_text()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Module @{self.name} with {len(self.functions)} functions>"
+
+
+def _module_attr_name(name) -> str:
+    return check_attr_name(name, "module attribute name", dialect=True,
+                           reserved=MODULE_RESERVED)
 
 
 class _Lazy:

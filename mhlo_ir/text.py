@@ -55,13 +55,25 @@ def check_string(s, what: str) -> str:
     return s
 
 
-def check_attr_name(name, what: str = "attribute name", dialect: bool = False) -> str:
-    """An attribute name MLIR accepts: a non-empty UTF-8 string; with ``dialect``, one with a
-    dialect prefix (``mhlo.sharding``), as function argument and result attributes must be."""
+def check_attr_name(name, what: str = "attribute name", dialect: bool = False,
+                    reserved: frozenset = frozenset()) -> str:
+    """``name`` if MLIR accepts it as an attribute name here, else a clear ValueError.
+
+    Always: a non-empty UTF-8 string. With ``dialect``, it must carry a dialect prefix
+    (``mhlo.sharding``): MLIR requires one on a module's attributes ("'builtin.module' op
+    can only contain attributes with dialect-prefixed names") and we require one on function
+    argument and result attributes, as MLIR's function interface expects. ``reserved`` names
+    are the ones the printer writes itself (``sym_name``, ``function_type``...): a second copy
+    in the dictionary is an error in jaxlib ("is an inferred attribute and should not be
+    specified").
+    """
     check_string(name, what)
     if not name:
         raise ValueError(f"{what} must not be empty")
+    if name in reserved:
+        raise ValueError(f"{what} {name!r} is reserved: the printer writes it from the "
+                         "object's own fields (set the name, type or visibility there)")
     if dialect and "." not in name.lstrip("."):
-        raise ValueError(f"{what} {name!r}: function argument and result attributes need a "
-                         "dialect prefix (e.g. 'mhlo.sharding', 'jax.result_info')")
+        raise ValueError(f"{what} {name!r} has no dialect prefix: MLIR requires one here "
+                         "(e.g. 'mhlo.num_partitions', 'mhlo.sharding', 'jax.result_info')")
     return name

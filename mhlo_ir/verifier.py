@@ -1,145 +1,580 @@
 """Whole-module checks in pure Python, run before any text reaches jaxlib.
 
 Builders already check each op as it is made; this pass catches what only the whole module
-shows: values used outside the region that defines them (or before their definition), blocks
-without terminators, terminators that are not last, returns that disagree with the function
-type, calls to missing functions or with the wrong types, and ops edited after building.
+shows, and what editing a built module can break: values used outside the function or region
+that defines them (or before their definition), blocks without terminators, ops after a
+terminator, returns that disagree with the function type, calls and ``called_computations``
+naming missing functions, recursive calls, attributes of the wrong kind, and ops edited into
+a state their spec rejects (``OpSpec.validate``, the same check the builder runs).
+
+Every problem is a ModuleVerificationError naming the function, the op, its location and what
+was expected; whatever a module holds, no other exception escapes (an op's rules may fail on
+attributes of a kind they never expected: that too is reported as the op's error).
+
+NOTE: regions are walked with an explicit stack, so nesting depth is limited by memory, not by
+Python's recursion limit. Visibility is one dict from each value to the frame of the block
+that defines it: a value is visible while that frame is open (an enclosing block, or the same
+block earlier), and not from inside a closed region (reduction bodies, comparators) when it
+was defined outside it.
 """
 
 from __future__ import annotations
 
-from .attributes import ArrayAttr, DictionaryAttr, SymbolRefAttr
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from .attributes import ArrayAttr, Attribute, DictionaryAttr, SymbolRefAttr
+from .dialect import MHLO
 from .errors import ModuleVerificationError, OpBuildError
-from .ir import Function, Module
+from .ir import (FUNCTION_RESERVED, MODULE_RESERVED, VALUE_CLASSES, Block, BlockArgument,
+                 Function, Module, Operation, OpResult, Region, SingleResultOp, Value)
+from .location import Location
+from .ops.spec import OpSpec
+from .text import check_attr_name
+from .types import Type
 
 __all__ = ["verify_module"]
 
+_OP_CLASSES = frozenset({Operation, SingleResultOp})
+_MAPPING_CLASSES = frozenset({dict, MappingProxyType})
+_VISIBILITIES = (None, "public", "private", "nested")
+# Frame states: not yet entered (a later region of the same op), open, closed.
+_PENDING, _OPEN, _CLOSED = 0, 1, 2
+_NO_ATTRS: Mapping = MappingProxyType({})
+_FIXED: dict = {}  # OpSpec -> how many of its operands are not variadic
 
-def _where(fn: Function, op) -> str:
-    loc = op.location.render() if op.location is not None else "unknown"
-    return f"in @{fn.name}, op '{op.spec.name}' (location {loc})"
+
+def _fail(message: str):
+    raise ModuleVerificationError(message)
+
+
+def _show(x) -> str:
+    """``x`` for a message: its class and a short repr (which must not fail either)."""
+    try:
+        r = repr(x)
+    except Exception:  # noqa: BLE001 - any object may be found where a value should be
+        r = "?"
+    return f"{type(x).__name__} {r[:60]}"
+
+
+def _text(a) -> str:
+    """An attribute's MLIR text, shortened, for a message."""
+    try:
+        t = a.render(MHLO)
+    except Exception:  # noqa: BLE001
+        return _show(a)
+    return t if len(t) <= 80 else t[:77] + "..."
+
+
+def _loc(x) -> str:
+    loc = getattr(x, "location", None)
+    if isinstance(loc, Location):
+        try:
+            return loc.render()
+        except Exception:  # noqa: BLE001
+            pass
+    return "unknown"
+
+
+def _op_name(op) -> str:
+    spec = getattr(op, "spec", None)
+    return spec.name if isinstance(spec, OpSpec) else f"<{type(op).__name__}>"
+
+
+def _types(ts) -> str:
+    return "(" + ", ".join(map(str, ts)) + ")"
+
+
+class _Frame:
+    """One block being verified: where it is, and whether its values are visible now."""
+
+    __slots__ = ("block", "pos", "depth", "floor", "floor_owner", "state", "top", "owner",
+                 "region", "pending")
+
+    def __init__(self, block, depth, floor, floor_owner, top, owner, region):
+        self.block = block
+        self.pos = 0
+        self.depth = depth
+        # Values defined in frames shallower than ``floor`` are hidden (a closed region).
+        self.floor = floor
+        self.floor_owner = floor_owner
+        self.state = _PENDING
+        self.top = top
+        self.owner = owner
+        self.region = region
+        self.pending = None  # the op whose regions are being verified
+
+
+def _where(fn, op, frame=None) -> str:
+    s = f"in @{fn.name}, op '{_op_name(op)}' (location {_loc(op)})"
+    if frame is not None and frame.owner is not None:
+        s += (f", in region {frame.region} of '{_op_name(frame.owner)}' "
+              f"(location {_loc(frame.owner)})")
+    return s
 
 
 def verify_module(module: Module) -> None:
     """Raise ModuleVerificationError describing the first problem found."""
-    seen_names = set()
-    for fn in module.functions:
-        if fn.name in seen_names:
-            raise ModuleVerificationError(f"symbol @{fn.name} is defined twice")
-        seen_names.add(fn.name)
-    for fn in module.functions:
-        if fn.result_types is None:
-            raise ModuleVerificationError(f"function @{fn.name} has no return")
-        if fn.res_attrs is not None and len(fn.res_attrs) > len(fn.result_types):
-            raise ModuleVerificationError(
-                f"function @{fn.name} has result attributes for {len(fn.res_attrs)} results but "
-                f"returns {len(fn.result_types)}")
-        _verify_region(module, fn, fn.body, set(), top=True)
+    if not isinstance(module, Module):
+        _fail(f"expected a Module, got {_show(module)}")
+    _attr_dict(module.attributes, "module", "module attribute name", True, MODULE_RESERVED)
+    functions = module.functions
+    if not isinstance(functions, list):
+        _fail(f"module.functions must be a list of Functions, got {_show(functions)}")
+    names: dict = {}
+    for fn in functions:
+        if not isinstance(fn, Function):
+            _fail(f"module.functions holds {_show(fn)}, not a Function")
+        if not isinstance(fn.name, str) or not fn.name:
+            _fail(f"a function's name is {_show(fn.name)}, not a non-empty str")
+        if fn.name in names:
+            _fail(f"symbol @{fn.name} is defined twice")
+        names[fn.name] = fn
+    v = _Verifier(module, names)
+    for fn in functions:
+        v.signature(fn)
+    for fn in functions:
+        v.function(fn)
+    v.call_graph()
 
 
-def _verify_region(module, fn, region, visible: set, top: bool, closed_by=None) -> None:
-    if not region.blocks:
-        raise ModuleVerificationError(f"in @{fn.name}: a region has no blocks")
-    if top and len(region.blocks) != 1:
-        raise ModuleVerificationError(
-            f"function @{fn.name} has {len(region.blocks)} blocks; functions here take exactly "
-            "one (there are no branch ops)")
-    for block in region.blocks:
-        scope = set(visible)
-        scope.update(block.arguments)
-        ops = block.operations
-        if not ops:
-            raise ModuleVerificationError(
-                f"in @{fn.name}: a block has no terminator (it is empty)")
-        for i, op in enumerate(ops):
+def _attr_dict(d, where, what, dialect, reserved=frozenset(), optional=False) -> None:
+    if d is None and optional:
+        return
+    if d.__class__ not in _MAPPING_CLASSES and not isinstance(d, Mapping):
+        _fail(f"{where}: attributes must be a mapping of names to Attributes, got {_show(d)}")
+    for k, a in d.items():
+        try:
+            check_attr_name(k, what, dialect=dialect, reserved=reserved)
+        except (TypeError, ValueError) as e:
+            _fail(f"{where}: {e}")
+        if not isinstance(a, Attribute):
+            _fail(f"{where}: attribute {k} is {_show(a)}, not an Attribute")
+
+
+class _Verifier:
+    __slots__ = ("module", "names", "defined", "seen_blocks", "calls", "_index")
+
+    def __init__(self, module, names):
+        self.module = module
+        self.names = names  # name -> Function, as the module will print
+        self.defined: dict = {}  # Value -> _Frame of the block defining it
+        self.seen_blocks: set = set()
+        self.calls: dict = {}  # function name -> {callee names}
+        self._index = None
+
+    # -- functions -----------------------------------------------------------------------
+
+    def signature(self, fn) -> None:
+        name = fn.name
+        where = f"function @{name}"
+        if fn.visibility not in _VISIBILITIES:
+            _fail(f"{where}: visibility must be public, private or nested, not "
+                  f"{_show(fn.visibility)}")
+        if not isinstance(fn.location, Location):
+            _fail(f"{where}: location is {_show(fn.location)}, not a Location")
+        args = fn.arg_types
+        if not isinstance(args, tuple) or not all(isinstance(t, Type) for t in args):
+            _fail(f"{where}: arg_types must be a tuple of Types, got {_show(args)}")
+        results = fn.result_types
+        if results is None:
+            _fail(f"function @{name} has no return")
+        if not isinstance(results, tuple) or not all(isinstance(t, Type) for t in results):
+            _fail(f"{where}: result_types must be a tuple of Types, got {_show(results)}")
+        _attr_dict(fn.attributes, where, "function attribute name", False, FUNCTION_RESERVED)
+        for what, dicts, n in (("argument", fn.arg_attrs, len(args)),
+                               ("result", fn.res_attrs, len(results))):
+            if dicts is None:
+                continue
+            if not isinstance(dicts, (list, tuple)):
+                _fail(f"{where}: {what} attributes must be a list of dictionaries, got "
+                      f"{_show(dicts)}")
+            if len(dicts) > n or (what == "argument" and len(dicts) != n):
+                _fail(f"function @{name} has {what} attributes for {len(dicts)} {what}s but "
+                      f"{'takes' if what == 'argument' else 'returns'} {n}")
+            for i, d in enumerate(dicts):
+                _attr_dict(d, f"{where}, {what} {i}", f"{what} attribute name", True,
+                           optional=True)
+        body = fn.body
+        if not isinstance(body, Region) or not isinstance(body.blocks, list):
+            _fail(f"{where}: body must be a Region, got {_show(body)}")
+        blocks = body.blocks
+        if not blocks:
+            _fail(f"in @{name}: a region has no blocks")
+        if len(blocks) != 1:
+            _fail(f"function @{name} has {len(blocks)} blocks; functions here take exactly "
+                  "one (there are no branch ops)")
+        entry = blocks[0]
+        if not isinstance(entry, Block):
+            _fail(f"{where}: its body holds {_show(entry)}, not a Block")
+        self._block_arguments(entry, where)
+        got = tuple(a.type for a in entry.arguments)
+        if got != args:
+            _fail(f"{where}: the entry block takes {_types(got)} but the function's arg_types "
+                  f"are {_types(args)} (the printed signature would disagree with its body)")
+
+    @staticmethod
+    def _block_arguments(block, where) -> None:
+        args = block.arguments
+        if not isinstance(args, tuple):
+            _fail(f"{where}: block arguments must be a tuple, got {_show(args)}")
+        for i, a in enumerate(args):
+            if not isinstance(a, BlockArgument) or not isinstance(a.type, Type):
+                _fail(f"{where}: block argument {i} is {_show(a)}, not a BlockArgument with a "
+                      "Type")
+
+    def function(self, fn) -> None:
+        """Verify ``fn``'s body, walking nested regions with an explicit stack."""
+        defined = self.defined
+        stack = [_Frame(fn.body.blocks[0], 0, 0, None, True, None, 0)]
+        while stack:
+            fr = stack[-1]
+            if fr.state == _PENDING:
+                self._enter_block(fn, fr)
+            op = fr.pending
+            if op is not None:
+                fr.pending = None
+                self._exit_op(fn, op, fr)
+            ops = fr.block.operations
+            i = fr.pos
+            if i == len(ops):
+                fr.state = _CLOSED
+                stack.pop()
+                continue
+            op = ops[i]
+            fr.pos = i + 1
+            if op.__class__ not in _OP_CLASSES and not isinstance(op, Operation):
+                _fail(f"in @{fn.name}: a block holds {_show(op)}, not an Operation")
             spec = op.spec
-            for j, v in enumerate(op.operands):
-                if v not in scope:
-                    if closed_by is not None and v in closed_by[1]:
-                        raise ModuleVerificationError(
-                            f"{_where(fn, op)}: operand {j} ({v.type}) is captured from outside "
-                            f"the region of '{closed_by[0].spec.name}', whose regions may use "
-                            "only their own arguments (pass the value in, or broadcast it)")
-                    raise ModuleVerificationError(
-                        f"{_where(fn, op)}: operand {j} ({v.type}) is used before its definition "
-                        "or outside the region that defines it")
-            last = i == len(ops) - 1
-            if spec.terminator and not last:
-                raise ModuleVerificationError(
-                    f"{_where(fn, op)}: a terminator must be the last op of its block")
-            if last and not spec.terminator:
-                raise ModuleVerificationError(
-                    f"{_where(fn, op)}: the block does not end with a return")
-            if spec.terminator:
-                expected = "func.return" if top else "return"
-                if spec.name != expected:
-                    raise ModuleVerificationError(
-                        f"{_where(fn, op)}: expected '{expected}' to end this "
-                        f"{'function' if top else 'region'}")
-                if top:
-                    got = tuple(v.type for v in op.operands)
-                    if got != fn.result_types:
-                        raise ModuleVerificationError(
-                            f"{_where(fn, op)}: returns ({', '.join(map(str, got))}) but "
-                            f"@{fn.name} is declared to return "
-                            f"({', '.join(map(str, fn.result_types))})")
-            types = tuple(v.type for v in op.operands)
-            attrs = op.attributes or {}
-            results = tuple(r.type for r in op.results)
-            try:
-                spec.result_types(types, attrs, results, op.regions)
-            except OpBuildError as e:
-                raise ModuleVerificationError(f"in @{fn.name}: {e}") from None
-            if spec.name == "func.call":
-                _verify_call(module, fn, op)
-            elif op.attributes:
-                _verify_symbols(module, fn, op)
-            for r in op.regions:
-                if len(r.blocks) != 1:
-                    raise ModuleVerificationError(
-                        f"{_where(fn, op)}: a region has {len(r.blocks)} blocks; MHLO regions "
-                        "take exactly one")
-                if spec.closed_regions:
-                    _verify_region(module, fn, r, set(), top=False, closed_by=(op, scope))
+            if not isinstance(spec, OpSpec):
+                _fail(f"in @{fn.name}: an op's spec is {_show(spec)}, not an OpSpec")
+            self._check_position(fn, op, spec, ops, i, fr)
+            operands = op.operands
+            if not isinstance(operands, (tuple, list)):
+                _fail(f"{_where(fn, op, fr)}: operands must be a tuple of Values, got "
+                      f"{_show(operands)}")
+            for j, v in enumerate(operands):
+                if v.__class__ not in VALUE_CLASSES and not isinstance(v, Value):
+                    _fail(f"{_where(fn, op, fr)}: operand {j} is {_show(v)}, not a Value")
+                if not isinstance(v.type, Type):
+                    _fail(f"{_where(fn, op, fr)}: operand {j}'s type is {_show(v.type)}, not "
+                          "a Type")
+                d = defined.get(v)
+                if d is None or d.state != _OPEN or d.depth < fr.floor:
+                    self._bad_use(fn, op, fr, j, v, stack)
+            if fr.top and spec.terminator:
+                self._check_return(fn, op, fr)
+            self._check_shape(fn, op, spec, operands, fr)
+            regions = op.regions
+            if regions:
+                fr.pending = op
+                depth = fr.depth + 1
+                closed = spec.closed_regions
+                for k in range(len(regions) - 1, -1, -1):
+                    stack.append(_Frame(regions[k].blocks[0], depth,
+                                        depth if closed else fr.floor,
+                                        op if closed else fr.floor_owner, False, op, k))
+            else:
+                self._exit_op(fn, op, fr)
+
+    def _enter_block(self, fn, fr) -> None:
+        block = fr.block
+        where = (f"in @{fn.name}" if fr.owner is None else
+                 f"in @{fn.name}, region {fr.region} of '{_op_name(fr.owner)}' "
+                 f"(location {_loc(fr.owner)})")
+        if block in self.seen_blocks:
+            _fail(f"{where}: the block already appears elsewhere in the module (a region or "
+                  "block shared by two ops, or an op nested inside itself)")
+        self.seen_blocks.add(block)
+        self._block_arguments(block, where)
+        if not isinstance(block.operations, list):
+            _fail(f"{where}: a block's operations must be a list, got "
+                  f"{_show(block.operations)}")
+        if not block.operations:
+            _fail(f"{where}: a block has no terminator (it is empty)")
+        fr.state = _OPEN
+        defined = self.defined
+        for a in block.arguments:
+            defined[a] = fr
+
+    def _check_position(self, fn, op, spec, ops, i, fr) -> None:
+        """Terminators end their block, and only they do; the right one for the place."""
+        last = i == len(ops) - 1
+        if spec.terminator and not last:
+            rest = ops[i + 1:]
+            listed = ", ".join(f"'{_op_name(o)}' (location {_loc(o)})" for o in rest[:3])
+            if len(rest) > 3:
+                listed += f" and {len(rest) - 3} more"
+            _fail(f"{_where(fn, op, fr)}: a terminator must be the last op of its block, but "
+                  f"{len(rest)} op{'s follow' if len(rest) > 1 else ' follows'} it: {listed}")
+        if last and not spec.terminator:
+            _fail(f"{_where(fn, op, fr)}: the block does not end with a return")
+        if spec.terminator:
+            expected = "func.return" if fr.top else "return"
+            if spec.name != expected:
+                _fail(f"{_where(fn, op, fr)}: expected '{expected}' to end this "
+                      f"{'function' if fr.top else 'region'}")
+
+    @staticmethod
+    def _check_return(fn, op, fr) -> None:
+        got = tuple(v.type for v in op.operands)
+        if got != fn.result_types:
+            _fail(f"{_where(fn, op, fr)}: returns {_types(got)} but @{fn.name} is declared "
+                  f"to return {_types(fn.result_types)}")
+
+    def _check_shape(self, fn, op, spec, operands, fr) -> None:
+        """What the op's rules take for granted (``OpSpec.validate`` checks the rest):
+        operands that are Values, their count, attributes of the kinds the spec's converters
+        make, regions that are one-block Regions."""
+        names = spec.operands
+        fixed = _FIXED.get(spec)
+        if fixed is None:
+            fixed = _FIXED[spec] = sum(1 for n in names if not n.endswith("*"))
+        n = len(operands)
+        if fixed == len(names) and n != fixed:
+            _fail(f"{_where(fn, op, fr)}: has {n} operands, expected {fixed} "
+                  f"({', '.join(names)})")
+        if n < fixed:
+            _fail(f"{_where(fn, op, fr)}: has {n} operands, expected at least {fixed} "
+                  f"({', '.join(names)})")
+        attrs = op.attributes
+        if attrs is None:
+            attrs = _NO_ATTRS
+        elif attrs.__class__ not in _MAPPING_CLASSES and not isinstance(attrs, Mapping):
+            _fail(f"{_where(fn, op, fr)}: attributes must be a mapping of names to "
+                  f"Attributes, got {_show(attrs)}")
+        owned = spec.attributes
+        for k, a in attrs.items():
+            if k.__class__ is not str or not k:
+                _fail(f"{_where(fn, op, fr)}: attribute name {_show(k)} is not a non-empty "
+                      "str")
+            if not isinstance(a, Attribute):
+                _fail(f"{_where(fn, op, fr)}: attribute {k} is {_show(a)}, not an Attribute "
+                      "(op.set_attr converts Python values)")
+            s = owned.get(k)
+            if s is not None:
+                self._check_owned(fn, op, fr, k, a, s)
+        regions = op.regions
+        if not isinstance(regions, (tuple, list)):
+            _fail(f"{_where(fn, op, fr)}: regions must be a tuple of Regions, got "
+                  f"{_show(regions)}")
+        for k, r in enumerate(regions):
+            if not isinstance(r, Region) or not isinstance(r.blocks, list):
+                _fail(f"{_where(fn, op, fr)}: region {k} is {_show(r)}, not a Region")
+            if len(r.blocks) != 1:
+                _fail(f"{_where(fn, op, fr)}: a region has {len(r.blocks)} blocks; MHLO "
+                      "regions take exactly one")
+            if not isinstance(r.blocks[0], Block):
+                _fail(f"{_where(fn, op, fr)}: region {k} holds {_show(r.blocks[0])}, not a "
+                      "Block")
+        if not isinstance(op.location, Location):
+            _fail(f"{_where(fn, op, fr)}: location is {_show(op.location)}, not a Location")
+
+    @staticmethod
+    def _check_owned(fn, op, fr, name, a, s) -> None:
+        """An attribute the spec owns must be of the kind its converter makes: converting
+        it again changes nothing (``set_attr`` and the builder store converted values)."""
+        try:
+            again = s.convert(a)
+        except Exception as e:  # noqa: BLE001 - converters raise what their parsing raises
+            _fail(f"{_where(fn, op, fr)}: attribute {name} is {type(a).__name__} {_text(a)}, "
+                  f"which '{op.spec.name}' cannot take ({e})")
+        if again is not a and again != a:
+            _fail(f"{_where(fn, op, fr)}: attribute {name} is {type(a).__name__} {_text(a)}, "
+                  f"expected {type(again).__name__} (as op.set_attr would store: "
+                  f"{_text(again)})")
+
+    def _exit_op(self, fn, op, fr) -> None:
+        """The op's own rules, once its regions are known to be well formed; then its
+        results become visible."""
+        spec = op.spec
+        operands = op.operands
+        attrs = op.attributes if op.attributes is not None else _NO_ATTRS
+        results = op.results
+        types = tuple([v.type for v in operands])
+        try:
+            spec.validate(types, attrs, tuple([r.type for r in results]), op.regions)
+        except OpBuildError as e:
+            message = str(e)
+            prefix = f"'{spec.name}' "  # the rules' messages start with the op's name
+            _fail(f"{_where(fn, op, fr)}: "
+                  f"{message[len(prefix):] if message.startswith(prefix) else message}")
+        except Exception as e:  # noqa: BLE001 - an op edited into a shape its rules never see
+            raise ModuleVerificationError(
+                f"{_where(fn, op, fr)}: the op's rules cannot read it ({type(e).__name__}: "
+                f"{e}); operand types {_types(types)}, attributes "
+                f"{{{', '.join(f'{k} = {_text(a)}' for k, a in attrs.items())}}}, result "
+                f"types {_types(r.type for r in results)}") from e
+        if spec.name == "func.call":
+            self._check_call(fn, op, fr)
+        elif attrs:
+            self._check_symbols(fn, op, fr, attrs)
+        defined = self.defined
+        for r in results:
+            if r in defined:
+                _fail(f"{_where(fn, op, fr)}: the op appears twice in the module")
+            defined[r] = fr
+
+    # -- symbols -------------------------------------------------------------------------
+
+    def _defines(self) -> str:
+        names = list(self.names)
+        shown = ", ".join(f"@{n}" for n in names[:8])
+        if len(names) > 8:
+            shown += f" and {len(names) - 8} more"
+        return f"the module defines {shown}" if names else "the module defines no functions"
+
+    def _check_call(self, fn, op, fr) -> None:
+        name = op.attributes["callee"].name
+        callee = self.names.get(name)
+        if callee is None:
+            _fail(f"{_where(fn, op, fr)}: calls @{name}, which is not defined "
+                  f"({self._defines()})")
+        self.calls.setdefault(fn.name, {}).setdefault(name, op)
+        args = tuple(v.type for v in op.operands)
+        if args != callee.arg_types:
+            _fail(f"{_where(fn, op, fr)}: passes {_types(args)} to @{name}, which takes "
+                  f"{_types(callee.arg_types)}")
+        results = tuple(r.type for r in op.results)
+        if results != callee.result_types:
+            _fail(f"{_where(fn, op, fr)}: expects {_types(results)} from @{name}, which "
+                  f"returns {_types(callee.result_types)}")
+
+    def _check_symbols(self, fn, op, fr, attrs) -> None:
+        """Every symbol an op refers to (custom_call's called_computations...) must exist:
+        jaxlib does not diagnose a dangling one (0.10.2 crashes the process)."""
+        for name, attr in attrs.items():
+            if name == "called_computations":
+                if not isinstance(attr, ArrayAttr) or not all(
+                        isinstance(e, SymbolRefAttr) for e in attr.elements):
+                    _fail(f"{_where(fn, op, fr)}: attribute called_computations must be an "
+                          f"array of function references ([@f]), got {_text(attr)}")
+                for ref in attr.elements:
+                    if ref.name in self.names:
+                        self.calls.setdefault(fn.name, {}).setdefault(ref.name, op)
+            for ref in _symbol_refs(attr):
+                if ref.name not in self.names:
+                    _fail(f"{_where(fn, op, fr)}: attribute {name} refers to @{ref.name}, "
+                          f"which is not defined in the module ({self._defines()})")
+
+    def call_graph(self) -> None:
+        """No function may reach itself through calls: XLA has no recursion, and jaxlib
+        0.10.2 crashes the process on such a module (func.call or called_computations)."""
+        calls = self.calls
+        state: dict = {}  # name -> _OPEN while on the DFS path, _CLOSED when done
+        for root in calls:
+            if root in state:
+                continue
+            path = [root]
+            its = [iter(calls.get(root, ()))]
+            state[root] = _OPEN
+            while its:
+                callee = next(its[-1], None)
+                if callee is None:
+                    state[path.pop()] = _CLOSED
+                    its.pop()
+                    continue
+                s = state.get(callee)
+                if s == _OPEN:
+                    cycle = path[path.index(callee):] + [callee]
+                    op = calls[path[-1]][callee]
+                    _fail(f"{_where(self.names[path[-1]], op)}: @{callee} is called "
+                          f"recursively ({' -> '.join('@' + n for n in cycle)}); XLA has no "
+                          "recursion (jaxlib crashes on such a module)")
+                if s is None:
+                    state[callee] = _OPEN
+                    path.append(callee)
+                    its.append(iter(calls.get(callee, ())))
+
+    # -- where a value comes from ------------------------------------------------------------
+
+    def _bad_use(self, fn, op, fr, j, v, stack) -> None:
+        where = f"{_where(fn, op, fr)}: operand {j} ({v.type})"
+        d = self.defined.get(v)
+        site = self._site(v)
+        what = site[2] if site is not None else self._stray(v)
+        if d is not None and d.state == _OPEN:  # hidden by a closed region
+            owner = fr.floor_owner
+            _fail(f"{where} is captured from outside the region of '{_op_name(owner)}' "
+                  f"(location {_loc(owner)}), whose regions may use only their own arguments "
+                  f"(pass the value in, or broadcast it); it is {what}")
+        if site is None:
+            _fail(f"{where} is not defined in this module: it is {what}")
+        def_fn, def_block = site[0], site[1]
+        if d is None and any(f.block is def_block and f.state == _OPEN for f in stack):
+            reason = "used before its definition"
+        elif def_fn is not fn:
+            reason = "used outside the function that defines it"
+        else:
+            reason = "used outside the region that defines it"
+        _fail(f"{where} is {reason}: it is {what}")
+
+    def _site(self, v):
+        """(function, block, description) of where ``v`` is defined in the module, or None.
+        Built for the whole module on the first bad use (an error path only)."""
+        if self._index is None:
+            self._index = _index(self.module)
+        return self._index.get(v)
+
+    @staticmethod
+    def _stray(v) -> str:
+        if isinstance(v, (OpResult, SingleResultOp)):
+            owner = v.owner
+            return (f"result {v.index} of '{_op_name(owner)}' (location {_loc(owner)}), which "
+                    "is in no function of this module (a value of another module, or of an op "
+                    "no longer in any block)")
+        if isinstance(v, BlockArgument):
+            return (f"argument {v.index} of a block that is in no function of this module "
+                    "(another module's, or a detached block's)")
+        return _show(v)
+
+
+def _index(module) -> dict:
+    """Each value defined in ``module`` -> (function, block, where it is defined)."""
+    index: dict = {}
+    seen: set = set()
+    for fn in module.functions:
+        if not isinstance(fn, Function) or not isinstance(fn.body, Region):
+            continue
+        stack = [(b, None, 0) for b in reversed(fn.body.blocks)]
+        while stack:
+            block, owner, r = stack.pop()
+            if not isinstance(block, Block) or block in seen:
+                continue
+            seen.add(block)
+            ctx = (f" in region {r} of '{_op_name(owner)}' (location {_loc(owner)})"
+                   if owner is not None else "")
+            for i, a in enumerate(block.arguments):
+                if owner is None:
+                    index[a] = (fn, block, f"argument {i} of @{fn.name} (location {_loc(a)})")
                 else:
-                    _verify_region(module, fn, r, scope, top=False)
-            scope.update(op.results)
+                    index[a] = (fn, block, f"argument {i} of region {r} of '{_op_name(owner)}' "
+                                           f"(location {_loc(owner)}) in @{fn.name}")
+            for op in block.operations:
+                if not isinstance(op, Operation):
+                    continue
+                try:
+                    results = op.results
+                except Exception:  # noqa: BLE001
+                    results = ()
+                for k, res in enumerate(results):
+                    index[res] = (fn, block, f"result {k} of '{_op_name(op)}' (location "
+                                             f"{_loc(op)}){ctx} in @{fn.name}")
+                regions = op.regions if isinstance(op.regions, (tuple, list)) else ()
+                for k in range(len(regions) - 1, -1, -1):
+                    blocks = getattr(regions[k], "blocks", ())
+                    stack.extend((b, op, k) for b in reversed(blocks))
+    return index
 
 
 def _symbol_refs(attr):
-    if isinstance(attr, SymbolRefAttr):
-        yield attr
-    elif isinstance(attr, ArrayAttr):
-        for a in attr.elements:
-            yield from _symbol_refs(a)
-    elif isinstance(attr, DictionaryAttr):
-        for _, a in attr.items:
-            yield from _symbol_refs(a)
-
-
-def _verify_symbols(module, fn, op) -> None:
-    """Every symbol an op refers to (custom_call's called_computations...) must exist: jaxlib
-    does not always diagnose a dangling one (0.10.2 crashes on some)."""
-    for name, attr in op.attributes.items():
-        for ref in _symbol_refs(attr):
-            if module.lookup(ref.name) is None:
-                raise ModuleVerificationError(
-                    f"{_where(fn, op)}: attribute {name} refers to @{ref.name}, which is not "
-                    "defined in the module")
-
-
-def _verify_call(module, fn, op) -> None:
-    name = op.attributes["callee"].name
-    callee = module.lookup(name)
-    if callee is None:
-        raise ModuleVerificationError(f"{_where(fn, op)}: calls @{name}, which is not defined")
-    args = tuple(v.type for v in op.operands)
-    if args != callee.arg_types:
-        raise ModuleVerificationError(
-            f"{_where(fn, op)}: passes ({', '.join(map(str, args))}) to @{name}, which takes "
-            f"({', '.join(map(str, callee.arg_types))})")
-    results = tuple(r.type for r in op.results)
-    if callee.result_types is not None and results != callee.result_types:
-        raise ModuleVerificationError(
-            f"{_where(fn, op)}: expects ({', '.join(map(str, results))}) from @{name}, which "
-            f"returns ({', '.join(map(str, callee.result_types))})")
+    """The symbol references anywhere inside ``attr`` (arrays and dictionaries nest)."""
+    stack = [attr]
+    while stack:
+        a = stack.pop()
+        if isinstance(a, SymbolRefAttr):
+            yield a
+        elif isinstance(a, ArrayAttr):
+            stack.extend(reversed(a.elements))
+        elif isinstance(a, DictionaryAttr):
+            stack.extend(v for _, v in reversed(a.items))
