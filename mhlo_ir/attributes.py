@@ -30,7 +30,7 @@ __all__ = [
     "Attribute", "IntegerAttr", "FloatAttr", "BoolAttr", "StringAttr", "UnitAttr", "ArrayAttr",
     "DictionaryAttr", "SymbolRefAttr", "TypeAttr", "DenseArrayAttr", "to_attribute",
     "UNIT", "TRUE", "FALSE", "i32_attr", "i64_attr", "parse_attribute", "read_attribute",
-    "register_attribute_parser",
+    "read_named", "read_number_literal", "register_attribute_parser",
 ]
 
 
@@ -341,8 +341,7 @@ class DenseArrayAttr(Attribute):
                     return BoolAttr.parse(ts).value
             elif et.is_float:
                 def one():
-                    t = ts.peek()
-                    spelling = _literal(ts, "a float")
+                    t, spelling = read_number_literal(ts, "a float")
                     return float_from_bits(ts.make(t, parse_float_bits, spelling, et), et)
             else:
                 def one():
@@ -390,15 +389,15 @@ def to_attribute(x) -> Attribute:
 
 # -- parsing: the dispatch on the first token -----------------------------------------------
 
-def _literal(ts, what: str) -> str:
-    """Consumes a number with an optional ``-`` and gives its spelling (``-1.5``, ``0x7F``):
-    a float literal's has a ``.``, an integer's none."""
+def read_number_literal(ts, what: str = "a number") -> tuple:
+    """Consumes a number with an optional ``-``; gives its token and its spelling with the
+    sign (``-1.5``, ``0x7F``). Float spellings have a ``.``, integer ones (hex too) none."""
     neg = ts.accept("-")
     tok = ts.peek()
     if tok.kind not in ("int", "float"):
         raise ts.expected(what)
     ts.next()
-    return "-" + tok.text if neg else tok.text
+    return tok, "-" + tok.text if neg else tok.text
 
 
 def _int_value(spelling: str) -> int:
@@ -410,7 +409,7 @@ def _int_value(spelling: str) -> int:
 def _read_number(ts, dialect) -> Attribute:
     """``3``, ``-3 : i8``, ``1.5 : f32``, ``0x7F800000 : f32``, ``1 : i1`` (which is ``true``)."""
     start = ts.peek()
-    spelling = _literal(ts, "a number")
+    _, spelling = read_number_literal(ts)
     is_float = "." in spelling  # hex integers have no "."
     if ts.accept(":"):
         ttok = ts.peek()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from .attributes import Attribute, DenseArrayAttr
+from .attributes import Attribute, DenseArrayAttr, read_number_literal
 from .exact import as_array, exact_array
 from .floatfmt import format_scalar
 from .index_array import IndexArrayAttr, index_array
@@ -266,15 +266,6 @@ def _read_list(ts, flat: list) -> tuple:
     return (len(shapes),) + (shapes[0] if shapes else ())
 
 
-def _read_number(ts):
-    neg = ts.accept("-")
-    tok = ts.peek()
-    if tok.kind not in ("int", "float"):
-        raise ts.expected("a number")
-    ts.next()
-    return tok, "-" + tok.text if neg else tok.text
-
-
 def _read_element(ts, flat: list) -> None:
     """One element: ``true``/``false``, a number, or a complex ``(re, im)`` pair; appended to
     ``flat`` as (token, spelling) or (token, (re spelling, im spelling))."""
@@ -283,16 +274,16 @@ def _read_element(ts, flat: list) -> None:
         ts.next()
         flat.append((tok, tok.text))
     elif ts.accept("("):
-        _, re = _read_number(ts)
+        _, re = read_number_literal(ts)
         ts.expect(",")
-        _, im = _read_number(ts)
+        _, im = read_number_literal(ts)
         ts.expect(")")
         flat.append((tok, (re, im)))
     else:
-        flat.append(_read_number(ts))
+        flat.append(read_number_literal(ts))
 
 
-def _int_bits(ts, tok, spelling, et) -> int:
+def _int_element_bits(ts, tok, spelling, et) -> int:
     """The two's complement bits (``et.bits`` wide) of an integer element."""
     if spelling in ("true", "false") or "." in spelling or isinstance(spelling, tuple):
         raise ts.error(f"expected an integer element of {et.name}, got {tok.text}", tok)
@@ -312,7 +303,7 @@ def _int_bits(ts, tok, spelling, et) -> int:
     return v & ((1 << bits) - 1)
 
 
-def _float_bits(ts, tok, spelling, et) -> int:
+def _float_element_bits(ts, tok, spelling, et) -> int:
     from .floatfmt import parse_float_bits
     if not isinstance(spelling, str) or spelling in ("true", "false"):
         raise ts.error(f"expected a float element of {et.name}", tok)
@@ -328,7 +319,7 @@ def _element_bytes(ts, flat: list, et) -> bytes:
             if sp == "true" or sp == "false":
                 out.append(sp == "true")
             else:
-                b = _int_bits(ts, tok, sp, et)
+                b = _int_element_bits(ts, tok, sp, et)
                 out.append(b)
         return bytes(out)
     if kind == "complex":
@@ -337,11 +328,11 @@ def _element_bytes(ts, flat: list, et) -> bytes:
         for tok, sp in flat:
             if not isinstance(sp, tuple):
                 raise ts.error(f"expected a complex element (re, im) of {et.name}", tok)
-            words.append(_float_bits(ts, tok, sp[0], comp))
-            words.append(_float_bits(ts, tok, sp[1], comp))
+            words.append(_float_element_bits(ts, tok, sp[0], comp))
+            words.append(_float_element_bits(ts, tok, sp[1], comp))
         storage = _UINT_FOR_SIZE[comp.dtype.itemsize]
     else:
-        conv = _float_bits if kind == "float" else _int_bits
+        conv = _float_element_bits if kind == "float" else _int_element_bits
         words = [conv(ts, tok, sp, et) for tok, sp in flat]
         storage = _UINT_FOR_SIZE[et.dtype.itemsize]
     return np.array(words, dtype=storage).astype(np.dtype(storage).newbyteorder("<")).tobytes()
