@@ -18,7 +18,7 @@ import importlib as _importlib
 from . import dtypes
 from .attributes import (ArrayAttr, Attribute, BoolAttr, DenseArrayAttr, DictionaryAttr,
                          FloatAttr, IntegerAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr,
-                         i32_attr, i64_attr, to_attribute)
+                         i32_attr, i64_attr, parse_attribute, to_attribute)
 from .dense import DenseElementsAttr, dense, dense_i64
 from .index_array import IndexArrayAttr, index_ints
 from .dialect import MHLO, STABLEHLO, Dialect
@@ -29,9 +29,10 @@ from .dtypes import (ALL_ELEMENT_TYPES, ElementType, bf16, complex64, complex128
 from .errors import IRError, ModuleVerificationError, OpBuildError
 from .ir import Block, BlockArgument, Function, Module, Operation, OpResult, Region, Value
 from .location import (UNKNOWN, CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc,
-                       UnknownLoc, loc)
-from .types import (FunctionType, TensorType, TokenType, TupleType, Type, function_type, tensor,
-                    token, tuple_type)
+                       UnknownLoc, loc, parse_location)
+from .syntax import ParseError
+from .types import (FunctionType, TensorType, TokenType, TupleType, Type, function_type,
+                    parse_type, tensor, token, tuple_type)
 
 __version__ = "0.1.0"
 
