@@ -23,6 +23,7 @@ import numpy as np
 
 import mhlo_ir as hlo
 from mhlo_ir import Builder
+from mhlo_ir.builder import as_results
 from mhlo_ir.ir import VALUE_CLASSES
 
 from . import core
@@ -441,7 +442,7 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
 
 def wrap_with_sharding_op(b: Builder, x, sharding) -> hlo.Value:
     """``custom_call @Sharding`` carrying ``mhlo.sharding``: XLA's sharding constraint."""
-    (y,) = b.custom_call("Sharding", [x], [x.type])
+    y = b.custom_call("Sharding", [x], [x.type])
     y.set_attr("mhlo.sharding", str(sharding))
     return y
 
@@ -561,7 +562,7 @@ def cache_lowering(rule: Callable) -> Callable:
             fb.return_(*flat_values(outs))
             mctx.cached_primitive_lowerings[key] = fn
         flat_args = flat_values(args)
-        return list(ctx.builder.call(fn, flat_args))
+        return list(as_results(ctx.builder.call(fn, flat_args)))
     return cached
 
 
@@ -603,7 +604,7 @@ def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args) -> 
         mctx.cached_call_jaxpr_lowerings[key] = hit = (call_jaxpr, fn)
     fn = hit[1]
     flat = [*ctx.tokens_in.tokens(), *flat_values(args)]
-    outs = list(ctx.builder.call(fn, flat))
+    outs = list(as_results(ctx.builder.call(fn, flat)))
     n = len(effects)
     if n:
         ctx.set_tokens_out(TokenSet(zip(effects, outs[:n])))

@@ -10,8 +10,11 @@ front doors to it (elementwise methods are generated from the table's families).
 
 from __future__ import annotations
 
+import inspect
 from contextlib import contextmanager
-from typing import Callable, Sequence
+from inspect import CO_VARARGS
+from types import FunctionType, MethodType
+from typing import Callable, Sequence, Union
 
 from .attributes import SymbolRefAttr, to_attribute
 from .dense import DenseElementsAttr, dense_i64
@@ -23,11 +26,15 @@ from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
 from .ops.elementwise import BINARY, UNARY
-from .ops.args import constant_attr, ints
+from .ops.args import arg_names, as_results, constant_attr, ints, results, value_list
 from .ops.spec import BUILDER_METHODS, fail
 from .types import MAX_DIMENSION, TensorType, Type, tensor
 
-__all__ = ["Builder"]
+__all__ = ["Builder", "Results", "as_results"]
+
+# What builder methods return: a Value for one result, a tuple of Values for several, the
+# Operation for none (see ``mhlo_ir.ops.args.results``; ``as_results`` undoes it).
+Results = Union[Value, tuple, Operation]
 
 _RESERVED = {"and", "or", "not", "if", "while", "return"}
 
@@ -187,17 +194,36 @@ class Builder:
 
     # -- regions -----------------------------------------------------------------------------
 
-    def region(self, arg_types: Sequence[Type], body: Callable) -> Region:
+    def region(self, arg_types: Sequence[Type], body: Callable, *, op: str = "region",
+               what: str = "body", arg_names: Sequence[str] | None = None) -> Region:
         """A one-block region: ``body(builder, *args)`` builds it and returns what it yields.
 
         If ``body`` returns a value or a sequence of values, a ``return`` is appended; if it
-        returns None it must have built its own terminator.
+        returns None it must have built its own terminator. ``body`` must take the builder
+        and one argument per block argument; otherwise the OpBuildError names ``op``, the
+        region (``what``) and its arguments (``arg_names``) and shows the lambda to write.
         """
+        arg_types = tuple(arg_types)
+        n = len(arg_types) + 1
+        arity = _arity(body)
+        if arity is not None and (n < arity[0] or (arity[1] is not None and n > arity[1])
+                                  or arity[2]):
+            _arity_error(op, what, body, arity, arg_names, len(arg_types))
         block = Block(arg_types)
         inner = Builder(block, None, self.location)
         out = body(inner, *block.arguments)
         if out is not None:
-            inner.return_(*((out,) if isinstance(out, Value) else out))
+            if out.__class__ in VALUE_CLASSES:
+                out = (out,)
+            elif out.__class__ is not tuple and out.__class__ is not list:
+                fail(op, f"{what} must return a Value or a list of Values (or None after "
+                         f"building its own return), got {type(out).__name__} {out!r:.60}")
+            for i, v in enumerate(out):
+                if v.__class__ not in VALUE_CLASSES:
+                    fail(op, f"{what} returned {type(v).__name__} {v!r:.60} as result {i}, "
+                             f"not a Value (build a constant for a fixed value: "
+                             f"b.constant(...))")
+            inner.return_(*out)
         return Region([block])
 
     # -- constants and data movement -----------------------------------------------------------
@@ -361,51 +387,61 @@ class Builder:
 
     def reduce(self, inputs, init_values, dimensions, body: Callable, *,
                location=None) -> Value | tuple:
-        """Reduce ``inputs`` over ``dimensions``; ``body(b, *accs, *elems)`` combines scalars.
-
-        Returns one value for one input, else a tuple.
+        """Reduce ``inputs`` (a Value or a list) over ``dimensions``; ``body(b, *accs,
+        *elems)`` combines scalars. Returns a Value for one input, else a tuple.
         """
-        single = isinstance(inputs, Value)
-        inputs = [inputs] if single else list(inputs)
-        inits = [init_values] if isinstance(init_values, Value) else list(init_values)
+        inputs = value_list("reduce", "inputs", inputs)
+        inits = value_list("reduce", "init_values", init_values)
         scalar = [tensor((), _tensor(v, "reduce").element_type) for v in inits]
-        region = self.region(scalar + scalar, body)
+        region = self.region(scalar + scalar, body, op="reduce",
+                             arg_names=arg_names(len(inits), "acc", "x"))
         op = self.create("reduce", (inputs, inits),
                          {"dimensions": ints("reduce", "dimensions", dimensions)},
                          regions=(region,), location=location)
-        return op.results[0] if single else op.results
+        return results(op)
 
-    def while_(self, operands: Sequence[Value], cond: Callable, body: Callable, *,
-               location=None) -> tuple:
-        """``cond(b, *state) -> i1 scalar``; ``body(b, *state) -> new state``."""
-        operands = _values("while", "operand", operands)
+    def while_(self, operands: Sequence[Value] | Value, cond: Callable, body: Callable, *,
+               location=None) -> Value | tuple:
+        """``cond(b, *state) -> i1 scalar``; ``body(b, *state) -> new state``.
+
+        ``operands`` is the initial state: a list of Values, or one Value for a state of
+        one. Returns the final state: a Value for a state of one, else a tuple."""
+        operands = _values("while", "operand", value_list("while", "operands", operands))
         types = [v.type for v in operands]
-        regions = (self.region(types, cond), self.region(types, body))
-        return self.create("while", (list(operands),), regions=regions,
-                           location=location).results
+        names = arg_names(len(types), "x")
+        regions = (self.region(types, cond, op="while", what="cond", arg_names=names),
+                   self.region(types, body, op="while", what="body", arg_names=names))
+        return results(self.create("while", (list(operands),), regions=regions,
+                                   location=location))
 
     def if_(self, pred: Value, true_branch: Callable, false_branch: Callable, *,
-            result_types=None, location=None) -> tuple:
-        """Branches are ``f(b) -> values``; result types come from the true branch's."""
-        t = self.region((), true_branch)
-        f = self.region((), false_branch)
+            result_types=None, location=None) -> Results:
+        """Branches are ``f(b) -> values``; result types come from the true branch's.
+        Returns a Value for one result, a tuple for several, the Operation for none."""
+        t = self.region((), true_branch, op="if", what="true_branch")
+        f = self.region((), false_branch, op="if", what="false_branch")
         if result_types is None:
             from .ops.control_flow import region_returns
             result_types = region_returns("if", "true_branch", t)
-        return self.create("if", (pred,), result_types=result_types, regions=(t, f),
-                           location=location).results
+        return results(self.create("if", (pred,), result_types=result_types, regions=(t, f),
+                                   location=location))
 
     def case(self, index: Value, branches: Sequence[Callable], *, result_types=None,
-             location=None) -> tuple:
-        """``branches[i](b) -> values`` runs when ``index == i`` (the last one otherwise)."""
-        regions = [self.region((), br) for br in branches]
+             location=None) -> Results:
+        """``branches[i](b) -> values`` runs when ``index == i`` (the last one otherwise).
+        Returns a Value for one result, a tuple for several, the Operation for none."""
+        if callable(branches) or not hasattr(branches, "__iter__"):
+            fail("case", f"branches must be a list of functions (b) -> values, got "
+                         f"{type(branches).__name__} {branches!r:.40}")
+        regions = [self.region((), br, op="case", what=f"branches[{i}]")
+                   for i, br in enumerate(branches)]
         if not regions:
             fail("case", "needs at least one branch")
         if result_types is None:
             from .ops.control_flow import region_returns
             result_types = region_returns("case", "branches[0]", regions[0])
-        return self.create("case", (index,), result_types=result_types, regions=regions,
-                           location=location).results
+        return results(self.create("case", (index,), result_types=result_types,
+                                   regions=regions, location=location))
 
     def return_(self, *values: Value, location=None) -> Operation:
         """Terminate the block: ``func.return`` in a function body, ``return`` in a region."""
@@ -422,8 +458,11 @@ class Builder:
                 f"function's result types are ({', '.join(map(str, fn.result_types))})")
         return self.create("func.return", (list(values),), location=location)
 
-    def call(self, callee, args: Sequence[Value], result_types=None, *, location=None) -> tuple:
-        """``func.call`` of a Function (or a function name with explicit ``result_types``)."""
+    def call(self, callee: Function | str, args: Sequence[Value], result_types=None, *,
+             location=None) -> Results:
+        """``func.call`` of a Function (or a function name with explicit ``result_types``).
+        Returns a Value for one result, a tuple for several, the Operation for none."""
+        args = _values("func.call", "operands", value_list("func.call", "args", args))
         if isinstance(callee, Function):
             if tuple(v.type for v in args) != callee.arg_types:
                 expected = ", ".join(map(str, callee.arg_types))
@@ -434,8 +473,9 @@ class Builder:
             callee = callee.name
         elif result_types is None:
             fail("func.call", f"calling @{callee} by name needs result_types")
-        return self.create("func.call", (list(args),), {"callee": SymbolRefAttr(callee)},
-                           result_types, location=location).results
+        return results(self.create("func.call", (list(args),),
+                                   {"callee": SymbolRefAttr(callee)}, result_types,
+                                   location=location))
 
     # -- tuples, tokens, custom calls --------------------------------------------------------
 
@@ -453,16 +493,87 @@ class Builder:
 
     def custom_call(self, call_target_name: str, operands: Sequence[Value], result_types,
                     *, backend_config=None, has_side_effect=None, api_version=None,
-                    output_operand_aliases=None, location=None, **attributes) -> tuple:
+                    output_operand_aliases=None, location=None, **attributes) -> Results:
         """``custom_call`` to ``call_target_name``; ``backend_config`` is a string (api 1-3)
-        or a dict (api 4). Extra keyword attributes are passed through."""
+        or a dict (api 4). Extra keyword attributes are passed through. ``result_types`` is a
+        Type or a list; returns a Value for one result, a tuple for several, the Operation
+        for none."""
         attrs = dict(call_target_name=call_target_name, backend_config=backend_config,
                      has_side_effect=has_side_effect, api_version=api_version,
                      output_operand_aliases=output_operand_aliases, **attributes)
         if isinstance(result_types, Type):
             result_types = (result_types,)
-        return self.create("custom_call", (list(operands),), attrs, tuple(result_types),
-                           location=location).results
+        return results(self.create("custom_call", (list(operands),), attrs,
+                                   tuple(result_types), location=location))
+
+
+# (code object, number of defaults, number of keyword defaults) -> (fewest positional
+# arguments, most or None, required keyword-only names): checking a region body's arity is a
+# dict lookup per region (inspect.signature costs ~10 us).
+_ARITY: dict = {}
+
+
+def _arity(fn):
+    """(fewest, most or None, required keyword-only names) positional arguments ``fn``
+    takes; None when that cannot be known (a builtin)."""
+    cls = fn.__class__
+    shift = 0
+    if cls is MethodType:
+        fn, shift = fn.__func__, 1
+        cls = fn.__class__
+    if cls is FunctionType:
+        code = fn.__code__
+        defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
+        key = (code, len(defaults) if defaults else 0, len(kwdefaults) if kwdefaults else 0)
+        hit = _ARITY.get(key)
+        if hit is None:
+            n = code.co_argcount
+            kwonly = code.co_varnames[n:n + code.co_kwonlyargcount]
+            required = tuple(k for k in kwonly if not kwdefaults or k not in kwdefaults)
+            hit = (n - key[1], None if code.co_flags & CO_VARARGS else n, required)
+            if len(_ARITY) > 4096:
+                _ARITY.clear()
+            _ARITY[key] = hit
+        if shift:
+            hit = (max(hit[0] - 1, 0), None if hit[1] is None else hit[1] - 1, hit[2])
+        return hit
+    if not callable(fn):
+        return (0, -1, ())  # never satisfied: _arity_error explains
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    lo, hi, required = 0, 0, []
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if hi is not None:
+                hi += 1
+            if p.default is p.empty:
+                lo += 1
+        elif p.kind is p.VAR_POSITIONAL:
+            hi = None
+        elif p.kind is p.KEYWORD_ONLY and p.default is p.empty:
+            required.append(p.name)
+    return lo, hi, tuple(required)
+
+
+def _arity_error(op, what, body, arity, arg_names, n):
+    names = list(arg_names) if arg_names is not None else (
+        ["x"] if n == 1 else [f"x{i}" for i in range(n)])
+    lam = f"lambda {', '.join(['b', *names])}: ..."
+    lo, hi, required = arity
+    if hi == -1:
+        fail(op, f"{what} must be a function of the builder and the region's arguments "
+                 f"({', '.join(['builder', *names])}), got {type(body).__name__} "
+                 f"{body!r:.40}: write {lam}")
+    if required:
+        fail(op, f"{what} has required keyword-only arguments ({', '.join(required)}), but "
+                 f"regions pass arguments by position (builder, {', '.join(names)}): write "
+                 f"{lam}")
+    takes = (f"{lo}" if lo == hi else f"at least {lo}" if hi is None else f"{lo} to {hi}")
+    plural = "" if takes == "1" else "s"
+    fail(op, f"{what} takes {takes} argument{plural} but the region has {n + 1} "
+             f"({', '.join(['builder', *names])}): write {lam}")
 
 
 def _memo_miss(key, name, operands, make, make_args) -> tuple:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mhlo_ir.builder import as_results
+
 from ..core import ClosedJaxpr
 from ..helpers import as_values, compare_type, lower_closed
 from ..mlir import register_lowering, wrap_with_sharding_op
@@ -69,7 +71,7 @@ def _remat_lowering(ctx, *args, jaxpr, prevent_cse, differentiated, policy=None)
     if differentiated and any(prevent_cse):
         picked = [i for i, p in enumerate(prevent_cse) if p]
         flat = [v for i in picked for v in as_values(args[i])]
-        barred = iter(ctx.builder.optimization_barrier(*flat))
+        barred = iter(as_results(ctx.builder.optimization_barrier(*flat)))
         for i in picked:
             parts = [next(barred) for _ in as_values(args[i])]
             args[i] = parts[0] if len(parts) == 1 else tuple(parts)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import mhlo_ir as hlo
+from mhlo_ir.builder import as_results
 
 from .. import mlir
 from ..helpers import lower_closed
@@ -112,8 +113,8 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
                 new = [_pred_bcast_select(rb, pred, n, o) for n, o in zip(new, old)]
             return [*toks.tokens(), *state[ntok:ntok + nc], *new]
 
-        outs = b.while_([*tokens.tokens(), *cond_consts, *body_consts, *carry], cond_region,
-                        body_region)
+        outs = as_results(b.while_([*tokens.tokens(), *cond_consts, *body_consts, *carry],
+                                   cond_region, body_region))
         ctx.set_tokens_out(TokenSet(zip(effects, outs[:ntok])))
         return list(outs[ntok + nc:])
 
@@ -137,8 +138,8 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
         pred, toks = run_cond(rb, toks, cc, new, cond_ctx)
         return [*toks.tokens(), pred, *state[ntok + 1:ntok + 1 + nc], *new]
 
-    outs = b.while_([*tokens.tokens(), pred0, *cond_consts, *body_consts, *carry], cond_region,
-                    body_region)
+    outs = as_results(b.while_([*tokens.tokens(), pred0, *cond_consts, *body_consts, *carry],
+                               cond_region, body_region))
     ctx.set_tokens_out(TokenSet(zip(effects, outs[:ntok])))
     return list(outs[ntok + 1 + nc:])
 
@@ -178,8 +179,8 @@ def _cond_lowering(ctx, index, *args, branches, **params):
             return [*toks.tokens(), *outs]
         return build
 
-    outs = b.case(index, [branch(i, c) for i, c in enumerate(branches)],
-                  result_types=result_types)
+    outs = as_results(b.case(index, [branch(i, c) for i, c in enumerate(branches)],
+                             result_types=result_types))
     ctx.set_tokens_out(TokenSet(zip(effects, outs[:len(effects)])))
     return list(outs[len(effects):])
 
@@ -248,7 +249,7 @@ def _scan_lowering(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, li
             return [*toks.tokens(), rb.add(i, one), *cs, *state_xs, *c, *y]
 
         state = [*tokens.tokens(), b.constant(np.zeros((), i32)), *consts, *xs, *carry, *ys]
-        outs = list(b.while_(state, cond_region, body_region))
+        outs = list(as_results(b.while_(state, cond_region, body_region)))
         tokens = TokenSet(zip(effects, outs[:ntok]))
         _, _, carry, ys = _split(outs[ntok + 1:], [nc, n_x, num_carry])
     for k in range(rem):  # the steps that do not fill a block, unrolled after the loop

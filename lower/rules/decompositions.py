@@ -24,6 +24,7 @@ import numpy as np
 
 import mhlo_ir as hlo
 from mhlo_ir import Attribute, BoolAttr, DictionaryAttr, IntegerAttr, OutputOperandAlias
+from mhlo_ir.builder import as_results
 
 from .. import core
 from .. import lax as L
@@ -99,13 +100,13 @@ def ffi_call(ctx, target: str, operands, avals_in, avals_out, *, aliases=None,
                                       operand_index=operand, operand_tuple_indices=())
                    for operand, out in (aliases or {}).items()]
     frontend = DictionaryAttr({"num_batch_dims": str(rank - num_non_batch_dims)})
-    return ctx.builder.custom_call(
+    return as_results(ctx.builder.custom_call(
         target, list(operands), [aval_to_ir_type(a) for a in avals_out], api_version=4,
         backend_config=DictionaryAttr(config),
         operand_layouts=[layout(a) for a in avals_in],
         result_layouts=[layout(a) for a in avals_out],
         output_operand_aliases=alias_attrs or None,
-        **{"mhlo.frontend_attributes": frontend})
+        **{"mhlo.frontend_attributes": frontend}))
 
 
 def _ok(ctx, info, direction: str = "EQ"):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mhlo_ir.builder import as_results
+
 from ..mlir import register_lowering
 from .elementwise import broadcast_operands
 
@@ -50,7 +52,7 @@ register_lowering("conj", _conj)
 register_lowering("square", lambda ctx, x, **_: [ctx.builder.multiply(x, x)])
 register_lowering("add_any", lambda ctx, x, y, **_: [ctx.builder.add(x, y)])
 register_lowering("optimization_barrier",
-                  lambda ctx, *xs, **_: list(ctx.builder.optimization_barrier(*xs)))
+                  lambda ctx, *xs, **_: list(as_results(ctx.builder.optimization_barrier(*xs))))
 
 
 def _split(ctx, x, *, sizes, axis):

@@ -36,6 +36,7 @@ import numpy as np
 
 from mhlo_ir import (ArrayAttr, Attribute, BoolAttr, DenseElementsAttr, DictionaryAttr,
                      FloatAttr, IntegerAttr, OutputOperandAlias, StringAttr)
+from mhlo_ir.builder import as_results
 from mhlo_ir.dtypes import from_numpy
 
 from .. import lax as L
@@ -213,8 +214,8 @@ def _composite(ctx, *args, name, attributes, version, jaxpr):
         v = treedef.unflatten(leaves)
         if v is not None:
             attrs[key] = attribute(v)
-    return list(ctx.builder.composite(name, args, fn, composite_attributes=DictionaryAttr(attrs),
-                                      version=version))
+    return list(as_results(ctx.builder.composite(
+        name, args, fn, composite_attributes=DictionaryAttr(attrs), version=version)))
 
 
 register_lowering("composite", _composite)
@@ -249,7 +250,7 @@ def _ffi_call(ctx, *args, target_name, has_side_effect=False, input_layouts=None
         operand_layouts=_layouts(ctx.avals_in, input_layouts),
         result_layouts=_layouts(ctx.avals_out, output_layouts),
         output_operand_aliases=aliases or None)
-    return list(outs)
+    return list(as_results(outs))
 
 
 register_lowering("ffi_call", _ffi_call)
@@ -454,8 +455,8 @@ def _scaled_dot(ctx, *args, dimension_numbers, preferred_element_type=None):
     outs = lower_fun(_scaled_dot_impl)(ctx.replace(builder=fb), *fn.arguments, **params)
     fb.return_(*[v for out in outs for v in (out if isinstance(out, (list, tuple)) else [out])])
     attrs = {k: attribute(v) for k, v in params.items() if v is not None}
-    return list(ctx.builder.composite("xla.scaled_dot", args, fn,
-                                      composite_attributes=DictionaryAttr(attrs), version=0))
+    return list(as_results(ctx.builder.composite(
+        "xla.scaled_dot", args, fn, composite_attributes=DictionaryAttr(attrs), version=0)))
 
 
 register_lowering("scaled_dot", _scaled_dot)

@@ -246,7 +246,7 @@ def _ragged_all_to_all(ctx, operand, output, input_offsets, send_sizes, output_o
     array = replica_groups_array(groups)
     config = {"channel_id": IntegerAttr(channel, i64),
               "replica_groups": DenseElementsAttr.from_array(array, tensor(array.shape, i64))}
-    (y,) = ctx.builder.custom_call(
+    y = ctx.builder.custom_call(
         "ragged_all_to_all",
         [operand, output, input_offsets, send_sizes, output_offsets, recv_sizes],
         [output.type], api_version=4, backend_config=config)
@@ -314,7 +314,7 @@ def _axis_index_fully_manual(ctx, axis_name):
     inner = mctx.replace(axis_context=SPMDAxisContext(mesh, frozenset(mesh.axis_names)))
     (index,) = _axis_index(ctx.replace(builder=fb, module_context=inner), axis_name=axis_name)
     fb.return_(index)
-    (index,) = ctx.builder.call(fn, [])
+    index = ctx.builder.call(fn, [])
     return _leave_manual(ctx.builder, index, mesh, frozenset(mesh.axis_names), outer.manual_axes,
                          PartitionSpec(), (), partial=True)
 
@@ -329,7 +329,7 @@ def _spmd_op(b, target, x, result_type, sharding, unspecified):
     """A ``Sharding``/``SPMD*Shape`` custom call. ``unspecified`` dimensions (partly manual
     regions) leave the automatic axes' sharding to XLA's propagation."""
     config = f"unspecified_dims=[{','.join(map(str, unspecified))}]" if unspecified else None
-    (y,) = b.custom_call(target, [x], [result_type], backend_config=config)
+    y = b.custom_call(target, [x], [result_type], backend_config=config)
     y.set_attr("mhlo.sharding", sharding)
     return y
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mhlo_ir.builder import as_results
+
 from ..helpers import compare_hlo, highest, lowest
 from ..mlir import register_lowering
 
@@ -36,7 +38,8 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys=1):
             lt, eq = _lt_eq(r, x, y)
             p = lt if p is None else r.or_(lt, r.and_(eq, p))
         return p
-    return list(ctx.builder.sort(list(operands), comparator, int(dimension), bool(is_stable)))
+    return list(as_results(ctx.builder.sort(list(operands), comparator, int(dimension),
+                                            bool(is_stable))))
 
 
 register_lowering("sort", _sort)

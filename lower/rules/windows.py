@@ -18,6 +18,7 @@ import itertools
 import numpy as np
 
 import mhlo_ir as hlo
+from mhlo_ir.builder import as_results
 
 from ..helpers import MONOIDS, compare_hlo, full_like, highest, lowest, monoid_identity
 from ..mlir import TokenSet, ir_constants, jaxpr_subcomp, register_lowering
@@ -55,7 +56,8 @@ def _ints(xs):
 def _reduce(ctx, *operands_and_inits, computation=None, jaxpr, dimensions):
     n = len(operands_and_inits) // 2
     ops, inits = list(operands_and_inits[:n]), list(operands_and_inits[n:])
-    return list(ctx.builder.reduce(ops, inits, _ints(dimensions), jaxpr_region(ctx, jaxpr)))
+    return list(as_results(ctx.builder.reduce(ops, inits, _ints(dimensions),
+                                              jaxpr_region(ctx, jaxpr))))
 
 
 register_lowering("reduce", _reduce)
@@ -67,10 +69,10 @@ def _reduce_window(ctx, *operands_and_inits, jaxpr, consts, window_dimensions, w
                    padding, base_dilation, window_dilation):
     n = len(operands_and_inits) // 2
     ops, inits = list(operands_and_inits[:n]), list(operands_and_inits[n:])
-    return list(ctx.builder.reduce_window(
+    return list(as_results(ctx.builder.reduce_window(
         ops, inits, _ints(window_dimensions), jaxpr_region(ctx, jaxpr, consts),
         window_strides=_ints(window_strides), base_dilations=_ints(base_dilation),
-        window_dilations=_ints(window_dilation), padding=_pairs(padding)))
+        window_dilations=_ints(window_dilation), padding=_pairs(padding))))
 
 
 register_lowering("reduce_window", _reduce_window)

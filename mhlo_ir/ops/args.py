@@ -1,5 +1,6 @@
-"""Checks of the Python arguments the builder's front doors take, before they become
-attributes, types or memo keys.
+"""The builder's front doors' arguments and results: checks of the Python arguments before
+they become attributes, types or memo keys, and the one convention for what they return
+(``results``: a Value for one result, a tuple for several, the Operation for none).
 
 Each raises OpBuildError naming the op and the argument: ``1.5`` or ``True`` given as a
 dimension, a string given as a list of dimensions, a constant value its type cannot hold.
@@ -14,10 +15,12 @@ from ..dense import DenseElementsAttr, index
 from ..dtypes import from_numpy
 from ..errors import OpBuildError
 from ..exact import as_array, exact_array
+from ..ir import Value
 from ..types import tensor
 from .spec import fail
 
-__all__ = ["ints", "integer", "shape", "pairs", "constant_attr"]
+__all__ = ["ints", "integer", "shape", "pairs", "constant_attr", "arg_names", "value_list",
+           "results", "as_results"]
 
 
 def integer(op: str, what: str, v) -> int:
@@ -129,3 +132,49 @@ def _element_type(op, dtype):
         return from_numpy(dtype)
     except TypeError as e:
         fail(op, f"dtype: {e}")
+
+
+def value_list(op: str, what: str, xs) -> list:
+    """A Value or a sequence of Values as a list (a single Value is a list of one); anything
+    else is refused, naming what was expected."""
+    if isinstance(xs, Value):
+        return [xs]
+    if isinstance(xs, (list, tuple)):
+        return list(xs)
+    if isinstance(xs, (str, bytes)) or not hasattr(xs, "__iter__"):
+        fail(op, f"{what} must be a Value or a list of Values, got {type(xs).__name__} "
+                 f"{xs!r:.60}")
+    return list(xs)
+
+
+def arg_names(n: int, *prefixes: str, interleave: bool = False) -> list:
+    """Names for a region's block arguments in error messages: ``("acc", "x")`` for one
+    input, ``acc0, acc1, x0, x1`` for two (``interleave``: ``lhs0, rhs0, lhs1, rhs1``)."""
+    if n == 1:
+        return list(prefixes)
+    if interleave:
+        return [f"{p}{i}" for i in range(n) for p in prefixes]
+    return [f"{p}{i}" for p in prefixes for i in range(n)]
+
+
+def results(op):
+    """What every builder method returns for the op it built: the result Value when the op has
+    one result, a tuple of its results when it has several, and the Operation itself when it
+    has none (``return_``, ``trace``, a ``custom_call`` with no results)."""
+    rs = op.results
+    if len(rs) == 1:
+        return rs[0]
+    return rs if rs else op
+
+
+def as_results(x) -> tuple:
+    """The inverse of ``results`` for code generic over result counts: what a builder method
+    returned, as a tuple of Values (``()`` for an Operation without results)."""
+    if isinstance(x, Value):
+        return (x,)
+    if isinstance(x, tuple):
+        return x
+    rs = getattr(x, "results", None)
+    if rs is not None:
+        return tuple(rs)
+    return tuple(x)

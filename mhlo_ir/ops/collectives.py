@@ -19,7 +19,7 @@ from ..dtypes import i64, ui32
 from ..mhlo_attributes import ChannelHandle
 from ..types import TensorType, tensor
 from .control_flow import check_region, region_returns
-from .args import integer
+from .args import integer, results, value_list
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 __all__ = ["replica_groups", "channel_handle", "source_target_pairs"]
@@ -185,22 +185,22 @@ register(OpSpec("all_reduce", ("operands*",), {**_GROUP_ATTRS, **_GLOBAL}, regio
                 closed_regions=True))
 
 
-def _scalar_region(b, x, body):
-    et = x.type.element_type if isinstance(x.type, TensorType) else None
+def _scalar_region(b, x, body, op="all_reduce"):
+    t = getattr(x, "type", None)
+    et = t.element_type if isinstance(t, TensorType) else None
     if et is None:
-        fail("all_reduce", f"operand must be a tensor, got {x.type}")
+        fail(op, f"operand must be a tensor Value, got {x!r:.60}")
     s = tensor((), et)
-    return b.region((s, s), body)
+    return b.region((s, s), body, op=op, arg_names=("lhs", "rhs"))
 
 
 @builder_method
 def all_reduce(b, operands, body, replica_groups=(), *, channel_handle=None,
                use_global_device_ids=False, location=None):
     """Reduce ``operands`` (a value or a list of values of one element type) across replicas;
-    ``body(b, lhs, rhs) -> scalar`` combines two scalars. Returns a value for one operand, a
-    tuple for a list."""
-    single = not isinstance(operands, (list, tuple))
-    xs = [operands] if single else list(operands)
+    ``body(b, lhs, rhs) -> scalar`` combines two scalars. Returns a Value for one operand,
+    else a tuple."""
+    xs = value_list("all_reduce", "operands", operands)
     if not xs:
         fail("all_reduce", "needs at least one operand")
     region = _scalar_region(b, xs[0], body)
@@ -212,8 +212,8 @@ def all_reduce(b, operands, body, replica_groups=(), *, channel_handle=None,
     res = b.create("all_reduce", (xs,), {
         "replica_groups": replica_groups, "channel_handle": channel_handle,
         "use_global_device_ids": True if use_global_device_ids else None},
-        rts, regions=(region,), location=location).results
-    return res[0] if single else res
+        rts, regions=(region,), location=location)
+    return results(res)
 
 
 # -- all_gather -------------------------------------------------------------------------------
@@ -270,16 +270,16 @@ register(OpSpec("all_gather", ("operands*",),
 def all_gather(b, operands, all_gather_dim, replica_groups=(), *, channel_handle=None,
                use_global_device_ids=False, result_types=None, location=None):
     """Gather ``operands`` (a value or a list) from every replica of each group along
-    ``all_gather_dim``. With empty ``replica_groups`` pass ``result_types``."""
-    single = not isinstance(operands, (list, tuple))
-    xs = [operands] if single else list(operands)
+    ``all_gather_dim``. With empty ``replica_groups`` pass ``result_types``. Returns a Value
+    for one operand, else a tuple."""
+    xs = value_list("all_gather", "operands", operands)
     res = b.create("all_gather", (xs,), {
         "all_gather_dim": integer("all_gather", "all_gather_dim", all_gather_dim),
         "replica_groups": replica_groups,
         "channel_handle": channel_handle,
         "use_global_device_ids": True if use_global_device_ids else None},
-        result_types, location=location).results
-    return res[0] if single else res
+        result_types, location=location)
+    return results(res)
 
 
 # -- all_to_all -------------------------------------------------------------------------------
@@ -342,15 +342,15 @@ def all_to_all(b, operands, split_dimension=None, concat_dimension=None, split_c
                replica_groups=(), *, channel_handle=None, location=None):
     """All-to-all: one operand split along ``split_dimension`` into ``split_count`` pieces
     (piece j to replica j, received pieces concatenated along ``concat_dimension``); or, with
-    a list of operands and no split attributes, operand j to replica j (a tuple back)."""
-    single = not isinstance(operands, (list, tuple))
-    xs = [operands] if single else list(operands)
+    a list of operands and no split attributes, operand j to replica j. Returns a Value for
+    one operand, else a tuple."""
+    xs = value_list("all_to_all", "operands", operands)
     res = b.create("all_to_all", (xs,), {
         "split_dimension": _opt_int("split_dimension", split_dimension),
         "concat_dimension": _opt_int("concat_dimension", concat_dimension),
         "split_count": _opt_int("split_count", split_count), "replica_groups": replica_groups,
-        "channel_handle": channel_handle}, location=location).results
-    return res[0] if single else res
+        "channel_handle": channel_handle}, location=location)
+    return results(res)
 
 
 # -- reduce_scatter ---------------------------------------------------------------------------
@@ -413,7 +413,7 @@ def reduce_scatter(b, operand, scatter_dimension, body, replica_groups=(), *,
     """Reduce ``operand`` across each group with ``body(b, lhs, rhs) -> scalar`` and keep this
     replica's block of ``scatter_dimension``."""
     scatter_dimension = integer("reduce_scatter", "scatter_dimension", scatter_dimension)
-    region = _scalar_region(b, operand, body)
+    region = _scalar_region(b, operand, body, "reduce_scatter")
     attrs = {"scatter_dimension": scatter_dimension, "replica_groups": replica_groups,
              "channel_handle": channel_handle,
              "use_global_device_ids": True if use_global_device_ids else None}

@@ -16,6 +16,7 @@ from ..types import TensorType, tensor
 from .control_flow import check_region
 from .data_movement import (_bool, _i64, _tensor_of, check_inferred, integer_operand,
                             ints, result_tensor, shape_operand)
+from .args import arg_names, results, value_list
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
@@ -385,16 +386,16 @@ def scatter(b, inputs, scatter_indices, updates, dimension_numbers, update_compu
     (scalars) and returns the new ones, e.g. ``lambda r, old, new: r.add(old, new)``.
     Returns a Value for one input, else a tuple.
     """
-    single = not isinstance(inputs, (list, tuple))
-    inputs = [inputs] if single else list(inputs)
-    updates = [updates] if not isinstance(updates, (list, tuple)) else list(updates)
+    inputs = value_list("scatter", "inputs", inputs)
+    updates = value_list("scatter", "updates", updates)
     scalars = _scalars([_tensor_of(b, v, "scatter") for v in inputs])
-    region = b.region(scalars + scalars, update_computation)
+    region = b.region(scalars + scalars, update_computation, op="scatter",
+                      what="update_computation", arg_names=arg_names(len(inputs), "old", "new"))
     op = b.create("scatter", (inputs, scatter_indices, updates), {
         "scatter_dimension_numbers": dimension_numbers,
         "indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices},
         regions=(region,), location=location)
-    return op.results[0] if single else op.results
+    return results(op)
 
 
 # -- sort ---------------------------------------------------------------------------------------
@@ -446,13 +447,13 @@ def sort(b, inputs, comparator, dimension=-1, is_stable=False, *, location=None)
     elements and returns a ``tensor<i1>``: whether lhs goes before rhs, e.g.
     ``lambda r, x, y: r.compare(x, y, "LT")``. Returns a Value for one input, else a tuple.
     """
-    single = not isinstance(inputs, (list, tuple))
-    inputs = [inputs] if single else list(inputs)
+    inputs = value_list("sort", "inputs", inputs)
     args = _comparator_args([_tensor_of(b, v, "sort") for v in inputs])
-    region = b.region(args, comparator)
+    region = b.region(args, comparator, op="sort", what="comparator",
+                      arg_names=arg_names(len(inputs), "lhs", "rhs", interleave=True))
     op = b.create("sort", (inputs,), {"dimension": dimension, "is_stable": is_stable},
                   regions=(region,), location=location)
-    return op.results[0] if single else op.results
+    return results(op)
 
 
 # -- torch_index_select -------------------------------------------------------------------------

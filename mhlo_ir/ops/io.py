@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..attributes import ArrayAttr, BoolAttr, StringAttr, to_attribute
 from ..types import TOKEN, TensorType, TokenType, TupleType
 from .collectives import channel_handle, source_target_pairs
+from .args import ints, results
 from .spec import AttrSpec, OpSpec, builder_method, fail, register
 
 def _bool(v):
@@ -110,23 +111,25 @@ def send(b, values, token, channel_handle, *, is_host_transfer=None, source_targ
 @builder_method
 def recv(b, token, result_types, channel_handle, *, is_host_transfer=None,
          source_target_pairs=None, location=None):
-    """Receive values of ``result_types``; returns ``(*values, token)``."""
-    return b.create("recv", (token,), {
+    """Receive values of ``result_types``; returns ``(*values, token)`` (the token alone when
+    ``result_types`` is empty)."""
+    return results(b.create("recv", (token,), {
         "channel_handle": channel_handle, "is_host_transfer": is_host_transfer,
         "source_target_pairs": source_target_pairs}, (*result_types, TOKEN),
-        location=location).results
+        location=location))
 
 
 @builder_method
 def infeed(b, token, result_types, *, infeed_config="", layout=None, location=None):
-    """Read values of ``result_types`` from the infeed; returns ``(*values, token)``.
-    ``layout`` is one minor-to-major list per value (e.g. ``[[1, 0]]``)."""
+    """Read values of ``result_types`` from the infeed; returns ``(*values, token)`` (the
+    token alone when ``result_types`` is empty). ``layout`` is one minor-to-major list per
+    value (e.g. ``[[1, 0]]``)."""
     attrs = {"infeed_config": infeed_config}
     if layout is not None:
         attrs["layout"] = layout if isinstance(layout, ArrayAttr) else ArrayAttr(
-            [ArrayAttr(list(x)) for x in layout])
-    return b.create("infeed", (token,), attrs, (*result_types, TOKEN),
-                    location=location).results
+            [ArrayAttr(list(ints("infeed", f"layout[{i}]", x))) for i, x in enumerate(layout)])
+    return results(b.create("infeed", (token,), attrs, (*result_types, TOKEN),
+                            location=location))
 
 
 @builder_method

@@ -9,6 +9,7 @@ from ..attributes import (ArrayAttr, Attribute, BoolAttr, DictionaryAttr, Intege
 from ..dtypes import i32
 from ..mhlo_attributes import OutputOperandAlias
 from ..types import TOKEN, TensorType, TokenType, TupleType, Type, as_tuple
+from .args import arg_names, results, value_list
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register
 
 
@@ -152,8 +153,9 @@ register(OpSpec("optimization_barrier", ("operand*",), infer=lambda op, t, a: tu
 
 @builder_method
 def optimization_barrier(b, *values, location=None):
-    """The values, unchanged, behind a barrier XLA's optimisations do not cross (a tuple)."""
-    return b.create("optimization_barrier", (list(values),), location=location).results
+    """The values, unchanged, behind a barrier XLA's optimisations do not cross: a Value for
+    one, a tuple for several."""
+    return results(b.create("optimization_barrier", (list(values),), location=location))
 
 
 # -- enums these ops own -----------------------------------------------------------------------
@@ -231,18 +233,20 @@ register(OpSpec("fusion", ("inputs*",), {"fusion_kind": AttrSpec(_enum("fusion_k
 
 @builder_method
 def fusion(b, inputs, body, *, fusion_kind="kLoop", location=None):
-    """``body(b, *inputs) -> values`` as a fused computation; returns a tuple.
+    """``body(b, *inputs) -> values`` as a fused computation; returns a Value for one result,
+    a tuple for several.
 
     XLA cannot turn a fusion without ``fusion_kind`` into HLO ("requires fusion kind for HLO
     translation"), hence the default. jaxlib 0.10's CPU compiler aborts the process (Check
     failed: has_layout()) on a fusion with several results: keep fusions to one result when
     compiling for CPU."""
     from .control_flow import region_returns
-    inputs = list(inputs)
-    region = b.region([getattr(x, "type", None) for x in inputs], body)
+    inputs = value_list("fusion", "inputs", inputs)
+    region = b.region([getattr(x, "type", None) for x in inputs], body, op="fusion",
+                      arg_names=arg_names(len(inputs), "x"))
     rts = region_returns("fusion", "fused_computation", region)
-    return b.create("fusion", (inputs,), {"fusion_kind": fusion_kind}, rts, regions=(region,),
-                    location=location).results
+    return results(b.create("fusion", (inputs,), {"fusion_kind": fusion_kind}, rts,
+                            regions=(region,), location=location))
 
 
 # -- composite --------------------------------------------------------------------------------
@@ -272,8 +276,9 @@ register(OpSpec("composite", ("inputs*",), {
 def composite(b, name, inputs, decomposition, *, composite_attributes=None, version=None,
               result_types=None, location=None):
     """A ``composite`` named ``name`` (``"my.op"``) decomposing to the Function
-    ``decomposition`` (or a function name with ``result_types``); returns a tuple."""
-    inputs = list(inputs)
+    ``decomposition`` (or a function name with ``result_types``); returns a Value for one
+    result, a tuple for several."""
+    inputs = value_list("composite", "inputs", inputs)
     if hasattr(decomposition, "arg_types"):
         got = tuple(getattr(x, "type", None) for x in inputs)
         if got != decomposition.arg_types:
@@ -284,10 +289,11 @@ def composite(b, name, inputs, decomposition, *, composite_attributes=None, vers
             result_types = decomposition.type.results
     elif result_types is None:
         fail("composite", f"decomposition @{decomposition} given by name needs result_types")
-    return b.create("composite", (inputs,), {
+    op = b.create("composite", (inputs,), {
         "name": name, "decomposition": decomposition,
         "composite_attributes": composite_attributes, "version": version},
-        tuple(result_types), location=location).results
+        tuple(result_types), location=location)
+    return results(op)
 
 
 # -- async ------------------------------------------------------------------------------------
@@ -385,5 +391,5 @@ def async_update(b, bundle, *, location=None):
 
 @builder_method
 def async_done(b, bundle, *, location=None):
-    """The async computation's results (a tuple)."""
-    return b.create("async_done", (bundle,), location=location).results
+    """The async computation's results: a Value for one, a tuple for several."""
+    return results(b.create("async_done", (bundle,), location=location))

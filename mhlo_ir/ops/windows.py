@@ -7,11 +7,10 @@ from ..attributes import DenseArrayAttr, IntegerAttr
 from ..dense import i64_array
 from ..index_array import index_ints
 from ..dtypes import i1, i32, i64
-from ..ir import Value
 from ..types import TensorType, tensor
 from .control_flow import check_region, inputs_and_inits, region_returns
 from .linalg import _bool, _padding, window_output_size
-from .args import integer, pairs
+from .args import arg_names, integer, pairs, results, value_list
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
@@ -103,25 +102,23 @@ register(OpSpec("reduce_window", ("inputs*", "init_values*"), _WINDOW_ATTRS, reg
                 closed_regions=True))
 
 
-def _values(v):
-    return [v] if isinstance(v, Value) else list(v)
-
-
 @builder_method
 def reduce_window(b, inputs, init_values, window_dimensions, body, *, window_strides=None,
                   base_dilations=None, window_dilations=None, padding=None, location=None):
     """Reduce each window; ``body(b, *accs, *elems)`` combines scalars. ``padding`` is a list of
-    ``(low, high)`` pairs. Returns one value for one input, else a tuple."""
-    single = isinstance(inputs, Value)
-    inputs, inits = _values(inputs), _values(init_values)
+    ``(low, high)`` pairs. Returns a Value for one input, else a tuple."""
+    inputs = value_list("reduce_window", "inputs", inputs)
+    inits = value_list("reduce_window", "init_values", init_values)
     padding = pairs("reduce_window", "padding", padding)
-    scalar = [_scalar(v.type) for v in inits]
-    region = b.region(scalar + scalar, body)
+    scalar = [_scalar(tensor_operand("reduce_window", f"init_values[{i}]",
+                                     getattr(v, "type", None))) for i, v in enumerate(inits)]
+    region = b.region(scalar + scalar, body, op="reduce_window",
+                      arg_names=arg_names(len(inits), "acc", "x"))
     attrs = {"window_dimensions": window_dimensions, "window_strides": window_strides,
              "base_dilations": base_dilations, "window_dilations": window_dilations,
              "padding": padding}
     op = b.create("reduce_window", (inputs, inits), attrs, regions=(region,), location=location)
-    return op.results[0] if single else op.results
+    return results(op)
 
 
 # -- select_and_scatter ----------------------------------------------------------------------
@@ -165,7 +162,10 @@ def select_and_scatter(b, operand, source, init_value, select, scatter, *,
     """``select(b, a, b) -> i1`` keeps ``a`` when true; ``scatter(b, acc, x)`` combines."""
     s = _scalar(operand.type)
     init = init_value.type
-    regions = (b.region((s, s), select), b.region((init, init), scatter))
+    regions = (b.region((s, s), select, op="select_and_scatter", what="select",
+                        arg_names=("lhs", "rhs")),
+               b.region((init, init), scatter, op="select_and_scatter", what="scatter",
+                        arg_names=("acc", "x")))
     attrs = {"window_dimensions": window_dimensions, "window_strides": window_strides,
              "padding": pairs("select_and_scatter", "padding", padding)}
     return b.create("select_and_scatter", (operand, source, init_value), attrs,
@@ -205,10 +205,11 @@ register(OpSpec("map", ("inputs*",), {"dimensions": AttrSpec(i64_array, True)}, 
 def _map(b, inputs, body, *, dimensions=None, location=None):
     """``body(b, *scalars) -> scalar`` applied elementwise; the result element type is what
     the body returns."""
-    inputs = _values(inputs)
+    inputs = value_list("map", "inputs", inputs)
     if not inputs:
         fail("map", "needs at least one input")
-    region = b.region([_scalar(v.type) for v in inputs], body)
+    region = b.region([_scalar(v.type) for v in inputs], body, op="map",
+                      arg_names=arg_names(len(inputs), "x"))
     out = region_returns("map", "computation", region)
     if len(out) != 1 or not isinstance(out[0], TensorType):
         fail("map", f"computation must return one scalar tensor, got {_types(out)}")
@@ -289,15 +290,17 @@ def scan(b, inputs, inits, dimension, body, *, is_reverse=None, is_associative=N
          scan_dim_size=None, location=None):
     """``body(b, *input_slices, *carries) -> (*output_slices, *new_carries)``.
 
-    Returns (outputs, carries), two tuples; outputs stack the slices along ``dimension``."""
-    inputs, inits = _values(inputs), _values(inits)
+    Returns the outputs (the slices stacked along ``dimension``) followed by the carries, as
+    every builder method returns results: a Value when there is one, else a flat tuple."""
+    inputs, inits = value_list("scan", "inputs", inputs), value_list("scan", "inits", inits)
     dimension = integer("scan", "dimension", dimension)
     for v in inputs:
         t = tensor_operand("scan", "inputs", v.type)
         if not 0 <= dimension < t.rank:
             fail("scan", f"dimension {dimension} is out of range for input {t}")
     slices = [tensor(_drop(v.type.shape, dimension), v.type.element_type) for v in inputs]
-    region = b.region(slices + [v.type for v in inits], body)
+    names = arg_names(len(inputs), "x") + arg_names(len(inits), "carry")
+    region = b.region(slices + [v.type for v in inits], body, op="scan", arg_names=names)
     got = region_returns("scan", "body", region)
     n_out = len(got) - len(inits)
     if n_out < 0:
@@ -312,6 +315,5 @@ def scan(b, inputs, inits, dimension, body, *, is_reverse=None, is_associative=N
              "is_associative": is_associative,
              "operandSegmentSizes": (len(inputs), len(inits)),
              "resultSegmentSizes": (n_out, len(inits))}
-    res = b.create("scan", (inputs, inits), attrs, outs + [v.type for v in inits],
-                   regions=(region,), location=location).results
-    return tuple(res[:n_out]), tuple(res[n_out:])
+    return results(b.create("scan", (inputs, inits), attrs, outs + [v.type for v in inits],
+                            regions=(region,), location=location))

@@ -17,7 +17,7 @@ def module_with_attrs(attrs: dict) -> hlo.Module:
     m = hlo.Module("attrs")
     f = m.add_function("main", [T])
     b = f.builder()
-    (y,) = b.custom_call("target", [f.arguments[0]], [T])
+    y = b.custom_call("target", [f.arguments[0]], [T])
     for k, v in attrs.items():
         y.owner.set_attr(k, v)
     b.return_(y)

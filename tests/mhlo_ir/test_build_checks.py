@@ -355,3 +355,210 @@ def test_jaxlib_agrees_on_the_dimension_limits(shape, et, ok):
     else:
         with pytest.raises(verify.VerificationError):
             verify.check(_identity_text(shape, et))
+
+
+# -- 3. region bodies: the callable must take the builder and the region's arguments ----------
+
+def _region_cases(b):
+    x, s, si, v, xi = args(b)
+    p = b.compare(s, s, "LT")
+    return {
+        "reduce": (lambda body: b.reduce(x, s, [0], body), "'reduce' body", 3,
+                   "(builder, acc, x): write lambda b, acc, x: ..."),
+        "reduce2": (lambda body: b.reduce([x, xi], [s, si], [0], body), "'reduce' body", 5,
+                    "(builder, acc0, acc1, x0, x1): write lambda b, acc0, acc1, x0, x1: ..."),
+        "while_cond": (lambda body: b.while_([si], body, lambda r, i: i), "'while' cond", 2,
+                       "(builder, x): write lambda b, x: ..."),
+        "while_body": (lambda body: b.while_([si, s], lambda r, i, t: p, body), "'while' body",
+                       3, "(builder, x0, x1): write lambda b, x0, x1: ..."),
+        "if_true": (lambda body: b.if_(p, body, lambda r: [s]), "'if' true_branch", 1,
+                    "(builder): write lambda b: ..."),
+        "if_false": (lambda body: b.if_(p, lambda r: [s], body), "'if' false_branch", 1,
+                     "(builder): write lambda b: ..."),
+        "case": (lambda body: b.case(si, [lambda r: [s], body]), "'case' branches[1]", 1,
+                 "(builder): write lambda b: ..."),
+        "sort": (lambda body: b.sort([x, xi], body), "'sort' comparator", 5,
+                 "(builder, lhs0, rhs0, lhs1, rhs1)"),
+        "scatter": (lambda body: b.scatter(x, b.constant(np.zeros((1, 1), np.int32)),
+                                           b.constant(np.zeros((1, 3), np.float32)), dict(
+            update_window_dims=(1,), inserted_window_dims=(0,),
+            scatter_dims_to_operand_dims=(0,), index_vector_dim=1), body),
+            "'scatter' update_computation", 3, "(builder, old, new)"),
+        "reduce_window": (lambda body: b.reduce_window(x, s, [1, 1], body),
+                          "'reduce_window' body", 3, "(builder, acc, x)"),
+        "select": (lambda body: b.select_and_scatter(
+            x, x, s, body, lambda r, a, c: r.add(a, c), window_dimensions=[1, 1]),
+            "'select_and_scatter' select", 3, "(builder, lhs, rhs)"),
+        "all_reduce": (lambda body: b.all_reduce(x, body, [[0]]), "'all_reduce' body", 3,
+                       "(builder, lhs, rhs)"),
+        "reduce_scatter": (lambda body: b.reduce_scatter(x, 0, body, [[0]]),
+                           "'reduce_scatter' body", 3, "(builder, lhs, rhs)"),
+        "fusion": (lambda body: b.fusion([x, v], body), "'fusion' body", 3,
+                   "(builder, x0, x1)"),
+        "scan": (lambda body: b.scan([x], [s], 0, body), "'scan' body", 3,
+                 "(builder, x, carry)"),
+    }
+
+
+REGION_NAMES = list(_region_cases(hlo.Module("m").add_function(
+    "main", [tensor((2, 3), f32), tensor((), f32), tensor((), i32), tensor((4,), f32),
+             tensor((2, 3), i32)]).builder()))
+
+
+@pytest.mark.parametrize("case", REGION_NAMES)
+def test_region_body_arity_is_checked(b, case):
+    build, where, n, tail = _region_cases(b)[case]
+    short = eval("lambda " + ", ".join(f"a{i}" for i in range(n - 1)) + ": None")
+    takes = f"{n - 1} argument" + ("" if n - 1 == 1 else "s")
+    with pytest.raises(OpBuildError, match=E(where, f"takes {takes} but the region has {n} ",
+                                             tail)):
+        build(short)
+    long = eval("lambda " + ", ".join(f"a{i}" for i in range(n + 1)) + ": None")
+    with pytest.raises(OpBuildError, match=E(where, f"takes {n + 1} arguments but the region "
+                                                    f"has {n}")):
+        build(long)
+
+
+def test_python_arity_error_no_longer_escapes(b):
+    """Before: ``TypeError: <lambda>() takes 2 positional arguments but 3 were given`` from
+    inside the builder, naming neither the op nor the region."""
+    x, s, *_ = args(b)
+    with pytest.raises(OpBuildError) as info:
+        b.reduce(x, s, [0], lambda acc, y: acc)
+    assert "positional" not in str(info.value)
+    assert str(info.value) == ("'reduce' body takes 2 arguments but the region has 3 "
+                               "(builder, acc, x): write lambda b, acc, x: ...")
+
+
+def test_region_bodies_may_take_varargs_defaults_methods_and_partials(b):
+    import functools
+    x, s, *_ = args(b)
+
+    class Sum:
+        def __call__(self, r, a, c):
+            return r.add(a, c)
+
+        def method(self, r, a, c):
+            return r.add(a, c)
+
+    for body in (lambda r, *xs: r.add(*xs), lambda r, a, c, scale=2: r.add(a, c),
+                 Sum(), Sum().method, functools.partial(lambda k, r, a, c: r.add(a, c), 1)):
+        assert b.reduce(x, s, [0], body).type == tensor((3,), f32)
+
+
+def test_region_body_errors(b):
+    x, s, *_ = args(b)
+    with pytest.raises(OpBuildError, match=E("'reduce' body must be a function of the builder "
+                                             "and the region's arguments (builder, acc, x), "
+                                             "got NoneType None")):
+        b.reduce(x, s, [0], None)
+    with pytest.raises(OpBuildError, match=E("'reduce' body has required keyword-only "
+                                             "arguments (k)")):
+        b.reduce(x, s, [0], lambda r, a, c, *, k: a)
+    with pytest.raises(OpBuildError, match=E("'reduce' body must return a Value or a list of "
+                                             "Values", "got float 1.0")):
+        b.reduce(x, s, [0], lambda r, a, c: 1.0)
+    with pytest.raises(OpBuildError, match=E("'reduce' body returned str 'q' as result 1, not "
+                                             "a Value")):
+        b.reduce([x, x], [s, s], [0], lambda r, a0, a1, c0, c1: [a0, "q"])
+    with pytest.raises(OpBuildError, match=E("'case' branches must be a list of functions")):
+        b.case(args(b)[2], lambda r: [s])
+
+
+def test_arity_is_cached_per_code_object(b):
+    from mhlo_ir import builder as builder_module
+    x, s, *_ = args(b)
+
+    def body(r, a, c):
+        return r.add(a, c)
+
+    b.reduce(x, s, [0], body)
+    assert (body.__code__, 0, 0) in builder_module._ARITY
+
+
+# -- 4. while_: the state is a list of Values (or one Value) --------------------------------
+
+def test_while_state_must_be_values(b):
+    x, s, si, *_ = args(b)
+    with pytest.raises(OpBuildError, match=E("'while' operands must be a Value or a list of "
+                                             "Values, got int 3")):
+        b.while_(3, lambda r, i: i, lambda r, i: i)
+    with pytest.raises(OpBuildError, match=E("'while' operand operand[1] must be a Value",
+                                             "int 0")):
+        b.while_([si, 0], lambda r, i, j: i, lambda r, i, j: (i, j))
+
+
+def test_while_takes_a_single_value_as_a_state_of_one(b):
+    _, _, si, *_ = args(b)
+    ten = b.constant(10)
+    out = b.while_(si, lambda r, i: r.compare(i, ten, "LT"),
+                   lambda r, i: r.add(i, r.constant(1)))
+    assert out.type == tensor((), i32) and out.owner.spec.name == "while"
+
+
+# -- 6. one result -> the Value, several -> a tuple, none -> the Operation: every method -------
+
+def test_one_result_is_a_value_several_a_tuple_none_the_operation():
+    from mhlo_ir.builder import as_results
+    m = hlo.Module("conv")
+    t2, s, si = tensor((2,), f32), tensor((), f32), tensor((), i32)
+    g1 = m.add_function("g1", [t2])
+    g1.builder().return_(g1.arguments[0])
+    g2 = m.add_function("g2", [t2])
+    g2.builder().return_(g2.arguments[0], g2.arguments[0])
+    g0 = m.add_function("g0", [t2])
+    g0.builder().return_()
+    f = m.add_function("main", [t2, s, si])
+    b = f.builder()
+    x, z, i = f.arguments
+    p = b.compare(z, z, "LT")
+    add = (lambda r, a, c: r.add(a, c))
+    lt = (lambda r, a, c: r.compare(a, c, "LT"))
+    one = {
+        "custom_call": b.custom_call("t", [x], [t2]),
+        "custom_call_type": b.custom_call("t", [x], t2),
+        "while_list": b.while_([i], lambda r, k: r.compare(k, k, "LT"), lambda r, k: k),
+        "while_value": b.while_(i, lambda r, k: r.compare(k, k, "LT"), lambda r, k: k),
+        "if_": b.if_(p, lambda r: x, lambda r: x),
+        "case": b.case(i, [lambda r: x]),
+        "call": b.call(g1, [x]),
+        "reduce_list": b.reduce([x], [z], [0], add),
+        "sort_list": b.sort([x], lt),
+        "reduce_window_list": b.reduce_window([x], [z], [1], add),
+        "all_reduce_list": b.all_reduce([x], add, [[0]]),
+        "optimization_barrier": b.optimization_barrier(x),
+        "fusion": b.fusion([x], lambda r, v: r.negate(v)),
+        "composite": b.composite("my.id", [x], g1),
+        "scan": b.scan([x], [], 0, lambda r, v: [v]),
+        "recv_token_only": b.recv(b.create_token(), [], 1),
+    }
+    for name, v in one.items():
+        assert isinstance(v, hlo.Value), (name, v)
+    several = {
+        "custom_call": b.custom_call("t", [x], [t2, t2]),
+        "while_": b.while_([i, z], lambda r, k, w: r.compare(k, k, "LT"),
+                           lambda r, k, w: (k, w)),
+        "if_": b.if_(p, lambda r: [x, z], lambda r: [x, z]),
+        "call": b.call(g2, [x]),
+        "reduce": b.reduce([x, x], [z, z], [0], lambda r, a, c, d, e: [a, c]),
+        "scan": b.scan([x], [z], 0, lambda r, v, c: [v, c]),
+        "recv": b.recv(b.create_token(), [t2], 1),
+        "optimization_barrier": b.optimization_barrier(x, z),
+    }
+    for name, v in several.items():
+        assert isinstance(v, tuple) and all(isinstance(r, hlo.Value) for r in v), (name, v)
+    none = {
+        "custom_call": b.custom_call("t", [x], [], has_side_effect=True),
+        "if_": b.if_(p, lambda r: [], lambda r: []),
+        "call": b.call(g0, [x]),
+        "trace": b.trace(x, "tag"),
+    }
+    for name, v in none.items():
+        assert isinstance(v, hlo.Operation) and not isinstance(v, hlo.Value), (name, v)
+        assert v.results == ()
+    assert as_results(one["call"]) == (one["call"],)
+    assert as_results(several["call"]) == several["call"]
+    assert as_results(none["call"]) == ()
+    # scan's results are its outputs, then its carries, flat
+    out, carry = several["scan"]
+    assert out.type == tensor((2,), f32) and carry.type == s

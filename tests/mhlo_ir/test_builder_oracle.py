@@ -279,11 +279,11 @@ def while_loop():
 def if_and_case():
     m, f, b = new_module([T((), hlo.i1), T((), hlo.i32), T((2,), hlo.f32)])
     p, k, x = f.arguments
-    (r1,) = b.if_(p, lambda bb: bb.negate(x), lambda bb: bb.abs(x))
+    r1 = b.if_(p, lambda bb: bb.negate(x), lambda bb: bb.abs(x))
     r2, r3 = b.if_(p, lambda bb: (x, bb.constant(np.int32(1))),
                    lambda bb: (bb.exponential(x), bb.constant(np.int32(2))))
-    (r4,) = b.case(k, [lambda bb: x, lambda bb: bb.negate(x), lambda bb: bb.sine(x)])
-    (r5,) = b.case(k, [lambda bb: bb.constant(np.float32(7))])
+    r4 = b.case(k, [lambda bb: x, lambda bb: bb.negate(x), lambda bb: bb.sine(x)])
+    r5 = b.case(k, [lambda bb: bb.constant(np.float32(7))])
     b.return_(r1, r2, r3, r4, r5)
     return m
 
@@ -308,13 +308,13 @@ def tuples_and_tokens():
 def custom_calls():
     m, f, b = new_module([T((2,), hlo.f32), T((3,), hlo.i32)])
     x, i = f.arguments
-    (a,) = b.custom_call("my_target", [x], T((2,), hlo.f32))
-    (c,) = b.custom_call("t2", [x, i], [T((2,), hlo.f32)], backend_config="opaque \"cfg\"\n",
+    a = b.custom_call("my_target", [x], T((2,), hlo.f32))
+    c = b.custom_call("t2", [x, i], [T((2,), hlo.f32)], backend_config="opaque \"cfg\"\n",
                          has_side_effect=True, api_version=2)
     d, e = b.custom_call("t4", [x], [T((2,), hlo.f32), T((), hlo.i32)],
                          backend_config={"alpha": 1.5, "name": "x", "n": 3, "flag": True},
                          api_version=4)
-    (g,) = b.custom_call("alias", [x, i], [T((2,), hlo.f32)],
+    g = b.custom_call("alias", [x, i], [T((2,), hlo.f32)],
                          output_operand_aliases=[dict(output_tuple_indices=(),
                                                       operand_index=0, operand_tuple_indices=())],
                          has_side_effect=False)

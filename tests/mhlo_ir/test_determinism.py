@@ -52,7 +52,7 @@ PROGRAM = textwrap.dedent('''
         with b.at_location(hlo.FusedLoc([hlo.NameLoc("jit(f)/reduce"), F("r.py", 5, 5)],
                                         metadata="m")):
             s = b.reduce(y, b.constant(np.float32(0)), [1], lambda bb, a, e: bb.add(a, e))
-        (z,) = b.call(h, [y], location=hlo.CallSiteLoc(hlo.NameLoc("call"), F("c.py", 6, 6)))
+        z = b.call(h, [y], location=hlo.CallSiteLoc(hlo.NameLoc("call"), F("c.py", 6, 6)))
 
         def cond(bb, i, v):
             return bb.compare(i, bb.constant(np.int32(3)), "LT")
@@ -61,8 +61,8 @@ PROGRAM = textwrap.dedent('''
             return bb.add(i, bb.constant(np.int32(1))), bb.multiply(v, v)
 
         i, w = b.while_([n, s], cond, body, location=hlo.NameLoc("loop"))
-        (r,) = b.if_(b.compare(i, n, "GT"), lambda bb: bb.negate(w), lambda bb: w)
-        (cc,) = b.custom_call("target", [z], t, api_version=4,
+        r = b.if_(b.compare(i, n, "GT"), lambda bb: bb.negate(w), lambda bb: w)
+        cc = b.custom_call("target", [z], t, api_version=4,
                               backend_config={k: k.upper() for k in KEYS})
         b.return_(cc, r, big)
         return m

@@ -534,7 +534,7 @@ def test_function_and_module_errors(env):
 
 def test_case_rule_accepts_i32_index(env):
     # The counterpart of case_index_i64: the rule is not rejecting every index.
-    (r,) = env.b.case(env.b.constant(np.int32(0)), [lambda bb: env.x, lambda bb: env.x])
+    r = env.b.case(env.b.constant(np.int32(0)), [lambda bb: env.x, lambda bb: env.x])
     assert r.type == env.x.type
 
 

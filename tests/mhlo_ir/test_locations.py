@@ -74,7 +74,7 @@ def build():
             v = getattr(b, method)(v, location=loc)
         ops.append(v.owner)
     with b.at_location("ctx.py", 30, 2):                  # the builder's default location
-        (v,) = b.call(h, [v])
+        v = b.call(h, [v])
         s = b.reduce(v, b.constant(0.0), [0], lambda bb, a, e: bb.add(a, e))
     b.return_(v, s)
     return m, ops

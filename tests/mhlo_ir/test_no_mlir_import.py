@@ -30,11 +30,11 @@ BUILD = textwrap.dedent('''
         big = b.constant(np.arange(40, dtype=np.int8).reshape(5, 8))
         s = b.reduce(y, b.constant(np.float32(0)), [1], lambda bb, a, e: bb.add(a, e))
     d = b.dot_general(b.convert(y, hlo.bf16), w, ((1,), (0,)), result_element_type=hlo.f32)
-    (z,) = b.call(g, [y])
+    z = b.call(g, [y])
     p = b.compare(z, y, "GT", "FLOAT")
     q = b.select(p, z, y)
     tr = b.transpose(q, [1, 0])
-    (cc,) = b.custom_call("my_target", [tr], hlo.tensor((3, 2), hlo.f32),
+    cc = b.custom_call("my_target", [tr], hlo.tensor((3, 2), hlo.f32),
                           backend_config={"k": "v"}, api_version=4,
                           location=hlo.FusedLoc([hlo.NameLoc("n")], metadata="m"))
     i, v = b.while_([b.constant(np.int32(0)), s],

@@ -338,9 +338,9 @@ def test_call_private_function():
 def test_custom_call_unknown_target_is_compile_only():
     """Unknown targets verify (only XLA compilation can know the registered targets)."""
     def body(b, x):
-        (y,) = b.custom_call("mhlo_ir_test_no_such_target", [x], T((2,), hlo.f32),
+        y = b.custom_call("mhlo_ir_test_no_such_target", [x], T((2,), hlo.f32),
                              backend_config="cfg", has_side_effect=True)
-        (z,) = b.custom_call("mhlo_ir_test_typed_ffi", [y], T((2,), hlo.f32),
+        z = b.custom_call("mhlo_ir_test_typed_ffi", [y], T((2,), hlo.f32),
                              backend_config={"k": 1}, api_version=4)
         return z
 

@@ -110,7 +110,7 @@ def test_function_name_and_call_read_back_exactly(name):
     gb.return_(gb.negate(g.arguments[0]))
     f = m.add_function("main", [T], visibility="public")
     b = f.builder()
-    (y,) = b.call(g, [f.arguments[0]])
+    y = b.call(g, [f.arguments[0]])
     b.return_(b.add(y, f.arguments[0]))
     assert g.name == name  # added first, so a "main" helper makes main itself "main_0"
     mod = parse(m.to_text())
@@ -136,7 +136,7 @@ def test_uniquified_function_names_stay_distinct(name):
     b = main.builder()
     v = main.arguments[0]
     for fn in fns:
-        (v,) = b.call(fn, [v])
+        v = b.call(fn, [v])
     b.return_(v)
     assert len({fn.name for fn in m.functions}) == 4
     mod = parse(m.to_text())
@@ -249,8 +249,8 @@ TARGETS = STRINGS.filter(lambda t: not t.startswith("$"))  # '$' targets are XLA
 def test_custom_call_string_config_reads_back_exactly(target, config, api):
     ir, _ = mlir()
     m, f, b, x = simple_module()
-    (y,) = b.custom_call(target, [x], T, backend_config=config, api_version=api)
-    (z,) = b.custom_call(config, [y], T, has_side_effect=True)
+    y = b.custom_call(target, [x], T, backend_config=config, api_version=api)
+    z = b.custom_call(config, [y], T, has_side_effect=True)
     b.return_(z)
     mod = parse(m.to_text())
     check_structure(m, mod)
@@ -265,7 +265,7 @@ def test_custom_call_string_config_reads_back_exactly(target, config, api):
 def test_custom_call_dict_config_reads_back_exactly(config, target):
     ir, _ = mlir()
     m, f, b, x = simple_module()
-    (y,) = b.custom_call(target, [x], T, backend_config=config, api_version=4)
+    y = b.custom_call(target, [x], T, backend_config=config, api_version=4)
     b.return_(y)
     mod = parse(m.to_text())
     check_structure(m, mod)
@@ -363,11 +363,11 @@ def test_jaxlib_accepts_modules_full_of_odd_strings(name, s, key, cfg):
     f = m.add_function("main" if name != "main" else "main_", [T], visibility="public",
                        arg_locations=[hlo.FusedLoc([hlo.NameLoc(key)], metadata=s)])
     b = f.builder()
-    (y,) = b.call(g, [f.arguments[0]], location=hlo.NameLoc(s, hlo.FileLineColLoc(key, 3, 4)))
+    y = b.call(g, [f.arguments[0]], location=hlo.NameLoc(s, hlo.FileLineColLoc(key, 3, 4)))
     y.owner.set_attr(key, s)
     # Targets starting with '$' are XLA's own; the builder refuses them (test_errors.py).
-    (c,) = b.custom_call("_" + name, [y], T, backend_config=s, api_version=2)
-    (d,) = b.custom_call("_" + s, [c], T, backend_config=cfg, api_version=4)
+    c = b.custom_call("_" + name, [y], T, backend_config=s, api_version=2)
+    d = b.custom_call("_" + s, [c], T, backend_config=cfg, api_version=4)
     b.return_(d)
     for mode in (True, "alias", False):
         text = m.to_text(locations=mode)
@@ -442,9 +442,9 @@ def _build_with(where, s):
         x = b.add(x, x)
         x.owner.set_attr(s, 1)
     elif where == "custom_call target":
-        (x,) = b.custom_call("_" + s, [x], T)
+        x = b.custom_call("_" + s, [x], T)
     elif where == "backend_config":
-        (x,) = b.custom_call("t", [x], T, backend_config=s)
+        x = b.custom_call("t", [x], T, backend_config=s)
     elif where == "name location":
         x = b.add(x, x, location=hlo.NameLoc(s))
     elif where == "file location":

@@ -101,7 +101,7 @@ def test_error_only_jaxlib_sees_points_at_op_location_and_printed_line():
     b = f.builder()
     (x,) = f.arguments
     with b.at_location("model.py", 3, 7):
-        (y,) = b.custom_call("foo", [x], [x.type], operand_layouts=[], result_layouts=[])
+        y = b.custom_call("foo", [x], [x.type], operand_layouts=[], result_layouts=[])
     b.return_(y)
     m.verify()  # Python is satisfied
     with pytest.raises(VerificationError) as info:
@@ -125,7 +125,7 @@ def test_compile_error_for_unknown_custom_call_target():
     f = m.add_function("main", [tensor((2,), f32)], visibility="public")
     b = f.builder()
     (x,) = f.arguments
-    b.return_(*b.custom_call("no_such_target_xyz", [x], [x.type], api_version=2))
+    b.return_(b.custom_call("no_such_target_xyz", [x], [x.type], api_version=2))
     verify.check(m)  # parses and verifies: the target is only looked up when compiling
     with pytest.raises(CompileError, match="no_such_target_xyz") as info:
         verify.compile(m)

@@ -126,7 +126,7 @@ def test_compile_error_exits_1(tmp_path, capsys):
     m = hlo.Module("cc")
     f = m.add_function("main", [hlo.tensor((2,), hlo.f32)], visibility="public")
     b = f.builder()
-    b.return_(*b.custom_call("no_such_target_xyz", [f.arguments[0]], [f.arguments[0].type]))
+    b.return_(b.custom_call("no_such_target_xyz", [f.arguments[0]], [f.arguments[0].type]))
     p = tmp_path / "cc.mlir"
     p.write_text(m.to_text())
     assert cli.main([str(p), "--check-only"]) == 0

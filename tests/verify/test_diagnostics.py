@@ -89,7 +89,7 @@ def test_module_objects_are_named_after_the_module():
     m = hlo.Module("layouts")
     fn = m.add_function("main", [tensor((2,), f32)], visibility="public")
     b = fn.builder()
-    (y,) = b.custom_call("foo", [fn.arguments[0]], [fn.arguments[0].type],
+    y = b.custom_call("foo", [fn.arguments[0]], [fn.arguments[0].type],
                          operand_layouts=[], result_layouts=[])
     b.return_(y)
     e = check_error(m)
@@ -144,7 +144,7 @@ def test_op_locations_through_loc_aliases():
     fn = m.add_function("main", [tensor((2,), f32)], visibility="public")
     b = fn.builder()
     with b.at_location("model.py", 12, 3):
-        (y,) = b.custom_call("foo", [fn.arguments[0]], [fn.arguments[0].type],
+        y = b.custom_call("foo", [fn.arguments[0]], [fn.arguments[0].type],
                              operand_layouts=[], result_layouts=[])
     b.return_(y)
     text = m.to_text(locations="alias")
@@ -177,8 +177,8 @@ def test_compile_errors_without_position_have_one_headline():
     m = hlo.Module("cc")
     fn = m.add_function("main", [tensor((2,), f32)], visibility="public")
     b = fn.builder()
-    b.return_(*b.custom_call("no_such_target_xyz", [fn.arguments[0]], [fn.arguments[0].type],
-                             api_version=2))
+    b.return_(b.custom_call("no_such_target_xyz", [fn.arguments[0]], [fn.arguments[0].type],
+                            api_version=2))
     with pytest.raises(CompileError) as info:
         verify.compile(m)
     e = info.value

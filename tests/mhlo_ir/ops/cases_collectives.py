@@ -253,5 +253,5 @@ def _():
         v = b.create("broadcast_in_dim", (p,), {"broadcast_dimensions": [], **manual},
                      [hlo.tensor((2,), hlo.ui32)]).results[0]
         return b.custom_call("SPMDShardToFullShape", [v], hlo.tensor((4,), hlo.ui32),
-                             **{"mhlo.sharding": "{devices=[2]0,1}"})[0]
+                             **{"mhlo.sharding": "{devices=[2]0,1}"})
     return module([], body), [[], []]

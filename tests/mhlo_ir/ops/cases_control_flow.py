@@ -99,7 +99,7 @@ for _name, _et, _dt in (("float", f32, np.float32), ("int", hlo.ui16, np.uint16)
 @case("if", "computes_in_branches_no_results", reference=lambda p, x: [np.abs(x)])
 def _():
     def body(b, p, x):
-        (r,) = b.if_(p, lambda bb: bb.negate(x), lambda bb: x)
+        r = b.if_(p, lambda bb: bb.negate(x), lambda bb: x)
         b.if_(p, lambda bb: [], lambda bb: [])  # no results
         return r
     # p: x < 0 at element 0 decides the branch; the reference is |x| for this input.

@@ -96,7 +96,7 @@ def _():
 @case("custom_call", "Sharding_annotation", reference=lambda x: [x])
 def _():
     return module([hlo.tensor((4,), hlo.i64)], lambda b, x: b.custom_call(
-        "Sharding", [x], hlo.tensor((4,), hlo.i64), **{"mhlo.sharding": "{replicated}"})[0]), \
+        "Sharding", [x], hlo.tensor((4,), hlo.i64), **{"mhlo.sharding": "{replicated}"})), \
         [rand((4,), np.int64)]
 
 
@@ -104,7 +104,7 @@ def _():
 def _():
     return module([T23], lambda b, x: b.custom_call(
         "my_target", [x], T23, api_version=4, backend_config={"alpha": 1.5},
-        has_side_effect=True)[0]), [rand((2, 3), np.float32)]
+        has_side_effect=True)), [rand((2, 3), np.float32)]
 
 
 # -- domain, fusion, composite ----------------------------------------------------------------
@@ -120,14 +120,14 @@ def _():
     # One result only: jaxlib 0.10's CPU compiler aborts the process on a multi-result fusion.
     def body(b, x, y):
         return b.fusion([x, y], lambda bb, p, q: bb.add(bb.multiply(p, q), p),
-                        fusion_kind="kLoop")[0]
+                        fusion_kind="kLoop")
     return module([hlo.tensor((3,), i32)] * 2, body), [rand((3,), np.int32), rand((3,), np.int32)]
 
 
 @case("fusion", "default_kind_float", reference=lambda x: [np.negative(x)])
 def _():
     # The default kind, kLoop, is the one XLA:CPU compiles (kInput: "Unsupported fusion kind").
-    return module([T23], lambda b, x: b.fusion([x], lambda bb, p: bb.negate(p))[0]), \
+    return module([T23], lambda b, x: b.fusion([x], lambda bb, p: bb.negate(p))), \
         [rand((2, 3), np.float32)]
 
 
@@ -139,7 +139,7 @@ def _composite_module(et, dtype):
     db.return_(db.add(dec.arguments[0], dec.arguments[0]))
     f = m.add_function("main", [t], visibility="public")
     b = f.builder()
-    (r,) = b.composite("my.double", [f.arguments[0]], dec,
+    r = b.composite("my.double", [f.arguments[0]], dec,
                        composite_attributes={"factor": 2}, version=1)
     b.return_(r)
     return m, [rand((3,), dtype)]
@@ -170,7 +170,7 @@ def _async_module(update=False):
     bundle = b.async_start([f.arguments[0]], callee)
     if update:
         bundle = b.async_update(bundle)
-    b.return_(*b.async_done(bundle))
+    b.return_(b.async_done(bundle))  # one result: a Value
     return m
 
 

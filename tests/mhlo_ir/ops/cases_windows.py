@@ -197,9 +197,9 @@ def _scan_ref(x, c0):
 @case("scan", "i32_exclusive_recurrence", reference=_scan_ref)
 def _():
     def body(b, x, c):
-        outs, carries = b.scan(x, c, 0, lambda r, v, k: [
-            k, r.add(v, r.multiply(k, _scalar(r, 2, np.int32)))])
-        return [*outs, *carries]
+        out, carry = b.scan(x, c, 0, lambda r, v, k: [
+            k, r.add(v, r.multiply(k, _scalar(r, 2, np.int32)))])  # outputs, then carries
+        return [out, carry]
     return _module([rand((5,), np.int32), np.int32(3)], body)
 
 
@@ -211,7 +211,7 @@ def _():
         def step(r, v, k):
             s = r.add(v, k)
             return [s, s]
-        outs, carries = b.scan(x, b.constant(np.zeros(2, np.float32)), 1, step,
-                               is_reverse=True)
-        return [*outs, *carries]
+        out, carry = b.scan(x, b.constant(np.zeros(2, np.float32)), 1, step,
+                            is_reverse=True)
+        return [out, carry]
     return _module([rand((2, 4), np.float32)], body)

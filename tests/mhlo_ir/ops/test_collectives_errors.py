@@ -224,7 +224,7 @@ def test_fusion_kind_and_domain_kind_values():
     with pytest.raises(OpBuildError, match=r"'fusion' attribute fusion_kind: fusion_kind: "
                                            r"'kFoo' is not one of kLoop, kInput, kOutput, "
                                            r"kCustom"):
-        _build([T4], lambda b, x: b.fusion([x], lambda bb, p: p, fusion_kind="kFoo")[0])
+        _build([T4], lambda b, x: b.fusion([x], lambda bb, p: p, fusion_kind="kFoo"))
     with pytest.raises(OpBuildError, match=r"'domain' attribute kind: kind: 'none' is not one "
                                            r"of sharding"):
         _build([T4], lambda b, x: b.domain(x, "{replicated}", "{replicated}", kind="none"))
