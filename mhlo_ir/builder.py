@@ -14,11 +14,14 @@ import inspect
 from contextlib import contextmanager
 from inspect import CO_VARARGS
 from types import FunctionType, MethodType
-from typing import Callable, Sequence, Union
+from typing import Callable, Iterator, Sequence, Union
+
+import numpy as np
 
 from .attributes import SymbolRefAttr, to_attribute
 from .dense import DenseElementsAttr, dense_i64
 from .errors import OpBuildError
+from .exact import exact_array
 from .ir import (Block, Function, Operation, Region, SingleResultOp,
                  VALUE_CLASSES, Value, _new_single_result_op, make_operation)
 from .op_attributes import OpAttributes
@@ -111,15 +114,45 @@ class Builder:
     ``location`` is the default location for new ops (see ``at_location``); ``function`` is set
     when ``block`` is a function's body, which makes ``return_`` emit ``func.return`` and fix
     the function's result types.
+
+    Every method that builds an op returns its results the same way: the result Value when
+    the op has one, a tuple of Values when it has several (``while_`` over a state of two,
+    ``custom_call`` with two result types, ``reduce`` of two inputs...), and the Operation
+    itself when it has none (``return_``, ``trace``, a result-less ``custom_call``, ``if_``
+    or ``call``). A list of one input gives a Value too; ``as_results`` turns any of these
+    into a tuple for code generic over result counts. ``create`` is the exception: it always
+    returns the Operation.
+
+    Mistakes are OpBuildErrors raised when the op is built, naming the op, the operand or
+    attribute and expected versus actual; that includes constants their type cannot hold,
+    non-integer dimensions, region bodies of the wrong arity and ops built after the block's
+    terminator (``return_``).
     """
 
     __slots__ = ("block", "function", "location")
 
     def __init__(self, block: Block, function: Function | None = None,
-                 location: Location = UNKNOWN):
+                 location: Location = UNKNOWN) -> None:
         self.block = block
         self.function = function
         self.location = location
+
+    def __repr__(self) -> str:
+        block = self.block
+        ops = block.operations
+        if self.function is not None:
+            where = f"@{self.function.name}'s entry block"
+        else:
+            owner = getattr(getattr(block, "parent", None), "parent", None)
+            spec = getattr(owner, "spec", None)
+            where = f"a region block of '{spec.name}'" if spec is not None else \
+                "a region block"
+        n_args = len(block.arguments)
+        state = "terminated by " + repr(ops[-1].spec.name) if ops and \
+            ops[-1].spec.terminator else "open"
+        loc = "" if self.location is UNKNOWN else f", location {self.location.render()}"
+        return (f"<Builder at the end of {where}: {n_args} argument{'s' if n_args != 1 else ''}, "
+                f"{len(ops)} op{'s' if len(ops) != 1 else ''}, {state}{loc}>")
 
     # -- generic -----------------------------------------------------------------------------
 
@@ -183,7 +216,8 @@ class Builder:
     # -- locations ---------------------------------------------------------------------------
 
     @contextmanager
-    def at_location(self, where, line: int | None = None, column: int = 0):
+    def at_location(self, where, line: int | None = None,
+                    column: int = 0) -> Iterator[Builder]:
         """``with b.at_location("model.py", 3, 7): ...``: ops built inside get this location."""
         saved = self.location
         self.location = make_loc(where, line, column)
@@ -318,18 +352,32 @@ class Builder:
     def compare(self, lhs: Value, rhs: Value, direction: str, compare_type: str | None = None,
                 *, location=None) -> Value:
         """``direction`` is EQ, NE, GE, GT, LE or LT; ``compare_type`` FLOAT, TOTALORDER,
-        SIGNED or UNSIGNED (left unset when None)."""
-        key = ("compare", getattr(lhs, "type", None), getattr(rhs, "type", None), direction,
-               compare_type)
+        SIGNED or UNSIGNED (left unset when None). One operand may be a Python scalar (see
+        ``add``)."""
+        if lhs.__class__ not in VALUE_CLASSES or rhs.__class__ not in VALUE_CLASSES:
+            lhs, rhs = _weak_pair(self, "compare", ("lhs", "rhs"), lhs, rhs, location)
+        key = ("compare", lhs.type, rhs.type, direction, compare_type)
         return self._memo(key, "compare", (lhs, rhs), location, _compare_make, direction,
                           compare_type)
 
     def select(self, pred: Value, on_true: Value, on_false: Value, *, location=None) -> Value:
-        key = ("select", getattr(pred, "type", None), getattr(on_true, "type", None),
-               getattr(on_false, "type", None))
+        """``on_true`` where ``pred`` holds, else ``on_false``; one of them may be a Python
+        scalar, made a constant of the other's type (see ``add``)."""
+        if on_true.__class__ not in VALUE_CLASSES or on_false.__class__ not in VALUE_CLASSES:
+            on_true, on_false = _weak_pair(self, "select", ("on_true", "on_false"), on_true,
+                                           on_false, location)
+        key = ("select", getattr(pred, "type", None), on_true.type, on_false.type)
         return self._memo(key, "select", (pred, on_true, on_false), location, _no_make)
 
     def clamp(self, min: Value, x: Value, max: Value, *, location=None) -> Value:
+        """``x`` limited to [min, max]; ``min`` and ``max`` may be Python scalars, made scalar
+        constants of ``x``'s element type (clamp takes scalar bounds)."""
+        if min.__class__ not in VALUE_CLASSES or max.__class__ not in VALUE_CLASSES:
+            if x.__class__ in VALUE_CLASSES:
+                if min.__class__ not in VALUE_CLASSES:
+                    min = _weak_constant(self, "clamp", "min", min, "x", x, (), location)
+                if max.__class__ not in VALUE_CLASSES:
+                    max = _weak_constant(self, "clamp", "max", max, "x", x, (), location)
         key = ("clamp", getattr(min, "type", None), getattr(x, "type", None),
                getattr(max, "type", None))
         return self._memo(key, "clamp", (min, x, max), location, _no_make)
@@ -444,9 +492,13 @@ class Builder:
                                    regions=regions, location=location))
 
     def return_(self, *values: Value, location=None) -> Operation:
-        """Terminate the block: ``func.return`` in a function body, ``return`` in a region."""
+        """Terminate the block: ``func.return`` in a function body, ``return`` in a region.
+
+        Ops built with this builder afterwards are refused (OpBuildError): they would come
+        after the terminator, where they never run and jaxlib rejects the text."""
         if self.function is None:
-            return self.create("return", (list(values),), location=location)
+            return _terminated(self.block,
+                               self.create("return", (list(values),), location=location))
         fn = self.function
         types = tuple(_values("func.return", "operands", values)[i].type
                       for i in range(len(values)))
@@ -456,7 +508,8 @@ class Builder:
             raise OpBuildError(
                 f"'func.return' in @{fn.name}: returns ({', '.join(map(str, types))}), but the "
                 f"function's result types are ({', '.join(map(str, fn.result_types))})")
-        return self.create("func.return", (list(values),), location=location)
+        return _terminated(self.block,
+                           self.create("func.return", (list(values),), location=location))
 
     def call(self, callee: Function | str, args: Sequence[Value], result_types=None, *,
              location=None) -> Results:
@@ -505,6 +558,73 @@ class Builder:
             result_types = (result_types,)
         return results(self.create("custom_call", (list(operands),), attrs,
                                    tuple(result_types), location=location))
+
+
+def _after_terminator(ops, op):
+    term = ops[-1]
+    name = getattr(getattr(op, "spec", None), "name", None)
+    what = f"'{name}'" if name is not None else f"{type(op).__name__} {op!r:.40}"
+    raise OpBuildError(
+        f"{what} cannot be added: the block already ends with '{term.spec.name}' (ops after a "
+        f"terminator never run, and jaxlib rejects them): build it before return_")
+
+
+class _TerminatedOps(list):
+    """A block's op list once ``return_`` has built its terminator: appending after it raises
+    OpBuildError.
+
+    NOTE: the check lives here, not in the builder's methods, so building ops costs nothing
+    more: the builder swaps the block's list for this one once per block, in ``return_``.
+    Hand edits of the list (insert, pop, remove, item assignment...) are the user's: they
+    disarm the check, and ``Module.verify`` reports an op left after the terminator.
+    """
+
+    __slots__ = ("armed",)
+
+    def __init__(self, ops=()):
+        super().__init__(ops)
+        self.armed = True
+
+    def append(self, op):
+        if self.armed and self and self[-1].spec.terminator:
+            _after_terminator(self, op)
+        list.append(self, op)
+
+    def extend(self, ops):
+        ops = list(ops)
+        if ops and self.armed and self and self[-1].spec.terminator:
+            _after_terminator(self, ops[0])
+        list.extend(self, ops)
+
+    def __iadd__(self, ops):
+        self.extend(ops)
+        return self
+
+    def __reduce__(self):
+        return (list, (list(self),))
+
+
+def _disarming(name):
+    method = getattr(list, name)
+
+    def edit(self, *args):
+        self.armed = False
+        return method(self, *args)
+    edit.__name__ = name
+    return edit
+
+
+for _name in ("insert", "pop", "remove", "clear", "sort", "reverse", "__setitem__",
+              "__delitem__"):
+    setattr(_TerminatedOps, _name, _disarming(_name))
+
+
+def _terminated(block, op):
+    """``op``, the terminator just appended to ``block``, whose op list now refuses more."""
+    ops = block.operations
+    if ops.__class__ is list:
+        block.operations = _TerminatedOps(ops)
+    return op
 
 
 # (code object, number of defaults, number of keyword defaults) -> (fewest positional
@@ -673,6 +793,68 @@ def _shape_arg(op, shape, t) -> tuple:
     return shape
 
 
+def _weak_pair(b, op, names, a, c, location) -> tuple:
+    """Operands ``a`` and ``c`` of a same-typed op when one of them is not a Value: a Python
+    scalar there becomes a constant of the other's type and shape (JAX's weak typing: an int
+    goes into integer and float tensors, a float into float tensors, a bool only into i1);
+    anything else is an OpBuildError. Only the builder's slow path calls this."""
+    if a.__class__ in VALUE_CLASSES:
+        t = getattr(a, "type", None)
+        return a, _weak_constant(b, op, names[1], c, names[0], a,
+                                 t.shape if t.__class__ is TensorType else (), location)
+    if c.__class__ in VALUE_CLASSES:
+        t = getattr(c, "type", None)
+        return _weak_constant(b, op, names[0], a, names[1], c,
+                              t.shape if t.__class__ is TensorType else (), location), c
+    if a.__class__ in _WEAK_KINDS and c.__class__ in _WEAK_KINDS:
+        fail(op, f"operands {names[0]} and {names[1]} are both Python scalars ({a!r}, {c!r}): "
+                 f"one must be a Value, whose type the other takes (make one with "
+                 f"b.constant(...))")
+    _values(op, "operand", (a, c))  # raises: neither is a Value
+    return a, c  # pragma: no cover - other Value subclasses
+
+
+_WEAK_KINDS = {bool: ("bool",), int: ("sint", "uint", "float", "complex"),
+               float: ("float", "complex"), complex: ("complex",)}
+
+
+def _weak_constant(b, op, what, v, other_name, other, shape, location) -> Value:
+    """The constant Python scalar ``v`` stands for next to the Value ``other``: ``other``'s
+    element type, ``shape`` (a splat), built at ``location``."""
+    cls = v.__class__
+    kinds = _WEAK_KINDS.get(cls)
+    t = getattr(other, "type", None)
+    if kinds is None and not isinstance(v, np.generic):
+        fail(op, f"operand {what} must be a Value (the result of an op or a block argument) "
+                 f"or a Python scalar, got {type(v).__name__} {v!r:.60}: make a constant with "
+                 f"b.constant(...)")
+    if t.__class__ is not TensorType:
+        fail(op, f"operand {other_name} must be a tensor to type the Python scalar {v!r} "
+                 f"given as {what}, got {other!r:.60}")
+    et = t.element_type
+    if kinds is None:  # a numpy scalar has its own dtype: it must be the tensor's
+        if v.dtype != et.dtype or v.dtype.name != et.dtype.name:
+            fail(op, f"operand {what} is numpy {v.dtype} {v!r}, but {other_name} is {t}: "
+                     f"pass a Python scalar or a {et.dtype.name} scalar")
+    elif et.kind not in kinds:
+        fail(op, f"operand {what}: Python {cls.__name__} {v!r} does not go into {other_name}'s "
+                 f"type {t} ({_WEAK_HINTS[cls](et)})")
+    try:
+        attr = DenseElementsAttr.from_array(exact_array(v, et), tensor(shape, et))
+    except (TypeError, ValueError) as e:
+        fail(op, f"operand {what}: {e}")
+    return b.constant(attr, location=location)
+
+
+_WEAK_HINTS = {
+    bool: lambda et: "a bool is an i1 value: pass 0 or 1 for numbers",
+    int: lambda et: "an int does not go into an i1 tensor: pass True or False",
+    float: lambda et: "a float goes into float tensors only: convert the tensor first "
+                      "(b.convert(x, f32)) or pass an int",
+    complex: lambda et: "a complex goes into complex tensors only: convert the tensor first",
+}
+
+
 def _tensor(x, op) -> TensorType:
     t = getattr(x, "type", None)
     if not isinstance(t, TensorType):
@@ -720,7 +902,7 @@ def _elementwise_method(spec):
     else:
         def method(self, lhs, rhs, *, location=None):
             if lhs.__class__ not in values or rhs.__class__ not in values:
-                _values(name, "operand", (lhs, rhs))
+                lhs, rhs = _weak_pair(self, name, op_names, lhs, rhs, location)
             lt = lhs.type
             if lt is rhs.type:  # the usual case: keyed by the one type, no key tuple
                 result_types = same.get(lt)
@@ -756,7 +938,17 @@ def _elementwise_method(spec):
     if hasattr(code, "co_qualname"):
         code = code.replace(co_qualname=method.__qualname__)
     method.__code__ = code
-    method.__doc__ = f"Elementwise ``{name}`` of {', '.join(op_names)}."
+    if len(op_names) == 1:
+        method.__doc__ = f"Elementwise ``{name}`` of {op_names[0]}."
+        method.__annotations__ = {"operand": "Value", "return": "Value"}
+    else:
+        method.__doc__ = (f"Elementwise ``{name}`` of {', '.join(op_names)}; one of them may be "
+                          f"a Python scalar, which becomes a constant of the other's type "
+                          f"(an int into integer or float tensors, a float into float "
+                          f"tensors, a bool into i1).")
+        method.__annotations__ = {"lhs": "Value | int | float | bool | complex",
+                                  "rhs": "Value | int | float | bool | complex",
+                                  "return": "Value"}
     return method
 
 

@@ -17,6 +17,7 @@ from ..attributes import Attribute, DenseArrayAttr, FloatAttr, IntegerAttr
 from ..dense import DenseElementsAttr
 from ..mhlo_attributes import ENUM_VALUES
 from ..types import tensor
+from ..ir import Value
 from .elementwise import (ALL, BINARY, COMPLEX, FLOAT, INT, _check_kind, _compare_type_fits,
                           _same, _to_i1, unary_rule)
 from .args import constant_attr
@@ -101,7 +102,7 @@ UNARY = {
 def _unary_builder(name):
     op = f"chlo.{name}"
 
-    def method(b, operand, *, location=None):
+    def method(b, operand, *, location=None) -> Value:
         return b.create(op, (operand,), location=location).results[0]
     return _method(name, method, f"Elementwise ``{op}``.")
 
@@ -137,7 +138,7 @@ def _same_type_rule(names, kinds):
 def _binary_builder(name, names):
     op = f"chlo.{name}"
 
-    def method(b, lhs, rhs, *, location=None):
+    def method(b, lhs, rhs, *, location=None) -> Value:
         return b.create(op, (lhs, rhs), location=location).results[0]
     return _method(name, method, f"Elementwise ``{op}`` of {names[0]} and {names[1]} (same "
                                  "types).")
@@ -243,14 +244,14 @@ def _broadcast_builder(name):
     op = f"chlo.broadcast_{name}"
     if name == "compare":
         def method(b, lhs, rhs, direction, compare_type=None, *, broadcast_dimensions=None,
-                   location=None):
+                   location=None) -> Value:
             attrs = {"comparison_direction": direction, "compare_type": compare_type,
                      "broadcast_dimensions": broadcast_dimensions}
             return b.create(op, (lhs, rhs), attrs, location=location).results[0]
         doc = (f"``{op}``: compare with ``direction`` (EQ, NE, GE, GT, LE, LT) and optional "
                "``compare_type`` (FLOAT, TOTALORDER, SIGNED, UNSIGNED), broadcasting numpy-style.")
     else:
-        def method(b, lhs, rhs, *, broadcast_dimensions=None, location=None):
+        def method(b, lhs, rhs, *, broadcast_dimensions=None, location=None) -> Value:
             return b.create(op, (lhs, rhs), {"broadcast_dimensions": broadcast_dimensions},
                             location=location).results[0]
         doc = (f"``{op}``: elementwise {name} of lhs and rhs broadcast numpy-style (or along "
@@ -285,7 +286,7 @@ _spec("broadcast_select", ("pred", "on_true", "on_false"), _broadcast_select)
 
 
 @builder_method
-def chlo_broadcast_select(b, pred, on_true, on_false, *, location=None):
+def chlo_broadcast_select(b, pred, on_true, on_false, *, location=None) -> Value:
     """``chlo.broadcast_select``: ``select`` with the three operands broadcast numpy-style."""
     return b.create("chlo.broadcast_select", (pred, on_true, on_false),
                     location=location).results[0]
@@ -310,7 +311,7 @@ _spec("constant", (), _chlo_constant, {"value": AttrSpec(_dense_value, True)})
 
 
 @builder_method
-def chlo_constant(b, value, dtype=None, *, location=None):
+def chlo_constant(b, value, dtype=None, *, location=None) -> Value:
     """``chlo.constant`` of a numpy array or scalar, converted as ``Builder.constant``
     converts (exactly; Python floats and ints become f32 and i32 without ``dtype``)."""
     if not isinstance(value, DenseElementsAttr) or dtype is not None:
@@ -339,7 +340,7 @@ _spec("constant_like", ("operand",), _constant_like, {"value": AttrSpec(_scalar_
 
 
 @builder_method
-def chlo_constant_like(b, value, operand, *, location=None):
+def chlo_constant_like(b, value, operand, *, location=None) -> Value:
     """``chlo.constant_like``: ``value`` in every element of a tensor typed like ``operand``
     (integer or float element types)."""
     t = tensor_operand("chlo.constant_like", "operand", getattr(operand, "type", None))
@@ -384,7 +385,7 @@ _spec("top_k", ("operand",), _top_k, {"k": AttrSpec(_i64, True)},
 
 
 @builder_method
-def chlo_top_k(b, operand, k: int, *, location=None):
+def chlo_top_k(b, operand, k: int, *, location=None) -> tuple:
     """``chlo.top_k``: ``(values, indices)`` of the ``k`` largest entries along the last
     dimension, largest first (ties: lower index first)."""
     return tuple(b.create("chlo.top_k", (operand,), {"k": k}, location=location).results)

@@ -18,6 +18,7 @@ from ..dense import DenseElementsAttr
 from ..dtypes import i64, ui32
 from ..mhlo_attributes import ChannelHandle
 from ..types import TensorType, tensor
+from ..ir import Value
 from .control_flow import check_region, region_returns
 from .args import integer, results, value_list
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
@@ -196,7 +197,7 @@ def _scalar_region(b, x, body, op="all_reduce"):
 
 @builder_method
 def all_reduce(b, operands, body, replica_groups=(), *, channel_handle=None,
-               use_global_device_ids=False, location=None):
+               use_global_device_ids=False, location=None) -> Value | tuple:
     """Reduce ``operands`` (a value or a list of values of one element type) across replicas;
     ``body(b, lhs, rhs) -> scalar`` combines two scalars. Returns a Value for one operand,
     else a tuple."""
@@ -268,7 +269,7 @@ register(OpSpec("all_gather", ("operands*",),
 
 @builder_method
 def all_gather(b, operands, all_gather_dim, replica_groups=(), *, channel_handle=None,
-               use_global_device_ids=False, result_types=None, location=None):
+               use_global_device_ids=False, result_types=None, location=None) -> Value | tuple:
     """Gather ``operands`` (a value or a list) from every replica of each group along
     ``all_gather_dim``. With empty ``replica_groups`` pass ``result_types``. Returns a Value
     for one operand, else a tuple."""
@@ -339,7 +340,7 @@ def _opt_int(what, v):
 
 @builder_method
 def all_to_all(b, operands, split_dimension=None, concat_dimension=None, split_count=None,
-               replica_groups=(), *, channel_handle=None, location=None):
+               replica_groups=(), *, channel_handle=None, location=None) -> Value | tuple:
     """All-to-all: one operand split along ``split_dimension`` into ``split_count`` pieces
     (piece j to replica j, received pieces concatenated along ``concat_dimension``); or, with
     a list of operands and no split attributes, operand j to replica j. Returns a Value for
@@ -409,7 +410,7 @@ register(OpSpec("reduce_scatter", ("operand",),
 @builder_method
 def reduce_scatter(b, operand, scatter_dimension, body, replica_groups=(), *,
                    channel_handle=None, use_global_device_ids=False, result_type=None,
-                   location=None):
+                   location=None) -> Value:
     """Reduce ``operand`` across each group with ``body(b, lhs, rhs) -> scalar`` and keep this
     replica's block of ``scatter_dimension``."""
     scatter_dimension = integer("reduce_scatter", "scatter_dimension", scatter_dimension)
@@ -464,7 +465,8 @@ register(OpSpec("collective_permute", ("operand",), {
 
 
 @builder_method
-def collective_permute(b, operand, source_target_pairs, *, channel_handle=None, location=None):
+def collective_permute(b, operand, source_target_pairs, *, channel_handle=None,
+                       location=None) -> Value:
     return b._one("collective_permute", (operand,), {
         "source_target_pairs": source_target_pairs, "channel_handle": channel_handle},
         location=location)
@@ -482,7 +484,8 @@ register(OpSpec("collective_broadcast", ("operand",), dict(_GROUP_ATTRS), infer=
 
 
 @builder_method
-def collective_broadcast(b, operand, replica_groups, *, channel_handle=None, location=None):
+def collective_broadcast(b, operand, replica_groups, *, channel_handle=None,
+                         location=None) -> Value:
     return b._one("collective_broadcast", (operand,), {
         "replica_groups": replica_groups, "channel_handle": channel_handle}, location=location)
 
@@ -492,7 +495,7 @@ register(OpSpec("cross-replica-sum", ("operand",),
 
 
 @builder_method
-def cross_replica_sum(b, operand, replica_groups, *, location=None):
+def cross_replica_sum(b, operand, replica_groups, *, location=None) -> Value:
     return b._one("cross-replica-sum", (operand,), {"replica_groups": replica_groups},
                   location=location)
 
@@ -508,12 +511,12 @@ register(OpSpec("partition_id", (), infer=lambda op, t, a: (_UI32,),
 
 
 @builder_method
-def replica_id(b, *, location=None):
+def replica_id(b, *, location=None) -> Value:
     return b._one("replica_id", (), location=location)
 
 
 @builder_method
-def partition_id(b, *, location=None, **attributes):
+def partition_id(b, *, location=None, **attributes) -> Value:
     """``partition_id``; under SPMD partitioning XLA needs it marked
     ``mhlo.sharding="{manual}"`` (pass it as a keyword)."""
     return b._one("partition_id", (), attributes or None, location=location)

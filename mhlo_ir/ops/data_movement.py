@@ -17,6 +17,7 @@ from ..dense import DenseElementsAttr, index, i64_array
 from ..index_array import index_ints
 from ..dtypes import i32, i64
 from ..types import TensorType, tensor
+from ..ir import Value
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
@@ -292,7 +293,7 @@ register(OpSpec("pad", ("operand", "padding_value"),
 
 
 @builder_method
-def pad(b, x, padding_value, low, high, interior=None, *, location=None):
+def pad(b, x, padding_value, low, high, interior=None, *, location=None) -> Value:
     """``pad`` ``x`` with the scalar ``padding_value``: ``low``/``high`` per-dimension edge
     padding (negative values remove elements), ``interior`` between elements (default 0)."""
     low, high = tuple(low), tuple(high)
@@ -317,7 +318,7 @@ register(OpSpec("reverse", ("operand",), {"dimensions": AttrSpec(i64_array, True
 
 
 @builder_method
-def reverse(b, x, dimensions, *, location=None):
+def reverse(b, x, dimensions, *, location=None) -> Value:
     """Reverse the order of elements of ``x`` along each of ``dimensions``."""
     return b._one("reverse", (x,), {"dimensions": tuple(dimensions)},
                   location=location)
@@ -338,7 +339,7 @@ register(OpSpec("broadcast", ("operand",), {"broadcast_sizes": AttrSpec(i64_arra
 
 
 @builder_method
-def broadcast(b, x, sizes, *, location=None):
+def broadcast(b, x, sizes, *, location=None) -> Value:
     """``x`` repeated over new leading dimensions of ``sizes`` (result shape sizes + x.shape)."""
     return b._one("broadcast", (x,), {"broadcast_sizes": tuple(sizes)},
                   location=location)
@@ -349,7 +350,7 @@ register(OpSpec("copy", ("operand",), {"cross_program_prefetch_index": AttrSpec(
 
 
 @builder_method
-def copy(b, x, *, cross_program_prefetch_index=None, location=None):
+def copy(b, x, *, cross_program_prefetch_index=None, location=None) -> Value:
     """A copy of ``x`` (same type)."""
     return b._one("copy", (x,), {"cross_program_prefetch_index": cross_program_prefetch_index},
                   location=location)
@@ -374,7 +375,7 @@ register(OpSpec("bitcast", ("operand",), check=_bitcast_check, dialects=MHLO_ONL
 
 
 @builder_method
-def bitcast(b, x, result_type, *, location=None):
+def bitcast(b, x, result_type, *, location=None) -> Value:
     """``mhlo.bitcast`` of ``x`` to ``result_type`` (a TensorType; same number of bits)."""
     return b._one("bitcast", (x,), None, (result_type,), location=location)
 
@@ -401,7 +402,7 @@ register(OpSpec("get_dimension_size", ("operand",), {"dimension": AttrSpec(_i64,
 
 
 @builder_method
-def get_dimension_size(b, x, dimension, *, location=None):
+def get_dimension_size(b, x, dimension, *, location=None) -> Value:
     """The size of ``x``'s ``dimension`` as a ``tensor<i32>``."""
     return b._one("get_dimension_size", (x,), {"dimension": dimension}, location=location)
 
@@ -423,7 +424,7 @@ register(OpSpec("set_dimension_size", ("operand", "size"), {"dimension": AttrSpe
 
 
 @builder_method
-def set_dimension_size(b, x, size, dimension, *, location=None):
+def set_dimension_size(b, x, size, dimension, *, location=None) -> Value:
     """``x`` with ``dimension``'s runtime size set to the ``tensor<i32>`` ``size``."""
     return b._one("set_dimension_size", (x, size), {"dimension": dimension}, location=location)
 
@@ -467,7 +468,7 @@ def _known(v):
 @builder_method
 def dynamic_broadcast_in_dim(b, x, output_dimensions, broadcast_dimensions, result_type, *,
                              known_expanding_dimensions=None,
-                             known_nonexpanding_dimensions=None, location=None):
+                             known_nonexpanding_dimensions=None, location=None) -> Value:
     """``broadcast_in_dim`` of ``x`` to the shape held by the 1-D integer tensor
     ``output_dimensions``; ``result_type`` is a TensorType or a static shape."""
     t = _tensor_of(b, x, "dynamic_broadcast_in_dim")
@@ -493,7 +494,7 @@ register(OpSpec("dynamic_reshape", ("operand", "output_shape"), check=_dynamic_r
 
 
 @builder_method
-def dynamic_reshape(b, x, output_shape, result_type, *, location=None):
+def dynamic_reshape(b, x, output_shape, result_type, *, location=None) -> Value:
     """``reshape`` of ``x`` to the shape held by ``output_shape`` (1-D integer tensor);
     ``result_type`` is a TensorType or a static shape."""
     t = _tensor_of(b, x, "dynamic_reshape")
@@ -513,7 +514,7 @@ register(OpSpec("dynamic_iota", ("output_shape",), {"iota_dimension": AttrSpec(_
 
 
 @builder_method
-def dynamic_iota(b, output_shape, result_type, dimension=0, *, location=None):
+def dynamic_iota(b, output_shape, result_type, dimension=0, *, location=None) -> Value:
     """``iota`` along ``dimension`` with the shape held by ``output_shape``; ``result_type``
     is a TensorType."""
     return b._one("dynamic_iota", (output_shape,), {"iota_dimension": dimension},
@@ -537,7 +538,7 @@ register(OpSpec("dynamic_pad", ("operand", "padding_value", "edge_padding_low",
 
 
 @builder_method
-def dynamic_pad(b, x, padding_value, low, high, interior, result_type, *, location=None):
+def dynamic_pad(b, x, padding_value, low, high, interior, result_type, *, location=None) -> Value:
     """``pad`` with paddings held by 1-D integer tensors; ``result_type`` is a TensorType or a
     static shape."""
     t = _tensor_of(b, x, "dynamic_pad")
@@ -569,7 +570,7 @@ register(OpSpec("real_dynamic_slice", ("operand", "start_indices", "limit_indice
 
 @builder_method
 def real_dynamic_slice(b, x, start_indices, limit_indices, strides, result_type, *,
-                       location=None):
+                       location=None) -> Value:
     """``slice`` with bounds held by 1-D integer tensors; ``result_type`` is a TensorType or
     a static shape."""
     t = _tensor_of(b, x, "real_dynamic_slice")

@@ -11,6 +11,7 @@ from .. import dtypes
 from ..attributes import IntegerAttr
 from ..mhlo_attributes import comparison_direction, comparison_type
 from ..types import TensorType, tensor
+from ..ir import Value
 from .spec import (HLO_DIALECTS, MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register,
                    tensor_operand)
 
@@ -156,7 +157,7 @@ UNARY_WITHOUT_HLO = {name: (FLOAT | COMPLEX, _same)
 
 
 def _unary_method(name):
-    def method(b, operand, *, location=None):
+    def method(b, operand, *, location=None) -> Value:
         return b.create(name, (operand,), location=location).results[0]
     method.__name__ = name
     method.__doc__ = (f"Elementwise ``mhlo.{name}`` (XLA cannot compile it: use "
@@ -274,7 +275,7 @@ register(OpSpec("reduce_precision", ("operand",),
 
 
 @builder_method
-def reduce_precision(b, x, exponent_bits: int, mantissa_bits: int, *, location=None):
+def reduce_precision(b, x, exponent_bits: int, mantissa_bits: int, *, location=None) -> Value:
     """Round ``x`` to the nearest value (ties to even) of a float format with ``exponent_bits``
     and ``mantissa_bits`` (overflow gives inf, underflow signed zero); the type is unchanged."""
     return b.create("reduce_precision", (x,), {"exponent_bits": exponent_bits,
@@ -338,7 +339,7 @@ def _element_type(op, et):
 
 
 @builder_method
-def bitcast_convert(b, x, element_type, *, location=None):
+def bitcast_convert(b, x, element_type, *, location=None) -> Value:
     """Reinterpret ``x``'s bits as ``element_type``; narrower types add a trailing dimension
     (f32[3] -> i16[3, 2], low half first), wider ones consume it."""
     t = tensor_operand("bitcast_convert", "operand", getattr(x, "type", None))
@@ -374,7 +375,7 @@ register(OpSpec("stochastic_convert", ("operand", "random"), check=_stochastic_c
 
 
 @builder_method
-def stochastic_convert(b, x, random, element_type, *, location=None):
+def stochastic_convert(b, x, random, element_type, *, location=None) -> Value:
     """Round ``x`` to ``element_type``, up when ``random`` is below the fraction's share of
     the random range (XLA's CPU backend supports float to signed integer only)."""
     t = tensor_operand("stochastic_convert", "operand", getattr(x, "type", None))

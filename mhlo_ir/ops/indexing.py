@@ -13,6 +13,7 @@ from ..dense import i64_array
 from ..mhlo_attributes import GatherDimensionNumbers, ScatterDimensionNumbers
 from ..dtypes import i1
 from ..types import TensorType, tensor
+from ..ir import Value
 from .control_flow import check_region
 from .data_movement import (_bool, _i64, _tensor_of, check_inferred, integer_operand,
                             ints, result_tensor, shape_operand)
@@ -80,7 +81,7 @@ register(OpSpec("dynamic_slice", ("operand", "start_indices*"),
 
 
 @builder_method
-def dynamic_slice(b, x, start_indices, slice_sizes, *, location=None):
+def dynamic_slice(b, x, start_indices, slice_sizes, *, location=None) -> Value:
     """The ``slice_sizes`` slice of ``x`` starting at ``start_indices`` (one integer scalar
     Value per dimension; XLA clamps them so the slice is in bounds)."""
     return b._one("dynamic_slice", (x, list(start_indices)),
@@ -108,7 +109,7 @@ register(OpSpec("dynamic_update_slice", ("operand", "update", "start_indices*"),
 
 
 @builder_method
-def dynamic_update_slice(b, x, update, start_indices, *, location=None):
+def dynamic_update_slice(b, x, update, start_indices, *, location=None) -> Value:
     """``x`` with ``update`` written at ``start_indices`` (integer scalar Values, clamped)."""
     return b._one("dynamic_update_slice", (x, update, list(start_indices)), location=location)
 
@@ -234,7 +235,7 @@ register(OpSpec("gather", ("operand", "start_indices"),
 
 @builder_method
 def gather(b, x, start_indices, dimension_numbers, slice_sizes, *, indices_are_sorted=False,
-           location=None):
+           location=None) -> Value:
     """``gather`` slices of ``slice_sizes`` from ``x``; ``dimension_numbers`` is a
     GatherDimensionNumbers or a dict of its fields (offset_dims, collapsed_slice_dims,
     start_index_map, index_vector_dim, operand_batching_dims, start_indices_batching_dims)."""
@@ -266,7 +267,7 @@ register(OpSpec("dynamic_gather", ("operand", "start_indices", "slice_sizes"), _
 
 @builder_method
 def dynamic_gather(b, x, start_indices, slice_sizes, dimension_numbers, result_type=None, *,
-                   indices_are_sorted=False, location=None):
+                   indices_are_sorted=False, location=None) -> Value:
     """``gather`` with ``slice_sizes`` a 1-D integer tensor Value. Without ``result_type`` the
     slice sizes must come from a ``constant`` op, whose values give the result shape."""
     dn = _gather_dims(dimension_numbers)
@@ -378,7 +379,7 @@ register(OpSpec("scatter", ("inputs*", "scatter_indices", "updates*"),
 
 @builder_method
 def scatter(b, inputs, scatter_indices, updates, dimension_numbers, update_computation, *,
-            indices_are_sorted=False, unique_indices=False, location=None):
+            indices_are_sorted=False, unique_indices=False, location=None) -> Value | tuple:
     """``scatter`` ``updates`` into ``inputs`` (a Value or a list) at ``scatter_indices``.
 
     ``dimension_numbers`` is a ScatterDimensionNumbers or a dict of its fields;
@@ -440,7 +441,7 @@ register(OpSpec("sort", ("inputs*",),
 
 
 @builder_method
-def sort(b, inputs, comparator, dimension=-1, is_stable=False, *, location=None):
+def sort(b, inputs, comparator, dimension=-1, is_stable=False, *, location=None) -> Value | tuple:
     """Sort ``inputs`` (a Value or a list of same-shaped Values) along ``dimension``.
 
     ``comparator(b, lhs_0, rhs_0, lhs_1, rhs_1, ...)`` gets scalar pairs of each input's
@@ -486,7 +487,7 @@ register(OpSpec("torch_index_select", ("operand", "index"),
 
 
 @builder_method
-def torch_index_select(b, x, index, dim, batch_dims=0, *, location=None):
+def torch_index_select(b, x, index, dim, batch_dims=0, *, location=None) -> Value:
     """``torch.index_select(x, dim, index)``, with ``batch_dims`` leading dimensions shared by
     ``x`` and ``index``; the result shape is x.shape[:dim] + index.shape[batch_dims:] +
     x.shape[dim + 1:]."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..attributes import ArrayAttr, BoolAttr, StringAttr, to_attribute
 from ..types import TOKEN, TensorType, TokenType, TupleType
+from ..ir import Value
 from .collectives import channel_handle, source_target_pairs
 from .args import ints, results
 from .spec import AttrSpec, OpSpec, builder_method, fail, register
@@ -100,7 +101,7 @@ register(OpSpec("outfeed", ("inputs*", "token"), {"outfeed_config": AttrSpec(_st
 
 @builder_method
 def send(b, values, token, channel_handle, *, is_host_transfer=None, source_target_pairs=None,
-         location=None):
+         location=None) -> Value:
     """Send ``values`` over ``channel_handle`` (a ChannelHandle, int or (handle, type));
     returns the new token."""
     return b._one("send", (list(values), token), {
@@ -110,7 +111,7 @@ def send(b, values, token, channel_handle, *, is_host_transfer=None, source_targ
 
 @builder_method
 def recv(b, token, result_types, channel_handle, *, is_host_transfer=None,
-         source_target_pairs=None, location=None):
+         source_target_pairs=None, location=None) -> Value | tuple:
     """Receive values of ``result_types``; returns ``(*values, token)`` (the token alone when
     ``result_types`` is empty)."""
     return results(b.create("recv", (token,), {
@@ -120,7 +121,8 @@ def recv(b, token, result_types, channel_handle, *, is_host_transfer=None,
 
 
 @builder_method
-def infeed(b, token, result_types, *, infeed_config="", layout=None, location=None):
+def infeed(b, token, result_types, *, infeed_config="", layout=None,
+           location=None) -> Value | tuple:
     """Read values of ``result_types`` from the infeed; returns ``(*values, token)`` (the
     token alone when ``result_types`` is empty). ``layout`` is one minor-to-major list per
     value (e.g. ``[[1, 0]]``)."""
@@ -133,7 +135,7 @@ def infeed(b, token, result_types, *, infeed_config="", layout=None, location=No
 
 
 @builder_method
-def outfeed(b, values, token, *, outfeed_config="", location=None):
+def outfeed(b, values, token, *, outfeed_config="", location=None) -> Value:
     """Write ``values`` to the outfeed; returns the new token."""
     return b._one("outfeed", (list(values), token), {"outfeed_config": outfeed_config},
                   location=location)

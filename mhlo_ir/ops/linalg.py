@@ -15,6 +15,7 @@ from ..dtypes import f32, i32, i64
 from ..mhlo_attributes import (ConvDimensionNumbers, DotDimensionNumbers, fft_type, precision,
                                transpose)
 from ..types import TensorType, tensor
+from ..ir import Operation, Value
 from .args import integer, pairs
 from .spec import (MHLO_ONLY, REGISTRY, AttrSpec, OpSpec, builder_method, fail, register,
                    tensor_operand)
@@ -181,7 +182,7 @@ def _result_et(op, inferred, result_element_type):
 
 
 @builder_method
-def dot(b, lhs, rhs, *, precision_config=None, result_element_type=None, location=None):
+def dot(b, lhs, rhs, *, precision_config=None, result_element_type=None, location=None) -> Value:
     """``mhlo.dot``: [m,k]x[k,n], [m,k]x[k], [k]x[k,n] or [k]x[k] products."""
     attrs = {"precision_config": precision_config}
     rt = None
@@ -232,7 +233,7 @@ register(OpSpec("einsum", ("lhs", "rhs"), {"einsum_config": AttrSpec(_str, True)
 
 
 @builder_method
-def einsum(b, lhs, rhs, einsum_config: str, *, location=None):
+def einsum(b, lhs, rhs, einsum_config: str, *, location=None) -> Value:
     """``mhlo.einsum`` with ``einsum_config`` like ``"ab,bc->ac"``."""
     return b.create("einsum", (lhs, rhs), {"einsum_config": einsum_config},
                     location=location).results[0]
@@ -408,7 +409,7 @@ def _conv_builder_attrs(op, dimension_numbers, window_strides, padding, lhs_dila
 def convolution(b, lhs, rhs, dimension_numbers, *, window_strides=None, padding=None,
                 lhs_dilation=None, rhs_dilation=None, window_reversal=None,
                 feature_group_count=1, batch_group_count=1, precision_config=None,
-                result_element_type=None, location=None):
+                result_element_type=None, location=None) -> Value:
     """``mhlo.convolution``; ``dimension_numbers`` is a ConvDimensionNumbers, ``padding`` a
     list of ``(low, high)`` pairs per spatial dimension."""
     attrs = _conv_builder_attrs("convolution", dimension_numbers, window_strides, padding,
@@ -434,7 +435,7 @@ def convolution(b, lhs, rhs, dimension_numbers, *, window_strides=None, padding=
 def dynamic_conv(b, lhs, rhs, d_padding, dimension_numbers, result_type, *, window_strides=None,
                  padding=None, lhs_dilation=None, rhs_dilation=None, window_reversal=None,
                  feature_group_count=1, batch_group_count=1, precision_config=None,
-                 location=None):
+                 location=None) -> Value:
     """``mhlo.dynamic_conv``: a convolution with the padding given as an ``Nx2`` operand; its
     result type depends on that operand's value, so the caller states it."""
     attrs = _conv_builder_attrs("dynamic_conv", dimension_numbers, window_strides, padding,
@@ -477,7 +478,7 @@ register(OpSpec("triangular_solve", ("a", "b"),
 
 @builder_method
 def triangular_solve(b, a, rhs, *, left_side=True, lower=True, unit_diagonal=False,
-                     transpose_a="NO_TRANSPOSE", location=None):
+                     transpose_a="NO_TRANSPOSE", location=None) -> Value:
     return b.create("triangular_solve", (a, rhs),
                     {"left_side": left_side, "lower": lower, "unit_diagonal": unit_diagonal,
                      "transpose_a": transpose_a}, location=location).results[0]
@@ -495,7 +496,7 @@ register(OpSpec("cholesky", ("a",), {"lower": AttrSpec(_bool)}, infer=_cholesky,
 
 
 @builder_method
-def cholesky(b, a, *, lower=None, location=None):
+def cholesky(b, a, *, lower=None, location=None) -> Value:
     return b.create("cholesky", (a,), {"lower": lower}, location=location).results[0]
 
 
@@ -542,7 +543,7 @@ register(OpSpec("fft", ("operand",), {"fft_type": AttrSpec(fft_type, True),
 
 
 @builder_method
-def fft(b, x, fft_type, fft_length, *, location=None):
+def fft(b, x, fft_type, fft_length, *, location=None) -> Value:
     """``fft_type`` is FFT, IFFT, RFFT or IRFFT; ``fft_length`` the transform's lengths."""
     return b.create("fft", (x,), {"fft_type": fft_type, "fft_length": fft_length},
                     location=location).results[0]
@@ -598,7 +599,7 @@ register(OpSpec("batch_norm_grad", ("operand", "scale", "mean", "variance", "gra
 
 
 @builder_method
-def batch_norm_training(b, x, scale, offset, *, epsilon, feature_index, location=None):
+def batch_norm_training(b, x, scale, offset, *, epsilon, feature_index, location=None) -> tuple:
     """Returns (normalized, batch mean, batch variance)."""
     return b.create("batch_norm_training", (x, scale, offset),
                     {"epsilon": epsilon, "feature_index": feature_index},
@@ -607,7 +608,7 @@ def batch_norm_training(b, x, scale, offset, *, epsilon, feature_index, location
 
 @builder_method
 def batch_norm_inference(b, x, scale, offset, mean, variance, *, epsilon, feature_index,
-                         location=None):
+                         location=None) -> Value:
     return b.create("batch_norm_inference", (x, scale, offset, mean, variance),
                     {"epsilon": epsilon, "feature_index": feature_index},
                     location=location).results[0]
@@ -615,7 +616,7 @@ def batch_norm_inference(b, x, scale, offset, mean, variance, *, epsilon, featur
 
 @builder_method
 def batch_norm_grad(b, x, scale, mean, variance, grad_output, *, epsilon, feature_index,
-                    location=None):
+                    location=None) -> tuple:
     """Returns (grad_operand, grad_scale, grad_offset)."""
     return b.create("batch_norm_grad", (x, scale, mean, variance, grad_output),
                     {"epsilon": epsilon, "feature_index": feature_index},
@@ -643,7 +644,7 @@ register(OpSpec("topk", ("operand",), {"k": AttrSpec(_i64, True), "largest": Att
 
 
 @builder_method
-def topk(b, x, k, *, largest=None, location=None):
+def topk(b, x, k, *, largest=None, location=None) -> tuple:
     """Returns (values, indices) of the ``k`` largest (``largest=False``: smallest) entries."""
     return b.create("topk", (x,), {"k": integer("topk", "k", k), "largest": largest},
                     location=location).results
@@ -735,7 +736,7 @@ register(OpSpec("ragged_dot", ("lhs", "rhs", "group_sizes"),
 
 @builder_method
 def ragged_dot(b, lhs, rhs, group_sizes, ragged_dot_dimension_numbers, *, precision_config=None,
-               location=None):
+               location=None) -> Value:
     return b.create("ragged_dot", (lhs, rhs, group_sizes),
                     {"ragged_dot_dimension_numbers": ragged_dot_dimension_numbers,
                      "precision_config": precision_config}, location=location).results[0]
@@ -754,6 +755,6 @@ register(OpSpec("trace", ("operand",), {"tag": AttrSpec(_str, True)}, infer=_tra
 
 
 @builder_method
-def trace(b, x, tag: str, *, location=None):
+def trace(b, x, tag: str, *, location=None) -> Operation:
     """``mhlo.trace``: tags ``x`` for debugging; returns nothing."""
     return b.create("trace", (x,), {"tag": tag}, location=location)

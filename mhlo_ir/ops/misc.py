@@ -9,6 +9,7 @@ from ..attributes import (ArrayAttr, Attribute, BoolAttr, DictionaryAttr, Intege
 from ..dtypes import i32
 from ..mhlo_attributes import OutputOperandAlias
 from ..types import TOKEN, TensorType, TokenType, TupleType, Type, as_tuple
+from ..ir import Operation, Value
 from .args import arg_names, results, value_list
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register
 
@@ -143,7 +144,7 @@ register(OpSpec("add_dependency", ("operand", "token"), infer=_add_dependency,
 
 
 @builder_method
-def add_dependency(b, operand, token, *, location=None):
+def add_dependency(b, operand, token, *, location=None) -> Value:
     return b._one("add_dependency", (operand, token), location=location)
 
 
@@ -152,7 +153,7 @@ register(OpSpec("optimization_barrier", ("operand*",), infer=lambda op, t, a: tu
 
 
 @builder_method
-def optimization_barrier(b, *values, location=None):
+def optimization_barrier(b, *values, location=None) -> Value | tuple:
     """The values, unchanged, behind a barrier XLA's optimisations do not cross: a Value for
     one, a tuple for several."""
     return results(b.create("optimization_barrier", (list(values),), location=location))
@@ -204,7 +205,7 @@ register(OpSpec("domain", ("operand",), {
 
 
 @builder_method
-def domain(b, operand, entry_metadata, exit_metadata, kind="sharding", *, location=None):
+def domain(b, operand, entry_metadata, exit_metadata, kind="sharding", *, location=None) -> Value:
     """A ``domain`` boundary; the metadata are HLO sharding strings such as
     ``"{maximal device=0}"``."""
     return b._one("domain", (operand,), {"kind": kind, "entry_metadata": entry_metadata,
@@ -232,7 +233,7 @@ register(OpSpec("fusion", ("inputs*",), {"fusion_kind": AttrSpec(_enum("fusion_k
 
 
 @builder_method
-def fusion(b, inputs, body, *, fusion_kind="kLoop", location=None):
+def fusion(b, inputs, body, *, fusion_kind="kLoop", location=None) -> Value | tuple | Operation:
     """``body(b, *inputs) -> values`` as a fused computation; returns a Value for one result,
     a tuple for several.
 
@@ -274,7 +275,7 @@ register(OpSpec("composite", ("inputs*",), {
 
 @builder_method
 def composite(b, name, inputs, decomposition, *, composite_attributes=None, version=None,
-              result_types=None, location=None):
+              result_types=None, location=None) -> Value | tuple | Operation:
     """A ``composite`` named ``name`` (``"my.op"``) decomposing to the Function
     ``decomposition`` (or a function name with ``result_types``); returns a Value for one
     result, a tuple for several."""
@@ -359,7 +360,7 @@ register(OpSpec("async_done", ("bundle",), infer=_async_done,
 
 
 @builder_method
-def async_start(b, inputs, called_computation, *, execution_thread="main", location=None):
+def async_start(b, inputs, called_computation, *, execution_thread="main", location=None) -> Value:
     """Start the Function ``called_computation`` on ``inputs``; returns the bundle for
     async_update / async_done. The callee gets the ``execution_thread`` attribute MHLO
     requires (set here when it has none)."""
@@ -385,11 +386,11 @@ def async_start(b, inputs, called_computation, *, execution_thread="main", locat
 
 
 @builder_method
-def async_update(b, bundle, *, location=None):
+def async_update(b, bundle, *, location=None) -> Value:
     return b._one("async_update", (bundle,), location=location)
 
 
 @builder_method
-def async_done(b, bundle, *, location=None):
+def async_done(b, bundle, *, location=None) -> Value | tuple | Operation:
     """The async computation's results: a Value for one, a tuple for several."""
     return results(b.create("async_done", (bundle,), location=location))

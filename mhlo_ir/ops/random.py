@@ -8,6 +8,7 @@ from ..attributes import IntegerAttr
 from ..dtypes import i64, ui64
 from ..mhlo_attributes import rng_algorithm, rng_distribution
 from ..types import TensorType, tensor
+from ..ir import Value
 from .args import integer, shape as shape_arg
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
@@ -40,7 +41,7 @@ register(OpSpec("rng", ("a", "b", "shape"),
 
 
 @builder_method
-def rng(b, lo, hi, shape, distribution="UNIFORM", *, location=None):
+def rng(b, lo, hi, shape, distribution="UNIFORM", *, location=None) -> Value:
     """Random tensor of ``shape`` (a tuple of ints): UNIFORM in [lo, hi), or NORMAL with mean
     ``lo`` and standard deviation ``hi``. ``lo`` and ``hi`` are scalar Values."""
     shape = shape_arg("rng", "shape", shape)
@@ -82,7 +83,7 @@ register(OpSpec("rng_bit_generator", ("initial_state",),
 
 @builder_method
 def rng_bit_generator(b, initial_state, shape, element_type, algorithm="DEFAULT", *,
-                      location=None):
+                      location=None) -> tuple:
     """Returns (output_state, random bits of ``shape`` and ``element_type``)."""
     try:
         out = tensor(shape, element_type)
@@ -103,7 +104,7 @@ register(OpSpec("xla.rng_get_and_update_state", (), {"delta": AttrSpec(_i64, Tru
 
 
 @builder_method
-def rng_get_and_update_state(b, delta: int, *, location=None):
+def rng_get_and_update_state(b, delta: int, *, location=None) -> Value:
     delta = integer("xla.rng_get_and_update_state", "delta", delta)
     return b.create("xla.rng_get_and_update_state", (), {"delta": delta},
                     location=location).results[0]

@@ -8,6 +8,7 @@ from ..dense import i64_array
 from ..index_array import index_ints
 from ..dtypes import i1, i32, i64
 from ..types import TensorType, tensor
+from ..ir import Operation, Value
 from .control_flow import check_region, inputs_and_inits, region_returns
 from .linalg import _bool, _padding, window_output_size
 from .args import arg_names, integer, pairs, results, value_list
@@ -104,7 +105,8 @@ register(OpSpec("reduce_window", ("inputs*", "init_values*"), _WINDOW_ATTRS, reg
 
 @builder_method
 def reduce_window(b, inputs, init_values, window_dimensions, body, *, window_strides=None,
-                  base_dilations=None, window_dilations=None, padding=None, location=None):
+                  base_dilations=None, window_dilations=None, padding=None,
+                  location=None) -> Value | tuple:
     """Reduce each window; ``body(b, *accs, *elems)`` combines scalars. ``padding`` is a list of
     ``(low, high)`` pairs. Returns a Value for one input, else a tuple."""
     inputs = value_list("reduce_window", "inputs", inputs)
@@ -158,7 +160,7 @@ register(OpSpec("select_and_scatter", ("operand", "source", "init_value"),
 @builder_method
 def select_and_scatter(b, operand, source, init_value, select, scatter, *,
                        window_dimensions=None, window_strides=None, padding=None,
-                       location=None):
+                       location=None) -> Value:
     """``select(b, a, b) -> i1`` keeps ``a`` when true; ``scatter(b, acc, x)`` combines."""
     s = _scalar(operand.type)
     init = init_value.type
@@ -202,7 +204,7 @@ register(OpSpec("map", ("inputs*",), {"dimensions": AttrSpec(i64_array, True)}, 
                 closed_regions=True))
 
 
-def _map(b, inputs, body, *, dimensions=None, location=None):
+def _map(b, inputs, body, *, dimensions=None, location=None) -> Value:
     """``body(b, *scalars) -> scalar`` applied elementwise; the result element type is what
     the body returns."""
     inputs = value_list("map", "inputs", inputs)
@@ -287,7 +289,7 @@ register(OpSpec("scan", ("inputs*", "inits*"),
 
 @builder_method
 def scan(b, inputs, inits, dimension, body, *, is_reverse=None, is_associative=None,
-         scan_dim_size=None, location=None):
+         scan_dim_size=None, location=None) -> Value | tuple | Operation:
     """``body(b, *input_slices, *carries) -> (*output_slices, *new_carries)``.
 
     Returns the outputs (the slices stacked along ``dimension``) followed by the carries, as

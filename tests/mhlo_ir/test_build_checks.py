@@ -512,8 +512,13 @@ def test_one_result_is_a_value_several_a_tuple_none_the_operation():
     b = f.builder()
     x, z, i = f.arguments
     p = b.compare(z, z, "LT")
-    add = (lambda r, a, c: r.add(a, c))
-    lt = (lambda r, a, c: r.compare(a, c, "LT"))
+
+    def add(r, a, c):
+        return r.add(a, c)
+
+    def lt(r, a, c):
+        return r.compare(a, c, "LT")
+
     one = {
         "custom_call": b.custom_call("t", [x], [t2]),
         "custom_call_type": b.custom_call("t", [x], t2),
@@ -562,3 +567,187 @@ def test_one_result_is_a_value_several_a_tuple_none_the_operation():
     # scan's results are its outputs, then its carries, flat
     out, carry = several["scan"]
     assert out.type == tensor((2,), f32) and carry.type == s
+
+
+# -- 5. Python scalars as operands: a constant of the other operand's type --------------------
+
+@pytest.fixture
+def sb():
+    m = hlo.Module("scalars")
+    f = m.add_function("main", [tensor((2,), f32), tensor((2,), i32), tensor((2,), D.i1),
+                                tensor((2,), D.ui8)], visibility="public")
+    return f.builder()
+
+
+def _const(v):
+    assert v.owner.spec.name == "constant"
+    return v.attributes["value"]
+
+
+def test_python_scalars_become_constants_of_the_other_operands_type(sb):
+    x, xi, p, u = sb.function.arguments
+    y = sb.add(x, 1.0)
+    c = y.operands[1]
+    assert y.type == x.type and _const(c).type == x.type and _const(c).splat
+    y = sb.multiply(2, x)  # an int into a float tensor, on the left
+    assert _const(y.operands[0]).type == x.type
+    assert sb.add(xi, 1).type == xi.type
+    assert sb.and_(p, True).type == p.type
+    assert sb.add(x, np.float32(0.5)).type == x.type  # a numpy scalar of the same dtype
+    assert sb.compare(x, 0.0, "LT").type == tensor((2,), D.i1)
+    assert sb.compare(1, xi, "LT").operands[0].type == xi.type
+    q = sb.compare(x, 0.0, "GT")
+    assert sb.select(q, x, 0.0).type == x.type
+    assert sb.select(q, -1.0, x).type == x.type
+    clamped = sb.clamp(0.0, x, 1.0)
+    assert [v.type for v in clamped.operands] == [tensor((), f32), x.type, tensor((), f32)]
+
+
+WEAK_REFUSED = [
+    (lambda b, x, xi, p, u: b.add(xi, 1.5),
+     E("'add' operand rhs: Python float 1.5 does not go into lhs's type tensor<2xi32>",
+       "convert the tensor first")),
+    (lambda b, x, xi, p, u: b.add(x, True),
+     E("'add' operand rhs: Python bool True does not go into lhs's type tensor<2xf32>")),
+    (lambda b, x, xi, p, u: b.and_(p, 1),
+     E("'and' operand rhs: Python int 1 does not go into lhs's type tensor<2xi1>",
+       "pass True or False")),
+    (lambda b, x, xi, p, u: b.add(x, 1j), E("Python complex 1j does not go into")),
+    (lambda b, x, xi, p, u: b.add(u, -1),
+     E("'add' operand rhs: value -1 is out of range for ui8, which holds 0..255")),
+    (lambda b, x, xi, p, u: b.subtract(300, u), E("'subtract' operand lhs: value 300 is out")),
+    (lambda b, x, xi, p, u: b.add(x, 1e300), E("'add' operand rhs: value 1e+300 overflows f32")),
+    (lambda b, x, xi, p, u: b.add(x, np.float64(1)),
+     E("'add' operand rhs is numpy float64", "but lhs is tensor<2xf32>")),
+    (lambda b, x, xi, p, u: b.add(x, np.ones(2)),
+     E("'add' operand rhs must be a Value", "or a Python scalar, got ndarray",
+       "b.constant(...)")),
+    (lambda b, x, xi, p, u: b.add(1, 2),
+     E("'add' operands lhs and rhs are both Python scalars (1, 2): one must be a Value")),
+    (lambda b, x, xi, p, u: b.add(b.create_token(), 1),
+     E("'add' operand lhs must be a tensor to type the Python scalar 1 given as rhs")),
+    (lambda b, x, xi, p, u: b.clamp(0, xi, 1.5),
+     E("'clamp' operand max: Python float 1.5 does not go into x's type tensor<2xi32>")),
+    (lambda b, x, xi, p, u: b.compare(xi, 0.5, "LT"),
+     E("'compare' operand rhs: Python float 0.5 does not go into")),
+]
+
+
+@pytest.mark.parametrize("build, pattern", WEAK_REFUSED, ids=range(len(WEAK_REFUSED)))
+def test_python_scalars_follow_weak_typing(sb, build, pattern):
+    with pytest.raises(OpBuildError, match=pattern):
+        build(sb, *sb.function.arguments)
+
+
+def test_python_scalar_operands_compute_what_they_say(sb):
+    x, xi, p, u = sb.function.arguments
+    a = sb.add(sb.multiply(2, x), 0.5)
+    c = sb.select(sb.compare(xi, 1, "GT"), sb.subtract(xi, 1), 0)
+    d = sb.clamp(-1.0, x, 1.0)
+    sb.return_(a, c, d, sb.or_(p, False), sb.add(u, 255))
+    xs = np.float32([-3, 0.25])
+    got = verify.run(sb.function.module, xs, np.int32([5, -2]), np.array([True, False]),
+                     np.uint8([0, 1]))
+    np.testing.assert_array_equal(got[0], 2 * xs + 0.5)
+    np.testing.assert_array_equal(got[1], np.int32([4, 0]))
+    np.testing.assert_array_equal(got[2], np.clip(xs, -1, 1))
+    np.testing.assert_array_equal(got[3], [True, False])
+    np.testing.assert_array_equal(got[4], np.uint8([255, 0]))
+
+
+# -- 7. nothing after the terminator ------------------------------------------------------------
+
+def test_ops_after_return_are_refused():
+    m = hlo.Module("term")
+    f = m.add_function("main", [tensor((2,), f32)], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+    y = b.add(x, x)
+    b.return_(y)
+    msg = "cannot be added: the block already ends with 'func.return'"
+    for build, name in [(lambda: b.add(x, x), "add"), (lambda: b.negate(x), "negate"),
+                        (lambda: b.constant(1.0), "constant"),
+                        (lambda: b.broadcast_in_dim(x, [3, 2], [1]), "broadcast_in_dim"),
+                        (lambda: b.create("abs", (x,)), "abs"),
+                        (lambda: b.return_(y), "func.return")]:
+        with pytest.raises(OpBuildError, match=E(f"'{name}' {msg}", "build it before return_")):
+            build()
+    assert len(f.entry_block.operations) == 2
+    verify.check(m)  # what was built is still a valid module
+
+
+def test_region_terminators_refuse_too():
+    b = hlo.Module("m").add_function("main", [tensor((2,), f32)]).builder()
+    (x,) = b.function.arguments
+
+    def body(r, a, c):
+        r.return_(r.add(a, c))
+        r.multiply(a, c)
+
+    with pytest.raises(OpBuildError, match=E("'multiply' cannot be added: the block already "
+                                             "ends with 'return'")):
+        b.reduce(x, b.constant(0.0), [0], body)
+
+    def twice(r, a, c):
+        r.return_(r.add(a, c))
+        return a  # region() would append a second return
+
+    with pytest.raises(OpBuildError, match=E("'return' cannot be added")):
+        b.reduce(x, b.constant(0.0), [0], twice)
+
+
+def test_hand_edits_before_the_terminator_still_work():
+    """Inserting before the terminator (or any hand edit of the list) is not the builder's:
+    it works, and Module.verify reports an op left after the terminator."""
+    m = hlo.Module("edit")
+    f = m.add_function("main", [tensor((2,), f32)], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+    neg = b.negate(x)
+    b.return_(neg)
+    ops = f.entry_block.operations
+    ops.insert(0, ops.pop(0))  # a hand edit
+    verify.check(m)
+    ops.append(ops.pop(0))  # the negate now after the return: the verifier's business
+    with pytest.raises(hlo.ModuleVerificationError, match="terminator must be the last op"):
+        m.verify()
+
+
+def test_jaxlib_rejects_ops_after_a_terminator():
+    text = ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+            "  \"func.return\"(%a) : (tensor<2xf32>) -> ()\n"
+            "  %0 = \"mhlo.negate\"(%a) : (tensor<2xf32>) -> tensor<2xf32>\n}\n")
+    with pytest.raises(verify.VerificationError):
+        verify.check(text)
+
+
+# -- 8. the Builder says where it builds ----------------------------------------------------------
+
+def test_builder_repr():
+    m = hlo.Module("r")
+    f = m.add_function("main", [tensor((2,), f32), tensor((), f32)])
+    b = f.builder()
+    assert repr(b) == "<Builder at the end of @main's entry block: 2 arguments, 0 ops, open>"
+    x, s = f.arguments
+    seen = []
+
+    def body(r, a, c):
+        seen.append(repr(r))
+        return r.add(a, c)
+
+    b.reduce(x, s, [0], body)
+    assert seen == ["<Builder at the end of a region block: 2 arguments, 0 ops, open>"]
+    with b.at_location("model.py", 3, 7):
+        assert repr(b).endswith(', location "model.py":3:7>')
+    b.return_(x)
+    assert repr(b) == ("<Builder at the end of @main's entry block: 2 arguments, 2 ops, "
+                       "terminated by 'func.return'>")
+
+
+def test_public_builder_methods_have_return_annotations():
+    import inspect as _inspect
+    missing = [name for name, fn in vars(hlo.Builder).items()
+               if callable(fn) and not name.startswith("_")
+               and "return" not in getattr(getattr(fn, "__wrapped__", fn), "__annotations__", {})]
+    assert missing == []
+    assert _inspect.signature(hlo.Builder.add).return_annotation in ("Value", hlo.Value)

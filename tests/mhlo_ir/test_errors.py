@@ -60,9 +60,10 @@ CASES = [
     ("add_shapes", lambda e: e.b.add(e.x, e.x3),
      E("'add'", "lhs and rhs", "same shape", "tensor<2xf32>", "tensor<3xf32>")),
     ("add_numpy_operand", lambda e: e.b.add(e.x, np.ones(2, np.float32)),
-     E("'add'", "operand[1]", "must be a Value", "ndarray")),
-    ("add_python_operand", lambda e: e.b.multiply(e.x, 2.0),
-     E("'multiply'", "operand[1]", "must be a Value", "float 2.0")),
+     E("'add'", "operand rhs must be a Value", "or a Python scalar", "ndarray",
+       "b.constant(...)")),
+    ("add_python_operand", lambda e: e.b.multiply(e.xi, 2.0),  # 2.0 into f32 works: weak type
+     E("'multiply'", "operand rhs: Python float 2.0 does not go into lhs's type tensor<2xi32>")),
     ("tuple_operand", lambda e: e.b.add(e.b.tuple([e.x]), e.b.tuple([e.x])),
      E("'add'", "operand lhs must be a tensor", "tuple<tensor<2xf32>>")),
     ("token_operand", lambda e: e.b.negate(e.b.create_token()),

@@ -170,8 +170,10 @@ def test_region_with_no_blocks():
 def test_terminator_not_last():
     m, f, b = module()
     (x,) = f.arguments
+    b.add(x, x)
     b.return_(x)
-    b.add(x, x)  # appended after the return
+    ops = f.entry_block.operations
+    ops.append(ops.pop(0))  # the add moved after the return, by hand: the builder refuses
     with pytest.raises(ModuleVerificationError,
                        match=E("in @main, op 'func.return'", "terminator must be the last op")):
         m.verify()
