@@ -274,11 +274,18 @@ class SymbolRefAttr(Attribute):
         return ts.make(tok, cls, name)
 
 
+def _check_type(t) -> None:
+    if not isinstance(t, (Type, ElementType)):
+        raise TypeError(f"TypeAttr holds a Type or an element type, got {type(t).__name__} "
+                        f"{t!r:.60}")
+
+
 @attrs.frozen
 class TypeAttr(Attribute):
-    """A type used as an attribute (``function_type = (tensor<f32>) -> tensor<f32>``)."""
+    """A type used as an attribute (``function_type = (tensor<f32>) -> tensor<f32>``); an
+    element type (``f32``) is one too, as in MLIR."""
 
-    type: Type
+    type: Type = attrs.field(validator=lambda _, __, t: _check_type(t))
 
     def render(self, dialect) -> str:
         return self.type.render(dialect)

@@ -68,7 +68,10 @@ def _enum_factory(kind):
             if value.kind != kind:
                 raise ValueError(f"expected a {kind} attribute, got {value.kind}")
             return value
-        key = str(value).upper()
+        if not isinstance(value, str):
+            raise TypeError(f"{kind}: {value!r:.60} is not one of "
+                            f"{', '.join(ENUM_VALUES[kind])}")
+        key = value.upper()
         try:
             return cache[key]
         except KeyError:

@@ -452,10 +452,29 @@ class _Verifier:
                 for ref in attr.elements:
                     if ref.name in self.names:
                         self.calls.setdefault(fn.name, {}).setdefault(ref.name, op)
+            elif name in _CALLING_ATTRS and isinstance(attr, SymbolRefAttr) and \
+                    attr.name in self.names:
+                # A composite's decomposition and an async op's computation are calls too:
+                # jaxlib 0.10.2 crashes on a composite that decomposes into its own function.
+                self.calls.setdefault(fn.name, {}).setdefault(attr.name, op)
+                if name == "called_computation":
+                    self._check_thread(fn, op, fr, attrs, self.names[attr.name])
             for ref in _symbol_refs(attr):
                 if ref.name not in self.names:
                     _fail(f"{_where(fn, op, fr)}: attribute {name} refers to @{ref.name}, "
                           f"which is not defined in the module ({self._defines()})")
+
+    def _check_thread(self, fn, op, fr, attrs, callee) -> None:
+        # MLIR: "callee must have execution_thread attribute", "execution_thread does not
+        # match the execution_thread of <callee>".
+        want = attrs.get("execution_thread")
+        got = (callee.attributes or {}).get("execution_thread")
+        if got is None:
+            _fail(f"{_where(fn, op, fr)}: @{callee.name} needs an execution_thread attribute "
+                  f"(the op's is {_text(want)})")
+        if want is not None and got != want:
+            _fail(f"{_where(fn, op, fr)}: execution_thread {_text(want)} differs from "
+                  f"@{callee.name}'s {_text(got)}")
 
     def call_graph(self) -> None:
         """No function may reach itself through calls: XLA has no recursion, and jaxlib
@@ -565,6 +584,11 @@ def _index(module) -> dict:
                     blocks = getattr(regions[k], "blocks", ())
                     stack.extend((b, op, k) for b in reversed(blocks))
     return index
+
+
+# Op attributes that name a function the op runs (besides func.call's callee and
+# custom_call's called_computations).
+_CALLING_ATTRS = frozenset({"decomposition", "called_computation"})
 
 
 def _symbol_refs(attr):

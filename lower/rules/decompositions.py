@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import builtins
 
-import attrs
 import numpy as np
 
 import mhlo_ir as hlo
-from mhlo_ir import Attribute, BoolAttr, DictionaryAttr, IntegerAttr, OutputOperandAlias
+from mhlo_ir import BoolAttr, DictionaryAttr, IntegerAttr, OutputOperandAlias
 from mhlo_ir.builder import as_results
+from mhlo_ir.ops.misc import IndexLayout
 
 from .. import core
 from .. import lax as L
@@ -47,22 +47,6 @@ def lapack_target(fn_base: str, dtype) -> str:
 
 def _is_complex(dtype) -> bool:
     return np.dtype(dtype).kind == "c"
-
-
-@attrs.frozen
-class IndexLayout(Attribute):
-    """``dense<[1, 2, 0]> : tensor<3xindex>``: one operand's or result's layout, minor to major.
-
-    NOTE: custom-call layouts are the one place MHLO wants ``index`` elements, a type
-    mhlo_ir's dense attributes do not have; this prints what MLIR prints for them."""
-
-    dims: tuple = attrs.field(converter=lambda ds: tuple(int(d) for d in ds))
-
-    def render(self, dialect=None) -> str:
-        n = len(self.dims)
-        body = (str(self.dims[0]) if n == 1 else
-                "[" + ", ".join(map(str, self.dims)) + "]" if n else "")
-        return f"dense<{body}> : tensor<{n}xindex>"
 
 
 def _column_major(rank: int) -> tuple:

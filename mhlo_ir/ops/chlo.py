@@ -15,11 +15,13 @@ import numpy as np
 from .. import dtypes
 from ..attributes import Attribute, DenseArrayAttr, FloatAttr, IntegerAttr
 from ..dense import DenseElementsAttr
+from ..index_array import IndexArrayAttr
 from ..mhlo_attributes import ENUM_VALUES
 from ..types import tensor
 from ..ir import Value
 from .elementwise import (ALL, BINARY, COMPLEX, FLOAT, INT, _check_kind, _compare_type_fits,
                           _same, _to_i1, unary_rule)
+from . import convert
 from .args import constant_attr
 from .spec import CHLO, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
@@ -153,9 +155,18 @@ for _name, (_names, _kinds) in _BINARY.items():
 
 def _dims_attr(v):
     if isinstance(v, DenseArrayAttr):
+        if v.type is not dtypes.i64:
+            raise TypeError(f"expected an array<i64>, got array<{v.type.name}>")
         return v
     if isinstance(v, DenseElementsAttr):
+        t = v.type
+        if not t.element_type.is_integer or t.rank != 1:
+            raise TypeError(f"expected a list of integers (a 1-D integer tensor), got {t}")
         v = [int(x) for x in v.to_array().reshape(-1)]
+    elif isinstance(v, IndexArrayAttr):
+        v = v.ints
+    elif isinstance(v, (str, bytes, Attribute)) or not hasattr(v, "__iter__"):
+        raise TypeError(f"expected a list of integers, got {type(v).__name__} {v!r:.60}")
     out = []
     for x in v:
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
@@ -358,12 +369,7 @@ def chlo_constant_like(b, value, operand, *, location=None) -> Value:
 
 # -- top_k ------------------------------------------------------------------------------------
 
-def _i64(v):
-    if isinstance(v, IntegerAttr):
-        return v
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise TypeError(f"expected an integer, got {v!r}")
-    return IntegerAttr(int(v), dtypes.i64)
+_i64 = convert.i64
 
 
 def _top_k(op, types, attributes):

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attributes import UNIT, IntegerAttr, UnitAttr
+from ..attributes import UNIT, Attribute, UnitAttr
 from ..dense import DenseElementsAttr
 from ..dtypes import i64, ui32
 from ..mhlo_attributes import ChannelHandle
 from ..types import TensorType, tensor
 from ..ir import Value
+from . import convert
 from .control_flow import check_region, region_returns
 from .args import integer, results, value_list
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
@@ -35,7 +36,15 @@ def _pairs_2d(v, what, width=None) -> DenseElementsAttr:
         if v.type.rank != 2 or v.type.element_type is not i64:
             raise ValueError(f"{what} must be a 2-D i64 dense attribute, got {v.type}")
         return v
-    rows = [list(r) for r in v]
+    if isinstance(v, (str, bytes, Attribute)) or not hasattr(v, "__iter__"):
+        raise TypeError(f"{what} must be a list of lists of integers, got "
+                        f"{type(v).__name__} {v!r:.60}")
+    rows = []
+    for r in v:
+        if isinstance(r, (str, bytes, Attribute)) or not hasattr(r, "__iter__"):
+            raise TypeError(f"{what} must be a list of lists of integers, got the entry "
+                            f"{type(r).__name__} {r!r:.60}")
+        rows.append(list(r))
     n = len(rows[0]) if rows else (width or 0)
     for r in rows:
         if len(r) != n:
@@ -63,15 +72,27 @@ def source_target_pairs(v) -> DenseElementsAttr:
 def channel_handle(v) -> ChannelHandle:
     """A ChannelHandle from itself, an int (handle, type 1: device to device), a pair
     ``(handle, type)`` or a dict."""
-    if isinstance(v, ChannelHandle):
-        return v
     if isinstance(v, dict):
-        return ChannelHandle(**v)
-    if isinstance(v, (tuple, list)):
-        return ChannelHandle(*v)
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise TypeError(f"expected a ChannelHandle, an int or (handle, type), got {v!r}")
-    return ChannelHandle(int(v), 1)
+        v = ChannelHandle(**v)
+    elif isinstance(v, (tuple, list)):
+        v = ChannelHandle(*v)
+    elif not isinstance(v, ChannelHandle):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"expected a ChannelHandle, an int or (handle, type), got "
+                            f"{type(v).__name__} {v!r:.60}")
+        v = ChannelHandle(int(v), 1)
+    # MLIR reads both as i64; the type is 0 (invalid), 1 (device to device), 2 (device to
+    # host) or 3 (host to device).
+    for name, x in (("handle", v.handle), ("type", v.type)):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise TypeError(f"channel {name} must be an integer, got {type(x).__name__} "
+                            f"{x!r:.60}")
+    if not -2**63 <= v.handle < 2**63:
+        raise ValueError(f"channel handle {v.handle} does not fit in i64")
+    if not 0 <= v.type <= 3:
+        raise ValueError(f"channel type must be 0-3 (1: device to device, 2: device to host, "
+                         f"3: host to device), got {v.type}")
+    return v
 
 
 def _unit(v):
@@ -80,8 +101,7 @@ def _unit(v):
     raise ValueError(f"expected True (a unit attribute; leave it unset for False), got {v!r}")
 
 
-def _i64(v):
-    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i64)
+_i64 = convert.i64
 
 
 _GROUP_ATTRS = {
@@ -117,11 +137,13 @@ def _group_size(op, attributes):
 
 
 def _check_common(op, attributes):
-    _groups(op, attributes)
+    groups = _groups(op, attributes)
     if "use_global_device_ids" in attributes:
         ch = attributes.get("channel_handle")
         if ch is None or ch.handle <= 0:
             fail(op, "use_global_device_ids needs a channel_handle with a positive handle")
+        if groups.size == 0:
+            fail(op, "use_global_device_ids needs replica_groups naming the devices, got none")
 
 
 def _same_element_type(op, types):
@@ -299,6 +321,10 @@ def _all_to_all(op, types, attributes):
                  f"{', '.join(given)}")
     if not given:
         # Tuple form: operand j goes to replica j of the group, result i comes from replica i.
+        if len(ts) < 2:
+            # jaxlib 0.10.2 crashes the process (SIGSEGV) on a one-operand tuple form.
+            fail(op, "without split_dimension, concat_dimension and split_count it needs at "
+                     f"least 2 operands (one per replica), got {len(ts)}")
         k = _group_size(op, attributes)
         if k is not None and k != len(ts):
             fail(op, f"without split_dimension it needs one operand per replica of a group "
@@ -311,7 +337,11 @@ def _all_to_all(op, types, attributes):
     if count <= 0:
         fail(op, f"split_count must be positive, got {count}")
     k = _group_size(op, attributes)
-    if k is not None and k != count:
+    if k is None:
+        # jaxlib 0.10.2's verifier divides by the group count: SIGFPE on no groups.
+        fail(op, "replica_groups must name the groups (e.g. [[0, 1]]) when split_count is "
+                 "given, got none")
+    if k != count:
         fail(op, f"split_count {count} differs from the group size {k} of replica_groups")
     out = []
     for i, t in enumerate(ts):

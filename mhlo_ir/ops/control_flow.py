@@ -10,6 +10,7 @@ from ..attributes import SymbolRefAttr
 from ..dense import i64_array
 from ..dtypes import i1, i32
 from ..types import tensor
+from . import convert
 from .data_movement import ints
 from .spec import FUNC, AttrSpec, OpSpec, fail, register, tensor_operand
 
@@ -137,8 +138,7 @@ def _call_check(op, types, attributes, results, regions):
         fail(op, f"attribute callee must be a symbol reference, got {callee!r}")
 
 
-register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(
-    lambda v: v if isinstance(v, SymbolRefAttr) else SymbolRefAttr(getattr(v, "name", v)), True)},
-    namespace="func", dialects=FUNC, check=_call_check))
+register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(convert.symbol, True)},
+                namespace="func", dialects=FUNC, check=_call_check))
 
 __all__ = ["check_region", "region_returns", "inputs_and_inits"]

@@ -12,17 +12,16 @@ some, when they are arguments: see each spec's ``doc``).
 
 from __future__ import annotations
 
-from ..attributes import BoolAttr, IntegerAttr
-from ..dense import DenseElementsAttr, index, i64_array
+from ..dense import DenseElementsAttr, i64_array
 from ..index_array import index_ints
-from ..dtypes import i32, i64
+from ..dtypes import i32
 from ..types import TensorType, tensor
 from ..ir import Value
+from . import convert
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
-def _i64(v):
-    return v if isinstance(v, IntegerAttr) else IntegerAttr(index(v), i64)
+_i64 = convert.i64
 
 
 # The integers of an integer-array attribute (an IndexArrayAttr; also a 1-D i64 dense tensor
@@ -174,16 +173,8 @@ register(OpSpec("concatenate", ("inputs*",), {"dimension": AttrSpec(_i64, True)}
 # -- shared helpers (also used by the indexing chapter) -----------------------------------------
 
 
-def _i32(v):
-    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i32)
-
-
-def _bool(v):
-    if isinstance(v, BoolAttr):
-        return v
-    if type(v).__name__ not in ("bool", "bool_") and not (type(v) is int and v in (0, 1)):
-        raise TypeError(f"expected a bool, got {v!r}")
-    return BoolAttr(bool(v))
+_i32 = convert.i32
+_bool = convert.boolean
 
 
 def _types(ts) -> str:

@@ -8,10 +8,10 @@ element type follows from the operand's. Every op in a family shares one result 
 from __future__ import annotations
 
 from .. import dtypes
-from ..attributes import IntegerAttr
 from ..mhlo_attributes import comparison_direction, comparison_type
 from ..types import TensorType, tensor
 from ..ir import Value
+from . import convert
 from .spec import (HLO_DIALECTS, MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register,
                    tensor_operand)
 
@@ -249,12 +249,7 @@ register(OpSpec("convert", ("operand",), check=_convert_check,
 
 # -- reduce_precision -------------------------------------------------------------------------
 
-def _i32(v):
-    if isinstance(v, IntegerAttr):
-        return v
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"expected an integer, got {v!r}")
-    return IntegerAttr(v, dtypes.i32)
+_i32 = convert.i32
 
 
 def _reduce_precision(op, types, attributes):

@@ -6,19 +6,50 @@ None of them runs in the test suite: they need a peer that jaxlib's Python API d
 
 from __future__ import annotations
 
-from ..attributes import ArrayAttr, BoolAttr, StringAttr, to_attribute
+from ..attributes import ArrayAttr, Attribute, IntegerAttr
 from ..types import TOKEN, TensorType, TokenType, TupleType
 from ..ir import Value
+from . import convert
 from .collectives import channel_handle, source_target_pairs
 from .args import ints, results
 from .spec import AttrSpec, OpSpec, builder_method, fail, register
 
-def _bool(v):
-    return v if isinstance(v, BoolAttr) else to_attribute(bool(v))
+_bool = convert.boolean
+_str = convert.string
 
 
-def _str(v):
-    return v if isinstance(v, StringAttr) else StringAttr(v)
+def _layout(v) -> ArrayAttr:
+    """infeed's layout: one minor-to-major list of integers per data result (``[[1, 0]]``),
+    as MLIR wants it, an array of arrays of integers."""
+    if isinstance(v, ArrayAttr):
+        for i, e in enumerate(v.elements):
+            if not isinstance(e, ArrayAttr) or \
+                    any(x.__class__ is not IntegerAttr for x in e.elements):
+                raise TypeError(f"expected an array of arrays of integers, got "
+                                f"{convert.show(e)} at index {i}")
+        return v
+    if isinstance(v, (str, bytes, Attribute)) or not isinstance(v, (list, tuple)):
+        raise TypeError(f"expected one list of integers per result, got {convert.show(v)}")
+    out = []
+    for i, e in enumerate(v):
+        if isinstance(e, (str, bytes, Attribute)) or not hasattr(e, "__iter__"):
+            raise TypeError(f"entry {i} must be a list of integers, got {convert.show(e)}")
+        out.append(ArrayAttr(tuple(convert.i64(x) for x in e)))
+    return ArrayAttr(tuple(out))
+
+
+def _channel_type(op, attributes, host_type: int, host_name: str) -> None:
+    # MLIR: "channel_type should be DEVICE_TO_HOST when is_host_transfer is true" (send;
+    # HOST_TO_DEVICE for recv), "... DEVICE_TO_DEVICE when is_host_transfer is false".
+    ch = attributes.get("channel_handle")
+    if ch is None:
+        return
+    host = attributes.get("is_host_transfer")
+    host = host is not None and host.value
+    want, name = (host_type, host_name) if host else (1, "1 (device to device)")
+    if ch.type != want:
+        fail(op, f"channel_handle type must be {name} when is_host_transfer is "
+                 f"{'true' if host else 'false'}, got type {ch.type}")
 
 
 def _token(op, what, t):
@@ -35,6 +66,7 @@ def _data(op, what, types):
 def _send(op, types, attributes):
     _data(op, "inputs", types[:-1])
     _token(op, "token", types[-1])
+    _channel_type(op, attributes, 2, "2 (device to host)")
     return (TOKEN,)
 
 
@@ -59,6 +91,7 @@ def _results_then_token(op, results):
 
 def _recv_check(op, types, attributes, results, regions):
     _token(op, "token", types[0])
+    _channel_type(op, attributes, 3, "3 (host to device)")
     _results_then_token(op, results)
 
 
@@ -76,10 +109,15 @@ def _infeed_check(op, types, attributes, results, regions):
     if layout is not None and len(layout.elements) != len(results) - 1:
         fail(op, f"layout has {len(layout.elements)} entries, expected {len(results) - 1} (one "
                  "per data result)")
+    for i, (t, e) in enumerate(zip(results, layout.elements if layout is not None else ())):
+        dims = [x.value for x in e.elements]
+        if isinstance(t, TensorType) and sorted(dims) != list(range(t.rank)):
+            fail(op, f"layout[{i}] = {dims} must be a permutation of 0..{t.rank - 1} (the "
+                     f"dimensions of result {i}, {t}, minor to major)")
 
 
 register(OpSpec("infeed", ("token",), {"infeed_config": AttrSpec(_str),
-                                       "layout": AttrSpec(to_attribute)},
+                                       "layout": AttrSpec(_layout)},
                 check=_infeed_check,
                 not_run="jaxlib 0.10's Python API cannot fill the infeed queue (no "
                         "transfer_to_infeed), so a running program would wait forever",

@@ -7,26 +7,41 @@ import attrs
 import numpy as np
 
 from .. import dtypes
-from ..attributes import (FALSE, TRUE, ArrayAttr, Attribute, BoolAttr, FloatAttr, IntegerAttr,
-                          StringAttr)
+from ..attributes import (ArrayAttr, Attribute)
 from ..dense import DenseElementsAttr, i64_array
 from ..index_array import index_ints
-from ..dtypes import f32, i32, i64
-from ..mhlo_attributes import (ConvDimensionNumbers, DotDimensionNumbers, fft_type, precision,
-                               transpose)
+from ..dtypes import i32, i64
+from ..mhlo_attributes import (ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, fft_type,
+                               precision, transpose)
 from ..types import TensorType, tensor
 from ..ir import Operation, Value
+from . import convert
 from .args import integer, pairs
+from .convert import show
 from .spec import (MHLO_ONLY, REGISTRY, AttrSpec, OpSpec, builder_method, fail, register,
                    tensor_operand)
 
 
 def _precision_config(v):
+    """One precision (DEFAULT, HIGH, HIGHEST) for both operands, or one per operand: MLIR
+    wants an array of ``#mhlo<precision ..>`` of at most 2 entries ("expects precision config
+    to be empty or have <= 2 elements")."""
     if isinstance(v, ArrayAttr):
-        return v
-    if isinstance(v, str) or not hasattr(v, "__iter__"):
-        v = (v, v)  # one precision for both operands, as JAX allows
-    return ArrayAttr(tuple(precision(p) for p in v))
+        for i, p in enumerate(v.elements):
+            if not (isinstance(p, EnumAttr) and p.kind == "precision"):
+                raise TypeError(f"expected precisions (DEFAULT, HIGH, HIGHEST), got "
+                                f"{show(p)} at index {i}")
+        ps = v.elements
+    else:
+        if isinstance(v, (str, EnumAttr)):
+            v = (v, v)  # one precision for both operands, as JAX allows
+        elif isinstance(v, Attribute) or not isinstance(v, (list, tuple)):
+            raise TypeError(f"expected a precision or a list of precisions (DEFAULT, HIGH, "
+                            f"HIGHEST), got {show(v)}")
+        ps = tuple(precision(p) for p in v)
+    if len(ps) > 2:
+        raise ValueError(f"at most 2 entries, got {len(ps)} (one precision per operand)")
+    return v if isinstance(v, ArrayAttr) else ArrayAttr(ps)
 
 
 def _dims_ok(op, side, dims, rank, used):
@@ -89,41 +104,55 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
 
 # -- shared converters ---------------------------------------------------------------------------
 
-def _i64(v):
-    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i64)
-
-
-def _bool(v):
-    if isinstance(v, BoolAttr):
-        return v
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"expected a bool, got {v!r}")
-    return TRUE if v else FALSE
-
-
-def _f32(v):
-    return v if isinstance(v, FloatAttr) else FloatAttr(float(v), f32)
-
+_i64 = convert.i64
+_bool = convert.boolean
+_f32 = convert.f32
+_str = convert.string
 
 
 def _padding(v):
-    """``[[lo, hi], ...]`` as ``dense<...> : tensor<Nx2xi64>``."""
+    """``[[lo, hi], ...]`` (or the flat ``[lo0, hi0, lo1, hi1, ...]``) as ``dense<...> :
+    tensor<Nx2xi64>``; a DenseElementsAttr must already be that."""
     if isinstance(v, DenseElementsAttr):
+        t = v.type
+        if t.element_type is not i64 or t.rank != 2 or t.shape[1] != 2:
+            raise TypeError(f"expected (low, high) pairs as a tensor<Nx2xi64>, got {t}")
         return v
-    arr = np.asarray(v, dtype=np.int64)
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        arr = arr.reshape(-1, 2)
-    return DenseElementsAttr.from_array(arr)
+    if isinstance(v, (str, bytes, Attribute)) or not hasattr(v, "__iter__"):
+        raise TypeError(f"expected a list of (low, high) pairs, got {show(v)}")
+    rows = list(v)
+    flat = all(not hasattr(r, "__iter__") for r in rows)
+    if flat:
+        if len(rows) % 2:
+            raise ValueError(f"a flat padding list needs an even number of integers, got "
+                             f"{len(rows)}")
+        rows = [rows[i:i + 2] for i in range(0, len(rows), 2)]
+    out = []
+    for i, r in enumerate(rows):
+        if isinstance(r, (str, bytes, Attribute)) or not hasattr(r, "__iter__"):
+            raise TypeError(f"entry {i} must be a (low, high) pair, got {show(r)}")
+        r = tuple(r)
+        if len(r) != 2:
+            raise ValueError(f"entry {i} must be a (low, high) pair, got {len(r)} values")
+        out.append([_i64(x).value for x in r])
+    return DenseElementsAttr.from_array(np.array(out, dtype=np.int64).reshape(len(out), 2))
 
 
 def _bools(v):
+    """window_reversal: bools, or a 1-D i1 DenseElementsAttr ("constant boolean
+    vector/tensor attribute"; 0/1 integers or floats are refused there)."""
     if isinstance(v, DenseElementsAttr):
+        t = v.type
+        if not t.element_type.is_bool or t.rank != 1:
+            raise TypeError(f"expected a 1-D tensor of i1 (bools), got {t}")
         return v
-    return DenseElementsAttr.from_array(np.asarray(v, dtype=np.bool_).reshape(-1))
-
-
-def _str(v):
-    return v if isinstance(v, StringAttr) else StringAttr(str(v))
+    if isinstance(v, (str, bytes, Attribute)) or not hasattr(v, "__iter__"):
+        raise TypeError(f"expected a list of bools, got {show(v)}")
+    vs = list(v)
+    for i, x in enumerate(vs):
+        if not isinstance(x, (bool, np.bool_)):
+            raise TypeError(f"expected bools, got {show(x)} at index {i}")
+    return DenseElementsAttr.from_array(np.array(vs, dtype=np.bool_).reshape(-1))
 
 
 def _array(attr) -> np.ndarray:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import attrs as _attrs
 
-from ..attributes import (ArrayAttr, Attribute, BoolAttr, DictionaryAttr, IntegerAttr,
-                          StringAttr, SymbolRefAttr, to_attribute)
+import numpy as _np
+
+from ..attributes import ArrayAttr, Attribute, DictionaryAttr, StringAttr
 from ..dtypes import i32
 from ..mhlo_attributes import OutputOperandAlias
 from ..types import TOKEN, TensorType, TokenType, TupleType, Type, as_tuple
 from ..ir import Operation, Value
+from . import convert
 from .args import arg_names, results, value_list
+from .convert import show as _show
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register
 
 
@@ -21,8 +26,7 @@ def _tuple(op, types, attributes):
 register(OpSpec("tuple", ("val*",), infer=_tuple))
 
 
-def _i32(v):
-    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i32)
+_i32 = convert.i32
 
 
 def _get_tuple_element(op, types, attributes):
@@ -51,12 +55,8 @@ def _after_all(op, types, attributes):
 register(OpSpec("after_all", ("inputs*",), infer=_after_all))
 
 
-def _bool(v):
-    return v if isinstance(v, BoolAttr) else to_attribute(bool(v))
-
-
-def _str(v):
-    return v if isinstance(v, StringAttr) else StringAttr(v)
+_bool = convert.boolean
+_str = convert.string
 
 
 def _backend_config(v):
@@ -64,7 +64,99 @@ def _backend_config(v):
         return v
     if isinstance(v, dict):
         return DictionaryAttr(v)
-    return StringAttr(v)
+    if isinstance(v, str):
+        return StringAttr(v)
+    raise TypeError(f"expected a string (api_version 1-3) or a dict (api_version 4), got "
+                    f"{_show(v)}")
+
+
+@_attrs.frozen
+class IndexLayout(Attribute):
+    """``dense<[1, 0]> : tensor<2xindex>``: the layout of one custom_call operand or result,
+    its dimensions minor to major (a permutation of 0..rank-1; empty for scalars and tokens).
+
+    NOTE: custom-call layouts are the one place MHLO wants ``index`` elements ("Array of
+    layout (1D tensor of index type) attributes"; i64 is rejected), a type the dense
+    attributes do not have, hence a kind of its own."""
+
+    dims: tuple = _attrs.field(converter=lambda ds: tuple(convert.i64(d).value for d in ds))
+
+    def __attrs_post_init__(self):
+        if sorted(self.dims) != list(range(len(self.dims))):
+            raise ValueError(f"layout {list(self.dims)} is not a permutation of "
+                             f"0..{len(self.dims) - 1} (dimensions minor to major)")
+
+    def render(self, dialect=None) -> str:
+        n = len(self.dims)
+        body = (str(self.dims[0]) if n == 1 else
+                "[" + ", ".join(map(str, self.dims)) + "]" if n else "")
+        return f"dense<{body}> : tensor<{n}xindex>"
+
+    @classmethod
+    def parse(cls, ts, dialect=None) -> "IndexLayout":
+        """Reads ``dense<[1, 0]> : tensor<2xindex>`` (``dense<0> : tensor<1xindex>``,
+        ``dense<> : tensor<0xindex>``)."""
+        start = ts.expect("dense")
+        ts.expect("<")
+        if ts.at("["):
+            dims = ts.comma_list(ts.integer, "]", open="[")
+        elif ts.at(">"):
+            dims = []
+        else:
+            dims = [ts.integer()]
+        ts.expect(">")
+        ts.expect(":")
+        ts.expect("tensor")
+        ts.expect("<")
+        shape = ts.dimension_list()
+        ts.expect("index")
+        ts.expect(">")
+        if len(shape) != 1 or (shape[0] != len(dims) and len(dims) != 1):
+            raise ts.error(f"a layout is a 1-D tensor<Nxindex> of N dimensions, got "
+                           f"{len(dims)} values for shape {list(shape)}", start)
+        return ts.make(start, cls, dims * shape[0] if len(dims) == 1 else dims)
+
+
+def _layouts(v) -> ArrayAttr:
+    """custom_call's operand_layouts / result_layouts: one minor-to-major list per operand
+    (result), each an IndexLayout (lists of integers are converted)."""
+    if isinstance(v, ArrayAttr):
+        for i, e in enumerate(v.elements):
+            if e.__class__ is not IndexLayout:
+                raise TypeError(f"expected an array of layouts (IndexLayout), got {_show(e)} "
+                                f"at index {i}")
+        return v
+    if isinstance(v, (str, bytes, Attribute)) or not isinstance(v, (list, tuple)):
+        raise TypeError(f"expected one layout (a list of dimensions, minor to major) per "
+                        f"operand or result, got {_show(v)}")
+    out = []
+    for i, e in enumerate(v):
+        if e.__class__ is IndexLayout:
+            out.append(e)
+        elif isinstance(e, (str, bytes, Attribute)) or not hasattr(e, "__iter__"):
+            raise TypeError(f"entry {i} must be a list of dimensions, got {_show(e)}")
+        else:
+            out.append(IndexLayout(tuple(e)))
+    return ArrayAttr(tuple(out))
+
+
+def _aliases(v) -> ArrayAttr:
+    """output_operand_aliases: OutputOperandAlias values (or dicts of their fields)."""
+    if isinstance(v, ArrayAttr):
+        items = v.elements
+    elif isinstance(v, (str, bytes, Attribute)) or not isinstance(v, (list, tuple)):
+        raise TypeError(f"expected a list of OutputOperandAlias, got {_show(v)}")
+    else:
+        items = [OutputOperandAlias(**a) if isinstance(a, dict) else a for a in v]
+    for i, a in enumerate(items):
+        if a.__class__ is not OutputOperandAlias:
+            raise TypeError(f"expected OutputOperandAlias values (or dicts of their fields), "
+                            f"got {_show(a)} at index {i}")
+        if isinstance(a.operand_index, (bool, _np.bool_)) or \
+                not isinstance(a.operand_index, (int, _np.integer)):
+            raise TypeError(f"output_operand_alias operand_index must be an integer, got "
+                            f"{_show(a.operand_index)}")
+    return v if isinstance(v, ArrayAttr) else ArrayAttr(tuple(items))
 
 
 def _subtype(op, what, t, path):
@@ -113,6 +205,30 @@ def _custom_call_check(op, types, attributes, results, regions):
             fail(op, f"backend_config must be a string for api_version {version}, got a "
                      "dictionary")
     check_aliases(op, types, results, attributes)
+    _check_layouts(op, types, results, attributes)
+
+
+def _check_layouts(op, types, results, attributes) -> None:
+    ol, rl = attributes.get("operand_layouts"), attributes.get("result_layouts")
+    if ol is None and rl is None:
+        return
+    if ol is None or rl is None:
+        fail(op, "operand_layouts and result_layouts must be given together (MLIR: \"Layout "
+                 "attributes should be specified for either both operands and results or "
+                 "none\")")
+    if len(results) == 1 and isinstance(results[0], TupleType):
+        results = results[0].types
+    for what, ts, layouts in (("operand", types, ol), ("result", results, rl)):
+        if len(layouts.elements) != len(ts):
+            fail(op, f"{what}_layouts has {len(layouts.elements)} entries, expected {len(ts)} "
+                     f"(one per {what})")
+        for i, (t, lay) in enumerate(zip(ts, layouts.elements)):
+            rank = t.rank if isinstance(t, TensorType) else 0
+            if len(lay.dims) != rank:
+                fail(op, f"{what}_layouts[{i}] = {list(lay.dims)} does not fit {what} {i} of "
+                         f"type {t}: expected a permutation of 0..{rank - 1}"
+                         if rank else f"{what}_layouts[{i}] must be empty for {t}, got "
+                         f"{list(lay.dims)}")
 
 
 register(OpSpec("custom_call", ("inputs*",), {
@@ -120,12 +236,10 @@ register(OpSpec("custom_call", ("inputs*",), {
     "has_side_effect": AttrSpec(_bool),
     "backend_config": AttrSpec(_backend_config),
     "api_version": AttrSpec(_i32),
-    "called_computations": AttrSpec(to_attribute),
-    "operand_layouts": AttrSpec(to_attribute),
-    "result_layouts": AttrSpec(to_attribute),
-    "output_operand_aliases": AttrSpec(
-        lambda v: v if isinstance(v, ArrayAttr) else ArrayAttr(
-            tuple(a if isinstance(a, OutputOperandAlias) else OutputOperandAlias(**a) for a in v))),
+    "called_computations": AttrSpec(convert.symbol_array),
+    "operand_layouts": AttrSpec(_layouts),
+    "result_layouts": AttrSpec(_layouts),
+    "output_operand_aliases": AttrSpec(_aliases),
 }, check=_custom_call_check))
 
 
@@ -186,7 +300,9 @@ def _enum(kind):
             if v.kind != kind:
                 raise ValueError(f"expected a {kind} attribute, got {v.kind}")
             return v
-        return MiscEnumAttr(kind, str(v))
+        if not isinstance(v, str):
+            raise TypeError(f"{kind}: {v!r:.60} is not one of {', '.join(_ENUMS[kind])}")
+        return MiscEnumAttr(kind, v)
     return convert
 
 
@@ -198,9 +314,20 @@ def _domain(op, types, attributes):
     return (types[0],)
 
 
+def _sharding_text(v) -> StringAttr:
+    """domain's metadata: an HLO sharding string (``"{maximal device=0}"``); XLA cannot
+    translate a domain whose metadata is not in braces. Only the braces are checked here."""
+    v = _str(v)
+    text = v.value.strip()
+    if text and not (text.startswith("{") and text.endswith("}")):
+        raise ValueError(f"expected an HLO sharding in braces (e.g. \"{{maximal device=0}}\"), "
+                         f"got {v.value!r:.60}")
+    return v
+
+
 register(OpSpec("domain", ("operand",), {
-    "kind": AttrSpec(_enum("kind"), True), "entry_metadata": AttrSpec(_str, True),
-    "exit_metadata": AttrSpec(_str, True)}, infer=_domain, dialects=MHLO_ONLY,
+    "kind": AttrSpec(_enum("kind"), True), "entry_metadata": AttrSpec(_sharding_text, True),
+    "exit_metadata": AttrSpec(_sharding_text, True)}, infer=_domain, dialects=MHLO_ONLY,
     doc="XLA-internal marker of a sharding-domain boundary (an identity when run)."))
 
 
@@ -220,12 +347,7 @@ def _fusion_check(op, types, attributes, results, regions):
     check_aliases(op, types, results, attributes)
 
 
-def _aliases(v):
-    return v if isinstance(v, ArrayAttr) else ArrayAttr(
-        tuple(a if isinstance(a, OutputOperandAlias) else OutputOperandAlias(**a) for a in v))
-
-
-register(OpSpec("fusion", ("inputs*",), {"fusion_kind": AttrSpec(_enum("fusion_kind")),
+register(OpSpec("fusion", ("inputs*",), {"fusion_kind": AttrSpec(_enum("fusion_kind"), True),
                                          "output_operand_aliases": AttrSpec(_aliases)},
                 regions=1, check=_fusion_check, dialects=MHLO_ONLY,
                 doc="A fused computation: its region runs on the inputs (XLA-internal; "
@@ -252,8 +374,27 @@ def fusion(b, inputs, body, *, fusion_kind="kLoop", location=None) -> Value | tu
 
 # -- composite --------------------------------------------------------------------------------
 
-def _symbol(v):
-    return v if isinstance(v, SymbolRefAttr) else SymbolRefAttr(getattr(v, "name", v))
+_symbol = convert.symbol
+
+
+_OP_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*(\.[a-zA-Z0-9_$]+)+")
+
+
+def _composite_name(v) -> StringAttr:
+    """A namespaced op name (``"my.op"``), as MLIR requires of a composite's name."""
+    v = _str(v)
+    if _OP_NAME.fullmatch(v.value) is None:
+        raise ValueError(f"expected a namespaced op name such as \"my_namespace.my_op\", got "
+                         f"{v.value!r:.60}")
+    return v
+
+
+def _dictionary(v) -> DictionaryAttr:
+    if isinstance(v, DictionaryAttr):
+        return v
+    if isinstance(v, dict):
+        return DictionaryAttr(v)
+    raise TypeError(f"expected a dict of attributes, got {_show(v)}")
 
 
 def _composite_check(op, types, attributes, results, regions):
@@ -266,9 +407,8 @@ def _composite_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("composite", ("inputs*",), {
-    "name": AttrSpec(_str, True), "decomposition": AttrSpec(_symbol, True),
-    "composite_attributes": AttrSpec(lambda v: v if isinstance(v, DictionaryAttr)
-                                     else DictionaryAttr(v)),
+    "name": AttrSpec(_composite_name, True), "decomposition": AttrSpec(_symbol, True),
+    "composite_attributes": AttrSpec(_dictionary),
     "version": AttrSpec(_i32)}, check=_composite_check,
     doc="A named op whose meaning is the call of its decomposition function."))
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attributes import IntegerAttr
-from ..dtypes import i64, ui64
+from ..dtypes import ui64
 from ..mhlo_attributes import rng_algorithm, rng_distribution
 from ..types import TensorType, tensor
 from ..ir import Value
+from . import convert
 from .args import integer, shape as shape_arg
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
@@ -93,8 +93,7 @@ def rng_bit_generator(b, initial_state, shape, element_type, algorithm="DEFAULT"
                     (initial_state.type, out), location=location).results
 
 
-def _i64(v):
-    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i64)
+_i64 = convert.i64
 
 
 register(OpSpec("xla.rng_get_and_update_state", (), {"delta": AttrSpec(_i64, True)},

@@ -3,12 +3,13 @@ reduce_window, select_and_scatter, map and scan."""
 
 from __future__ import annotations
 
-from ..attributes import DenseArrayAttr, IntegerAttr
-from ..dense import i64_array
+from ..attributes import Attribute, DenseArrayAttr
+from ..dense import i64_array, index
 from ..index_array import index_ints
-from ..dtypes import i1, i32, i64
+from ..dtypes import i1, i32
 from ..types import TensorType, tensor
 from ..ir import Operation, Value
+from . import convert
 from .control_flow import check_region, inputs_and_inits, region_returns
 from .linalg import _bool, _padding, window_output_size
 from .args import arg_names, integer, pairs, results, value_list
@@ -16,8 +17,7 @@ from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, t
 
 
 
-def _i64(v):
-    return v if isinstance(v, IntegerAttr) else IntegerAttr(int(v), i64)
+_i64 = convert.i64
 
 
 def _types(ts) -> str:
@@ -230,9 +230,14 @@ builder_method(_map)
 # -- scan ------------------------------------------------------------------------------------
 
 def _segments(v):
+    """Operand or result group sizes: MLIR wants ``array<i32: ..>``."""
     if isinstance(v, DenseArrayAttr):
+        if v.type is not i32:
+            raise TypeError(f"expected group sizes as array<i32>, got array<{v.type.name}>")
         return v
-    return DenseArrayAttr(tuple(int(x) for x in v), i32)
+    if isinstance(v, (str, bytes, Attribute)) or not hasattr(v, "__iter__"):
+        raise TypeError(f"expected a list of group sizes, got {type(v).__name__} {v!r:.60}")
+    return DenseArrayAttr(tuple(index(x) for x in v), i32)
 
 
 def _drop(shape, d):

@@ -1,0 +1,118 @@
+"""Attribute converters the chapters share: a Python value, or an attribute of the kind the op
+wants, becomes exactly the attribute jaxlib's op definition asks for; anything else is refused.
+
+Each converter raises TypeError or ValueError, which the builder reports as
+``'op' attribute NAME: ...``. Passing attributes through by class alone was not enough: MLIR's
+op definitions fix the width (``dimension = 1 : i32`` on concatenate: "64-bit signless integer
+attribute"; ``api_version = 1 : i64`` on custom_call: "Invalid attribute in property
+conversion"), and ``int()`` made 1.5, True or "3" into dimension numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..attributes import (FALSE, TRUE, ArrayAttr, Attribute, BoolAttr, FloatAttr, IntegerAttr,
+                          StringAttr, SymbolRefAttr)
+
+__all__ = ["integer", "i64", "i32", "f32", "boolean", "string", "symbol", "symbol_array",
+           "show"]
+
+
+def show(v) -> str:
+    """``v`` for an error message: its kind and a short repr."""
+    return f"{type(v).__name__} {v!r:.60}"
+
+
+def integer(et):
+    """The converter of an integer attribute of element type ``et``: an IntegerAttr of that
+    type, or a Python or numpy integer in its signed range (not a bool, float or string)."""
+    lo, hi = -(1 << (et.bits - 1)), (1 << (et.bits - 1)) - 1
+
+    def convert(v) -> IntegerAttr:
+        if v.__class__ is IntegerAttr:
+            if v.type is not et:
+                raise TypeError(f"expected an {et.name} integer, got {v.render()} (the op "
+                                f"wants {et.name})")
+            return v
+        if isinstance(v, (bool, np.bool_, Attribute)) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"expected an integer, got {v!r:.60} (the op wants {et.name})")
+        v = int(v)
+        if not lo <= v <= hi:
+            raise ValueError(f"{v} does not fit in {et.name}")
+        return IntegerAttr(v, et)
+
+    convert.__name__ = et.name
+    return convert
+
+
+i64 = integer(dtypes.i64)
+i32 = integer(dtypes.i32)
+
+
+def f32(v) -> FloatAttr:
+    """An f32 FloatAttr, or a Python or numpy real number that f32 holds (ints too; not bools).
+    """
+    if v.__class__ is FloatAttr:
+        if v.type is not dtypes.f32:
+            raise TypeError(f"expected an f32 float, got {v.render()} (the op wants f32)")
+        return v
+    if isinstance(v, (bool, np.bool_, Attribute)) or \
+            not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"expected a number, got {v!r:.60} (the op wants f32)")
+    x = float(v)
+    if x == x and abs(x) != float("inf") and np.isinf(np.float32(x)):
+        raise ValueError(f"{x!r} overflows f32")
+    return FloatAttr(x, dtypes.f32)
+
+
+def boolean(v) -> BoolAttr:
+    """A BoolAttr, a bool (numpy's too) or the int 0 or 1."""
+    if v.__class__ is BoolAttr:
+        return v
+    if isinstance(v, (bool, np.bool_)) or (v.__class__ is int and v in (0, 1)):
+        return TRUE if v else FALSE
+    raise TypeError(f"expected a bool, got {v!r:.60}")
+
+
+def string(v) -> StringAttr:
+    """A StringAttr or a str."""
+    if v.__class__ is StringAttr:
+        return v
+    if isinstance(v, str):
+        return StringAttr(v)
+    raise TypeError(f"expected a string, got {v!r:.60}")
+
+
+def symbol(v) -> SymbolRefAttr:
+    """A SymbolRefAttr, a function name (str) or a Function (anything with a str ``name``
+    that is not an attribute)."""
+    if v.__class__ is SymbolRefAttr:
+        return v
+    if isinstance(v, str):
+        return SymbolRefAttr(v)
+    name = getattr(v, "name", None)
+    if isinstance(name, str) and not isinstance(v, Attribute):
+        return SymbolRefAttr(name)
+    raise TypeError(f"expected a function or its name, got {v!r:.60}")
+
+
+def symbol_array(v) -> ArrayAttr:
+    """A list of functions or names (``["body"]``) as an array of symbol references, as
+    custom_call's ``called_computations`` must be ("flat symbol ref array attribute")."""
+    if isinstance(v, ArrayAttr):
+        for i, e in enumerate(v.elements):
+            if e.__class__ is not SymbolRefAttr:
+                raise TypeError(f"expected an array of symbol references, got {show(e)} at "
+                                f"index {i}")
+        return v
+    if isinstance(v, (str, bytes, Attribute)) or not isinstance(v, (list, tuple)):
+        raise TypeError(f"expected a list of functions or function names, got {show(v)}")
+    out = []
+    for i, e in enumerate(v):
+        try:
+            out.append(symbol(e))
+        except TypeError as err:
+            raise TypeError(f"entry {i}: {err}") from None
+    return ArrayAttr(tuple(out))
