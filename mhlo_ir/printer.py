@@ -477,7 +477,13 @@ class _Printer:
         if fn.arg_attrs and any(fn.arg_attrs):
             props.append(("arg_attrs", "[" + ", ".join(
                 "{" + self.named(a.items()) + "}" for a in fn.arg_attrs) + "]"))
-        props.append(("function_type", print_function_type(fn.type, d)))
+        # Keyed by the (interned) argument and result types: building the FunctionType to
+        # render it was a sixth of printing a small module.
+        key = ("func", fn.arg_types, fn.result_types)
+        ftext = self.sigs.get(key)
+        if ftext is None:
+            ftext = self.sigs[key] = print_function_type(fn.type, d)
+        props.append(("function_type", ftext))
         if fn.res_attrs and any(fn.res_attrs):
             res = list(fn.res_attrs) + [{}] * (len(fn.result_types) - len(fn.res_attrs))
             props.append(("res_attrs", "[" + ", ".join(
