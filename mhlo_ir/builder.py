@@ -29,7 +29,8 @@ from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
 from .ops.elementwise import BINARY, UNARY
-from .ops.args import arg_names, as_results, constant_attr, ints, results, value_list
+from .ops.args import (arg_names, as_results, constant_attr, ints, results, type_list,
+                       value_list)
 from .ops.spec import BUILDER_METHODS, fail
 from .types import MAX_DIMENSION, TensorType, Type, tensor
 
@@ -344,7 +345,8 @@ class Builder:
                           location, _slice_make, start, limit, strides)
 
     def concatenate(self, inputs: Sequence[Value], dimension: int, *, location=None) -> Value:
-        return self._one("concatenate", (list(inputs),), {"dimension": dimension},
+        return self._one("concatenate", (value_list("concatenate", "inputs", inputs),),
+                         {"dimension": dimension},
                          location=location)
 
     # -- elementwise extras ----------------------------------------------------------------
@@ -533,7 +535,7 @@ class Builder:
     # -- tuples, tokens, custom calls --------------------------------------------------------
 
     def tuple(self, values: Sequence[Value], *, location=None) -> Value:
-        return self._one("tuple", (list(values),), location=location)
+        return self._one("tuple", (value_list("tuple", "values", values),), location=location)
 
     def get_tuple_element(self, t: Value, index: int, *, location=None) -> Value:
         return self._one("get_tuple_element", (t,), {"index": index}, location=location)
@@ -556,8 +558,10 @@ class Builder:
                      output_operand_aliases=output_operand_aliases, **attributes)
         if isinstance(result_types, Type):
             result_types = (result_types,)
-        return results(self.create("custom_call", (list(operands),), attrs,
-                                   tuple(result_types), location=location))
+        return results(self.create("custom_call",
+                                   (value_list("custom_call", "operands", operands),), attrs,
+                                   type_list("custom_call", "result_types", result_types),
+                                   location=location))
 
 
 def _after_terminator(ops, op):

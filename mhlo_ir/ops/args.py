@@ -16,11 +16,11 @@ from ..dtypes import from_numpy
 from ..errors import OpBuildError
 from ..exact import as_array, exact_array
 from ..ir import Value
-from ..types import tensor
+from ..types import Type, tensor
 from .spec import fail
 
 __all__ = ["ints", "integer", "shape", "pairs", "constant_attr", "arg_names", "value_list",
-           "results", "as_results"]
+           "type_list", "results", "as_results"]
 
 
 def integer(op: str, what: str, v) -> int:
@@ -145,6 +145,17 @@ def value_list(op: str, what: str, xs) -> list:
         fail(op, f"{what} must be a Value or a list of Values, got {type(xs).__name__} "
                  f"{xs!r:.60}")
     return list(xs)
+
+
+def type_list(op: str, what: str, ts) -> tuple:
+    """Result types given as a Type or a sequence of Types, as a tuple (the op's rule checks
+    each entry)."""
+    if isinstance(ts, Type):
+        return (ts,)
+    if isinstance(ts, (str, bytes)) or not hasattr(ts, "__iter__"):
+        fail(op, f"{what} must be a Type or a list of Types, got {type(ts).__name__} "
+                 f"{ts!r:.60}")
+    return tuple(ts)
 
 
 def arg_names(n: int, *prefixes: str, interleave: bool = False) -> list:

@@ -357,12 +357,10 @@ def chlo_constant_like(b, value, operand, *, location=None) -> Value:
     t = tensor_operand("chlo.constant_like", "operand", getattr(operand, "type", None))
     et = t.element_type
     if not isinstance(value, (IntegerAttr, FloatAttr)):
-        if et.kind in ("sint", "uint"):
-            value = IntegerAttr(value, et)
-        elif et.kind == "float":
-            value = FloatAttr(float(value), et)
-        else:
+        if et.kind not in ("sint", "uint", "float"):
             fail("chlo.constant_like", f"builds integer or float splats only, got operand {t}")
+        arr = constant_attr("chlo.constant_like", value, et).to_array()  # checked exactly
+        value = IntegerAttr(int(arr), et) if et.kind != "float" else FloatAttr(float(value), et)
     return b.create("chlo.constant_like", (operand,), {"value": value},
                     location=location).results[0]
 

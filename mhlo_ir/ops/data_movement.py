@@ -17,6 +17,7 @@ from ..index_array import index_ints
 from ..dtypes import i32
 from ..types import TensorType, tensor
 from ..ir import Value
+from .args import ints as int_list
 from . import convert
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
@@ -287,8 +288,10 @@ register(OpSpec("pad", ("operand", "padding_value"),
 def pad(b, x, padding_value, low, high, interior=None, *, location=None) -> Value:
     """``pad`` ``x`` with the scalar ``padding_value``: ``low``/``high`` per-dimension edge
     padding (negative values remove elements), ``interior`` between elements (default 0)."""
-    low, high = tuple(low), tuple(high)
-    interior = (0,) * len(low) if interior is None else tuple(interior)
+    low = int_list("pad", "edge_padding_low", low)
+    high = int_list("pad", "edge_padding_high", high)
+    interior = (0,) * len(low) if interior is None else int_list("pad", "interior_padding",
+                                                                 interior)
     return b._one("pad", (x, padding_value), {"edge_padding_low": low,
                                               "edge_padding_high": high,
                                               "interior_padding": interior},
@@ -311,7 +314,7 @@ register(OpSpec("reverse", ("operand",), {"dimensions": AttrSpec(i64_array, True
 @builder_method
 def reverse(b, x, dimensions, *, location=None) -> Value:
     """Reverse the order of elements of ``x`` along each of ``dimensions``."""
-    return b._one("reverse", (x,), {"dimensions": tuple(dimensions)},
+    return b._one("reverse", (x,), {"dimensions": int_list("reverse", "dimensions", dimensions)},
                   location=location)
 
 
@@ -332,7 +335,8 @@ register(OpSpec("broadcast", ("operand",), {"broadcast_sizes": AttrSpec(i64_arra
 @builder_method
 def broadcast(b, x, sizes, *, location=None) -> Value:
     """``x`` repeated over new leading dimensions of ``sizes`` (result shape sizes + x.shape)."""
-    return b._one("broadcast", (x,), {"broadcast_sizes": tuple(sizes)},
+    return b._one("broadcast", (x,), {"broadcast_sizes": int_list("broadcast", "broadcast_sizes",
+                                                                   sizes)},
                   location=location)
 
 
@@ -465,7 +469,8 @@ def dynamic_broadcast_in_dim(b, x, output_dimensions, broadcast_dimensions, resu
     t = _tensor_of(b, x, "dynamic_broadcast_in_dim")
     rt = _explicit_result("dynamic_broadcast_in_dim", result_type, t.element_type)
     return b._one("dynamic_broadcast_in_dim", (x, output_dimensions), {
-        "broadcast_dimensions": tuple(broadcast_dimensions),
+        "broadcast_dimensions": int_list("dynamic_broadcast_in_dim", "broadcast_dimensions",
+                                         broadcast_dimensions),
         "known_expanding_dimensions": _known(known_expanding_dimensions),
         "known_nonexpanding_dimensions": _known(known_nonexpanding_dimensions)}, (rt,),
         location=location)

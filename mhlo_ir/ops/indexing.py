@@ -84,7 +84,8 @@ register(OpSpec("dynamic_slice", ("operand", "start_indices*"),
 def dynamic_slice(b, x, start_indices, slice_sizes, *, location=None) -> Value:
     """The ``slice_sizes`` slice of ``x`` starting at ``start_indices`` (one integer scalar
     Value per dimension; XLA clamps them so the slice is in bounds)."""
-    return b._one("dynamic_slice", (x, list(start_indices)),
+    return b._one("dynamic_slice", (x, value_list("dynamic_slice", "start_indices",
+                                                 start_indices)),
                   {"slice_sizes": slice_sizes}, location=location)
 
 
@@ -111,7 +112,8 @@ register(OpSpec("dynamic_update_slice", ("operand", "update", "start_indices*"),
 @builder_method
 def dynamic_update_slice(b, x, update, start_indices, *, location=None) -> Value:
     """``x`` with ``update`` written at ``start_indices`` (integer scalar Values, clamped)."""
-    return b._one("dynamic_update_slice", (x, update, list(start_indices)), location=location)
+    return b._one("dynamic_update_slice", (x, update, value_list(
+        "dynamic_update_slice", "start_indices", start_indices)), location=location)
 
 
 # -- gather -------------------------------------------------------------------------------------
@@ -270,7 +272,10 @@ def dynamic_gather(b, x, start_indices, slice_sizes, dimension_numbers, result_t
                    indices_are_sorted=False, location=None) -> Value:
     """``gather`` with ``slice_sizes`` a 1-D integer tensor Value. Without ``result_type`` the
     slice sizes must come from a ``constant`` op, whose values give the result shape."""
-    dn = _gather_dims(dimension_numbers)
+    try:
+        dn = _gather_dims(dimension_numbers)
+    except (TypeError, ValueError) as e:
+        fail("dynamic_gather", f"dimension_numbers: {e}")
     if result_type is None:
         owner = getattr(slice_sizes, "spec", None)
         if owner is None or owner.name != "constant":

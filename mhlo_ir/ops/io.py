@@ -11,7 +11,7 @@ from ..types import TOKEN, TensorType, TokenType, TupleType
 from ..ir import Value
 from . import convert
 from .collectives import channel_handle, source_target_pairs
-from .args import ints, results
+from .args import ints, results, type_list, value_list
 from .spec import AttrSpec, OpSpec, builder_method, fail, register
 
 _bool = convert.boolean
@@ -142,7 +142,7 @@ def send(b, values, token, channel_handle, *, is_host_transfer=None, source_targ
          location=None) -> Value:
     """Send ``values`` over ``channel_handle`` (a ChannelHandle, int or (handle, type));
     returns the new token."""
-    return b._one("send", (list(values), token), {
+    return b._one("send", (value_list("send", "values", values), token), {
         "channel_handle": channel_handle, "is_host_transfer": is_host_transfer,
         "source_target_pairs": source_target_pairs}, location=location)
 
@@ -154,7 +154,8 @@ def recv(b, token, result_types, channel_handle, *, is_host_transfer=None,
     ``result_types`` is empty)."""
     return results(b.create("recv", (token,), {
         "channel_handle": channel_handle, "is_host_transfer": is_host_transfer,
-        "source_target_pairs": source_target_pairs}, (*result_types, TOKEN),
+        "source_target_pairs": source_target_pairs},
+        (*type_list("recv", "result_types", result_types), TOKEN),
         location=location))
 
 
@@ -168,12 +169,14 @@ def infeed(b, token, result_types, *, infeed_config="", layout=None,
     if layout is not None:
         attrs["layout"] = layout if isinstance(layout, ArrayAttr) else ArrayAttr(
             [ArrayAttr(list(ints("infeed", f"layout[{i}]", x))) for i, x in enumerate(layout)])
-    return results(b.create("infeed", (token,), attrs, (*result_types, TOKEN),
+    return results(b.create("infeed", (token,), attrs,
+                            (*type_list("infeed", "result_types", result_types), TOKEN),
                             location=location))
 
 
 @builder_method
 def outfeed(b, values, token, *, outfeed_config="", location=None) -> Value:
     """Write ``values`` to the outfeed; returns the new token."""
-    return b._one("outfeed", (list(values), token), {"outfeed_config": outfeed_config},
+    return b._one("outfeed", (value_list("outfeed", "values", values), token),
+                  {"outfeed_config": outfeed_config},
                   location=location)

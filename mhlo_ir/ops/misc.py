@@ -505,7 +505,7 @@ def async_start(b, inputs, called_computation, *, execution_thread="main", locat
     async_update / async_done. The callee gets the ``execution_thread`` attribute MHLO
     requires (set here when it has none)."""
     fn = called_computation
-    inputs = list(inputs)
+    inputs = value_list("async_start", "inputs", inputs)
     if not hasattr(fn, "arg_types"):
         fail("async_start", f"called_computation must be a Function, got {fn!r}")
     got = tuple(getattr(x, "type", None) for x in inputs)

@@ -162,8 +162,8 @@ def select_and_scatter(b, operand, source, init_value, select, scatter, *,
                        window_dimensions=None, window_strides=None, padding=None,
                        location=None) -> Value:
     """``select(b, a, b) -> i1`` keeps ``a`` when true; ``scatter(b, acc, x)`` combines."""
-    s = _scalar(operand.type)
-    init = init_value.type
+    s = _scalar(tensor_operand("select_and_scatter", "operand", getattr(operand, "type", None)))
+    init = tensor_operand("select_and_scatter", "init_value", getattr(init_value, "type", None))
     regions = (b.region((s, s), select, op="select_and_scatter", what="select",
                         arg_names=("lhs", "rhs")),
                b.region((init, init), scatter, op="select_and_scatter", what="scatter",

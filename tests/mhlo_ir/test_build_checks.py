@@ -295,8 +295,12 @@ def test_dimension_lists_must_be_lists(b):
     with pytest.raises(OpBuildError, match=E("'slice' start_indices must be a list of "
                                              "integers, got str '01'")):
         b.slice(x, "01", [1, 1])
-    with pytest.raises(OpBuildError, match=E("'reverse' attribute dimensions", "str '0'")):
+    with pytest.raises(OpBuildError, match=E("'reverse' dimensions must be a list of integers, "
+                                             "got str '01'")):
         b.reverse(x, "01")
+    with pytest.raises(OpBuildError, match=E("'pad' edge_padding_low must be a list of "
+                                             "integers, got int 0")):
+        b.pad(x, s, 0, [0, 0])
     with pytest.raises(OpBuildError, match=E("'dot_general' contracting_dimensions and "
                                              "batch_dimensions must each be a pair")):
         b.dot_general(x, x, (1, 1))
@@ -751,3 +755,42 @@ def test_public_builder_methods_have_return_annotations():
                and "return" not in getattr(getattr(fn, "__wrapped__", fn), "__annotations__", {})]
     assert missing == []
     assert _inspect.signature(hlo.Builder.add).return_annotation in ("Value", hlo.Value)
+
+
+# -- every front door: arguments of the wrong kind are OpBuildErrors ----------------------------
+
+def _public_methods():
+    import inspect as _inspect
+    for name, fn in sorted(vars(hlo.Builder).items()):
+        if name.startswith("_") or not callable(fn) or name in ("create", "region",
+                                                                 "at_location"):
+            continue
+        params = list(_inspect.signature(fn).parameters.values())[1:]
+        if any(p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in params):
+            continue  # batch_norm_*: required keyword arguments
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)
+                      and p.default is p.empty]
+        for k in range(len(positional)):
+            yield name, len(positional), k
+
+
+@pytest.mark.parametrize("bad", [None, object(), "s"], ids=["None", "object", "str"])
+def test_no_front_door_leaks_a_python_error(bad):
+    """Each required argument of every public method, given None, an object or a string
+    (the others a tensor Value): the builder raises OpBuildError, never Python's own
+    TypeError/AttributeError from inside its code."""
+    leaks = []
+    for name, n, k in _public_methods():
+        m = hlo.Module("fuzz")
+        f = m.add_function("main", [tensor((2, 3), f32)])
+        b = f.builder()
+        (x,) = f.arguments
+        args = [bad if j == k else x for j in range(n)]
+        try:
+            getattr(b, name)(*args)
+        except OpBuildError:
+            pass
+        except Exception as e:  # noqa: BLE001 - what the test looks for
+            leaks.append(f"{name} argument {k}: {type(e).__name__}: {str(e)[:80]}")
+    assert leaks == []
