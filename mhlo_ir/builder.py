@@ -240,7 +240,11 @@ class Builder:
         """
         arg_types = tuple(arg_types)
         n = len(arg_types) + 1
-        arity = _arity(body)
+        # A lambda without defaults (the usual body) is looked up by its code object alone.
+        arity = _ARITY.get(body.__code__) if body.__class__ is FunctionType and \
+            body.__defaults__ is None and body.__kwdefaults__ is None else None
+        if arity is None:
+            arity = _arity(body)
         if arity is not None and (n < arity[0] or (arity[1] is not None and n > arity[1])
                                   or arity[2]):
             _arity_error(op, what, body, arity, arg_names, len(arg_types))
@@ -249,16 +253,16 @@ class Builder:
         out = body(inner, *block.arguments)
         if out is not None:
             if out.__class__ in VALUE_CLASSES:
-                out = (out,)
-            elif out.__class__ is not tuple and out.__class__ is not list:
+                inner.return_(out)
+            elif out.__class__ is tuple or out.__class__ is list:
+                try:
+                    inner.return_(*out)
+                except OpBuildError:
+                    _bad_results(op, what, out)
+                    raise
+            else:
                 fail(op, f"{what} must return a Value or a list of Values (or None after "
                          f"building its own return), got {type(out).__name__} {out!r:.60}")
-            for i, v in enumerate(out):
-                if v.__class__ not in VALUE_CLASSES:
-                    fail(op, f"{what} returned {type(v).__name__} {v!r:.60} as result {i}, "
-                             f"not a Value (build a constant for a fixed value: "
-                             f"b.constant(...))")
-            inner.return_(*out)
         return Region([block])
 
     # -- constants and data movement -----------------------------------------------------------
@@ -631,10 +635,18 @@ def _terminated(block, op):
     return op
 
 
-# (code object, number of defaults, number of keyword defaults) -> (fewest positional
-# arguments, most or None, required keyword-only names): checking a region body's arity is a
-# dict lookup per region (inspect.signature costs ~10 us).
+# code object (or (code, number of defaults, number of keyword defaults) for functions with
+# defaults) -> (fewest positional arguments, most or None, required keyword-only names):
+# checking a region body's arity is a dict lookup per region (inspect.signature costs ~10 us).
 _ARITY: dict = {}
+
+
+def _bad_results(op, what, out):
+    """Name the entry of a region body's results that is not a Value, if one is not."""
+    for i, v in enumerate(out):
+        if v.__class__ not in VALUE_CLASSES:
+            fail(op, f"{what} returned {type(v).__name__} {v!r:.60} as result {i}, not a Value "
+                     f"(build a constant for a fixed value: b.constant(...))")
 
 
 def _arity(fn):
@@ -648,13 +660,16 @@ def _arity(fn):
     if cls is FunctionType:
         code = fn.__code__
         defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
-        key = (code, len(defaults) if defaults else 0, len(kwdefaults) if kwdefaults else 0)
+        # Without defaults the code object alone is the key (Builder.region's fast lookup).
+        key = (code, len(defaults) if defaults else 0, len(kwdefaults) if kwdefaults else 0) \
+            if defaults is not None or kwdefaults is not None else code
         hit = _ARITY.get(key)
         if hit is None:
+            n_defaults = len(defaults) if defaults else 0
             n = code.co_argcount
             kwonly = code.co_varnames[n:n + code.co_kwonlyargcount]
             required = tuple(k for k in kwonly if not kwdefaults or k not in kwdefaults)
-            hit = (n - key[1], None if code.co_flags & CO_VARARGS else n, required)
+            hit = (n - n_defaults, None if code.co_flags & CO_VARARGS else n, required)
             if len(_ARITY) > 4096:
                 _ARITY.clear()
             _ARITY[key] = hit

@@ -60,8 +60,8 @@ class DenseElementsAttr(Attribute):
         if type is None:
             arr = as_array(array)
             if arr.dtype.kind == "O":
-                raise TypeError(f"integers beyond int64 ({array!r:.50}) need an explicit type "
-                                "(e.g. ui64)")
+                raise TypeError(f"value {array!r:.50} holds integers beyond int64: pass dtype "
+                                "(or a type) such as ui64")
             type = tensor(arr.shape, arr.dtype)
         else:
             arr = exact_array(array, type.element_type)

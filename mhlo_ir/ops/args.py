@@ -11,10 +11,12 @@ of these values keys a cache.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..dense import DenseElementsAttr, index
 from ..dtypes import from_numpy
 from ..errors import OpBuildError
-from ..exact import as_array, exact_array
+from ..exact import exact_array
 from ..ir import Value
 from ..types import Type, tensor
 from .spec import fail
@@ -106,17 +108,20 @@ def constant_attr(op: str, value, dtype=None) -> DenseElementsAttr:
         if dtype is None:
             cls = value.__class__
             if cls is float:
-                arr = exact_array(value, "f32")
+                # The common literal: a float f32 holds (or inf/nan) converts as is; only one
+                # that would overflow takes exact_array's checks (and its message).
+                if -_F32_OVERFLOW < value < _F32_OVERFLOW or value != value or \
+                        value in _INFS:
+                    arr = np.asarray(value, np.float32)
+                else:
+                    arr = exact_array(value, "f32")
             elif cls is int:
                 if not -2**31 <= value < 2**31:
                     fail(op, f"Python int {value} does not fit in i32: pass dtype (e.g. "
                              f"dtype=i64)")
-                arr = exact_array(value, "i32")
-            else:
-                arr = as_array(value)
-                if arr.dtype.kind == "O":
-                    fail(op, f"value {value!r:.50} holds integers beyond int64: pass dtype "
-                             f"(e.g. dtype=ui64)")
+                arr = np.asarray(value, np.int32)
+            else:  # from_array checks the value (as_array) and keeps numpy's dtype
+                return DenseElementsAttr.from_array(value)
             return DenseElementsAttr.from_array(arr)
         et = _element_type(op, dtype)
         arr = exact_array(value, et)
@@ -125,6 +130,12 @@ def constant_attr(op: str, value, dtype=None) -> DenseElementsAttr:
         raise
     except (TypeError, ValueError) as e:
         fail(op, str(e))
+
+
+# float32's IEEE overflow threshold, max + ulp(max) / 2: Python floats below it in magnitude
+# round to a finite float32.
+_F32_OVERFLOW = float(np.finfo(np.float32).max) * (1 + 2.0**-25)
+_INFS = (float("inf"), float("-inf"))
 
 
 def _element_type(op, dtype):

@@ -85,7 +85,8 @@ REFUSED_CONSTANTS = [
     (np.array([1, None], dtype=object), i32, E("element [1] = NoneType None is not a number")),
     (None, None, E("'constant' value None is not a number")),
     ([[1], [1, 2]], None, E("is not a rectangular array")),
-    ([2**70], None, E("holds integers beyond int64: pass dtype")),
+    ([2**70], None, E("value [1180591620717411303424] holds integers beyond int64: pass "
+                      "dtype")),
     (2**31, None, E("Python int 2147483648 does not fit in i32: pass dtype")),
     (np.datetime64("2020-01-01"), None, E("holds datetime64[D] values, not numbers")),
     (1.0, "float", E("'constant' dtype:", "'float' is not an MLIR element type name")),
@@ -477,7 +478,13 @@ def test_arity_is_cached_per_code_object(b):
         return r.add(a, c)
 
     b.reduce(x, s, [0], body)
-    assert (body.__code__, 0, 0) in builder_module._ARITY
+    assert builder_module._ARITY[body.__code__] == (3, 3, ())
+
+    def with_default(r, a, c, k=1):
+        return r.add(a, c)
+
+    b.reduce(x, s, [0], with_default)
+    assert builder_module._ARITY[(with_default.__code__, 1, 0)] == (3, 4, ())
 
 
 # -- 4. while_: the state is a list of Values (or one Value) --------------------------------
