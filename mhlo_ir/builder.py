@@ -11,6 +11,7 @@ front doors to it (elementwise methods are generated from the table's families).
 from __future__ import annotations
 
 import inspect
+import struct
 from contextlib import contextmanager
 from inspect import CO_VARARGS
 from types import FunctionType, MethodType
@@ -843,6 +844,14 @@ def _weak_constant(b, op, what, v, other_name, other, shape, location) -> Value:
     cls = v.__class__
     kinds = _WEAK_KINDS.get(cls)
     t = getattr(other, "type", None)
+    if kinds is not None:
+        # Literals repeat (x + 1.0 in every layer): their attributes are kept per tensor type
+        # and exact value (a float by its bits: 0.0 and -0.0 differ), so the constant's
+        # builder memo hits too.
+        key = (t, shape, cls, _bits(v) if cls is float or cls is complex else v)
+        attr = _WEAK_CACHE.get(key)
+        if attr is not None:
+            return b.constant(attr, location=location)
     if kinds is None and not isinstance(v, np.generic):
         fail(op, f"operand {what} must be a Value (the result of an op or a block argument) "
                  f"or a Python scalar, got {type(v).__name__} {v!r:.60}: make a constant with "
@@ -862,7 +871,20 @@ def _weak_constant(b, op, what, v, other_name, other, shape, location) -> Value:
         attr = DenseElementsAttr.from_array(exact_array(v, et), tensor(shape, et))
     except (TypeError, ValueError) as e:
         fail(op, f"operand {what}: {e}")
+    if kinds is not None:
+        if len(_WEAK_CACHE) >= 4096:
+            _WEAK_CACHE.clear()
+        _WEAK_CACHE[key] = attr
     return b.constant(attr, location=location)
+
+
+_WEAK_CACHE: dict = {}
+_DOUBLES = struct.Struct("<2d")
+
+
+def _bits(v) -> bytes:
+    """A float's or complex's exact bits, for keys (``0.0 == -0.0``, ``nan != nan``)."""
+    return _DOUBLES.pack(v.real, v.imag)
 
 
 _WEAK_HINTS = {

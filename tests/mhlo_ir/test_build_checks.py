@@ -801,3 +801,18 @@ def test_no_front_door_leaks_a_python_error(bad):
         except Exception as e:  # noqa: BLE001 - what the test looks for
             leaks.append(f"{name} argument {k}: {type(e).__name__}: {str(e)[:80]}")
     assert leaks == []
+
+
+def test_python_scalar_constants_are_kept_by_exact_value(sb):
+    """Repeated literals share one attribute (cheap, and the constant memo hits); the key is
+    the float's bits, so -0.0 and 0.0, or 1 and True, stay apart."""
+    x, xi, p, u = sb.function.arguments
+    a, c = sb.add(x, 1.0), sb.add(x, 1.0)
+    assert _const(a.operands[1]) is _const(c.operands[1])
+    pos, neg = _const(sb.add(x, 0.0).operands[1]), _const(sb.add(x, -0.0).operands[1])
+    assert pos.render() == "dense<0.000000e+00> : tensor<2xf32>"
+    assert neg.render() == "dense<-0.000000e+00> : tensor<2xf32>"
+    assert _const(sb.add(x, 1).operands[1]).type == x.type
+    assert _const(sb.and_(p, True).operands[1]).type == p.type
+    with pytest.raises(OpBuildError, match="Python int 1 does not go into"):
+        sb.and_(p, 1)  # True was cached for i1: 1 is still refused
