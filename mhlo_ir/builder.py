@@ -10,19 +10,14 @@ front doors to it (elementwise methods are generated from the table's families).
 
 from __future__ import annotations
 
-import inspect
-import struct
 from contextlib import contextmanager
-from inspect import CO_VARARGS
-from types import FunctionType, MethodType
+from types import FunctionType
 from typing import Callable, Iterator, Sequence, Union
 
-import numpy as np
 
 from .attributes import SymbolRefAttr, to_attribute
 from .dense import DenseElementsAttr, dense_i64
 from .errors import OpBuildError
-from .exact import exact_array
 from .ir import (Block, Function, Operation, Region, SingleResultOp,
                  VALUE_CLASSES, Value, _new_single_result_op, make_operation)
 from .op_attributes import OpAttributes
@@ -34,6 +29,10 @@ from .ops.args import (arg_names, as_results, constant_attr, ints, results, type
                        value_list)
 from .ops.spec import BUILDER_METHODS, fail
 from .types import MAX_DIMENSION, TensorType, Type, tensor
+from .region_bodies import ARITY as _ARITY, arity as _arity, arity_error as _arity_error
+from .region_bodies import bad_results as _bad_results
+from .terminated import terminated as _terminated
+from .weak_scalars import weak_constant as _weak_constant, weak_pair as _weak_pair
 
 __all__ = ["Builder", "Results", "as_results"]
 
@@ -569,153 +568,6 @@ class Builder:
                                    location=location))
 
 
-def _after_terminator(ops, op):
-    term = ops[-1]
-    name = getattr(getattr(op, "spec", None), "name", None)
-    what = f"'{name}'" if name is not None else f"{type(op).__name__} {op!r:.40}"
-    raise OpBuildError(
-        f"{what} cannot be added: the block already ends with '{term.spec.name}' (ops after a "
-        f"terminator never run, and jaxlib rejects them): build it before return_")
-
-
-class _TerminatedOps(list):
-    """A block's op list once ``return_`` has built its terminator: appending after it raises
-    OpBuildError.
-
-    NOTE: the check lives here, not in the builder's methods, so building ops costs nothing
-    more: the builder swaps the block's list for this one once per block, in ``return_``.
-    Hand edits of the list (insert, pop, remove, item assignment...) are the user's: they
-    disarm the check, and ``Module.verify`` reports an op left after the terminator.
-    """
-
-    __slots__ = ("armed",)
-
-    def __init__(self, ops=()):
-        super().__init__(ops)
-        self.armed = True
-
-    def append(self, op):
-        if self.armed and self and self[-1].spec.terminator:
-            _after_terminator(self, op)
-        list.append(self, op)
-
-    def extend(self, ops):
-        ops = list(ops)
-        if ops and self.armed and self and self[-1].spec.terminator:
-            _after_terminator(self, ops[0])
-        list.extend(self, ops)
-
-    def __iadd__(self, ops):
-        self.extend(ops)
-        return self
-
-    def __reduce__(self):
-        return (list, (list(self),))
-
-
-def _disarming(name):
-    method = getattr(list, name)
-
-    def edit(self, *args):
-        self.armed = False
-        return method(self, *args)
-    edit.__name__ = name
-    return edit
-
-
-for _name in ("insert", "pop", "remove", "clear", "sort", "reverse", "__setitem__",
-              "__delitem__"):
-    setattr(_TerminatedOps, _name, _disarming(_name))
-
-
-def _terminated(block, op):
-    """``op``, the terminator just appended to ``block``, whose op list now refuses more."""
-    ops = block.operations
-    if ops.__class__ is list:
-        block.operations = _TerminatedOps(ops)
-    return op
-
-
-# code object (or (code, number of defaults, number of keyword defaults) for functions with
-# defaults) -> (fewest positional arguments, most or None, required keyword-only names):
-# checking a region body's arity is a dict lookup per region (inspect.signature costs ~10 us).
-_ARITY: dict = {}
-
-
-def _bad_results(op, what, out):
-    """Name the entry of a region body's results that is not a Value, if one is not."""
-    for i, v in enumerate(out):
-        if v.__class__ not in VALUE_CLASSES:
-            fail(op, f"{what} returned {type(v).__name__} {v!r:.60} as result {i}, not a Value "
-                     f"(build a constant for a fixed value: b.constant(...))")
-
-
-def _arity(fn):
-    """(fewest, most or None, required keyword-only names) positional arguments ``fn``
-    takes; None when that cannot be known (a builtin)."""
-    cls = fn.__class__
-    shift = 0
-    if cls is MethodType:
-        fn, shift = fn.__func__, 1
-        cls = fn.__class__
-    if cls is FunctionType:
-        code = fn.__code__
-        defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
-        # Without defaults the code object alone is the key (Builder.region's fast lookup).
-        key = (code, len(defaults) if defaults else 0, len(kwdefaults) if kwdefaults else 0) \
-            if defaults is not None or kwdefaults is not None else code
-        hit = _ARITY.get(key)
-        if hit is None:
-            n_defaults = len(defaults) if defaults else 0
-            n = code.co_argcount
-            kwonly = code.co_varnames[n:n + code.co_kwonlyargcount]
-            required = tuple(k for k in kwonly if not kwdefaults or k not in kwdefaults)
-            hit = (n - n_defaults, None if code.co_flags & CO_VARARGS else n, required)
-            if len(_ARITY) > 4096:
-                _ARITY.clear()
-            _ARITY[key] = hit
-        if shift:
-            hit = (max(hit[0] - 1, 0), None if hit[1] is None else hit[1] - 1, hit[2])
-        return hit
-    if not callable(fn):
-        return (0, -1, ())  # never satisfied: _arity_error explains
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-    lo, hi, required = 0, 0, []
-    for p in sig.parameters.values():
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            if hi is not None:
-                hi += 1
-            if p.default is p.empty:
-                lo += 1
-        elif p.kind is p.VAR_POSITIONAL:
-            hi = None
-        elif p.kind is p.KEYWORD_ONLY and p.default is p.empty:
-            required.append(p.name)
-    return lo, hi, tuple(required)
-
-
-def _arity_error(op, what, body, arity, arg_names, n):
-    names = list(arg_names) if arg_names is not None else (
-        ["x"] if n == 1 else [f"x{i}" for i in range(n)])
-    lam = f"lambda {', '.join(['b', *names])}: ..."
-    lo, hi, required = arity
-    if hi == -1:
-        fail(op, f"{what} must be a function of the builder and the region's arguments "
-                 f"({', '.join(['builder', *names])}), got {type(body).__name__} "
-                 f"{body!r:.40}: write {lam}")
-    if required:
-        fail(op, f"{what} has required keyword-only arguments ({', '.join(required)}), but "
-                 f"regions pass arguments by position (builder, {', '.join(names)}): write "
-                 f"{lam}")
-    takes = (f"{lo}" if lo == hi else f"at least {lo}" if hi is None else f"{lo} to {hi}")
-    plural = "" if takes == "1" else "s"
-    fail(op, f"{what} takes {takes} argument{plural} but the region has {n + 1} "
-             f"({', '.join(['builder', *names])}): write {lam}")
-
-
 def _memo_miss(key, name, operands, make, make_args) -> tuple:
     """Validate an op for Builder._memo and remember it under ``key`` (None: don't)."""
     try:
@@ -811,89 +663,6 @@ def _shape_arg(op, shape, t) -> tuple:
         if not 0 <= d <= MAX_DIMENSION:
             return _result(op, shape, t.element_type).shape
     return shape
-
-
-def _weak_pair(b, op, names, a, c, location) -> tuple:
-    """Operands ``a`` and ``c`` of a same-typed op when one of them is not a Value: a Python
-    scalar there becomes a constant of the other's type and shape (JAX's weak typing: an int
-    goes into integer and float tensors, a float into float tensors, a bool only into i1);
-    anything else is an OpBuildError. Only the builder's slow path calls this."""
-    if a.__class__ in VALUE_CLASSES:
-        t = getattr(a, "type", None)
-        return a, _weak_constant(b, op, names[1], c, names[0], a,
-                                 t.shape if t.__class__ is TensorType else (), location)
-    if c.__class__ in VALUE_CLASSES:
-        t = getattr(c, "type", None)
-        return _weak_constant(b, op, names[0], a, names[1], c,
-                              t.shape if t.__class__ is TensorType else (), location), c
-    if a.__class__ in _WEAK_KINDS and c.__class__ in _WEAK_KINDS:
-        fail(op, f"operands {names[0]} and {names[1]} are both Python scalars ({a!r}, {c!r}): "
-                 f"one must be a Value, whose type the other takes (make one with "
-                 f"b.constant(...))")
-    _values(op, "operand", (a, c))  # raises: neither is a Value
-    return a, c  # pragma: no cover - other Value subclasses
-
-
-_WEAK_KINDS = {bool: ("bool",), int: ("sint", "uint", "float", "complex"),
-               float: ("float", "complex"), complex: ("complex",)}
-
-
-def _weak_constant(b, op, what, v, other_name, other, shape, location) -> Value:
-    """The constant Python scalar ``v`` stands for next to the Value ``other``: ``other``'s
-    element type, ``shape`` (a splat), built at ``location``."""
-    cls = v.__class__
-    kinds = _WEAK_KINDS.get(cls)
-    t = getattr(other, "type", None)
-    if kinds is not None:
-        # Literals repeat (x + 1.0 in every layer): their attributes are kept per tensor type
-        # and exact value (a float by its bits: 0.0 and -0.0 differ), so the constant's
-        # builder memo hits too.
-        key = (t, shape, cls, _bits(v) if cls is float or cls is complex else v)
-        attr = _WEAK_CACHE.get(key)
-        if attr is not None:
-            return b.constant(attr, location=location)
-    if kinds is None and not isinstance(v, np.generic):
-        fail(op, f"operand {what} must be a Value (the result of an op or a block argument) "
-                 f"or a Python scalar, got {type(v).__name__} {v!r:.60}: make a constant with "
-                 f"b.constant(...)")
-    if t.__class__ is not TensorType:
-        fail(op, f"operand {other_name} must be a tensor to type the Python scalar {v!r} "
-                 f"given as {what}, got {other!r:.60}")
-    et = t.element_type
-    if kinds is None:  # a numpy scalar has its own dtype: it must be the tensor's
-        if v.dtype != et.dtype or v.dtype.name != et.dtype.name:
-            fail(op, f"operand {what} is numpy {v.dtype} {v!r}, but {other_name} is {t}: "
-                     f"pass a Python scalar or a {et.dtype.name} scalar")
-    elif et.kind not in kinds:
-        fail(op, f"operand {what}: Python {cls.__name__} {v!r} does not go into {other_name}'s "
-                 f"type {t} ({_WEAK_HINTS[cls](et)})")
-    try:
-        attr = DenseElementsAttr.from_array(exact_array(v, et), tensor(shape, et))
-    except (TypeError, ValueError) as e:
-        fail(op, f"operand {what}: {e}")
-    if kinds is not None:
-        if len(_WEAK_CACHE) >= 4096:
-            _WEAK_CACHE.clear()
-        _WEAK_CACHE[key] = attr
-    return b.constant(attr, location=location)
-
-
-_WEAK_CACHE: dict = {}
-_DOUBLES = struct.Struct("<2d")
-
-
-def _bits(v) -> bytes:
-    """A float's or complex's exact bits, for keys (``0.0 == -0.0``, ``nan != nan``)."""
-    return _DOUBLES.pack(v.real, v.imag)
-
-
-_WEAK_HINTS = {
-    bool: lambda et: "a bool is an i1 value: pass 0 or 1 for numbers",
-    int: lambda et: "an int does not go into an i1 tensor: pass True or False",
-    float: lambda et: "a float goes into float tensors only: convert the tensor first "
-                      "(b.convert(x, f32)) or pass an int",
-    complex: lambda et: "a complex goes into complex tensors only: convert the tensor first",
-}
 
 
 def _tensor(x, op) -> TensorType:

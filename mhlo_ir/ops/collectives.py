@@ -521,7 +521,8 @@ def collective_broadcast(b, operand, replica_groups, *, channel_handle=None,
 
 
 register(OpSpec("cross-replica-sum", ("operand",),
-                {"replica_groups": AttrSpec(replica_groups, True)}, infer=_same, doc="all_reduce with addition (an old spelling)."))
+                {"replica_groups": AttrSpec(replica_groups, True)}, infer=_same,
+                doc="all_reduce with addition (an old spelling)."))
 
 
 @builder_method

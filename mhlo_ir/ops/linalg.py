@@ -198,7 +198,8 @@ def _dot(op, types, attributes):
 
 register(OpSpec("dot", ("lhs", "rhs"), {"precision_config": AttrSpec(_precision_config)},
                 infer=_dot, check=lambda op, t, a, r, g: _check_result_shape(
-                    op, _dot(op, t, a)[0], r), doc="matrix/vector products of rank-1 and rank-2 tensors"))
+                    op, _dot(op, t, a)[0], r),
+                doc="matrix/vector products of rank-1 and rank-2 tensors"))
 
 
 def _result_et(op, inferred, result_element_type):
@@ -521,7 +522,8 @@ def _cholesky(op, types, attributes):
     return (a,)
 
 
-register(OpSpec("cholesky", ("a",), {"lower": AttrSpec(_bool)}, infer=_cholesky, doc="Cholesky factor of Hermitian positive definite matrices"))
+register(OpSpec("cholesky", ("a",), {"lower": AttrSpec(_bool)}, infer=_cholesky,
+                doc="Cholesky factor of Hermitian positive definite matrices"))
 
 
 @builder_method

@@ -262,7 +262,8 @@ def add_dependency(b, operand, token, *, location=None) -> Value:
     return b._one("add_dependency", (operand, token), location=location)
 
 
-register(OpSpec("optimization_barrier", ("operand*",), infer=lambda op, t, a: tuple(t), doc="Its operands unchanged; XLA does not move computations "
+register(OpSpec("optimization_barrier", ("operand*",), infer=lambda op, t, a: tuple(t),
+                doc="Its operands unchanged; XLA does not move computations "
                                     "across it."))
 
 

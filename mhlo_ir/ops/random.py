@@ -77,7 +77,8 @@ def _rbg_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("rng_bit_generator", ("initial_state",),
-                {"rng_algorithm": AttrSpec(rng_algorithm, True)}, check=_rbg_check, doc="deterministic random bits from a state; returns the "
+                {"rng_algorithm": AttrSpec(rng_algorithm, True)}, check=_rbg_check,
+                doc="deterministic random bits from a state; returns the "
                                       "next state and the bits"))
 
 
