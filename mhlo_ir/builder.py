@@ -15,7 +15,7 @@ from types import FunctionType
 from typing import Callable, Iterator, Sequence, Union
 
 
-from .attributes import SymbolRefAttr, to_attribute
+from .attributes import to_attribute
 from .dense import DenseElementsAttr, dense_i64
 from .errors import OpBuildError
 from .ir import (Block, Function, Operation, Region, SingleResultOp,
@@ -25,8 +25,7 @@ from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
 from .ops.elementwise import BINARY, UNARY
-from .ops.args import (arg_names, as_results, constant_attr, ints, results, type_list,
-                       value_list)
+from .ops.args import (as_results, constant_attr, ints, value_list)
 from .ops.spec import BUILDER_METHODS, fail
 from .types import MAX_DIMENSION, TensorType, Type, tensor
 from .region_bodies import ARITY as _ARITY, arity as _arity, arity_error as _arity_error
@@ -437,65 +436,7 @@ class Builder:
         return self._memo(key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs,
                           rhs, dn, precision_config, result_element_type)
 
-    # -- reduction and control flow ----------------------------------------------------------
-
-    def reduce(self, inputs, init_values, dimensions, body: Callable, *,
-               location=None) -> Value | tuple:
-        """Reduce ``inputs`` (a Value or a list) over ``dimensions``; ``body(b, *accs,
-        *elems)`` combines scalars. Returns a Value for one input, else a tuple.
-        """
-        inputs = value_list("reduce", "inputs", inputs)
-        inits = value_list("reduce", "init_values", init_values)
-        scalar = [tensor((), _tensor(v, "reduce").element_type) for v in inits]
-        region = self.region(scalar + scalar, body, op="reduce",
-                             arg_names=arg_names(len(inits), "acc", "x"))
-        op = self.create("reduce", (inputs, inits),
-                         {"dimensions": ints("reduce", "dimensions", dimensions)},
-                         regions=(region,), location=location)
-        return results(op)
-
-    def while_(self, operands: Sequence[Value] | Value, cond: Callable, body: Callable, *,
-               location=None) -> Value | tuple:
-        """``cond(b, *state) -> i1 scalar``; ``body(b, *state) -> new state``.
-
-        ``operands`` is the initial state: a list of Values, or one Value for a state of
-        one. Returns the final state: a Value for a state of one, else a tuple."""
-        operands = _values("while", "operand", value_list("while", "operands", operands))
-        types = [v.type for v in operands]
-        names = arg_names(len(types), "x")
-        regions = (self.region(types, cond, op="while", what="cond", arg_names=names),
-                   self.region(types, body, op="while", what="body", arg_names=names))
-        return results(self.create("while", (list(operands),), regions=regions,
-                                   location=location))
-
-    def if_(self, pred: Value, true_branch: Callable, false_branch: Callable, *,
-            result_types=None, location=None) -> Results:
-        """Branches are ``f(b) -> values``; result types come from the true branch's.
-        Returns a Value for one result, a tuple for several, the Operation for none."""
-        t = self.region((), true_branch, op="if", what="true_branch")
-        f = self.region((), false_branch, op="if", what="false_branch")
-        if result_types is None:
-            from .ops.control_flow import region_returns
-            result_types = region_returns("if", "true_branch", t)
-        return results(self.create("if", (pred,), result_types=result_types, regions=(t, f),
-                                   location=location))
-
-    def case(self, index: Value, branches: Sequence[Callable], *, result_types=None,
-             location=None) -> Results:
-        """``branches[i](b) -> values`` runs when ``index == i`` (the last one otherwise).
-        Returns a Value for one result, a tuple for several, the Operation for none."""
-        if callable(branches) or not hasattr(branches, "__iter__"):
-            fail("case", f"branches must be a list of functions (b) -> values, got "
-                         f"{type(branches).__name__} {branches!r:.40}")
-        regions = [self.region((), br, op="case", what=f"branches[{i}]")
-                   for i, br in enumerate(branches)]
-        if not regions:
-            fail("case", "needs at least one branch")
-        if result_types is None:
-            from .ops.control_flow import region_returns
-            result_types = region_returns("case", "branches[0]", regions[0])
-        return results(self.create("case", (index,), result_types=result_types,
-                                   regions=regions, location=location))
+    # -- the terminator --------------------------------------------------------------------
 
     def return_(self, *values: Value, location=None) -> Operation:
         """Terminate the block: ``func.return`` in a function body, ``return`` in a region.
@@ -516,57 +457,6 @@ class Builder:
                 f"function's result types are ({', '.join(map(str, fn.result_types))})")
         return _terminated(self.block,
                            self.create("func.return", (list(values),), location=location))
-
-    def call(self, callee: Function | str, args: Sequence[Value], result_types=None, *,
-             location=None) -> Results:
-        """``func.call`` of a Function (or a function name with explicit ``result_types``).
-        Returns a Value for one result, a tuple for several, the Operation for none."""
-        args = _values("func.call", "operands", value_list("func.call", "args", args))
-        if isinstance(callee, Function):
-            if tuple(v.type for v in args) != callee.arg_types:
-                expected = ", ".join(map(str, callee.arg_types))
-                fail("func.call", f"arguments ({', '.join(str(v.type) for v in args)}) do not "
-                                  f"match @{callee.name}'s ({expected})")
-            if result_types is None:
-                result_types = callee.type.results
-            callee = callee.name
-        elif result_types is None:
-            fail("func.call", f"calling @{callee} by name needs result_types")
-        return results(self.create("func.call", (list(args),),
-                                   {"callee": SymbolRefAttr(callee)}, result_types,
-                                   location=location))
-
-    # -- tuples, tokens, custom calls --------------------------------------------------------
-
-    def tuple(self, values: Sequence[Value], *, location=None) -> Value:
-        return self._one("tuple", (value_list("tuple", "values", values),), location=location)
-
-    def get_tuple_element(self, t: Value, index: int, *, location=None) -> Value:
-        return self._one("get_tuple_element", (t,), {"index": index}, location=location)
-
-    def create_token(self, *, location=None) -> Value:
-        return self._one("create_token", (), location=location)
-
-    def after_all(self, *tokens: Value, location=None) -> Value:
-        return self._one("after_all", (list(tokens),), location=location)
-
-    def custom_call(self, call_target_name: str, operands: Sequence[Value], result_types,
-                    *, backend_config=None, has_side_effect=None, api_version=None,
-                    output_operand_aliases=None, location=None, **attributes) -> Results:
-        """``custom_call`` to ``call_target_name``; ``backend_config`` is a string (api 1-3)
-        or a dict (api 4). Extra keyword attributes are passed through. ``result_types`` is a
-        Type or a list; returns a Value for one result, a tuple for several, the Operation
-        for none."""
-        attrs = dict(call_target_name=call_target_name, backend_config=backend_config,
-                     has_side_effect=has_side_effect, api_version=api_version,
-                     output_operand_aliases=output_operand_aliases, **attributes)
-        if isinstance(result_types, Type):
-            result_types = (result_types,)
-        return results(self.create("custom_call",
-                                   (value_list("custom_call", "operands", operands),), attrs,
-                                   type_list("custom_call", "result_types", result_types),
-                                   location=location))
-
 
 def _memo_miss(key, name, operands, make, make_args) -> tuple:
     """Validate an op for Builder._memo and remember it under ``key`` (None: don't)."""

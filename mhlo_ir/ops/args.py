@@ -200,3 +200,22 @@ def as_results(x) -> tuple:
     if rs is not None:
         return tuple(rs)
     return tuple(x)
+
+
+def check_values(op: str, what: str, xs) -> tuple:
+    """``xs`` as a tuple, each a Value, else an OpBuildError naming the entry."""
+    xs = tuple(xs)
+    for i, x in enumerate(xs):
+        if not isinstance(x, Value):
+            fail(op, f"operand {what}[{i}] must be a Value (the result of an op or a block "
+                     f"argument), got {type(x).__name__} {x!r:.60}")
+    return xs
+
+
+def tensor_of(x, op: str):
+    """The tensor type of Value ``x``, else an OpBuildError in ``op``'s name."""
+    from ..types import TensorType
+    t = getattr(x, "type", None)
+    if not isinstance(t, TensorType):
+        fail(op, f"operand must be a tensor Value, got {x!r:.60}")
+    return t

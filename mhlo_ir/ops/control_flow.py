@@ -12,7 +12,16 @@ from ..dtypes import i1, i32
 from ..types import tensor
 from . import convert
 from .data_movement import ints
-from .spec import FUNC, AttrSpec, OpSpec, fail, register, tensor_operand
+from typing import Callable, Sequence, Union
+
+from ..ir import Function, Operation, Value
+from .args import arg_names, check_values, results, tensor_of, value_list
+from .args import ints as int_list
+from .spec import FUNC, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+
+# What builder methods return: a Value for one result, a tuple for several, the Operation
+# for none (see Builder).
+Results = Union[Value, tuple, Operation]
 
 
 def _types(ts) -> str:
@@ -142,3 +151,90 @@ register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(convert.symbol,
                 namespace="func", dialects=FUNC, check=_call_check))
 
 __all__ = ["check_region", "region_returns", "inputs_and_inits"]
+
+
+# -- builder methods ---------------------------------------------------------------------
+
+@builder_method
+def reduce(b, inputs, init_values, dimensions, body: Callable, *,
+           location=None) -> Value | tuple:
+    """Reduce ``inputs`` (a Value or a list) over ``dimensions``; ``body(b, *accs,
+    *elems)`` combines scalars. Returns a Value for one input, else a tuple.
+    """
+    inputs = value_list("reduce", "inputs", inputs)
+    inits = value_list("reduce", "init_values", init_values)
+    scalar = [tensor((), tensor_of(v, "reduce").element_type) for v in inits]
+    region = b.region(scalar + scalar, body, op="reduce",
+                         arg_names=arg_names(len(inits), "acc", "x"))
+    op = b.create("reduce", (inputs, inits),
+                     {"dimensions": int_list("reduce", "dimensions", dimensions)},
+                     regions=(region,), location=location)
+    return results(op)
+
+
+@builder_method
+def while_(b, operands: Sequence[Value] | Value, cond: Callable, body: Callable, *,
+           location=None) -> Value | tuple:
+    """``cond(b, *state) -> i1 scalar``; ``body(b, *state) -> new state``.
+
+    ``operands`` is the initial state: a list of Values, or one Value for a state of
+    one. Returns the final state: a Value for a state of one, else a tuple."""
+    operands = check_values("while", "operand", value_list("while", "operands", operands))
+    types = [v.type for v in operands]
+    names = arg_names(len(types), "x")
+    regions = (b.region(types, cond, op="while", what="cond", arg_names=names),
+               b.region(types, body, op="while", what="body", arg_names=names))
+    return results(b.create("while", (list(operands),), regions=regions,
+                               location=location))
+
+
+@builder_method
+def if_(b, pred: Value, true_branch: Callable, false_branch: Callable, *,
+        result_types=None, location=None) -> Results:
+    """Branches are ``f(b) -> values``; result types come from the true branch's.
+    Returns a Value for one result, a tuple for several, the Operation for none."""
+    t = b.region((), true_branch, op="if", what="true_branch")
+    f = b.region((), false_branch, op="if", what="false_branch")
+    if result_types is None:
+        result_types = region_returns("if", "true_branch", t)
+    return results(b.create("if", (pred,), result_types=result_types, regions=(t, f),
+                               location=location))
+
+
+@builder_method
+def case(b, index: Value, branches: Sequence[Callable], *, result_types=None,
+         location=None) -> Results:
+    """``branches[i](b) -> values`` runs when ``index == i`` (the last one otherwise).
+    Returns a Value for one result, a tuple for several, the Operation for none."""
+    if callable(branches) or not hasattr(branches, "__iter__"):
+        fail("case", f"branches must be a list of functions (b) -> values, got "
+                     f"{type(branches).__name__} {branches!r:.40}")
+    regions = [b.region((), br, op="case", what=f"branches[{i}]")
+               for i, br in enumerate(branches)]
+    if not regions:
+        fail("case", "needs at least one branch")
+    if result_types is None:
+        result_types = region_returns("case", "branches[0]", regions[0])
+    return results(b.create("case", (index,), result_types=result_types,
+                               regions=regions, location=location))
+
+
+@builder_method
+def call(b, callee: Function | str, args: Sequence[Value], result_types=None, *,
+         location=None) -> Results:
+    """``func.call`` of a Function (or a function name with explicit ``result_types``).
+    Returns a Value for one result, a tuple for several, the Operation for none."""
+    args = check_values("func.call", "operands", value_list("func.call", "args", args))
+    if isinstance(callee, Function):
+        if tuple(v.type for v in args) != callee.arg_types:
+            expected = ", ".join(map(str, callee.arg_types))
+            fail("func.call", f"arguments ({', '.join(str(v.type) for v in args)}) do not "
+                              f"match @{callee.name}'s ({expected})")
+        if result_types is None:
+            result_types = callee.type.results
+        callee = callee.name
+    elif result_types is None:
+        fail("func.call", f"calling @{callee} by name needs result_types")
+    return results(b.create("func.call", (list(args),),
+                               {"callee": SymbolRefAttr(callee)}, result_types,
+                               location=location))

@@ -14,7 +14,10 @@ from ..mhlo_attributes import OutputOperandAlias
 from ..types import TOKEN, TensorType, TokenType, TupleType, Type, as_tuple
 from ..ir import Operation, Value
 from . import convert
-from .args import arg_names, results, value_list
+from typing import Sequence
+
+from .args import arg_names, results, type_list, value_list
+from .control_flow import Results
 from .convert import show as _show
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register
 
@@ -535,3 +538,48 @@ def async_update(b, bundle, *, location=None) -> Value:
 def async_done(b, bundle, *, location=None) -> Value | tuple | Operation:
     """The async computation's results: a Value for one, a tuple for several."""
     return results(b.create("async_done", (bundle,), location=location))
+
+
+# -- builder methods: tuples, tokens, custom calls -----------------------------------------
+
+def _tuple_method(b, values: Sequence[Value], *, location=None) -> Value:
+    return b._one("tuple", (value_list("tuple", "values", values),), location=location)
+
+
+# Not defined as ``tuple``, so the builtin keeps its name in this module.
+_tuple_method.__name__ = "tuple"
+builder_method(_tuple_method)
+
+
+@builder_method
+def get_tuple_element(b, t: Value, index: int, *, location=None) -> Value:
+    return b._one("get_tuple_element", (t,), {"index": index}, location=location)
+
+
+@builder_method
+def create_token(b, *, location=None) -> Value:
+    return b._one("create_token", (), location=location)
+
+
+@builder_method
+def after_all(b, *tokens: Value, location=None) -> Value:
+    return b._one("after_all", (list(tokens),), location=location)
+
+
+@builder_method
+def custom_call(b, call_target_name: str, operands: Sequence[Value], result_types,
+                *, backend_config=None, has_side_effect=None, api_version=None,
+                output_operand_aliases=None, location=None, **attributes) -> Results:
+    """``custom_call`` to ``call_target_name``; ``backend_config`` is a string (api 1-3)
+    or a dict (api 4). Extra keyword attributes are passed through. ``result_types`` is a
+    Type or a list; returns a Value for one result, a tuple for several, the Operation
+    for none."""
+    attrs = dict(call_target_name=call_target_name, backend_config=backend_config,
+                 has_side_effect=has_side_effect, api_version=api_version,
+                 output_operand_aliases=output_operand_aliases, **attributes)
+    if isinstance(result_types, Type):
+        result_types = (result_types,)
+    return results(b.create("custom_call",
+                               (value_list("custom_call", "operands", operands),), attrs,
+                               type_list("custom_call", "result_types", result_types),
+                               location=location))
