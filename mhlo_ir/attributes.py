@@ -125,6 +125,24 @@ class FloatAttr(Attribute):
     value: float = attrs.field(eq=_float_bits)
     type: ElementType = dtypes.f32
 
+    def __attrs_post_init__(self):
+        # Checked here, not at print time: the printer caches texts by identity and a
+        # FloatAttr of an integer type or a non-number prints text jaxlib rejects (or fails).
+        if not isinstance(self.type, ElementType) or self.type.kind != "float":
+            raise TypeError(f"FloatAttr: type must be a float element type, got "
+                            f"{self.type!r}")
+        v = self.value
+        if isinstance(v, np.ndarray):  # a 0-d array is mutable: keep its (immutable) scalar
+            if v.shape != ():
+                raise TypeError(f"FloatAttr: value must be a scalar, got an array of shape "
+                                f"{v.shape}")
+            v = v[()]
+            object.__setattr__(self, "value", v)
+        if isinstance(v, (bool, np.bool_, str, bytes, complex, np.complexfloating)) or \
+                not isinstance(v, (float, int, np.number)) and not hasattr(v, "__float__"):
+            raise TypeError(f"FloatAttr: value must be a real number, got "
+                            f"{type(v).__name__} {v!r:.40}")
+
     def render(self, dialect=None) -> str:
         return f"{format_float(self.value, self.type)} : {self.type.name}"
 

@@ -419,7 +419,16 @@ class Builder:
                 dn = tuple(_ints("dot_general", what, xs) for what, xs in zip(
                     ("lhs batch dimensions", "rhs batch dimensions",
                      "lhs contracting dimensions", "rhs contracting dimensions"), dn))
-        pc = None if precision_config is None else tuple(precision_config)
+        # The memo key and the validation see the same value (a str or a generator would
+        # otherwise be keyed as one thing and checked as another).
+        if precision_config is None:
+            pc = None
+        elif isinstance(precision_config, str) or not hasattr(precision_config, "__iter__"):
+            fail("dot_general", f"precision_config must be a list of precisions (DEFAULT, "
+                                f"HIGH, HIGHEST), one per operand, got "
+                                f"{type(precision_config).__name__} {precision_config!r:.40}")
+        else:
+            pc = tuple(precision_config)
         key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
                result_element_type)
         try:
@@ -434,7 +443,7 @@ class Builder:
             block.operations.append(op)
             return op
         return self._memo(key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs,
-                          rhs, dn, precision_config, result_element_type)
+                          rhs, dn, pc, result_element_type)
 
     # -- the terminator --------------------------------------------------------------------
 

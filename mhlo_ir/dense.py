@@ -33,6 +33,14 @@ def _le_bytes(arr: np.ndarray) -> bytes:
     return np.ascontiguousarray(arr).tobytes()
 
 
+def _frozen_bytes(data) -> bytes:
+    if data.__class__ is bytes:
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"dense elements attribute: data must be bytes, got {type(data).__name__}")
+
+
 def _is_splat(raw: bytes, itemsize: int, n: int) -> bool:
     if n <= 1:
         return n == 1
@@ -47,10 +55,23 @@ class DenseElementsAttr(Attribute):
     """A constant tensor: its type and its elements' raw bytes (one element if ``splat``)."""
 
     type: TensorType
-    data: bytes = attrs.field(repr=lambda b: f"<{len(b)} bytes>")
+    # Always immutable bytes of the right length: the printer caches an attribute's text by
+    # its identity, so a bytearray changed after a print would print stale text.
+    data: bytes = attrs.field(repr=lambda b: f"<{len(b)} bytes>", converter=_frozen_bytes)
     splat: bool = False
     # The integers of a small i64 attribute (dimension lists), kept so rules need not decode.
     ints: tuple | None = attrs.field(default=None, eq=False, hash=False, repr=False)
+
+    def __attrs_post_init__(self):
+        t = self.type
+        if not isinstance(t, TensorType):
+            raise TypeError(f"dense elements attribute: type must be a TensorType, got {t!r}")
+        n = 1 if self.splat else t.num_elements
+        if len(self.data) != n * t.dtype.itemsize:
+            what = "one element" if self.splat else f"{n} elements"
+            raise ValueError(f"dense elements attribute of {t}: {len(self.data)} bytes of data, "
+                             f"expected {n * t.dtype.itemsize} ({what} of {t.dtype.itemsize} "
+                             "bytes)")
 
     @classmethod
     def from_array(cls, array, type: TensorType | None = None) -> "DenseElementsAttr":

@@ -334,8 +334,9 @@ class _Printer:
             attrs = op.attributes
             loc = "" if locs is None else locs.suffix(op.location)
             if attrs:
+                # Keyed by the op kind too: which names are properties depends on it.
                 hit = (attr_parts if attrs.__class__ is frozen else self.own_parts).get(
-                    id(attrs))
+                    (spec, id(attrs)))
                 if hit is not None and hit[0] is attrs:
                     props, extra = hit[1], hit[2]
                 else:
@@ -366,7 +367,8 @@ class _Printer:
 
     def attribute_parts(self, spec, attrs):
         """`` <{props}>`` and `` {discardable}`` texts of an op's attribute dict, cached by
-        the dict's identity (builders share one dict among ops built the same way). ``props``
+        the op kind and the dict's identity (builders share one dict among ops built the same
+        way; the kind decides which names are properties). ``props``
         is None when a big constant must be printed in pieces instead."""
         owned = spec.attributes
         p = [(k, v) for k, v in attrs.items() if k in owned]
@@ -378,7 +380,7 @@ class _Printer:
             return None, extra
         props = f" <{{{self.named(p)}}}>" if p else ""
         cache = self.attr_parts if attrs.__class__ is OpAttributes else self.own_parts
-        cache[id(attrs)] = (attrs, props, extra)
+        cache[(spec, id(attrs))] = (attrs, props, extra)
         return props, extra
 
     def named_pieces(self, items) -> None:

@@ -107,7 +107,9 @@ class OpSpec:
             if self.infer is None:
                 fail(name, "cannot infer its result types: pass result_types")
             result_types = tuple(self.infer(name, types, attributes))
-            if self.check is not None and regions:
+            # The check runs on inferred results too, so that building and Module.verify
+            # (which passes the op's result types) run the same code on every op.
+            if self.check is not None:
                 self.check(name, types, attributes, result_types, regions)
             return result_types
         result_types = tuple(result_types)

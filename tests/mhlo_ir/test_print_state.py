@@ -287,3 +287,63 @@ def test_dense_array_floats_keep_their_sign():
     text = m.to_text(locations=False)
     assert "array<f32: 0.000000e+00, -0.000000e+00>" in text
     oracle.assert_fixed_point(text)
+
+
+def test_one_mapping_on_two_op_kinds_prints_per_kind():
+    """Which names print as properties depends on the op kind, so a mapping's cached text is
+    kept per kind: ``dimension`` is concatenate's property but select's discardable
+    attribute, whichever was printed first (found in review)."""
+    t = hlo.tensor((2,), hlo.f32)
+    m1 = hlo.Module("a")
+    f = m1.add_function("main", [t])
+    b = f.builder()
+    (x,) = f.arguments
+    c = b.concatenate([x, x, x], 0)
+    b.return_(c)
+    m2 = hlo.Module("b")
+    g = m2.add_function("main", [t, hlo.tensor((2,), hlo.i1)])
+    b2 = g.builder()
+    y, p = g.arguments
+    s = b2.select(p, y, y)
+    s.attributes = c.attributes
+    b2.return_(s)
+    fresh = m2.to_text(locations=False)
+    assert "{dimension = 0 : i64}" in fresh and "<{dimension" not in fresh
+    m1.to_text()
+    assert m2.to_text(locations=False) == fresh
+
+
+@pytest.mark.parametrize("bad", ["HIGH", ["H", "I", "G", "H"], 3])
+def test_precision_config_is_validated_as_keyed(bad):
+    """dot_general's memo was keyed by tuple(precision_config) but validated the raw value:
+    "HIGH" was accepted, and after it the list of its letters (found in review)."""
+    m, b, x = _fn((2, 2))
+    b.dot_general(x, x, ((1,), (0,)), precision_config=["HIGH", "HIGH"])
+    for _ in range(2):
+        with pytest.raises(hlo.OpBuildError, match="dot_general"):
+            b.dot_general(x, x, ((1,), (0,)), precision_config=bad)
+    gen = (p for p in ["HIGH", "HIGH"])
+    b.dot_general(x, x, ((1,), (0,)), precision_config=gen)
+
+
+def test_attribute_payloads_are_immutable():
+    """The printer keeps an attribute's text by its identity, so an attribute must not hold a
+    payload that can change: a bytearray becomes bytes, a 0-d array its scalar (found in
+    review: the second print showed the old value)."""
+    t = hlo.tensor((2,), hlo.f32)
+    data = bytearray(np.array([1, 2], np.float32).tobytes())
+    a = hlo.DenseElementsAttr(t, data)
+    data[:4] = np.float32(5).tobytes()
+    assert a.to_array().tolist() == [1.0, 2.0]
+    v = np.array(1.5)
+    f = FloatAttr(v, hlo.f64)
+    v[()] = 2.5
+    assert f.render() == "1.500000e+00 : f64"
+    with pytest.raises(ValueError, match="1 bytes of data, expected 8"):
+        hlo.DenseElementsAttr(t, b"\0")
+    with pytest.raises(TypeError, match="data must be bytes"):
+        hlo.DenseElementsAttr(t, "abcdefgh")
+    with pytest.raises(TypeError, match="float element type"):
+        FloatAttr(1.0, hlo.i32)
+    with pytest.raises(TypeError, match="real number"):
+        FloatAttr("zz", hlo.f32)
