@@ -216,3 +216,37 @@ def assemble(shape, dtype, shards, devices, hlo_sharding) -> ArrayImpl:
 def to_numpy(device_array: ArrayImpl) -> np.ndarray:
     """A device array's contents as a fresh numpy array (CPU results are views: copy)."""
     return np.array(device_array._single_device_array_to_np_array_did_copy()[0], copy=True)
+
+
+# jaxlib's MLIR and XLA passes recurse on the calling thread once per level of region
+# nesting: a 1,000-deep nest of ifs overflows the main thread's 8 MiB stack and kills the
+# process (SIGSEGV). Parsing, converting and compiling therefore run on a thread of their
+# own with a stack this large (virtual memory: only the pages used are touched).
+_BIG_STACK = 1 << 30
+
+
+def on_big_stack(fn, *args) -> object:
+    """``fn(*args)`` on a thread with a 1 GiB stack; its result, or its exception, re-raised
+    here."""
+    out: list = []
+
+    def run():
+        try:
+            out.append((True, fn(*args)))
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            out.append((False, e))
+
+    with _STACK_LOCK:  # stack_size is process-wide: set it just for this thread's creation
+        old = threading.stack_size(_BIG_STACK)
+        try:
+            t = threading.Thread(target=run, name="jaxlib-big-stack", daemon=True)
+            t.start()
+        finally:
+            threading.stack_size(old)
+    t.join()
+    ok, value = out[0]
+    if ok:
+        return value
+    raise value
+
+_STACK_LOCK = threading.Lock()
