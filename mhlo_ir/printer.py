@@ -543,7 +543,7 @@ def _shared_caches(dialect, hex_threshold) -> tuple:
 
 
 _SHARED_NAMES: tuple = ()
-_NAMES_CAP = 1 << 16
+_NAMES_CAP = 1 << 18  # 262,144 names, ~15 MB once a module that large has been printed
 
 _BARE: dict = {}
 
