@@ -25,7 +25,7 @@ from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
 from .ops import REGISTRY, lookup
 from .ops.elementwise import BINARY, UNARY
-from .ops.args import (as_results, constant_attr, ints, value_list)
+from .ops.args import (check_values, as_results, constant_attr, ints, value_list)
 from .ops.spec import BUILDER_METHODS, fail
 from .types import MAX_DIMENSION, TensorType, Type, tensor
 from .region_bodies import ARITY as _ARITY, arity as _arity, arity_error as _arity_error
@@ -46,13 +46,7 @@ def _method_name(op: str) -> str:
     return op + "_" if op in _RESERVED else op
 
 
-def _values(op, what, xs) -> tuple:
-    xs = tuple(xs)
-    for i, x in enumerate(xs):
-        if not isinstance(x, Value):
-            fail(op, f"operand {what}[{i}] must be a Value (the result of an op or a block "
-                     f"argument), got {type(x).__name__} {x!r:.60}")
-    return xs
+_values = check_values
 
 
 def _expand_operands(spec, operands) -> tuple:

@@ -14,18 +14,11 @@ import numpy as np
 from .dense import DenseElementsAttr
 from .exact import exact_array
 from .ir import VALUE_CLASSES, Value
+from .ops.args import check_values as _values
 from .ops.spec import fail
 from .types import TensorType, tensor
 
 __all__ = ["weak_pair", "weak_constant"]
-
-
-def _values(op, what, xs) -> tuple:
-    for i, x in enumerate(xs):
-        if not isinstance(x, Value):
-            fail(op, f"operand {what}[{i}] must be a Value (the result of an op or a block "
-                     f"argument), got {type(x).__name__} {x!r:.60}")
-    return tuple(xs)
 
 
 def _weak_pair(b, op, names, a, c, location) -> tuple:
