@@ -44,8 +44,35 @@ def source_name(module_or_text, filename: str | None = None) -> str:
     return f"<mhlo_ir module @{name}>" if name else "<mhlo_ir module>"
 
 
+_REF_LIST = re.compile(r"\b(?:called_computations|callee|decomposition)\s*=\s*(\[[^\]]*\]|@\S+)")
+_SYMBOL = re.compile(r'@(?:"((?:[^"\\]|\\.)*)"|([\w$.\-]+))')
+_DEFINED = re.compile(r'sym_name = "((?:[^"\\]|\\.)*)"|func\.func\s+(?:\w+\s+)?@(?:"((?:[^"\\]|'
+                      r'\\.)*)"|([\w$.\-]+))')
+
+
+def _dangling_symbol(text: str) -> str | None:
+    """A function name that the text refers to (callee, called_computations, decomposition)
+    but does not define: jaxlib 0.10.2 crashes the process on some of those instead of
+    reporting them (Modules are checked by Module.verify; this covers text)."""
+    if "called_computations" not in text and "callee" not in text and \
+            "decomposition" not in text:
+        return None
+    defined = {a or b or c for a, b, c in _DEFINED.findall(text)}
+    for refs in _REF_LIST.findall(text):
+        for quoted, bare in _SYMBOL.findall(refs):
+            name = quoted or bare
+            if name not in defined:
+                return name
+    return None
+
+
 def _parse_and_verify(text: str) -> None:
     """What ``check`` asks of jaxlib; raises jaxlib's own error."""
+    missing = _dangling_symbol(text)
+    if missing is not None:
+        raise VerificationError(f"the text refers to @{missing}, which it does not define "
+                                "(jaxlib crashes on such a reference instead of reporting it)",
+                                text, from_jaxlib=False)
     _, X = _jaxlib.xla()
     try:
         _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
@@ -198,6 +225,11 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     platform = _jaxlib.normalize(platform)  # a misspelt platform fails before any work
     text = check(module_or_text, filename=filename)
     _check_entry(module_or_text)
+    missing = _dangling_symbol(text)
+    if missing is not None:
+        raise CompileError(f"the text refers to @{missing}, which it does not define (jaxlib "
+                           "crashes on such a reference instead of reporting it)",
+                           from_jaxlib=False)
     lapack.register_if_needed(text, platform)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
