@@ -314,6 +314,38 @@ class TypeAttr(Attribute):
         return cls(read_type(ts, dialect))
 
 
+
+
+def _array_float(v, et):
+    """A float entry of a DenseArrayAttr: a real number its type can hold (a finite value
+    that would round to inf is refused, not printed as inf)."""
+    if isinstance(v, np.ndarray) and v.shape == ():
+        v = v[()]
+    if isinstance(v, (bool, np.bool_, str, bytes, complex, np.complexfloating)) or \
+            not isinstance(v, (int, float, np.number)) and not hasattr(v, "__float__"):
+        raise TypeError(f"DenseArrayAttr of {et.name}: entries must be real numbers, got "
+                        f"{type(v).__name__} {v!r:.40}")
+    if isinstance(v, (int, np.integer)):
+        v = float(v)
+    f = float(v)
+    if f == f and abs(f) != float("inf"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            held = float(np.asarray(f).astype(et.dtype))
+        if abs(held) == float("inf") or held != held:
+            raise ValueError(f"DenseArrayAttr of {et.name}: {v!r} does not fit (the type "
+                             "would hold inf or NaN instead)")
+    return v
+
+
+def _array_bool(v):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)) and v in (0, 1):
+        return bool(v)
+    raise TypeError(f"DenseArrayAttr of i1: entries must be bools (or 0 and 1), got "
+                    f"{type(v).__name__} {v!r:.40}")
+
+
 @attrs.frozen
 class DenseArrayAttr(Attribute):
     """``array<i64: 1, 2>``: a dense array of scalars (used by StableHLO and newer ops)."""
@@ -331,10 +363,9 @@ class DenseArrayAttr(Attribute):
             values = tuple(_signed_reading(_check_int(v, et, "DenseArrayAttr"), et)
                            for v in self.values)
         elif et.is_float:  # integers given for floats are those floats (1 is 1.0)
-            values = tuple(float(v) if isinstance(v, (int, np.integer)) else v
-                           for v in self.values)
-        else:
-            return
+            values = tuple(_array_float(v, et) for v in self.values)
+        else:  # i1: bools, or the integers 0 and 1
+            values = tuple(_array_bool(v) for v in self.values)
         if values != self.values or any(a is not b for a, b in zip(values, self.values)):
             object.__setattr__(self, "values", values)
 

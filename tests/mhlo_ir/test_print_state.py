@@ -349,3 +349,19 @@ def test_attribute_payloads_are_immutable():
         FloatAttr(1.0, hlo.i32)
     with pytest.raises(TypeError, match="real number"):
         FloatAttr("zz", hlo.f32)
+
+
+def test_dense_array_entries_are_checked_when_made():
+    """array<i1: ...> printed any truthy value as true and array<f32: 1e40> as inf; a string
+    failed only when printed (found in review)."""
+    assert DenseArrayAttr((True, 0, 1), hlo.i1).render() == "array<i1: true, false, true>"
+    for values, et, match in (((2, 0), hlo.i1, "bools"), (("x",), hlo.i1, "bools"),
+                              ((1e40,), hlo.f32, "does not fit"),
+                              ((True,), hlo.f32, "real numbers"),
+                              (("x",), hlo.f32, "real numbers")):
+        with pytest.raises((TypeError, ValueError), match=match):
+            DenseArrayAttr(values, et)
+    v = np.array(1.5, np.float32)
+    a = DenseArrayAttr((v,), hlo.f32)
+    v[()] = 2.5
+    assert a.render() == "array<f32: 1.500000e+00>"
