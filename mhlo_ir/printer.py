@@ -538,6 +538,8 @@ def _shared_caches(dialect, hex_threshold) -> tuple:
     key = (dialect, hex_threshold)
     caches = _SHARED.get(key)
     if caches is None or max(map(len, caches)) > _SHARED_LIMIT:
+        if len(_SHARED) >= 8:  # bounded in hex thresholds and dialects too
+            _SHARED.clear()
         caches = _SHARED[key] = ({}, {}, {}, {}, {})
     return caches
 

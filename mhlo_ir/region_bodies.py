@@ -17,7 +17,7 @@ from .ops.spec import fail
 __all__ = ["ARITY", "arity", "arity_error", "bad_results"]
 
 
-# code object (or (code, number of defaults, number of keyword defaults) for functions with
+# code object (or (code, number of defaults, names of keyword defaults) for functions with
 # defaults) -> (fewest positional arguments, most or None, required keyword-only names):
 # checking a region body's arity is a dict lookup per region (inspect.signature costs ~10 us).
 _ARITY: dict = {}
@@ -43,7 +43,8 @@ def _arity(fn):
         code = fn.__code__
         defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
         # Without defaults the code object alone is the key (Builder.region's fast lookup).
-        key = (code, len(defaults) if defaults else 0, len(kwdefaults) if kwdefaults else 0) \
+        key = (code, len(defaults) if defaults else 0,
+               tuple(sorted(kwdefaults)) if kwdefaults else 0) \
             if defaults is not None or kwdefaults is not None else code
         hit = _ARITY.get(key)
         if hit is None:

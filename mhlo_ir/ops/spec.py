@@ -125,7 +125,6 @@ class OpSpec:
                            f"from the inferred ({', '.join(map(str, inferred))})")
         return result_types
 
-    result_types = validate
 
 
 REGISTRY: dict = {}
