@@ -45,6 +45,9 @@ _LAZY = {
     "OP_TABLE": ("ops", "REGISTRY"),
     "print_module": ("printer", "print_module"),
     "verify_module": ("verifier", "verify_module"),
+    "parse": ("parser", "parse"),
+    "parse_modules": ("parser", "parse_modules"),
+    "parse_file": ("parser", "parse_file"),
     **{name: ("mhlo_attributes", name) for name in (
         "ChannelHandle", "ConvDimensionNumbers", "DotDimensionNumbers", "EnumAttr",
         "GatherDimensionNumbers", "OutputOperandAlias", "ScatterDimensionNumbers",
