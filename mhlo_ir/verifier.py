@@ -33,7 +33,7 @@ from .ops.spec import OpSpec
 from .text import check_attr_name
 from .types import Type
 
-__all__ = ["verify_module"]
+__all__ = ["verify_module", "call_problem"]
 
 _OP_CLASSES = frozenset({Operation, SingleResultOp})
 _MAPPING_CLASSES = frozenset({dict, MappingProxyType})
@@ -136,6 +136,35 @@ def verify_module(module: Module) -> None:
     for fn in functions:
         v.function(fn)
     v.call_graph()
+
+
+def call_problem(module: Module) -> str | None:
+    """The first reference to a function the module does not define, or the first call
+    cycle (func.call, called_computations, a composite's decomposition), as a message; None
+    if there is neither. Only these: what jaxlib 0.10.2 crashes on instead of reporting, for
+    text (which ``verify`` parses to find them) whose other checks are jaxlib's to make."""
+    names = {fn.name: fn for fn in module.functions}
+    v = _Verifier(module, names)
+    for fn in module.functions:
+        stack = [fn.body]
+        while stack:
+            for block in stack.pop().blocks:
+                for op in block.operations:
+                    stack.extend(op.regions)
+                    for name, attr in (op.attributes or {}).items():
+                        calling = name == "callee" or name == "called_computations" or \
+                            name in _CALLING_ATTRS
+                        for ref in _symbol_refs(attr):
+                            if ref.name not in names:
+                                return (f"in @{fn.name}: '{_op_name(op)}' attribute {name} "
+                                        f"refers to @{ref.name}, which is not defined")
+                            if calling:
+                                v.calls.setdefault(fn.name, {}).setdefault(ref.name, op)
+    try:
+        v.call_graph()
+    except ModuleVerificationError as e:
+        return str(e)
+    return None
 
 
 def _attr_dict(d, where, what, dialect, reserved=frozenset(), optional=False) -> None:

@@ -50,29 +50,42 @@ _DEFINED = re.compile(r'sym_name = "((?:[^"\\]|\\.)*)"|func\.func\s+(?:\w+\s+)?@
                       r'\\.)*)"|([\w$.\-]+))')
 
 
-def _dangling_symbol(text: str) -> str | None:
-    """A function name that the text refers to (callee, called_computations, decomposition)
-    but does not define: jaxlib 0.10.2 crashes the process on some of those instead of
-    reporting them (Modules are checked by Module.verify; this covers text)."""
+def _call_problem(text: str) -> str | None:
+    """What jaxlib 0.10.2 crashes the process on instead of reporting, in text: a reference
+    to a function the text does not define (callee, called_computations, decomposition) or
+    a call cycle. The text is read with mhlo_ir's parser and checked by
+    ``verifier.call_problem``; text that parser cannot read yet (custom forms it does not
+    know) gets a textual scan for dangling references instead. Modules are checked by
+    Module.verify."""
     if "called_computations" not in text and "callee" not in text and \
-            "decomposition" not in text:
+            "decomposition" not in text and "call @" not in text:
         return None
+    from mhlo_ir.parser import parse
+    from mhlo_ir.syntax import ParseError
+    from mhlo_ir.verifier import call_problem
+    try:
+        module = parse(text, verify=False)
+    except ParseError:
+        module = None
+    if module is not None:
+        problem = call_problem(module)
+        return None if problem is None else f"{problem} (jaxlib crashes on this instead of " \
+            "reporting it)"
     defined = {a or b or c for a, b, c in _DEFINED.findall(text)}
     for refs in _REF_LIST.findall(text):
         for quoted, bare in _SYMBOL.findall(refs):
             name = quoted or bare
             if name not in defined:
-                return name
+                return (f"the text refers to @{name}, which it does not define (jaxlib "
+                        "crashes on such a reference instead of reporting it)")
     return None
 
 
 def _parse_and_verify(text: str) -> None:
     """What ``check`` asks of jaxlib; raises jaxlib's own error."""
-    missing = _dangling_symbol(text)
-    if missing is not None:
-        raise VerificationError(f"the text refers to @{missing}, which it does not define "
-                                "(jaxlib crashes on such a reference instead of reporting it)",
-                                text, from_jaxlib=False)
+    problem = _call_problem(text)
+    if problem is not None:
+        raise VerificationError(problem, text, from_jaxlib=False)
     _, X = _jaxlib.xla()
     try:
         _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
@@ -225,11 +238,9 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     platform = _jaxlib.normalize(platform)  # a misspelt platform fails before any work
     text = check(module_or_text, filename=filename)
     _check_entry(module_or_text)
-    missing = _dangling_symbol(text)
-    if missing is not None:
-        raise CompileError(f"the text refers to @{missing}, which it does not define (jaxlib "
-                           "crashes on such a reference instead of reporting it)",
-                           from_jaxlib=False)
+    problem = _call_problem(text)
+    if problem is not None:
+        raise CompileError(problem, from_jaxlib=False)
     lapack.register_if_needed(text, platform)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
