@@ -144,8 +144,11 @@ class Operation:
         Builders share one attribute mapping among ops built from the same arguments, so this
         copies before writing; treat ``attributes`` itself as read-only.
         """
-        check_attr_name(name)
         spec = self.spec
+        try:
+            check_attr_name(name)
+        except (TypeError, ValueError) as e:
+            raise OpBuildError(f"'{spec.name}' set_attr: {e}") from None
         owned = spec.attributes.get(name)
         try:
             attr = owned.convert(value) if owned is not None else to_attribute(value)
@@ -348,6 +351,10 @@ class Function:
             raise IRError(f"function @{name}: visibility must be public, private or nested, "
                           f"not {visibility!r}")
         _check_symbol(name, "function name")
+        if not isinstance(location, Location):
+            raise IRError(f"function @{name}: location must be a Location (hlo.NameLoc(...), "
+                          f"hlo.FileLineColLoc(...)), got {type(location).__name__} "
+                          f"{location!r:.60}")
         self.name = name
         self.arg_types = tuple(arg_types)
         for i, t in enumerate(self.arg_types):
@@ -381,7 +388,8 @@ class Function:
 
     def set_arg_attr(self, index: int, name: str, value) -> None:
         """Set an argument attribute such as ``mhlo.sharding`` or ``tf.aliasing_output``."""
-        if not 0 <= index < len(self.arg_types):
+        if index.__class__ is bool or not isinstance(index, int) or \
+                not 0 <= index < len(self.arg_types):
             raise IndexError(f"function @{self.name} has no argument {index}")
         check_attr_name(name, "argument attribute name", dialect=True)
         if self.arg_attrs is None:
@@ -391,6 +399,9 @@ class Function:
     def set_result_attr(self, index: int, name: str, value) -> None:
         """Set a result attribute (``jax.result_info``, ``mhlo.sharding``...)."""
         check_attr_name(name, "result attribute name", dialect=True)
+        if index.__class__ is bool or not isinstance(index, int) or index < 0:
+            raise IndexError(f"function @{self.name}: result index must be a non-negative int, "
+                             f"got {index!r}")
         if self.result_types is not None and not 0 <= index < len(self.result_types):
             raise IndexError(f"function @{self.name} has no result {index}")
         n = len(self.result_types) if self.result_types is not None else index + 1
@@ -433,6 +444,10 @@ class Module:
                  location: Location = UNKNOWN) -> None:
         if name is not None:
             check_string(name, "module name")  # MLIR accepts an empty module name
+        if not isinstance(location, Location):
+            raise IRError(f"module location must be a Location (hlo.NameLoc(...), "
+                          f"hlo.FileLineColLoc(...)), got {type(location).__name__} "
+                          f"{location!r:.60}")
         self.name = name
         self.attributes = {_module_attr_name(k): to_attribute(v)
                            for k, v in (attributes or {}).items()}

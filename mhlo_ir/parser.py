@@ -41,7 +41,12 @@ from .syntax import ParseError, TokenStream
 from .text import check_attr_name
 from .types import FunctionType, read_type
 
-__all__ = ["parse", "parse_modules", "parse_file", "ParseError"]
+__all__ = ["parse", "parse_modules", "parse_file", "ParseError", "IllFormedOpError"]
+
+
+class IllFormedOpError(ParseError):
+    """Text that parses but describes an op its rules refuse (operand types, attributes,
+    regions), at the op's line and column: the builder would have refused it too."""
 
 # Op-name prefixes that name the HLO dialects (ops spelled through them are in the table by
 # their neutral name) and the dialect whose attribute spellings each implies.
@@ -50,14 +55,16 @@ _SPLIT = re.compile(r"^// -----[^\n]*$", re.M)
 _ALIAS_LINE = re.compile(r"^(#[A-Za-z_$.\-][A-Za-z0-9_$.\-]*)[ \t]*=[ \t]*loc\(", re.M)
 
 
-def parse(text: str, *, source: str | None = None, verify: bool = True) -> Module:
+def parse(text: str, *, source: str | None = None, verify: bool = True,
+          check_ops: bool = True) -> Module:
     """The module spelled by ``text``: a ``builtin.module`` (either form), or ops and
     functions at top level, which MLIR wraps in an unnamed module. ``source`` names the text
     in error messages (``file:line:col``). With ``verify`` (the default) ``Module.verify``
     runs on the result. Raises ``ParseError`` (a ValueError) for text that does not parse or
     describes an ill-formed op; ``ModuleVerificationError`` for what only the whole module
-    shows."""
-    module = _Parser(text, source).module()
+    shows. ``check_ops=False`` (with ``verify=False``) reads ill-formed ops as written,
+    checking only what the text itself must say (types of uses, names, structure)."""
+    module = _Parser(text, source, check_ops).module()
     if verify:
         module.verify()
     return module
@@ -111,9 +118,10 @@ class _Scope:
 
 
 class _Parser:
-    __slots__ = ("ts", "aliases", "scope", "dialect")
+    __slots__ = ("ts", "aliases", "scope", "dialect", "check_ops")
 
-    def __init__(self, text: str, source):
+    def __init__(self, text: str, source, check_ops: bool = True):
+        self.check_ops = check_ops
         self.ts = TokenStream(text, source)
         self.aliases = self._aliases(text)
         self.scope = _Scope()
@@ -586,6 +594,7 @@ class _Parser:
             if k in merged:
                 raise ts.error(f"'{name}': attribute {k!r} is given twice", tok)
             merged[k] = v
+        check = self.check_ops
         if spec.chapter != "opaque":
             for k, v in merged.items():
                 a = owned.get(k)
@@ -593,7 +602,12 @@ class _Parser:
                     try:
                         merged[k] = a.convert(v)
                     except Exception as e:  # noqa: BLE001 - converters raise what they parse
-                        raise ts.error(f"'{name}' attribute {k}: {e}", tok) from None
+                        if not check:
+                            continue  # kept as written
+                        err = ts.error(f"'{name}' attribute {k}: {e}", tok)
+                        raise IllFormedOpError(err.message, err.line, err.column,
+                                               err.source) from None
+        if spec.chapter != "opaque" and check:
             for k in props:
                 if k not in owned:
                     raise ts.error(f"'{name}' has no property {k!r}; discardable attributes "
@@ -602,7 +616,8 @@ class _Parser:
                 spec.validate(tuple(v.type for v in operands), merged or None,
                               tuple(result_types), regions)
             except OpBuildError as e:
-                raise ts.error(str(e), tok) from None
+                err = ts.error(str(e), tok)
+                raise IllFormedOpError(err.message, err.line, err.column, err.source) from None
         attributes = OpAttributes(merged) if merged else None
         return make_operation(spec, tuple(operands), tuple(result_types), attributes,
                               regions, location, block)

@@ -21,9 +21,10 @@ explicit stack, so nesting depth is limited by memory, not by Python's recursion
 
 from __future__ import annotations
 
-from .attributes import UnitAttr
+from .attributes import Attribute, UnitAttr
 from .dense import HEX_THRESHOLD, DenseElementsAttr
 from .dialect import MHLO, Dialect
+from .errors import IRError
 from .location import Location, UnknownLoc
 from .ir import _MANY, SingleResultOp
 from .op_attributes import OpAttributes
@@ -52,6 +53,10 @@ class _Locations:
         hit = self.cache.get(id(location))
         if hit is not None and hit[0] is location:
             return hit[1]
+        if not isinstance(location, Location):
+            raise IRError(f"a location is {type(location).__name__} {location!r:.60}, not a "
+                          "Location (hlo.NameLoc(...), hlo.FileLineColLoc(...)); "
+                          "Module.verify() names the op or function holding it")
         text = location.render()
         if self.aliases:
             name = self.table.get(text)
@@ -173,6 +178,10 @@ class _Printer:
     def named(self, items) -> str:
         parts = []
         for k, v in sorted(items):
+            if not isinstance(v, Attribute):
+                raise IRError(f"attribute {k} is {type(v).__name__} {v!r:.60}, not an "
+                              "Attribute: set attributes with op.set_attr(name, value), which "
+                              "converts Python values (Module.verify() names the op)")
             key = k if _bare(k) else quote(k)
             parts.append(key if v.__class__ is UnitAttr else f"{key} = {self.attr_text(v)}")
         return ", ".join(parts)

@@ -117,6 +117,10 @@ def verify_module(module: Module) -> None:
     """Raise ModuleVerificationError describing the first problem found."""
     if not isinstance(module, Module):
         _fail(f"expected a Module, got {_show(module)}")
+    if module.name is not None and (not isinstance(module.name, str) or "\0" in module.name):
+        _fail(f"the module's name is {_show(module.name)}, not a str (or None)")
+    if not isinstance(module.location, Location):
+        _fail(f"the module's location is {_show(module.location)}, not a Location")
     _attr_dict(module.attributes, "module", "module attribute name", True, MODULE_RESERVED)
     functions = module.functions
     if not isinstance(functions, list):
@@ -141,8 +145,9 @@ def verify_module(module: Module) -> None:
 def call_problem(module: Module) -> str | None:
     """The first reference to a function the module does not define, or the first call
     cycle (func.call, called_computations, a composite's decomposition), as a message; None
-    if there is neither. Only these: what jaxlib 0.10.2 crashes on instead of reporting, for
-    text (which ``verify`` parses to find them) whose other checks are jaxlib's to make."""
+    if there is neither. Only these, for text whose other checks are jaxlib's to make: what
+    jaxlib 0.10.2 crashes the process on instead of reporting (``verify`` parses text to
+    find them)."""
     names = {fn.name: fn for fn in module.functions}
     v = _Verifier(module, names)
     for fn in module.functions:
@@ -224,6 +229,13 @@ class _Verifier:
             for i, d in enumerate(dicts):
                 _attr_dict(d, f"{where}, {what} {i}", f"{what} attribute name", True,
                            optional=True)
+                alias = d.get("tf.aliasing_output") if what == "argument" and d else None
+                if alias is not None:
+                    k = getattr(alias, "value", None)
+                    if k.__class__ is not int or not 0 <= k < len(results):
+                        _fail(f"{where}, argument {i}: tf.aliasing_output {_text(alias)} names "
+                              f"no result (@{name} returns {len(results)}: 0 to "
+                              f"{len(results) - 1})")
         body = fn.body
         if not isinstance(body, Region) or not isinstance(body.blocks, list):
             _fail(f"{where}: body must be a Region, got {_show(body)}")

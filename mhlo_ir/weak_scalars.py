@@ -51,6 +51,14 @@ def _weak_constant(b, op, what, v, other_name, other, shape, location) -> Value:
     element type, ``shape`` (a splat), built at ``location``."""
     cls = v.__class__
     kinds = _WEAK_KINDS.get(cls)
+    if kinds is None and not isinstance(v, np.generic):
+        # Subclasses of Python's scalars (an IntEnum, a float subclass) are their value.
+        for base in (int, float, complex):
+            if isinstance(v, base):
+                v = base(v)
+                cls = base
+                kinds = _WEAK_KINDS[base]
+                break
     t = getattr(other, "type", None)
     if kinds is not None:
         # Literals repeat (x + 1.0 in every layer): their attributes are kept per tensor type

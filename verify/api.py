@@ -50,27 +50,51 @@ _DEFINED = re.compile(r'sym_name = "((?:[^"\\]|\\.)*)"|func\.func\s+(?:\w+\s+)?@
                       r'\\.)*)"|([\w$.\-]+))')
 
 
-def _call_problem(text: str) -> str | None:
-    """What jaxlib 0.10.2 crashes the process on instead of reporting, in text: a reference
-    to a function the text does not define (callee, called_computations, decomposition) or
-    a call cycle. The text is read with mhlo_ir's parser and checked by
-    ``verifier.call_problem``; text that parser cannot read yet (custom forms it does not
-    know) gets a textual scan for dangling references instead. Modules are checked by
-    Module.verify."""
-    if "called_computations" not in text and "callee" not in text and \
-            "decomposition" not in text and "call @" not in text:
-        return None
+# Ops an ill-formed instance of which kills jaxlib 0.10.2's process instead of being reported
+# (all_to_all without replica groups: SIGFPE; its one-operand tuple form: SIGSEGV).
+_CRASHING_OPS = frozenset({"all_to_all"})
+
+
+def _python_problem(text: str) -> str | None:
+    """What jaxlib 0.10.2 would crash the process on instead of reporting, in text: a call
+    cycle, a reference to a function the text does not define (callee, called_computations,
+    decomposition), an ill-formed op of ``_CRASHING_OPS``. The text is read with mhlo_ir's
+    parser (ops as written) and checked for just those; everything else is jaxlib's to judge,
+    with its own diagnostics. Text the parser cannot read yet (a custom form it does not
+    know) gets a textual scan for dangling function references instead."""
+    from mhlo_ir.errors import OpBuildError
     from mhlo_ir.parser import parse
     from mhlo_ir.syntax import ParseError
     from mhlo_ir.verifier import call_problem
     try:
-        module = parse(text, verify=False)
+        module = parse(text, verify=False, check_ops=False)
     except ParseError:
         module = None
     if module is not None:
         problem = call_problem(module)
-        return None if problem is None else f"{problem} (jaxlib crashes on this instead of " \
-            "reporting it)"
+        if problem is not None:
+            return f"{problem} (jaxlib crashes on this instead of reporting it)"
+        for fn in module.functions:
+            stack = [fn.body]
+            while stack:
+                for block in stack.pop().blocks:
+                    for op in block.operations:
+                        stack.extend(op.regions)
+                        spec = op.spec
+                        if spec.name not in _CRASHING_OPS:
+                            continue
+                        try:
+                            spec.validate(tuple(v.type for v in op.operands), op.attributes,
+                                          tuple(r.type for r in op.results), op.regions)
+                        except OpBuildError as e:
+                            return (f"in @{fn.name}: {e} (jaxlib crashes on this instead "
+                                    "of reporting it)")
+                        except Exception:  # noqa: BLE001, S112 - attributes as written
+                            continue  # that its rules cannot read: jaxlib judges them
+        return None
+    if "called_computations" not in text and "callee" not in text and \
+            "decomposition" not in text:
+        return None
     defined = {a or b or c for a, b, c in _DEFINED.findall(text)}
     for refs in _REF_LIST.findall(text):
         for quoted, bare in _SYMBOL.findall(refs):
@@ -81,11 +105,8 @@ def _call_problem(text: str) -> str | None:
     return None
 
 
-def _parse_and_verify(text: str) -> None:
+def _jaxlib_parse_and_verify(text: str) -> None:
     """What ``check`` asks of jaxlib; raises jaxlib's own error."""
-    problem = _call_problem(text)
-    if problem is not None:
-        raise VerificationError(problem, text, from_jaxlib=False)
     _, X = _jaxlib.xla()
     try:
         _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
@@ -104,7 +125,7 @@ def _located_error(module_or_text, text: str, exc: Exception, cls,
         # not at all): print without locations and ask again, to find the op's line there.
         plain = module_or_text.to_text(locations=False)
         try:
-            _parse_and_verify(plain)
+            _jaxlib_parse_and_verify(plain)
         except Exception as e2:  # noqa: BLE001
             again = cls(str(e2), plain, filename=filename)
             if again.line is not None:
@@ -124,8 +145,12 @@ def check(module_or_text, *, filename: str | None = None) -> str:
     ``source_name``) and show the offending line.
     """
     text = to_text(module_or_text)
+    if isinstance(module_or_text, (str, bytes)):  # a Module passed Module.verify already
+        problem = _python_problem(text)
+        if problem is not None:
+            raise VerificationError(problem, text, from_jaxlib=False)
     try:
-        _parse_and_verify(text)
+        _jaxlib_parse_and_verify(text)
     except JaxlibMissing:
         raise
     except Exception as e:  # noqa: BLE001
@@ -238,9 +263,6 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     platform = _jaxlib.normalize(platform)  # a misspelt platform fails before any work
     text = check(module_or_text, filename=filename)
     _check_entry(module_or_text)
-    problem = _call_problem(text)
-    if problem is not None:
-        raise CompileError(problem, from_jaxlib=False)
     lapack.register_if_needed(text, platform)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions

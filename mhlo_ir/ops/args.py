@@ -46,6 +46,11 @@ def ints(op: str, what: str, xs) -> tuple:
             xs = xs.ints if xs.ints is not None else tuple(xs.to_array().reshape(-1).tolist())
         elif isinstance(xs, (str, bytes)) or not hasattr(xs, "__iter__"):
             fail(op, f"{what} must be a list of integers, got {type(xs).__name__} {xs!r:.40}")
+        elif isinstance(xs, (set, frozenset, dict)) or \
+                type(xs).__name__ in ("dict_keys", "dict_values", "dict_items"):
+            # Their iteration order is hashing's, not the user's: the op would depend on it.
+            fail(op, f"{what} must be an ordered list of integers, got an unordered "
+                     f"{type(xs).__name__} {xs!r:.40}")
         else:
             xs = tuple(xs)
     for x in xs:

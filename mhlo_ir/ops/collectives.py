@@ -111,20 +111,46 @@ _GROUP_ATTRS = {
 _GLOBAL = {"use_global_device_ids": AttrSpec(_unit)}
 
 
+# Ops whose groups may differ in size, the short ones padded with -1 (MLIR's verifier refuses
+# -1 in the others: "Invalid replica id -1"; collective_broadcast: "must be positive").
+_PADDED = frozenset({"all_reduce", "cross-replica-sum"})
+# Ops whose groups need not cover every id from 0 up (elsewhere jaxlib: "replica id #1 not
+# seen in replica groups").
+_GAPS_ALLOWED = frozenset({"collective_broadcast", "cross-replica-sum"})
+
+
 def _groups(op, attributes) -> np.ndarray:
+    """The replica groups as a 2-d array, checked as jaxlib and XLA check them."""
     g = attributes["replica_groups"]
     if g.type.rank != 2:
         fail(op, f"replica_groups must be a rank-2 tensor, got {g.type}")
     arr = g.to_array()
+    if arr.size == 0:
+        if arr.shape[0]:
+            fail(op, f"replica_groups has {arr.shape[0]} empty group(s); XLA refuses an empty "
+                     "group: leave replica_groups empty ([]) for one group of all replicas")
+        return arr
+    padded = op in _PADDED
     seen = set()
-    for x in arr.reshape(-1).tolist():
-        if x == -1:
-            continue
-        if x < 0:
-            fail(op, f"replica_groups has a negative id {x} (only -1 may pad a group)")
-        if x in seen:
-            fail(op, f"replica_groups names replica {x} more than once")
-        seen.add(x)
+    for i, row in enumerate(arr.tolist()):
+        if padded and all(x == -1 for x in row):
+            fail(op, f"replica_groups group {i} is all padding ({row}); XLA refuses an empty "
+                     "group")
+        for x in row:
+            if x == -1 and padded:
+                continue
+            if x < 0:
+                fail(op, f"replica_groups has a negative id {x}" +
+                     (" (only -1 may pad a group)" if padded else
+                      f" ('{op}' groups all have one size, so none is padded with -1)"))
+            if x in seen:
+                fail(op, f"replica_groups names replica {x} more than once")
+            seen.add(x)
+    if op not in _GAPS_ALLOWED:
+        for k in range(max(seen) + 1):
+            if k not in seen:
+                fail(op, f"replica_groups leaves out replica id {k}: the groups must cover "
+                         f"every id from 0 to {max(seen)}")
     return arr
 
 

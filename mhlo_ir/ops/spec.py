@@ -106,7 +106,7 @@ class OpSpec:
         if result_types is None:
             if self.infer is None:
                 fail(name, "cannot infer its result types: pass result_types")
-            result_types = tuple(self.infer(name, types, attributes))
+            result_types = _inferred(self, name, types, attributes)
             # The check runs on inferred results too, so that building and Module.verify
             # (which passes the op's result types) run the same code on every op.
             if self.check is not None:
@@ -119,12 +119,22 @@ class OpSpec:
         if self.check is not None:
             self.check(name, types, attributes, result_types, regions)
         elif self.infer is not None and not self.terminator:
-            inferred = tuple(self.infer(name, types, attributes))
+            inferred = _inferred(self, name, types, attributes)
             if inferred != result_types:
                 fail(name, f"result types ({', '.join(map(str, result_types))}) differ "
                            f"from the inferred ({', '.join(map(str, inferred))})")
         return result_types
 
+
+def _inferred(spec, name, types, attributes) -> tuple:
+    """The spec's result types; a type its rule cannot make (a result too large for XLA:
+    ``tensor<...> is too large``) is an OpBuildError naming the op, like every other rule's."""
+    try:
+        return tuple(spec.infer(name, types, attributes))
+    except (ValueError, TypeError) as e:
+        if isinstance(e, OpBuildError):
+            raise
+        fail(name, f"result type: {e}")
 
 
 REGISTRY: dict = {}

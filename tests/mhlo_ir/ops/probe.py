@@ -29,10 +29,18 @@ _ROOT = str(Path(__file__).resolve().parents[3])
 _WORKER = r"""
 import json, sys
 import verify
+from verify import api
+raw = sys.argv[1] == "raw"
 texts = json.load(sys.stdin)
 for i, text in enumerate(texts):
     try:
-        verify.check(text)
+        if raw:  # jaxlib alone, without the Python-side refusals of verify.check
+            try:
+                api._jaxlib_parse_and_verify(text)
+            except Exception as e:
+                raise verify.VerificationError(str(e), text)
+        else:
+            verify.check(text)
         verdict = "ok"
     except verify.VerificationError as e:
         verdict = "rejected: " + str(e).splitlines()[0]
@@ -40,14 +48,16 @@ for i, text in enumerate(texts):
 """
 
 
-def jaxlib_verdicts(texts, timeout: float = 300) -> list:
+def jaxlib_verdicts(texts, timeout: float = 300, raw: bool = False) -> list:
     """For each text, ``"ok"``, ``"rejected: <jaxlib's first line>"`` or ``"crash: <signal or
-    exit status>"``: what ``verify.check`` makes of it in a process of its own."""
+    exit status>"``: what ``verify.check`` makes of it in a process of its own (with ``raw``,
+    what jaxlib alone makes of it, without verify's own refusals)."""
     texts = list(texts)
     out: list = []
     while len(out) < len(texts):
         rest = texts[len(out):]
-        p = subprocess.run([sys.executable, "-c", _WORKER], input=json.dumps(rest),
+        p = subprocess.run([sys.executable, "-c", _WORKER, "raw" if raw else "checked"],
+                           input=json.dumps(rest),
                            capture_output=True, text=True, cwd=_ROOT, timeout=timeout)
         done = [json.loads(line) for line in p.stdout.splitlines() if line.startswith('"')]
         out.extend(done)
