@@ -52,6 +52,9 @@ class IllFormedOpError(ParseError):
 # their neutral name) and the dialect whose attribute spellings each implies.
 _HLO_PREFIXES = {"mhlo": MHLO, "stablehlo": STABLEHLO}
 _SPLIT = re.compile(r"^// -----[^\n]*$", re.M)
+# An op spelled through StableHLO (generic or custom form): the text is StableHLO's, and
+# ops of other dialects in it (chlo, func, check) spell their attributes as StableHLO does.
+_STABLEHLO_OP = re.compile(r'(?:^[ \t]*|= |")stablehlo\.[a-z_]', re.M)
 _ALIAS_LINE = re.compile(r"^(#[A-Za-z_$.\-][A-Za-z0-9_$.\-]*)[ \t]*=[ \t]*loc\(", re.M)
 
 
@@ -125,7 +128,7 @@ class _Parser:
         self.ts = TokenStream(text, source)
         self.aliases = self._aliases(text)
         self.scope = _Scope()
-        self.dialect = STABLEHLO if "stablehlo." in text and "mhlo." not in text else MHLO
+        self.dialect = STABLEHLO if _STABLEHLO_OP.search(text) else MHLO
 
     # -- top level --------------------------------------------------------------------------
 
@@ -484,14 +487,22 @@ class _Parser:
                     break
             ts.expect("=")
         tok = ts.peek()
-        if tok.kind == "string":
-            ts.next()
-            op = self.generic_op(ts.string_value(tok), tok, block)
-        elif tok.kind == "bare":
-            from .pretty_forms import read_pretty
-            op = read_pretty(self, tok, block)
-        else:
-            raise ts.expected("an operation (\"dialect.name\"(...) or a custom form)", tok)
+        outer = self.dialect
+        try:
+            if tok.kind == "string":
+                ts.next()
+                name = ts.string_value(tok)
+                self.dialect = _HLO_PREFIXES.get(name.partition(".")[0], outer)
+                op = self.generic_op(name, tok, block)
+            elif tok.kind == "bare":
+                from .pretty_forms import read_pretty
+                self.dialect = _HLO_PREFIXES.get(tok.text.partition(".")[0], outer)
+                op = read_pretty(self, tok, block)
+            else:
+                raise ts.expected("an operation (\"dialect.name\"(...) or a custom form)",
+                                  tok)
+        finally:
+            self.dialect = outer
         self._bind_results(op, results, tok)
         block.operations.append(op)
 
