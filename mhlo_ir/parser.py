@@ -36,6 +36,7 @@ from .ir import FUNCTION_RESERVED, Block, Function, Module, Region, make_operati
 from .location import UNKNOWN, read_location
 from .op_attributes import OpAttributes
 from .opaque import opaque_spec
+from .parse_lines import GENERIC_LINE, PRETTY_LINE, LineCache, generic_op, pretty_op
 from .ops.spec import REGISTRY
 from .syntax import ParseError, TokenStream
 from .text import check_attr_name
@@ -52,9 +53,6 @@ class IllFormedOpError(ParseError):
 # their neutral name) and the dialect whose attribute spellings each implies.
 _HLO_PREFIXES = {"mhlo": MHLO, "stablehlo": STABLEHLO}
 _SPLIT = re.compile(r"^// -----[^\n]*$", re.M)
-# An op spelled through StableHLO (generic or custom form): the text is StableHLO's, and
-# ops of other dialects in it (chlo, func, check) spell their attributes as StableHLO does.
-_STABLEHLO_OP = re.compile(r'(?:^[ \t]*|= |")stablehlo\.[a-z_]', re.M)
 _ALIAS_LINE = re.compile(r"^(#[A-Za-z_$.\-][A-Za-z0-9_$.\-]*)[ \t]*=[ \t]*loc\(", re.M)
 
 
@@ -71,6 +69,20 @@ def parse(text: str, *, source: str | None = None, verify: bool = True,
     if verify:
         module.verify()
     return module
+
+
+def _spells_stablehlo(text: str) -> bool:
+    """Whether an op of ``text`` is spelled through StableHLO: ``stablehlo.`` starting a line
+    (after indentation), after ``= ``, or quoted (found with str.find: a regex search through a
+    big constant's hex is slow). ``mhlo.num_partitions``-like attribute names do not count."""
+    at = text.find("stablehlo.")
+    while at >= 0:
+        before = text[max(at - 2, 0):at]
+        if before.endswith('"') or before == "= " or \
+                not text[text.rfind("\n", 0, at) + 1:at].strip(" \t"):
+            return True
+        at = text.find("stablehlo.", at + 1)
+    return False
 
 
 def parse_modules(text: str, *, source: str | None = None, verify: bool = True) -> list:
@@ -121,21 +133,30 @@ class _Scope:
 
 
 class _Parser:
-    __slots__ = ("ts", "aliases", "scope", "dialect", "check_ops")
+    __slots__ = ("ts", "aliases", "scope", "dialect", "check_ops", "lines")
 
     def __init__(self, text: str, source, check_ops: bool = True):
         self.check_ops = check_ops
+        self.lines = LineCache(self)
         self.ts = TokenStream(text, source)
         self.aliases = self._aliases(text)
         self.scope = _Scope()
-        self.dialect = STABLEHLO if _STABLEHLO_OP.search(text) else MHLO
+        self.dialect = STABLEHLO if _spells_stablehlo(text) else MHLO
 
     # -- top level --------------------------------------------------------------------------
 
     def _aliases(self, text) -> dict:
         """``#name = loc(...)`` definitions, wherever they are at top level (MLIR prints
         them after the module that uses them)."""
-        found = list(_ALIAS_LINE.finditer(text))
+        found = []
+        # str.find, not a multi-line regex search: a 16 MiB constant's hex would take the
+        # regex a tenth of a second.
+        at = 0 if text.startswith("#") else text.find("\n#")
+        while at >= 0:
+            m = _ALIAS_LINE.match(text, at + (text[at] == "\n"))
+            if m is not None:
+                found.append(m)
+            at = text.find("\n#", at + 1)
         if not found:
             return {}
         aliases: dict = {}
@@ -451,7 +472,24 @@ class _Parser:
         """Ops into ``block`` up to ``close`` (consumed) or, with ``stop_at_label``, the next
         block label (not consumed)."""
         ts = self.ts
+        text = ts.text
+        ahead = ts._ahead
+        lines = self.lines
         while True:
+            if not ahead:
+                # One-line ops in one match (mhlo_ir.parse_lines); anything else, or a line
+                # whose pieces do not parse whole, is read token by token below.
+                m = GENERIC_LINE.match(text, ts._pos)
+                if m is not None:
+                    op = self._fast(generic_op, lines, m, block)
+                else:
+                    m = PRETTY_LINE.match(text, ts._pos)
+                    op = None if m is None else self._fast(pretty_op, lines, m, block)
+                if op is not None:
+                    block.operations.append(op)
+                    ahead.clear()
+                    ts._pos = m.end()
+                    continue
             tok = ts.peek()
             if tok.kind == "punct" and tok.text == close:
                 if not stop_at_label:
@@ -465,6 +503,14 @@ class _Parser:
             if tok.kind == "eof":
                 raise ts.expected(f"'{close}' closing the region")
             self.operation(block)
+
+    def _fast(self, read, lines, m, block):
+        outer = self.dialect
+        self.dialect = _HLO_PREFIXES.get(m.group(2).partition(".")[0], outer)
+        try:
+            return read(lines, m, block)
+        finally:
+            self.dialect = outer
 
     # -- operations -------------------------------------------------------------------------
 

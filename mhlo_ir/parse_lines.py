@@ -1,0 +1,249 @@
+"""The parser's fast path: a whole one-line op read by one regular expression.
+
+Most lines of a program are a single-result op without regions in one of two shapes,
+
+    %5 = "mhlo.add"(%4, %arg1) <{...}> : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %5 = mhlo.add %4, %arg1 : tensor<8xf32>
+
+and a program repeats a handful of op kinds, attribute dictionaries, signatures and locations
+many times. Lexing such a line token by token costs ~30 tokens; here one match splits it into
+its pieces, and each piece's text is parsed once per parse (by the token-level readers, which
+must consume all of it) and then looked up. Whatever the expressions do not match, or a piece
+that does not parse whole, goes to the token-level parser, so this path can only be faster,
+never different: the op is made, checked and named exactly as ``_Parser.make`` makes it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .ir import make_operation
+from .location import UNKNOWN
+from .op_attributes import OpAttributes
+from .syntax import Token, TokenStream
+from .types import FunctionType
+
+__all__ = ["GENERIC_LINE", "PRETTY_LINE", "LineCache"]
+
+_NAME = r"%[A-Za-z0-9_$.\-]+"
+_USE = r"%[A-Za-z0-9_$.\-]+(?:#[0-9]+)?"
+# Group 1: result; 2: op name; 3: operands; 4: properties (with <{ }>); 5: signature;
+# 6: location (with loc( )). The line must end right after.
+GENERIC_LINE = re.compile(
+    r"[ \t\n]*(" + _NAME + r') = "([A-Za-z0-9_$.\-]+)"\(((?:' + _USE + r"(?:, " + _USE +
+    r")*)?)\)( <\{[^\n]*?\}>)? : (\([^\n]*?\) -> [^\n]*?)( loc\([^\n]*\))?(?=\n)")
+# Group 1: result; 2: op name; 3: operands; 4: the type (one, or a function type); 5: location.
+PRETTY_LINE = re.compile(
+    r"[ \t\n]*(" + _NAME + r") = ([a-z_]+\.[a-z_0-9]+) (" + _USE + r"(?:, " + _USE +
+    r")*) : ([^\n]*?)( loc\([^\n]*\))?(?=\n)")
+
+
+class LineCache:
+    """Per-parse tables from a piece's text to what it means."""
+
+    __slots__ = ("parser", "sigs", "types", "props", "locs", "made")
+
+    def __init__(self, parser):
+        self.parser = parser
+        self.sigs: dict = {}    # signature text -> FunctionType (or None: not one)
+        self.types: dict = {}   # type text -> Type (or None)
+        self.props: dict = {}   # (dialect name, properties text) -> dict (or None)
+        self.locs: dict = {}    # location text -> Location (or None)
+        # (op name, properties text, signature) -> (spec, OpAttributes or None, result type)
+        # for ops already made and checked once with those pieces.
+        self.made: dict = {}
+
+    def _whole(self, text, read):
+        """``read(ts)`` on all of ``text``, or None if it fails or leaves some unread."""
+        from .syntax import ParseError
+        ts = TokenStream(text)
+        try:
+            v = read(ts)
+            ts.expect_end()
+        except (ParseError, TypeError, ValueError):
+            return None
+        return v
+
+    def signature(self, text):
+        try:
+            return self.sigs[text]
+        except KeyError:
+            pass
+        p = self.parser
+        from .types import read_type
+        t = self._whole(text, lambda ts: read_type(ts, p.dialect))
+        if not isinstance(t, FunctionType) or len(t.results) != 1:
+            t = None
+        self.sigs[text] = t
+        return t
+
+    def type(self, text):
+        try:
+            return self.types[text]
+        except KeyError:
+            pass
+        p = self.parser
+        from .types import read_type
+        t = self._whole(text, lambda ts: read_type(ts, p.dialect))
+        self.types[text] = t
+        return t
+
+    def properties(self, text):
+        key = (self.parser.dialect.name, text)
+        try:
+            return self.props[key]
+        except KeyError:
+            pass
+        p = self.parser
+        saved = p.ts
+        body = text[2:-1]  # " <{...}>" -> "{...}"
+
+        def read(ts):
+            p.ts = ts
+            try:
+                return p.attr_dict()
+            finally:
+                p.ts = saved
+
+        d = self._whole(body, read)
+        self.props[key] = d
+        return d
+
+    def location(self, text):
+        try:
+            return self.locs[text]
+        except KeyError:
+            pass
+        p = self.parser
+        saved = p.ts
+
+        def read(ts):
+            p.ts = ts
+            try:
+                return p.trailing_location()
+            finally:
+                p.ts = saved
+
+        loc = self._whole(text[1:], read)
+        self.locs[text] = loc
+        return loc
+
+
+def generic_op(cache: LineCache, m, block):
+    """The op of a GENERIC_LINE match, or None to read the line token by token."""
+    result, name, args, props_text, sig_text, loc_text = m.groups()
+    p = cache.parser
+    frames = p.scope.frames
+    frame = frames[-1]
+    if result in frame:
+        return None  # a redefinition: reported by the token-level path
+    dialect = p.dialect.name
+    made = cache.made.get((dialect, name, props_text, sig_text))
+    if made is not None:
+        spec, attributes, ftype = made
+    else:
+        ftype = cache.signature(sig_text)
+        if ftype is None:
+            return None
+        spec = None
+    # Operands: the innermost scope first (where a chain's operands are).
+    operands = []
+    if args:
+        for a in args.split(", "):
+            v = frame.get(a)
+            if v is None:
+                v = p.scope.lookup(a)
+                if v is None:
+                    return None  # the token-level path reports it at its place
+            operands.append(v)
+    ins = ftype.inputs
+    if len(operands) != len(ins):
+        return None
+    for v, t in zip(operands, ins):
+        if v.type is not t:
+            return None
+    if loc_text is None:
+        location = UNKNOWN
+    else:
+        location = cache.location(loc_text)
+        if location is None:
+            return None
+    if spec is not None:
+        op = make_operation(spec, operands, ftype.results, attributes, (), location, block)
+    else:
+        props = cache.properties(props_text) if props_text else {}
+        if props is None:
+            return None
+        op = p.make(name, operands, props, {}, (), ftype.results, location,
+                    Token("string", name, m.start(2) - 1), block)
+        a = op.attributes
+        if len(op.results) == 1 and (a is None or a.__class__ is OpAttributes):
+            cache.made[(dialect, name, props_text, sig_text)] = (op.spec, a, ftype)
+    results = op.results
+    if len(results) != 1:
+        return None
+    frame[result] = results[0]
+    return op
+
+
+def pretty_op(cache: LineCache, m, block):
+    """The op of a PRETTY_LINE match (an elementwise custom form), or None."""
+    p = cache.parser
+    name = m.group(2)
+    spec, _ = p.spec_of(name, {}, 0)
+    if spec.pretty != "elementwise" or spec.chapter == "opaque":
+        return None
+    operands = _operands(p, m.group(3))
+    if operands is None:
+        return None
+    t = cache.type(m.group(4))
+    if t is None:
+        return None
+    if isinstance(t, FunctionType):
+        if len(t.inputs) != len(operands) or len(t.results) != 1:
+            return None
+        ins, rt = t.inputs, t.results
+    else:
+        ins, rt = (t,) * len(operands), (t,)
+    for v, want in zip(operands, ins):
+        if v.type is not want:
+            return None
+    location = _location(cache, m.group(5))
+    if location is None:
+        return None
+    key = (p.dialect.name, name, None, m.group(4), len(operands))
+    made = cache.made.get(key)
+    if made is not None:
+        op = make_operation(made[0], operands, made[2], None, (), location, block)
+    else:
+        op = p.make(name, operands, {}, {}, (), rt, location, Token("bare", name, m.start(2)),
+                    block)
+        cache.made[key] = (op.spec, None, rt)
+    return _named(p, m.group(1), op)
+
+
+def _operands(p, text):
+    if not text:
+        return ()
+    lookup = p.scope.lookup
+    out = []
+    for name in text.split(", "):
+        v = lookup(name)
+        if v is None:
+            return None  # the token-level path reports it at its place
+        out.append(v)
+    return tuple(out)
+
+
+def _location(cache, text):
+    if not text:
+        return UNKNOWN
+    return cache.location(text)
+
+
+def _named(p, name, op):
+    frame = p.scope.frames[-1]
+    if name in frame or len(op.results) != 1:
+        return None  # a redefinition: reported by the token-level path
+    frame[name] = op.results[0]
+    return op
