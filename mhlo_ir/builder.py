@@ -15,19 +15,19 @@ from types import FunctionType
 from typing import Callable, Iterator, Sequence, Union
 
 
-from .attributes import to_attribute
 from .dense import DenseElementsAttr, dense_i64
 from .errors import OpBuildError
 from .ir import (Block, Function, Operation, Region, SingleResultOp,
                  VALUE_CLASSES, Value, _new_single_result_op, make_operation)
-from .op_attributes import OpAttributes
 from .location import UNKNOWN, Location, loc as make_loc
 from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
-from .ops import REGISTRY, lookup
+from .ops import REGISTRY
 from .ops.elementwise import BINARY, UNARY
 from .ops.args import (check_values, as_results, constant_attr, ints, value_list)
+from .ops.construct import MEMO as _MEMO, memo, no_make as _no_make, result_type as _result
+from .ops.construct import shape_arg as _shape_arg, tensor_type as _tensor, validate as _validate
 from .ops.spec import BUILDER_METHODS, fail
-from .types import MAX_DIMENSION, TensorType, Type, tensor
+from .types import TensorType, Type
 from .region_bodies import ARITY as _ARITY, arity as _arity, arity_error as _arity_error
 from .region_bodies import bad_results as _bad_results
 from .terminated import terminated as _terminated
@@ -47,59 +47,9 @@ def _method_name(op: str) -> str:
 
 
 _values = check_values
-
-
-def _expand_operands(spec, operands) -> tuple:
-    """Check the operand count against the spec; variadic groups come as lists."""
-    names = spec.operands
-    flat = []
-    n_var = sum(1 for n in names if n.endswith("*"))
-    if n_var == 0:
-        if len(operands) != len(names):
-            fail(spec.name, f"takes {len(names)} operands ({', '.join(names)}), got "
-                            f"{len(operands)}")
-        for n, x in zip(names, operands):
-            if not isinstance(x, Value):
-                fail(spec.name, f"operand {n} must be a Value, got {type(x).__name__} {x!r:.60}")
-        return tuple(operands)
-    if len(operands) != len(names):
-        if n_var == 1 and len(names) == 1:
-            operands = (operands,)
-        else:
-            fail(spec.name, f"takes operand groups ({', '.join(names)}), got {len(operands)}")
-    for n, x in zip(names, operands):
-        if n.endswith("*"):
-            flat.extend(_values(spec.name, n[:-1], x))
-        else:
-            flat.extend(_values(spec.name, n, (x,)))
-    return tuple(flat)
-
-
-_MEMO: dict = {}
-
-
-def _validate(name, operands, attributes, result_types, regions):
-    """Check an op against its spec; returns (spec, operands, attributes, result types,
-    regions) ready to construct, or raises OpBuildError."""
-    spec = lookup(name)
-    operands = _expand_operands(spec, tuple(operands))
-    attrs = {}
-    specs = spec.attributes
-    if attributes:
-        for k, v in attributes.items():
-            if v is None:
-                continue
-            a = specs.get(k)
-            try:
-                attrs[k] = a.convert(v) if a is not None else to_attribute(v)
-            except (TypeError, ValueError) as e:
-                fail(spec.name, f"attribute {k}: {e}")
-    regions = tuple(regions)
-    types = tuple([v.type for v in operands])
-    result_types = spec.validate(types, attrs, result_types, regions)
-    # Read-only: builders share one attribute mapping among ops built from the same
-    # arguments (see Builder._memo); Operation.set_attr copies before writing.
-    return spec, operands, OpAttributes(attrs) if attrs else None, result_types, regions
+# ``xs`` as a tuple of ints, checked before it becomes part of a memo key (where 1.0 and True
+# would pass for 1).
+_ints = ints
 
 
 class Builder:
@@ -166,43 +116,7 @@ class Builder:
         block.operations.append(op)
         return op
 
-    def _memo(self, key, name, operands, location, make, *make_args) -> Value:
-        """Build a region-free op whose validation only depends on ``key``.
-
-        ``key`` holds the operand types and the raw Python arguments; an op built again with
-        the same key reuses the validated attributes and result types, so repeated patterns
-        (every layer of a network) cost one dict lookup instead of a full check. On a miss,
-        ``make(*make_args)`` gives (attributes, result types or None). ``make`` is a module
-        function rather than a closure: a closure per call, and the cell variables it forces
-        on the caller, cost more than the lookup.
-        """
-        for v in operands:
-            if v.__class__ not in VALUE_CLASSES:
-                _values(name, "operand", operands)
-        try:
-            hit = _MEMO.get(key)
-        except TypeError:  # an unhashable argument: validate without remembering
-            key, hit = None, None
-        if hit is None:
-            hit = _memo_miss(key, name, operands, make, make_args)
-        block = self.block
-        rts = hit[2]
-        if len(rts) == 1:
-            n = len(operands)
-            if n == 1 or n == 2:
-                op = _new_single_result_op(hit[0], operands[0], operands[1] if n == 2 else None,
-                                           hit[1], rts[0],
-                                           self.location if location is None else location,
-                                           block)
-            else:
-                op = SingleResultOp(hit[0], operands, rts, hit[1], (),
-                                    self.location if location is None else location, block)
-            block.operations.append(op)
-            return op
-        op = Operation(hit[0], operands, rts, hit[1], (),
-                       self.location if location is None else location, block)
-        block.operations.append(op)
-        return op.results[0]
+    _memo = memo
 
     def _one(self, *args, **kwargs) -> Value:
         return self.create(*args, **kwargs).results[0]
@@ -461,29 +375,6 @@ class Builder:
         return _terminated(self.block,
                            self.create("func.return", (list(values),), location=location))
 
-def _memo_miss(key, name, operands, make, make_args) -> tuple:
-    """Validate an op for Builder._memo and remember it under ``key`` (None: don't)."""
-    try:
-        attributes, result_types = make(*make_args)
-    except (TypeError, ValueError) as e:
-        if isinstance(e, OpBuildError):
-            raise
-        fail(name, str(e))
-    spec, _, attrs, rts, _ = _validate(name, operands, attributes, result_types, ())
-    hit = (spec, attrs, rts)
-    if key is not None:
-        if len(_MEMO) > 16384:
-            _MEMO.clear()
-        _MEMO[key] = hit
-    return hit
-
-
-# What Builder._memo's callers build on a miss: (attributes, result types or None).
-
-def _no_make():
-    return None, None
-
-
 def _constant_make(value):
     return {"value": value}, None
 
@@ -533,38 +424,6 @@ def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type):
     inferred = spec.infer("dot_general", (_tensor(lhs, "dot_general"),
                                           _tensor(rhs, "dot_general")), conv)[0]
     return attrs, (_result("dot_general", inferred.shape, result_element_type),)
-
-
-def _result(op, shape, element_type) -> TensorType:
-    """``tensor(shape, element_type)`` for op ``op``'s result, failing in the op's name."""
-    try:
-        return tensor(shape, element_type)
-    except (TypeError, ValueError) as e:
-        fail(op, f"result type: {e}")
-
-
-# ``xs`` as a tuple of ints, checked before it becomes part of a memo key (where 1.0 and True
-# would pass for 1).
-_ints = ints
-
-
-def _shape_arg(op, shape, t) -> tuple:
-    """A result shape argument as a tuple of ints (bools and floats rejected, not hashed as
-    ints into the memo), each a valid tensor dimension."""
-    shape = ints(op, "shape", shape)
-    for d in shape:
-        if not 0 <= d <= MAX_DIMENSION:
-            return _result(op, shape, t.element_type).shape
-    return shape
-
-
-def _tensor(x, op) -> TensorType:
-    t = getattr(x, "type", None)
-    if not isinstance(t, TensorType):
-        fail(op, f"operand must be a tensor Value, got {x!r:.60}")
-    return t
-
-
 
 
 def _elementwise_method(spec):

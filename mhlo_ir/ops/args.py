@@ -18,7 +18,7 @@ from ..dtypes import from_numpy
 from ..errors import OpBuildError
 from ..exact import exact_array
 from ..ir import Value
-from ..types import Type, tensor
+from ..types import TensorType, Type, tensor
 from .spec import fail
 
 __all__ = ["ints", "integer", "shape", "pairs", "constant_attr", "arg_names", "value_list",
@@ -214,7 +214,6 @@ def check_values(op: str, what: str, xs) -> tuple:
 
 def tensor_of(x, op: str):
     """The tensor type of Value ``x``, else an OpBuildError in ``op``'s name."""
-    from ..types import TensorType
     t = getattr(x, "type", None)
     if not isinstance(t, TensorType):
         fail(op, f"operand must be a tensor Value, got {x!r:.60}")
