@@ -22,8 +22,8 @@ from ..types import MAX_DIMENSION, TensorType, tensor
 from .args import check_values, ints, tensor_of
 from .spec import fail, lookup
 
-__all__ = ["validate", "MEMO", "memo", "memo_miss", "no_make", "result_type", "shape_arg",
-           "tensor_type"]
+__all__ = ["validate", "MEMO", "memo_get", "memo", "memo_miss", "no_make", "result_type",
+           "shape_arg", "tensor_type"]
 
 
 def _expand_operands(spec, operands) -> tuple:
@@ -78,6 +78,10 @@ def validate(name, operands, attributes, result_types, regions):
 
 # key -> (spec, attributes, result types) of an op validated before; see memo.
 MEMO: dict = {}
+# NOTE: front doors that inline memo's hit path look keys up with this bound method: CPython
+# 3.11 compiles ``MEMO.get(key)`` on an imported name as an attribute load that makes a new
+# bound method per call (it keeps its method-call shortcut for names not imported).
+memo_get = MEMO.get
 
 
 def memo(b, key, name, operands, location, make, *make_args) -> Value:

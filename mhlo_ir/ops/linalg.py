@@ -12,11 +12,13 @@ from ..index_array import index_ints
 from ..dtypes import i32
 from ..mhlo_attributes import DotDimensionNumbers, EnumAttr, fft_type, precision, transpose
 from ..types import TensorType, tensor
-from ..ir import Operation, Value
+from ..ir import VALUE_CLASSES, Operation, Value, _new_single_result_op
 from . import convert
 from .args import integer
+from .args import ints as int_list
+from .construct import memo, memo_get, result_type, tensor_type
 from .convert import show
-from .spec import (MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register,
+from .spec import (MHLO_ONLY, REGISTRY, AttrSpec, OpSpec, builder_method, fail, register,
                    tensor_operand)
 
 
@@ -98,6 +100,79 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
                     True),
                  "precision_config": AttrSpec(_precision_config)},
                 infer=_dot_general, check=_dot_general_check))
+
+
+@builder_method
+def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
+                batch_dimensions=((), ()), *, precision_config=None,
+                result_element_type=None, location=None) -> Value:
+    """``contracting_dimensions=((lhs dims), (rhs dims))``, likewise ``batch_dimensions``.
+
+    ``result_element_type`` sets a result element type other than the operands' (XLA's
+    preferred element type, e.g. f32 results from bf16 operands).
+    """
+    if contracting_dimensions.__class__ is DotDimensionNumbers:
+        if batch_dimensions != ((), ()):
+            fail("dot_general", "batch_dimensions cannot be given with a "
+                                "DotDimensionNumbers (it holds the batch dimensions)")
+        dn = contracting_dimensions
+    else:
+        try:
+            (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
+            dn = (tuple(lb), tuple(rb), tuple(lc), tuple(rc))
+        except (TypeError, ValueError):
+            fail("dot_general", f"contracting_dimensions and batch_dimensions must each be "
+                                f"a pair ((lhs dimensions), (rhs dimensions)), got "
+                                f"{contracting_dimensions!r:.40} and {batch_dimensions!r:.40}")
+        exact = True  # checked before keying: 1.0 and True equal 1
+        for group in dn:
+            for d in group:
+                if d.__class__ is not int:
+                    exact = False
+        if not exact:
+            dn = tuple(int_list("dot_general", what, xs) for what, xs in zip(
+                ("lhs batch dimensions", "rhs batch dimensions",
+                 "lhs contracting dimensions", "rhs contracting dimensions"), dn))
+    # The memo key and the validation see the same value (a str or a generator would
+    # otherwise be keyed as one thing and checked as another).
+    if precision_config is None:
+        pc = None
+    elif isinstance(precision_config, str) or not hasattr(precision_config, "__iter__"):
+        fail("dot_general", f"precision_config must be a list of precisions (DEFAULT, "
+                            f"HIGH, HIGHEST), one per operand, got "
+                            f"{type(precision_config).__name__} {precision_config!r:.40}")
+    else:
+        pc = tuple(precision_config)
+    key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
+           result_element_type)
+    try:
+        hit = memo_get(key)
+    except TypeError:
+        hit = None
+    if hit is not None and lhs.__class__ in VALUE_CLASSES and \
+            rhs.__class__ in VALUE_CLASSES:  # memo's hit path, inlined
+        block = b.block
+        op = _new_single_result_op(hit[0], lhs, rhs, hit[1], hit[2][0],
+                                   b.location if location is None else location, block)
+        block.operations.append(op)
+        return op
+    return memo(b, key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs, rhs, dn,
+                pc, result_element_type)
+
+
+def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type):
+    try:
+        dnums = dn if isinstance(dn, DotDimensionNumbers) else DotDimensionNumbers(*dn)
+    except (TypeError, ValueError) as e:
+        fail("dot_general", f"dimension numbers: {e}")
+    attrs = {"dot_dimension_numbers": dnums, "precision_config": precision_config}
+    if result_element_type is None:
+        return attrs, None
+    spec = REGISTRY["dot_general"]
+    conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
+    inferred = spec.infer("dot_general", (tensor_type(lhs, "dot_general"),
+                                          tensor_type(rhs, "dot_general")), conv)[0]
+    return attrs, (result_type("dot_general", inferred.shape, result_element_type),)
 
 
 # -- shared converters ---------------------------------------------------------------------------
