@@ -182,7 +182,9 @@ register(OpSpec("concatenate", ("inputs*",), {"dimension": AttrSpec(_i64, True)}
 def constant(b, value, dtype=None, *, location=None) -> Value:
     """A constant tensor from a numpy array, a numpy or Python scalar, a nested list of
     numbers, or a DenseElementsAttr. Without ``dtype``, numpy values keep their dtype and
-    Python floats and ints become f32 and i32 (as in JAX without x64).
+    Python numbers, alone or in lists, take 32-bit types as in JAX without x64: ints become
+    i32, floats f32 and complex numbers complex64 (``constant([1, 2])`` is a
+    ``tensor<2xi32>``; numpy would make it i64). Pass ``dtype`` or a numpy array for others.
 
     Values are converted exactly (see ``mhlo_ir.exact``): ``constant(1.5, dtype=i32)``,
     ``constant(300, dtype=i8)``, ``constant(-1, dtype=ui8)`` and ``constant(1e10,
