@@ -4,8 +4,10 @@ There is no global state: a Builder holds its block (and, for a function body, i
 and is passed to whoever builds. Region bodies are Python functions that receive a Builder for
 the new block and its arguments, and return the values the region yields.
 
-Every op in the table can be built with ``create``; the named methods below are thin, typed
-front doors to it (elementwise methods are generated from the table's families).
+Every op in the table can be built with ``create``; the named methods are thin, typed front
+doors to it. The elementwise ones are generated here from the table's families; the others are
+declared in their chapters of ``mhlo_ir.ops`` next to their specs (``builder_method``) and
+attached to Builder when this module loads.
 """
 
 from __future__ import annotations
@@ -14,24 +16,20 @@ from contextlib import contextmanager
 from types import FunctionType
 from typing import Callable, Iterator, Sequence, Union
 
-
-from .attributes import to_attribute
-from .dense import DenseElementsAttr, dense_i64
 from .errors import OpBuildError
 from .ir import (Block, Function, Operation, Region, SingleResultOp,
-                 VALUE_CLASSES, Value, _new_single_result_op, make_operation)
-from .op_attributes import OpAttributes
+                 VALUE_CLASSES, Value, make_operation)
 from .location import UNKNOWN, Location, loc as make_loc
-from .mhlo_attributes import DotDimensionNumbers, comparison_direction, comparison_type
-from .ops import REGISTRY, lookup
+from .ops import REGISTRY
 from .ops.elementwise import BINARY, UNARY
-from .ops.args import (check_values, as_results, constant_attr, ints, value_list)
+from .ops.args import as_results, check_values
+from .ops.construct import validate as _validate
 from .ops.spec import BUILDER_METHODS, fail
-from .types import MAX_DIMENSION, TensorType, Type, tensor
+from .types import Type
 from .region_bodies import ARITY as _ARITY, arity as _arity, arity_error as _arity_error
 from .region_bodies import bad_results as _bad_results
 from .terminated import terminated as _terminated
-from .weak_scalars import weak_constant as _weak_constant, weak_pair as _weak_pair
+from .weak_scalars import weak_pair as _weak_pair
 
 __all__ = ["Builder", "Results", "as_results"]
 
@@ -47,59 +45,6 @@ def _method_name(op: str) -> str:
 
 
 _values = check_values
-
-
-def _expand_operands(spec, operands) -> tuple:
-    """Check the operand count against the spec; variadic groups come as lists."""
-    names = spec.operands
-    flat = []
-    n_var = sum(1 for n in names if n.endswith("*"))
-    if n_var == 0:
-        if len(operands) != len(names):
-            fail(spec.name, f"takes {len(names)} operands ({', '.join(names)}), got "
-                            f"{len(operands)}")
-        for n, x in zip(names, operands):
-            if not isinstance(x, Value):
-                fail(spec.name, f"operand {n} must be a Value, got {type(x).__name__} {x!r:.60}")
-        return tuple(operands)
-    if len(operands) != len(names):
-        if n_var == 1 and len(names) == 1:
-            operands = (operands,)
-        else:
-            fail(spec.name, f"takes operand groups ({', '.join(names)}), got {len(operands)}")
-    for n, x in zip(names, operands):
-        if n.endswith("*"):
-            flat.extend(_values(spec.name, n[:-1], x))
-        else:
-            flat.extend(_values(spec.name, n, (x,)))
-    return tuple(flat)
-
-
-_MEMO: dict = {}
-
-
-def _validate(name, operands, attributes, result_types, regions):
-    """Check an op against its spec; returns (spec, operands, attributes, result types,
-    regions) ready to construct, or raises OpBuildError."""
-    spec = lookup(name)
-    operands = _expand_operands(spec, tuple(operands))
-    attrs = {}
-    specs = spec.attributes
-    if attributes:
-        for k, v in attributes.items():
-            if v is None:
-                continue
-            a = specs.get(k)
-            try:
-                attrs[k] = a.convert(v) if a is not None else to_attribute(v)
-            except (TypeError, ValueError) as e:
-                fail(spec.name, f"attribute {k}: {e}")
-    regions = tuple(regions)
-    types = tuple([v.type for v in operands])
-    result_types = spec.validate(types, attrs, result_types, regions)
-    # Read-only: builders share one attribute mapping among ops built from the same
-    # arguments (see Builder._memo); Operation.set_attr copies before writing.
-    return spec, operands, OpAttributes(attrs) if attrs else None, result_types, regions
 
 
 class Builder:
@@ -166,44 +111,6 @@ class Builder:
         block.operations.append(op)
         return op
 
-    def _memo(self, key, name, operands, location, make, *make_args) -> Value:
-        """Build a region-free op whose validation only depends on ``key``.
-
-        ``key`` holds the operand types and the raw Python arguments; an op built again with
-        the same key reuses the validated attributes and result types, so repeated patterns
-        (every layer of a network) cost one dict lookup instead of a full check. On a miss,
-        ``make(*make_args)`` gives (attributes, result types or None). ``make`` is a module
-        function rather than a closure: a closure per call, and the cell variables it forces
-        on the caller, cost more than the lookup.
-        """
-        for v in operands:
-            if v.__class__ not in VALUE_CLASSES:
-                _values(name, "operand", operands)
-        try:
-            hit = _MEMO.get(key)
-        except TypeError:  # an unhashable argument: validate without remembering
-            key, hit = None, None
-        if hit is None:
-            hit = _memo_miss(key, name, operands, make, make_args)
-        block = self.block
-        rts = hit[2]
-        if len(rts) == 1:
-            n = len(operands)
-            if n == 1 or n == 2:
-                op = _new_single_result_op(hit[0], operands[0], operands[1] if n == 2 else None,
-                                           hit[1], rts[0],
-                                           self.location if location is None else location,
-                                           block)
-            else:
-                op = SingleResultOp(hit[0], operands, rts, hit[1], (),
-                                    self.location if location is None else location, block)
-            block.operations.append(op)
-            return op
-        op = Operation(hit[0], operands, rts, hit[1], (),
-                       self.location if location is None else location, block)
-        block.operations.append(op)
-        return op.results[0]
-
     def _one(self, *args, **kwargs) -> Value:
         return self.create(*args, **kwargs).results[0]
 
@@ -258,187 +165,6 @@ class Builder:
                          f"building its own return), got {type(out).__name__} {out!r:.60}")
         return Region([block])
 
-    # -- constants and data movement -----------------------------------------------------------
-
-    def constant(self, value, dtype=None, *, location=None) -> Value:
-        """A constant tensor from a numpy array, a numpy or Python scalar, a nested list of
-        numbers, or a DenseElementsAttr. Without ``dtype``, numpy values keep their dtype and
-        Python floats and ints become f32 and i32 (as in JAX without x64).
-
-        Values are converted exactly (see ``mhlo_ir.exact``): ``constant(1.5, dtype=i32)``,
-        ``constant(300, dtype=i8)``, ``constant(-1, dtype=ui8)`` and ``constant(1e10,
-        dtype=f16)`` (which numpy would make inf) raise OpBuildError, as do strings and object
-        arrays; bools become 0 and 1 in integer types."""
-        if value.__class__ is not DenseElementsAttr:
-            value = constant_attr("constant", value, dtype)
-        elif dtype is not None:
-            value = constant_attr("constant", value, dtype)
-        if value.type.num_elements <= 16:
-            # Small constants (literals, dimension values) repeat: validate them once. The
-            # memo keeps the attribute alive, so its id cannot be reused while cached.
-            return self._memo(("constant", id(value)), "constant", (), location,
-                              _constant_make, value)
-        return self._one("constant", (), {"value": value}, location=location)
-
-    def iota(self, shape, element_type, dimension: int = 0, *, location=None) -> Value:
-        return self._one("iota", (), {"iota_dimension": dimension},
-                         (_result("iota", shape, element_type),), location=location)
-
-    def convert(self, x: Value, element_type, *, location=None) -> Value:
-        """Convert to ``element_type`` (XLA semantics: to i1 means ``!= 0``)."""
-        t = _tensor(x, "convert")
-        return self._memo(("convert", t, element_type), "convert", (x,), location,
-                          _convert_make, t, element_type)
-
-    def broadcast_in_dim(self, x: Value, shape, broadcast_dimensions, *, location=None) -> Value:
-        t = getattr(x, "type", None)
-        if t.__class__ is not TensorType:
-            t = _tensor(x, "broadcast_in_dim")
-        cls = shape.__class__
-        if cls is not tuple:
-            shape = tuple(shape) if cls is list else _shape_arg("broadcast_in_dim", shape, t)
-        dims = broadcast_dimensions
-        cls = dims.__class__
-        if cls is not tuple:
-            dims = tuple(dims) if cls is list else _ints("broadcast_in_dim",
-                                                         "broadcast_dimensions", dims)
-        # Dimensions are checked to be ints before keying (1.0 and True equal 1).
-        for d in shape:
-            if d.__class__ is not int:
-                shape = _shape_arg("broadcast_in_dim", shape, t)
-                break
-        for d in dims:
-            if d.__class__ is not int:
-                dims = _ints("broadcast_in_dim", "broadcast_dimensions", dims)
-                break
-        key = ("broadcast_in_dim", t, shape, dims)
-        hit = _MEMO.get(key)
-        if hit is not None and x.__class__ in VALUE_CLASSES:  # _memo's hit path, inlined
-            block = self.block
-            op = _new_single_result_op(hit[0], x, None, hit[1], hit[2][0],
-                                       self.location if location is None else location, block)
-            block.operations.append(op)
-            return op
-        return self._memo(key, "broadcast_in_dim", (x,), location, _broadcast_make, t, shape,
-                          dims)
-
-    def reshape(self, x: Value, shape, *, location=None) -> Value:
-        t = _tensor(x, "reshape")
-        shape = _shape_arg("reshape", shape, t)
-        return self._memo(("reshape", t, shape), "reshape", (x,), location,
-                          _reshape_make, t, shape)
-
-    def transpose(self, x: Value, permutation, *, location=None) -> Value:
-        perm = _ints("transpose", "permutation", permutation)
-        return self._memo(("transpose", _tensor(x, "transpose"), perm), "transpose", (x,),
-                          location, _transpose_make, perm)
-
-    def slice(self, x: Value, start_indices, limit_indices, strides=None, *,
-              location=None) -> Value:
-        start = _ints("slice", "start_indices", start_indices)
-        limit = _ints("slice", "limit_indices", limit_indices)
-        strides = (1,) * len(start) if strides is None else _ints("slice", "strides", strides)
-        return self._memo(("slice", _tensor(x, "slice"), start, limit, strides), "slice", (x,),
-                          location, _slice_make, start, limit, strides)
-
-    def concatenate(self, inputs: Sequence[Value], dimension: int, *, location=None) -> Value:
-        return self._one("concatenate", (value_list("concatenate", "inputs", inputs),),
-                         {"dimension": dimension},
-                         location=location)
-
-    # -- elementwise extras ----------------------------------------------------------------
-
-    def compare(self, lhs: Value, rhs: Value, direction: str, compare_type: str | None = None,
-                *, location=None) -> Value:
-        """``direction`` is EQ, NE, GE, GT, LE or LT; ``compare_type`` FLOAT, TOTALORDER,
-        SIGNED or UNSIGNED (left unset when None). One operand may be a Python scalar (see
-        ``add``)."""
-        if lhs.__class__ not in VALUE_CLASSES or rhs.__class__ not in VALUE_CLASSES:
-            lhs, rhs = _weak_pair(self, "compare", ("lhs", "rhs"), lhs, rhs, location)
-        key = ("compare", lhs.type, rhs.type, direction, compare_type)
-        return self._memo(key, "compare", (lhs, rhs), location, _compare_make, direction,
-                          compare_type)
-
-    def select(self, pred: Value, on_true: Value, on_false: Value, *, location=None) -> Value:
-        """``on_true`` where ``pred`` holds, else ``on_false``; one of them may be a Python
-        scalar, made a constant of the other's type (see ``add``)."""
-        if on_true.__class__ not in VALUE_CLASSES or on_false.__class__ not in VALUE_CLASSES:
-            on_true, on_false = _weak_pair(self, "select", ("on_true", "on_false"), on_true,
-                                           on_false, location)
-        key = ("select", getattr(pred, "type", None), on_true.type, on_false.type)
-        return self._memo(key, "select", (pred, on_true, on_false), location, _no_make)
-
-    def clamp(self, min: Value, x: Value, max: Value, *, location=None) -> Value:
-        """``x`` limited to [min, max]; ``min`` and ``max`` may be Python scalars, made scalar
-        constants of ``x``'s element type (clamp takes scalar bounds)."""
-        if min.__class__ not in VALUE_CLASSES or max.__class__ not in VALUE_CLASSES:
-            if x.__class__ in VALUE_CLASSES:
-                if min.__class__ not in VALUE_CLASSES:
-                    min = _weak_constant(self, "clamp", "min", min, "x", x, (), location)
-                if max.__class__ not in VALUE_CLASSES:
-                    max = _weak_constant(self, "clamp", "max", max, "x", x, (), location)
-        key = ("clamp", getattr(min, "type", None), getattr(x, "type", None),
-               getattr(max, "type", None))
-        return self._memo(key, "clamp", (min, x, max), location, _no_make)
-
-    # -- linear algebra ----------------------------------------------------------------------
-
-    def dot_general(self, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
-                    batch_dimensions=((), ()), *, precision_config=None,
-                    result_element_type=None, location=None) -> Value:
-        """``contracting_dimensions=((lhs dims), (rhs dims))``, likewise ``batch_dimensions``.
-
-        ``result_element_type`` sets a result element type other than the operands' (XLA's
-        preferred element type, e.g. f32 results from bf16 operands).
-        """
-        if contracting_dimensions.__class__ is DotDimensionNumbers:
-            if batch_dimensions != ((), ()):
-                fail("dot_general", "batch_dimensions cannot be given with a "
-                                    "DotDimensionNumbers (it holds the batch dimensions)")
-            dn = contracting_dimensions
-        else:
-            try:
-                (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
-                dn = (tuple(lb), tuple(rb), tuple(lc), tuple(rc))
-            except (TypeError, ValueError):
-                fail("dot_general", f"contracting_dimensions and batch_dimensions must each be "
-                                    f"a pair ((lhs dimensions), (rhs dimensions)), got "
-                                    f"{contracting_dimensions!r:.40} and {batch_dimensions!r:.40}")
-            exact = True  # checked before keying: 1.0 and True equal 1
-            for group in dn:
-                for d in group:
-                    if d.__class__ is not int:
-                        exact = False
-            if not exact:
-                dn = tuple(_ints("dot_general", what, xs) for what, xs in zip(
-                    ("lhs batch dimensions", "rhs batch dimensions",
-                     "lhs contracting dimensions", "rhs contracting dimensions"), dn))
-        # The memo key and the validation see the same value (a str or a generator would
-        # otherwise be keyed as one thing and checked as another).
-        if precision_config is None:
-            pc = None
-        elif isinstance(precision_config, str) or not hasattr(precision_config, "__iter__"):
-            fail("dot_general", f"precision_config must be a list of precisions (DEFAULT, "
-                                f"HIGH, HIGHEST), one per operand, got "
-                                f"{type(precision_config).__name__} {precision_config!r:.40}")
-        else:
-            pc = tuple(precision_config)
-        key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
-               result_element_type)
-        try:
-            hit = _MEMO.get(key)
-        except TypeError:
-            hit = None
-        if hit is not None and lhs.__class__ in VALUE_CLASSES and \
-                rhs.__class__ in VALUE_CLASSES:  # _memo's hit path, inlined
-            block = self.block
-            op = _new_single_result_op(hit[0], lhs, rhs, hit[1], hit[2][0],
-                                       self.location if location is None else location, block)
-            block.operations.append(op)
-            return op
-        return self._memo(key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs,
-                          rhs, dn, pc, result_element_type)
-
     # -- the terminator --------------------------------------------------------------------
 
     def return_(self, *values: Value, location=None) -> Operation:
@@ -460,111 +186,6 @@ class Builder:
                 f"function's result types are ({', '.join(map(str, fn.result_types))})")
         return _terminated(self.block,
                            self.create("func.return", (list(values),), location=location))
-
-def _memo_miss(key, name, operands, make, make_args) -> tuple:
-    """Validate an op for Builder._memo and remember it under ``key`` (None: don't)."""
-    try:
-        attributes, result_types = make(*make_args)
-    except (TypeError, ValueError) as e:
-        if isinstance(e, OpBuildError):
-            raise
-        fail(name, str(e))
-    spec, _, attrs, rts, _ = _validate(name, operands, attributes, result_types, ())
-    hit = (spec, attrs, rts)
-    if key is not None:
-        if len(_MEMO) > 16384:
-            _MEMO.clear()
-        _MEMO[key] = hit
-    return hit
-
-
-# What Builder._memo's callers build on a miss: (attributes, result types or None).
-
-def _no_make():
-    return None, None
-
-
-def _constant_make(value):
-    return {"value": value}, None
-
-
-def _convert_make(t, element_type):
-    return None, (_result("convert", t.shape, element_type),)
-
-
-def _broadcast_make(t, shape, dims):
-    return ({"broadcast_dimensions": dense_i64(dims)},
-            (_result("broadcast_in_dim", shape, t.element_type),))
-
-
-def _reshape_make(t, shape):
-    return None, (_result("reshape", shape, t.element_type),)
-
-
-def _transpose_make(perm):
-    return {"permutation": dense_i64(perm)}, None
-
-
-def _slice_make(start, limit, strides):
-    return {"start_indices": dense_i64(start), "limit_indices": dense_i64(limit),
-            "strides": dense_i64(strides)}, None
-
-
-def _compare_make(direction, compare_type):
-    try:
-        attrs = {"comparison_direction": comparison_direction(direction)}
-        if compare_type is not None:
-            attrs["compare_type"] = comparison_type(compare_type)
-    except ValueError as e:
-        fail("compare", f"attribute {e}")
-    return attrs, None
-
-
-def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type):
-    try:
-        dnums = dn if isinstance(dn, DotDimensionNumbers) else DotDimensionNumbers(*dn)
-    except (TypeError, ValueError) as e:
-        fail("dot_general", f"dimension numbers: {e}")
-    attrs = {"dot_dimension_numbers": dnums, "precision_config": precision_config}
-    if result_element_type is None:
-        return attrs, None
-    spec = REGISTRY["dot_general"]
-    conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
-    inferred = spec.infer("dot_general", (_tensor(lhs, "dot_general"),
-                                          _tensor(rhs, "dot_general")), conv)[0]
-    return attrs, (_result("dot_general", inferred.shape, result_element_type),)
-
-
-def _result(op, shape, element_type) -> TensorType:
-    """``tensor(shape, element_type)`` for op ``op``'s result, failing in the op's name."""
-    try:
-        return tensor(shape, element_type)
-    except (TypeError, ValueError) as e:
-        fail(op, f"result type: {e}")
-
-
-# ``xs`` as a tuple of ints, checked before it becomes part of a memo key (where 1.0 and True
-# would pass for 1).
-_ints = ints
-
-
-def _shape_arg(op, shape, t) -> tuple:
-    """A result shape argument as a tuple of ints (bools and floats rejected, not hashed as
-    ints into the memo), each a valid tensor dimension."""
-    shape = ints(op, "shape", shape)
-    for d in shape:
-        if not 0 <= d <= MAX_DIMENSION:
-            return _result(op, shape, t.element_type).shape
-    return shape
-
-
-def _tensor(x, op) -> TensorType:
-    t = getattr(x, "type", None)
-    if not isinstance(t, TensorType):
-        fail(op, f"operand must be a tensor Value, got {x!r:.60}")
-    return t
-
-
 
 
 def _elementwise_method(spec):

@@ -1,8 +1,10 @@
 """The op table: one OpSpec per op, declared by chapter. Importing this fills ``REGISTRY``.
 
-Every module of this package other than ``spec`` is a chapter (elementwise, chlo, data
-movement, indexing, linalg, windows, control flow, collectives, misc, ...) and is imported
-here, in name order, so adding a chapter is adding a file.
+Every module of this package other than ``spec`` is imported here, in name order, so adding a
+chapter is adding a file. The chapters (elementwise, chlo, data movement, indexing, linalg,
+convolution, windows, control flow, collectives, misc, ...) register specs and their typed
+front doors; ``args``, ``convert`` and ``construct`` hold what the chapters share and register
+nothing.
 """
 
 import importlib as _importlib

@@ -16,9 +16,9 @@ import numpy as np
 from ..dense import DenseElementsAttr, index
 from ..dtypes import from_numpy
 from ..errors import OpBuildError
-from ..exact import exact_array
+from ..exact import as_array, exact_array
 from ..ir import Value
-from ..types import Type, tensor
+from ..types import TensorType, Type, tensor
 from .spec import fail
 
 __all__ = ["ints", "integer", "shape", "pairs", "constant_attr", "arg_names", "value_list",
@@ -100,8 +100,9 @@ def pairs(op: str, what: str, v):
 
 def constant_attr(op: str, value, dtype=None) -> DenseElementsAttr:
     """The value attribute of a constant op: ``value`` converted exactly (``mhlo_ir.exact``)
-    to ``dtype``; without one numpy values keep their dtype, and Python floats and ints become
-    f32 and i32 (as in JAX without x64)."""
+    to ``dtype``. Without one, numpy arrays and scalars keep their dtype, and Python numbers,
+    alone or in (nested) lists and tuples, take JAX's defaults without x64: ints become i32,
+    floats f32, complex numbers complex64 and bools i1 (numpy would make them 64-bit)."""
     if isinstance(value, DenseElementsAttr):
         if dtype is not None:
             et = _element_type(op, dtype)
@@ -125,6 +126,8 @@ def constant_attr(op: str, value, dtype=None) -> DenseElementsAttr:
                     fail(op, f"Python int {value} does not fit in i32: pass dtype (e.g. "
                              f"dtype=i64)")
                 arr = np.asarray(value, np.int32)
+            elif cls is list or cls is tuple or cls is complex:
+                arr = _python_numbers(op, value)
             else:  # from_array checks the value (as_array) and keeps numpy's dtype
                 return DenseElementsAttr.from_array(value)
             return DenseElementsAttr.from_array(arr)
@@ -135,6 +138,28 @@ def constant_attr(op: str, value, dtype=None) -> DenseElementsAttr:
         raise
     except (TypeError, ValueError) as e:
         fail(op, str(e))
+
+
+def _python_numbers(op, value):
+    """A Python complex number or a (nested) list of numbers as an array of the 32-bit type
+    JAX without x64 gives it; numpy's 64-bit defaults are narrowed exactly (a value out of
+    range is refused, floats round to the nearest f32)."""
+    arr = as_array(value)
+    dt = arr.dtype
+    # Python ints: int64, or uint64 for those in [2**63, 2**64). Beyond that numpy makes an
+    # object array, which from_array refuses with its own message.
+    if dt == np.int64 or dt == np.uint64:
+        try:
+            return exact_array(value, "i32")
+        except ValueError as e:
+            fail(op, f"{e}: pass dtype (e.g. dtype=i64)")
+    if dt == np.float64:
+        return exact_array(arr, "f32")
+    if dt == np.complex128:
+        return exact_array(arr, "complex64")
+    # Bools and numpy scalars of narrower types as numpy has them; from_array refuses the
+    # rest (object arrays) naming the value as given.
+    return value
 
 
 # float32's IEEE overflow threshold, max + ulp(max) / 2: Python floats below it in magnitude
@@ -219,7 +244,6 @@ def check_values(op: str, what: str, xs) -> tuple:
 
 def tensor_of(x, op: str):
     """The tensor type of Value ``x``, else an OpBuildError in ``op``'s name."""
-    from ..types import TensorType
     t = getattr(x, "type", None)
     if not isinstance(t, TensorType):
         fail(op, f"operand must be a tensor Value, got {x!r:.60}")

@@ -324,7 +324,8 @@ _spec("constant", (), _chlo_constant, {"value": AttrSpec(_dense_value, True)})
 @builder_method
 def chlo_constant(b, value, dtype=None, *, location=None) -> Value:
     """``chlo.constant`` of a numpy array or scalar, converted as ``Builder.constant``
-    converts (exactly; Python floats and ints become f32 and i32 without ``dtype``)."""
+    converts (exactly; Python numbers and lists of them become i32, f32 or complex64 without
+    ``dtype``)."""
     if not isinstance(value, DenseElementsAttr) or dtype is not None:
         value = constant_attr("chlo.constant", value, dtype)
     return b.create("chlo.constant", (), {"value": value}, location=location).results[0]

@@ -12,13 +12,17 @@ some, when they are arguments: see each spec's ``doc``).
 
 from __future__ import annotations
 
-from ..dense import DenseElementsAttr, i64_array
+from typing import Sequence
+
+from ..dense import DenseElementsAttr, dense_i64, i64_array
 from ..index_array import index_ints
 from ..dtypes import i32
 from ..types import TensorType, tensor
-from ..ir import Value
+from ..ir import VALUE_CLASSES, Value, _new_single_result_op
+from .args import constant_attr, value_list
 from .args import ints as int_list
 from . import convert
+from .construct import memo, memo_get, result_type, shape_arg, tensor_type
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
@@ -169,6 +173,129 @@ register(OpSpec("concatenate", ("inputs*",), {"dimension": AttrSpec(_i64, True)}
                 infer=_concatenate))
 
 
+# -- builder methods: constants and static data movement ----------------------------------------
+#
+# NOTE: memoised (``construct.memo``): the shape and dimension arguments are checked to be
+# ints before they become part of a memo key, where 1.0 and True would pass for 1.
+
+@builder_method
+def constant(b, value, dtype=None, *, location=None) -> Value:
+    """A constant tensor from a numpy array, a numpy or Python scalar, a nested list of
+    numbers, or a DenseElementsAttr. Without ``dtype``, numpy values keep their dtype and
+    Python numbers, alone or in lists, take 32-bit types as in JAX without x64: ints become
+    i32, floats f32 and complex numbers complex64 (``constant([1, 2])`` is a
+    ``tensor<2xi32>``; numpy would make it i64). Pass ``dtype`` or a numpy array for others.
+
+    Values are converted exactly (see ``mhlo_ir.exact``): ``constant(1.5, dtype=i32)``,
+    ``constant(300, dtype=i8)``, ``constant(-1, dtype=ui8)`` and ``constant(1e10,
+    dtype=f16)`` (which numpy would make inf) raise OpBuildError, as do strings and object
+    arrays; bools become 0 and 1 in integer types."""
+    if value.__class__ is not DenseElementsAttr:
+        value = constant_attr("constant", value, dtype)
+    elif dtype is not None:
+        value = constant_attr("constant", value, dtype)
+    if value.type.num_elements <= 16:
+        # Small constants (literals, dimension values) repeat: validate them once. The
+        # memo keeps the attribute alive, so its id cannot be reused while cached.
+        return memo(b, ("constant", id(value)), "constant", (), location, _constant_make,
+                    value)
+    return b._one("constant", (), {"value": value}, location=location)
+
+
+def _constant_make(value):
+    return {"value": value}, None
+
+
+@builder_method
+def iota(b, shape, element_type, dimension: int = 0, *, location=None) -> Value:
+    return b._one("iota", (), {"iota_dimension": dimension},
+                  (result_type("iota", shape, element_type),), location=location)
+
+
+@builder_method
+def broadcast_in_dim(b, x: Value, shape, broadcast_dimensions, *, location=None) -> Value:
+    t = getattr(x, "type", None)
+    if t.__class__ is not TensorType:
+        t = tensor_type(x, "broadcast_in_dim")
+    cls = shape.__class__
+    if cls is not tuple:
+        shape = tuple(shape) if cls is list else shape_arg("broadcast_in_dim", shape, t)
+    dims = broadcast_dimensions
+    cls = dims.__class__
+    if cls is not tuple:
+        dims = tuple(dims) if cls is list else int_list("broadcast_in_dim",
+                                                        "broadcast_dimensions", dims)
+    # Dimensions are checked to be ints before keying (1.0 and True equal 1).
+    for d in shape:
+        if d.__class__ is not int:
+            shape = shape_arg("broadcast_in_dim", shape, t)
+            break
+    for d in dims:
+        if d.__class__ is not int:
+            dims = int_list("broadcast_in_dim", "broadcast_dimensions", dims)
+            break
+    key = ("broadcast_in_dim", t, shape, dims)
+    hit = memo_get(key)
+    if hit is not None and x.__class__ in VALUE_CLASSES:  # memo's hit path, inlined
+        block = b.block
+        op = _new_single_result_op(hit[0], x, None, hit[1], hit[2][0],
+                                   b.location if location is None else location, block)
+        block.operations.append(op)
+        return op
+    return memo(b, key, "broadcast_in_dim", (x,), location, _broadcast_make, t, shape, dims)
+
+
+def _broadcast_make(t, shape, dims):
+    return ({"broadcast_dimensions": dense_i64(dims)},
+            (result_type("broadcast_in_dim", shape, t.element_type),))
+
+
+@builder_method
+def reshape(b, x: Value, shape, *, location=None) -> Value:
+    t = tensor_type(x, "reshape")
+    shape = shape_arg("reshape", shape, t)
+    return memo(b, ("reshape", t, shape), "reshape", (x,), location, _reshape_make, t, shape)
+
+
+def _reshape_make(t, shape):
+    return None, (result_type("reshape", shape, t.element_type),)
+
+
+@builder_method
+def transpose(b, x: Value, permutation, *, location=None) -> Value:
+    perm = int_list("transpose", "permutation", permutation)
+    return memo(b, ("transpose", tensor_type(x, "transpose"), perm), "transpose", (x,),
+                location, _transpose_make, perm)
+
+
+def _transpose_make(perm):
+    return {"permutation": dense_i64(perm)}, None
+
+
+def _slice_method(b, x: Value, start_indices, limit_indices, strides=None, *,
+                  location=None) -> Value:
+    start = int_list("slice", "start_indices", start_indices)
+    limit = int_list("slice", "limit_indices", limit_indices)
+    strides = (1,) * len(start) if strides is None else int_list("slice", "strides", strides)
+    return memo(b, ("slice", tensor_type(x, "slice"), start, limit, strides), "slice", (x,),
+                location, _slice_make, start, limit, strides)
+
+
+# Not defined as ``slice``, so the builtin keeps its name in this module.
+_slice_method.__name__ = "slice"
+builder_method(_slice_method)
+
+
+def _slice_make(start, limit, strides):
+    return {"start_indices": dense_i64(start), "limit_indices": dense_i64(limit),
+            "strides": dense_i64(strides)}, None
+
+
+@builder_method
+def concatenate(b, inputs: Sequence[Value], dimension: int, *, location=None) -> Value:
+    return b._one("concatenate", (value_list("concatenate", "inputs", inputs),),
+                  {"dimension": dimension},
+                  location=location)
 
 
 # -- shared helpers (also used by the indexing chapter) -----------------------------------------

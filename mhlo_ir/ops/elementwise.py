@@ -7,11 +7,12 @@ element type follows from the operand's. Every op in a family shares one result 
 
 from __future__ import annotations
 
-from .. import dtypes
+from .. import dtypes, weak_scalars
 from ..mhlo_attributes import comparison_direction, comparison_type
 from ..types import TensorType, tensor
-from ..ir import Value
+from ..ir import VALUE_CLASSES, Value
 from . import convert
+from .construct import memo, no_make, result_type, tensor_type
 from .spec import (HLO_DIALECTS, MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register,
                    tensor_operand)
 
@@ -245,6 +246,73 @@ def _convert_check(op, types, attributes, results, regions):
 
 register(OpSpec("convert", ("operand",), check=_convert_check,
                 doc="Convert elements to the result's element type (result type is explicit)."))
+
+
+# -- builder methods: compare, select, clamp, convert ------------------------------------------
+
+@builder_method
+def compare(b, lhs: Value, rhs: Value, direction: str, compare_type: str | None = None,
+            *, location=None) -> Value:
+    """``direction`` is EQ, NE, GE, GT, LE or LT; ``compare_type`` FLOAT, TOTALORDER,
+    SIGNED or UNSIGNED (left unset when None). One operand may be a Python scalar (see
+    ``add``)."""
+    if lhs.__class__ not in VALUE_CLASSES or rhs.__class__ not in VALUE_CLASSES:
+        lhs, rhs = weak_scalars.weak_pair(b, "compare", ("lhs", "rhs"), lhs, rhs, location)
+    key = ("compare", lhs.type, rhs.type, direction, compare_type)
+    return memo(b, key, "compare", (lhs, rhs), location, _compare_make, direction,
+                compare_type)
+
+
+def _compare_make(direction, compare_type):
+    try:
+        attrs = {"comparison_direction": comparison_direction(direction)}
+        if compare_type is not None:
+            attrs["compare_type"] = comparison_type(compare_type)
+    except ValueError as e:
+        fail("compare", f"attribute {e}")
+    return attrs, None
+
+
+@builder_method
+def select(b, pred: Value, on_true: Value, on_false: Value, *, location=None) -> Value:
+    """``on_true`` where ``pred`` holds, else ``on_false``; one of them may be a Python
+    scalar, made a constant of the other's type (see ``add``)."""
+    if on_true.__class__ not in VALUE_CLASSES or on_false.__class__ not in VALUE_CLASSES:
+        on_true, on_false = weak_scalars.weak_pair(b, "select", ("on_true", "on_false"),
+                                                   on_true, on_false, location)
+    key = ("select", getattr(pred, "type", None), on_true.type, on_false.type)
+    return memo(b, key, "select", (pred, on_true, on_false), location, no_make)
+
+
+@builder_method
+def clamp(b, min: Value, x: Value, max: Value, *, location=None) -> Value:
+    """``x`` limited to [min, max]; ``min`` and ``max`` may be Python scalars, made scalar
+    constants of ``x``'s element type (clamp takes scalar bounds)."""
+    if min.__class__ not in VALUE_CLASSES or max.__class__ not in VALUE_CLASSES:
+        if x.__class__ in VALUE_CLASSES:
+            if min.__class__ not in VALUE_CLASSES:
+                min = weak_scalars.weak_constant(b, "clamp", "min", min, "x", x, (), location)
+            if max.__class__ not in VALUE_CLASSES:
+                max = weak_scalars.weak_constant(b, "clamp", "max", max, "x", x, (), location)
+    key = ("clamp", getattr(min, "type", None), getattr(x, "type", None),
+           getattr(max, "type", None))
+    return memo(b, key, "clamp", (min, x, max), location, no_make)
+
+
+def _convert_method(b, x: Value, element_type, *, location=None) -> Value:
+    """Convert to ``element_type`` (XLA semantics: to i1 means ``!= 0``)."""
+    t = tensor_type(x, "convert")
+    return memo(b, ("convert", t, element_type), "convert", (x,), location, _convert_make, t,
+                element_type)
+
+
+# Not defined as ``convert``, which in this module is the converters' module.
+_convert_method.__name__ = "convert"
+builder_method(_convert_method)
+
+
+def _convert_make(t, element_type):
+    return None, (result_type("convert", t.shape, element_type),)
 
 
 # -- reduce_precision -------------------------------------------------------------------------

@@ -1,22 +1,22 @@
-"""Linear algebra: dot_general, dot, einsum, convolution, triangular_solve, cholesky, fft,
-batch norm, topk, ragged_dot (and the trace marker)."""
+"""Linear algebra: dot_general, dot, einsum, triangular_solve, cholesky, fft, batch norm,
+topk, ragged_dot (and the trace marker). Convolution has a chapter of its own."""
 
 from __future__ import annotations
 
 import attrs
-import numpy as np
 
 from .. import dtypes
 from ..attributes import (ArrayAttr, Attribute)
-from ..dense import DenseElementsAttr, i64_array
+from ..dense import i64_array
 from ..index_array import index_ints
-from ..dtypes import i32, i64
-from ..mhlo_attributes import (ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, fft_type,
-                               precision, transpose)
+from ..dtypes import i32
+from ..mhlo_attributes import DotDimensionNumbers, EnumAttr, fft_type, precision, transpose
 from ..types import TensorType, tensor
-from ..ir import Operation, Value
+from ..ir import VALUE_CLASSES, Operation, Value, _new_single_result_op
 from . import convert
-from .args import integer, pairs
+from .args import integer
+from .args import ints as int_list
+from .construct import memo, memo_get, result_type, tensor_type
 from .convert import show
 from .spec import (MHLO_ONLY, REGISTRY, AttrSpec, OpSpec, builder_method, fail, register,
                    tensor_operand)
@@ -102,61 +102,85 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
                 infer=_dot_general, check=_dot_general_check))
 
 
+@builder_method
+def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
+                batch_dimensions=((), ()), *, precision_config=None,
+                result_element_type=None, location=None) -> Value:
+    """``contracting_dimensions=((lhs dims), (rhs dims))``, likewise ``batch_dimensions``.
+
+    ``result_element_type`` sets a result element type other than the operands' (XLA's
+    preferred element type, e.g. f32 results from bf16 operands).
+    """
+    if contracting_dimensions.__class__ is DotDimensionNumbers:
+        if batch_dimensions != ((), ()):
+            fail("dot_general", "batch_dimensions cannot be given with a "
+                                "DotDimensionNumbers (it holds the batch dimensions)")
+        dn = contracting_dimensions
+    else:
+        try:
+            (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
+            dn = (tuple(lb), tuple(rb), tuple(lc), tuple(rc))
+        except (TypeError, ValueError):
+            fail("dot_general", f"contracting_dimensions and batch_dimensions must each be "
+                                f"a pair ((lhs dimensions), (rhs dimensions)), got "
+                                f"{contracting_dimensions!r:.40} and {batch_dimensions!r:.40}")
+        exact = True  # checked before keying: 1.0 and True equal 1
+        for group in dn:
+            for d in group:
+                if d.__class__ is not int:
+                    exact = False
+        if not exact:
+            dn = tuple(int_list("dot_general", what, xs) for what, xs in zip(
+                ("lhs batch dimensions", "rhs batch dimensions",
+                 "lhs contracting dimensions", "rhs contracting dimensions"), dn))
+    # The memo key and the validation see the same value (a str or a generator would
+    # otherwise be keyed as one thing and checked as another).
+    if precision_config is None:
+        pc = None
+    elif isinstance(precision_config, str) or not hasattr(precision_config, "__iter__"):
+        fail("dot_general", f"precision_config must be a list of precisions (DEFAULT, "
+                            f"HIGH, HIGHEST), one per operand, got "
+                            f"{type(precision_config).__name__} {precision_config!r:.40}")
+    else:
+        pc = tuple(precision_config)
+    key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
+           result_element_type)
+    try:
+        hit = memo_get(key)
+    except TypeError:
+        hit = None
+    if hit is not None and lhs.__class__ in VALUE_CLASSES and \
+            rhs.__class__ in VALUE_CLASSES:  # memo's hit path, inlined
+        block = b.block
+        op = _new_single_result_op(hit[0], lhs, rhs, hit[1], hit[2][0],
+                                   b.location if location is None else location, block)
+        block.operations.append(op)
+        return op
+    return memo(b, key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs, rhs, dn,
+                pc, result_element_type)
+
+
+def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type):
+    try:
+        dnums = dn if isinstance(dn, DotDimensionNumbers) else DotDimensionNumbers(*dn)
+    except (TypeError, ValueError) as e:
+        fail("dot_general", f"dimension numbers: {e}")
+    attrs = {"dot_dimension_numbers": dnums, "precision_config": precision_config}
+    if result_element_type is None:
+        return attrs, None
+    spec = REGISTRY["dot_general"]
+    conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
+    inferred = spec.infer("dot_general", (tensor_type(lhs, "dot_general"),
+                                          tensor_type(rhs, "dot_general")), conv)[0]
+    return attrs, (result_type("dot_general", inferred.shape, result_element_type),)
+
+
 # -- shared converters ---------------------------------------------------------------------------
 
 _i64 = convert.i64
 _bool = convert.boolean
 _f32 = convert.f32
 _str = convert.string
-
-
-def _padding(v):
-    """``[[lo, hi], ...]`` (or the flat ``[lo0, hi0, lo1, hi1, ...]``) as ``dense<...> :
-    tensor<Nx2xi64>``; a DenseElementsAttr must already be that."""
-    if isinstance(v, DenseElementsAttr):
-        t = v.type
-        if t.element_type is not i64 or t.rank != 2 or t.shape[1] != 2:
-            raise TypeError(f"expected (low, high) pairs as a tensor<Nx2xi64>, got {t}")
-        return v
-    if isinstance(v, (str, bytes, Attribute)) or not hasattr(v, "__iter__"):
-        raise TypeError(f"expected a list of (low, high) pairs, got {show(v)}")
-    rows = list(v)
-    flat = all(not hasattr(r, "__iter__") for r in rows)
-    if flat:
-        if len(rows) % 2:
-            raise ValueError(f"a flat padding list needs an even number of integers, got "
-                             f"{len(rows)}")
-        rows = [rows[i:i + 2] for i in range(0, len(rows), 2)]
-    out = []
-    for i, r in enumerate(rows):
-        if isinstance(r, (str, bytes, Attribute)) or not hasattr(r, "__iter__"):
-            raise TypeError(f"entry {i} must be a (low, high) pair, got {show(r)}")
-        r = tuple(r)
-        if len(r) != 2:
-            raise ValueError(f"entry {i} must be a (low, high) pair, got {len(r)} values")
-        out.append([_i64(x).value for x in r])
-    return DenseElementsAttr.from_array(np.array(out, dtype=np.int64).reshape(len(out), 2))
-
-
-def _bools(v):
-    """window_reversal: bools, or a 1-D i1 DenseElementsAttr ("constant boolean
-    vector/tensor attribute"; 0/1 integers or floats are refused there)."""
-    if isinstance(v, DenseElementsAttr):
-        t = v.type
-        if not t.element_type.is_bool or t.rank != 1:
-            raise TypeError(f"expected a 1-D tensor of i1 (bools), got {t}")
-        return v
-    if isinstance(v, (str, bytes, Attribute)) or not hasattr(v, "__iter__"):
-        raise TypeError(f"expected a list of bools, got {show(v)}")
-    vs = list(v)
-    for i, x in enumerate(vs):
-        if not isinstance(x, (bool, np.bool_)):
-            raise TypeError(f"expected bools, got {show(x)} at index {i}")
-    return DenseElementsAttr.from_array(np.array(vs, dtype=np.bool_).reshape(-1))
-
-
-def _array(attr) -> np.ndarray:
-    return attr.to_array()
 
 
 def _float_or_complex(op, what, t):
@@ -266,212 +290,6 @@ register(OpSpec("einsum", ("lhs", "rhs"), {"einsum_config": AttrSpec(_str, True)
 def einsum(b, lhs, rhs, einsum_config: str, *, location=None) -> Value:
     """``mhlo.einsum`` with ``einsum_config`` like ``"ab,bc->ac"``."""
     return b.create("einsum", (lhs, rhs), {"einsum_config": einsum_config},
-                    location=location).results[0]
-
-
-# -- convolution -----------------------------------------------------------------------------
-
-def _conv_dnums(v):
-    if isinstance(v, ConvDimensionNumbers):
-        return v
-    if isinstance(v, dict):
-        return ConvDimensionNumbers(**v)
-    raise TypeError(f"expected ConvDimensionNumbers, got {v!r}")
-
-
-def _window_list(op, attributes, name, n, default):
-    a = attributes.get(name)
-    if a is None:
-        return (default,) * n
-    vals = index_ints(a)
-    if len(vals) != n:
-        fail(op, f"{name} has {len(vals)} entries, expected {n} (one per spatial dimension)")
-    return vals
-
-
-def _pads(op, attributes, n):
-    a = attributes.get("padding")
-    if a is None:
-        return ((0, 0),) * n
-    arr = _array(a)
-    if arr.shape != (n, 2):
-        fail(op, f"padding must have shape [{n}, 2] (one [low, high] pair per spatial "
-                 f"dimension), got {list(arr.shape)}")
-    return tuple((int(lo), int(hi)) for lo, hi in arr)
-
-
-def window_output_size(size, window, stride, lo, hi, base_dilation=1, window_dilation=1,
-                       op=None, dim=None):
-    """The number of windows along one dimension (StableHLO's shape rule for convolution and
-    reduce_window). A negative padded size is an error: MLIR's verifier lets it through and
-    XLA then aborts the process."""
-    dilated = 0 if size == 0 else (size - 1) * base_dilation + 1
-    padded = dilated + lo + hi
-    if padded < 0:
-        fail(op or "window", f"dimension {dim}: padding ({lo}, {hi}) on a (dilated) size of "
-                             f"{dilated} leaves {padded} elements; it must not be negative")
-    dw = 0 if window == 0 else (window - 1) * window_dilation + 1
-    if padded < dw or padded <= 0:
-        return 0
-    return (padded - dw) // stride + 1
-
-
-def _convolution(op, types, attributes):
-    lhs = tensor_operand(op, "lhs", types[0])
-    rhs = tensor_operand(op, "rhs", types[1])
-    dn = attributes["dimension_numbers"]
-    if not isinstance(dn, ConvDimensionNumbers):
-        fail(op, f"attribute dimension_numbers must be ConvDimensionNumbers, got {dn!r}")
-    n = len(dn.input_spatial_dimensions)
-    if lhs.rank != n + 2:
-        fail(op, f"lhs must have rank {n + 2} (batch, feature and {n} spatial dimensions per "
-                 f"dimension_numbers), got {lhs}")
-    if rhs.rank != n + 2 or len(dn.kernel_spatial_dimensions) != n or \
-            len(dn.output_spatial_dimensions) != n:
-        fail(op, f"rhs must have rank {n + 2} and the dimension numbers {n} spatial dimensions "
-                 f"everywhere, got {rhs}")
-    if lhs.element_type is not rhs.element_type:
-        fail(op, f"operands lhs and rhs must have the same element type, got {lhs} and {rhs}")
-    fgc = attributes["feature_group_count"].value
-    bgc = attributes["batch_group_count"].value
-    if fgc <= 0 or bgc <= 0:
-        fail(op, f"feature_group_count ({fgc}) and batch_group_count ({bgc}) must be positive")
-    if fgc != 1 and bgc != 1:
-        fail(op, f"feature_group_count ({fgc}) and batch_group_count ({bgc}) cannot both "
-                 "exceed 1")
-    batch = lhs.shape[dn.input_batch_dimension]
-    in_f = lhs.shape[dn.input_feature_dimension]
-    k_in = rhs.shape[dn.kernel_input_feature_dimension]
-    k_out = rhs.shape[dn.kernel_output_feature_dimension]
-    if in_f % fgc:
-        fail(op, f"input feature dimension size {in_f} is not divisible by feature_group_count "
-                 f"{fgc}")
-    if in_f // fgc != k_in:
-        fail(op, f"kernel input feature dimension has size {k_in}, expected {in_f // fgc} "
-                 f"(input features {in_f} / feature_group_count {fgc}): {lhs} vs {rhs}")
-    if k_out % fgc:
-        fail(op, f"kernel output feature dimension size {k_out} is not divisible by "
-                 f"feature_group_count {fgc}")
-    if batch % bgc:
-        fail(op, f"input batch dimension size {batch} is not divisible by batch_group_count "
-                 f"{bgc}")
-    if k_out % bgc:
-        fail(op, f"kernel output feature dimension size {k_out} is not divisible by "
-                 f"batch_group_count {bgc}")
-    strides = _window_list(op, attributes, "window_strides", n, 1)
-    lhs_dil = _window_list(op, attributes, "lhs_dilation", n, 1)
-    rhs_dil = _window_list(op, attributes, "rhs_dilation", n, 1)
-    _window_list(op, attributes, "window_reversal", n, False)
-    for name, vals in (("window_strides", strides), ("lhs_dilation", lhs_dil),
-                       ("rhs_dilation", rhs_dil)):
-        for i, s in enumerate(vals):
-            if s <= 0:
-                fail(op, f"{name}[{i}] = {s} must be positive")
-    pads = _pads(op, attributes, n)
-    pc = attributes.get("precision_config")
-    if pc is not None and len(pc.elements) > 2:
-        fail(op, f"precision_config must have at most 2 entries, got {len(pc.elements)}")
-    shape = [0] * (n + 2)
-    shape[dn.output_batch_dimension] = batch // bgc
-    shape[dn.output_feature_dimension] = k_out
-    for i in range(n):
-        size = lhs.shape[dn.input_spatial_dimensions[i]]
-        window = rhs.shape[dn.kernel_spatial_dimensions[i]]
-        shape[dn.output_spatial_dimensions[i]] = window_output_size(
-            size, window, strides[i], pads[i][0], pads[i][1], lhs_dil[i], rhs_dil[i], op,
-            dn.input_spatial_dimensions[i])
-    return (tensor(shape, lhs.element_type),)
-
-
-def _convolution_check(op, types, attributes, results, regions):
-    _check_result_shape(op, _convolution(op, types[:2], attributes)[0], results)
-
-
-_CONV_ATTRS = {
-    "window_strides": AttrSpec(i64_array),
-    "padding": AttrSpec(_padding),
-    "lhs_dilation": AttrSpec(i64_array),
-    "rhs_dilation": AttrSpec(i64_array),
-    "window_reversal": AttrSpec(_bools),
-    "dimension_numbers": AttrSpec(_conv_dnums, True),
-    "feature_group_count": AttrSpec(_i64, True),
-    "batch_group_count": AttrSpec(_i64, True),
-    "precision_config": AttrSpec(_precision_config),
-}
-
-register(OpSpec("convolution", ("lhs", "rhs"), dict(_CONV_ATTRS), infer=_convolution,
-                check=_convolution_check,
-                doc="windowed products with strides, padding, dilations and groups"))
-
-
-def _dynamic_conv_check(op, types, attributes, results, regions):
-    pad = tensor_operand(op, "d_padding", types[2])
-    if pad.element_type.kind not in ("sint", "uint"):
-        fail(op, f"operand d_padding must have integer elements, got {pad}")
-    _convolution(op, types[:2], attributes)  # all but the padding-dependent spatial sizes
-    r = results[0]
-    if not isinstance(r, TensorType) or r.rank != types[0].rank:
-        fail(op, f"result must be a tensor of rank {types[0].rank} (as lhs {types[0]}), got {r}")
-
-
-register(OpSpec("dynamic_conv", ("lhs", "rhs", "d_padding"), dict(_CONV_ATTRS),
-                check=_dynamic_conv_check,
-                doc="convolution whose padding is an operand",
-                not_run="XLA cannot lower it: converting to HLO fails with \"'stablehlo."
-                        "dynamic_conv' op can't be translated to XLA HLO\" even with static "
-                        "shapes (it is only produced and consumed inside MLIR pipelines)"))
-
-
-def _conv_builder_attrs(op, dimension_numbers, window_strides, padding, lhs_dilation,
-                        rhs_dilation, window_reversal, feature_group_count, batch_group_count,
-                        precision_config):
-    # The group counts' converter takes int(v) and the padding's numpy.asarray(v, int64):
-    # both would truncate 1.5, so the front doors check them.
-    return {"dimension_numbers": dimension_numbers, "window_strides": window_strides,
-            "padding": pairs(op, "padding", padding), "lhs_dilation": lhs_dilation,
-            "rhs_dilation": rhs_dilation, "window_reversal": window_reversal,
-            "feature_group_count": integer(op, "feature_group_count", feature_group_count),
-            "batch_group_count": integer(op, "batch_group_count", batch_group_count),
-            "precision_config": precision_config}
-
-
-@builder_method
-def convolution(b, lhs, rhs, dimension_numbers, *, window_strides=None, padding=None,
-                lhs_dilation=None, rhs_dilation=None, window_reversal=None,
-                feature_group_count=1, batch_group_count=1, precision_config=None,
-                result_element_type=None, location=None) -> Value:
-    """``mhlo.convolution``; ``dimension_numbers`` is a ConvDimensionNumbers, ``padding`` a
-    list of ``(low, high)`` pairs per spatial dimension."""
-    attrs = _conv_builder_attrs("convolution", dimension_numbers, window_strides, padding,
-                                lhs_dilation, rhs_dilation, window_reversal,
-                                feature_group_count, batch_group_count, precision_config)
-    rt = None
-    if result_element_type is not None:
-        spec = REGISTRY["convolution"]
-        conv = {}
-        for k, v in attrs.items():
-            if v is not None:
-                try:
-                    conv[k] = spec.attributes[k].convert(v)
-                except (TypeError, ValueError) as e:
-                    fail("convolution", f"attribute {k}: {e}")
-        inferred = _convolution("convolution", (getattr(lhs, "type", None),
-                                                getattr(rhs, "type", None)), conv)[0]
-        rt = _result_et("convolution", inferred, result_element_type)
-    return b.create("convolution", (lhs, rhs), attrs, rt, location=location).results[0]
-
-
-@builder_method
-def dynamic_conv(b, lhs, rhs, d_padding, dimension_numbers, result_type, *, window_strides=None,
-                 padding=None, lhs_dilation=None, rhs_dilation=None, window_reversal=None,
-                 feature_group_count=1, batch_group_count=1, precision_config=None,
-                 location=None) -> Value:
-    """``mhlo.dynamic_conv``: a convolution with the padding given as an ``Nx2`` operand; its
-    result type depends on that operand's value, so the caller states it."""
-    attrs = _conv_builder_attrs("dynamic_conv", dimension_numbers, window_strides, padding,
-                                lhs_dilation, rhs_dilation, window_reversal,
-                                feature_group_count, batch_group_count, precision_config)
-    return b.create("dynamic_conv", (lhs, rhs, d_padding), attrs, (result_type,),
                     location=location).results[0]
 
 

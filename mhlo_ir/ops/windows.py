@@ -11,7 +11,8 @@ from ..types import TensorType, tensor
 from ..ir import Operation, Value
 from . import convert
 from .control_flow import check_region, inputs_and_inits, region_returns
-from .linalg import _bool, _padding, window_output_size
+from .convolution import _padding, window_output_size
+from .linalg import _bool
 from .args import arg_names, integer, pairs, results, value_list
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
