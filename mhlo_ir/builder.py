@@ -19,7 +19,7 @@ from typing import Callable, Iterator, Sequence, Union
 from .errors import OpBuildError
 from .ir import (Block, Function, Operation, Region, SingleResultOp,
                  VALUE_CLASSES, Value, make_operation)
-from .location import UNKNOWN, Location, loc as make_loc
+from .location import UNKNOWN, Location, checked_location, loc as make_loc
 from .ops import REGISTRY
 from .ops.elementwise import BINARY, UNARY
 from .ops.args import as_results, check_values
@@ -107,7 +107,8 @@ class Builder:
             name, operands, attributes, result_types, regions)
         block = self.block
         op = make_operation(spec, operands, result_types, attrs, regions,
-                            self.location if location is None else location, block)
+                            self.location if location is None
+                            else checked_location(location), block)
         block.operations.append(op)
         return op
 
@@ -218,7 +219,7 @@ def _elementwise_method(spec):
             op._b = None
             op.attributes = None
             op.regions = ()
-            op.location = self.location if location is None else location
+            op.location = self.location if location is None else checked_location(location)
             op.parent = block
             op.type = result_types[0]
             block.operations.append(op)
@@ -248,7 +249,7 @@ def _elementwise_method(spec):
             op._b = rhs
             op.attributes = None
             op.regions = ()
-            op.location = self.location if location is None else location
+            op.location = self.location if location is None else checked_location(location)
             op.parent = block
             op.type = result_types[0]
             block.operations.append(op)

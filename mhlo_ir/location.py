@@ -237,3 +237,15 @@ def parse_location_aliases(text: str, aliases=None) -> dict:
         ts.expect(")")
         ts.expect_end()
     return out
+
+
+def checked_location(location) -> Location:
+    """``location`` (a builder method's ``location=``) if it is a Location; anything else is
+    an OpBuildError saying what to pass, here and not when the module is printed."""
+    if isinstance(location, Location):
+        return location
+    from .errors import OpBuildError
+    raise OpBuildError(f"location= must be a Location (hlo.NameLoc('x'), "
+                       f"hlo.FileLineColLoc('f.py', 3, 7)) or None, got "
+                       f"{type(location).__name__} {location!r:.60}; or build inside "
+                       f"b.at_location('f.py', 3, 7)")

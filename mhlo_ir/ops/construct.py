@@ -19,6 +19,7 @@ from ..errors import OpBuildError
 from ..ir import (Operation, SingleResultOp, VALUE_CLASSES, Value, _new_single_result_op)
 from ..op_attributes import OpAttributes
 from ..types import MAX_DIMENSION, TensorType, tensor
+from ..location import checked_location
 from .args import check_values, ints, tensor_of
 from .spec import fail, lookup
 
@@ -105,20 +106,17 @@ def memo(b, key, name, operands, location, make, *make_args) -> Value:
         hit = memo_miss(key, name, operands, make, make_args)
     block = b.block
     rts = hit[2]
+    loc = b.location if location is None else checked_location(location)
     if len(rts) == 1:
         n = len(operands)
         if n == 1 or n == 2:
             op = _new_single_result_op(hit[0], operands[0], operands[1] if n == 2 else None,
-                                       hit[1], rts[0],
-                                       b.location if location is None else location,
-                                       block)
+                                       hit[1], rts[0], loc, block)
         else:
-            op = SingleResultOp(hit[0], operands, rts, hit[1], (),
-                                b.location if location is None else location, block)
+            op = SingleResultOp(hit[0], operands, rts, hit[1], (), loc, block)
         block.operations.append(op)
         return op
-    op = Operation(hit[0], operands, rts, hit[1], (),
-                   b.location if location is None else location, block)
+    op = Operation(hit[0], operands, rts, hit[1], (), loc, block)
     block.operations.append(op)
     return op.results[0]
 

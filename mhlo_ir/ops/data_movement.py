@@ -19,6 +19,7 @@ from ..index_array import index_ints
 from ..dtypes import i32
 from ..types import TensorType, tensor
 from ..ir import VALUE_CLASSES, Value, _new_single_result_op
+from ..location import checked_location
 from .args import constant_attr, value_list
 from .args import ints as int_list
 from . import convert
@@ -239,7 +240,8 @@ def broadcast_in_dim(b, x: Value, shape, broadcast_dimensions, *, location=None)
     if hit is not None and x.__class__ in VALUE_CLASSES:  # memo's hit path, inlined
         block = b.block
         op = _new_single_result_op(hit[0], x, None, hit[1], hit[2][0],
-                                   b.location if location is None else location, block)
+                                   b.location if location is None
+                                   else checked_location(location), block)
         block.operations.append(op)
         return op
     return memo(b, key, "broadcast_in_dim", (x,), location, _broadcast_make, t, shape, dims)

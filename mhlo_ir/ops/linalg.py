@@ -13,6 +13,7 @@ from ..dtypes import i32
 from ..mhlo_attributes import DotDimensionNumbers, EnumAttr, fft_type, precision, transpose
 from ..types import TensorType, tensor
 from ..ir import VALUE_CLASSES, Operation, Value, _new_single_result_op
+from ..location import checked_location
 from . import convert
 from .args import integer
 from .args import ints as int_list
@@ -153,7 +154,8 @@ def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
             rhs.__class__ in VALUE_CLASSES:  # memo's hit path, inlined
         block = b.block
         op = _new_single_result_op(hit[0], lhs, rhs, hit[1], hit[2][0],
-                                   b.location if location is None else location, block)
+                                   b.location if location is None
+                                   else checked_location(location), block)
         block.operations.append(op)
         return op
     return memo(b, key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs, rhs, dn,

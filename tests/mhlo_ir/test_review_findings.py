@@ -99,9 +99,6 @@ def test_oracle_jaxlib_rejects_minus_one_in_all_gather():
 
 # -- 3. locations and module-level fields are not checked -----------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="location= of a builder method is not checked at build; "
-                   "Module.verify catches it but to_text raises AttributeError "
-                   "(\"'str' object has no attribute 'render'\", printer.py _Locations.suffix)")
 @pytest.mark.parametrize("bad", ["model.py", 3, ("model.py", 1, 2)], ids=["str", "int", "tuple"])
 def test_bad_location_refused_at_build(bad):
     _, f, b = new([T((2,), f32)])
