@@ -611,6 +611,9 @@ def read_attribute(ts, dialect) -> Attribute:
         if prefix == dialect.name:
             from .mhlo_attributes import read_dialect_attribute
             return read_dialect_attribute(ts, dialect)
+        if prefix == "chlo":
+            from .mhlo_attributes import ChloEnumAttr
+            return ChloEnumAttr.parse(ts, dialect)
         parse = _HASH_PARSERS.get(prefix)
         if parse is not None:
             return parse(ts, dialect)

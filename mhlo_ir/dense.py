@@ -13,6 +13,8 @@ MLIR's uppercase and MLIR reads either.
 
 from __future__ import annotations
 
+import re
+
 import attrs
 import numpy as np
 
@@ -219,8 +221,14 @@ def i64_array(v) -> IndexArrayAttr:
 _UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
+# ``tensor<Nxindex>``: custom-call layouts (ops.misc.IndexLayout), the one dense attribute of
+# index elements, which are no element type of ours.
+_INDEX_TENSOR = re.compile(r"tensor\s*<\s*(?:\d+\s*x\s*)*index\s*>")
+
+
 def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
     from .types import read_type
+    start = ts.mark()
     ts.expect("dense")
     ts.expect("<")
     body = ts.peek()
@@ -237,6 +245,10 @@ def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
     ts.expect(">")
     ts.expect(":")
     type_tok = ts.peek()
+    if type_tok.text == "tensor" and _INDEX_TENSOR.match(ts.text, type_tok.pos):
+        from .ops.misc import IndexLayout
+        ts.reset(start)
+        return IndexLayout.parse(ts, dialect)
     t = read_type(ts, dialect)
     if t.__class__ is not TensorType:
         raise ts.error(f"dense elements need a ranked tensor type, got {t}", type_tok)

@@ -3,7 +3,6 @@ batch norm, topk, ragged_dot (and the trace marker)."""
 
 from __future__ import annotations
 
-import attrs
 import numpy as np
 
 from .. import dtypes
@@ -12,7 +11,7 @@ from ..dense import DenseElementsAttr, i64_array
 from ..index_array import index_ints
 from ..dtypes import i32, i64
 from ..mhlo_attributes import (ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, fft_type,
-                               precision, transpose)
+                               RaggedDotDimensionNumbers, precision, transpose)
 from ..types import TensorType, tensor
 from ..ir import Operation, Value
 from . import convert
@@ -682,25 +681,6 @@ def topk(b, x, k, *, largest=None, location=None) -> tuple:
 
 
 # -- ragged_dot ------------------------------------------------------------------------------
-
-@attrs.frozen
-class RaggedDotDimensionNumbers(Attribute):
-    """``#mhlo.ragged_dot<dot_dimension_numbers = #mhlo.dot<...>, lhs_ragged_dimensions = [..],
-    rhs_group_dimensions = [..]>``."""
-
-    dot_dimension_numbers: DotDimensionNumbers
-    lhs_ragged_dimensions: tuple = attrs.field(converter=lambda xs: tuple(int(x) for x in xs))
-    rhs_group_dimensions: tuple = attrs.field(default=(),
-                                              converter=lambda xs: tuple(int(x) for x in xs))
-
-    def render(self, dialect) -> str:
-        parts = [f"dot_dimension_numbers = {self.dot_dimension_numbers.render(dialect)}"]
-        for name in ("lhs_ragged_dimensions", "rhs_group_dimensions"):
-            v = getattr(self, name)
-            if v:
-                parts.append(f"{name} = [{', '.join(map(str, v))}]")
-        return dialect.struct("ragged_dot", ", ".join(parts))
-
 
 def _ragged_dnums(v):
     if isinstance(v, RaggedDotDimensionNumbers):
