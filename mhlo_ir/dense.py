@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 
 from .attributes import Attribute, DenseArrayAttr, read_number_literal
-from .exact import as_array, exact_array
+from .exact import ACCEPTED_DTYPES, as_array, exact_array
 from .floatfmt import format_scalar
 from .index_array import IndexArrayAttr, index_array
 from .types import TensorType, tensor
@@ -82,9 +82,16 @@ class DenseElementsAttr(Attribute):
         type, 300 into i8 or 1e10 into f16 raise ValueError, strings and objects TypeError."""
         if type is None:
             arr = as_array(array)
-            if arr.dtype.kind == "O":
-                raise TypeError(f"value {array!r:.50} holds integers beyond int64: pass dtype "
-                                "(or a type) such as ui64")
+            if arr.dtype.kind == "O":   # integers only (as_array refuses other objects)
+                if isinstance(array, np.ndarray) and all(
+                        -2**63 <= int(x) < 2**63 for x in arr.reshape(-1).tolist()):
+                    raise TypeError(f"value {array!r:.50} has dtype object; without a dtype "
+                                    f"(or type), constants take arrays of dtype "
+                                    f"{ACCEPTED_DTYPES}: pass one, or convert it "
+                                    "(np.asarray(value, np.int64))")
+                raise TypeError(f"value {array!r:.50} holds integers beyond int64: pass "
+                                "dtype (or a type) that holds them (ui64 takes up to "
+                                "2**64 - 1, a float type larger ones)")
             type = tensor(arr.shape, arr.dtype)
         else:
             arr = exact_array(array, type.element_type)

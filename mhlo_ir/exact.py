@@ -56,13 +56,30 @@ def as_array(value) -> np.ndarray:
         flat = arr.reshape(-1).tolist()
         for i, x in enumerate(flat):
             if x.__class__ is not int and not isinstance(x, np.integer):
-                where = "" if arr.ndim == 0 else f" element {_index(arr.shape, i)} ="
-                raise TypeError(f"value {_show(value)} is an object array:{where} "
-                                f"{type(x).__name__} {x!r:.40} is not a number numpy can "
-                                f"store (give numbers of one kind, or a numpy array)")
+                raise TypeError(_object_message(value, arr, i, x))
     elif kind in "mM":
         raise TypeError(f"value {_show(value)} holds {arr.dtype} values, not numbers")
     return arr
+
+
+ACCEPTED_DTYPES = ("bool, int8-int64, uint8-uint64, float16/32/64, complex64/128 or an "
+                   "ml_dtypes type (bfloat16, float8_*, float4_e2m1fn, int4, ...)")
+
+
+def _object_message(value, arr, i, x) -> str:
+    """Why an object array (``x`` at flat index ``i``) is no constant: an array the caller
+    made with dtype object, or numbers numpy could only keep as objects."""
+    where = "its element" if arr.ndim == 0 else f"element {_index(arr.shape, i)}"
+    if isinstance(value, np.ndarray):
+        return (f"value {_show(value)} has dtype object ({where} is {type(x).__name__} "
+                f"{x!r:.40}); constants take arrays of dtype {ACCEPTED_DTYPES}: convert it "
+                f"first, e.g. np.asarray(value, dtype=np.float32)")
+    if isinstance(x, (float, complex, np.number, np.bool_)):
+        return (f"value {_show(value)} mixes integers beyond int64 with {type(x).__name__} "
+                f"{x!r:.40} ({where}), which numpy keeps only as dtype object: give the "
+                f"integers as floats, or a numpy array of the dtype wanted")
+    return (f"value {_show(value)}: {where} is {type(x).__name__} {x!r:.40}, not a number "
+            f"(constants hold numbers of dtype {ACCEPTED_DTYPES})")
 
 
 def exact_array(value, element_type) -> np.ndarray:
