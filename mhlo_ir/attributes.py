@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes
 from .dtypes import ElementType
-from .floatfmt import float_from_bits, format_float, parse_float_bits
+from .floatfmt import float_from_bits, format_float, parse_float_bits, round_f64_bits
 from .text import check_string, is_bare_identifier, quote, symbol_name
 from .types import Type, as_tuple, read_type
 
@@ -66,6 +66,50 @@ def _float_bits(v):
 def _float_values_key(values: tuple) -> tuple:
     return tuple(_float_bits(v) if isinstance(v, float) or (
         isinstance(v, np.generic) and v.dtype.kind in "fV") else v for v in values)
+
+
+def _check_real(v, must: str) -> None:
+    if isinstance(v, (bool, np.bool_, str, bytes, complex, np.complexfloating)) or \
+            not isinstance(v, (float, int, np.number)) and not hasattr(v, "__float__"):
+        raise TypeError(f"{must}, got {type(v).__name__} {v!r:.40}")
+
+
+_pack_f32 = struct.Struct("<f").pack
+_unpack_f32 = struct.Struct("<f").unpack
+
+
+def _held_float(v, et: ElementType, what: str):
+    """The value of float type ``et`` that the real number ``v`` rounds to, as MLIR rounds
+    the literal ``v : et`` (once, to nearest even): a Python float, or for a NaN a numpy
+    scalar of ``et`` (which keeps its payload); exactly what the printed text parses back to.
+    What ``exact.exact_array`` refuses is a ValueError naming the value and the type: a
+    finite value beyond the type (1e40 in f32, which printed as inf), zero or negative
+    f8E8M0FNU, inf where the type has none. inf and nan given as such stay where they can."""
+    if v.__class__ is float and v - v == 0:   # finite Python floats: the common case
+        if et is dtypes.f64:
+            return v
+        if et is dtypes.f32:
+            try:
+                return _unpack_f32(_pack_f32(v))[0]    # one correct rounding, as numpy's
+            except OverflowError:
+                pass                                   # the message below
+    if not isinstance(v, (float, int, np.generic)):
+        v = float(v)                                   # Fraction, Decimal, ...
+    from .exact import exact_array
+    try:
+        x = exact_array(v, et)[()]
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
+    f = float(x)
+    if f != f:
+        return x
+    if f - f == 0 and (et.bits < 16 or et.name == "bf16"):
+        m = float(v)
+        if m != f:
+            # ml_dtypes rounds some casts twice (through f32: bf16 of a hair above half the
+            # smallest subnormal became 0); MLIR rounds the f64 once, and so do we.
+            f = float_from_bits(round_f64_bits(m, et), et)
+    return f
 
 
 def _signed_reading(v: int, et: ElementType) -> int:
@@ -138,10 +182,12 @@ class FloatAttr(Attribute):
                                 f"{v.shape}")
             v = v[()]
             object.__setattr__(self, "value", v)
-        if isinstance(v, (bool, np.bool_, str, bytes, complex, np.complexfloating)) or \
-                not isinstance(v, (float, int, np.number)) and not hasattr(v, "__float__"):
-            raise TypeError(f"FloatAttr: value must be a real number, got "
-                            f"{type(v).__name__} {v!r:.40}")
+        _check_real(v, "FloatAttr: value must be a real number")
+        # Held as the value of the type it rounds to, as MLIR holds it: FloatAttr(0.1, f32)
+        # is the f32 nearest 0.1, so that it equals what its printed text parses to.
+        held = _held_float(v, self.type, f"FloatAttr of {self.type.name}")
+        if held is not v:
+            object.__setattr__(self, "value", held)
 
     def render(self, dialect=None) -> str:
         return f"{format_float(self.value, self.type)} : {self.type.name}"
@@ -314,27 +360,13 @@ class TypeAttr(Attribute):
         return cls(read_type(ts, dialect))
 
 
-
-
 def _array_float(v, et):
-    """A float entry of a DenseArrayAttr: a real number its type can hold (a finite value
-    that would round to inf is refused, not printed as inf)."""
+    """A float entry of a DenseArrayAttr: a real number its type can hold, held as the value
+    of the type it rounds to (see ``_held_float``)."""
     if isinstance(v, np.ndarray) and v.shape == ():
         v = v[()]
-    if isinstance(v, (bool, np.bool_, str, bytes, complex, np.complexfloating)) or \
-            not isinstance(v, (int, float, np.number)) and not hasattr(v, "__float__"):
-        raise TypeError(f"DenseArrayAttr of {et.name}: entries must be real numbers, got "
-                        f"{type(v).__name__} {v!r:.40}")
-    if isinstance(v, (int, np.integer)):
-        v = float(v)
-    f = float(v)
-    if f == f and abs(f) != float("inf"):
-        with np.errstate(over="ignore", invalid="ignore"):
-            held = float(np.asarray(f).astype(et.dtype))
-        if abs(held) == float("inf") or held != held:
-            raise ValueError(f"DenseArrayAttr of {et.name}: {v!r} does not fit (the type "
-                             "would hold inf or NaN instead)")
-    return v
+    _check_real(v, f"DenseArrayAttr of {et.name}: entries must be real numbers")
+    return _held_float(v, et, f"DenseArrayAttr of {et.name}")
 
 
 def _array_bool(v):
@@ -423,14 +455,30 @@ def i64_attr(v: int) -> IntegerAttr:
 
 
 def to_attribute(x) -> Attribute:
-    """Python values as attributes: bool, int (i64), float (f64), str, list, tuple, dict, type."""
+    """Python values as attributes: bool, int (i64), float (f64), str, list, tuple, dict, type;
+    a numpy scalar keeps its dtype (``np.float32(1.5)`` is ``1.500000e+00 : f32``,
+    ``np.int8(3)`` is ``3 : i8``, bf16 and the other ml_dtypes floats too)."""
     if isinstance(x, Attribute):
         return x
     if isinstance(x, (bool, np.bool_)):
         return TRUE if x else FALSE
-    if isinstance(x, (int, np.integer)):
+    if x.__class__ is int:
+        return IntegerAttr(x, dtypes.i64)
+    if x.__class__ is float:
+        return FloatAttr(x, dtypes.f64)
+    if isinstance(x, np.generic) and x.dtype.kind in "iufV":
+        try:
+            et = dtypes.from_numpy(x.dtype)
+        except TypeError as e:     # np.longdouble
+            raise TypeError(f"cannot turn {type(x).__name__} {x!r:.40} into an attribute: "
+                            f"{e}") from None
+        if et.is_float:
+            return FloatAttr(x, et)
+        if et.is_integer:
+            return IntegerAttr(int(x), et)
+    if isinstance(x, int):      # int subclasses (IntEnum)
         return IntegerAttr(int(x), dtypes.i64)
-    if isinstance(x, (float, np.floating)):
+    if isinstance(x, float):
         return FloatAttr(float(x), dtypes.f64)
     if isinstance(x, str):
         return StringAttr(x)
@@ -563,6 +611,9 @@ def read_attribute(ts, dialect) -> Attribute:
         if prefix == dialect.name:
             from .mhlo_attributes import read_dialect_attribute
             return read_dialect_attribute(ts, dialect)
+        if prefix == "chlo":
+            from .mhlo_attributes import ChloEnumAttr
+            return ChloEnumAttr.parse(ts, dialect)
         parse = _HASH_PARSERS.get(prefix)
         if parse is not None:
             return parse(ts, dialect)

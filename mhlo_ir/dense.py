@@ -13,11 +13,13 @@ MLIR's uppercase and MLIR reads either.
 
 from __future__ import annotations
 
+import re
+
 import attrs
 import numpy as np
 
 from .attributes import Attribute, DenseArrayAttr, read_number_literal
-from .exact import as_array, exact_array
+from .exact import ACCEPTED_DTYPES, as_array, exact_array
 from .floatfmt import format_scalar
 from .index_array import IndexArrayAttr, index_array
 from .types import TensorType, tensor
@@ -80,9 +82,16 @@ class DenseElementsAttr(Attribute):
         type, 300 into i8 or 1e10 into f16 raise ValueError, strings and objects TypeError."""
         if type is None:
             arr = as_array(array)
-            if arr.dtype.kind == "O":
-                raise TypeError(f"value {array!r:.50} holds integers beyond int64: pass dtype "
-                                "(or a type) such as ui64")
+            if arr.dtype.kind == "O":   # integers only (as_array refuses other objects)
+                if isinstance(array, np.ndarray) and all(
+                        -2**63 <= int(x) < 2**63 for x in arr.reshape(-1).tolist()):
+                    raise TypeError(f"value {array!r:.50} has dtype object; without a dtype "
+                                    f"(or type), constants take arrays of dtype "
+                                    f"{ACCEPTED_DTYPES}: pass one, or convert it "
+                                    "(np.asarray(value, np.int64))")
+                raise TypeError(f"value {array!r:.50} holds integers beyond int64: pass "
+                                "dtype (or a type) that holds them (ui64 takes up to "
+                                "2**64 - 1, a float type larger ones)")
             type = tensor(arr.shape, arr.dtype)
         else:
             arr = exact_array(array, type.element_type)
@@ -219,8 +228,14 @@ def i64_array(v) -> IndexArrayAttr:
 _UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
+# ``tensor<Nxindex>``: custom-call layouts (ops.misc.IndexLayout), the one dense attribute of
+# index elements, which are no element type of ours.
+_INDEX_TENSOR = re.compile(r"tensor\s*<\s*(?:\d+\s*x\s*)*index\s*>")
+
+
 def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
     from .types import read_type
+    start = ts.mark()
     ts.expect("dense")
     ts.expect("<")
     body = ts.peek()
@@ -237,6 +252,10 @@ def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
     ts.expect(">")
     ts.expect(":")
     type_tok = ts.peek()
+    if type_tok.text == "tensor" and _INDEX_TENSOR.match(ts.text, type_tok.pos):
+        from .ops.misc import IndexLayout
+        ts.reset(start)
+        return IndexLayout.parse(ts, dialect)
     t = read_type(ts, dialect)
     if t.__class__ is not TensorType:
         raise ts.error(f"dense elements need a ranked tensor type, got {t}", type_tok)

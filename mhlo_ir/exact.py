@@ -11,10 +11,10 @@ that way is a silent wrong answer, so the builder converts through ``exact_array
   numbers 0 and 1 go;
 - into float types, values round as numpy rounds them (``0.1`` into bf16 is the nearest bf16,
   tiny values may become 0), but a finite value beyond the type's largest finite value (IEEE
-  overflow: at least max + ulp(max)/2) is refused rather than turned into inf, NaN or the
-  largest value; so is a value the type cannot hold at all (negative or zero numbers in
-  f8E8M0FNU, inf in a type without infinities, NaN in f4E2M1FN). ``inf`` and ``nan`` given
-  as such go into types that have them;
+  overflow: past max + ulp(max)/2, or at it where the tie rounds away from max) is refused
+  rather than turned into inf, NaN or the largest value; so is a value the type cannot hold
+  at all (negative or zero numbers in f8E8M0FNU, inf in a type without infinities, NaN in
+  f4E2M1FN). ``inf`` and ``nan`` given as such go into types that have them;
 - complex values go into complex types only (pass ``.real`` for the real part);
 - strings, None and other objects are refused (numpy would parse "3" or make an object array).
 
@@ -23,6 +23,8 @@ for numpy data of the right type, which is what the lowering passes.
 """
 
 from __future__ import annotations
+
+import math
 
 import ml_dtypes
 import numpy as np
@@ -54,13 +56,30 @@ def as_array(value) -> np.ndarray:
         flat = arr.reshape(-1).tolist()
         for i, x in enumerate(flat):
             if x.__class__ is not int and not isinstance(x, np.integer):
-                where = "" if arr.ndim == 0 else f" element {_index(arr.shape, i)} ="
-                raise TypeError(f"value {_show(value)} is an object array:{where} "
-                                f"{type(x).__name__} {x!r:.40} is not a number numpy can "
-                                f"store (give numbers of one kind, or a numpy array)")
+                raise TypeError(_object_message(value, arr, i, x))
     elif kind in "mM":
         raise TypeError(f"value {_show(value)} holds {arr.dtype} values, not numbers")
     return arr
+
+
+ACCEPTED_DTYPES = ("bool, int8-int64, uint8-uint64, float16/32/64, complex64/128 or an "
+                   "ml_dtypes type (bfloat16, float8_*, float4_e2m1fn, int4, ...)")
+
+
+def _object_message(value, arr, i, x) -> str:
+    """Why an object array (``x`` at flat index ``i``) is no constant: an array the caller
+    made with dtype object, or numbers numpy could only keep as objects."""
+    where = "its element" if arr.ndim == 0 else f"element {_index(arr.shape, i)}"
+    if isinstance(value, np.ndarray):
+        return (f"value {_show(value)} has dtype object ({where} is {type(x).__name__} "
+                f"{x!r:.40}); constants take arrays of dtype {ACCEPTED_DTYPES}: convert it "
+                f"first, e.g. np.asarray(value, dtype=np.float32)")
+    if isinstance(x, (float, complex, np.number, np.bool_)):
+        return (f"value {_show(value)} mixes integers beyond int64 with {type(x).__name__} "
+                f"{x!r:.40} ({where}), which numpy keeps only as dtype object: give the "
+                f"integers as floats, or a numpy array of the dtype wanted")
+    return (f"value {_show(value)}: {where} is {type(x).__name__} {x!r:.40}, not a number "
+            f"(constants hold numbers of dtype {ACCEPTED_DTYPES})")
 
 
 def exact_array(value, element_type) -> np.ndarray:
@@ -167,11 +186,18 @@ def _check_float(src, out, et, value, part) -> None:
     got = np.asarray(out).astype(np.float64)
     fi = ml_dtypes.finfo(et.dtype)
     big = float(fi.max)
-    prev = float(_prev(fi.max, et.dtype))
-    limit = big + (big - prev) / 2  # IEEE round-to-nearest overflows from here on
+    # Round-to-nearest overflows beyond max + ulp/2, ulp the spacing in max's binade (in
+    # f8E8M0FNU, all powers of two, that is max itself: 1.5 * 2**127 is the midpoint).
+    limit = big + math.ldexp(1.0, math.frexp(big)[1] - et.mantissa_bits) / 2
+    # At the midpoint ties go to the even neighbour: past max (f32, f8E4M3FNUZ, f4E2M1FN:
+    # max's last bit is 1), or down to max (f8E4M3FN's 448 = 0x7E takes 464, as MLIR does);
+    # f8E8M0FNU rounds its midpoints up.
+    tie_up = et.name == "f8E8M0FNU" or int(np.asarray(fi.max, dtype=et.dtype).reshape(1).view(
+        np.dtype(f"u{et.dtype.itemsize}"))[0]) & 1
     with np.errstate(all="ignore"):
         fin = np.isfinite(src)
-        over = fin & (np.abs(src) >= limit)
+        mag = np.abs(src)
+        over = fin & ((mag > limit) | (mag == limit) if tie_up else mag > limit)
         if over.any():
             i = _first(over)
             raise ValueError(f"{_elem(value, src, i, part)} overflows {et.name}, whose largest "
@@ -183,13 +209,6 @@ def _check_float(src, out, et, value, part) -> None:
         res = got.reshape(-1)[i] if got.ndim else got[()]
         raise ValueError(f"{_elem(value, src, i, part)} is not representable in {et.name} "
                          f"(it would become {res:g})")
-
-
-def _prev(x, dtype):
-    """The largest value of ``dtype`` below the positive value ``x``."""
-    a = np.asarray(x, dtype=dtype).reshape(1)
-    bits = a.view(np.dtype(f"u{a.dtype.itemsize}"))
-    return (bits - 1).view(dtype)[0]
 
 
 def _int_bounds(src) -> tuple:

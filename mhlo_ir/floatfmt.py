@@ -16,7 +16,8 @@ import numpy as np
 
 from .dtypes import ElementType
 
-__all__ = ["format_float", "format_scalar", "parse_float_bits", "float_from_bits"]
+__all__ = ["format_float", "format_scalar", "parse_float_bits", "float_from_bits",
+           "round_f64_bits"]
 
 _UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -149,7 +150,12 @@ def parse_float_bits(spelling: str, et: ElementType) -> int:
     if "." not in body:
         raise ValueError("unexpected decimal integer literal for a floating point value "
                          "(add a trailing dot to make the literal a float)")
-    m = float(spelling)
+    return round_f64_bits(float(spelling), et)
+
+
+def round_f64_bits(m: float, et: ElementType) -> int:
+    """The bits of float type ``et`` nearest the f64 ``m``, rounded once as MLIR rounds
+    (``APFloat::convert``: to nearest, ties to even; f8E8M0FNU as ``_e8m0_bits``)."""
     if et.dtype == np.float64:
         return _bits(m, et)
     if et.name == "f8E8M0FNU":

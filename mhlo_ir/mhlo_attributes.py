@@ -1,4 +1,5 @@
-"""MHLO's enum and structured attributes, spelled through the output dialect.
+"""MHLO's enum and structured attributes, spelled through the output dialect (and CHLO's
+comparison enums, which are spelled the same in every dialect).
 
 Each renders the way MLIR prints it for the dialect in hand (``#mhlo<comparison_direction GT>``,
 ``#mhlo.dot<...>``), so the same value can later print as StableHLO. Empty list fields of the
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import attrs
+import numpy as np
 
 from .attributes import Attribute
 
@@ -17,7 +19,8 @@ __all__ = [
     "EnumAttr", "comparison_direction", "comparison_type", "precision", "fft_type", "transpose",
     "rng_algorithm", "rng_distribution", "DotDimensionNumbers", "GatherDimensionNumbers",
     "ScatterDimensionNumbers", "ConvDimensionNumbers", "ChannelHandle", "OutputOperandAlias",
-    "ENUM_VALUES", "read_dialect_attribute", "register_dialect_attribute",
+    "RaggedDotDimensionNumbers", "MiscEnumAttr", "ChloEnumAttr", "ENUM_VALUES",
+    "MISC_ENUM_VALUES", "read_dialect_attribute", "register_dialect_attribute",
 ]
 
 ENUM_VALUES = {
@@ -92,9 +95,136 @@ rng_algorithm = _enum_factory("rng_algorithm")
 rng_distribution = _enum_factory("rng_distribution")
 
 
-def _ints(xs) -> tuple:
-    from .dense import index
-    return tuple(index(x) for x in xs)
+# Enums of single ops (fusion's kind, domain's kind), printed like the others.
+MISC_ENUM_VALUES = {"fusion_kind": ("kLoop", "kInput", "kOutput", "kCustom"),
+                    "kind": ("sharding",)}
+
+
+@attrs.frozen
+class MiscEnumAttr(Attribute):
+    """``#mhlo<fusion_kind kLoop>``, ``#mhlo<kind sharding>`` (domain kinds)."""
+
+    kind: str
+    value: str
+
+    def __attrs_post_init__(self):
+        allowed = MISC_ENUM_VALUES.get(self.kind)
+        if allowed is None:
+            raise ValueError(f"unknown enum kind {self.kind!r}; expected one of "
+                             f"{sorted(MISC_ENUM_VALUES)}")
+        if self.value not in allowed:
+            raise ValueError(f"{self.kind}: {self.value!r} is not one of {', '.join(allowed)}")
+
+    def render(self, dialect) -> str:
+        return dialect.enum(self.kind, self.value)
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "MiscEnumAttr":
+        """Reads ``#mhlo<fusion_kind kLoop>`` or ``#mhlo<kind sharding>``."""
+        kind = dialect.attribute_mnemonic(ts)
+        if kind not in MISC_ENUM_VALUES:
+            raise ts.expected(f"#{dialect.name}<fusion_kind ...> or #{dialect.name}<kind ...>")
+        tok = dialect.read_enum(ts, kind)
+        return ts.make(tok, cls, kind, tok.text)
+
+
+_CHLO_ENUMS = ("comparison_direction", "comparison_type")
+
+
+@attrs.frozen
+class ChloEnumAttr(Attribute):
+    """``#chlo<comparison_direction GT>``: CHLO's own spelling of the comparison enums (it is
+    the same in every output dialect, so it does not go through the dialect)."""
+
+    kind: str
+    value: str
+
+    def __attrs_post_init__(self):
+        if self.kind not in _CHLO_ENUMS:
+            raise ValueError(f"unknown chlo enum kind {self.kind!r}; expected "
+                             "comparison_direction or comparison_type")
+        allowed = ENUM_VALUES[self.kind]
+        if self.value not in allowed:
+            raise ValueError(f"{self.kind}: {self.value!r} is not one of {', '.join(allowed)}")
+
+    def render(self, dialect=None) -> str:
+        return f"#chlo<{self.kind} {self.value}>"
+
+    @classmethod
+    def parse(cls, ts, dialect=None) -> "ChloEnumAttr":
+        """Reads ``#chlo<comparison_direction GT>`` or ``#chlo<comparison_type FLOAT>``."""
+        start = ts.peek()
+        if start.kind != "#" or start.text != "#chlo" or not ts.at("<", 1):
+            raise ts.expected("#chlo<comparison_direction ...> or #chlo<comparison_type ...>")
+        ts.next()
+        ts.next()
+        kind = ts.expect_kind("bare", "comparison_direction or comparison_type")
+        if kind.text not in _CHLO_ENUMS:
+            raise ts.error(f"unknown chlo enum kind {kind.text!r}; expected "
+                           "comparison_direction or comparison_type", kind)
+        value = ts.expect_kind("bare", f"a {kind.text} value")
+        ts.expect(">")
+        return ts.make(value, cls, kind.text, value.text)
+
+
+def _show(v) -> str:
+    return f"{type(v).__name__} {v!r:.40}"
+
+
+def _int_field(owner: str, name: str):
+    """The converter of an integer field: Python and numpy integers only. ``int()`` made 1.5
+    into 1 and True into 1; a float or bool here is a mistake, named with its field."""
+    def convert(v) -> int:
+        if v.__class__ is int:
+            return v
+        if isinstance(v, (bool, np.bool_)) or not hasattr(v, "__index__"):
+            raise TypeError(f"{owner} {name}: expected an integer, got {_show(v)}")
+        return v.__index__()
+    convert.__name__ = name
+    return convert
+
+
+def _ints_field(owner: str, name: str):
+    """The converter of a list-of-integers field (a list, tuple, range or 1-D array)."""
+    def convert(xs) -> tuple:
+        if xs.__class__ is tuple:
+            for x in xs:
+                if x.__class__ is not int:
+                    break
+            else:
+                return xs
+        if isinstance(xs, (str, bytes, dict, Attribute)) or not hasattr(xs, "__iter__"):
+            raise TypeError(f"{owner} {name}: expected a list of integers, got {_show(xs)}")
+        out = []
+        for i, x in enumerate(xs):
+            if x.__class__ is not int:
+                if isinstance(x, (bool, np.bool_)) or not hasattr(x, "__index__"):
+                    raise TypeError(f"{owner} {name}: entry {i} must be an integer, got "
+                                    f"{_show(x)}")
+                x = x.__index__()
+            out.append(x)
+        return tuple(out)
+    convert.__name__ = name
+    return convert
+
+
+def _integer_fields(cls, fields):
+    """attrs field transformer: each ``int`` field of a structured attribute takes integers
+    only and each ``tuple`` field lists of them, refusing what ``int()`` silently truncated,
+    with the class and field named."""
+    out = []
+    for f in fields:
+        if f.converter is None and f.type in ("int", "tuple"):
+            make = _int_field if f.type == "int" else _ints_field
+            f = f.evolve(converter=make(cls.__name__, f.name))
+        out.append(f)
+    return out
+
+
+def struct_attribute(cls):
+    """``attrs.frozen`` for a structured attribute whose ``int`` and ``tuple`` fields hold
+    integers (see ``_integer_fields``)."""
+    return attrs.frozen(cls, field_transformer=_integer_fields)
 
 
 def _list(name: str, xs: Sequence[int]) -> str:
@@ -149,14 +279,14 @@ def _with_index_vector_dim(body: str, dim: int) -> str:
     return f"{body}, index_vector_dim = {dim}" if body else f"index_vector_dim = {dim}"
 
 
-@attrs.frozen
+@struct_attribute
 class DotDimensionNumbers(Attribute):
     """``#mhlo.dot<lhs_batching_dimensions = [0], ..., rhs_contracting_dimensions = [1]>``."""
 
-    lhs_batching_dimensions: tuple = attrs.field(default=(), converter=_ints)
-    rhs_batching_dimensions: tuple = attrs.field(default=(), converter=_ints)
-    lhs_contracting_dimensions: tuple = attrs.field(default=(), converter=_ints)
-    rhs_contracting_dimensions: tuple = attrs.field(default=(), converter=_ints)
+    lhs_batching_dimensions: tuple = ()
+    rhs_batching_dimensions: tuple = ()
+    lhs_contracting_dimensions: tuple = ()
+    rhs_contracting_dimensions: tuple = ()
 
     def render(self, dialect) -> str:
         return dialect.struct("dot", _fields(
@@ -172,16 +302,16 @@ class DotDimensionNumbers(Attribute):
             [f.name for f in attrs.fields(cls)], _read_ints))
 
 
-@attrs.frozen
+@struct_attribute
 class GatherDimensionNumbers(Attribute):
     """``#mhlo.gather<offset_dims = [..], ..., index_vector_dim = N>``."""
 
-    offset_dims: tuple = attrs.field(default=(), converter=_ints)
-    collapsed_slice_dims: tuple = attrs.field(default=(), converter=_ints)
-    start_index_map: tuple = attrs.field(default=(), converter=_ints)
+    offset_dims: tuple = ()
+    collapsed_slice_dims: tuple = ()
+    start_index_map: tuple = ()
     index_vector_dim: int = 0
-    operand_batching_dims: tuple = attrs.field(default=(), converter=_ints)
-    start_indices_batching_dims: tuple = attrs.field(default=(), converter=_ints)
+    operand_batching_dims: tuple = ()
+    start_indices_batching_dims: tuple = ()
 
     def render(self, dialect) -> str:
         body = _fields(
@@ -200,16 +330,16 @@ class GatherDimensionNumbers(Attribute):
         return _parse_struct(cls, ts, dialect, "gather", readers)
 
 
-@attrs.frozen
+@struct_attribute
 class ScatterDimensionNumbers(Attribute):
     """``#mhlo.scatter<update_window_dims = [..], ..., index_vector_dim = N>``."""
 
-    update_window_dims: tuple = attrs.field(default=(), converter=_ints)
-    inserted_window_dims: tuple = attrs.field(default=(), converter=_ints)
-    scatter_dims_to_operand_dims: tuple = attrs.field(default=(), converter=_ints)
+    update_window_dims: tuple = ()
+    inserted_window_dims: tuple = ()
+    scatter_dims_to_operand_dims: tuple = ()
     index_vector_dim: int = 0
-    input_batching_dims: tuple = attrs.field(default=(), converter=_ints)
-    scatter_indices_batching_dims: tuple = attrs.field(default=(), converter=_ints)
+    input_batching_dims: tuple = ()
+    scatter_indices_batching_dims: tuple = ()
 
     def render(self, dialect) -> str:
         body = _fields(
@@ -234,19 +364,19 @@ def _conv_dims(batch, feature, spatial) -> str:
     return "[" + ", ".join(names[i] for i in range(len(names))) + "]"
 
 
-@attrs.frozen
+@struct_attribute
 class ConvDimensionNumbers(Attribute):
     """``#mhlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>``: which dimension is which."""
 
     input_batch_dimension: int
     input_feature_dimension: int
-    input_spatial_dimensions: tuple = attrs.field(converter=_ints)
+    input_spatial_dimensions: tuple
     kernel_input_feature_dimension: int
     kernel_output_feature_dimension: int
-    kernel_spatial_dimensions: tuple = attrs.field(converter=_ints)
+    kernel_spatial_dimensions: tuple
     output_batch_dimension: int
     output_feature_dimension: int
-    output_spatial_dimensions: tuple = attrs.field(converter=_ints)
+    output_spatial_dimensions: tuple
 
     def __attrs_post_init__(self):
         for what, dims in (
@@ -333,7 +463,7 @@ def _read_conv_dims(ts, a: str, b: str) -> tuple:
     return pos_a, pos_b, tuple(spatial[k] for k in range(len(spatial)))
 
 
-@attrs.frozen
+@struct_attribute
 class ChannelHandle(Attribute):
     """``#mhlo.channel_handle<handle = 1, type = 1>`` (type 1: device to device)."""
 
@@ -351,13 +481,13 @@ class ChannelHandle(Attribute):
                              {"handle": integer, "type": integer}, required=("handle", "type"))
 
 
-@attrs.frozen
+@struct_attribute
 class OutputOperandAlias(Attribute):
     """``#mhlo.output_operand_alias<...>``: a custom call's output reusing an operand's buffer."""
 
-    output_tuple_indices: tuple = attrs.field(converter=_ints)
+    output_tuple_indices: tuple
     operand_index: int
-    operand_tuple_indices: tuple = attrs.field(converter=_ints)
+    operand_tuple_indices: tuple
 
     def render(self, dialect) -> str:
         return dialect.struct(
@@ -375,10 +505,49 @@ class OutputOperandAlias(Attribute):
                              required=tuple(readers))
 
 
+def _dot_dimension_numbers(v) -> DotDimensionNumbers:
+    if v.__class__ is not DotDimensionNumbers:
+        raise TypeError(f"RaggedDotDimensionNumbers dot_dimension_numbers: expected "
+                        f"DotDimensionNumbers, got {_show(v)}")
+    return v
+
+
+@struct_attribute
+class RaggedDotDimensionNumbers(Attribute):
+    """``#mhlo.ragged_dot<dot_dimension_numbers = #mhlo.dot<...>, lhs_ragged_dimensions = [..],
+    rhs_group_dimensions = [..]>``."""
+
+    dot_dimension_numbers: DotDimensionNumbers = attrs.field(converter=_dot_dimension_numbers)
+    lhs_ragged_dimensions: tuple
+    rhs_group_dimensions: tuple = ()
+
+    def render(self, dialect) -> str:
+        parts = [f"dot_dimension_numbers = {self.dot_dimension_numbers.render(dialect)}"]
+        for name in ("lhs_ragged_dimensions", "rhs_group_dimensions"):
+            v = getattr(self, name)
+            if v:
+                parts.append(f"{name} = [{', '.join(map(str, v))}]")
+        return dialect.struct("ragged_dot", ", ".join(parts))
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "RaggedDotDimensionNumbers":
+        """Reads ``#mhlo.ragged_dot<dot_dimension_numbers = #mhlo.dot<...>, ...>`` (empty
+        lists may be left out, as render leaves them out)."""
+        readers = {"dot_dimension_numbers": lambda ts: DotDimensionNumbers.parse(ts, dialect),
+                   "lhs_ragged_dimensions": _read_ints, "rhs_group_dimensions": _read_ints}
+        start = ts.peek()
+        closing = dialect.open_struct(ts, "ragged_dot")
+        fields = _read_fields(ts, readers, "ragged_dot", required=("dot_dimension_numbers",))
+        dialect.close_struct(ts, closing)
+        fields.setdefault("lhs_ragged_dimensions", ())
+        return ts.make(start, cls, **fields)
+
+
 _STRUCTS = {"dot": DotDimensionNumbers.parse, "gather": GatherDimensionNumbers.parse,
             "scatter": ScatterDimensionNumbers.parse, "conv": ConvDimensionNumbers.parse,
             "channel_handle": ChannelHandle.parse,
-            "output_operand_alias": OutputOperandAlias.parse}
+            "output_operand_alias": OutputOperandAlias.parse,
+            "ragged_dot": RaggedDotDimensionNumbers.parse}
 
 
 def register_dialect_attribute(mnemonic: str, parse) -> None:
@@ -394,7 +563,9 @@ def read_dialect_attribute(ts, dialect):
     if parse is None:
         if mnemonic in ENUM_VALUES:
             return EnumAttr.parse(ts, dialect)
-        known = sorted([*_STRUCTS, *ENUM_VALUES])
+        if mnemonic in MISC_ENUM_VALUES:
+            return MiscEnumAttr.parse(ts, dialect)
+        known = sorted([*_STRUCTS, *ENUM_VALUES, *MISC_ENUM_VALUES])
         raise ts.error(f"unknown {dialect.name} attribute {mnemonic or ts.peek().text!r}; "
                        "expected one of " + ", ".join(known))
     return parse(ts, dialect)

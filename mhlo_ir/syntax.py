@@ -313,6 +313,16 @@ class TokenStream:
         self._pos = pos
         return tuple(dims)
 
+    def mark(self) -> tuple:
+        """Where the stream stands, for ``reset``: to read a stretch again as another kind
+        once a later token has told which (``dense<..> : tensor<2xindex>``)."""
+        return self._pos, tuple(self._ahead)
+
+    def reset(self, mark: tuple) -> None:
+        """Back to where ``mark`` was taken."""
+        self._pos = mark[0]
+        self._ahead[:] = mark[1]
+
     def make(self, tok: Token, factory, *args, **kwargs):
         """``factory(*args, **kwargs)``; the ValueError or TypeError of its validation (a value
         that parses but cannot be built, e.g. an i8 of 300) is a ParseError at ``tok``."""

@@ -1,4 +1,4 @@
-"""Types: ranked tensors, tokens, tuples and function types.
+"""Types: ranked tensors, tokens, tuples, function types and MHLO's async bundles.
 
 Types are immutable values with structural equality. Each one renders its text once, when it is
 created: a program mentions the same few types thousands of times, so the printer only reads a
@@ -15,7 +15,8 @@ import numpy as np
 from .dtypes import from_numpy, parse_element_type
 
 __all__ = [
-    "Type", "TensorType", "TokenType", "TupleType", "FunctionType", "tensor", "token",
+    "Type", "TensorType", "TokenType", "TupleType", "FunctionType", "AsyncBundleType", "tensor",
+    "token",
     "tuple_type", "function_type", "parse_type", "read_type",
 ]
 
@@ -226,6 +227,30 @@ class FunctionType(Type):
         return cls(inputs, results)
 
 
+@attrs.frozen(cache_hash=True)
+class AsyncBundleType(Type):
+    """``!mhlo.async_bundle<inputs, results, context...>``: what async_start hands on."""
+
+    types: tuple = attrs.field(converter=as_tuple)
+
+    def render(self, dialect) -> str:
+        return f"!{dialect.name}.async_bundle<" + ", ".join(
+            t.render(dialect) if not isinstance(t, TensorType) else t._text
+            for t in self.types) + ">"
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "AsyncBundleType":
+        """Reads ``!mhlo.async_bundle<tuple<tensor<f32>>, tensor<f32>, tensor<i32>>``."""
+        tok = ts.peek()
+        if tok.kind != "!" or tok.text != f"!{dialect.name}.async_bundle":
+            raise ts.expected(f"!{dialect.name}.async_bundle<...>")
+        ts.next()
+        return ts.make(tok, cls, ts.comma_list(lambda: read_type(ts, dialect), ">", open="<"))
+
+    def __str__(self):
+        return "!async_bundle<" + ", ".join(map(str, self.types)) + ">"
+
+
 TOKEN = TokenType()
 
 
@@ -258,6 +283,8 @@ def read_type(ts, dialect):
             return TupleType.parse(ts, dialect)
         return parse_element_type(ts)
     if tok.kind == "!":
+        if tok.text.endswith(".async_bundle"):
+            return AsyncBundleType.parse(ts, dialect)
         return TokenType.parse(ts, dialect)
     if tok.kind == "punct" and tok.text == "(":
         return FunctionType.parse(ts, dialect)

@@ -9,14 +9,13 @@ result's trailing ones, or with ``broadcast_dimensions`` when given). Builder me
 
 from __future__ import annotations
 
-import attrs
 import numpy as np
 
 from .. import dtypes
 from ..attributes import Attribute, DenseArrayAttr, FloatAttr, IntegerAttr
 from ..dense import DenseElementsAttr
 from ..index_array import IndexArrayAttr
-from ..mhlo_attributes import ENUM_VALUES
+from ..mhlo_attributes import ChloEnumAttr
 from ..types import tensor
 from ..ir import Value
 from .elementwise import (ALL, BINARY, COMPLEX, FLOAT, INT, _check_kind, _compare_type_fits,
@@ -26,27 +25,6 @@ from .args import constant_attr
 from .spec import CHLO, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 __all__ = ["ChloEnumAttr", "UNARY", "BINARY_BROADCAST", "broadcast_shape"]
-
-
-@attrs.frozen
-class ChloEnumAttr(Attribute):
-    """``#chlo<comparison_direction GT>``: CHLO's own spelling of the comparison enums (it is
-    the same in every output dialect, so it does not go through the dialect)."""
-
-    kind: str
-    value: str
-
-    def __attrs_post_init__(self):
-        allowed = ENUM_VALUES.get(self.kind) if self.kind in (
-            "comparison_direction", "comparison_type") else None
-        if allowed is None:
-            raise ValueError(f"unknown chlo enum kind {self.kind!r}; expected "
-                             "comparison_direction or comparison_type")
-        if self.value not in allowed:
-            raise ValueError(f"{self.kind}: {self.value!r} is not one of {', '.join(allowed)}")
-
-    def render(self, dialect=None) -> str:
-        return f"#chlo<{self.kind} {self.value}>"
 
 
 def _chlo_enum(kind):

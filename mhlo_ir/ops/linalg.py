@@ -3,14 +3,14 @@ topk, ragged_dot (and the trace marker). Convolution has a chapter of its own.""
 
 from __future__ import annotations
 
-import attrs
 
 from .. import dtypes
 from ..attributes import (ArrayAttr, Attribute)
 from ..dense import i64_array
 from ..index_array import index_ints
 from ..dtypes import i32
-from ..mhlo_attributes import DotDimensionNumbers, EnumAttr, fft_type, precision, transpose
+from ..mhlo_attributes import (DotDimensionNumbers, EnumAttr, fft_type,
+                               RaggedDotDimensionNumbers, precision, transpose)
 from ..types import TensorType, tensor
 from ..ir import VALUE_CLASSES, Operation, Value, _new_single_result_op
 from ..location import checked_location
@@ -502,25 +502,6 @@ def topk(b, x, k, *, largest=None, location=None) -> tuple:
 
 
 # -- ragged_dot ------------------------------------------------------------------------------
-
-@attrs.frozen
-class RaggedDotDimensionNumbers(Attribute):
-    """``#mhlo.ragged_dot<dot_dimension_numbers = #mhlo.dot<...>, lhs_ragged_dimensions = [..],
-    rhs_group_dimensions = [..]>``."""
-
-    dot_dimension_numbers: DotDimensionNumbers
-    lhs_ragged_dimensions: tuple = attrs.field(converter=lambda xs: tuple(int(x) for x in xs))
-    rhs_group_dimensions: tuple = attrs.field(default=(),
-                                              converter=lambda xs: tuple(int(x) for x in xs))
-
-    def render(self, dialect) -> str:
-        parts = [f"dot_dimension_numbers = {self.dot_dimension_numbers.render(dialect)}"]
-        for name in ("lhs_ragged_dimensions", "rhs_group_dimensions"):
-            v = getattr(self, name)
-            if v:
-                parts.append(f"{name} = [{', '.join(map(str, v))}]")
-        return dialect.struct("ragged_dot", ", ".join(parts))
-
 
 def _ragged_dnums(v):
     if isinstance(v, RaggedDotDimensionNumbers):

@@ -10,8 +10,8 @@ import numpy as _np
 
 from ..attributes import ArrayAttr, Attribute, DictionaryAttr, StringAttr
 from ..dtypes import i32
-from ..mhlo_attributes import OutputOperandAlias
-from ..types import TOKEN, TensorType, TokenType, TupleType, Type, as_tuple
+from ..mhlo_attributes import MISC_ENUM_VALUES as _ENUMS, MiscEnumAttr, OutputOperandAlias
+from ..types import TOKEN, AsyncBundleType, TensorType, TokenType, TupleType, Type
 from ..ir import Operation, Value
 from . import convert
 from typing import Sequence
@@ -279,25 +279,6 @@ def optimization_barrier(b, *values, location=None) -> Value | tuple:
 
 # -- enums these ops own -----------------------------------------------------------------------
 
-_ENUMS = {"fusion_kind": ("kLoop", "kInput", "kOutput", "kCustom"), "kind": ("sharding",)}
-
-
-@_attrs.frozen
-class MiscEnumAttr(Attribute):
-    """``#mhlo<fusion_kind kLoop>``, ``#mhlo<kind sharding>`` (domain kinds)."""
-
-    kind: str
-    value: str
-
-    def __attrs_post_init__(self):
-        allowed = _ENUMS[self.kind]
-        if self.value not in allowed:
-            raise ValueError(f"{self.kind}: {self.value!r} is not one of {', '.join(allowed)}")
-
-    def render(self, dialect) -> str:
-        return dialect.enum(self.kind, self.value)
-
-
 def _enum(kind):
     def convert(v):
         if isinstance(v, MiscEnumAttr):
@@ -442,21 +423,6 @@ def composite(b, name, inputs, decomposition, *, composite_attributes=None, vers
 
 
 # -- async ------------------------------------------------------------------------------------
-
-@_attrs.frozen(cache_hash=True)
-class AsyncBundleType(Type):
-    """``!mhlo.async_bundle<inputs, results, context...>``: what async_start hands on."""
-
-    types: tuple = _attrs.field(converter=as_tuple)
-
-    def render(self, dialect) -> str:
-        return f"!{dialect.name}.async_bundle<" + ", ".join(
-            t.render(dialect) if not isinstance(t, TensorType) else t._text
-            for t in self.types) + ">"
-
-    def __str__(self):
-        return "!async_bundle<" + ", ".join(map(str, self.types)) + ">"
-
 
 def _maybe_tuple(types):
     return types[0] if len(types) == 1 else TupleType(tuple(types))

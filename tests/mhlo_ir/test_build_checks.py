@@ -81,8 +81,8 @@ REFUSED_CONSTANTS = [
     ("3", i32, E("'constant' value str '3' holds strings, not numbers")),
     (["a", "b"], None, E("value list ['a', 'b'] holds strings, not numbers")),
     (np.array([1, "a"], dtype=object), None,
-     E("is an object array: element [1] = str 'a' is not a number")),
-    (np.array([1, None], dtype=object), i32, E("element [1] = NoneType None is not a number")),
+     E("has dtype object (element [1] is str 'a'); constants take arrays of dtype bool")),
+    (np.array([1, None], dtype=object), i32, E("has dtype object (element [1] is NoneType")),
     (None, None, E("'constant' value None is not a number")),
     ([[1], [1, 2]], None, E("is not a rectangular array")),
     ([2**70], None, E("value [1180591620717411303424] holds integers beyond int64: pass "

@@ -122,7 +122,7 @@ WRONG = [
           "expected an f32 float, got 1.000000e-03 : f64", A.FloatAttr(1e-3, hlo.f64),
           "'epsilon' failed to satisfy constraint: 32-bit float attribute"),
     # channel handles: integer fields; the type agrees with is_host_transfer.
-    Wrong("all_reduce", "channel_handle", ["1", "1"], "channel handle must be an integer",
+    Wrong("all_reduce", "channel_handle", ["1", "1"], "ChannelHandle handle: expected an integer",
           None, ""),
     Wrong("send", "channel_handle", 5, r"channel_handle type must be 2 \(device to host\) when "
           "is_host_transfer is true, got type 1", ChannelHandle(5, 1),
@@ -291,8 +291,9 @@ def test_output_operand_aliases_from_dicts():
     attrs_ = rebuild(op, "output_operand_aliases", [
         {"output_tuple_indices": (), "operand_index": 0, "operand_tuple_indices": ()}])
     assert attrs_["output_operand_aliases"].elements == (OutputOperandAlias((), 0, ()),)
-    assert "operand_index must be an integer" in _refused(
-        op, "output_operand_aliases", [OutputOperandAlias((), "0", ())])
+    assert "OutputOperandAlias operand_index: expected an integer" in _refused(
+        op, "output_operand_aliases", [{"output_tuple_indices": (), "operand_index": "0",
+                                        "operand_tuple_indices": ()}])
 
 
 # -- what used to crash jaxlib now stops in Python ----------------------------------------------

@@ -126,7 +126,7 @@ def _variants(a) -> dict:
                     "str": "{}"})
     elif a.__class__ is ChannelHandle:
         out.update({"pair": (a.handle, a.type), "type 0": ChannelHandle(a.handle, 0),
-                    "type 4": ChannelHandle(a.handle, 4), "strs": ChannelHandle("1", "1"),
+                    "type 4": ChannelHandle(a.handle, 4), "strs": ("1", "1"),
                     "dict": {"handle": a.handle, "type": a.type}})
     elif a.__class__ is A.DenseArrayAttr:
         for et in (hlo.i32, hlo.i64, hlo.i8):
