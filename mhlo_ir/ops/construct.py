@@ -147,6 +147,7 @@ def no_make():
 
 def result_type(op, shape, element_type) -> TensorType:
     """``tensor(shape, element_type)`` for op ``op``'s result, failing in the op's name."""
+    shape = ints(op, "shape", shape)  # "must be a list of integers" for iota(2, f32)
     try:
         return tensor(shape, element_type)
     except (TypeError, ValueError) as e:

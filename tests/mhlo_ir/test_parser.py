@@ -26,16 +26,6 @@ for _m in pkgutil.iter_modules(ops_pkg.__path__):
         importlib.import_module(f"{ops_pkg.__name__}.{_m.name}")
 
 CASE_LIST = [c for cs in CASES.values() for c in cs]
-# Attribute kinds whose parse is still missing (#chlo enums, #mhlo<kind>, #mhlo<fusion_kind>,
-# #mhlo.ragged_dot, !mhlo.async_bundle): being added beside their renders.
-_PENDING = ("chlo.broadcast_compare", "ragged_dot", "domain", "fusion", "async_")
-
-
-def _params(cases):
-    return [pytest.param(c, id=c.id, marks=pytest.mark.xfail(
-        strict=True, reason="attribute parse pending", raises=ParseError))
-        if c.op.startswith(_PENDING) else pytest.param(c, id=c.id) for c in cases]
-
 MODES = {"generic": {}, "pretty": {"pretty": True}, "alias": {"locations": "alias"},
          "stablehlo": {"dialect": STABLEHLO}}
 
@@ -45,7 +35,7 @@ def _built(case):
     return m
 
 
-@pytest.mark.parametrize("case", _params(CASE_LIST))
+@pytest.mark.parametrize("case", CASE_LIST, ids=lambda c: c.id)
 def test_every_case_reads_back_byte_identical(case):
     m = _built(case)
     for mode, kw in MODES.items():
@@ -78,7 +68,7 @@ def _with_locations(case):
     return m
 
 
-@pytest.mark.parametrize("case", _params(CASE_LIST[::7]))
+@pytest.mark.parametrize("case", CASE_LIST[::7], ids=lambda c: c.id)
 def test_locations_read_back_inline_and_aliased(case):
     m = _with_locations(case)
     for kw in ({}, {"locations": "alias"}, {"locations": "alias", "pretty": True}):
@@ -88,7 +78,7 @@ def test_locations_read_back_inline_and_aliased(case):
 
 # -- MLIR's own prints as input --------------------------------------------------------------
 
-@pytest.mark.parametrize("case", _params(CASE_LIST[::3]))
+@pytest.mark.parametrize("case", CASE_LIST[::3], ids=lambda c: c.id)
 def test_mlir_generic_print_reads_as_mlir_means_it(case):
     mlir_text = oracle.mlir_generic(_built(case).to_text(locations=False))
     ours = hlo.parse(mlir_text).to_text(locations=False)

@@ -163,16 +163,12 @@ def test_set_arg_attr_float_index_is_refused_clearly():
         f.set_arg_attr(0.0, "mhlo.x", 1)
 
 
-@pytest.mark.xfail(strict=True, reason="iota(2, f32): the message is Python's own \"'int' object "
-                   "is not iterable\" (wrapped, but not saying a list of dimensions is expected)")
 def test_iota_int_shape_message():
     _, f, b = new()
     with pytest.raises(OpBuildError, match="list of integers|sequence"):
         b.iota(2, f32)
 
 
-@pytest.mark.xfail(strict=True, reason="an object-dtype array of small ints is refused with the "
-                   "wrong reason: 'holds integers beyond int64'")
 def test_object_array_constant_message_is_accurate():
     _, f, b = new()
     with pytest.raises(OpBuildError) as e:
