@@ -12,6 +12,8 @@ some, when they are arguments: see each spec's ``doc``).
 
 from __future__ import annotations
 
+from .. import pretty_forms as pf
+
 from ..dense import DenseElementsAttr, i64_array
 from ..index_array import index_ints
 from ..dtypes import i32
@@ -48,7 +50,7 @@ def _dense_value(v):
 
 
 register(OpSpec("constant", (), {"value": AttrSpec(_dense_value, True)},
-                infer=_constant, pretty="constant"))
+                infer=_constant, pretty=pf.CONSTANT))
 
 
 def _iota_check(op, types, attributes, results, regions):
@@ -62,7 +64,7 @@ def _iota_check(op, types, attributes, results, regions):
         fail(op, f"result must have integer, float or complex elements, got {r}")
 
 
-register(OpSpec("iota", (), {"iota_dimension": AttrSpec(_i64, True)}, check=_iota_check))
+register(OpSpec("iota", (), {"iota_dimension": AttrSpec(_i64, True)}, check=_iota_check, pretty=pf.IOTA))
 
 
 def _broadcast_check(op, types, attributes, results, regions):
@@ -87,7 +89,7 @@ def _broadcast_check(op, types, attributes, results, regions):
 
 register(OpSpec("broadcast_in_dim", ("operand",),
                 {"broadcast_dimensions": AttrSpec(i64_array, True)},
-                check=_broadcast_check))
+                check=_broadcast_check, pretty=pf.BROADCAST_IN_DIM))
 
 
 def _reshape_check(op, types, attributes, results, regions):
@@ -100,7 +102,7 @@ def _reshape_check(op, types, attributes, results, regions):
                  f"operand {x})")
 
 
-register(OpSpec("reshape", ("operand",), check=_reshape_check))
+register(OpSpec("reshape", ("operand",), check=_reshape_check, pretty=pf.FUNCTIONAL_FORM))
 
 
 def _transpose(op, types, attributes):
@@ -113,7 +115,7 @@ def _transpose(op, types, attributes):
 
 
 register(OpSpec("transpose", ("operand",), {"permutation": AttrSpec(i64_array, True)},
-                infer=_transpose))
+                infer=_transpose, pretty=pf.TRANSPOSE))
 
 
 def _slice(op, types, attributes):
@@ -166,7 +168,7 @@ def _concatenate(op, types, attributes):
 
 
 register(OpSpec("concatenate", ("inputs*",), {"dimension": AttrSpec(_i64, True)},
-                infer=_concatenate))
+                infer=_concatenate, pretty=pf.CONCATENATE))
 
 
 
@@ -281,7 +283,7 @@ register(OpSpec("pad", ("operand", "padding_value"),
                  "interior_padding": AttrSpec(i64_array, True)},
                 infer=_pad,
                 doc="Pad with padding_value: low/high edge padding (negative crops) and "
-                    "interior padding between elements."))
+                    "interior padding between elements.", pretty=pf.PAD))
 
 
 @builder_method
@@ -308,7 +310,7 @@ def _reverse(op, types, attributes):
 
 
 register(OpSpec("reverse", ("operand",), {"dimensions": AttrSpec(i64_array, True)},
-                infer=_reverse))
+                infer=_reverse, pretty=pf.REVERSE))
 
 
 @builder_method
@@ -329,7 +331,7 @@ def _broadcast(op, types, attributes):
 
 register(OpSpec("broadcast", ("operand",), {"broadcast_sizes": AttrSpec(i64_array, True)},
                 infer=_broadcast,
-                doc="Prepend dimensions of broadcast_sizes: result shape sizes ++ operand shape."))
+                doc="Prepend dimensions of broadcast_sizes: result shape sizes ++ operand shape.", pretty=pf.BROADCAST))
 
 
 @builder_method
@@ -341,7 +343,7 @@ def broadcast(b, x, sizes, *, location=None) -> Value:
 
 
 register(OpSpec("copy", ("operand",), {"cross_program_prefetch_index": AttrSpec(_i32)},
-                infer=lambda op, types, attributes: (types[0],), dialects=MHLO_ONLY))
+                infer=lambda op, types, attributes: (types[0],), dialects=MHLO_ONLY, pretty=pf.ELEMENTWISE))
 
 
 @builder_method
@@ -366,7 +368,7 @@ register(OpSpec("bitcast", ("operand",), check=_bitcast_check, dialects=MHLO_ONL
                 doc="Reinterpret the operand's buffer as the (explicit) result type. XLA "
                     "compiles it only where it is an identity or a layout-only change: on CPU a "
                     "bitcast to another shape or element type fails with 'Unexpected bitcast "
-                    "operation seen during layout assignment' (use bitcast_convert or reshape)."))
+                    "operation seen during layout assignment' (use bitcast_convert or reshape).", pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method
@@ -393,7 +395,7 @@ def _get_dimension_size(op, types, attributes):
 
 register(OpSpec("get_dimension_size", ("operand",), {"dimension": AttrSpec(_i64, True)},
                 infer=_get_dimension_size,
-                doc="The size of one dimension as tensor<i32>."))
+                doc="The size of one dimension as tensor<i32>.", pretty=pf.DIM_FORM))
 
 
 @builder_method
@@ -415,7 +417,7 @@ register(OpSpec("set_dimension_size", ("operand", "size"), {"dimension": AttrSpe
                 infer=_set_dimension_size,
                 doc="Mark one dimension as dynamically sized (size <= its static size). The "
                     "result type stays static here; XLA treats the elements beyond size as "
-                    "padding (reductions skip them)."))
+                    "padding (reductions skip them).", pretty=pf.DIM_FORM))
 
 
 @builder_method
@@ -453,7 +455,7 @@ register(OpSpec("dynamic_broadcast_in_dim", ("operand", "output_dimensions"),
                 check=_dynamic_broadcast_check,
                 doc="broadcast_in_dim to the shape held by output_dimensions (explicit result "
                     "type). XLA compiles it with a static result type, the shape operand being "
-                    "a constant or an argument."))
+                    "a constant or an argument.", pretty=pf.DYNAMIC_BROADCAST_IN_DIM))
 
 
 def _known(v):
@@ -486,7 +488,7 @@ def _dynamic_reshape_check(op, types, attributes, results, regions):
 register(OpSpec("dynamic_reshape", ("operand", "output_shape"), check=_dynamic_reshape_check,
                 doc="reshape to the shape held by output_shape (explicit result type). With a "
                     "static result type XLA uses the result type and ignores output_shape's "
-                    "values."))
+                    "values.", pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method
@@ -506,7 +508,7 @@ def _dynamic_iota_check(op, types, attributes, results, regions):
 
 register(OpSpec("dynamic_iota", ("output_shape",), {"iota_dimension": AttrSpec(_i64, True)},
                 check=_dynamic_iota_check,
-                doc="iota of the shape held by output_shape (explicit result type)."))
+                doc="iota of the shape held by output_shape (explicit result type).", pretty=pf.DYNAMIC_IOTA))
 
 
 @builder_method
@@ -530,7 +532,7 @@ register(OpSpec("dynamic_pad", ("operand", "padding_value", "edge_padding_low",
                 check=_dynamic_pad_check,
                 doc="pad with paddings held by operands (explicit result type). XLA compiles it "
                     "only when the paddings are constants (it folds to pad); with argument "
-                    "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\"."))
+                    "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\".", pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method
@@ -561,7 +563,7 @@ register(OpSpec("real_dynamic_slice", ("operand", "start_indices", "limit_indice
                 doc="slice with bounds held by operands (explicit result type). XLA compiles it "
                     "only when the bounds are constants (it folds to slice); with argument "
                     "bounds: \"'stablehlo.real_dynamic_slice' op can't be translated to XLA "
-                    "HLO\"."))
+                    "HLO\".", pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method
