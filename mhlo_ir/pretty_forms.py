@@ -29,7 +29,7 @@ import re
 
 import attrs
 
-from .attributes import StringAttr
+from .attributes import FALSE, TRUE, StringAttr
 from .text import symbol_name
 from .types import FunctionType, TensorType
 
@@ -156,6 +156,20 @@ class Attr:
 
 
 @attrs.frozen
+class String:
+    """A string attribute as its quoted text (einsum's ``config = "ij,jk->ik"``)."""
+
+    key: str
+
+    def render(self, pr, op) -> str:
+        return pr.attr_text(op.attributes[self.key])
+
+    def read(self, r) -> None:
+        ts = r.p.ts
+        r.attrs[self.key] = StringAttr(ts.string_value(ts.expect_kind("string", "a string")))
+
+
+@attrs.frozen
 class Symbol:
     """A string attribute spelled as a symbol: custom_call's ``@target``."""
 
@@ -263,14 +277,16 @@ class AttrDict:
 
 @attrs.frozen
 class Optional:
-    """``pieces`` printed only when attribute ``key`` is set; read when the first (text)
-    piece comes next."""
+    """``pieces`` printed only when attribute ``key`` is set (and not ``default``); read when
+    the first (text) piece comes next."""
 
     key: str
     pieces: tuple = attrs.field(converter=lambda xs: tuple(_piece(x) for x in xs))
+    default: object = None  # the value MLIR leaves out (a default-valued attribute)
 
     def render(self, pr, op) -> str:
-        if not op.attributes or self.key not in op.attributes:
+        if not op.attributes or self.key not in op.attributes or \
+                op.attributes[self.key] == self.default:
             return ""
         return "".join([x.render(pr, op) for x in self.pieces])
 
@@ -410,11 +426,14 @@ OPERAND_TYPES = TypePiece("operands")
 
 @attrs.frozen
 class Returned:
-    """A terminator's `` %a, %b : A, B``, nothing when it returns nothing."""
+    """A terminator's `` %a, %b : A, B``; when it returns nothing, `` `` with ``space``
+    (MHLO's and StableHLO's return print their empty operand list), else nothing."""
+
+    space: bool = False
 
     def render(self, pr, op) -> str:
         if not op.operands:
-            return ""
+            return " " if self.space else ""
         tt = pr.type_text
         return (" " + ", ".join([pr.names[v] for v in op.operands]) + " : "
                 + ", ".join([tt(v.type) for v in op.operands]))
@@ -444,7 +463,7 @@ class While:
         args = pr.region_args(op)
         head = ", ".join(f"{names[a]} = {names[v]}" for a, v in zip(args, op.operands))
         types = ", ".join(tt(v.type) for v in op.operands)
-        return [f"({head}) : {types}" if op.operands else "() : ", "\n", "cond ",
+        return [f"({head}) : {types}" if op.operands else "() : ", ("nl",), "cond ",
                 ("region", 0), " do ", ("region", 1)]
 
     def read(self, r) -> None:
@@ -469,9 +488,122 @@ class While:
         r.regions.append(read_region_with_args(p, args))
 
 
+# Ops a reduce may name with ``applies``: MLIR's compact form needs a commutative binary op.
+_COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+
+
+def _compact_reducer(op):
+    """The inner op's spec when MLIR prints ``op`` (a reduce) as ``applies mhlo.add``: one
+    input, a body of one commutative op of the block's two scalar arguments, in order, whose
+    result the return gives (MLIR's isEligibleForCompactPrint)."""
+    n = len(op.operands) // 2
+    if n != 1 or len(op.regions[0].blocks) != 1:
+        return None
+    block = op.regions[0].blocks[0]
+    ops = block.operations
+    if len(ops) != 2:
+        return None
+    inner, ret = ops
+    spec = inner.spec
+    if spec.namespace != "hlo" or spec.name not in _COMMUTATIVE or inner.attributes or \
+            inner.regions or len(inner.results) != 1:
+        return None
+    et = op.operands[0].type.element_type
+    if tuple(inner.operands) != tuple(block.arguments) or \
+            inner.operands[0].type is not TensorType((), et):
+        return None
+    if not ret.spec.terminator or tuple(ret.operands) != tuple(inner.results):
+        return None
+    return spec
+
+
+@attrs.frozen
+class Reduce:
+    """``(%x init: %i), ... [applies mhlo.add] across dimensions = [0] {attrs} : (...) -> ...``
+    then, unless compact, `` reducer(%a: T, %b: T) ...  {body}`` on the next line (the body's
+    arguments paired as (accumulator, element) per input)."""
+
+    def render(self, pr, op):
+        from .index_array import index_ints
+        names, tt = pr.names, pr.type_text
+        n = len(op.operands) // 2
+        pairs = ", ".join(f"({names[x]} init: {names[i]})"
+                          for x, i in zip(op.operands[:n], op.operands[n:]))
+        inner = _compact_reducer(op)
+        applies = f" applies {inner.full_name(pr.dialect)}" if inner is not None else ""
+        dims = ", ".join(map(str, index_ints(op.attributes["dimensions"])))
+        head = [pairs, applies, f" across dimensions = [{dims}]", AttrDict().render(pr, op),
+                " : ", _functional(pr, op)]
+        if inner is not None:
+            return head
+        args = pr.region_args(op)
+
+        def arg(a):
+            return f"{names[a]}: {tt(a.type)}{pr.loc(a.location)}"
+        reducer = " ".join(f"({arg(a)}, {arg(b)})" for a, b in zip(args[:n], args[n:]))
+        return head + [("nl",), f" reducer{reducer}  ", ("region", 0)]
+
+    def read(self, r) -> None:
+        p, ts = r.p, r.p.ts
+        inputs, inits = [], []
+        while True:
+            ts.expect("(")
+            inputs.append(p.value())
+            ts.expect("init")
+            ts.expect(":")
+            inits.append(p.value())
+            ts.expect(")")
+            if not ts.accept(","):
+                break
+        r.operands.extend(inputs + inits)
+        inner = None
+        if ts.accept("applies"):
+            itok = ts.expect_kind("bare", "the reducing op (mhlo.add)")
+            inner = itok
+        ts.expect("across")
+        ts.expect("dimensions")
+        ts.expect("=")
+        r.attrs["dimensions"] = ts.comma_list(lambda: ts.integer("a dimension"), "]", open="[")
+        AttrDict().read(r)
+        ts.expect(":")
+        FUNCTIONAL.read(r)
+        if inner is not None:
+            r.regions.append(_compact_body(p, r, inner))
+            return
+        ts.expect("reducer")
+        firsts, seconds = [], []
+        for _ in inputs:
+            ts.expect("(")
+            for group in (firsts, seconds):
+                tok = ts.expect_kind("%", "a reducer argument (%arg1: T)")
+                ts.expect(":")
+                group.append((tok.text, p.type(), tok, p.trailing_location()))
+                if group is firsts:
+                    ts.expect(",")
+            ts.expect(")")
+        r.regions.append(read_region_with_args(p, firsts + seconds))
+
+
+def _compact_body(p, r, itok):
+    """The body ``applies`` names: ``^bb0(%a, %b): %c = op %a, %b; return %c``."""
+    from .ir import Block, Region
+    from .location import UNKNOWN
+    name = itok.text
+    prefix = name.partition(".")[0]
+    et = r.operands[0].type.element_type
+    t = TensorType((), et)
+    block = Block([t, t])
+    a, b = block.arguments
+    inner = p.make(name, [a, b], {}, {}, (), (t,), UNKNOWN, itok, block)
+    block.operations.append(inner)
+    ret = p.make(f"{prefix}.return", [inner.results[0]], {}, {}, (), (), UNKNOWN, itok, block)
+    block.operations.append(ret)
+    return Region([block])
+
+
 def read_region_with_args(p, args):
-    """``{ ops }`` whose one block has the arguments ``args`` [(name, type, token)], named
-    by the op's form rather than by a block label."""
+    """``{ ops }`` whose one block has the arguments ``args`` [(name, type, token[,
+    location])], named by the op's form rather than by a block label."""
     from .ir import Block, Region
     from .location import UNKNOWN
     ts = p.ts
@@ -479,8 +611,8 @@ def read_region_with_args(p, args):
     frames = p.scope.frames
     frames.append({})
     try:
-        block = Block([t for _, t, _ in args], [UNKNOWN] * len(args))
-        for (name, _, tok), value in zip(args, block.arguments):
+        block = Block([a[1] for a in args], [a[3] if len(a) > 3 else UNKNOWN for a in args])
+        for (name, _, tok, *_), value in zip(args, block.arguments):
             p._define(frames[-1], name, value, tok)
         p.block_ops(block, "}")
         return Region([block])
@@ -491,12 +623,14 @@ def read_region_with_args(p, args):
 # -- forms --------------------------------------------------------------------------------
 
 def _keys(x) -> tuple:
-    if isinstance(x, (Enum, Int, Attr, Symbol, ValueAttr, Dims, EnumList)):
+    if isinstance(x, (Enum, Int, Attr, String, Symbol, ValueAttr, Dims, EnumList)):
         return (x.key,)
     if isinstance(x, ExpMantissa):
         return ("exponent_bits", "mantissa_bits")
     if isinstance(x, Optional):
         return x.keys()
+    if isinstance(x, Reduce):
+        return ("dimensions",)
     return ()
 
 
@@ -524,7 +658,7 @@ class Form:
     def __attrs_post_init__(self):
         object.__setattr__(self, "keys", frozenset(k for x in self.pieces for k in _keys(x)))
         object.__setattr__(self, "has_regions",
-                           any(isinstance(x, While) for x in self.pieces))
+                           any(isinstance(x, (While, Reduce)) for x in self.pieces))
 
     def names_for(self, op, dialect) -> tuple:
         n = self.result_names
@@ -542,12 +676,23 @@ class Form:
                 out.append(t)
         return out
 
+    @staticmethod
+    def inferred(r, spec) -> tuple:
+        if spec.infer is None:
+            return ()
+        try:
+            attrs_ = {k: spec.attributes[k].convert(v) if k in spec.attributes else v
+                      for k, v in r.attrs.items()}
+            return tuple(spec.infer(spec.name, tuple(v.type for v in r.operands), attrs_))
+        except Exception as e:  # noqa: BLE001 - the rule's own message names the problem
+            raise r.p.ts.error(f"'{r.name}': {e}", r.tok) from None
+
     def read(self, p, name, tok, block, spec):
         r = _Reading(p, name, tok, spec)
         for x in self.pieces:
             x.read(r)
-        if r.results is None:
-            r.results = ()
+        if r.results is None:  # a form without types: the op's rule gives them
+            r.results = self.inferred(r, spec)
         loc = p.trailing_location()
         props = {k: v for k, v in r.attrs.items() if k in spec.attributes}
         extra = {k: v for k, v in r.attrs.items() if k not in spec.attributes}
@@ -569,6 +714,7 @@ CHLO_UNARY = _form(" ", Operands(), AttrDict(), " : ", ARROW)
 NULLARY = _form(AttrDict(), " : ", RESULTS)
 # ``mhlo.return %a, %b : A, B`` (bare when there are none).
 RETURN = _form(Returned())
+HLO_RETURN = _form(Returned(space=True))
 
 
 def _constant_names(op, dialect) -> tuple:
@@ -598,11 +744,13 @@ CUSTOM_CALL = _form(" ", Symbol("call_target_name"), Operands(parens=True), Attr
 CALL = _form(" ", Attr("callee"), Operands(parens=True), AttrDict(), " : ", FUNCTIONAL)
 COMPOSITE = _form(" ", Attr("name"), " ", Operands(), AttrDict(), " : ", FUNCTIONAL)
 TOPK = _form("(", Operands(), ", k = ", Int("k"),
-             Optional("largest", (", largest = ", Attr("largest"))), ")", AttrDict(), " : ",
+             Optional("largest", (", largest = ", Attr("largest")), TRUE), ")", AttrDict(), " : ",
              ARROW, result_names=("values", "indices"))
 OPTIMIZATION_BARRIER = _form(AttrDict(), " ", Operands(), " : ", PAIRWISE)
-TRACE = _form(" ", Operands(), ", ", Attr("tag"), AttrDict(), " : ", OPERAND_TYPES)
+TRACE = _form(" ", Operands(), ", ", String("tag"), AttrDict(), " : ", OPERAND_TYPES)
 WHILE = _form(While(), arg_name="iterArg")
+REDUCE = _form(Reduce())
+ATTRS_ONLY = _form(AttrDict())  # xla.rng_get_and_update_state {delta = 1 : i64}
 CHLO_TOP_K = _form("(", Operands(), ", k = ", Int("k"), ")", AttrDict(), " : ", ARROW,
                    result_names=("values", "indices"))
 
@@ -634,9 +782,9 @@ CONCATENATE = _shlo(" ", Operands(), ", dim = ", Int("dimension"), AttrDict(), "
                     FUNCTIONAL)
 DYNAMIC_IOTA = _shlo(" ", Operands(), ", dim = ", Int("iota_dimension"), AttrDict(), " : ",
                      FUNCTIONAL)
-CHOLESKY = _shlo(" ", Operands(), Optional("lower", (", lower = ", Attr("lower"))), AttrDict(),
-                 " : ", SAME)
-EINSUM = _shlo(" ", Operands(), ", config = ", Attr("einsum_config"), AttrDict(), " : ",
+CHOLESKY = _shlo(" ", Operands(), Optional("lower", (", lower = ", Attr("lower")), FALSE),
+                 AttrDict(), " : ", SAME)
+EINSUM = _shlo(" ", Operands(), ", config = ", String("einsum_config"), AttrDict(), " : ",
                FUNCTIONAL)
 PAD = _shlo(" ", Operands(), ", low = ", Dims("edge_padding_low"), ", high = ",
             Dims("edge_padding_high"), ", interior = ", Dims("interior_padding"), AttrDict(),

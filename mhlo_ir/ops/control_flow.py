@@ -97,7 +97,7 @@ def _reduce_check(op, types, attributes, results, regions):
 register(OpSpec("reduce", ("inputs*", "init_values*"),
                 {"dimensions": AttrSpec(i64_array, True)},
                 regions=1, infer=_reduce, check=_reduce_check,
-                closed_regions=True))
+                closed_regions=True, pretty=pf.REDUCE))
 
 
 def _while(op, types, attributes):
@@ -138,7 +138,7 @@ def _case_check(op, types, attributes, results, regions):
 register(OpSpec("case", ("index",), regions=1, variadic_regions=True, check=_case_check))
 
 register(OpSpec("return", ("results*",), terminator=True, infer=lambda op, t, a: (),
-                pretty=pf.RETURN))
+                pretty=pf.HLO_RETURN))
 register(OpSpec("func.return", ("operands*",), namespace="func", dialects=FUNC, terminator=True,
                 infer=lambda op, t, a: (), pretty=pf.RETURN))
 

@@ -101,6 +101,7 @@ _i64 = convert.i64
 
 register(OpSpec("xla.rng_get_and_update_state", (), {"delta": AttrSpec(_i64, True)},
                 infer=lambda op, t, a: (tensor((2,), ui64),), dialects=MHLO_ONLY,
+                pretty=pf.ATTRS_ONLY,
                 doc="XLA's global rng state before adding delta (internal to XLA's rng "
                     "lowering)"))
 
