@@ -110,8 +110,10 @@ def test_mlir_custom_forms_we_read_mean_what_mlir_means():
             refused += 1
             continue
         read += 1
-        assert oracle.mlir_generic(back.to_text(locations=False)) == oracle.mlir_generic(text)
-    assert read >= 200, (read, refused)
+        # Against MLIR's generic print of its own custom print: that print leaves out
+        # default-valued attributes (topk's largest = true), which MLIR then reads as unset.
+        assert oracle.mlir_generic(back.to_text(locations=False)) == oracle.mlir_generic(pretty)
+    assert read >= 439, (read, refused)
 
 
 # -- what the parser reads -------------------------------------------------------------------
