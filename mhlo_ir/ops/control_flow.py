@@ -111,7 +111,8 @@ def _while_check(op, types, attributes, results, regions):
     check_region(op, "body", regions[1], types, types)
 
 
-register(OpSpec("while", ("operand*",), regions=2, infer=_while, check=_while_check, pretty=pf.WHILE))
+register(OpSpec("while", ("operand*",), regions=2, infer=_while, check=_while_check,
+                pretty=pf.WHILE))
 
 
 def _if_check(op, types, attributes, results, regions):

@@ -64,7 +64,8 @@ def _iota_check(op, types, attributes, results, regions):
         fail(op, f"result must have integer, float or complex elements, got {r}")
 
 
-register(OpSpec("iota", (), {"iota_dimension": AttrSpec(_i64, True)}, check=_iota_check, pretty=pf.IOTA))
+register(OpSpec("iota", (), {"iota_dimension": AttrSpec(_i64, True)}, check=_iota_check,
+                pretty=pf.IOTA))
 
 
 def _broadcast_check(op, types, attributes, results, regions):
@@ -331,7 +332,8 @@ def _broadcast(op, types, attributes):
 
 register(OpSpec("broadcast", ("operand",), {"broadcast_sizes": AttrSpec(i64_array, True)},
                 infer=_broadcast,
-                doc="Prepend dimensions of broadcast_sizes: result shape sizes ++ operand shape.", pretty=pf.BROADCAST))
+                doc="Prepend dimensions of broadcast_sizes: result shape sizes ++ operand shape.",
+                pretty=pf.BROADCAST))
 
 
 @builder_method
@@ -343,7 +345,8 @@ def broadcast(b, x, sizes, *, location=None) -> Value:
 
 
 register(OpSpec("copy", ("operand",), {"cross_program_prefetch_index": AttrSpec(_i32)},
-                infer=lambda op, types, attributes: (types[0],), dialects=MHLO_ONLY, pretty=pf.ELEMENTWISE))
+                infer=lambda op, types, attributes: (types[0],), dialects=MHLO_ONLY,
+                pretty=pf.ELEMENTWISE))
 
 
 @builder_method
@@ -368,7 +371,8 @@ register(OpSpec("bitcast", ("operand",), check=_bitcast_check, dialects=MHLO_ONL
                 doc="Reinterpret the operand's buffer as the (explicit) result type. XLA "
                     "compiles it only where it is an identity or a layout-only change: on CPU a "
                     "bitcast to another shape or element type fails with 'Unexpected bitcast "
-                    "operation seen during layout assignment' (use bitcast_convert or reshape).", pretty=pf.FUNCTIONAL_FORM))
+                    "operation seen during layout assignment' (use bitcast_convert or reshape).",
+                pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method
@@ -508,7 +512,8 @@ def _dynamic_iota_check(op, types, attributes, results, regions):
 
 register(OpSpec("dynamic_iota", ("output_shape",), {"iota_dimension": AttrSpec(_i64, True)},
                 check=_dynamic_iota_check,
-                doc="iota of the shape held by output_shape (explicit result type).", pretty=pf.DYNAMIC_IOTA))
+                doc="iota of the shape held by output_shape (explicit result type).",
+                pretty=pf.DYNAMIC_IOTA))
 
 
 @builder_method
@@ -532,7 +537,8 @@ register(OpSpec("dynamic_pad", ("operand", "padding_value", "edge_padding_low",
                 check=_dynamic_pad_check,
                 doc="pad with paddings held by operands (explicit result type). XLA compiles it "
                     "only when the paddings are constants (it folds to pad); with argument "
-                    "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\".", pretty=pf.FUNCTIONAL_FORM))
+                    "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\".",
+                pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method

@@ -108,7 +108,8 @@ def _dynamic_update_slice(op, types, attributes):
 
 register(OpSpec("dynamic_update_slice", ("operand", "update", "start_indices*"),
                 infer=_dynamic_update_slice,
-                doc="operand with update written at runtime start indices (clamped).", pretty=pf.FUNCTIONAL_FORM))
+                doc="operand with update written at runtime start indices (clamped).",
+                pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method

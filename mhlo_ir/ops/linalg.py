@@ -624,7 +624,8 @@ def _bn_grad(op, types, attributes):
 _BN_ATTRS = {"epsilon": AttrSpec(_f32, True), "feature_index": AttrSpec(_i64, True)}
 register(OpSpec("batch_norm_training", ("operand", "scale", "offset"), dict(_BN_ATTRS),
                 infer=_bn_training,
-                doc="normalizes over all but feature_index; returns output, mean, variance", pretty=pf.BATCH_NORM_TRAINING))
+                doc="normalizes over all but feature_index; returns output, mean, variance",
+                pretty=pf.BATCH_NORM_TRAINING))
 register(OpSpec("batch_norm_inference", ("operand", "scale", "offset", "mean", "variance"),
                 dict(_BN_ATTRS), infer=_bn_inference))
 register(OpSpec("batch_norm_grad", ("operand", "scale", "mean", "variance", "grad_output"),

@@ -259,7 +259,8 @@ def _add_dependency(op, types, attributes):
 
 
 register(OpSpec("add_dependency", ("operand", "token"), infer=_add_dependency,
-                dialects=MHLO_ONLY, doc="The operand, ordered after the token's side effects.", pretty=pf.FUNCTIONAL_FORM))
+                dialects=MHLO_ONLY, doc="The operand, ordered after the token's side effects.",
+                pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method

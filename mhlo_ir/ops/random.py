@@ -39,7 +39,8 @@ def _rng_check(op, types, attributes, results, regions):
 
 register(OpSpec("rng", ("a", "b", "shape"),
                 {"rng_distribution": AttrSpec(rng_distribution, True)}, check=_rng_check,
-                doc="UNIFORM in [a, b) or NORMAL with mean a and standard deviation b", pretty=pf.RNG))
+                doc="UNIFORM in [a, b) or NORMAL with mean a and standard deviation b",
+                pretty=pf.RNG))
 
 
 @builder_method
