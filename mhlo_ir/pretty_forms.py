@@ -236,6 +236,35 @@ class Dims:
 
 
 @attrs.frozen
+class SliceRanges:
+    """StableHLO slice's ``[1:4:2, 0:5]`` (start:limit[:stride], the stride left out when
+    it is 1)."""
+
+    def render(self, pr, op) -> str:
+        from .index_array import index_ints
+        a = op.attributes
+        parts = []
+        for lo, hi, st in zip(index_ints(a["start_indices"]), index_ints(a["limit_indices"]),
+                              index_ints(a["strides"])):
+            parts.append(f"{lo}:{hi}" if st == 1 else f"{lo}:{hi}:{st}")
+        return "[" + ", ".join(parts) + "]"
+
+    def read(self, r) -> None:
+        ts = r.p.ts
+        ranges = []
+
+        def one():
+            lo = ts.integer("a start index")
+            ts.expect(":")
+            hi = ts.integer("a limit index")
+            st = ts.integer("a stride") if ts.accept(":") else 1
+            ranges.append((lo, hi, st))
+        ts.comma_list(one, "]", open="[")
+        for key, i in (("start_indices", 0), ("limit_indices", 1), ("strides", 2)):
+            r.attrs[key] = [x[i] for x in ranges]
+
+
+@attrs.frozen
 class EnumList:
     """An array of enums as ``[HIGH, DEFAULT]`` (StableHLO dot's precision)."""
 
@@ -631,6 +660,8 @@ def _keys(x) -> tuple:
         return x.keys()
     if isinstance(x, Reduce):
         return ("dimensions",)
+    if isinstance(x, SliceRanges):
+        return ("start_indices", "limit_indices", "strides")
     return ()
 
 
@@ -775,6 +806,7 @@ TRANSPOSE = _shlo(" ", Operands(), ", dims = ", Dims("permutation"), AttrDict(),
 REVERSE = _shlo(" ", Operands(), ", dims = ", Dims("dimensions"), AttrDict(), " : ", SAME)
 BROADCAST = _shlo(" ", Operands(), ", sizes = ", Dims("broadcast_sizes"), AttrDict(), " : ",
                   FUNCTIONAL)
+SLICE = _shlo(" ", Operands(), " ", SliceRanges(), AttrDict(), " : ", FUNCTIONAL)
 DYNAMIC_SLICE = _shlo(" ", Operands(), ", sizes = ", Dims("slice_sizes"), AttrDict(), " : ",
                       FUNCTIONAL)
 DIM_FORM = _shlo(" ", Operands(), ", dim = ", Int("dimension"), AttrDict(), " : ", FUNCTIONAL)

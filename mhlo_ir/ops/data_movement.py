@@ -142,7 +142,7 @@ register(OpSpec("slice", ("operand",),
                 {"start_indices": AttrSpec(i64_array, True),
                  "limit_indices": AttrSpec(i64_array, True),
                  "strides": AttrSpec(i64_array, True)},
-                infer=_slice))
+                infer=_slice, pretty=pf.SLICE))
 
 
 def _concatenate(op, types, attributes):
