@@ -33,10 +33,9 @@ from .attributes import FALSE, TRUE, StringAttr
 from .text import symbol_name
 from .types import FunctionType, TensorType
 
-__all__ = ["Form", "Operands", "Enum", "Int", "Attr", "Symbol", "AttrDict", "Optional",
-           "TypePiece", "SAME", "FUNCTIONAL", "RESULTS", "ARROW", "PAIRWISE", "SELECT",
-           "COMPLEX", "TUPLE", "ExpMantissa", "ValueAttr", "Returned", "While", "ELEMENTWISE",
-           "FUNCTIONAL_FORM", "CHLO_UNARY", "NULLARY", "RETURN", "CONSTANT", "read_pretty"]
+__all__ = ["Form", "Operands", "Enum", "Int", "Attr", "String", "Symbol", "Dims", "EnumList",
+           "SliceRanges", "ExpMantissa", "ValueAttr", "AttrDict", "Optional", "TypePiece",
+           "Returned", "While", "Reduce", "named_results", "read_pretty"]
 
 
 # -- reading state ------------------------------------------------------------------------

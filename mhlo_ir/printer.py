@@ -646,8 +646,9 @@ def print_function_type(ft: FunctionType, dialect: Dialect = MHLO) -> str:
 
 def print_module(module, *, dialect: Dialect = MHLO, locations=True,
                  hex_threshold: int = HEX_THRESHOLD, pretty: bool = False) -> str:
-    """Print ``module`` as MLIR text in generic op form (or, with ``pretty=True``, with
-    ``module``/``func.func`` and the simple ops in MLIR's custom form, for human readers).
+    """Print ``module`` as MLIR text in generic op form, or, with ``pretty=True``, as MLIR's
+    default print gives it: ``module``/``func.func`` and every op whose spec has a custom
+    form (``OpSpec.pretty``) in that form, SSA values named as MLIR names them there.
 
     ``locations``: True prints each known location inline (``loc("f.py":3:7)``), ``"alias"``
     through ``#locN`` aliases listed at the end, False not at all (unknown locations are never
