@@ -1,17 +1,736 @@
-"""Reading MLIR's custom op forms: ``%0 = mhlo.add %a, %b : T``, ``mhlo.constant dense<..>``,
-``return %x : T``, ``call @f(%x) : (T) -> T``.
+"""MLIR's custom op forms, described once and used both ways: printed with ``pretty=True`` and
+read back by the parser.
 
-The printer writes an op in its custom form, with ``pretty=True``, when its spec's ``pretty``
-field names one (``OpSpec.pretty``); this module reads each of those forms back, keyed by the
-same field, so printer and parser cannot disagree about which ops have which form. Ops without a
-custom form here must be written generically (``"mhlo.reduce"(...) ...``), which every op has.
+An op's spec names its custom form (``OpSpec.pretty``): a ``Form``, the sequence of pieces MLIR's
+assembly format for the op spells, left to right. Text pieces are written as given (spacing
+included) and read as tokens; the other pieces each know how to print a part of the op and
+how to read that part back, side by side, so printer and parser cannot drift::
+
+    # %0 = mhlo.compare LT, %a, %b, FLOAT : (T, T) -> tensor<i1>
+    Form((" ", Enum("comparison_direction"), ", ", Operands(),
+          Optional("compare_type", (", ", Enum("compare_type"))), AttrDict(), " : ",
+          FUNCTIONAL))
+
+Most of MLIR's formats are a few shapes (``ELEMENTWISE``, ``FUNCTIONAL_FORM``, chlo's
+``operand : T -> R``); the type pieces carry MLIR's custom type printers (SameOperandsAndResult-
+Type, SelectOpType, ComplexOpType, ...). Forms that are code in MLIR rather than a format (the
+while loop's regions) are pieces of their own. An op without a form, or whose form does not
+apply to the output dialect (``Form.dialects``), prints generically, which MLIR reads too.
+
+``Form.result_names`` are the names MLIR's printer gives results (``%values, %indices``,
+StableHLO's ``%c``/``%cst`` constants) and ``Form.arg_name`` those of region arguments
+(``%iterArg``): the printer's numbering for ``pretty=True`` follows MLIR's (see
+``mhlo_ir.printer``).
 """
 
 from __future__ import annotations
 
-from .types import FunctionType
+import re
 
-__all__ = ["read_pretty"]
+import attrs
+
+from .attributes import StringAttr
+from .text import symbol_name
+from .types import FunctionType, TensorType
+
+__all__ = ["Form", "Operands", "Enum", "Int", "Attr", "String", "Symbol", "Dims", "EnumList",
+           "SliceRanges", "ExpMantissa", "ValueAttr", "AttrDict", "Optional", "TypePiece",
+           "Returned", "While", "Reduce", "read_pretty"]
+
+
+# -- reading state ------------------------------------------------------------------------
+
+class _Reading:
+    """What the pieces of a form have read so far."""
+
+    __slots__ = ("p", "name", "tok", "operands", "attrs", "results", "regions", "spec")
+
+    def __init__(self, p, name, tok, spec):
+        self.p, self.name, self.tok, self.spec = p, name, tok, spec
+        self.operands: list = []
+        self.attrs: dict = {}
+        self.results: tuple | None = None
+        self.regions: list = []
+
+    def check_operand_types(self, types, tok) -> None:
+        ts = self.p.ts
+        if len(types) != len(self.operands):
+            raise ts.error(f"'{self.name}' has {len(self.operands)} operands but its type "
+                           f"lists {len(types)}", tok)
+        for i, (v, want) in enumerate(zip(self.operands, types)):
+            if v.type != want:
+                raise ts.error(f"'{self.name}' operand {i} has type {v.type} but the text "
+                               f"says {want}", tok)
+
+
+_TOKEN = re.compile(r"->|[A-Za-z_][A-Za-z0-9_]*|\S")
+
+
+@attrs.frozen
+class _Text:
+    """Literal text: printed as is, read as its tokens (spacing is free in reading)."""
+
+    text: str
+    tokens: tuple
+
+    def render(self, pr, op) -> str:
+        return self.text
+
+    def read(self, r) -> None:
+        for t in self.tokens:
+            r.p.ts.expect(t)
+
+    def starts(self, ts) -> bool:
+        return bool(self.tokens) and ts.at(self.tokens[0])
+
+
+def _piece(x):
+    return _Text(x, tuple(_TOKEN.findall(x))) if isinstance(x, str) else x
+
+
+# -- operands and attributes --------------------------------------------------------------
+
+@attrs.frozen
+class Operands:
+    """All operands, ``%a, %b``; with ``parens``, ``(%a, %b)``. Reading stops at a comma not
+    followed by a value (compare's ``, FLOAT``)."""
+
+    parens: bool = False
+
+    def render(self, pr, op) -> str:
+        names = pr.names
+        body = ", ".join([names[v] for v in op.operands])
+        return f"({body})" if self.parens else body
+
+    def read(self, r) -> None:
+        p, ts = r.p, r.p.ts
+        if self.parens:
+            r.operands.extend(p.operands())
+            return
+        if ts.peek().kind != "%":
+            return
+        r.operands.append(p.value())
+        while ts.at(",") and ts.peek(1).kind == "%":
+            ts.next()
+            r.operands.append(p.value())
+
+
+@attrs.frozen
+class Enum:
+    """An enum attribute as its bare value: compare's ``LT``."""
+
+    key: str
+
+    def render(self, pr, op) -> str:
+        return op.attributes[self.key].value
+
+    def read(self, r) -> None:
+        r.attrs[self.key] = r.p.ts.expect_kind("bare", f"a {self.key} value").text
+
+
+@attrs.frozen
+class Int:
+    """An integer attribute as its bare value: get_tuple_element's ``[1]``, topk's ``k = 3``."""
+
+    key: str
+
+    def render(self, pr, op) -> str:
+        return str(int(op.attributes[self.key].value))
+
+    def read(self, r) -> None:
+        r.attrs[self.key] = r.p.ts.integer(f"the {self.key}")
+
+
+@attrs.frozen
+class Attr:
+    """An attribute in its own spelling (composite's name ``"my.double"``)."""
+
+    key: str
+
+    def render(self, pr, op) -> str:
+        return pr.attr_text(op.attributes[self.key])
+
+    def read(self, r) -> None:
+        r.attrs[self.key] = r.p.attribute()
+
+
+@attrs.frozen
+class String:
+    """A string attribute as its quoted text (einsum's ``config = "ij,jk->ik"``)."""
+
+    key: str
+
+    def render(self, pr, op) -> str:
+        return pr.attr_text(op.attributes[self.key])
+
+    def read(self, r) -> None:
+        ts = r.p.ts
+        r.attrs[self.key] = StringAttr(ts.string_value(ts.expect_kind("string", "a string")))
+
+
+@attrs.frozen
+class Symbol:
+    """A string attribute spelled as a symbol: custom_call's ``@target``."""
+
+    key: str
+
+    def render(self, pr, op) -> str:
+        return "@" + symbol_name(op.attributes[self.key].value)
+
+    def read(self, r) -> None:
+        r.attrs[self.key] = StringAttr(r.p.symbol())
+
+
+@attrs.frozen
+class ExpMantissa:
+    """reduce_precision's ``e5m10`` (exponent and mantissa bits)."""
+
+    def render(self, pr, op) -> str:
+        a = op.attributes
+        return f"e{int(a['exponent_bits'].value)}m{int(a['mantissa_bits'].value)}"
+
+    def read(self, r) -> None:
+        ts = r.p.ts
+        tok = ts.expect_kind("bare", "eXmY (exponent and mantissa bits)")
+        m = re.fullmatch(r"e([0-9]+)m([0-9]+)", tok.text)
+        if m is None:
+            raise ts.expected("eXmY (exponent and mantissa bits)", tok)
+        r.attrs["exponent_bits"] = int(m.group(1))
+        r.attrs["mantissa_bits"] = int(m.group(2))
+
+
+@attrs.frozen
+class ValueAttr:
+    """A constant's typed value, ``dense<...> : T``: the result has the value's type."""
+
+    key: str = "value"
+
+    def render(self, pr, op) -> str:
+        return pr.attr_text(op.attributes[self.key])
+
+    def read(self, r) -> None:
+        ts = r.p.ts
+        atok = ts.peek()
+        value = r.p.attribute()
+        t = getattr(value, "type", None)
+        if not isinstance(t, TensorType):
+            raise ts.error(f"'{r.name}' needs a typed value (dense<...> : tensor<...>)", atok)
+        r.attrs[self.key] = value
+        r.results = (t,)
+
+
+@attrs.frozen
+class Dims:
+    """An integer-array attribute as ``[1, 2]`` (StableHLO's ``dims = [...]``)."""
+
+    key: str
+
+    def render(self, pr, op) -> str:
+        from .index_array import index_ints
+        return "[" + ", ".join(map(str, index_ints(op.attributes[self.key]))) + "]"
+
+    def read(self, r) -> None:
+        ts = r.p.ts
+        r.attrs[self.key] = ts.comma_list(lambda: ts.integer("an integer"), "]", open="[")
+
+
+@attrs.frozen
+class SliceRanges:
+    """StableHLO slice's ``[1:4:2, 0:5]`` (start:limit[:stride], the stride left out when
+    it is 1)."""
+
+    def render(self, pr, op) -> str:
+        from .index_array import index_ints
+        a = op.attributes
+        parts = []
+        for lo, hi, st in zip(index_ints(a["start_indices"]), index_ints(a["limit_indices"]),
+                              index_ints(a["strides"])):
+            parts.append(f"{lo}:{hi}" if st == 1 else f"{lo}:{hi}:{st}")
+        return "[" + ", ".join(parts) + "]"
+
+    def read(self, r) -> None:
+        ts = r.p.ts
+        ranges = []
+
+        def one():
+            lo = ts.integer("a start index")
+            ts.expect(":")
+            hi = ts.integer("a limit index")
+            st = ts.integer("a stride") if ts.accept(":") else 1
+            ranges.append((lo, hi, st))
+        ts.comma_list(one, "]", open="[")
+        for key, i in (("start_indices", 0), ("limit_indices", 1), ("strides", 2)):
+            r.attrs[key] = [x[i] for x in ranges]
+
+
+@attrs.frozen
+class EnumList:
+    """An array of enums as ``[HIGH, DEFAULT]`` (StableHLO dot's precision)."""
+
+    key: str
+
+    def render(self, pr, op) -> str:
+        return "[" + ", ".join(e.value for e in op.attributes[self.key].elements) + "]"
+
+    def read(self, r) -> None:
+        ts = r.p.ts
+        r.attrs[self.key] = ts.comma_list(
+            lambda: ts.expect_kind("bare", f"a {self.key} value").text, "]", open="[")
+
+
+@attrs.frozen
+class AttrDict:
+    """The op's other attributes, `` {k = v, ...}`` (nothing when there are none): those no
+    other piece prints, less ``elide`` (name -> the default MLIR leaves out)."""
+
+    elide: tuple = ()
+
+    def render(self, pr, op) -> str:
+        attrs_ = op.attributes
+        if not attrs_:
+            return ""
+        used = pr.form_keys
+        elide = dict(self.elide)
+        items = [(k, v) for k, v in attrs_.items()
+                 if k not in used and not (k in elide and elide[k] == v)]
+        return f" {{{pr.named(items)}}}" if items else ""
+
+    def read(self, r) -> None:
+        if r.p.ts.at("{"):
+            for k, v in r.p.attr_dict().items():
+                if k in r.attrs:
+                    raise r.p.ts.error(f"'{r.name}': attribute {k!r} is given twice")
+                r.attrs[k] = v
+
+
+@attrs.frozen
+class Optional:
+    """``pieces`` printed only when attribute ``key`` is set (and not ``default``); read when
+    the first (text) piece comes next."""
+
+    key: str
+    pieces: tuple = attrs.field(converter=lambda xs: tuple(_piece(x) for x in xs))
+    default: object = None  # the value MLIR leaves out (a default-valued attribute)
+
+    def render(self, pr, op) -> str:
+        if not op.attributes or self.key not in op.attributes or \
+                op.attributes[self.key] == self.default:
+            return ""
+        return "".join([x.render(pr, op) for x in self.pieces])
+
+    def read(self, r) -> None:
+        if self.pieces[0].starts(r.p.ts):
+            for x in self.pieces:
+                x.read(r)
+
+    def keys(self) -> tuple:
+        return tuple(k for x in self.pieces for k in _keys(x))
+
+
+# -- types --------------------------------------------------------------------------------
+
+def _functional(pr, op) -> str:
+    return pr.signature(op.operands, op.results)[3:]
+
+
+def _read_types(p) -> list:
+    types = [p.type()]
+    while p.ts.accept(","):
+        types.append(p.type())
+    return types
+
+
+@attrs.frozen
+class TypePiece:
+    """The types after the colon, in one of MLIR's spellings (``kind``):
+
+    - ``same``: one type when operands and results all have it, else ``(A, B) -> R``
+      (SameOperandsAndResultType);
+    - ``functional``: ``(A, B) -> R``; ``results``: the result types only;
+    - ``arrow``: ``A, B -> R`` (chlo); ``pairwise``: ``A, B`` for operands and results alike;
+      ``operands``: ``A, B`` for operands (no results);
+    - ``select``: ``P, T`` (pred and result) when both branches have the result type, else
+      functional; ``complex``: the result when both operands are its real type, else
+      functional; ``tuple``: the result (a tuple of the operand types).
+    """
+
+    kind: str
+
+    def render(self, pr, op) -> str:
+        tt = pr.type_text
+        k = self.kind
+        ins = [v.type for v in op.operands]
+        outs = [r.type for r in op.results]
+        if k == "same":
+            t = outs[0] if outs else None
+            if t is not None and all(x is t for x in ins) and all(x is t for x in outs):
+                return tt(t)
+            return _functional(pr, op)
+        if k == "functional":
+            return _functional(pr, op)
+        if k == "results" or k == "tuple":
+            return ", ".join(tt(t) for t in outs)
+        if k == "arrow":
+            return ", ".join(tt(t) for t in ins) + " -> " + (
+                tt(outs[0]) if len(outs) == 1 else "(" + ", ".join(tt(t) for t in outs) + ")")
+        if k == "pairwise" or k == "operands":
+            return ", ".join(tt(t) for t in ins)
+        if k == "select":
+            if ins[1] is outs[0] and ins[2] is outs[0]:
+                return f"{tt(ins[0])}, {tt(outs[0])}"
+            return _functional(pr, op)
+        if k == "complex":
+            real = _real(outs[0])
+            if ins[0] == real and ins[1] == real:
+                return tt(outs[0])
+            return _functional(pr, op)
+        raise AssertionError(k)
+
+    def read(self, r) -> None:
+        p, ts, k = r.p, r.p.ts, self.kind
+        tok = ts.peek()
+        if k in ("same", "functional", "select", "complex", "tuple", "results"):
+            t = p.type()
+            if isinstance(t, FunctionType) and k != "results" and k != "tuple":
+                r.check_operand_types(t.inputs, tok)
+                r.results = t.results
+                return
+            if k == "functional":
+                raise ts.expected("a function type ((operand types) -> result types)", tok)
+            if k == "same":
+                r.check_operand_types((t,) * len(r.operands), tok)
+                r.results = (t,)
+            elif k == "select":
+                ts.expect(",")
+                res = p.type()
+                r.check_operand_types((t, res, res), tok)
+                r.results = (res,)
+            elif k == "complex":
+                real = _real(t)
+                r.check_operand_types((real, real), tok)
+                r.results = (t,)
+            elif k == "tuple":
+                r.results = (t,)
+            else:
+                types = [t]
+                while ts.accept(","):
+                    types.append(p.type())
+                r.results = tuple(types)
+            return
+        if k == "pairwise" or k == "operands":
+            types = _read_types(p)
+            r.check_operand_types(types, tok)
+            r.results = tuple(types) if k == "pairwise" else ()
+            return
+        if k == "arrow":
+            ins = _read_types(p)
+            r.check_operand_types(ins, tok)
+            ts.expect("->")
+            if ts.at("("):
+                r.results = tuple(ts.comma_list(p.type, ")", open="("))
+            else:
+                r.results = (p.type(),)
+            return
+        raise AssertionError(k)
+
+
+def _real(t):
+    et = getattr(t, "element_type", None)
+    if et is None or not et.is_complex:
+        return None
+    return TensorType(t.shape, et.component)
+
+
+SAME = TypePiece("same")
+FUNCTIONAL = TypePiece("functional")
+RESULTS = TypePiece("results")
+ARROW = TypePiece("arrow")
+PAIRWISE = TypePiece("pairwise")
+SELECT = TypePiece("select")
+COMPLEX = TypePiece("complex")
+TUPLE = TypePiece("tuple")
+OPERAND_TYPES = TypePiece("operands")
+
+
+@attrs.frozen
+class Returned:
+    """A terminator's `` %a, %b : A, B``; when it returns nothing, `` `` with ``space``
+    (MHLO's and StableHLO's return print their empty operand list), else nothing."""
+
+    space: bool = False
+
+    def render(self, pr, op) -> str:
+        if not op.operands:
+            return " " if self.space else ""
+        tt = pr.type_text
+        return (" " + ", ".join([pr.names[v] for v in op.operands]) + " : "
+                + ", ".join([tt(v.type) for v in op.operands]))
+
+    def read(self, r) -> None:
+        p, ts = r.p, r.p.ts
+        if ts.peek().kind != "%":
+            return
+        r.operands.append(p.value())
+        while ts.accept(","):
+            r.operands.append(p.value())
+        ts.expect(":")
+        tok = ts.peek()
+        r.check_operand_types(_read_types(p), tok)
+        r.results = ()
+
+
+# -- region forms -------------------------------------------------------------------------
+
+@attrs.frozen
+class While:
+    """``(%iterArg = %a, ...) : T, ... cond {...} do {...}``: the regions' arguments are
+    named by the operands they start as, and their blocks print without a label."""
+
+    def render(self, pr, op):
+        names, tt = pr.names, pr.type_text
+        args = pr.region_args(op)
+        head = ", ".join(f"{names[a]} = {names[v]}" for a, v in zip(args, op.operands))
+        types = ", ".join(tt(v.type) for v in op.operands)
+        return [f"({head}) : {types}" if op.operands else "() : ", ("nl",), "cond ",
+                ("region", 0), " do ", ("region", 1)]
+
+    def read(self, r) -> None:
+        p, ts = r.p, r.p.ts
+        pairs = []
+
+        def pair():
+            tok = ts.expect_kind("%", "a region argument (%iterArg)")
+            ts.expect("=")
+            pairs.append((tok, p.value()))
+        ts.comma_list(pair, ")", open="(")
+        r.operands.extend(v for _, v in pairs)
+        ts.expect(":")
+        tok = ts.peek()
+        types = _read_types(p) if pairs else []
+        r.check_operand_types(types, tok)
+        r.results = tuple(types)
+        args = [(t.text, v.type, t) for t, v in pairs]
+        ts.expect("cond")
+        r.regions.append(read_region_with_args(p, args))
+        ts.expect("do")
+        r.regions.append(read_region_with_args(p, args))
+
+
+# Ops a reduce may name with ``applies``: MLIR's compact form needs a commutative binary op.
+_COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+
+
+def _compact_reducer(op):
+    """The inner op's spec when MLIR prints ``op`` (a reduce) as ``applies mhlo.add``: one
+    input, a body of one commutative op of the block's two scalar arguments, in order, whose
+    result the return gives (MLIR's isEligibleForCompactPrint)."""
+    n = len(op.operands) // 2
+    if n != 1 or len(op.regions[0].blocks) != 1:
+        return None
+    block = op.regions[0].blocks[0]
+    ops = block.operations
+    if len(ops) != 2:
+        return None
+    inner, ret = ops
+    spec = inner.spec
+    if spec.namespace != "hlo" or spec.name not in _COMMUTATIVE or inner.attributes or \
+            inner.regions or len(inner.results) != 1:
+        return None
+    et = op.operands[0].type.element_type
+    if tuple(inner.operands) != tuple(block.arguments) or \
+            inner.operands[0].type is not TensorType((), et):
+        return None
+    if not ret.spec.terminator or tuple(ret.operands) != tuple(inner.results):
+        return None
+    return spec
+
+
+@attrs.frozen
+class Reduce:
+    """``(%x init: %i), ... [applies mhlo.add] across dimensions = [0] {attrs} : (...) -> ...``
+    then, unless compact, `` reducer(%a: T, %b: T) ...  {body}`` on the next line (the body's
+    arguments paired as (accumulator, element) per input)."""
+
+    def render(self, pr, op):
+        from .index_array import index_ints
+        names, tt = pr.names, pr.type_text
+        n = len(op.operands) // 2
+        pairs = ", ".join(f"({names[x]} init: {names[i]})"
+                          for x, i in zip(op.operands[:n], op.operands[n:]))
+        inner = _compact_reducer(op)
+        applies = f" applies {inner.full_name(pr.dialect)}" if inner is not None else ""
+        dims = ", ".join(map(str, index_ints(op.attributes["dimensions"])))
+        head = [pairs, applies, f" across dimensions = [{dims}]", AttrDict().render(pr, op),
+                " : ", _functional(pr, op)]
+        if inner is not None:
+            return head
+        args = pr.region_args(op)
+
+        def arg(a):
+            return f"{names[a]}: {tt(a.type)}{pr.loc(a.location)}"
+        reducer = " ".join(f"({arg(a)}, {arg(b)})" for a, b in zip(args[:n], args[n:]))
+        return head + [("nl",), f" reducer{reducer}  ", ("region", 0)]
+
+    def read(self, r) -> None:
+        p, ts = r.p, r.p.ts
+        inputs, inits = [], []
+        while True:
+            ts.expect("(")
+            inputs.append(p.value())
+            ts.expect("init")
+            ts.expect(":")
+            inits.append(p.value())
+            ts.expect(")")
+            if not ts.accept(","):
+                break
+        r.operands.extend(inputs + inits)
+        inner = None
+        if ts.accept("applies"):
+            itok = ts.expect_kind("bare", "the reducing op (mhlo.add)")
+            inner = itok
+        ts.expect("across")
+        ts.expect("dimensions")
+        ts.expect("=")
+        r.attrs["dimensions"] = ts.comma_list(lambda: ts.integer("a dimension"), "]", open="[")
+        AttrDict().read(r)
+        ts.expect(":")
+        FUNCTIONAL.read(r)
+        if inner is not None:
+            r.regions.append(_compact_body(p, r, inner))
+            return
+        ts.expect("reducer")
+        firsts, seconds = [], []
+        for _ in inputs:
+            ts.expect("(")
+            for group in (firsts, seconds):
+                tok = ts.expect_kind("%", "a reducer argument (%arg1: T)")
+                ts.expect(":")
+                group.append((tok.text, p.type(), tok, p.trailing_location()))
+                if group is firsts:
+                    ts.expect(",")
+            ts.expect(")")
+        r.regions.append(read_region_with_args(p, firsts + seconds))
+
+
+def _compact_body(p, r, itok):
+    """The body ``applies`` names: ``^bb0(%a, %b): %c = op %a, %b; return %c``."""
+    from .ir import Block, Region
+    from .location import UNKNOWN
+    name = itok.text
+    prefix = name.partition(".")[0]
+    et = r.operands[0].type.element_type
+    t = TensorType((), et)
+    block = Block([t, t])
+    a, b = block.arguments
+    inner = p.make(name, [a, b], {}, {}, (), (t,), UNKNOWN, itok, block)
+    block.operations.append(inner)
+    ret = p.make(f"{prefix}.return", [inner.results[0]], {}, {}, (), (), UNKNOWN, itok, block)
+    block.operations.append(ret)
+    return Region([block])
+
+
+def read_region_with_args(p, args):
+    """``{ ops }`` whose one block has the arguments ``args`` [(name, type, token[,
+    location])], named by the op's form rather than by a block label."""
+    from .ir import Block, Region
+    from .location import UNKNOWN
+    ts = p.ts
+    ts.expect("{")
+    frames = p.scope.frames
+    frames.append({})
+    try:
+        block = Block([a[1] for a in args], [a[3] if len(a) > 3 else UNKNOWN for a in args])
+        for (name, _, tok, *_), value in zip(args, block.arguments):
+            p._define(frames[-1], name, value, tok)
+        p.block_ops(block, "}")
+        return Region([block])
+    finally:
+        frames.pop()
+
+
+# -- forms --------------------------------------------------------------------------------
+
+def _keys(x) -> tuple:
+    if isinstance(x, (Enum, Int, Attr, String, Symbol, ValueAttr, Dims, EnumList)):
+        return (x.key,)
+    if isinstance(x, ExpMantissa):
+        return ("exponent_bits", "mantissa_bits")
+    if isinstance(x, Optional):
+        return x.keys()
+    if isinstance(x, Reduce):
+        return ("dimensions",)
+    if isinstance(x, SliceRanges):
+        return ("start_indices", "limit_indices", "strides")
+    return ()
+
+
+def _pieces(xs) -> tuple:
+    return tuple(_piece(x) for x in xs)
+
+
+@attrs.frozen
+class Form:
+    """An op's custom assembly form (see the module docstring).
+
+    ``pieces`` follow the op name; ``dialects`` are the output dialects that spell the op
+    this way (others print it generically); ``result_names`` name its results in every
+    dialect's custom print, a tuple or ``f(op, dialect) -> tuple`` (empty: numbered);
+    ``arg_name`` names its regions' arguments; ``results`` is how many results the form
+    can print (None: any)."""
+
+    pieces: tuple = attrs.field(converter=_pieces, default=())
+    dialects: frozenset = frozenset({"mhlo", "stablehlo"})
+    result_names: object = ()
+    arg_name: str = ""
+    keys: frozenset = attrs.field(init=False)
+    has_regions: bool = attrs.field(init=False)
+
+    def __attrs_post_init__(self):
+        object.__setattr__(self, "keys", frozenset(k for x in self.pieces for k in _keys(x)))
+        object.__setattr__(self, "has_regions",
+                           any(isinstance(x, (While, Reduce)) for x in self.pieces))
+
+    def names_for(self, op, dialect) -> tuple:
+        n = self.result_names
+        return n(op, dialect) if callable(n) else n
+
+    def render(self, pr, op) -> list:
+        """The text after the op name: strings and ("region", i) markers."""
+        pr.form_keys = self.keys
+        out = []
+        for x in self.pieces:
+            t = x.render(pr, op)
+            if t.__class__ is list:
+                out.extend(t)
+            else:
+                out.append(t)
+        return out
+
+    @staticmethod
+    def inferred(r, spec) -> tuple:
+        if spec.infer is None:
+            return ()
+        try:
+            attrs_ = {k: spec.attributes[k].convert(v) if k in spec.attributes else v
+                      for k, v in r.attrs.items()}
+            return tuple(spec.infer(spec.name, tuple(v.type for v in r.operands), attrs_))
+        except Exception as e:  # noqa: BLE001 - the rule's own message names the problem
+            raise r.p.ts.error(f"'{r.name}': {e}", r.tok) from None
+
+    def read(self, p, name, tok, block, spec):
+        r = _Reading(p, name, tok, spec)
+        for x in self.pieces:
+            x.read(r)
+        if r.results is None:  # a form without types: the op's rule gives them
+            r.results = self.inferred(r, spec)
+        loc = p.trailing_location()
+        props = {k: v for k, v in r.attrs.items() if k in spec.attributes}
+        extra = {k: v for k, v in r.attrs.items() if k not in spec.attributes}
+        return p.make(name, r.operands, props, extra, tuple(r.regions), tuple(r.results),
+                      loc, tok, block)
+
+
+# -- reading ------------------------------------------------------------------------------
 
 # Bare op names MLIR resolves inside a function body without their dialect prefix.
 _FUNC_SHORT = {"return": "func.return", "call": "func.call"}
@@ -25,93 +744,10 @@ def read_pretty(p, tok, block):
     name = _FUNC_SHORT.get(tok.text, tok.text)
     if name in ("module", "builtin.module", "func.func"):
         raise ts.error(f"'{tok.text}' cannot appear inside a function", tok)
-    spec, _ = p.spec_of(name, {}, 0)
-    form = _FORMS.get(spec.pretty if spec.chapter != "opaque" else "")
-    if name == "func.call":
-        form = _call
-    if form is None:
+    spec, dialect = p.spec_of(name, {}, 0)
+    form = spec.pretty if spec.chapter != "opaque" else None
+    if form is None or not form.pieces or dialect.name not in form.dialects and \
+            spec.namespace == "hlo":
         raise ts.error(f"'{name}' has no custom form this parser reads: write it in the "
                        f"generic form (\"{name}\"(...) ... : (...) -> ...)", tok)
-    return form(p, name, tok, block)
-
-
-def _elementwise(p, name, tok, block):
-    """``%r = name %a, %b : T`` (all of one type) or ``... : (A, B) -> R``."""
-    ts = p.ts
-    operands = [p.value()]
-    while ts.accept(","):
-        operands.append(p.value())
-    ts.expect(":")
-    ttok = ts.peek()
-    t = p.type()
-    if isinstance(t, FunctionType):
-        if len(t.inputs) != len(operands):
-            raise ts.error(f"'{name}' has {len(operands)} operands but its type lists "
-                           f"{len(t.inputs)}", ttok)
-        ins, results = t.inputs, t.results
-    else:
-        ins, results = (t,) * len(operands), (t,)
-    for i, (v, want) in enumerate(zip(operands, ins)):
-        if v.type != want:
-            raise ts.error(f"'{name}' operand {i} has type {v.type} but the text says "
-                           f"{want}", ttok)
-    loc = p.trailing_location()
-    return p.make(name, operands, {}, {}, (), results, loc, tok, block)
-
-
-def _constant(p, name, tok, block):
-    """``%r = name dense<...> : T`` (the attribute carries the result type)."""
-    ts = p.ts
-    attrs = p.attr_dict() if ts.at("{") else {}
-    atok = ts.peek()
-    value = p.attribute()
-    t = getattr(value, "type", None)
-    if t is None:
-        raise ts.error(f"'{name}' needs a typed value (dense<...> : tensor<...>)", atok)
-    loc = p.trailing_location()
-    return p.make(name, [], {"value": value}, attrs, (), (t,), loc, tok, block)
-
-
-def _return(p, name, tok, block):
-    """``return %a, %b : A, B`` or a bare ``return``."""
-    ts = p.ts
-    operands = []
-    if ts.peek().kind == "%":
-        operands.append(p.value())
-        while ts.accept(","):
-            operands.append(p.value())
-        ts.expect(":")
-        ttok = ts.peek()
-        types = [p.type()]
-        while ts.accept(","):
-            types.append(p.type())
-        if len(types) != len(operands):
-            raise ts.error(f"'{name}' has {len(operands)} operands but {len(types)} types",
-                           ttok)
-        for i, (v, want) in enumerate(zip(operands, types)):
-            if v.type != want:
-                raise ts.error(f"'{name}' operand {i} has type {v.type} but the text says "
-                               f"{want}", ttok)
-    loc = p.trailing_location()
-    return p.make(name, operands, {}, {}, (), (), loc, tok, block)
-
-
-def _call(p, name, tok, block):
-    """``call @f(%a, %b) : (A, B) -> R``."""
-    from .attributes import SymbolRefAttr
-    ts = p.ts
-    callee = p.symbol()
-    operands = p.operands()
-    attrs = p.attr_dict() if ts.at("{") else {}
-    ts.expect(":")
-    ttok = ts.peek()
-    t = p.type()
-    if not isinstance(t, FunctionType) or len(t.inputs) != len(operands):
-        raise ts.expected(f"the type of the call, ({len(operands)} operand types) -> results",
-                          ttok)
-    loc = p.trailing_location()
-    return p.make(name, operands, {"callee": SymbolRefAttr(callee)}, attrs, (), t.results,
-                  loc, tok, block)
-
-
-_FORMS = {"elementwise": _elementwise, "constant": _constant, "return": _return}
+    return form.read(p, name, tok, block, spec)

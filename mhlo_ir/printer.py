@@ -75,7 +75,7 @@ class _Locations:
 class _Printer:
     __slots__ = ("dialect", "names", "headers", "out", "locs", "hex_threshold", "op_names",
                  "attr_cache", "sigs", "attr_parts", "pretty", "fast", "vn", "own_fast",
-                 "own_parts")
+                 "own_parts", "form_keys")
 
     def __init__(self, dialect: Dialect, locations, hex_threshold: int, pretty: bool = False):
         self.pretty = pretty
@@ -92,6 +92,7 @@ class _Printer:
         self.own_fast: dict = {}
         self.own_parts: dict = {}
         self.vn = ()
+        self.form_keys = frozenset()  # attributes the custom form being printed spells
 
     # -- SSA numbering, as MLIR's SSANameState does it -----------------------------------------
 
@@ -129,6 +130,71 @@ class _Printer:
                         nested.extend(op.regions)
             for r in nested:
                 push(r)
+
+    def number_pretty(self, module) -> None:
+        """SSA names as MLIR's default (custom-form) print gives them. Unlike its generic
+        print, each region starts from the counters its parent region ended with (so every
+        function starts at ``%arg0`` and ``%0``, and sibling regions share numbers); results
+        and region arguments may be named by their op's form (``Form.result_names``,
+        ``Form.arg_name``: ``%values``, ``%iterArg``, StableHLO's ``%c``), made unique
+        against the names visible in the region by MLIR's ``_N`` suffixes, one counter
+        of which each region also restores."""
+        names, headers, dialect = self.names, self.headers, self.dialect
+        # (region, its op's form, next value, next argument, next conflict, visible names)
+        stack = [(fn.body, None, 0, 0, 0, {}) for fn in module.functions]
+        while stack:
+            region, form, nv, na, nc, visible = stack.pop()
+            used = dict(visible)
+
+            def unique(name):
+                nonlocal nc
+                if name not in used:
+                    used[name] = True
+                    return name
+                while True:
+                    probe = f"{name}_{nc}"
+                    nc += 1
+                    if probe not in used:
+                        used[probe] = True
+                        return probe
+
+            if form is not None and form.arg_name:
+                for block in region.blocks:
+                    for a in block.arguments:
+                        names[a] = "%" + unique(form.arg_name)
+            nested = []
+            for bi, block in enumerate(region.blocks):
+                for a in block.arguments:
+                    if a in names:
+                        continue
+                    if bi == 0:
+                        names[a] = "%" + unique(f"arg{na}")
+                        na += 1
+                    else:
+                        names[a] = f"%{nv}"
+                        nv += 1
+                for op in block.operations:
+                    spec_form = op.spec.pretty
+                    results = op.results
+                    given = spec_form.names_for(op, dialect) if spec_form and results else ()
+                    if given:
+                        texts = ["%" + unique(n) for n in given]
+                        for r, t in zip(results, texts):
+                            names[r] = t
+                        if len(results) != 1:
+                            headers[op] = ", ".join(texts) + " = "
+                    elif len(results) == 1:
+                        names[results[0]] = f"%{nv}"
+                        nv += 1
+                    elif results:
+                        for i, r in enumerate(results):
+                            names[r] = f"%{nv}#{i}"
+                        headers[op] = f"%{nv}:{len(results)} = "
+                        nv += 1
+                    for r in op.regions:
+                        nested.append((r, spec_form or None))
+            for r, f in nested:
+                stack.append((r, f, nv, na, nc, used))
 
     def value_names(self, n: int):
         """``("%0", "%1", ...)`` with at least ``n`` entries: formatting an int per value was a
@@ -302,9 +368,17 @@ class _Printer:
                     continue
             spec = op.spec
             if pretty and spec.pretty:
-                line = self.pretty_op(op, indent)
-                if line is not None:
-                    out.append(line)
+                parts = self.pretty_op(op, indent)
+                if parts is not None:
+                    for part in parts:
+                        if part.__class__ is str:
+                            out.append(part)
+                        elif part[0] == "nl":
+                            out.append("\n" + indent)
+                        else:
+                            out.append("{\n")
+                            yield op.regions[part[1]], indent + "  ", False
+                            out.append(indent + "}")
                     continue
             name = op_names.get(spec)
             if name is None:
@@ -411,37 +485,40 @@ class _Printer:
                 out.append(f"{sep}{key} = {self.attr_text(v)}")
 
     def pretty_op(self, op, indent: str):
-        """MLIR's custom form of the few ops that have a simple one, or None to print generic.
-
-        Only forms whose parse-back is checked by the tests: same-typed elementwise ops,
-        constants and returns."""
-        names, spec, d = self.names, op.spec, self.dialect
-        loc = self.loc(op.location)
-        operands = op.operands
-        if spec.pretty == "return":
-            if not operands:
-                return None
-            args = ", ".join(names[v] for v in operands)
-            types = ", ".join(self.type_text(v.type) for v in operands)
-            kw = "return" if spec.namespace == "func" else spec.full_name(d)
-            return f"{indent}{kw} {args} : {types}{loc}\n"
-        if op.__class__ is not SingleResultOp:
+        """The pieces of ``op``'s line in its custom form (``OpSpec.pretty``, a
+        ``mhlo_ir.pretty_forms.Form``): strings, ``("nl",)`` for a new line at this indent and
+        ``("region", i)`` for a region printed in braces; None where the op has no custom
+        form in this dialect."""
+        form = op.spec.pretty
+        d = self.dialect
+        if op.spec.namespace == "hlo" and d.name not in form.dialects or not form.pieces:
             return None
-        if spec.pretty == "constant":
-            if set(op.attributes) != {"value"}:
-                return None
-            return (f"{indent}{names[op]} = {spec.full_name(d)} "
-                    f"{self.attr_text(op.attributes['value'])}{loc}\n")
-        if op.attributes or op.regions or any(v.type is not op.type for v in operands):
-            return None
-        args = ", ".join(names[v] for v in operands)
-        return (f"{indent}{names[op]} = {spec.full_name(d)} {args} : "
-                f"{self.type_text(op.type)}{loc}\n")
+        results = op.results
+        if len(results) == 1:
+            head = f"{indent}{self.names[results[0]]} = "
+        else:
+            head = indent + self.headers[op] if results else indent
+        spec = op.spec
+        kw = spec.name if spec.namespace == "func" else spec.full_name(d)
+        if kw.startswith("func."):
+            kw = kw[5:]
+        parts = [head, kw]
+        parts.extend(form.render(self, op))
+        parts.append(f"{self.loc(op.location)}\n")
+        return parts
 
-    def region(self, region, indent: str):
-        """A generator printing ``region``'s blocks (see ``block``)."""
+    def region_args(self, op) -> tuple:
+        """The arguments of ``op``'s first region (which custom forms like while's name)."""
+        blocks = op.regions[0].blocks if op.regions else ()
+        return tuple(blocks[0].arguments) if blocks else ()
+
+    def region(self, region, indent: str, entry_label: bool = True):
+        """A generator printing ``region``'s blocks (see ``block``); without
+        ``entry_label`` the first block's label is left out (a custom form names its
+        arguments)."""
         for i, block in enumerate(region.blocks):
-            yield from self.block(block, indent, label=bool(i or block.arguments))
+            yield from self.block(block, indent,
+                                  label=bool(i or (entry_label and block.arguments)))
 
     def drive(self, printing) -> None:
         """Run a ``region``/``block`` generator, printing each nested region it asks for
@@ -509,7 +586,10 @@ class _Printer:
         self.out.append(f"  }}){extra} : () -> (){self.loc(fn.location)}\n")
 
     def module(self, module) -> str:
-        self.number(module)
+        if self.pretty:
+            self.number_pretty(module)
+        else:
+            self.number(module)
         out = self.out
         if self.pretty:
             name = f" @{symbol_name(module.name)}" if module.name is not None else ""
@@ -575,8 +655,9 @@ def print_function_type(ft: FunctionType, dialect: Dialect = MHLO) -> str:
 
 def print_module(module, *, dialect: Dialect = MHLO, locations=True,
                  hex_threshold: int = HEX_THRESHOLD, pretty: bool = False) -> str:
-    """Print ``module`` as MLIR text in generic op form (or, with ``pretty=True``, with
-    ``module``/``func.func`` and the simple ops in MLIR's custom form, for human readers).
+    """Print ``module`` as MLIR text in generic op form, or, with ``pretty=True``, as MLIR's
+    default print gives it: ``module``/``func.func`` and every op whose spec has a custom
+    form (``OpSpec.pretty``) in that form, SSA values named as MLIR names them there.
 
     ``locations``: True prints each known location inline (``loc("f.py":3:7)``), ``"alias"``
     through ``#locN`` aliases listed at the end, False not at all (unknown locations are never

@@ -9,6 +9,7 @@ result's trailing ones, or with ``broadcast_dimensions`` when given). Builder me
 
 from __future__ import annotations
 
+from .. import op_forms as pf
 import numpy as np
 
 from .. import dtypes
@@ -38,9 +39,11 @@ def _chlo_enum(kind):
     return convert
 
 
-def _spec(name, operands, infer=None, attributes=None, check=None, doc="", not_run=""):
+def _spec(name, operands, infer=None, attributes=None, check=None, doc="", not_run="",
+          pretty=None):
     return register(OpSpec(f"chlo.{name}", operands, attributes or {}, infer=infer, check=check,
-                           namespace="chlo", dialects=CHLO, doc=doc, not_run=not_run))
+                           namespace="chlo", dialects=CHLO, doc=doc, not_run=not_run,
+                           pretty=pretty))
 
 
 def _method(name, fn, doc):
@@ -88,7 +91,7 @@ def _unary_builder(name):
 
 
 for _name, (_kinds, _result) in UNARY.items():
-    _spec(_name, ("operand",), unary_rule(_kinds, _result))
+    _spec(_name, ("operand",), unary_rule(_kinds, _result), pretty=pf.CHLO_UNARY)
     _unary_builder(_name)
 
 
@@ -125,7 +128,7 @@ def _binary_builder(name, names):
 
 
 for _name, (_names, _kinds) in _BINARY.items():
-    _spec(_name, _names, _same_type_rule(_names, _kinds))
+    _spec(_name, _names, _same_type_rule(_names, _kinds), pretty=pf.CHLO_UNARY)
     _binary_builder(_name, _names)
 
 
@@ -253,7 +256,8 @@ for _name, (_kinds, _result) in BINARY_BROADCAST.items():
     if _name == "compare":
         _attrs["comparison_direction"] = AttrSpec(_chlo_enum("comparison_direction"), True)
         _attrs["compare_type"] = AttrSpec(_chlo_enum("comparison_type"))
-    _spec(f"broadcast_{_name}", ("lhs", "rhs"), _broadcast_rule(_kinds, _result), _attrs)
+    _spec(f"broadcast_{_name}", ("lhs", "rhs"), _broadcast_rule(_kinds, _result), _attrs,
+          pretty=pf.FUNCTIONAL_FORM)
     _broadcast_builder(_name)
 
 
@@ -271,7 +275,8 @@ def _broadcast_select(op, types, attributes):
     return (tensor(shape, on_true.element_type),)
 
 
-_spec("broadcast_select", ("pred", "on_true", "on_false"), _broadcast_select)
+_spec("broadcast_select", ("pred", "on_true", "on_false"), _broadcast_select,
+      pretty=pf.FUNCTIONAL_FORM)
 
 
 @builder_method
@@ -296,7 +301,8 @@ def _chlo_constant(op, types, attributes):
     return (value.type,)
 
 
-_spec("constant", (), _chlo_constant, {"value": AttrSpec(_dense_value, True)})
+_spec("constant", (), _chlo_constant, {"value": AttrSpec(_dense_value, True)},
+      pretty=pf.CHLO_CONSTANT)
 
 
 @builder_method
@@ -362,7 +368,7 @@ def _top_k(op, types, attributes):
     return (tensor(shape, x.element_type), tensor(shape, dtypes.i32))
 
 
-_spec("top_k", ("operand",), _top_k, {"k": AttrSpec(_i64, True)},
+_spec("top_k", ("operand",), _top_k, {"k": AttrSpec(_i64, True)}, pretty=pf.CHLO_TOP_K,
       doc="The k largest entries along the last dimension, in descending order, and their "
           "indices (i32).")
 

@@ -11,6 +11,8 @@ otherwise.
 
 from __future__ import annotations
 
+from .. import op_forms as pf
+
 import numpy as np
 
 from ..attributes import UNIT, Attribute, UnitAttr
@@ -562,9 +564,9 @@ def cross_replica_sum(b, operand, replica_groups, *, location=None) -> Value:
 _UI32 = tensor((), ui32)
 
 register(OpSpec("replica_id", (), infer=lambda op, t, a: (_UI32,),
-                doc="This replica's id as tensor<ui32>."))
+                doc="This replica's id as tensor<ui32>.", pretty=pf.NULLARY))
 register(OpSpec("partition_id", (), infer=lambda op, t, a: (_UI32,),
-                doc="This partition's id as tensor<ui32>."))
+                doc="This partition's id as tensor<ui32>.", pretty=pf.NULLARY))
 
 
 @builder_method

@@ -6,6 +6,8 @@ function that builds a body with the wrong types fails at build time with the re
 
 from __future__ import annotations
 
+from .. import op_forms as pf
+
 from ..attributes import SymbolRefAttr
 from ..dense import i64_array
 from ..dtypes import i1, i32
@@ -95,7 +97,7 @@ def _reduce_check(op, types, attributes, results, regions):
 register(OpSpec("reduce", ("inputs*", "init_values*"),
                 {"dimensions": AttrSpec(i64_array, True)},
                 regions=1, infer=_reduce, check=_reduce_check,
-                closed_regions=True))
+                closed_regions=True, pretty=pf.REDUCE))
 
 
 def _while(op, types, attributes):
@@ -109,7 +111,8 @@ def _while_check(op, types, attributes, results, regions):
     check_region(op, "body", regions[1], types, types)
 
 
-register(OpSpec("while", ("operand*",), regions=2, infer=_while, check=_while_check))
+register(OpSpec("while", ("operand*",), regions=2, infer=_while, check=_while_check,
+                pretty=pf.WHILE))
 
 
 def _if_check(op, types, attributes, results, regions):
@@ -136,9 +139,9 @@ def _case_check(op, types, attributes, results, regions):
 register(OpSpec("case", ("index",), regions=1, variadic_regions=True, check=_case_check))
 
 register(OpSpec("return", ("results*",), terminator=True, infer=lambda op, t, a: (),
-                pretty="return"))
+                pretty=pf.HLO_RETURN))
 register(OpSpec("func.return", ("operands*",), namespace="func", dialects=FUNC, terminator=True,
-                infer=lambda op, t, a: (), pretty="return"))
+                infer=lambda op, t, a: (), pretty=pf.RETURN))
 
 
 def _call_check(op, types, attributes, results, regions):
@@ -148,7 +151,7 @@ def _call_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(convert.symbol, True)},
-                namespace="func", dialects=FUNC, check=_call_check))
+                namespace="func", dialects=FUNC, check=_call_check, pretty=pf.CALL))
 
 __all__ = ["check_region", "region_returns", "inputs_and_inits"]
 

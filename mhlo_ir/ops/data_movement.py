@@ -12,6 +12,7 @@ some, when they are arguments: see each spec's ``doc``).
 
 from __future__ import annotations
 
+from .. import op_forms as pf
 from typing import Sequence
 
 from ..dense import DenseElementsAttr, dense_i64, i64_array
@@ -53,7 +54,7 @@ def _dense_value(v):
 
 
 register(OpSpec("constant", (), {"value": AttrSpec(_dense_value, True)},
-                infer=_constant, pretty="constant"))
+                infer=_constant, pretty=pf.CONSTANT))
 
 
 def _iota_check(op, types, attributes, results, regions):
@@ -67,7 +68,8 @@ def _iota_check(op, types, attributes, results, regions):
         fail(op, f"result must have integer, float or complex elements, got {r}")
 
 
-register(OpSpec("iota", (), {"iota_dimension": AttrSpec(_i64, True)}, check=_iota_check))
+register(OpSpec("iota", (), {"iota_dimension": AttrSpec(_i64, True)}, check=_iota_check,
+                pretty=pf.IOTA))
 
 
 def _broadcast_check(op, types, attributes, results, regions):
@@ -92,7 +94,7 @@ def _broadcast_check(op, types, attributes, results, regions):
 
 register(OpSpec("broadcast_in_dim", ("operand",),
                 {"broadcast_dimensions": AttrSpec(i64_array, True)},
-                check=_broadcast_check))
+                check=_broadcast_check, pretty=pf.BROADCAST_IN_DIM))
 
 
 def _reshape_check(op, types, attributes, results, regions):
@@ -105,7 +107,7 @@ def _reshape_check(op, types, attributes, results, regions):
                  f"operand {x})")
 
 
-register(OpSpec("reshape", ("operand",), check=_reshape_check))
+register(OpSpec("reshape", ("operand",), check=_reshape_check, pretty=pf.FUNCTIONAL_FORM))
 
 
 def _transpose(op, types, attributes):
@@ -118,7 +120,7 @@ def _transpose(op, types, attributes):
 
 
 register(OpSpec("transpose", ("operand",), {"permutation": AttrSpec(i64_array, True)},
-                infer=_transpose))
+                infer=_transpose, pretty=pf.TRANSPOSE))
 
 
 def _slice(op, types, attributes):
@@ -144,7 +146,7 @@ register(OpSpec("slice", ("operand",),
                 {"start_indices": AttrSpec(i64_array, True),
                  "limit_indices": AttrSpec(i64_array, True),
                  "strides": AttrSpec(i64_array, True)},
-                infer=_slice))
+                infer=_slice, pretty=pf.SLICE))
 
 
 def _concatenate(op, types, attributes):
@@ -171,7 +173,7 @@ def _concatenate(op, types, attributes):
 
 
 register(OpSpec("concatenate", ("inputs*",), {"dimension": AttrSpec(_i64, True)},
-                infer=_concatenate))
+                infer=_concatenate, pretty=pf.CONCATENATE))
 
 
 # -- builder methods: constants and static data movement ----------------------------------------
@@ -410,7 +412,7 @@ register(OpSpec("pad", ("operand", "padding_value"),
                  "interior_padding": AttrSpec(i64_array, True)},
                 infer=_pad,
                 doc="Pad with padding_value: low/high edge padding (negative crops) and "
-                    "interior padding between elements."))
+                    "interior padding between elements.", pretty=pf.PAD))
 
 
 @builder_method
@@ -437,7 +439,7 @@ def _reverse(op, types, attributes):
 
 
 register(OpSpec("reverse", ("operand",), {"dimensions": AttrSpec(i64_array, True)},
-                infer=_reverse))
+                infer=_reverse, pretty=pf.REVERSE))
 
 
 @builder_method
@@ -458,7 +460,8 @@ def _broadcast(op, types, attributes):
 
 register(OpSpec("broadcast", ("operand",), {"broadcast_sizes": AttrSpec(i64_array, True)},
                 infer=_broadcast,
-                doc="Prepend dimensions of broadcast_sizes: result shape sizes ++ operand shape."))
+                doc="Prepend dimensions of broadcast_sizes: result shape sizes ++ operand shape.",
+                pretty=pf.BROADCAST))
 
 
 @builder_method
@@ -470,7 +473,8 @@ def broadcast(b, x, sizes, *, location=None) -> Value:
 
 
 register(OpSpec("copy", ("operand",), {"cross_program_prefetch_index": AttrSpec(_i32)},
-                infer=lambda op, types, attributes: (types[0],), dialects=MHLO_ONLY))
+                infer=lambda op, types, attributes: (types[0],), dialects=MHLO_ONLY,
+                pretty=pf.ELEMENTWISE))
 
 
 @builder_method
@@ -495,7 +499,8 @@ register(OpSpec("bitcast", ("operand",), check=_bitcast_check, dialects=MHLO_ONL
                 doc="Reinterpret the operand's buffer as the (explicit) result type. XLA "
                     "compiles it only where it is an identity or a layout-only change: on CPU a "
                     "bitcast to another shape or element type fails with 'Unexpected bitcast "
-                    "operation seen during layout assignment' (use bitcast_convert or reshape)."))
+                    "operation seen during layout assignment' (use bitcast_convert or reshape).",
+                pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method
@@ -522,7 +527,7 @@ def _get_dimension_size(op, types, attributes):
 
 register(OpSpec("get_dimension_size", ("operand",), {"dimension": AttrSpec(_i64, True)},
                 infer=_get_dimension_size,
-                doc="The size of one dimension as tensor<i32>."))
+                doc="The size of one dimension as tensor<i32>.", pretty=pf.DIM_FORM))
 
 
 @builder_method
@@ -544,7 +549,7 @@ register(OpSpec("set_dimension_size", ("operand", "size"), {"dimension": AttrSpe
                 infer=_set_dimension_size,
                 doc="Mark one dimension as dynamically sized (size <= its static size). The "
                     "result type stays static here; XLA treats the elements beyond size as "
-                    "padding (reductions skip them)."))
+                    "padding (reductions skip them).", pretty=pf.DIM_FORM))
 
 
 @builder_method
@@ -582,7 +587,7 @@ register(OpSpec("dynamic_broadcast_in_dim", ("operand", "output_dimensions"),
                 check=_dynamic_broadcast_check,
                 doc="broadcast_in_dim to the shape held by output_dimensions (explicit result "
                     "type). XLA compiles it with a static result type, the shape operand being "
-                    "a constant or an argument."))
+                    "a constant or an argument.", pretty=pf.DYNAMIC_BROADCAST_IN_DIM))
 
 
 def _known(v):
@@ -615,7 +620,7 @@ def _dynamic_reshape_check(op, types, attributes, results, regions):
 register(OpSpec("dynamic_reshape", ("operand", "output_shape"), check=_dynamic_reshape_check,
                 doc="reshape to the shape held by output_shape (explicit result type). With a "
                     "static result type XLA uses the result type and ignores output_shape's "
-                    "values."))
+                    "values.", pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method
@@ -635,7 +640,8 @@ def _dynamic_iota_check(op, types, attributes, results, regions):
 
 register(OpSpec("dynamic_iota", ("output_shape",), {"iota_dimension": AttrSpec(_i64, True)},
                 check=_dynamic_iota_check,
-                doc="iota of the shape held by output_shape (explicit result type)."))
+                doc="iota of the shape held by output_shape (explicit result type).",
+                pretty=pf.DYNAMIC_IOTA))
 
 
 @builder_method
@@ -659,7 +665,8 @@ register(OpSpec("dynamic_pad", ("operand", "padding_value", "edge_padding_low",
                 check=_dynamic_pad_check,
                 doc="pad with paddings held by operands (explicit result type). XLA compiles it "
                     "only when the paddings are constants (it folds to pad); with argument "
-                    "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\"."))
+                    "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\".",
+                pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method
@@ -690,7 +697,7 @@ register(OpSpec("real_dynamic_slice", ("operand", "start_indices", "limit_indice
                 doc="slice with bounds held by operands (explicit result type). XLA compiles it "
                     "only when the bounds are constants (it folds to slice); with argument "
                     "bounds: \"'stablehlo.real_dynamic_slice' op can't be translated to XLA "
-                    "HLO\"."))
+                    "HLO\".", pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method

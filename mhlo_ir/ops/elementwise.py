@@ -7,6 +7,7 @@ element type follows from the operand's. Every op in a family shares one result 
 
 from __future__ import annotations
 
+from .. import op_forms as pf
 from .. import dtypes, weak_scalars
 from ..mhlo_attributes import comparison_direction, comparison_type
 from ..types import TensorType, tensor
@@ -141,11 +142,11 @@ NOT_IN_STABLEHLO: frozenset = frozenset({"erf", "mulhi"})
 
 for _name, (_kinds, _result) in UNARY.items():
     register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result),
-                    pretty="" if _name in NO_PRETTY else "elementwise",
+                    pretty=pf.ELEMENTWISE,
                     dialects=MHLO_ONLY if _name in NOT_IN_STABLEHLO else HLO_DIALECTS))
 for _name, (_kinds, _result) in BINARY.items():
     register(OpSpec(_name, ("lhs", "rhs"), infer=binary_rule(_kinds, _result),
-                    pretty="" if _name in NO_PRETTY else "elementwise",
+                    pretty=pf.COMPLEX_FORM if _name == "complex" else pf.ELEMENTWISE,
                     dialects=MHLO_ONLY if _name in NOT_IN_STABLEHLO else HLO_DIALECTS))
 
 
@@ -168,6 +169,7 @@ def _unary_method(name):
 
 for _name, (_kinds, _result) in UNARY_WITHOUT_HLO.items():
     register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result), dialects=MHLO_ONLY,
+                    pretty=pf.ELEMENTWISE,
                     not_run=f"XLA has no HLO instruction for mhlo.{_name}: compiling fails with "
                             f"UNIMPLEMENTED (chlo.{_name} is the form that runs)"))
     builder_method(_unary_method(_name))
@@ -202,7 +204,7 @@ register(OpSpec(
     "compare", ("lhs", "rhs"),
     {"comparison_direction": AttrSpec(comparison_direction, required=True),
      "compare_type": AttrSpec(comparison_type)},
-    infer=_compare))
+    infer=_compare, pretty=pf.COMPARE))
 
 
 def _select(op, types, attributes):
@@ -219,7 +221,8 @@ def _select(op, types, attributes):
     return (on_true,)
 
 
-register(OpSpec("select", ("pred", "on_true", "on_false"), infer=_select))
+register(OpSpec("select", ("pred", "on_true", "on_false"), infer=_select,
+                pretty=pf.SELECT_FORM))
 
 
 def _clamp(op, types, attributes):
@@ -234,7 +237,7 @@ def _clamp(op, types, attributes):
     return (x,)
 
 
-register(OpSpec("clamp", ("min", "operand", "max"), infer=_clamp))
+register(OpSpec("clamp", ("min", "operand", "max"), infer=_clamp, pretty=pf.ELEMENTWISE))
 
 
 def _convert_check(op, types, attributes, results, regions):
@@ -244,7 +247,7 @@ def _convert_check(op, types, attributes, results, regions):
         fail(op, f"result must be a tensor of shape {list(x.shape)}, got {r}")
 
 
-register(OpSpec("convert", ("operand",), check=_convert_check,
+register(OpSpec("convert", ("operand",), check=_convert_check, pretty=pf.FUNCTIONAL_FORM,
                 doc="Convert elements to the result's element type (result type is explicit)."))
 
 
@@ -333,7 +336,7 @@ def _reduce_precision(op, types, attributes):
 
 register(OpSpec("reduce_precision", ("operand",),
                 {"exponent_bits": AttrSpec(_i32, True), "mantissa_bits": AttrSpec(_i32, True)},
-                infer=_reduce_precision,
+                infer=_reduce_precision, pretty=pf.REDUCE_PRECISION,
                 doc="Round to a float format of exponent_bits and mantissa_bits (same type)."))
 
 
@@ -389,6 +392,7 @@ def _bitcast_convert_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("bitcast_convert", ("operand",), check=_bitcast_convert_check,
+                pretty=pf.FUNCTIONAL_FORM,
                 doc="Reinterpret the bits of each element as another element type (result type "
                     "is explicit; the shape gains or loses a trailing dimension when the bit "
                     "widths differ)."))

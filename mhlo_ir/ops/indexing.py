@@ -9,6 +9,8 @@ comparator are regions built from Python functions.
 
 from __future__ import annotations
 
+from .. import op_forms as pf
+
 from ..dense import i64_array
 from ..mhlo_attributes import GatherDimensionNumbers, ScatterDimensionNumbers
 from ..dtypes import i1
@@ -77,7 +79,7 @@ register(OpSpec("dynamic_slice", ("operand", "start_indices*"),
                 {"slice_sizes": AttrSpec(i64_array, True)},
                 infer=_dynamic_slice,
                 doc="A slice of slice_sizes at runtime start indices (scalars; clamped so the "
-                    "slice stays in bounds)."))
+                    "slice stays in bounds).", pretty=pf.DYNAMIC_SLICE))
 
 
 @builder_method
@@ -106,7 +108,8 @@ def _dynamic_update_slice(op, types, attributes):
 
 register(OpSpec("dynamic_update_slice", ("operand", "update", "start_indices*"),
                 infer=_dynamic_update_slice,
-                doc="operand with update written at runtime start indices (clamped)."))
+                doc="operand with update written at runtime start indices (clamped).",
+                pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method

@@ -3,6 +3,7 @@ topk, ragged_dot (and the trace marker). Convolution has a chapter of its own.""
 
 from __future__ import annotations
 
+from .. import op_forms as pf
 
 from .. import dtypes
 from ..attributes import (ArrayAttr, Attribute)
@@ -225,7 +226,7 @@ def _dot(op, types, attributes):
 register(OpSpec("dot", ("lhs", "rhs"), {"precision_config": AttrSpec(_precision_config)},
                 infer=_dot, check=lambda op, t, a, r, g: _check_result_shape(
                     op, _dot(op, t, a)[0], r),
-                doc="matrix/vector products of rank-1 and rank-2 tensors"))
+                doc="matrix/vector products of rank-1 and rank-2 tensors", pretty=pf.DOT))
 
 
 def _result_et(op, inferred, result_element_type):
@@ -285,7 +286,7 @@ def _einsum(op, types, attributes):
 
 
 register(OpSpec("einsum", ("lhs", "rhs"), {"einsum_config": AttrSpec(_str, True)},
-                infer=_einsum, doc="Einstein summation of two tensors"))
+                infer=_einsum, doc="Einstein summation of two tensors", pretty=pf.EINSUM))
 
 
 @builder_method
@@ -343,7 +344,7 @@ def _cholesky(op, types, attributes):
 
 
 register(OpSpec("cholesky", ("a",), {"lower": AttrSpec(_bool)}, infer=_cholesky,
-                doc="Cholesky factor of Hermitian positive definite matrices"))
+                doc="Cholesky factor of Hermitian positive definite matrices", pretty=pf.CHOLESKY))
 
 
 @builder_method
@@ -390,7 +391,7 @@ def _fft(op, types, attributes):
 register(OpSpec("fft", ("operand",), {"fft_type": AttrSpec(fft_type, True),
                                       "fft_length": AttrSpec(i64_array, True)},
                 infer=_fft, doc="FFT, IFFT, RFFT and IRFFT over the last "
-                                                  "1-3 dimensions"))
+                                                  "1-3 dimensions", pretty=pf.FFT))
 
 
 @builder_method
@@ -442,11 +443,12 @@ def _bn_grad(op, types, attributes):
 _BN_ATTRS = {"epsilon": AttrSpec(_f32, True), "feature_index": AttrSpec(_i64, True)}
 register(OpSpec("batch_norm_training", ("operand", "scale", "offset"), dict(_BN_ATTRS),
                 infer=_bn_training,
-                doc="normalizes over all but feature_index; returns output, mean, variance"))
+                doc="normalizes over all but feature_index; returns output, mean, variance",
+                pretty=pf.BATCH_NORM_TRAINING))
 register(OpSpec("batch_norm_inference", ("operand", "scale", "offset", "mean", "variance"),
                 dict(_BN_ATTRS), infer=_bn_inference))
 register(OpSpec("batch_norm_grad", ("operand", "scale", "mean", "variance", "grad_output"),
-                dict(_BN_ATTRS), infer=_bn_grad))
+                dict(_BN_ATTRS), infer=_bn_grad, pretty=pf.BATCH_NORM_GRAD))
 
 
 @builder_method
@@ -491,7 +493,7 @@ def _topk(op, types, attributes):
 register(OpSpec("topk", ("operand",), {"k": AttrSpec(_i64, True), "largest": AttrSpec(_bool)},
                 infer=_topk, dialects=MHLO_ONLY,
                 doc="the k largest (or smallest) entries along the last dimension, and their "
-                    "i32 indices"))
+                    "i32 indices", pretty=pf.TOPK))
 
 
 @builder_method
@@ -583,7 +585,7 @@ def _trace(op, types, attributes):
 
 register(OpSpec("trace", ("operand",), {"tag": AttrSpec(_str, True)}, infer=_trace,
                 dialects=MHLO_ONLY, doc="an internal debugging marker; it has no results and XLA "
-                                    "drops it"))
+                                    "drops it", pretty=pf.TRACE))
 
 
 @builder_method

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .. import op_forms as pf
+
 import re
 
 import attrs as _attrs
@@ -26,7 +28,7 @@ def _tuple(op, types, attributes):
     return (TupleType(tuple(types)),)
 
 
-register(OpSpec("tuple", ("val*",), infer=_tuple))
+register(OpSpec("tuple", ("val*",), infer=_tuple, pretty=pf.TUPLE_FORM))
 
 
 _i32 = convert.i32
@@ -43,9 +45,9 @@ def _get_tuple_element(op, types, attributes):
 
 
 register(OpSpec("get_tuple_element", ("operand",), {"index": AttrSpec(_i32, True)},
-                infer=_get_tuple_element))
+                infer=_get_tuple_element, pretty=pf.GET_TUPLE_ELEMENT))
 
-register(OpSpec("create_token", (), infer=lambda op, t, a: (TOKEN,)))
+register(OpSpec("create_token", (), infer=lambda op, t, a: (TOKEN,), pretty=pf.NULLARY))
 
 
 def _after_all(op, types, attributes):
@@ -55,7 +57,7 @@ def _after_all(op, types, attributes):
     return (TOKEN,)
 
 
-register(OpSpec("after_all", ("inputs*",), infer=_after_all))
+register(OpSpec("after_all", ("inputs*",), infer=_after_all, pretty=pf.VARIADIC_NULLARY))
 
 
 _bool = convert.boolean
@@ -243,7 +245,7 @@ register(OpSpec("custom_call", ("inputs*",), {
     "operand_layouts": AttrSpec(_layouts),
     "result_layouts": AttrSpec(_layouts),
     "output_operand_aliases": AttrSpec(_aliases),
-}, check=_custom_call_check))
+}, check=_custom_call_check, pretty=pf.CUSTOM_CALL))
 
 
 # -- dependencies and barriers ---------------------------------------------------------------
@@ -257,7 +259,8 @@ def _add_dependency(op, types, attributes):
 
 
 register(OpSpec("add_dependency", ("operand", "token"), infer=_add_dependency,
-                dialects=MHLO_ONLY, doc="The operand, ordered after the token's side effects."))
+                dialects=MHLO_ONLY, doc="The operand, ordered after the token's side effects.",
+                pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method
@@ -267,7 +270,7 @@ def add_dependency(b, operand, token, *, location=None) -> Value:
 
 register(OpSpec("optimization_barrier", ("operand*",), infer=lambda op, t, a: tuple(t),
                 doc="Its operands unchanged; XLA does not move computations "
-                                    "across it."))
+                                    "across it.", pretty=pf.OPTIMIZATION_BARRIER))
 
 
 @builder_method
@@ -395,7 +398,7 @@ register(OpSpec("composite", ("inputs*",), {
     "name": AttrSpec(_composite_name, True), "decomposition": AttrSpec(_symbol, True),
     "composite_attributes": AttrSpec(_dictionary),
     "version": AttrSpec(_i32)}, check=_composite_check,
-    doc="A named op whose meaning is the call of its decomposition function."))
+    doc="A named op whose meaning is the call of its decomposition function.", pretty=pf.COMPOSITE))
 
 
 @builder_method

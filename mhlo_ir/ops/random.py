@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .. import op_forms as pf
+
 import numpy as np
 
 from ..dtypes import ui64
@@ -37,7 +39,8 @@ def _rng_check(op, types, attributes, results, regions):
 
 register(OpSpec("rng", ("a", "b", "shape"),
                 {"rng_distribution": AttrSpec(rng_distribution, True)}, check=_rng_check,
-                doc="UNIFORM in [a, b) or NORMAL with mean a and standard deviation b"))
+                doc="UNIFORM in [a, b) or NORMAL with mean a and standard deviation b",
+                pretty=pf.RNG))
 
 
 @builder_method
@@ -79,7 +82,7 @@ def _rbg_check(op, types, attributes, results, regions):
 register(OpSpec("rng_bit_generator", ("initial_state",),
                 {"rng_algorithm": AttrSpec(rng_algorithm, True)}, check=_rbg_check,
                 doc="deterministic random bits from a state; returns the "
-                                      "next state and the bits"))
+                                      "next state and the bits", pretty=pf.RNG_BIT_GENERATOR))
 
 
 @builder_method
@@ -99,6 +102,7 @@ _i64 = convert.i64
 
 register(OpSpec("xla.rng_get_and_update_state", (), {"delta": AttrSpec(_i64, True)},
                 infer=lambda op, t, a: (tensor((2,), ui64),), dialects=MHLO_ONLY,
+                pretty=pf.ATTRS_ONLY,
                 doc="XLA's global rng state before adding delta (internal to XLA's rng "
                     "lowering)"))
 

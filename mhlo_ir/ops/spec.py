@@ -59,9 +59,9 @@ class OpSpec:
     # or CHLO / FUNC for ops of those namespaces, which print as such in every output dialect
     # (Dialect.has_op says whether a dialect can print an op).
     dialects: frozenset = HLO_DIALECTS
-    # Which custom (pretty) form the printer may use with ``pretty=True``: "" none,
-    # "elementwise" (``%r = mhlo.add %a, %b : T``), "constant", "return".
-    pretty: str = ""
+    # MLIR's custom form of the op (a ``mhlo_ir.pretty_forms.Form``), which the printer
+    # writes with ``pretty=True`` and the parser reads; None: printed generically.
+    pretty: object = None
     terminator: bool = False
     variadic_regions: bool = False
     doc: str = ""

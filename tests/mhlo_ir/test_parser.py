@@ -100,8 +100,10 @@ def test_mlir_custom_forms_we_read_mean_what_mlir_means():
             refused += 1
             continue
         read += 1
-        assert oracle.mlir_generic(back.to_text(locations=False)) == oracle.mlir_generic(text)
-    assert read >= 200, (read, refused)
+        # Against MLIR's generic print of its own custom print: that print leaves out
+        # default-valued attributes (topk's largest = true), which MLIR then reads as unset.
+        assert oracle.mlir_generic(back.to_text(locations=False)) == oracle.mlir_generic(pretty)
+    assert read >= 439, (read, refused)
 
 
 # -- what the parser reads -------------------------------------------------------------------
@@ -118,7 +120,10 @@ def test_stablehlo_text_gives_the_dialect_neutral_module():
               '    %0 = "stablehlo.transpose"(%arg0) <{permutation = array<i64: 1, 0>}> : '
               '(tensor<2x3xf32>) -> tensor<3x2xf32>\n    return %0 : tensor<3x2xf32>\n  }\n}\n')
     m = hlo.parse(b_text)
-    assert m.to_text(dialect=STABLEHLO, pretty=True) == b_text
+    # Printed pretty, StableHLO's transpose takes its custom form.
+    assert m.to_text(dialect=STABLEHLO, pretty=True) == b_text.replace(
+        '"stablehlo.transpose"(%arg0) <{permutation = array<i64: 1, 0>}>',
+        "stablehlo.transpose %arg0, dims = [1, 0]")
     mhlo_text = m.to_text()
     assert "dense<[1, 0]> : tensor<2xi64>" in mhlo_text
     oracle.assert_fixed_point(mhlo_text)
@@ -189,8 +194,8 @@ BAD = [
     ("func.func @f(%a: tensor<2xf32>) {\n  %0 = \"mhlo.add\"(%a, %a) : (tensor<2xf32>, "
      "tensor<2xi32>) -> tensor<2xf32>\n  return\n}\n", "2:29", "operand 1 has type "
      "tensor<2xf32> but its type says tensor<2xi32>"),
-    ("func.func @f(%a: tensor<2xf32>) {\n  %0 = mhlo.reduce %a\n  return\n}\n", "2:8",
-     "'mhlo.reduce' has no custom form this parser reads"),
+    ("func.func @f(%a: tensor<2xf32>) {\n  %0 = mhlo.convolution %a\n  return\n}\n", "2:8",
+     "'mhlo.convolution' has no custom form this parser reads"),
     ("func.func @f(%a: tensor<2x3xf32>) {\n  %0 = \"mhlo.transpose\"(%a) <{permutation = "
      "dense<[1.5, 0.0]> : tensor<2xf32>}> : (tensor<2x3xf32>) -> tensor<3x2xf32>\n  return\n}\n",
      "2:8", "'mhlo.transpose' attribute permutation"),
