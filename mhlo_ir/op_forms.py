@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from .attributes import FALSE, TRUE
 from .pretty_forms import (ARROW, COMPLEX, FUNCTIONAL, OPERAND_TYPES, PAIRWISE, RESULTS, SAME,
-                           SELECT, TUPLE, Attr, AttrDict, Dims, Enum, EnumList, ExpMantissa,
-                           Form, Int, Operands, Optional, Reduce, Returned, SliceRanges, String,
-                           Symbol, ValueAttr, While)
+                           SELECT, TUPLE, Attr, AttrDict, Dims, DotDims, Enum, EnumList,
+                           ExpMantissa, Form, Int, Operands, Optional, Reduce, Returned,
+                           SliceRanges, String, Symbol, ValueAttr, While)
 
 
 def _form(*pieces, **kw) -> Form:
@@ -115,3 +115,6 @@ FFT = _shlo(" ", Operands(), ", type = ", Enum("fft_type"), ", length = ", Dims(
 DOT = _shlo(" ", Operands(), Optional("precision_config", (", precision = ",
                                                            EnumList("precision_config"))),
             AttrDict(), " : ", FUNCTIONAL)
+DOT_GENERAL = _shlo(" ", Operands(), ", ", DotDims(),
+                    Optional("precision_config", (", precision = ", EnumList("precision_config"))),
+                    AttrDict(), " : ", FUNCTIONAL)

@@ -20,6 +20,7 @@ import re
 from .ir import make_operation
 from .location import UNKNOWN
 from .op_attributes import OpAttributes
+from .op_forms import ELEMENTWISE
 from .syntax import Token, TokenStream
 from .types import FunctionType
 
@@ -191,7 +192,7 @@ def pretty_op(cache: LineCache, m, block):
     p = cache.parser
     name = m.group(2)
     spec, _ = p.spec_of(name, {}, 0)
-    if spec.pretty != "elementwise" or spec.chapter == "opaque":
+    if spec.pretty is not ELEMENTWISE or spec.chapter == "opaque":
         return None
     operands = _operands(p, m.group(3))
     if operands is None:

@@ -34,8 +34,8 @@ from .text import symbol_name
 from .types import FunctionType, TensorType
 
 __all__ = ["Form", "Operands", "Enum", "Int", "Attr", "String", "Symbol", "Dims", "EnumList",
-           "SliceRanges", "ExpMantissa", "ValueAttr", "AttrDict", "Optional", "TypePiece",
-           "Returned", "While", "Reduce", "read_pretty"]
+           "SliceRanges", "DotDims", "ExpMantissa", "ValueAttr", "AttrDict", "Optional",
+           "TypePiece", "Returned", "While", "Reduce", "read_pretty"]
 
 
 # -- reading state ------------------------------------------------------------------------
@@ -232,6 +232,46 @@ class Dims:
     def read(self, r) -> None:
         ts = r.p.ts
         r.attrs[self.key] = ts.comma_list(lambda: ts.integer("an integer"), "]", open="[")
+
+
+@attrs.frozen
+class DotDims:
+    """StableHLO dot_general's ``batching_dims = [0] x [0], contracting_dims = [2] x [1]``
+    (the batching part left out when there are none)."""
+
+    key: str = "dot_dimension_numbers"
+
+    def render(self, pr, op) -> str:
+        dn = op.attributes[self.key]
+
+        def pair(a, b):
+            return f"[{', '.join(map(str, a))}] x [{', '.join(map(str, b))}]"
+
+        head = ""
+        if dn.lhs_batching_dimensions or dn.rhs_batching_dimensions:
+            batching = pair(dn.lhs_batching_dimensions, dn.rhs_batching_dimensions)
+            head = f"batching_dims = {batching}, "
+        return head + "contracting_dims = " + pair(dn.lhs_contracting_dimensions,
+                                                   dn.rhs_contracting_dimensions)
+
+    def read(self, r) -> None:
+        from .mhlo_attributes import DotDimensionNumbers
+        ts = r.p.ts
+
+        def pair():
+            ts.expect("=")
+            a = ts.comma_list(lambda: ts.integer("a dimension"), "]", open="[")
+            ts.expect("x")
+            b = ts.comma_list(lambda: ts.integer("a dimension"), "]", open="[")
+            return tuple(a), tuple(b)
+
+        batch = ((), ())
+        if ts.accept("batching_dims"):
+            batch = pair()
+            ts.expect(",")
+        ts.expect("contracting_dims")
+        contract = pair()
+        r.attrs[self.key] = DotDimensionNumbers(batch[0], batch[1], contract[0], contract[1])
 
 
 @attrs.frozen
@@ -651,7 +691,7 @@ def read_region_with_args(p, args):
 # -- forms --------------------------------------------------------------------------------
 
 def _keys(x) -> tuple:
-    if isinstance(x, (Enum, Int, Attr, String, Symbol, ValueAttr, Dims, EnumList)):
+    if isinstance(x, (Enum, Int, Attr, String, Symbol, ValueAttr, Dims, EnumList, DotDims)):
         return (x.key,)
     if isinstance(x, ExpMantissa):
         return ("exponent_bits", "mantissa_bits")

@@ -19,7 +19,7 @@ from ..index_array import IndexArrayAttr
 from ..mhlo_attributes import ChloEnumAttr
 from ..types import tensor
 from ..ir import Value
-from .elementwise import (ALL, BINARY, COMPLEX, FLOAT, INT, _check_kind, _compare_type_fits,
+from .elementwise import (ALL, BINARY, BOOL, COMPLEX, FLOAT, INT, _check_kind, _compare_type_fits,
                           _same, _to_i1, unary_rule)
 from . import convert
 from .args import constant_attr
@@ -363,7 +363,7 @@ def _top_k(op, types, attributes):
     if not 0 <= k <= x.shape[-1]:
         fail(op, f"k = {k} is out of range for operand {x}: expected 0 <= k <= "
                  f"{x.shape[-1]} (its last dimension)")
-    _check_kind(op, "operand", x, INT | FLOAT)
+    _check_kind(op, "operand", x, INT | BOOL | FLOAT)  # i1 is a signless integer in MLIR
     shape = (*x.shape[:-1], k)
     return (tensor(shape, x.element_type), tensor(shape, dtypes.i32))
 

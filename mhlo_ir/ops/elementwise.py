@@ -247,7 +247,7 @@ def _convert_check(op, types, attributes, results, regions):
         fail(op, f"result must be a tensor of shape {list(x.shape)}, got {r}")
 
 
-register(OpSpec("convert", ("operand",), check=_convert_check, pretty=pf.FUNCTIONAL_FORM,
+register(OpSpec("convert", ("operand",), check=_convert_check, pretty=pf.ELEMENTWISE,
                 doc="Convert elements to the result's element type (result type is explicit)."))
 
 

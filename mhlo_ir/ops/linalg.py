@@ -101,7 +101,7 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
                     lambda v: v if isinstance(v, DotDimensionNumbers) else DotDimensionNumbers(**v),
                     True),
                  "precision_config": AttrSpec(_precision_config)},
-                infer=_dot_general, check=_dot_general_check))
+                infer=_dot_general, check=_dot_general_check, pretty=pf.DOT_GENERAL))
 
 
 @builder_method

@@ -35,8 +35,6 @@ GENERIC = {
     ("mhlo", "convolution"): "dim_numbers = [b, 0, 1, f]x[...]->[...], window = {...}: "
                              "not described yet",
     ("stablehlo", "convolution"): "as in MHLO",
-    ("stablehlo", "dot_general"): "batching_dims = [..] x [..], contracting_dims = ..: not "
-                                  "described yet",
     ("mhlo", "scan"): "inits (...) dimension=0 with named region arguments: not described yet",
 }
 
@@ -107,11 +105,12 @@ def test_generic_entries_name_cases():
 
 
 def test_unread_custom_forms_are_refused_by_name():
-    text = ('func.func @f(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {\n'
-            '  %0 = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] : '
-            '(tensor<2xf32>, tensor<2xf32>) -> tensor<f32>\n'
-            '  return %0 : tensor<2xf32>\n}\n')
-    with pytest.raises(ParseError, match="'stablehlo.dot_general' has no custom form"):
+    text = ('func.func @f(%a: tensor<1x4x1xf32>, %b: tensor<2x1x1xf32>) -> tensor<1x3x1xf32> {\n'
+            '  %0 = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], '
+            'window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : '
+            '(tensor<1x4x1xf32>, tensor<2x1x1xf32>) -> tensor<1x3x1xf32>\n'
+            '  return %0 : tensor<1x3x1xf32>\n}\n')
+    with pytest.raises(ParseError, match="'stablehlo.convolution' has no custom form"):
         hlo.parse(text)
 
 
