@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .attributes import FALSE, TRUE
 from .pretty_forms import (ARROW, COMPLEX, FUNCTIONAL, OPERAND_TYPES, PAIRWISE, RESULTS, SAME,
-                           SELECT, TUPLE, Attr, AttrDict, Dims, DotDims, Enum, EnumList,
+                           SELECT, TUPLE, Attr, AttrDict, ConvWindow, Dims, DotDims, Enum, EnumList,
                            ExpMantissa, Form, Int, Operands, Optional, Reduce, Returned,
                            SliceRanges, String, Symbol, ValueAttr, While)
 
@@ -118,3 +118,4 @@ DOT = _shlo(" ", Operands(), Optional("precision_config", (", precision = ",
 DOT_GENERAL = _shlo(" ", Operands(), ", ", DotDims(),
                     Optional("precision_config", (", precision = ", EnumList("precision_config"))),
                     AttrDict(), " : ", FUNCTIONAL)
+CONVOLUTION = _form(Operands(parens=True), " ", ConvWindow(), AttrDict(), " : ", FUNCTIONAL)

@@ -30,12 +30,13 @@ import re
 import attrs
 
 from .attributes import StringAttr
+from .pretty_arrays import _WINDOW, ConvWindow, Dims, DotDims, EnumList, SliceRanges
 from .text import symbol_name
 from .types import FunctionType, TensorType
 
 __all__ = ["Form", "Operands", "Enum", "Int", "Attr", "String", "Symbol", "Dims", "EnumList",
-           "SliceRanges", "DotDims", "ExpMantissa", "ValueAttr", "AttrDict", "Optional",
-           "TypePiece", "Returned", "While", "Reduce", "read_pretty"]
+           "SliceRanges", "DotDims", "ConvWindow", "ExpMantissa", "ValueAttr", "AttrDict",
+           "Optional", "TypePiece", "Returned", "While", "Reduce", "read_pretty"]
 
 
 # -- reading state ------------------------------------------------------------------------
@@ -217,105 +218,6 @@ class ValueAttr:
             raise ts.error(f"'{r.name}' needs a typed value (dense<...> : tensor<...>)", atok)
         r.attrs[self.key] = value
         r.results = (t,)
-
-
-@attrs.frozen
-class Dims:
-    """An integer-array attribute as ``[1, 2]`` (StableHLO's ``dims = [...]``)."""
-
-    key: str
-
-    def render(self, pr, op) -> str:
-        from .index_array import index_ints
-        return "[" + ", ".join(map(str, index_ints(op.attributes[self.key]))) + "]"
-
-    def read(self, r) -> None:
-        ts = r.p.ts
-        r.attrs[self.key] = ts.comma_list(lambda: ts.integer("an integer"), "]", open="[")
-
-
-@attrs.frozen
-class DotDims:
-    """StableHLO dot_general's ``batching_dims = [0] x [0], contracting_dims = [2] x [1]``
-    (the batching part left out when there are none)."""
-
-    key: str = "dot_dimension_numbers"
-
-    def render(self, pr, op) -> str:
-        dn = op.attributes[self.key]
-
-        def pair(a, b):
-            return f"[{', '.join(map(str, a))}] x [{', '.join(map(str, b))}]"
-
-        head = ""
-        if dn.lhs_batching_dimensions or dn.rhs_batching_dimensions:
-            batching = pair(dn.lhs_batching_dimensions, dn.rhs_batching_dimensions)
-            head = f"batching_dims = {batching}, "
-        return head + "contracting_dims = " + pair(dn.lhs_contracting_dimensions,
-                                                   dn.rhs_contracting_dimensions)
-
-    def read(self, r) -> None:
-        from .mhlo_attributes import DotDimensionNumbers
-        ts = r.p.ts
-
-        def pair():
-            ts.expect("=")
-            a = ts.comma_list(lambda: ts.integer("a dimension"), "]", open="[")
-            ts.expect("x")
-            b = ts.comma_list(lambda: ts.integer("a dimension"), "]", open="[")
-            return tuple(a), tuple(b)
-
-        batch = ((), ())
-        if ts.accept("batching_dims"):
-            batch = pair()
-            ts.expect(",")
-        ts.expect("contracting_dims")
-        contract = pair()
-        r.attrs[self.key] = DotDimensionNumbers(batch[0], batch[1], contract[0], contract[1])
-
-
-@attrs.frozen
-class SliceRanges:
-    """StableHLO slice's ``[1:4:2, 0:5]`` (start:limit[:stride], the stride left out when
-    it is 1)."""
-
-    def render(self, pr, op) -> str:
-        from .index_array import index_ints
-        a = op.attributes
-        parts = []
-        for lo, hi, st in zip(index_ints(a["start_indices"]), index_ints(a["limit_indices"]),
-                              index_ints(a["strides"])):
-            parts.append(f"{lo}:{hi}" if st == 1 else f"{lo}:{hi}:{st}")
-        return "[" + ", ".join(parts) + "]"
-
-    def read(self, r) -> None:
-        ts = r.p.ts
-        ranges = []
-
-        def one():
-            lo = ts.integer("a start index")
-            ts.expect(":")
-            hi = ts.integer("a limit index")
-            st = ts.integer("a stride") if ts.accept(":") else 1
-            ranges.append((lo, hi, st))
-        ts.comma_list(one, "]", open="[")
-        for key, i in (("start_indices", 0), ("limit_indices", 1), ("strides", 2)):
-            r.attrs[key] = [x[i] for x in ranges]
-
-
-@attrs.frozen
-class EnumList:
-    """An array of enums as ``[HIGH, DEFAULT]`` (StableHLO dot's precision)."""
-
-    key: str
-
-    def render(self, pr, op) -> str:
-        return "[" + ", ".join(e.value for e in op.attributes[self.key].elements) + "]"
-
-    def read(self, r) -> None:
-        ts = r.p.ts
-        r.attrs[self.key] = ts.comma_list(
-            lambda: ts.expect_kind("bare", f"a {self.key} value").text, "]", open="[")
 
 
 @attrs.frozen
@@ -701,6 +603,8 @@ def _keys(x) -> tuple:
         return ("dimensions",)
     if isinstance(x, SliceRanges):
         return ("start_indices", "limit_indices", "strides")
+    if isinstance(x, ConvWindow):
+        return ("dimension_numbers",) + tuple(k for k, _ in _WINDOW)
     return ()
 
 

@@ -13,6 +13,7 @@ from ..dtypes import i64
 from ..mhlo_attributes import ConvDimensionNumbers
 from ..types import TensorType, tensor
 from ..ir import Value
+from .. import op_forms as pf
 from . import convert
 from .args import integer, pairs
 from .convert import show
@@ -204,7 +205,7 @@ _CONV_ATTRS = {
 }
 
 register(OpSpec("convolution", ("lhs", "rhs"), dict(_CONV_ATTRS), infer=_convolution,
-                check=_convolution_check,
+                check=_convolution_check, pretty=pf.CONVOLUTION,
                 doc="windowed products with strides, padding, dilations and groups"))
 
 

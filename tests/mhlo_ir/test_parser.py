@@ -194,8 +194,8 @@ BAD = [
     ("func.func @f(%a: tensor<2xf32>) {\n  %0 = \"mhlo.add\"(%a, %a) : (tensor<2xf32>, "
      "tensor<2xi32>) -> tensor<2xf32>\n  return\n}\n", "2:29", "operand 1 has type "
      "tensor<2xf32> but its type says tensor<2xi32>"),
-    ("func.func @f(%a: tensor<2xf32>) {\n  %0 = mhlo.convolution %a\n  return\n}\n", "2:8",
-     "'mhlo.convolution' has no custom form this parser reads"),
+    ("func.func @f(%a: tensor<2xf32>) {\n  %0 = mhlo.sort %a\n  return\n}\n", "2:8",
+     "'mhlo.sort' has no custom form this parser reads"),
     ("func.func @f(%a: tensor<2x3xf32>) {\n  %0 = \"mhlo.transpose\"(%a) <{permutation = "
      "dense<[1.5, 0.0]> : tensor<2xf32>}> : (tensor<2x3xf32>) -> tensor<3x2xf32>\n  return\n}\n",
      "2:8", "'mhlo.transpose' attribute permutation"),
