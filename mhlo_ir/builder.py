@@ -17,8 +17,8 @@ from types import FunctionType
 from typing import Callable, Iterator, Sequence, Union
 
 from .errors import OpBuildError
-from .ir import (Block, Function, Operation, Region, SingleResultOp,
-                 VALUE_CLASSES, Value, make_operation)
+from .ir import (VALUE_CLASSES, Block, Function, Operation, Region, Value,
+                 _new_single_result_op, make_operation)
 from .location import UNKNOWN, Location, checked_location, loc as make_loc
 from .ops import REGISTRY
 from .ops.elementwise import BINARY, UNARY
@@ -200,9 +200,7 @@ def _elementwise_method(spec):
     memo: dict = {}
     same: dict = {}  # for operands of one type
     values = VALUE_CLASSES
-    new, SRO = object.__new__, SingleResultOp
-    # NOTE: both methods build their SingleResultOp inline (what ir._new_single_result_op
-    # does): calling the class costs a third of the method, and a helper call a tenth.
+    new_op = _new_single_result_op  # the one layout of a SingleResultOp
 
     if len(op_names) == 1:
         def method(self, operand, *, location=None):
@@ -213,15 +211,9 @@ def _elementwise_method(spec):
             if result_types is None:
                 result_types = memo[t] = infer(name, (t,), None)
             block = self.block
-            op = new(SRO)
-            op.spec = spec
-            op._a = operand
-            op._b = None
-            op.attributes = None
-            op.regions = ()
-            op.location = self.location if location is None else checked_location(location)
-            op.parent = block
-            op.type = result_types[0]
+            op = new_op(spec, operand, None, None, result_types[0],
+                        self.location if location is None else checked_location(location),
+                        block)
             block.operations.append(op)
             return op
     else:
@@ -243,15 +235,9 @@ def _elementwise_method(spec):
                     if len(memo) < 4096:
                         memo[key] = result_types
             block = self.block
-            op = new(SRO)
-            op.spec = spec
-            op._a = lhs
-            op._b = rhs
-            op.attributes = None
-            op.regions = ()
-            op.location = self.location if location is None else checked_location(location)
-            op.parent = block
-            op.type = result_types[0]
+            op = new_op(spec, lhs, rhs, None, result_types[0],
+                        self.location if location is None else checked_location(location),
+                        block)
             block.operations.append(op)
             return op
 

@@ -178,12 +178,19 @@ def make_operation(spec, operands, result_types, attributes=None, regions=(),
                    location=UNKNOWN, parent=None) -> Operation:
     """An Operation, as a SingleResultOp when it has exactly one result."""
     if len(result_types) == 1:
-        if not regions and 1 <= len(operands) <= 2:
-            return _new_single_result_op(spec, operands[0],
-                                         operands[1] if len(operands) == 2 else None,
-                                         attributes, result_types[0], location, parent)
-        return SingleResultOp(spec, operands, result_types, attributes, regions, location,
-                              parent)
+        n = len(operands)
+        if n == 2:
+            a, b = operands
+        elif n == 1:
+            a, b = operands[0], None
+        else:
+            a, b = tuple(operands), _MANY
+        op = _new_single_result_op(spec, a, b, attributes, result_types[0], location, parent)
+        if regions:
+            op.regions = regions = tuple(regions)
+            for r in regions:
+                r.parent = op
+        return op
     return Operation(spec, operands, result_types, attributes, regions, location, parent)
 
 
@@ -198,29 +205,9 @@ class SingleResultOp(Operation, Value):
 
     __slots__ = ("type", "_a", "_b")
 
-    def __init__(self, spec, operands: tuple, result_types: Sequence[Type],
-                 attributes: dict | None = None, regions: tuple = (),
-                 location: Location = UNKNOWN, parent=None):
-        # NOTE: repeats Operation.__init__ rather than calling it: this runs once per op
-        # built, and a super() call would cost a tenth of the builder's time.
-        self.spec = spec
-        n = len(operands)
-        if n == 2:
-            self._a, self._b = operands
-        elif n == 1:
-            self._a = operands[0]
-            self._b = None
-        else:
-            self._a = tuple(operands)
-            self._b = _MANY
-        self.attributes = attributes
-        self.regions = regions
-        self.location = location
-        self.parent = parent
-        self.type = result_types[0]
-        if regions:
-            for r in regions:
-                r.parent = self
+    def __init__(self, *args, **kwargs):
+        raise TypeError("SingleResultOp is made by ir.make_operation (one layout, in "
+                        "_new_single_result_op), not called directly")
 
     @property
     def operands(self) -> tuple:
@@ -263,10 +250,12 @@ VALUE_CLASSES = frozenset({OpResult, BlockArgument, SingleResultOp})
 
 
 def _new_single_result_op(spec, a, b, attributes, type_, location, parent):
-    """A region-free SingleResultOp with operands ``a`` and ``b`` (``b`` None: one operand).
+    """A region-free SingleResultOp with operands ``a`` and ``b`` (``b`` None: one operand;
+    ``b`` _MANY: ``a`` is the operand tuple): the one place its slots are laid out, for
+    ``make_operation`` and the builders' hot paths alike.
 
-    NOTE: what ``SingleResultOp(...)`` does, for the builder's hot paths: CPython (3.11) runs
-    a plain function call inline in its eval loop but instantiating a class with a Python
+    NOTE: a function rather than ``SingleResultOp.__init__``: CPython (3.11) runs a plain
+    function call inline in its eval loop but instantiating a class with a Python
     ``__init__`` through C, which made building an op a third slower."""
     op = _object_new(SingleResultOp)
     op.spec = spec

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..attributes import to_attribute
 from ..errors import OpBuildError
-from ..ir import (Operation, SingleResultOp, VALUE_CLASSES, Value, _new_single_result_op)
+from ..ir import _MANY, VALUE_CLASSES, Operation, Value, _new_single_result_op
 from ..op_attributes import OpAttributes
 from ..types import MAX_DIMENSION, TensorType, tensor
 from ..location import checked_location
@@ -113,7 +113,8 @@ def memo(b, key, name, operands, location, make, *make_args) -> Value:
             op = _new_single_result_op(hit[0], operands[0], operands[1] if n == 2 else None,
                                        hit[1], rts[0], loc, block)
         else:
-            op = SingleResultOp(hit[0], operands, rts, hit[1], (), loc, block)
+            op = _new_single_result_op(hit[0], tuple(operands), _MANY, hit[1], rts[0], loc,
+                                       block)
         block.operations.append(op)
         return op
     op = Operation(hit[0], operands, rts, hit[1], (), loc, block)
