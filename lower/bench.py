@@ -13,6 +13,8 @@ Workloads (the same program built both ways, printed in generic form):
   chain N   -- N chained elementwise ops (add/multiply alternating) on tensor<8xf32>
   mlp L     -- an L-layer MLP: dot_general, broadcast_in_dim, add, maximum per layer
   const     -- one 16 MiB f32 dense constant (random data, so no splat), build + print
+  parse     -- the same programs read back from their text (lower/bench_parse.py), beside
+               MLIR's C++ parser and, when installed, xDSL's
 Per-op cost is reported at every size so a reader sees whether it stays flat; memory is the
 Python heap our module holds (tracemalloc) per op. Ratios > 1 mean we are faster.
 """
@@ -28,6 +30,8 @@ import tracemalloc
 import numpy as np
 
 import mhlo_ir as hlo
+
+from .bench_parse import parse_rows, print_rows
 
 F32_8 = hlo.tensor((8,), hlo.f32)
 
@@ -271,6 +275,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--builder-only", action="store_true", help="skip the lowering workloads")
+    ap.add_argument("--no-parse", action="store_true", help="skip the parser workloads")
     args = ap.parse_args(argv)
     repeats = 3 if args.quick else 5
     chain_sizes = [100, 1_000, 10_000] if args.quick else [100, 1_000, 10_000, 100_000]
@@ -312,9 +317,10 @@ def main(argv=None) -> int:
 
     if not args.builder_only:
         rows.extend(lowering_rows(args.quick, repeats))
+    parsing = [] if args.no_parse else parse_rows(args.quick, repeats, mlir)
 
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(rows + parsing, indent=2))
         return 0
     print(f"{'workload':<22}{'ours us/op':>11}{'(build':>8}{'print)':>8}{'mlir us/op':>12}"
           f"{'ratio':>8}{'B/op':>8}")
@@ -332,6 +338,8 @@ def main(argv=None) -> int:
             print(f"{r['workload']:<22}{r['ours_us']:>11.2f}{r['ours_build_us']:>8.2f}"
                   f"{r['ours_print_us']:>8.2f}{r['mlir_us']:>12.2f}{r['ratio']:>7.2f}x"
                   f"{r['ours_bytes_per_op']:>8.0f}")
+    if parsing:
+        print_rows(parsing)
     return 0
 
 

@@ -13,6 +13,8 @@ MLIR's uppercase and MLIR reads either.
 
 from __future__ import annotations
 
+import binascii
+
 import re
 
 import attrs
@@ -381,14 +383,16 @@ def _element_bytes(ts, flat: list, et) -> bytes:
 def _hex_data(ts, tok, t: TensorType) -> bytes:
     """The raw bytes of ``"0x..."`` (either case) for tensor type ``t``: all elements, or one
     (a splat); sub-byte elements one byte each with the high bits clear, as MLIR keeps them."""
-    text = ts.string_value(tok)
-    digits = text[2:]
-    if not text.startswith("0x") or not (digits.isascii() and digits.isalnum()) \
-            and digits:
-        raise ts.error('expected a hex string "0x..." of the elements\' raw bytes', tok)
+    text = tok.text
+    # The token's own text, not its decoded value: hex digits have no escapes, and binascii
+    # takes exactly pairs of hex digits, so anything else in it (an escape, a line break,
+    # whitespace) fails there. (bytes.fromhex skips whitespace, and str.isalnum to exclude it
+    # ran at 40 MB/s on a big constant.)
     try:
-        raw = bytes.fromhex(digits)
-    except ValueError:
+        if not text.startswith('"0x'):
+            raise ValueError
+        raw = binascii.unhexlify(text[3:-1])
+    except (ValueError, binascii.Error):
         raise ts.error('expected a hex string "0x..." of the elements\' raw bytes',
                        tok) from None
     et = t.element_type

@@ -67,22 +67,50 @@ def parse(text: str, *, source: str | None = None, verify: bool = True,
     checking only what the text itself must say (types of uses, names, structure)."""
     module = _Parser(text, source, check_ops).module()
     if verify:
-        module.verify()
+        from .verifier import verify_module
+        verify_module(module, ops_checked=check_ops)  # each op was validated as it was read
     return module
 
 
 def _spells_stablehlo(text: str) -> bool:
-    """Whether an op of ``text`` is spelled through StableHLO: ``stablehlo.`` starting a line
-    (after indentation), after ``= ``, or quoted (found with str.find: a regex search through a
-    big constant's hex is slow). ``mhlo.num_partitions``-like attribute names do not count."""
-    at = text.find("stablehlo.")
+    """Whether the text's ops are spelled through StableHLO: decided by its first op spelled
+    through either dialect (``stablehlo.add`` or ``mhlo.add`` starting a line after
+    indentation, after ``= ``, or quoted); ``mhlo.num_partitions``-like attribute names do
+    not count. Found with str.find, and it stops at that first op: a regex search through a
+    big constant's hex is slow, and so is a scan of all of it."""
+    find = text.find
+    at = find("hlo.")
     while at >= 0:
-        before = text[max(at - 2, 0):at]
+        if text.startswith("stablehlo.", at - 6):
+            start, stable = at - 6, True
+        elif text.startswith("mhlo.", at - 1):
+            start, stable = at - 1, False
+        else:
+            at = find("hlo.", at + 4)
+            continue
+        before = text[max(start - 2, 0):start]
         if before.endswith('"') or before == "= " or \
-                not text[text.rfind("\n", 0, at) + 1:at].strip(" \t"):
-            return True
-        at = text.find("stablehlo.", at + 1)
+                not text[text.rfind("\n", 0, start) + 1:start].strip(" \t"):
+            return stable
+        at = find("hlo.", at + 4)
     return False
+
+
+class _Aliases:
+    """The ``#loc`` alias definitions of the text, read the first time a reference needs
+    them (finding them scans the whole text)."""
+
+    __slots__ = ("parser", "text", "table")
+
+    def __init__(self, parser, text):
+        self.parser = parser
+        self.text = text
+        self.table = None
+
+    def get(self, name):
+        if self.table is None:
+            self.table = self.parser._aliases(self.text)
+        return self.table.get(name)
 
 
 def parse_modules(text: str, *, source: str | None = None, verify: bool = True) -> list:
@@ -139,7 +167,7 @@ class _Parser:
         self.check_ops = check_ops
         self.lines = LineCache(self)
         self.ts = TokenStream(text, source)
-        self.aliases = self._aliases(text)
+        self.aliases = _Aliases(self, text)
         self.scope = _Scope()
         self.dialect = STABLEHLO if _spells_stablehlo(text) else MHLO
 

@@ -156,12 +156,17 @@ class TokenStream:
             # Fast path for strings without escapes: a big constant's hex is megabytes long,
             # and the regex takes a second per few megabytes.
             end = text.find('"', pos + 1)
-            if end > 0:
-                body = text[pos + 1:end]
-                if "\\" not in body and "\n" not in body and "\v" not in body \
-                        and "\f" not in body:
-                    self._pos = end + 1
-                    return Token("string", text[pos:end + 1], pos)
+            # Without a backslash, the first quote ends it (a bounded find, not a copy of the
+            # body). A long one (a big constant's hex) is not also searched for line breaks
+            # here: string_value refuses them where its value is read, and hex with one does
+            # not decode, so it is scanned twice rather than five times.
+            find = text.find
+            start = pos + 1
+            if end > 0 and find("\\", start, end) < 0 and (end - pos > 4096 or (
+                    find("\n", start, end) < 0 and find("\v", start, end) < 0 and
+                    find("\f", start, end) < 0)):
+                self._pos = end + 1
+                return Token("string", text[pos:end + 1], pos)
         m = self._token_re.match(text, pos)
         if m is None:
             raise self._lex_error(pos)
@@ -264,6 +269,8 @@ class TokenStream:
     def string_value(self, tok: Token) -> str:
         """The decoded value of string token ``tok`` (or of a quoted ``@"name"``)."""
         text = tok.text[1:] if tok.kind == "@" else tok.text
+        if "\n" in text or "\v" in text or "\f" in text:
+            raise self._string_error(tok.pos + (tok.kind == "@"))
         try:
             return decode_string(text)
         except UnicodeDecodeError as e:

@@ -38,6 +38,11 @@ class Mlir:
                     ir.FunctionType.get(arg_types, [o.type for o in outs]))
             return module
 
+    def parse(self, text: str) -> object:
+        """MLIR's C++ parser (and verifier) on ``text``."""
+        with self.ctx:
+            return self.ir.Module.parse(text)
+
     def print(self, module) -> str:
         return module.operation.get_asm(print_generic_op_form=True)
 

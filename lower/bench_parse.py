@@ -1,0 +1,88 @@
+"""The parser's rows of ``python -m lower.bench``: reading the benchmark's programs back from
+their generic text, beside jaxlib's C++ parser (``ir.Module.parse``, which also verifies) and,
+when installed, xDSL's Python parser, measured in the same run.
+
+Workloads: the chain at 1k, 10k and 100k ops (per-op cost should stay flat), the 100-layer MLP
+module, and the 16 MiB f32 constant (hex), in MB/s. xDSL reads the text with the dialects
+unregistered (it has no MHLO dialect), and only the smaller workloads: it takes about a
+millisecond an op.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+import numpy as np
+
+import mhlo_ir as hlo
+
+
+def _best(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _xdsl_parser():
+    """A function parsing text with xDSL, or None when xDSL is not installed."""
+    try:
+        from xdsl.context import Context
+        from xdsl.dialects.builtin import Builtin
+        from xdsl.dialects.func import Func
+        from xdsl.parser import Parser
+    except ImportError:
+        return None
+    ctx = Context(allow_unregistered=True)
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(Func)
+    return lambda text: Parser(ctx, text).parse_module()
+
+
+def parse_rows(quick: bool, repeats: int, mlir) -> list:
+    """Rows: workload, ops, ours/mlir/xdsl microseconds per op (MB/s for the constant)."""
+    from .bench import ours_chain, ours_const, ours_mlp
+    xdsl = _xdsl_parser()
+    sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
+    programs = [(f"parse chain {n}", n, ours_chain(n)) for n in sizes]
+    mlp = ours_mlp(20 if quick else 100)
+    programs.append((f"parse mlp {20 if quick else 100} layers",
+                     len(mlp.functions[0].entry_block.operations), mlp))
+    rows = []
+    for name, n, module in programs:
+        text = module.to_text(locations=False)
+        r = 2 if n >= 100_000 else repeats
+        ours = _best(lambda: hlo.parse(text), r)
+        theirs = _best(lambda: mlir.parse(text), r)
+        row = dict(workload=name, ops=n, ours_us=ours / n * 1e6, mlir_us=theirs / n * 1e6,
+                   mlir_ratio=theirs / ours)
+        if xdsl is not None and n <= 1_000 or xdsl is not None and "mlp" in name:
+            t = _best(lambda: xdsl(text), 1)
+            row.update(xdsl_us=t / n * 1e6, xdsl_ratio=t / ours)
+        rows.append(row)
+    mib = 4 if quick else 16
+    arr = np.random.default_rng(1).standard_normal(mib * 2**20 // 4).astype(np.float32)
+    text = ours_const(arr).to_text(locations=False)
+    ours = _best(lambda: hlo.parse(text), repeats)
+    theirs = _best(lambda: mlir.parse(text), repeats)
+    rows.append(dict(workload=f"parse const {mib} MiB", ops=1, ours_MBps=arr.nbytes / ours / 1e6,
+                     mlir_MBps=arr.nbytes / theirs / 1e6, mlir_ratio=theirs / ours))
+    return rows
+
+
+def print_rows(rows) -> None:
+    print(f"\n{'parsing':<26}{'ours us/op':>11}{'mlir C++':>10}{'ours/mlir':>10}"
+          f"{'xdsl':>10}{'xdsl/ours':>10}")
+    for r in rows:
+        if "ours_MBps" in r:
+            print(f"{r['workload']:<26}{r['ours_MBps']:>7.0f}MB/s{r['mlir_MBps']:>6.0f}MB/s"
+                  f"{1 / r['mlir_ratio']:>9.2f}x")
+            continue
+        xd = (f"{r['xdsl_us']:>10.1f}{r['xdsl_ratio']:>9.1f}x" if "xdsl_us" in r else
+              f"{'-':>10}{'-':>10}")
+        print(f"{r['workload']:<26}{r['ours_us']:>11.2f}{r['mlir_us']:>10.2f}"
+              f"{1 / r['mlir_ratio']:>9.2f}x{xd}")
