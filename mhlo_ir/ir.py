@@ -518,3 +518,16 @@ class _Lazy:
 
 
 _lazy = _Lazy()
+
+
+def walk(module):
+    """Every op of ``module`` as ``(function, op)``, each function's in a pre-order of its
+    regions, without recursion (a 10,000-deep nest is walked like a flat list)."""
+    for fn in module.functions:
+        stack = [fn.body]
+        while stack:
+            for block in stack.pop().blocks:
+                for op in block.operations:
+                    yield fn, op
+                    if op.regions:
+                        stack.extend(op.regions)

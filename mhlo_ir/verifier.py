@@ -26,7 +26,7 @@ from types import MappingProxyType
 from .attributes import ArrayAttr, Attribute, DictionaryAttr, SymbolRefAttr
 from .dialect import MHLO
 from .errors import ModuleVerificationError, OpBuildError
-from .ir import (FUNCTION_RESERVED, MODULE_RESERVED, VALUE_CLASSES, Block, BlockArgument,
+from .ir import (FUNCTION_RESERVED, walk, MODULE_RESERVED, VALUE_CLASSES, Block, BlockArgument,
                  Function, Module, Operation, OpResult, Region, SingleResultOp, Value)
 from .location import Location
 from .ops.spec import OpSpec
@@ -153,21 +153,16 @@ def call_problem(module: Module) -> str | None:
     find them)."""
     names = {fn.name: fn for fn in module.functions}
     v = _Verifier(module, names)
-    for fn in module.functions:
-        stack = [fn.body]
-        while stack:
-            for block in stack.pop().blocks:
-                for op in block.operations:
-                    stack.extend(op.regions)
-                    for name, attr in (op.attributes or {}).items():
-                        calling = name == "callee" or name == "called_computations" or \
-                            name in _CALLING_ATTRS
-                        for ref in _symbol_refs(attr):
-                            if ref.name not in names:
-                                return (f"in @{fn.name}: '{_op_name(op)}' attribute {name} "
-                                        f"refers to @{ref.name}, which is not defined")
-                            if calling:
-                                v.calls.setdefault(fn.name, {}).setdefault(ref.name, op)
+    for fn, op in walk(module):
+        for name, attr in (op.attributes or {}).items():
+            calling = name == "callee" or name == "called_computations" or \
+                name in _CALLING_ATTRS
+            for ref in _symbol_refs(attr):
+                if ref.name not in names:
+                    return (f"in @{fn.name}: '{_op_name(op)}' attribute {name} refers to "
+                            f"@{ref.name}, which is not defined")
+                if calling:
+                    v.calls.setdefault(fn.name, {}).setdefault(ref.name, op)
     try:
         v.call_graph()
     except ModuleVerificationError as e:

@@ -63,6 +63,7 @@ def _python_problem(text: str) -> str | None:
     with its own diagnostics. Text the parser cannot read yet (a custom form it does not
     know) gets a textual scan for dangling function references instead."""
     from mhlo_ir.errors import OpBuildError
+    from mhlo_ir.ir import walk
     from mhlo_ir.parser import parse
     from mhlo_ir.syntax import ParseError
     from mhlo_ir.verifier import call_problem
@@ -74,23 +75,17 @@ def _python_problem(text: str) -> str | None:
         problem = call_problem(module)
         if problem is not None:
             return f"{problem} (jaxlib crashes on this instead of reporting it)"
-        for fn in module.functions:
-            stack = [fn.body]
-            while stack:
-                for block in stack.pop().blocks:
-                    for op in block.operations:
-                        stack.extend(op.regions)
-                        spec = op.spec
-                        if spec.name not in _CRASHING_OPS:
-                            continue
-                        try:
-                            spec.validate(tuple(v.type for v in op.operands), op.attributes,
-                                          tuple(r.type for r in op.results), op.regions)
-                        except OpBuildError as e:
-                            return (f"in @{fn.name}: {e} (jaxlib crashes on this instead "
-                                    "of reporting it)")
-                        except Exception:  # noqa: BLE001, S112 - attributes as written
-                            continue  # that its rules cannot read: jaxlib judges them
+        for fn, op in walk(module):
+            spec = op.spec
+            if spec.name not in _CRASHING_OPS:
+                continue
+            try:
+                spec.validate(tuple(v.type for v in op.operands), op.attributes,
+                              tuple(r.type for r in op.results), op.regions)
+            except OpBuildError as e:
+                return f"in @{fn.name}: {e} (jaxlib crashes on this instead of reporting it)"
+            except Exception:  # noqa: BLE001, S112 - attributes as written that its rules
+                continue  # cannot read: jaxlib judges them
         return None
     if "called_computations" not in text and "callee" not in text and \
             "decomposition" not in text:
