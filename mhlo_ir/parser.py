@@ -691,7 +691,8 @@ class _Parser:
                             continue  # kept as written
                         err = ts.error(f"'{name}' attribute {k}: {e}", tok)
                         raise IllFormedOpError(err.message, err.line, err.column,
-                                               err.source) from None
+                                               err.source, source_line=err.source_line,
+                                               caret=err.caret) from None
         if spec.chapter != "opaque" and check:
             for k in props:
                 if k not in owned:
@@ -702,7 +703,8 @@ class _Parser:
                               tuple(result_types), regions)
             except OpBuildError as e:
                 err = ts.error(str(e), tok)
-                raise IllFormedOpError(err.message, err.line, err.column, err.source) from None
+                raise IllFormedOpError(err.message, err.line, err.column, err.source,
+                                      source_line=err.source_line, caret=err.caret) from None
         attributes = OpAttributes(merged) if merged else None
         return make_operation(spec, tuple(operands), tuple(result_types), attributes,
                               regions, location, block)

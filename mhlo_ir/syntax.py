@@ -28,18 +28,25 @@ __all__ = ["ParseError", "Token", "TokenStream", "decode_string"]
 
 class ParseError(ValueError):
     """Text that does not parse: ``line``:``column`` (1-based) in ``source``, a message, and
-    for a wrong token ``expected`` and ``found`` (None otherwise)."""
+    for a wrong token ``expected`` and ``found`` (None otherwise). ``source_line`` is the
+    line of text (a window of it around the column, if long), shown under the message with a
+    caret under the column."""
 
     def __init__(self, message: str, line: int, column: int, source: str | None = None,
-                 expected: str | None = None, found: str | None = None):
+                 expected: str | None = None, found: str | None = None,
+                 source_line: str | None = None, caret: int | None = None):
         where = f"{line}:{column}" if source is None else f"{source}:{line}:{column}"
-        super().__init__(f"{where}: {message}")
+        shown = "" if source_line is None else \
+            f"\n  {source_line}\n  {' ' * ((caret if caret is not None else column) - 1)}^"
+        super().__init__(f"{where}: {message}{shown}")
         self.message = message
         self.line = line
         self.column = column
         self.source = source
         self.expected = expected
         self.found = found
+        self.source_line = source_line
+        self.caret = caret
 
 
 class Token:
@@ -350,7 +357,17 @@ class TokenStream:
 
     def error_at(self, pos: int, message: str, **kw) -> ParseError:
         line, column = self.line_column(pos)
-        return ParseError(message, line, column, self.source, **kw)
+        text = self.text
+        start = text.rfind("\n", 0, pos) + 1
+        end = text.find("\n", pos)
+        if end < 0:
+            end = len(text)
+        # A window of a long line (a constant's hex is one line of megabytes).
+        lo, hi = max(start, pos - 60), min(end, pos + 60)
+        shown = ("..." if lo > start else "") + text[lo:hi] + ("..." if hi < end else "")
+        caret = pos - lo + 1 + (3 if lo > start else 0)
+        return ParseError(message, line, column, self.source, **kw, source_line=shown,
+                          caret=caret)
 
     def error(self, message: str, tok: Token | None = None) -> ParseError:
         """A ParseError at ``tok`` (default: the next token)."""

@@ -239,3 +239,27 @@ def test_parsed_modules_run():
     a, b = np.array([1, 2, 3], np.int32), np.array([4, 5, 6], np.int32)
     (out,) = verify.run(hlo.parse(text), a, b)
     np.testing.assert_array_equal(out, a * b + a)
+
+
+def test_errors_show_the_line_with_a_caret():
+    text = ("func.func @f(%a: tensor<2xf32>) {\n"
+            '  %0 = "mhlo.add"(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n'
+            "  return\n}\n")
+    with pytest.raises(ParseError) as e:
+        hlo.parse(text, source="x.mlir")
+    lines = str(e.value).splitlines()
+    assert lines[0] == "x.mlir:2:23: use of undefined value %b"
+    assert lines[1] == '    %0 = "mhlo.add"(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> ' \
+                       'tensor<2xf32>'
+    assert lines[2].index("^") == lines[1].index("%b")
+
+
+def test_errors_in_a_long_line_show_a_window_of_it():
+    hexdigits = "ab" * 50_000
+    text = ('func.func @f() -> tensor<100000xi8> {\n  %0 = mhlo.constant dense<"0x' + hexdigits +
+            'zz"> : tensor<100001xi8>\n  return %0 : tensor<100000xi8>\n}\n')
+    with pytest.raises(ParseError) as e:
+        hlo.parse(text)
+    shown, caret = str(e.value).splitlines()[1:3]
+    assert len(shown) < 200 and shown.strip().startswith("%0 = mhlo.constant")
+    assert caret.index("^") <= len(shown)

@@ -79,7 +79,7 @@ def test_lex_errors_have_positions(text, line, column, message):
         while ts.next().kind != "eof":
             pass
     assert (e.value.line, e.value.column, e.value.message) == (line, column, message)
-    assert str(e.value) == f"{line}:{column}: {message}"
+    assert str(e.value).splitlines()[0] == f"{line}:{column}: {message}"
 
 
 def test_expected_vs_found():
@@ -89,7 +89,7 @@ def test_expected_vs_found():
         ts.comma_list(ts.integer, "]", open="[")
     err = e.value
     assert (err.line, err.column, err.expected, err.found) == (2, 9, "',' or ']'", "'3'")
-    assert str(err) == "2:9: expected ',' or ']', found '3'"
+    assert str(err).splitlines()[0] == "2:9: expected ',' or ']', found '3'"
     with pytest.raises(ParseError, match="expected end of input, found 'x'"):
         TokenStream("x").expect_end()
     ts = TokenStream("f(a ")
