@@ -61,7 +61,7 @@ def run_conformance(root=DEFAULT_DIR, *, files=None, dialect: str = "mhlo",
     records = []
     for i, p in enumerate(paths):
         try:
-            name = p.relative_to(root).as_posix()
+            name = p.relative_to(root).as_posix() if root.is_dir() else p.name
         except ValueError:
             name = str(p)
         records.append({"file": name, "family": family(p),
