@@ -142,21 +142,30 @@ def test_mismatched_shapes_fail_and_empty_passes():
 
 # -- the AST edits and the transformation ---------------------------------------------------
 
-_GENERIC = '''"builtin.module"() <{sym_name = "jit_main"}> ({
-  "func.func"() <{function_type = () -> tensor<2xf32>, sym_name = "main", sym_visibility = "public"}> ({
+# MLIR's generic print (tokens may be split across lines).
+_GENERIC = '''
+"builtin.module"() <{sym_name = "jit_main"}> ({
+  "func.func"() <{function_type = () -> tensor<2xf32>, sym_name = "main", sym_visibility =
+        "public"}> ({
     %0 = "func.call"() <{callee = @inputs}> : () -> tensor<2xf32>
     %1 = "func.call"() <{callee = @expected}> : () -> tensor<2xf32>
     %2 = "stablehlo.abs"(%0) : (tensor<2xf32>) -> tensor<2xf32>
-    "stablehlo.custom_call"(%2, %1) <{call_target_name = "check.expect_close", has_side_effect = true}> : (tensor<2xf32>, tensor<2xf32>) -> ()
-    "check.expect_almost_eq_const"(%2) <{tolerance = 1.000000e-01 : f32, value = dense<[1.0, 2.0]> : tensor<2xf32>}> : (tensor<2xf32>) -> ()
+    "stablehlo.custom_call"(%2, %1) <{call_target_name = "check.expect_close",
+        has_side_effect = true}> : (tensor<2xf32>, tensor<2xf32>) -> ()
+    "check.expect_almost_eq_const"(%2) <{tolerance = 1.000000e-01 : f32, value =
+        dense<[1.0, 2.0]> : tensor<2xf32>}> : (tensor<2xf32>) -> ()
     "func.return"(%2) : (tensor<2xf32>) -> ()
   }) : () -> ()
-  "func.func"() <{function_type = () -> tensor<2xf32>, sym_name = "inputs", sym_visibility = "private"}> ({
-    %0 = "stablehlo.constant"() <{value = dense<[-1.0, 2.0]> : tensor<2xf32>}> : () -> tensor<2xf32>
+  "func.func"() <{function_type = () -> tensor<2xf32>, sym_name = "inputs", sym_visibility
+        = "private"}> ({
+    %0 = "stablehlo.constant"() <{value = dense<[-1.0, 2.0]> : tensor<2xf32>}> : () ->
+        tensor<2xf32>
     "func.return"(%0) : (tensor<2xf32>) -> ()
   }) : () -> ()
-  "func.func"() <{function_type = () -> tensor<2xf32>, sym_name = "expected", sym_visibility = "private"}> ({
-    %0 = "stablehlo.constant"() <{value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> tensor<2xf32>
+  "func.func"() <{function_type = () -> tensor<2xf32>, sym_name = "expected",
+        sym_visibility = "private"}> ({
+    %0 = "stablehlo.constant"() <{value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () ->
+        tensor<2xf32>
     "func.return"(%0) : (tensor<2xf32>) -> ()
   }) : () -> ()
 }) : () -> ()
