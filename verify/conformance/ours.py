@@ -76,7 +76,10 @@ def run_module(text: str, source: str, dialect: str = "mhlo",
     except Exception as e:  # noqa: BLE001 - the verifier and the printer, as they fail
         return ModuleOutcome("print_error", f"{type(e).__name__}: {_line(e)}")
     try:
-        exe = api.compile(printed, filename=source)
+        # MHLO: the Module itself, as programs hand it to verify (which prints the same text
+        # and, the module being verified already, need not read it back to look for what
+        # crashes jaxlib); StableHLO: our text, which verify reads like any text.
+        exe = api.compile(module if dialect == "mhlo" else printed, filename=source)
     except (VerificationError, CompileError) as e:
         return ModuleOutcome("compile_error", _line(e))
     try:

@@ -126,7 +126,8 @@ def render_text(report: dict) -> str:
     out.append(f"conformance over {meta['files']} files in {meta['dir']} "
                f"(dialect {meta['dialect']}{', generic input' if meta['generic_input'] else ''}"
                f", {meta['jobs']} jobs, timeout {meta['timeout']:g} s): "
-               f"{meta['seconds']:.1f} s")
+               f"{meta['seconds']:.1f} s ({meta.get('task_cpu_seconds', 0):.1f} CPU-s in "
+               "the workers' tasks)")
     s = report["summary"]
     for side in ("ours", "reference"):
         out.append(f"  {side:<9} files:   {_counts(s['totals'][side])}")
