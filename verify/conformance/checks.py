@@ -60,17 +60,12 @@ def _parts(x: np.ndarray) -> list:
     return [np.real(x), np.imag(x)] if _is_complex(x.dtype) else [x]
 
 
-def _bits(x: np.ndarray) -> np.ndarray:
-    """The raw bits of a float array as non-negative Python-int-safe int64 (its magnitude's
-    bits: the sign bit cleared) and the sign, for the ULP distance."""
-    width = x.dtype.itemsize * 8
+def _bits(x: np.ndarray) -> tuple:
+    """(the bits of each element's magnitude as uint64, whether its sign bit is set)."""
     u = x.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize])
     u = u.astype(np.uint64)
-    sign_bit = np.uint64(1) << np.uint64(width - 1)
     # Narrow float types (float8, float4 in a byte) keep their sign in their own top bit.
-    nbits = _storage_bits(x.dtype)
-    if nbits != width:
-        sign_bit = np.uint64(1) << np.uint64(nbits - 1)
+    sign_bit = np.uint64(1) << np.uint64(_storage_bits(x.dtype) - 1)
     negative = (u & sign_bit) != 0
     magnitude = u & ~sign_bit
     return magnitude, negative
