@@ -82,7 +82,10 @@ def run_tasks(tasks: list, jobs: int, timeout: float, options: dict,
     pending = deque(range(len(tasks)))
     workers: list = []
     done = 0
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # the workers inherit it
+    # XLA's INFO lines on client creation, once per worker, are not errors: the workers
+    # inherit a quieter level (the caller's own setting wins, and is left as it was).
+    saved = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
         while pending or any(w.task is not None for w in workers):
             while len(workers) < min(jobs, len(pending) + sum(w.task is not None
@@ -135,4 +138,6 @@ def run_tasks(tasks: list, jobs: int, timeout: float, options: dict,
     finally:
         for w in workers:
             w.stop(kill=w.task is not None)
+        if saved is None:
+            os.environ.pop("TF_CPP_MIN_LOG_LEVEL", None)
     return results
