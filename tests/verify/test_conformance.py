@@ -306,6 +306,22 @@ def test_hanging_and_crashing_workers_are_counted():
     assert "SIGABRT" in crashed
 
 
+def test_an_exception_in_a_module_is_a_crash_naming_it(monkeypatch):
+    from verify.conformance import ours, task
+    f = DEFAULT_DIR / "abs_float32_20_20.mlir"
+    if not f.exists():
+        pytest.skip(f"the corpus is not at {DEFAULT_DIR}")
+
+    def broken(*args):
+        raise AttributeError("no such thing")
+
+    monkeypatch.setattr(ours, "run_module", broken)
+    result = task.run_task((str(f), "ours"), {})
+    assert result["status"] == "crash"
+    assert "AttributeError raised at test_conformance.py" in result["reason"]
+    assert "no such thing" in result["reason"]
+
+
 def test_cli_json(capsys):
     from verify.conformance.__main__ import main
     f = DEFAULT_DIR / "abs_float32_20_20.mlir"

@@ -32,10 +32,11 @@ def _test_hooks(path: str, options: dict) -> None:
 
 
 def run_task(task: tuple, options: dict) -> dict:
-    """``task`` is ``(path, side)``; returns ``{"status", "reason", "modules", "seconds",
-    "cpu_seconds"}``
-    with the file's status the worst of its modules' (the reason: the first module with
-    that status, named by its index when the file has several)."""
+    """``task`` is ``(path, side)``. Returns ``{"status", "reason", "modules", "seconds",
+    "cpu_seconds"}``, the file's status the worst of its modules' (the reason: the first
+    module with that status, named by its index when the file has several). An exception on
+    the way (a bug, not a status) makes its module a ``crash`` naming it, as a dead worker
+    makes its file one."""
     path, side = task
     start = time.perf_counter()
     cpu = time.process_time()  # all of the worker's threads: XLA compiles on its own
@@ -45,13 +46,20 @@ def run_task(task: tuple, options: dict) -> dict:
     pieces = split_modules(text)
     outcomes = []
     for piece in pieces:
-        if side == "ours":
-            from .ours import run_module
-            outcome = run_module(piece, path, options.get("dialect", "mhlo"),
-                                 options.get("generic_input", False))
-        else:
-            from .reference import run_module
-            outcome = run_module(piece)
+        try:
+            if side == "ours":
+                from . import ours
+                outcome = ours.run_module(piece, path, options.get("dialect", "mhlo"),
+                                          options.get("generic_input", False))
+            else:
+                from . import reference
+                outcome = reference.run_module(piece)
+        except Exception as e:  # noqa: BLE001 - a bug on the way is a crash, with its message
+            import traceback
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            outcome = ModuleOutcome("crash", f"{type(e).__name__} raised at "
+                                             f"{os.path.basename(where.filename)}:"
+                                             f"{where.lineno}: {str(e)[:300]}")
         outcomes.append(outcome)
     if not outcomes:
         outcomes = [ModuleOutcome("unsupported", "the file holds no module")]
