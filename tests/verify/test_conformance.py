@@ -1,0 +1,334 @@
+"""verify.conformance: the check semantics against hand-computed values, the AST edits and the
+transformation, a fixed sample of the corpus end to end (generic-input mode), and the pool
+counting a hanging and a crashing worker."""
+
+from __future__ import annotations
+
+import json
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from verify.conformance import checks, family, program, run_conformance
+from verify.conformance.checks import ALMOST_EQ_TOLERANCE, judge, ulp_distance
+from verify.conformance.corpus import DEFAULT_DIR, split_modules
+
+TOP = np.iinfo(np.uint64).max
+f32 = np.float32
+
+
+def _f32(*xs):
+    return np.array(xs, np.float32)
+
+
+# -- ULP distance ---------------------------------------------------------------------------
+
+def test_ulp_zero_signs_and_nan():
+    # +0/-0: opposite signs, bits(|a|) + bits(|e|) = 0; NaNs (any payload) are 0 apart.
+    a = _f32(0.0, -0.0, -0.0, np.nan)
+    e = _f32(-0.0, 0.0, -0.0, np.nan)
+    payload = np.array([0x7FC00001], np.uint32).view(np.float32)
+    assert ulp_distance(a, e).tolist() == [0, 0, 0, 0]
+    assert ulp_distance(payload, _f32(np.nan)).tolist() == [0]
+
+
+def test_ulp_neighbours_and_sign_crossing():
+    one = f32(1.0)
+    up = np.nextafter(one, f32(2))
+    up3 = up
+    for _ in range(2):
+        up3 = np.nextafter(up3, f32(2))
+    assert ulp_distance(_f32(1.0), np.array([up])).tolist() == [1]
+    assert ulp_distance(_f32(1.0), np.array([up3])).tolist() == [3]
+    tiny = np.float32(1e-45)  # the smallest subnormal: bits 1
+    assert ulp_distance(np.array([tiny]), _f32(0.0)).tolist() == [1]
+    assert ulp_distance(np.array([tiny]), np.array([-tiny])).tolist() == [2]
+    assert ulp_distance(np.array([tiny]), _f32(-0.0)).tolist() == [1]
+    # 1.0 (0x3F800000) against -1.0: 2 * 0x3F800000 apart.
+    assert ulp_distance(_f32(1.0), _f32(-1.0)).tolist() == [2 * 0x3F800000]
+
+
+def test_ulp_infinities_and_one_nan_are_not_comparable():
+    big = np.finfo(np.float32).max
+    a = _f32(np.inf, np.inf, -np.inf, np.nan, 1.0)
+    e = _f32(np.inf, big, np.inf, 1.0, np.nan)
+    assert ulp_distance(a, e).tolist() == [0, TOP, TOP, TOP, TOP]
+
+
+def test_ulp_narrow_types():
+    b = ml_dtypes.bfloat16
+    assert ulp_distance(np.array([1.0, 2.0], b), np.array([1.0078125, 2.0], b)).tolist() == \
+        [1, 0]
+    h = np.float16
+    assert ulp_distance(np.array([-0.0], h), np.array([np.float16(6e-8)], h)).tolist() == [1]
+    e4 = ml_dtypes.float8_e4m3fn
+    # float8 in a byte: 1.0 is 0x38, 1.125 is 0x39; -1.0 (0xB8) is 2 * 0x38 from 1.0.
+    assert ulp_distance(np.array([1.0, 1.0], e4), np.array([1.125, -1.0], e4)).tolist() == \
+        [1, 2 * 0x38]
+
+
+def test_ulp_complex_is_the_larger_part():
+    up2 = np.nextafter(np.nextafter(f32(1), f32(2)), f32(2))
+    a = np.array([complex(1.0, 1.0)], np.complex64)
+    e = np.array([complex(1.0, float(up2))], np.complex64)
+    assert ulp_distance(a, e).tolist() == [2]
+    e2 = np.array([complex(np.nan, 1.0)], np.complex64)
+    assert ulp_distance(a, e2).tolist() == [TOP]
+
+
+def test_expect_close_threshold():
+    x = f32(1.0)
+    for _ in range(4):
+        x = np.nextafter(x, f32(2))
+    up3 = np.nextafter(np.nextafter(np.nextafter(f32(1), f32(2)), f32(2)), f32(2))
+    assert judge("expect_close", _f32(1.0), np.array([up3])).ok
+    v = judge("expect_close", _f32(1.0), np.array([x]))
+    assert not v.ok and "worst 4 ULP" in v.detail and "at [0]" in v.detail
+    # Integers have no ULPs: close means equal.
+    assert judge("expect_close", np.array([3], np.int32), np.array([3], np.int32)).ok
+    assert not judge("expect_close", np.array([3], np.int32), np.array([4], np.int32)).ok
+
+
+# -- almost_eq, eq, the *_const checks ------------------------------------------------------
+
+def test_almost_eq():
+    assert ALMOST_EQ_TOLERANCE == 1e-3
+    assert judge("expect_almost_eq", _f32(1.0, 0.0, np.nan, np.inf),
+                 _f32(1.0009, -0.0, np.nan, np.inf)).ok
+    for a, e in [(1.0, 1.0011), (np.nan, 1.0), (1.0, np.nan), (np.inf, -np.inf),
+                 (np.inf, 3e38), (-np.inf, 1.0)]:
+        assert not judge("expect_almost_eq", _f32(a), _f32(e)).ok, (a, e)
+    c = np.complex128
+    assert judge("expect_almost_eq", np.array([1 + 1j], c), np.array([1.0005 + 0.9995j], c)).ok
+    assert not judge("expect_almost_eq", np.array([1 + 1j], c), np.array([1 + 1.002j], c)).ok
+
+
+def test_expect_eq_is_ieee():
+    assert judge("expect_eq", _f32(0.0, 1.5), _f32(-0.0, 1.5)).ok
+    assert not judge("expect_eq", _f32(np.nan), _f32(np.nan)).ok
+    assert not judge("expect_eq", _f32(1.0), np.array([np.nextafter(f32(1), f32(2))])).ok
+    u = np.uint64
+    assert judge("expect_eq", np.array([2**64 - 1], u), np.array([2**64 - 1], u)).ok
+    assert not judge("expect_eq", np.array([2**64 - 1], u), np.array([2**64 - 2], u)).ok
+    i4 = ml_dtypes.int4
+    assert not judge("expect_eq", np.array([-8, 7], i4), np.array([-8, 6], i4)).ok
+    assert judge("expect_eq", np.array([True, False]), np.array([True, False])).ok
+
+
+def test_check_eq_by_element_type():
+    # Floats: almost_eq at 1e-4; integers and i1: exact.
+    assert judge("eq", _f32(1.0), _f32(1.00009)).ok
+    assert not judge("eq", _f32(1.0), _f32(1.0002)).ok
+    assert not judge("eq", np.array([1], np.int8), np.array([2], np.int8)).ok
+    assert not judge("eq", np.array([True]), np.array([False])).ok
+
+
+def test_const_checks_and_tolerance():
+    assert judge("expect_almost_eq_const", _f32(1.0), _f32(1.00009)).ok
+    assert not judge("expect_almost_eq_const", _f32(1.0), _f32(1.0002)).ok
+    assert judge("expect_almost_eq_const", _f32(1.0), _f32(1.2), tolerance=0.5).ok
+    assert not judge("expect_eq_const", _f32(np.nan), _f32(np.nan)).ok
+
+
+def test_mismatched_shapes_fail_and_empty_passes():
+    v = judge("expect_eq", np.zeros((2,), f32), np.zeros((3,), f32))
+    assert not v.ok and "expected float32[3]" in v.detail
+    assert judge("expect_close", np.zeros((2, 0), f32), np.zeros((2, 0), f32)).ok
+    with pytest.raises(ValueError, match="unknown check kind"):
+        judge("expect_nearly", _f32(1.0), _f32(1.0))
+    assert set(checks.KINDS) >= {"expect_close", "eq"}
+
+
+# -- the AST edits and the transformation ---------------------------------------------------
+
+# MLIR's generic print (tokens may be split across lines).
+_GENERIC = '''
+"builtin.module"() <{sym_name = "jit_main"}> ({
+  "func.func"() <{function_type = () -> tensor<2xf32>, sym_name = "main", sym_visibility =
+        "public"}> ({
+    %0 = "func.call"() <{callee = @inputs}> : () -> tensor<2xf32>
+    %1 = "func.call"() <{callee = @expected}> : () -> tensor<2xf32>
+    %2 = "stablehlo.abs"(%0) : (tensor<2xf32>) -> tensor<2xf32>
+    "stablehlo.custom_call"(%2, %1) <{call_target_name = "check.expect_close",
+        has_side_effect = true}> : (tensor<2xf32>, tensor<2xf32>) -> ()
+    "check.expect_almost_eq_const"(%2) <{tolerance = 1.000000e-01 : f32, value =
+        dense<[1.0, 2.0]> : tensor<2xf32>}> : (tensor<2xf32>) -> ()
+    "func.return"(%2) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = () -> tensor<2xf32>, sym_name = "inputs", sym_visibility
+        = "private"}> ({
+    %0 = "stablehlo.constant"() <{value = dense<[-1.0, 2.0]> : tensor<2xf32>}> : () ->
+        tensor<2xf32>
+    "func.return"(%0) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = () -> tensor<2xf32>, sym_name = "expected",
+        sym_visibility = "private"}> ({
+    %0 = "stablehlo.constant"() <{value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () ->
+        tensor<2xf32>
+    "func.return"(%0) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+'''
+
+
+def test_transform_on_our_ast():
+    import mhlo_ir
+    m = mhlo_ir.parse(_GENERIC)
+    t = program.transform(m)
+    m.verify()
+    main = m.lookup("main")
+    assert [a.tolist() for a in t.arguments] == [[-1.0, 2.0]]
+    assert t.checks == [("expect_close", None), ("expect_almost_eq_const", pytest.approx(0.1))]
+    assert len(main.arg_types) == 1 and len(main.result_types) == 4
+    names = [op.spec.name for op in main.entry_block.operations]
+    assert names == ["func.call", "abs", "constant", "func.return"]
+    text = m.to_text()
+    assert "check." not in text and "@inputs}" not in text
+    # The new argument feeds abs; @expected and the constant are returned beside it.
+    abs_op = main.entry_block.operations[1]
+    assert abs_op.operands[0] is main.arguments[0]
+
+
+def test_edit_helpers():
+    import mhlo_ir as hlo
+    m = hlo.Module("m")
+    t = hlo.tensor((2,), hlo.f32)
+    f = m.add_function("f", [t])
+    b = f.builder()
+    (x,) = f.arguments
+    y = b.negate(x)
+    b.return_(b.add(y, y))
+    z = program.add_argument(f, t)
+    assert z.index == 1 and f.arg_types == (t, t) and f.arguments[1] is z
+    assert program.replace_uses(f, y, z) == 2
+    add = f.entry_block.operations[1]
+    assert add.operands == (z, z)
+    program.remove_op(f.entry_block.operations[0])
+    assert program.uses(f, x) == []
+    m.verify()
+    program.rename_function(m, f, "main")
+    assert m.lookup("main") is f and m.lookup("f") is None
+    with pytest.raises(ValueError):
+        program.rename_function(m, f, "main")
+
+
+def test_family_and_split():
+    assert family("abs_bfloat16_20_20.mlir") == "abs"
+    assert family("add_any_int8_2_int8_2.mlir") == "add_any"
+    assert family("dir/vmap_scatter_add_modes_in_bounds_float32_1.mlir") == "scatter_add"
+    assert family("quantized/add_qi8.mlir") == "add"
+    assert family("dynamic/add_transpose_dynamic.mlir") == "add_transpose"
+    assert family("acos_complex128_20_20_chlo.mlir") == "acos"
+    assert family("conv_general_dilated_conv1d_lhs_float32_2_3.mlir") == "conv_general_dilated"
+    text = "// RUN: x\nmodule {\n}\n// -----\n\nmodule {\n}\n"
+    pieces = split_modules(text)
+    assert len(pieces) == 2
+    # Line numbers stay the file's: the second module starts on line 6.
+    assert pieces[1].split("\n")[5] == "module {"
+
+
+# -- the corpus, end to end -----------------------------------------------------------------
+
+# (file, ours' status, the reference's status) in generic-input mode: mixed families and
+# element types, a file without @inputs, one split by "// -----", a dynamic and a quantized
+# one.
+SAMPLE = [
+    ("abs_bfloat16_20_20.mlir", "pass", "pass"),
+    ("abs_complex128_20_20.mlir", "pass", "pass"),
+    ("add_uint64_20_20_uint64_20_20.mlir", "pass", "pass"),
+    ("and_bool_20_20_bool_20_20.mlir", "pass", "pass"),
+    ("acosh_float16_20_20_chlo.mlir", "pass", "pass"),
+    ("sort_int32_100_int32_100.mlir", "pass", "pass"),
+    ("iota_2x32_shape_.mlir", "pass", "pass"),
+    ("broadcast_in_dim_complex64_2.mlir", "pass", "pass"),
+    ("reduce_bfloat16_4_6_int32_4_6.mlir", "pass", "pass"),
+    ("dot_general_int8_4_3_float32_3_6.mlir", "pass", "pass"),
+    ("dynamic/add_dynamic.mlir", "unsupported", "unsupported"),
+    ("quantized/abs_shape_float32_20_20_qi8.mlir", "unsupported", "unsupported"),
+    # 21 modules: the i1 add fails on both sides (XLA wraps true + true to false; the
+    # StableHLO interpreter's expected value is true), the quantized one is unsupported.
+    ("quantized/add_qi8.mlir", "fail", "fail"),
+]
+
+
+@pytest.fixture(scope="module")
+def sample_report():
+    if not (DEFAULT_DIR / SAMPLE[0][0]).exists():
+        pytest.skip(f"the corpus is not at {DEFAULT_DIR}")
+    return run_conformance(DEFAULT_DIR, files=[DEFAULT_DIR / f for f, _, _ in SAMPLE],
+                           generic_input=True, jobs=2)
+
+
+def test_sample_statuses(sample_report):
+    got = {r["file"]: (r["ours"]["status"], r["reference"]["status"])
+           for r in sample_report["files"]}
+    assert got == {f: (o, r) for f, o, r in SAMPLE}
+    split = next(r for r in sample_report["files"] if r["file"] == "quantized/add_qi8.mlir")
+    statuses = [m["status"] for m in split["ours"]["modules"]]
+    assert len(statuses) == 21
+    assert statuses.count("fail") == 1 and statuses.count("unsupported") == 1
+    assert statuses.count("pass") == 19
+    assert "module" in split["ours"]["reason"] and "expect_eq_const" in split["ours"]["reason"]
+    dyn = next(r for r in sample_report["files"] if r["file"] == "dynamic/add_dynamic.mlir")
+    assert "dynamic" in dyn["ours"]["reason"]
+    s = sample_report["summary"]
+    assert s["differences"] == []
+    assert s["totals"]["ours"]["pass"] == 10
+    assert s["families"]["abs"]["files"] == 3
+    json.dumps(sample_report)  # --json prints exactly this
+
+
+def test_plain_mode_reports_parse_errors(sample_report):
+    # Without --generic-input the parser meets the custom forms it does not read yet.
+    r = run_conformance(DEFAULT_DIR, files=[DEFAULT_DIR / "abs_bfloat16_20_20.mlir"], jobs=1)
+    (rec,) = r["files"]
+    assert rec["reference"]["status"] == "pass"
+    assert rec["ours"]["status"] in ("parse_error", "pass")
+    if rec["ours"]["status"] == "parse_error":
+        assert "abs_bfloat16_20_20.mlir:" in rec["ours"]["reason"]
+        assert r["summary"]["differences"][0]["file"] == "abs_bfloat16_20_20.mlir"
+
+
+def test_hanging_and_crashing_workers_are_counted():
+    files = [DEFAULT_DIR / f for f in ("abs_int8_20_20.mlir", "abs_int16_20_20.mlir",
+                                       "abs_int32_20_20.mlir")]
+    if not files[0].exists():
+        pytest.skip(f"the corpus is not at {DEFAULT_DIR}")
+    r = run_conformance(DEFAULT_DIR, files=files, generic_input=True, jobs=2, timeout=4,
+                        test_hooks={"hang": "abs_int8", "crash": "abs_int16"})
+    got = {rec["file"]: (rec["ours"]["status"], rec["reference"]["status"])
+           for rec in r["files"]}
+    assert got == {"abs_int8_20_20.mlir": ("timeout", "timeout"),
+                   "abs_int16_20_20.mlir": ("crash", "crash"),
+                   "abs_int32_20_20.mlir": ("pass", "pass")}
+    crashed = r["files"][1]["ours"]["reason"]
+    assert "SIGABRT" in crashed
+
+
+def test_an_exception_in_a_module_is_a_crash_naming_it(monkeypatch):
+    from verify.conformance import ours, task
+    f = DEFAULT_DIR / "abs_float32_20_20.mlir"
+    if not f.exists():
+        pytest.skip(f"the corpus is not at {DEFAULT_DIR}")
+
+    def broken(*args):
+        raise AttributeError("no such thing")
+
+    monkeypatch.setattr(ours, "run_module", broken)
+    result = task.run_task((str(f), "ours"), {})
+    assert result["status"] == "crash"
+    assert "AttributeError raised at test_conformance.py" in result["reason"]
+    assert "no such thing" in result["reason"]
+
+
+def test_cli_json(capsys):
+    from verify.conformance.__main__ import main
+    f = DEFAULT_DIR / "abs_float32_20_20.mlir"
+    if not f.exists():
+        pytest.skip(f"the corpus is not at {DEFAULT_DIR}")
+    assert main([str(f), "--generic-input", "--json", "--jobs", "1", "--quiet",
+                 "--dialect", "stablehlo"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["run"]["dialect"] == "stablehlo"
+    assert report["summary"]["totals"] == {"ours": {"pass": 1}, "reference": {"pass": 1}}

@@ -1,0 +1,62 @@
+"""The MLIR Python bindings inside jaxlib, for the reference side and ``--generic-input``.
+
+Nothing here uses mhlo_ir: the reference is jaxlib alone. One context per process (a worker
+makes it once), with jaxlib's dialects, mhlo, stablehlo and chlo registered as tests/oracle.py
+registers them, StableHLO's passes (for the quantization lowering) and unregistered dialects
+allowed (the corpus' ``"check.expect_eq_const"`` ops belong to a dialect jaxlib does not have).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .._jaxlib import require
+
+__all__ = ["context", "to_generic", "QUANT_PIPELINE"]
+
+# What StableHLO's reference interpreter runs before it interprets a quantized program
+# (stablehlo/reference/Api.cpp): quantized ops become float math on their integer storage.
+QUANT_PIPELINE = "builtin.module(func.func(stablehlo-legalize-quant-to-math))"
+
+
+@functools.lru_cache(maxsize=None)
+def context():
+    """``(ir, ctx)``: the bindings' ``ir`` module and this process's context."""
+    ir = require("jaxlib.mlir.ir")
+    ext = require("jaxlib.mlir._mlir_libs._jax_mlir_ext")
+    dialects = require("jaxlib.mlir.dialects")  # noqa: F841 - the package, for the submodules
+    mhlo = require("jaxlib.mlir.dialects.mhlo")
+    stablehlo = require("jaxlib.mlir.dialects.stablehlo")
+    chlo = require("jaxlib.mlir.dialects.chlo")
+    ctx = ir.Context()
+    reg = ir.DialectRegistry()
+    ext.register_dialects(reg)
+    ctx.append_dialect_registry(reg)
+    ctx.load_all_available_dialects()
+    mhlo.register_mhlo_dialect(ctx)
+    stablehlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)
+    stablehlo.register_stablehlo_passes()
+    ctx.allow_unregistered_dialects = True
+    return ir, ctx
+
+
+def error_text(e: Exception) -> str:
+    """An MLIRError's diagnostics on one line each (its str() says only 'Unable to parse')."""
+    diags = getattr(e, "error_diagnostics", None)
+    if not diags:
+        return str(e)
+    lines = []
+    for d in diags:
+        lines.append(f"{d.location}: {d.message}")
+        lines.extend(f"  {n.location}: {n.message}" for n in d.notes)
+    return "\n".join(lines)
+
+
+def to_generic(text: str) -> str:
+    """MLIR's generic print of ``text`` (parsed and verified by MLIR): the development aid
+    behind ``--generic-input``, which lets mhlo_ir's parser, while it reads few custom forms,
+    be tried on the corpus through the form it reads for every op."""
+    ir, ctx = context()
+    with ctx, ir.Location.unknown():
+        return ir.Module.parse(text).operation.get_asm(print_generic_op_form=True)

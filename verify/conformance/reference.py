@@ -1,0 +1,253 @@
+"""The reference side: jaxlib alone on a corpus module, transformed with MLIR's bindings.
+
+The same transformation as ours (``verify.conformance.program``), done on jaxlib's own AST so
+that nothing of mhlo_ir takes part: the values of ``@inputs`` come from jaxlib running
+``@inputs``; ``@main`` takes them as arguments instead of calling it; the check ops are
+removed and ``@main`` returns each checked value and its expected value (a ``*_const`` check's
+constant becomes a ``stablehlo.constant``). Quantized programs go through StableHLO's
+quantization lowering first, as its reference interpreter does. The program is compiled and
+run with the worker's one CPU client.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .. import _jaxlib
+from . import mlir
+from .outcome import ModuleOutcome, Unsupported, judge_outputs
+
+__all__ = ["run_module", "transform"]
+
+
+def _name(op) -> str:
+    ir, _ = mlir.context()
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _functions(module) -> dict:
+    return {_name(op): op for op in module.body.operations if op.operation.name == "func.func"}
+
+
+def entry_function(functions: dict):
+    """``@main``, or the one function of a module that has a single one (the quantized
+    tests name theirs after the case); None when there is neither."""
+    if "main" in functions:
+        return functions["main"]
+    if len(functions) == 1:
+        return next(iter(functions.values()))
+    return None
+
+
+def _callee(op) -> str | None:
+    ir, _ = mlir.context()
+    if op.operation.name != "func.call":
+        return None
+    return ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+
+
+def check_kind(op) -> str | None:
+    """The check an op asserts (``expect_close``...), or None for other ops."""
+    ir, _ = mlir.context()
+    name = op.operation.name
+    if name == "stablehlo.custom_call":
+        target = ir.StringAttr(op.attributes["call_target_name"]).value
+        return target[len("check."):] if target.startswith("check.") else None
+    if name.startswith("check."):
+        return name[len("check."):]
+    return None
+
+
+# The value attribute in the generic print of a ``*_const`` check op.
+_VALUE = re.compile(r"\bvalue = (dense<.*?> : tensor<[^ ]*?>)(?=[,}])")
+
+
+def _constant_before(op):
+    """A ``stablehlo.constant`` of ``op``'s ``value``, inserted before ``op``; its result.
+
+    NOTE: the bindings cannot hand a complex dense attribute to Python (reading
+    ``op.attributes["value"]`` raises "Can't cast unknown element type"), so the constant is
+    made from the attribute's text, which MLIR prints and parses without that cast."""
+    ir, _ = mlir.context()
+    m = _VALUE.search(op.operation.get_asm(print_generic_op_form=True))
+    if m is None:
+        raise Unsupported(f"cannot read the value of {op.operation.name}")
+    t = op.operands[0].type
+    const = ir.Operation.parse(f'"stablehlo.constant"() <{{value = {m.group(1)}}}> : () -> {t}')
+    ir.InsertionPoint(op).insert(const)
+    return const.results[0]
+
+
+def transform(text: str):
+    """``(program, inputs_program, checks)``: the transformed module's text, the text of a
+    module whose ``@main`` is ``@inputs`` (None without one), and ``[(kind, tolerance)]``
+    in the order ``@main`` returns them (actual, expected per check). Raises Unsupported
+    for what the conformance run cannot judge, ir.MLIRError for text MLIR refuses."""
+    ir, ctx = mlir.context()
+    func = _jaxlib.require("jaxlib.mlir.dialects.func")
+    with ctx, ir.Location.unknown():
+        module = ir.Module.parse(text)
+        functions = _functions(module)
+        main = entry_function(functions)
+        if main is None:
+            raise Unsupported("no @main (and more than one function) to run")
+        block = main.regions[0].blocks[0]
+        inputs_calls = [op for op in block.operations if _callee(op) == "inputs"]
+        arg_types = list(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+                         .inputs)
+        for call in inputs_calls:
+            for r in call.results:
+                arg = block.add_argument(r.type, ir.Location.unknown())
+                arg_types.append(r.type)
+                r.replace_all_uses_with(arg)
+            call.operation.erase()
+        if inputs_calls and "arg_attrs" in main.attributes:
+            del main.attributes["arg_attrs"]
+        checks, returned = [], []
+        for op in list(block.operations):
+            kind = check_kind(op)
+            if kind is None:
+                continue
+            tolerance = None
+            if "tolerance" in op.attributes:
+                tolerance = ir.FloatAttr(op.attributes["tolerance"]).value
+            if kind.endswith("_const"):
+                expected = _constant_before(op)
+                actual = op.operands[0]
+            else:
+                if len(op.operands) != 2:
+                    raise Unsupported(f"check.{kind} with {len(op.operands)} operands")
+                actual, expected = op.operands[0], op.operands[1]
+            for r in op.results:
+                if any(True for _ in r.uses):
+                    raise Unsupported(f"the result of check.{kind} is used")
+            checks.append((kind, tolerance))
+            returned += [actual, expected]
+            op.operation.erase()
+        if not checks:
+            raise Unsupported("no check ops: nothing to judge")
+        ret = list(block.operations)[-1]
+        with ir.InsertionPoint(ret):
+            func.ReturnOp(returned)
+        ret.operation.erase()
+        main.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(arg_types, [v.type for v in returned]))
+        if "res_attrs" in main.attributes:
+            del main.attributes["res_attrs"]
+        main.attributes["sym_name"] = ir.StringAttr.get("main")
+        if "sym_visibility" in main.attributes:
+            del main.attributes["sym_visibility"]
+        if "!quant." in text:
+            passmanager = _jaxlib.require("jaxlib.mlir.passmanager")
+            passmanager.PassManager.parse(mlir.QUANT_PIPELINE).run(module.operation)
+        program = module.operation.get_asm()
+        inputs_program = None
+        if inputs_calls:
+            inputs_program = _inputs_module(text)
+    return program, inputs_program, checks
+
+
+def _constant_inputs(inputs_program: str):
+    """The values ``@inputs`` returns, read from its constants through the bindings' buffer
+    protocol, or None when it computes anything or returns an element type the protocol
+    cannot give numpy (bf16, i4, complex, float8...): then jaxlib runs it."""
+    ir, ctx = mlir.context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.parse(inputs_program)
+        (fn,) = _functions(module).values()
+        ops = list(fn.regions[0].blocks[0].operations)
+        values = {}
+        for op in ops[:-1]:
+            if op.operation.name != "stablehlo.constant":
+                return None
+            try:
+                attr = ir.DenseElementsAttr(op.attributes["value"])
+                array = np.array(attr)
+            except (TypeError, ValueError):
+                return None
+            t = ir.RankedTensorType(op.result.type)
+            if array.dtype == object or array.shape != tuple(t.shape):
+                return None
+            values[op.result] = array
+        out = []
+        for v in ops[-1].operands:
+            if v not in values:
+                return None
+            out.append(values[v])
+        return out
+
+
+def _inputs_module(text: str) -> str:
+    """A module whose public ``@main`` is the original's ``@inputs``."""
+    ir, _ = mlir.context()
+    module = ir.Module.parse(text)
+    for name, op in _functions(module).items():
+        if name != "inputs":
+            op.operation.erase()
+    (inputs,) = _functions(module).values()
+    inputs.attributes["sym_name"] = ir.StringAttr.get("main")
+    if "sym_visibility" in inputs.attributes:
+        del inputs.attributes["sym_visibility"]
+    return module.operation.get_asm()
+
+
+def _compile(text: str):
+    xc, _ = _jaxlib.xla()
+    client = _jaxlib.client("cpu")
+    devices = client.devices()[:1]
+    return _jaxlib.on_big_stack(client.compile_and_load, text, xc.DeviceList(tuple(devices)),
+                                xc.CompileOptions()), devices[0]
+
+
+def _execute(loaded, device, args) -> list:
+    bufs = [_jaxlib.put(a, device) for a in args]
+    res = _jaxlib.on_big_stack(loaded.execute_sharded, bufs)
+    return [_jaxlib.to_numpy(o[0]) for o in res.disassemble_into_single_device_arrays()]
+
+
+_NO_QUANT = ("quantized types: jaxlib 0.10.2's MLIR bindings do not register the quant "
+             "dialect, so StableHLO's quantization lowering cannot run here (and XLA cannot "
+             "translate uniform_quantize itself): ")
+
+
+def run_module(text: str) -> ModuleOutcome:
+    """Transform, compile, run and judge one module with jaxlib alone."""
+    ir, _ = mlir.context()
+    try:
+        program, inputs_program, checks = transform(text)
+    except Unsupported as e:
+        return ModuleOutcome("unsupported", str(e))
+    except ir.MLIRError as e:
+        if "!quant." in text:
+            return ModuleOutcome("unsupported", _NO_QUANT + _first_line(mlir.error_text(e)))
+        return ModuleOutcome("parse_error", _first_line(mlir.error_text(e)))
+    except Exception as e:  # noqa: BLE001 - a pass or the bindings refused the program
+        return ModuleOutcome("compile_error", f"{type(e).__name__}: {e}")
+    args = []
+    if inputs_program is not None:
+        try:
+            args = _constant_inputs(inputs_program)
+            if args is None:
+                loaded, device = _compile(inputs_program)
+                args = _execute(loaded, device, [])
+        except Exception as e:  # noqa: BLE001 - jaxlib's own runtime errors
+            return ModuleOutcome("compile_error", f"running @inputs: {_first_line(e)}")
+    try:
+        loaded, device = _compile(program)
+    except Exception as e:  # noqa: BLE001
+        return ModuleOutcome("compile_error", _first_line(e))
+    try:
+        outs = _execute(loaded, device, args)
+    except Exception as e:  # noqa: BLE001
+        return ModuleOutcome("exec_error", _first_line(e))
+    return judge_outputs(outs, checks)
+
+
+def _first_line(e) -> str:
+    """An error (or its text) as one line, shortened."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip() and
+             not ln.startswith("Failed to parse using StableHLO")]
+    text = lines[0] if lines else type(e).__name__
+    return text if len(text) <= 400 else text[:397] + "..."
