@@ -163,13 +163,14 @@ def _batched_text(entries, dialect) -> str | None:
     return "\n".join(['"builtin.module"() <{sym_name = "batch"}> ({', *main, *bodies, _TAIL])
 
 
-def _run_texts(entries, dialect, client) -> list:
-    """Each entry's outputs (a list of arrays) or the exception running it raised."""
+def _run_texts(entries, inputs, dialect, client) -> list:
+    """Each entry's outputs (a list of arrays) or the exception running it raised;
+    ``inputs[i]`` are entry i's arguments."""
     text = _batched_text(entries, dialect) if len(entries) > 1 else None
     if text is not None:
         try:
             flat = verify.compile(text, client=client)(
-                *[x for (m, _), inputs in zip(entries, _INPUTS[id(entries)]) for x in inputs])
+                *[x for args in inputs for x in args])
         except Exception:  # noqa: BLE001 - one case spoils the batch: run them one by one
             pass
         else:
@@ -180,15 +181,12 @@ def _run_texts(entries, dialect, client) -> list:
                 k += n
             return out
     out = []
-    for (m, t), inputs in zip(entries, _INPUTS[id(entries)]):
+    for (_, t), args in zip(entries, inputs):
         try:
-            out.append(verify.compile(t, client=client)(*inputs))
+            out.append(verify.compile(t, client=client)(*args))
         except Exception as e:  # noqa: BLE001 - reported by the case's test
             out.append(e)
     return out
-
-
-_INPUTS: dict = {}
 
 
 @pytest.fixture(scope="module")
@@ -212,9 +210,8 @@ def runs(cpu_client) -> dict:
         for dialect, pick in ((hlo.MHLO, lambda e: e[1].to_text(locations=False)),
                               (STABLEHLO, lambda e: e[3])):
             entries = [(e[1], pick(e)) for e in chunk]
-            _INPUTS[id(entries)] = [e[2] for e in chunk]
-            per_dialect.append(_run_texts(entries, dialect, cpu_client))
-            del _INPUTS[id(entries)]
+            per_dialect.append(_run_texts(entries, [e[2] for e in chunk], dialect,
+                                          cpu_client))
         for e, a, b in zip(chunk, *per_dialect):
             result[e[0]] = (a, b)
     return result
