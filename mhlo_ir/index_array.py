@@ -18,7 +18,8 @@ import numpy as np
 
 from .attributes import Attribute
 
-__all__ = ["IndexArrayAttr", "index_array", "index_ints", "I64_MIN", "I64_MAX"]
+__all__ = ["IndexArrayAttr", "BoolArrayAttr", "index_array", "index_ints", "I64_MIN",
+           "I64_MAX"]
 
 I64_MIN, I64_MAX = -2**63, 2**63 - 1
 
@@ -128,6 +129,62 @@ def array_text(ints: tuple) -> str:
     if not ints:
         return "array<i64>"
     return f"array<i64: {', '.join(map(str, ints))}>"
+
+
+def _bool_tuple(values) -> tuple:
+    values = _as_tuple(values)
+    for i, v in enumerate(values):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"expected bools, got {type(v).__name__} {v!r:.60} at index {i}")
+    return tuple(bool(v) for v in values)
+
+
+@attrs.frozen(cache_hash=True)
+class BoolArrayAttr(Attribute):
+    """A list of bools (convolution's ``window_reversal``) whose text is the output dialect's:
+    ``dense<[true, false]> : tensor<2xi1>`` in MHLO, ``array<i1: true, false>`` in StableHLO
+    (jaxlib rejects each spelling on the other dialect's op), as IndexArrayAttr does for i64.
+    """
+
+    bools: tuple = attrs.field(converter=_bool_tuple)
+
+    def __iter__(self):
+        return iter(self.bools)
+
+    def to_array(self) -> np.ndarray:
+        """The bools as a new 1-D numpy bool array."""
+        return np.array(self.bools, dtype=np.bool_).reshape(-1)
+
+    def render(self, dialect, hex_threshold: int = _HEX_THRESHOLD) -> str:
+        if dialect is not None and dialect.index_arrays == "array":
+            if not self.bools:
+                return "array<i1>"
+            return "array<i1: " + ", ".join("true" if b else "false" for b in self.bools) + ">"
+        # MHLO's spelling is a 1-D i1 dense elements attribute's, splats and hex included.
+        from .dense import DenseElementsAttr
+        return DenseElementsAttr.from_array(self.to_array()).render(dialect, hex_threshold)
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "BoolArrayAttr":
+        """Reads the dialect's spelling back (the other one is an error, as in jaxlib)."""
+        tok = ts.peek()
+        if dialect is not None and dialect.index_arrays == "array":
+            from .attributes import DenseArrayAttr
+            if not ts.at("array"):
+                raise ts.expected(f"array<i1: ...> (how {dialect.name} spells bool lists)")
+            a = DenseArrayAttr.parse(ts, dialect)
+            if not a.type.is_bool:
+                raise ts.error(f"expected array<i1: ...>, got array<{a.type.name}>", tok)
+            return cls(a.values)
+        from .dense import DenseElementsAttr
+        if not ts.at("dense"):
+            raise ts.expected("dense<...> : tensor<Nxi1> (how "
+                              f"{'mhlo' if dialect is None else dialect.name} spells bool "
+                              "lists)")
+        a = DenseElementsAttr.parse(ts, dialect)
+        if not a.type.element_type.is_bool or a.type.rank != 1:
+            raise ts.error(f"expected a 1-D tensor<Nxi1> attribute, got {a.type}", tok)
+        return cls(tuple(a.to_array().tolist()))
 
 
 _CACHE: dict = {}

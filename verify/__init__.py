@@ -4,6 +4,7 @@
     verify.check(module)                    # parse + verify, readable VerificationError
     exe = verify.compile(module, "cpu")     # or "cuda"
     outs = verify.run(module, x, y, 2.0)    # numpy (or Python scalars) in, list of numpy out
+    data = verify.serialize_portable(module, target="1.0.0")   # StableHLO portable artifact
 
 ``import verify`` needs no jaxlib; whatever does raises ``JaxlibMissing`` (an ImportError whose
 one-line message says ``pip install 'mhlo-ir[verify]'``).
@@ -13,10 +14,12 @@ from .api import Executable, check, compile, run, source_name, to_text
 from .errors import (ArgumentError, CompileError, Diagnostic, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
 from ._jaxlib import available_platforms, has_platform
+from .portable import deserialize_portable, portable_targets, serialize_portable
 
 __all__ = ["check", "compile", "run", "Executable", "VerificationError", "CompileError",
            "ArgumentError", "JaxlibMissing", "PlatformUnavailable", "Diagnostic",
-           "has_platform", "available_platforms", "to_text", "source_name", "__version__"]
+           "has_platform", "available_platforms", "to_text", "source_name",
+           "serialize_portable", "deserialize_portable", "portable_targets", "__version__"]
 
 
 def __getattr__(name: str) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attributes import Attribute
+from ..attributes import Attribute, DenseArrayAttr
 from ..dense import DenseElementsAttr, i64_array
-from ..index_array import index_ints
+from ..index_array import BoolArrayAttr, index_ints
 from ..dtypes import i64
 from ..mhlo_attributes import ConvDimensionNumbers
 from ..types import TensorType, tensor
@@ -54,20 +54,27 @@ def _padding(v):
 
 
 def _bools(v):
-    """window_reversal: bools, or a 1-D i1 DenseElementsAttr ("constant boolean
-    vector/tensor attribute"; 0/1 integers or floats are refused there)."""
+    """window_reversal: bools, a 1-D i1 DenseElementsAttr ("constant boolean vector/tensor
+    attribute"; 0/1 integers or floats are refused there) or an ``array<i1: ...>`` (what
+    StableHLO text holds); a BoolArrayAttr, which each output dialect spells its own way."""
+    if isinstance(v, BoolArrayAttr):
+        return v
     if isinstance(v, DenseElementsAttr):
         t = v.type
         if not t.element_type.is_bool or t.rank != 1:
             raise TypeError(f"expected a 1-D tensor of i1 (bools), got {t}")
-        return v
+        return BoolArrayAttr(tuple(v.to_array().tolist()))
+    if isinstance(v, DenseArrayAttr):
+        if not v.type.is_bool:
+            raise TypeError(f"expected array<i1: ...> (bools), got array<{v.type.name}>")
+        return BoolArrayAttr(v.values)
     if isinstance(v, (str, bytes, Attribute)) or not hasattr(v, "__iter__"):
         raise TypeError(f"expected a list of bools, got {show(v)}")
     vs = list(v)
     for i, x in enumerate(vs):
         if not isinstance(x, (bool, np.bool_)):
             raise TypeError(f"expected bools, got {show(x)} at index {i}")
-    return DenseElementsAttr.from_array(np.array(vs, dtype=np.bool_).reshape(-1))
+    return BoolArrayAttr(tuple(bool(x) for x in vs))
 
 
 def _array(attr) -> np.ndarray:

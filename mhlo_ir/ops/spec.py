@@ -19,7 +19,7 @@ from ..types import TensorType, TokenType, TupleType, Type
 
 __all__ = ["OpSpec", "AttrSpec", "fail", "tensor_operand", "same_shape", "REGISTRY", "register",
            "lookup", "builder_method", "BUILDER_METHODS", "HLO_DIALECTS", "MHLO_ONLY", "CHLO",
-           "FUNC", "STABLEHLO_ONLY"]
+           "FUNC", "STABLEHLO_ONLY", "INSTEAD_OF", "STABLEHLO_NAMESAKE_DIFFERS"]
 
 # Values of OpSpec.dialects, the jaxlib dialects that define an op; tests/mhlo_ir/
 # test_op_dialects.py checks every op's against the op names jaxlib registers.
@@ -79,13 +79,13 @@ class OpSpec:
 
     def full_name(self, dialect) -> str:
         """The op's name in ``dialect`` (``mhlo.add``); an error for a dialect without the
-        op, rather than text jaxlib would reject."""
+        op, rather than text jaxlib would reject: it names the op and what to use instead
+        (``INSTEAD_OF``)."""
         if self.namespace != "hlo":
             return self.name
-        if dialect.name not in self.dialects:
-            raise OpBuildError(
-                f"'{self.name}' has no {dialect.name} form (it exists in "
-                f"{', '.join(sorted(self.dialects))}): print the module in one of those")
+        if dialect.name not in self.dialects or (
+                dialect.name == "stablehlo" and self.name in STABLEHLO_NAMESAKE_DIFFERS):
+            raise OpBuildError(_no_form(self, dialect.name))
         return dialect.op_name(self.name)
 
     def validate(self, types: tuple, attributes, result_types, regions) -> tuple:
@@ -135,6 +135,62 @@ def _inferred(spec, name, types, attributes) -> tuple:
         if isinstance(e, OpBuildError):
             raise
         fail(name, f"result type: {e}")
+
+
+# What to use instead of an op that has no StableHLO form, for full_name's error. jaxlib's own
+# mhlo_to_stablehlo (measured, jaxlib 0.10.2) turns some of them into
+# ``stablehlo.custom_call @mhlo.<op>(...) {mhlo.attributes = {...}, mhlo.version = 1 : i64}``,
+# an XLA-internal encoding that only XLA reads back and that carries no compatibility promise;
+# we point at the chlo op instead (chlo travels in StableHLO programs and portable artifacts
+# as is), and name the custom call so that nobody wonders why we do not print it. The rest
+# jaxlib cannot convert at all ("failed to legalize operation"). tests/mhlo_ir/ops/
+# test_stablehlo_conversion.py checks every entry against what jaxlib does.
+_CHLO_TWIN = "use chlo.{op} (Builder.chlo_{op}){extra}, which StableHLO programs carry as is"
+_CUSTOM_CALL = ("; jaxlib's mhlo_to_stablehlo writes it as stablehlo.custom_call @mhlo.{op}, "
+                "an XLA-internal encoding without StableHLO's compatibility promise, which "
+                "mhlo_ir does not print")
+_NO_CONVERSION = "; jaxlib's mhlo_to_stablehlo cannot convert it either"
+INSTEAD_OF = {
+    **{op: _CHLO_TWIN.format(op=op, extra="") + _CUSTOM_CALL.format(op=op)
+       for op in ("acos", "acosh", "asin", "asinh", "atanh", "cosh", "sinh", "erf", "mulhi")},
+    "topk": _CHLO_TWIN.format(op="top_k", extra=" (which always takes the largest)")
+            + _CUSTOM_CALL.format(op="topk"),
+    "ragged_dot": "use chlo.ragged_dot, what JAX emits (not in mhlo_ir's op table yet)"
+                  + _NO_CONVERSION,
+    "copy": "it is the identity on values (an XLA-internal op): use the operand itself"
+            + _NO_CONVERSION,
+    "bitcast": "it is a layout-level reinterpretation inside XLA: use bitcast_convert (and "
+               "reshape)" + _NO_CONVERSION + " (only an identity bitcast, which it folds "
+                                              "away)",
+    "stochastic_convert": "StableHLO has no stochastic rounding op: round with rng_bit_generator "
+                          "and convert yourself" + _NO_CONVERSION,
+    "trace": "it only tags XLA's traces: drop it" + _NO_CONVERSION,
+    "add_dependency": "StableHLO orders effects through token operands only (pass the token "
+                      "to the side-effecting op)" + _NO_CONVERSION,
+    "domain": "it marks XLA's sharding domains: drop it and state shardings with "
+              "mhlo.sharding attributes" + _NO_CONVERSION,
+    "fusion": "it is XLA's own fused computation: inline its body" + _NO_CONVERSION,
+    "async_update": "use the synchronous op (all_reduce, ...)" + _NO_CONVERSION,
+    "async_start": "stablehlo.async_start is a different op (its body is a region, not a "
+                   "called_computation): use the synchronous op (all_reduce, ...)"
+                   + _NO_CONVERSION,
+    "async_done": "stablehlo.async_done pairs with StableHLO's own async_start, not with "
+                  "this one: use the synchronous op (all_reduce, ...)" + _NO_CONVERSION,
+    "xla.rng_get_and_update_state": "it is XLA's internal RNG state: use rng_bit_generator "
+                                    "with an explicit state" + _NO_CONVERSION,
+    "scan": "use a while loop (chlo.scan is not in mhlo_ir's op table yet)" + _NO_CONVERSION,
+}
+# Ops whose StableHLO namesake is registered (so OpSpec.dialects has "stablehlo") but is a
+# different op: printing ours under that name would be text jaxlib rejects.
+STABLEHLO_NAMESAKE_DIFFERS = frozenset({"async_start", "async_done"})
+
+
+def _no_form(spec, dialect: str) -> str:
+    hint = INSTEAD_OF.get(spec.name) if dialect == "stablehlo" else None
+    if hint is None:
+        return (f"'{spec.name}' has no {dialect} form (it exists in "
+                f"{', '.join(sorted(spec.dialects))}): print the module in one of those")
+    return f"'{spec.name}' has no {dialect} form: {hint}; or print the module as mhlo"
 
 
 REGISTRY: dict = {}

@@ -1,0 +1,117 @@
+"""verify.serialize_portable / deserialize_portable: op cases survive the round trip through a
+StableHLO portable artifact and jaxlib runs what comes back to the same bits; bad targets and
+bad bytes are clear errors."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+import verify
+from mhlo_ir.errors import OpBuildError
+from tests.mhlo_ir import ops as ops_pkg
+from tests.mhlo_ir.ops.cases import CASES, assert_close
+
+for _m in pkgutil.iter_modules(ops_pkg.__path__):
+    if _m.name.startswith("cases_"):
+        importlib.import_module(f"{ops_pkg.__name__}.{_m.name}")
+
+OPS = ["add", "dot_general", "reduce", "while", "convolution", "sort", "gather", "case"]
+ROUND_TRIP = [next(c for c in CASES[op] if c.reference is not None) for op in OPS]
+
+
+def _module():
+    m = hlo.Module("twice")
+    f = m.add_function("main", [hlo.tensor((3,), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.return_(b.add(f.arguments[0], f.arguments[0]))
+    return m
+
+
+@pytest.mark.parametrize("target", ["1.0.0", None], ids=["1.0.0", "current"])
+@pytest.mark.parametrize("case", ROUND_TRIP, ids=lambda c: c.id)
+def test_round_trip_runs_the_same(case, target, cpu_client):
+    m, inputs = case.build()
+    data = verify.serialize_portable(m, target=target)
+    assert isinstance(data, bytes) and data.startswith(b"ML\xefR")  # MLIR bytecode
+    text = verify.deserialize_portable(data)
+    assert "stablehlo." in text and "mhlo." not in text
+    want = verify.compile(m, client=cpu_client)(*inputs)
+    got = verify.compile(text, client=cpu_client)(*inputs)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert_close(g, w, what=f"{case.id} result {i}")
+
+
+# Found here, left to the op table's owner: MLIR drops sort's default dimension (-1) from its
+# print, and the sort rule then reads attributes None ('NoneType' object has no attribute 'get').
+PARSE_KNOWN = {"sort:f32_ascending_last_dim": "sort without a dimension attribute"}
+
+
+@pytest.mark.parametrize("case", ROUND_TRIP, ids=lambda c: c.id)
+def test_what_comes_back_parses(case):
+    """The deserialized text is StableHLO as MLIR prints it, which mhlo_ir reads too."""
+    m, _ = case.build()
+    text = verify.deserialize_portable(verify.serialize_portable(m, "1.0.0"))
+    if case.id in PARSE_KNOWN:
+        with pytest.raises(AttributeError):
+            hlo.parse(text)
+        pytest.xfail(PARSE_KNOWN[case.id])
+    back = hlo.parse(text)
+    assert back.to_text(dialect=hlo.dialect.STABLEHLO)
+
+
+def test_text_input_mhlo_and_stablehlo():
+    m = _module()
+    x = np.arange(3, dtype=np.float32)
+    for text in (m.to_text(), m.to_text(dialect=hlo.dialect.STABLEHLO)):
+        back = verify.deserialize_portable(verify.serialize_portable(text, "1.5.0"))
+        np.testing.assert_array_equal(verify.run(back, x)[0], 2 * x)
+
+
+def test_targets_are_jaxlibs():
+    oldest, newest = verify.portable_targets()
+    assert (oldest, newest) == ("0.9.0", "1.17.0")  # jaxlib 0.10.2
+    for t in (oldest, newest):
+        assert verify.deserialize_portable(verify.serialize_portable(_module(), t))
+
+
+@pytest.mark.parametrize("target, message", [
+    ("1.2", r"target '1.2' is not a StableHLO version: expected 'MAJOR.MINOR.PATCH' from "
+            r"0\.9\.0 to 1\.17\.0"),
+    ("v1.0.0", "is not a StableHLO version"),
+    (1, "target 1 is not a StableHLO version"),
+    ("0.8.0", r"target 0\.8\.0 is outside the StableHLO versions this jaxlib writes: 0\.9\.0 "
+              r"\(the oldest\) to 1\.17\.0 \(its own\)"),
+    ("1.18.0", "outside the StableHLO versions"),  # jaxlib itself would accept this one
+])
+def test_bad_target(target, message):
+    with pytest.raises(ValueError, match=message):
+        verify.serialize_portable(_module(), target)
+
+
+def test_op_without_a_stablehlo_form_is_refused():
+    m = hlo.Module("e")
+    f = m.add_function("main", [hlo.tensor((2,), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.return_(b.erf(f.arguments[0]))
+    with pytest.raises(OpBuildError, match=r"'erf' has no stablehlo form: use chlo\.erf"):
+        verify.serialize_portable(m, "1.0.0")
+
+
+def test_rejected_text_is_a_verification_error():
+    bad = _module().to_text().replace("tensor<3xf32>) -> tensor<3xf32>\n", "tensor<3xf32>) -> "
+                                      "tensor<4xf32>\n", 1)
+    with pytest.raises(verify.VerificationError):
+        verify.serialize_portable(bad, "1.0.0")
+
+
+def test_not_an_artifact():
+    with pytest.raises(ValueError, match="not a StableHLO portable artifact"):
+        verify.deserialize_portable(b"garbage")
+    with pytest.raises(TypeError, match="bytes"):
+        verify.deserialize_portable("module {}")

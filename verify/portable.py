@@ -1,0 +1,112 @@
+"""StableHLO portable artifacts: programs serialized for a StableHLO version, readable by any
+jaxlib/XLA that supports that version (StableHLO's compatibility promise), through jaxlib's own
+``serialize_portable_artifact`` and ``deserialize_portable_artifact``.
+
+    data = verify.serialize_portable(module, target="1.0.0")   # bytes
+    text = verify.deserialize_portable(data)                   # StableHLO text
+    verify.run(text, x)                                         # jaxlib runs either
+
+jaxlib's MLIR bindings are used here (allowed in verify/ only), imported on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from . import _jaxlib
+from .api import source_name, to_text
+from .errors import VerificationError
+
+__all__ = ["serialize_portable", "deserialize_portable", "portable_targets"]
+
+_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+def portable_targets() -> tuple:
+    """``(oldest, newest)`` StableHLO versions this jaxlib writes artifacts for, as strings
+    (``("0.9.0", "1.17.0")`` with jaxlib 0.10.2)."""
+    stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
+    return stablehlo.get_minimum_version(), stablehlo.get_current_version()
+
+
+def _key(version: str) -> tuple:
+    return tuple(int(x) for x in _VERSION.match(version).groups())
+
+
+def _check_target(target) -> str:
+    oldest, newest = portable_targets()
+    if target is None:
+        return newest
+    if not isinstance(target, str) or not _VERSION.match(target):
+        raise ValueError(f"target {target!r} is not a StableHLO version: expected "
+                         f"'MAJOR.MINOR.PATCH' from {oldest} to {newest}")
+    # jaxlib itself refuses versions below its minimum but silently accepts ones above its
+    # own (1.18.0, 2.0.0): an artifact claiming a version this jaxlib cannot know of.
+    if not _key(oldest) <= _key(target) <= _key(newest):
+        raise ValueError(f"target {target} is outside the StableHLO versions this jaxlib "
+                         f"writes: {oldest} (the oldest) to {newest} (its own)")
+    return target
+
+
+def serialize_portable(module_or_text, target: str | None = None, *,
+                       filename: str | None = None) -> bytes:
+    """The portable artifact (StableHLO bytecode for version ``target``, ``"1.x.y"``; default:
+    this jaxlib's own version) of an mhlo_ir Module or of MLIR text (MHLO or StableHLO).
+
+    A Module is verified in Python and printed as StableHLO by mhlo_ir itself, not printed as
+    MHLO and converted by jaxlib: the two texts are the same program for every op with a
+    StableHLO form (tests/mhlo_ir/ops/test_stablehlo_conversion.py), and for the few without
+    one jaxlib's conversion would write ``custom_call @mhlo.<op>``, an XLA-internal encoding
+    outside StableHLO's compatibility promise, into an artifact meant to outlive this XLA;
+    mhlo_ir raises OpBuildError naming the op and what to use instead (its chlo twin, say).
+    Text is handed to jaxlib as is. ValueError for a target outside ``portable_targets()``;
+    VerificationError when jaxlib rejects the program or cannot write it for ``target``.
+    """
+    target = _check_target(target)
+    if isinstance(module_or_text, (str, bytes)):
+        text = to_text(module_or_text)
+    else:
+        module_or_text.verify()
+        from mhlo_ir.dialect import STABLEHLO
+        text = module_or_text.to_text(dialect=STABLEHLO)
+    _, X = _jaxlib.xla()
+    try:
+        return _jaxlib.on_big_stack(X.mlir.serialize_portable_artifact, text, target)
+    except Exception as e:  # noqa: BLE001 - jaxlib raises its own runtime error type
+        raise VerificationError(str(e), text,
+                                filename=source_name(module_or_text, filename)) from None
+
+
+@functools.lru_cache(maxsize=None)
+def _context():
+    ir = _jaxlib.require("jaxlib.mlir.ir")
+    ext = _jaxlib.require("jaxlib.mlir._mlir_libs._jax_mlir_ext")
+    stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
+    chlo = _jaxlib.require("jaxlib.mlir.dialects.chlo")
+    ctx = ir.Context()
+    registry = ir.DialectRegistry()
+    ext.register_dialects(registry)
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    stablehlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)
+    return ir, ctx
+
+
+def deserialize_portable(data: bytes) -> str:
+    """The StableHLO text of a portable artifact (of any version this jaxlib reads), as MLIR
+    prints it; ``verify.run``/``compile`` and ``mhlo_ir.parse`` take it. ValueError when
+    ``data`` is not an artifact jaxlib can read."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"expected the artifact's bytes, got {type(data).__name__}")
+    ir, ctx = _context()
+    _, X = _jaxlib.xla()
+    try:
+        with ctx, ir.Location.unknown():
+            module = X.mlir.deserialize_portable_artifact(bytes(data), ctx)
+            return str(module)
+    except Exception as e:  # noqa: BLE001 - jaxlib raises its own error types
+        why = str(e).strip().strip("'\"").splitlines()
+        raise ValueError("not a StableHLO portable artifact jaxlib can read: "
+                         f"{why[0] if why else type(e).__name__}") from None
