@@ -699,7 +699,7 @@ class _Parser:
                     raise ts.error(f"'{name}' has no property {k!r}; discardable attributes "
                                    "go in the attribute dictionary after the operands", tok)
             try:
-                spec.validate(tuple(v.type for v in operands), merged or None,
+                spec.validate(tuple(v.type for v in operands), merged,
                               tuple(result_types), regions)
             except OpBuildError as e:
                 err = ts.error(str(e), tok)

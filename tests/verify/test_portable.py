@@ -49,18 +49,11 @@ def test_round_trip_runs_the_same(case, target, cpu_client):
 
 # Found here, left to the op table's owner: MLIR drops sort's default dimension (-1) from its
 # print, and the sort rule then reads attributes None ('NoneType' object has no attribute 'get').
-PARSE_KNOWN = {"sort:f32_ascending_last_dim": "sort without a dimension attribute"}
-
-
 @pytest.mark.parametrize("case", ROUND_TRIP, ids=lambda c: c.id)
 def test_what_comes_back_parses(case):
     """The deserialized text is StableHLO as MLIR prints it, which mhlo_ir reads too."""
     m, _ = case.build()
     text = verify.deserialize_portable(verify.serialize_portable(m, "1.0.0"))
-    if case.id in PARSE_KNOWN:
-        with pytest.raises(AttributeError):
-            hlo.parse(text)
-        pytest.xfail(PARSE_KNOWN[case.id])
     back = hlo.parse(text)
     assert back.to_text(dialect=hlo.dialect.STABLEHLO)
 
