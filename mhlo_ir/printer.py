@@ -367,6 +367,8 @@ class _Printer:
                         append(f"{indent}{names[op]}{parts[0]}{names[a]}, {names[b]}{tail}")
                     continue
             spec = op.spec
+            if spec.dialect_check is not None:  # a form of the op some dialect lacks
+                spec.dialect_check(op, dialect)
             if pretty and spec.pretty:
                 parts = self.pretty_op(op, indent)
                 if parts is not None:

@@ -385,9 +385,18 @@ def _all_to_all(op, types, attributes):
     return tuple(out)
 
 
+def _all_to_all_dialect(op, dialect) -> None:
+    if dialect.name == "stablehlo" and "split_dimension" not in (op.attributes or {}):
+        fail("all_to_all", "in its tuple form (several operands, no split_dimension) has no "
+                           "stablehlo form: StableHLO's all_to_all needs split_dimension, "
+                           "concat_dimension and split_count (jaxlib's conversion fails on "
+                           "it too); give them, or print the module as mhlo")
+
+
 register(OpSpec("all_to_all", ("operand*",), {
     "split_dimension": AttrSpec(_i64), "concat_dimension": AttrSpec(_i64),
     "split_count": AttrSpec(_i64), **_GROUP_ATTRS}, infer=_all_to_all,
+    dialect_check=_all_to_all_dialect,
     doc="Splits each operand along split_dimension, sends piece j to replica j of the group, "
         "and concatenates what it receives along concat_dimension."))
 

@@ -63,6 +63,10 @@ class OpSpec:
     # writes with ``pretty=True`` and the parser reads; None: printed generically.
     pretty: object = None
     terminator: bool = False
+    # dialect_check(op, dialect) raises OpBuildError when this instance of the op has no
+    # form in ``dialect`` though the op has (all_to_all's tuple form in StableHLO); the
+    # printer calls it on ops off its single-result fast path, which such forms never take.
+    dialect_check: Callable | None = None
     variadic_regions: bool = False
     doc: str = ""
     # Why the test suite does not execute this op on CPU ("" = it does, against numpy); the
