@@ -507,11 +507,14 @@ class _Parser:
             if not ahead:
                 # One-line ops in one match (mhlo_ir.parse_lines); anything else, or a line
                 # whose pieces do not parse whole, is read token by token below.
-                m = GENERIC_LINE.match(text, ts._pos)
+                # Bounded: a longer line (a constant's hex) is left to the tokens, where the
+                # regex's lazy matching would crawl through megabytes.
+                pos = ts._pos
+                m = GENERIC_LINE.match(text, pos, pos + 4096)
                 if m is not None:
                     op = self._fast(generic_op, lines, m, block)
                 else:
-                    m = PRETTY_LINE.match(text, ts._pos)
+                    m = PRETTY_LINE.match(text, pos, pos + 4096)
                     op = None if m is None else self._fast(pretty_op, lines, m, block)
                 if op is not None:
                     block.operations.append(op)
