@@ -192,7 +192,7 @@ def pretty_op(cache: LineCache, m, block):
     p = cache.parser
     name = m.group(2)
     spec, _ = p.spec_of(name, {}, 0)
-    if spec.pretty is not ELEMENTWISE or spec.chapter == "opaque":
+    if spec.pretty is not ELEMENTWISE:  # opaque specs have no form
         return None
     operands = _operands(p, m.group(3))
     if operands is None:

@@ -35,7 +35,7 @@ from .errors import IRError, OpBuildError
 from .ir import FUNCTION_RESERVED, Block, Function, Module, Region, make_operation
 from .location import UNKNOWN, read_location
 from .op_attributes import OpAttributes
-from .opaque import opaque_spec
+from .opaque import is_opaque, opaque_spec
 from .parse_lines import GENERIC_LINE, PRETTY_LINE, LineCache, generic_op, pretty_op
 from .ops.spec import REGISTRY
 from .syntax import ParseError, TokenStream
@@ -142,19 +142,17 @@ def parse_file(path, *, verify: bool = True):
 
 
 class _Scope:
-    """The values visible where the parser is: one dict per open region, innermost last,
-    and a floor below which lookups stop (a function sees none of its module's values)."""
+    """The values visible where the parser is: one dict per open region, innermost last (a
+    function starts a fresh list: it sees none of its module's values)."""
 
-    __slots__ = ("frames", "floor")
+    __slots__ = ("frames",)
 
     def __init__(self):
         self.frames = [{}]
-        self.floor = 0
 
     def lookup(self, name):
-        frames = self.frames
-        for i in range(len(frames) - 1, self.floor - 1, -1):
-            v = frames[i].get(name)
+        for frame in reversed(self.frames):
+            v = frame.get(name)
             if v is not None:
                 return v
         return None
@@ -446,8 +444,8 @@ class _Parser:
     def function_body(self, fn, arg_names, close: str) -> None:
         """The ops of ``fn``'s body up to ``close``, its arguments named ``arg_names``."""
         scope = self.scope
-        saved = scope.frames, scope.floor
-        scope.frames, scope.floor = [{}], 0
+        saved = scope.frames
+        scope.frames = [{}]
         try:
             frame = scope.frames[0]
             for (name, tok), value in zip(arg_names, fn.arguments):
@@ -455,7 +453,7 @@ class _Parser:
             block = fn.entry_block
             self.block_ops(block, close)
         finally:
-            scope.frames, scope.floor = saved
+            scope.frames = saved
 
     # -- regions and blocks -----------------------------------------------------------------
 
@@ -683,7 +681,7 @@ class _Parser:
                 raise ts.error(f"'{name}': attribute {k!r} is given twice", tok)
             merged[k] = v
         check = self.check_ops
-        if spec.chapter != "opaque":
+        if not is_opaque(spec):
             for k, v in merged.items():
                 a = owned.get(k)
                 if a is not None:
@@ -696,7 +694,7 @@ class _Parser:
                         raise IllFormedOpError(err.message, err.line, err.column,
                                                err.source, source_line=err.source_line,
                                                caret=err.caret) from None
-        if spec.chapter != "opaque" and check:
+        if check and not is_opaque(spec):
             for k in props:
                 if k not in owned:
                     raise ts.error(f"'{name}' has no property {k!r}; discardable attributes "

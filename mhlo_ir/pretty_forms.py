@@ -689,7 +689,7 @@ def read_pretty(p, tok, block):
     if name in ("module", "builtin.module", "func.func"):
         raise ts.error(f"'{tok.text}' cannot appear inside a function", tok)
     spec, dialect = p.spec_of(name, {}, 0)
-    form = spec.pretty if spec.chapter != "opaque" else None
+    form = spec.pretty  # None for opaque specs
     if form is None or not form.pieces or dialect.name not in form.dialects and \
             spec.namespace == "hlo":
         raise ts.error(f"'{name}' has no custom form this parser reads: write it in the "

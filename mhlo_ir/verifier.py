@@ -36,12 +36,14 @@ from .types import Type
 __all__ = ["verify_module", "call_problem"]
 
 _OP_CLASSES = frozenset({Operation, SingleResultOp})
+# OpSpec -> how many of its operands are not variadic (bounded: opaque specs are made at run
+# time, one per kind of unknown op a parse meets).
+_FIXED: dict = {}
 _MAPPING_CLASSES = frozenset({dict, MappingProxyType})
 _VISIBILITIES = (None, "public", "private", "nested")
 # Frame states: not yet entered (a later region of the same op), open, closed.
 _PENDING, _OPEN, _CLOSED = 0, 1, 2
 _NO_ATTRS: Mapping = MappingProxyType({})
-_FIXED: dict = {}  # OpSpec -> how many of its operands are not variadic
 
 
 def _fail(message: str):
@@ -369,6 +371,8 @@ class _Verifier:
         names = spec.operands
         fixed = _FIXED.get(spec)
         if fixed is None:
+            if len(_FIXED) > 4096:  # opaque specs of parsed text are made at run time
+                _FIXED.clear()
             fixed = _FIXED[spec] = sum(1 for n in names if not n.endswith("*"))
         n = len(operands)
         if fixed == len(names) and n != fixed:

@@ -7,24 +7,13 @@ up to the case of hex digits in large constants.
 
 from __future__ import annotations
 
-import functools
 import re
 
 
-@functools.lru_cache(maxsize=None)
 def _context():
-    from jaxlib.mlir import ir
-    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-    from jaxlib.mlir.dialects import chlo, mhlo, stablehlo
-    ctx = ir.Context()
-    reg = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(reg)
-    ctx.append_dialect_registry(reg)
-    ctx.load_all_available_dialects()
-    mhlo.register_mhlo_dialect(ctx)
-    stablehlo.register_dialect(ctx)
-    chlo.register_dialect(ctx)
-    return ir, ctx
+    """``(ir, ctx)``: verify's context of the bindings (MLIR may be used in tests)."""
+    from verify.bindings import context
+    return context()
 
 
 def parse(text: str):

@@ -11,10 +11,9 @@ jaxlib's MLIR bindings are used here (allowed in verify/ only), imported on firs
 
 from __future__ import annotations
 
-import functools
 import re
 
-from . import _jaxlib
+from . import _jaxlib, bindings
 from .api import source_name, to_text
 from .errors import VerificationError
 
@@ -78,20 +77,8 @@ def serialize_portable(module_or_text, target: str | None = None, *,
                                 filename=source_name(module_or_text, filename)) from None
 
 
-@functools.lru_cache(maxsize=None)
 def _context():
-    ir = _jaxlib.require("jaxlib.mlir.ir")
-    ext = _jaxlib.require("jaxlib.mlir._mlir_libs._jax_mlir_ext")
-    stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
-    chlo = _jaxlib.require("jaxlib.mlir.dialects.chlo")
-    ctx = ir.Context()
-    registry = ir.DialectRegistry()
-    ext.register_dialects(registry)
-    ctx.append_dialect_registry(registry)
-    ctx.load_all_available_dialects()
-    stablehlo.register_dialect(ctx)
-    chlo.register_dialect(ctx)
-    return ir, ctx
+    return bindings.context()
 
 
 def deserialize_portable(data: bytes) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 
+from .. import bindings
 from .._jaxlib import require
 
 __all__ = ["context", "to_generic", "QUANT_PIPELINE"]
@@ -21,23 +22,10 @@ QUANT_PIPELINE = "builtin.module(func.func(stablehlo-legalize-quant-to-math))"
 
 @functools.lru_cache(maxsize=None)
 def context():
-    """``(ir, ctx)``: the bindings' ``ir`` module and this process's context."""
-    ir = require("jaxlib.mlir.ir")
-    ext = require("jaxlib.mlir._mlir_libs._jax_mlir_ext")
-    dialects = require("jaxlib.mlir.dialects")  # noqa: F841 - the package, for the submodules
-    mhlo = require("jaxlib.mlir.dialects.mhlo")
-    stablehlo = require("jaxlib.mlir.dialects.stablehlo")
-    chlo = require("jaxlib.mlir.dialects.chlo")
-    ctx = ir.Context()
-    reg = ir.DialectRegistry()
-    ext.register_dialects(reg)
-    ctx.append_dialect_registry(reg)
-    ctx.load_all_available_dialects()
-    mhlo.register_mhlo_dialect(ctx)
-    stablehlo.register_dialect(ctx)
-    chlo.register_dialect(ctx)
-    stablehlo.register_stablehlo_passes()
-    ctx.allow_unregistered_dialects = True
+    """``(ir, ctx)``: the bindings' context with unknown dialects allowed (the corpus' check
+    ops) and StableHLO's passes registered (the quantization lowering)."""
+    ir, ctx = bindings.context(unregistered=True)
+    require("jaxlib.mlir.dialects.stablehlo").register_stablehlo_passes()
     return ir, ctx
 
 

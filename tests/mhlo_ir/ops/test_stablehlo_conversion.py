@@ -24,6 +24,7 @@ import pytest
 import mhlo_ir as hlo
 import verify
 from mhlo_ir.dialect import STABLEHLO
+from mhlo_ir.ir import walk
 from mhlo_ir.errors import OpBuildError
 from mhlo_ir.ops.spec import INSTEAD_OF, MHLO_ONLY, STABLEHLO_NAMESAKE_DIFFERS, UNDECLARED
 from tests import oracle
@@ -64,13 +65,7 @@ def refused(spec) -> bool:
 
 
 def _specs(module) -> set:
-    out, stack = set(), [fn.body for fn in module.functions]
-    while stack:
-        for block in stack.pop().blocks:
-            for op in block.operations:
-                out.add(op.spec)
-                stack.extend(op.regions)
-    return out
+    return {op.spec for _, op in walk(module)}
 
 
 def _with_stderr(fn, *args):

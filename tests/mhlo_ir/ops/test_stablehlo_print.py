@@ -15,6 +15,7 @@ import pkgutil
 import pytest
 
 from mhlo_ir.dialect import STABLEHLO
+from mhlo_ir.ir import walk
 from mhlo_ir.errors import OpBuildError
 from tests import oracle
 from tests.mhlo_ir import ops as ops_pkg
@@ -28,13 +29,7 @@ KNOWN: dict = {}
 
 
 def _specs(module) -> set:
-    out, stack = set(), [fn.body for fn in module.functions]
-    while stack:
-        for block in stack.pop().blocks:
-            for op in block.operations:
-                out.add(op.spec)
-                stack.extend(op.regions)
-    return out
+    return {op.spec for _, op in walk(module)}
 
 
 CASE_LIST = [c for cs in CASES.values() for c in cs]
