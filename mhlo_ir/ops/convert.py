@@ -17,7 +17,7 @@ from ..attributes import (FALSE, TRUE, ArrayAttr, Attribute, BoolAttr, FloatAttr
                           StringAttr, SymbolRefAttr)
 
 __all__ = ["integer", "i64", "i32", "f32", "boolean", "string", "symbol", "symbol_array",
-           "show"]
+           "array_of", "show"]
 
 
 def show(v) -> str:
@@ -98,21 +98,31 @@ def symbol(v) -> SymbolRefAttr:
     raise TypeError(f"expected a function or its name, got {v!r:.60}")
 
 
+def array_of(v, element_ok, entry, elements: str, wanted: str) -> ArrayAttr:
+    """``v`` as an ArrayAttr: an ArrayAttr already, each element passing ``element_ok``
+    ("expected {elements}, got ... at index i"), or a list or tuple whose entries
+    ``entry(i, e)`` converts (raising TypeError naming the entry); anything else is
+    "expected {wanted}". The skeleton of every array-of-X converter (called_computations,
+    custom_call's layouts, infeed's layout)."""
+    if isinstance(v, ArrayAttr):
+        for i, e in enumerate(v.elements):
+            if not element_ok(e):
+                raise TypeError(f"expected {elements}, got {show(e)} at index {i}")
+        return v
+    if isinstance(v, (str, bytes, Attribute)) or not isinstance(v, (list, tuple)):
+        raise TypeError(f"expected {wanted}, got {show(v)}")
+    return ArrayAttr(tuple(entry(i, e) for i, e in enumerate(v)))
+
+
+def _symbol_entry(i, e) -> SymbolRefAttr:
+    try:
+        return symbol(e)
+    except TypeError as err:
+        raise TypeError(f"entry {i}: {err}") from None
+
+
 def symbol_array(v) -> ArrayAttr:
     """A list of functions or names (``["body"]``) as an array of symbol references, as
     custom_call's ``called_computations`` must be ("flat symbol ref array attribute")."""
-    if isinstance(v, ArrayAttr):
-        for i, e in enumerate(v.elements):
-            if e.__class__ is not SymbolRefAttr:
-                raise TypeError(f"expected an array of symbol references, got {show(e)} at "
-                                f"index {i}")
-        return v
-    if isinstance(v, (str, bytes, Attribute)) or not isinstance(v, (list, tuple)):
-        raise TypeError(f"expected a list of functions or function names, got {show(v)}")
-    out = []
-    for i, e in enumerate(v):
-        try:
-            out.append(symbol(e))
-        except TypeError as err:
-            raise TypeError(f"entry {i}: {err}") from None
-    return ArrayAttr(tuple(out))
+    return array_of(v, lambda e: e.__class__ is SymbolRefAttr, _symbol_entry,
+                    "an array of symbol references", "a list of functions or function names")

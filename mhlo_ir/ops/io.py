@@ -18,24 +18,19 @@ _bool = convert.boolean
 _str = convert.string
 
 
+def _layout_entry(i, e) -> ArrayAttr:
+    if isinstance(e, (str, bytes, Attribute)) or not hasattr(e, "__iter__"):
+        raise TypeError(f"entry {i} must be a list of integers, got {convert.show(e)}")
+    return ArrayAttr(tuple(convert.i64(x) for x in e))
+
+
 def _layout(v) -> ArrayAttr:
     """infeed's layout: one minor-to-major list of integers per data result (``[[1, 0]]``),
     as MLIR wants it, an array of arrays of integers."""
-    if isinstance(v, ArrayAttr):
-        for i, e in enumerate(v.elements):
-            if not isinstance(e, ArrayAttr) or \
-                    any(x.__class__ is not IntegerAttr for x in e.elements):
-                raise TypeError(f"expected an array of arrays of integers, got "
-                                f"{convert.show(e)} at index {i}")
-        return v
-    if isinstance(v, (str, bytes, Attribute)) or not isinstance(v, (list, tuple)):
-        raise TypeError(f"expected one list of integers per result, got {convert.show(v)}")
-    out = []
-    for i, e in enumerate(v):
-        if isinstance(e, (str, bytes, Attribute)) or not hasattr(e, "__iter__"):
-            raise TypeError(f"entry {i} must be a list of integers, got {convert.show(e)}")
-        out.append(ArrayAttr(tuple(convert.i64(x) for x in e)))
-    return ArrayAttr(tuple(out))
+    return convert.array_of(
+        v, lambda e: isinstance(e, ArrayAttr) and all(
+            x.__class__ is IntegerAttr for x in e.elements), _layout_entry,
+        "an array of arrays of integers", "one list of integers per result")
 
 
 def _channel_type(op, attributes, host_type: int, host_name: str) -> None:

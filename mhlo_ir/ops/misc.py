@@ -122,27 +122,21 @@ class IndexLayout(Attribute):
         return ts.make(start, cls, dims * shape[0] if len(dims) == 1 else dims)
 
 
+def _layout_entry(i, e) -> IndexLayout:
+    if e.__class__ is IndexLayout:
+        return e
+    if isinstance(e, (str, bytes, Attribute)) or not hasattr(e, "__iter__"):
+        raise TypeError(f"entry {i} must be a list of dimensions, got {_show(e)}")
+    return IndexLayout(tuple(e))
+
+
 def _layouts(v) -> ArrayAttr:
     """custom_call's operand_layouts / result_layouts: one minor-to-major list per operand
     (result), each an IndexLayout (lists of integers are converted)."""
-    if isinstance(v, ArrayAttr):
-        for i, e in enumerate(v.elements):
-            if e.__class__ is not IndexLayout:
-                raise TypeError(f"expected an array of layouts (IndexLayout), got {_show(e)} "
-                                f"at index {i}")
-        return v
-    if isinstance(v, (str, bytes, Attribute)) or not isinstance(v, (list, tuple)):
-        raise TypeError(f"expected one layout (a list of dimensions, minor to major) per "
-                        f"operand or result, got {_show(v)}")
-    out = []
-    for i, e in enumerate(v):
-        if e.__class__ is IndexLayout:
-            out.append(e)
-        elif isinstance(e, (str, bytes, Attribute)) or not hasattr(e, "__iter__"):
-            raise TypeError(f"entry {i} must be a list of dimensions, got {_show(e)}")
-        else:
-            out.append(IndexLayout(tuple(e)))
-    return ArrayAttr(tuple(out))
+    return convert.array_of(v, lambda e: e.__class__ is IndexLayout, _layout_entry,
+                            "an array of layouts (IndexLayout)",
+                            "one layout (a list of dimensions, minor to major) per operand or "
+                            "result")
 
 
 def _aliases(v) -> ArrayAttr:
