@@ -9,7 +9,8 @@ from .attributes import FALSE, TRUE
 from .pretty_forms import (ARROW, COMPLEX, FUNCTIONAL, OPERAND_TYPES, PAIRWISE, RESULTS, SAME,
                            SELECT, TUPLE, Attr, AttrDict, ConvWindow, Dims, DotDims, Enum, EnumList,
                            ExpMantissa, Form, Int, Operands, Optional, Reduce, Returned,
-                           SliceRanges, String, Symbol, ValueAttr, While)
+                           Scan, SliceRanges, String, Symbol, ValueAttr, While,
+                           scan_arg_names)
 
 
 def _form(*pieces, **kw) -> Form:
@@ -62,6 +63,7 @@ OPTIMIZATION_BARRIER = _form(AttrDict(), " ", Operands(), " : ", PAIRWISE)
 TRACE = _form(" ", Operands(), ", ", String("tag"), AttrDict(), " : ", OPERAND_TYPES)
 WHILE = _form(While(), arg_name="iterArg")
 REDUCE = _form(Reduce())
+SCAN = Form((Scan(),), dialects=frozenset({"mhlo"}), arg_name=scan_arg_names)
 ATTRS_ONLY = _form(AttrDict())  # xla.rng_get_and_update_state {delta = 1 : i64}
 CHLO_TOP_K = _form("(", Operands(), ", k = ", Int("k"), ")", AttrDict(), " : ", ARROW,
                    result_names=("values", "indices"))

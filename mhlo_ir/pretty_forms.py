@@ -36,7 +36,8 @@ from .types import FunctionType, TensorType
 
 __all__ = ["Form", "Operands", "Enum", "Int", "Attr", "String", "Symbol", "Dims", "EnumList",
            "SliceRanges", "DotDims", "ConvWindow", "ExpMantissa", "ValueAttr", "AttrDict",
-           "Optional", "TypePiece", "Returned", "While", "Reduce", "read_pretty"]
+           "Optional", "TypePiece", "Returned", "While", "Reduce", "Scan", "scan_arg_names",
+           "read_pretty"]
 
 
 # -- reading state ------------------------------------------------------------------------
@@ -554,6 +555,58 @@ class Reduce:
         r.regions.append(read_region_with_args(p, firsts + seconds))
 
 
+@attrs.frozen
+class Scan:
+    """mhlo.scan's ``(%x, ...) inits (%c, ...) dimension=0  [attributes {...}] {^bb0(%input:
+    T, ..., %carry: C, ...): ...} : (...) -> (...)``. The two operand groups give
+    ``operandSegmentSizes``; the inits, the number of carries among the results
+    (``resultSegmentSizes``). Its region's arguments are named ``%input``/``%carry`` (the
+    form's ``arg_name``) and printed in the block label."""
+
+    KEYS = ("dimension", "operandSegmentSizes", "resultSegmentSizes")
+
+    def render(self, pr, op):
+        names = pr.names
+        n_in = op.attributes["operandSegmentSizes"].values[0]
+        ins = ", ".join([names[v] for v in op.operands[:n_in]])
+        inits = ", ".join([names[v] for v in op.operands[n_in:]])
+        rest = AttrDict().render(pr, op)
+        rest = f" attributes{rest}" if rest else ""
+        return [f"({ins}) inits ({inits}) dimension={int(op.attributes['dimension'].value)} "
+                f"{rest} ", ("region", 0, True), " : ", _functional(pr, op)]
+
+    def read(self, r) -> None:
+        p, ts = r.p, r.p.ts
+        inputs = p.operands()
+        ts.expect("inits")
+        inits = p.operands()
+        ts.expect("dimension")
+        ts.expect("=")
+        dimension = ts.integer("the scanned dimension")
+        r.operands.extend(inputs + inits)
+        if ts.accept("attributes"):
+            if not ts.at("{"):
+                raise ts.error("expected an attribute dictionary after 'attributes'")
+            AttrDict().read(r)
+        r.regions.append(p.region())
+        ts.expect(":")
+        tok = ts.peek()
+        FUNCTIONAL.read(r)
+        if len(r.results) < len(inits):
+            raise ts.error(f"'{r.name}' has {len(inits)} inits but {len(r.results)} results: "
+                           "each init needs a carry result", tok)
+        r.attrs["dimension"] = dimension
+        r.attrs["operandSegmentSizes"] = (len(inputs), len(inits))
+        r.attrs["resultSegmentSizes"] = (len(r.results) - len(inits), len(inits))
+
+
+def scan_arg_names(op) -> tuple:
+    """MLIR's names for mhlo.scan's region arguments: ``input`` per input, ``carry`` per
+    init (made unique by the printer)."""
+    n_in, n_init = op.attributes["operandSegmentSizes"].values
+    return ("input",) * n_in + ("carry",) * n_init
+
+
 def _compact_body(p, r, itok):
     """The body ``applies`` names: ``^bb0(%a, %b): %c = op %a, %b; return %c``."""
     from .ir import Block, Region
@@ -601,6 +654,8 @@ def _keys(x) -> tuple:
         return x.keys()
     if isinstance(x, Reduce):
         return ("dimensions",)
+    if isinstance(x, Scan):
+        return Scan.KEYS
     if isinstance(x, SliceRanges):
         return ("start_indices", "limit_indices", "strides")
     if isinstance(x, ConvWindow):
@@ -619,20 +674,21 @@ class Form:
     ``pieces`` follow the op name; ``dialects`` are the output dialects that spell the op
     this way (others print it generically); ``result_names`` name its results in every
     dialect's custom print, a tuple or ``f(op, dialect) -> tuple`` (empty: numbered);
-    ``arg_name`` names its regions' arguments; ``results`` is how many results the form
-    can print (None: any)."""
+    ``arg_name`` names its regions' arguments, one name for all or ``f(op) -> tuple`` of a
+    name per argument of the entry block; ``results`` is how many results the form can print
+    (None: any)."""
 
     pieces: tuple = attrs.field(converter=_pieces, default=())
     dialects: frozenset = frozenset({"mhlo", "stablehlo"})
     result_names: object = ()
-    arg_name: str = ""
+    arg_name: object = ""
     keys: frozenset = attrs.field(init=False)
     has_regions: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self):
         object.__setattr__(self, "keys", frozenset(k for x in self.pieces for k in _keys(x)))
         object.__setattr__(self, "has_regions",
-                           any(isinstance(x, (While, Reduce)) for x in self.pieces))
+                           any(isinstance(x, (While, Reduce, Scan)) for x in self.pieces))
 
     def names_for(self, op, dialect) -> tuple:
         n = self.result_names

@@ -141,9 +141,9 @@ class _Printer:
         of which each region also restores."""
         names, headers, dialect = self.names, self.headers, self.dialect
         # (region, its op's form, next value, next argument, next conflict, visible names)
-        stack = [(fn.body, None, 0, 0, 0, {}) for fn in module.functions]
+        stack = [(fn.body, None, None, 0, 0, 0, {}) for fn in module.functions]
         while stack:
-            region, form, nv, na, nc, visible = stack.pop()
+            region, form, owner, nv, na, nc, visible = stack.pop()
             used = dict(visible)
 
             def unique(name):
@@ -158,10 +158,15 @@ class _Printer:
                         used[probe] = True
                         return probe
 
-            if form is not None and form.arg_name:
-                for block in region.blocks:
-                    for a in block.arguments:
-                        names[a] = "%" + unique(form.arg_name)
+            if form is not None and form.arg_name and dialect.name in form.dialects:
+                given = form.arg_name
+                if given.__class__ is str:
+                    for block in region.blocks:
+                        for a in block.arguments:
+                            names[a] = "%" + unique(given)
+                elif region.blocks:
+                    for a, n in zip(region.blocks[0].arguments, given(owner)):
+                        names[a] = "%" + unique(n)
             nested = []
             for bi, block in enumerate(region.blocks):
                 for a in block.arguments:
@@ -192,9 +197,9 @@ class _Printer:
                         headers[op] = f"%{nv}:{len(results)} = "
                         nv += 1
                     for r in op.regions:
-                        nested.append((r, spec_form or None))
-            for r, f in nested:
-                stack.append((r, f, nv, na, nc, used))
+                        nested.append((r, spec_form or None, op))
+            for r, f, o in nested:
+                stack.append((r, f, o, nv, na, nc, used))
 
     def value_names(self, n: int):
         """``("%0", "%1", ...)`` with at least ``n`` entries: formatting an int per value was a
@@ -378,8 +383,8 @@ class _Printer:
                         elif part[0] == "nl":
                             out.append("\n" + indent)
                         else:
-                            out.append("{\n")
-                            yield op.regions[part[1]], indent + "  ", False
+                            out.append("{\n")  # ("region", i[, labelled entry block])
+                            yield op.regions[part[1]], indent + "  ", len(part) > 2
                             out.append(indent + "}")
                     continue
             name = op_names.get(spec)

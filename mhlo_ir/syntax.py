@@ -23,7 +23,12 @@ expected, what was expected and what was found.
 
 from __future__ import annotations
 
-__all__ = ["ParseError", "Token", "TokenStream", "decode_string"]
+__all__ = ["ParseError", "Token", "LongString", "TokenStream", "decode_string"]
+
+# Strings longer than this are lexed as ``LongString``s: not copied, and not searched for line
+# breaks here (``string_value`` refuses them where the value is read; hex with one does not
+# decode), so a big constant's hex is scanned once, for its closing quote.
+_LONG_STRING = 4096
 
 
 class ParseError(ValueError):
@@ -74,6 +79,32 @@ class Token:
 
     def __repr__(self):
         return f"Token({self.kind!r}, {self.text!r}, {self.pos})"
+
+
+class LongString(Token):
+    """A string token too long to copy out of the source until its text is asked for: a big
+    constant's hex (tens of megabytes) is decoded straight from the source (``hex_span``), a
+    piece at a time."""
+
+    __slots__ = ("source", "end")
+
+    def __init__(self, source: str, pos: int, end: int):
+        self.kind = "string"
+        self.pos = pos
+        self.source = source
+        self.end = end  # one past the closing quote
+
+    @property
+    def text(self) -> str:
+        return self.source[self.pos:self.end]
+
+    def hex_span(self) -> tuple | None:
+        """Where the digits of a ``"0x..."`` string lie in ``source``: ``(start, end)``
+        (None for other strings)."""
+        pos = self.pos
+        if not self.source.startswith('"0x', pos):
+            return None
+        return pos + 3, self.end - 1
 
 
 _PATTERNS = None
@@ -169,11 +200,14 @@ class TokenStream:
             # not decode, so it is scanned twice rather than five times.
             find = text.find
             start = pos + 1
-            if end > 0 and find("\\", start, end) < 0 and (end - pos > 4096 or (
-                    find("\n", start, end) < 0 and find("\v", start, end) < 0 and
-                    find("\f", start, end) < 0)):
-                self._pos = end + 1
-                return Token("string", text[pos:end + 1], pos)
+            if end > 0 and find("\\", start, end) < 0:
+                if end - pos > _LONG_STRING:
+                    self._pos = end + 1
+                    return LongString(text, pos, end + 1)
+                if find("\n", start, end) < 0 and find("\v", start, end) < 0 and \
+                        find("\f", start, end) < 0:
+                    self._pos = end + 1
+                    return Token("string", text[pos:end + 1], pos)
         m = self._token_re.match(text, pos)
         if m is None:
             raise self._lex_error(pos)

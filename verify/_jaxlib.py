@@ -218,6 +218,31 @@ def to_numpy(device_array: ArrayImpl) -> np.ndarray:
     return np.array(device_array._single_device_array_to_np_array_did_copy()[0], copy=True)
 
 
+# HloPrintOptions for ``canonical_hlo``. Not XLA's own ``fingerprint()`` options: those write
+# large constants as ``{...}`` (a setting Python cannot turn off), so programs differing only
+# in a constant's values would print alike.
+_CANONICAL = dict(canonicalize_instruction_names=True, canonicalize_computations=True,
+                  print_ids=False, print_metadata=False, print_operand_names=False,
+                  print_percent=False, print_program_shape=False, print_operand_shape=True,
+                  print_large_constants=True, print_backend_config=True,
+                  print_control_dependencies=True)
+
+
+def canonical_hlo(computation) -> str:
+    """An XlaComputation's HLO as text without the module's, computations' and instructions'
+    names or metadata, but with everything that can change what XLA compiles: every constant
+    in full (NaN payloads and signed zeros included), backend configs, control dependencies.
+    Two computations with equal canonical texts compile to the same executable."""
+    xc, X = xla()
+    cls = next((m.HloPrintOptions for m in (X, xc) if hasattr(m, "HloPrintOptions")), None)
+    if cls is None:
+        cls = require("jaxlib._hlo").HloPrintOptions
+    opts = cls()
+    for k, v in _CANONICAL.items():
+        setattr(opts, k, v)
+    return computation.get_hlo_module().to_string(opts)
+
+
 # jaxlib's MLIR and XLA passes recurse on the calling thread once per level of region
 # nesting: a 1,000-deep nest of ifs overflows the main thread's 8 MiB stack and kills the
 # process (SIGSEGV). Parsing, converting and compiling therefore run on a thread of their

@@ -100,15 +100,18 @@ def _python_problem(text: str) -> str | None:
     return None
 
 
-def _jaxlib_parse_and_verify(text: str) -> None:
-    """What ``check`` asks of jaxlib; raises jaxlib's own error."""
+def _jaxlib_parse_and_verify(text: str):
+    """What ``check`` asks of jaxlib: the module as an XlaComputation (None for a module
+    without ``main``, which only the conversion to StableHLO can check); raises jaxlib's own
+    error."""
     _, X = _jaxlib.xla()
     try:
-        _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
+        return _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
     except Exception as e:  # noqa: BLE001 - jaxlib raises its own runtime error type
         if "requires module with `main`" not in str(e):
             raise
         _jaxlib.on_big_stack(X.mlir.mhlo_to_stablehlo, text)
+        return None
 
 
 def _located_error(module_or_text, text: str, exc: Exception, cls,
@@ -139,24 +142,29 @@ def check(module_or_text, *, filename: str | None = None) -> str:
     the parser and verifier only. Errors name the text ``filename`` (default: see
     ``source_name``) and show the offending line.
     """
+    return _check(module_or_text, filename)[0]
+
+
+def _check(module_or_text, filename: str | None):
+    """``check``'s work: ``(text, computation)``, the computation (see
+    ``_jaxlib_parse_and_verify``) kept so that compiling need not convert the text again."""
     text = to_text(module_or_text)
     if isinstance(module_or_text, (str, bytes)):  # a Module passed Module.verify already
         problem = _python_problem(text)
         if problem is not None:
             raise VerificationError(problem, text, from_jaxlib=False)
     try:
-        _jaxlib_parse_and_verify(text)
+        computation = _jaxlib_parse_and_verify(text)
     except JaxlibMissing:
         raise
     except Exception as e:  # noqa: BLE001
         raise _located_error(module_or_text, text, e, VerificationError,
                              source_name(module_or_text, filename)) from None
-    return text
+    return text, computation
 
 
-def _signature(text: str) -> list:
-    _, X = _jaxlib.xla()
-    shape = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text).program_shape()
+def _signature(computation) -> list:
+    shape = computation.program_shape()
     # Token and tuple parameters have no dimensions (asking XLA for them aborts the process);
     # they are recorded as None and refused by run().
     return [(tuple(p.dimensions()), np.dtype(p.numpy_dtype())) if p.is_array() else None
@@ -167,14 +175,28 @@ class Executable:
     """A compiled program: call it with numpy arrays to get a list of numpy arrays."""
 
     def __init__(self, loaded, client, devices, params, text, num_replicas=1,
-                 num_partitions=1) -> None:
+                 num_partitions=1, computation=None) -> None:
         self.loaded = loaded
+        self._computation = computation
         self.client = client
         self.devices = list(devices)
         self.parameters = params
         self.text = text
         self.num_replicas = num_replicas
         self.num_partitions = num_partitions
+
+    def input_hlo(self, canonical: bool = False) -> str:
+        """The HLO module XLA compiled, as text, before XLA's optimizations. ``canonical``
+        prints it without instruction names or metadata but with every constant in full
+        (``_jaxlib.canonical_hlo``): two programs whose canonical texts are equal compile,
+        with the same options, to the same executable."""
+        if self._computation is None:
+            _, X = _jaxlib.xla()
+            self._computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation,
+                                                     self.text)
+        if canonical:
+            return _jaxlib.canonical_hlo(self._computation)
+        return self._computation.get_hlo_module().to_string()
 
     def check_arguments(self, arrays) -> list:
         """The arguments as arrays of the parameters' shapes and dtypes (Python scalars and
@@ -256,7 +278,7 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     with no device here raises PlatformUnavailable, which names the platforms there are.
     """
     platform = _jaxlib.normalize(platform)  # a misspelt platform fails before any work
-    text = check(module_or_text, filename=filename)
+    text, computation = _check(module_or_text, filename)
     _check_entry(module_or_text)
     lapack.register_if_needed(text, platform)
     xc, X = _jaxlib.xla()
@@ -280,8 +302,11 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     except Exception as e:  # noqa: BLE001
         raise _located_error(module_or_text, text, e, CompileError,
                              source_name(module_or_text, filename)) from None
-    return Executable(loaded, client, devices, _signature(text), text, num_replicas,
-                      num_partitions)
+    if computation is None:  # jaxlib compiled a text its conversion to HLO refused
+        _, X = _jaxlib.xla()
+        computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
+    return Executable(loaded, client, devices, _signature(computation), text, num_replicas,
+                      num_partitions, computation)
 
 
 def _check_entry(module) -> None:

@@ -3,6 +3,7 @@ reduce_window, select_and_scatter, map and scan."""
 
 from __future__ import annotations
 
+from .. import op_forms as pf
 from ..attributes import Attribute, DenseArrayAttr
 from ..dense import i64_array, index
 from ..index_array import index_ints
@@ -289,7 +290,7 @@ register(OpSpec("scan", ("inputs*", "inits*"),
                  "is_reverse": AttrSpec(_bool), "is_associative": AttrSpec(_bool),
                  "operandSegmentSizes": AttrSpec(_segments, True),
                  "resultSegmentSizes": AttrSpec(_segments, True)},
-                regions=1, check=_scan_check, dialects=MHLO_ONLY,
+                regions=1, check=_scan_check, dialects=MHLO_ONLY, pretty=pf.SCAN,
                 doc="runs a region along one dimension, threading carries; outputs are stacked"))
 
 

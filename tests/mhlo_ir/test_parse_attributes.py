@@ -148,6 +148,10 @@ ERRORS = [
     ('dense<"0x10"> : tensor<i4>', 1, 7, "hex byte 0x10 is not an element of i4"),
     ('dense<"0x02"> : tensor<i1>', 1, 7, "hex byte 0x02 is not an element of i1"),
     ('dense<"0xzz"> : tensor<i8>', 1, 7, "expected a hex string"),
+    ('dense<"0x01 02"> : tensor<2xi8>', 1, 7, "expected a hex string"),   # MLIR refuses spaces
+    ('dense<" 0x0102"> : tensor<2xi8>', 1, 7, "expected a hex string"),
+    ('dense<"0x012"> : tensor<2xi8>', 1, 7, "expected a hex string"),     # an odd digit
+    ('dense<"0x01\\02"> : tensor<2xi8>', 1, 7, "expected a hex string"),  # an escape
     ("dense<1> : f32", 1, 12, "need a ranked tensor type"),
     ("dense<1> tensor<i32>", 1, 10, "expected ':'"),
     ("#mhlo<comparison_direction XX>", 1, 28, "'XX' is not one of EQ, NE"),
@@ -171,6 +175,22 @@ def test_errors(text, line, column, message):
         parse_attribute(text)
     assert message in e.value.message
     assert (e.value.line, e.value.column) == (line, column), str(e.value)
+
+
+@pytest.mark.parametrize("where", [0, 1, 5000, 9999])
+@pytest.mark.parametrize("bad", [" ", "\n", "\t", "g", "\\00"])
+def test_a_long_hex_string_with_anything_but_digits_is_refused(bad, where):
+    """Past 4096 characters a string is lexed without copying it or looking for line breaks
+    (a big constant's hex): the hex reader still refuses what is not a pair of digits, at
+    the string."""
+    digits = "AB" * 5000
+    text = f'{{a = dense<"0x{digits[:where]}{bad}{digits[where:]}"> : tensor<5000xi8>}}'
+    with pytest.raises(ParseError) as e:
+        parse_attribute(text)
+    assert (e.value.line, e.value.column) == (1, 12), str(e.value)
+    assert "hex string" in e.value.message or "line break" in e.value.message
+    good = parse_attribute(f'{{a = dense<"0x{digits}"> : tensor<5000xi8>}}')
+    assert bytes(good["a"].to_array().view(np.uint8)) == b"\xab" * 5000
 
 
 def test_errors_point_into_multiline_text():

@@ -31,9 +31,7 @@ for _m in pkgutil.iter_modules(ops_pkg.__path__):
 CASE_LIST = [c for cs in CASES.values() for c in cs]
 
 # (dialect, op) -> why its MLIR custom form is still printed generically.
-GENERIC = {
-    ("mhlo", "scan"): "inits (...) dimension=0 with named region arguments: not described yet",
-}
+GENERIC: dict = {}
 
 # Op names whose attributes the parser cannot read yet (see tests/mhlo_ir/test_parser.py).
 _PENDING = ("chlo.broadcast_compare", "ragged_dot", "domain", "fusion", "async_")

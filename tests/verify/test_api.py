@@ -144,6 +144,40 @@ def test_executable_parameters():
                               ((4,), np.dtype(ml_dtypes.bfloat16))]
 
 
+def test_input_hlo_and_its_canonical_form():
+    """The HLO XLA was given. Its canonical form leaves out names, locations and the dialect
+    the text was written in, but not a constant's values, however large the constant: a
+    sign of zero or one ULP apart in one of 64 elements makes another program (conformance
+    runs share executables by this text)."""
+    base = np.linspace(-1, 1, 64).astype(np.float32)
+    base[5] = 0.0
+
+    def scaled(c, name, loc):
+        m = hlo.Module(name)
+        f = m.add_function("main", [tensor((64,), f32)], visibility="public")
+        b = f.builder()
+        (x,) = f.arguments
+        b.return_(b.multiply(x, b.constant(c), location=loc))
+        return m
+
+    negative_zero, one_ulp = base.copy(), base.copy()
+    negative_zero[5] = -0.0
+    one_ulp[40] = np.nextafter(one_ulp[40], np.float32(2))
+    a = verify.compile(scaled(base, "first", hlo.loc("here")))
+    b = verify.compile(scaled(base, "second", hlo.loc("elsewhere")).to_text(
+        dialect=hlo.STABLEHLO))
+    others = [verify.compile(scaled(c, "first", hlo.loc("here")))
+              for c in (negative_zero, one_ulp)]
+    assert "multiply" in a.input_hlo() and "ENTRY" in a.input_hlo()
+    assert a.input_hlo() != b.input_hlo()  # the module names differ
+    assert a.input_hlo(canonical=True) == b.input_hlo(canonical=True)
+    texts = {e.input_hlo(canonical=True) for e in [a] + others}
+    assert len(texts) == 3
+    ones = np.ones(64, np.float32)
+    for exe, c in zip(others, (negative_zero, one_ulp)):
+        np.testing.assert_array_equal(exe(ones)[0].view(np.uint32), c.view(np.uint32))
+
+
 # -- run: dtypes ---------------------------------------------------------------------------------
 
 def test_run_many_dtypes():

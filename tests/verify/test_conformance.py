@@ -315,6 +315,52 @@ def test_hanging_and_crashing_workers_are_counted():
     assert "SIGABRT" in crashed
 
 
+def test_a_crash_on_one_side_is_counted_against_that_side():
+    """Both sides of a file share a worker; when it dies, each side runs again in a worker of
+    its own, so the side that kills it is the one counted."""
+    files = [DEFAULT_DIR / f for f in ("abs_int16_20_20.mlir", "abs_int32_20_20.mlir")]
+    if not files[0].exists():
+        pytest.skip(f"the corpus is not at {DEFAULT_DIR}")
+    r = run_conformance(DEFAULT_DIR, files=files, jobs=2, timeout=60,
+                        test_hooks={"crash": ("abs_int16", "reference")})
+    got = {rec["file"]: (rec["ours"]["status"], rec["reference"]["status"])
+           for rec in r["files"]}
+    assert got == {"abs_int16_20_20.mlir": ("pass", "crash"),
+                   "abs_int32_20_20.mlir": ("pass", "pass")}
+    assert "SIGABRT" in r["files"][0]["reference"]["reason"]
+
+
+# Files whose verdicts must not depend on sharing executables: a pass, a float failure (a
+# 3-ULP miss, both sides), 21 modules in one file, and igamma, whose HLO differs between the
+# two sides (its constants are laid out differently), so it compiles twice.
+_SHARING = ("abs_int32_20_20.mlir", "sinh_float64_20_20_chlo.mlir", "quantized/add_qi8.mlir",
+            "igamma_float32_20_20_float32_20_20_chlo.mlir")
+
+
+def test_sharing_executables_changes_no_verdict():
+    files = [DEFAULT_DIR / f for f in _SHARING]
+    if not all(f.exists() for f in files):
+        pytest.skip(f"the corpus is not at {DEFAULT_DIR}")
+
+    def verdicts(report):
+        return {rec["file"]: (rec["ours"]["status"], rec["reference"]["status"],
+                              [m["status"] for m in rec["ours"]["modules"] or ()],
+                              [m["status"] for m in rec["reference"]["modules"] or ()])
+                for rec in report["files"]}
+
+    shared = run_conformance(DEFAULT_DIR, files=files, jobs=2)
+    alone = run_conformance(DEFAULT_DIR, files=files, jobs=2, share_executables=False)
+    assert verdicts(shared) == verdicts(alone)
+    assert alone["run"]["shared_compiles"] == 0
+    per_file = {rec["file"]: rec["reference"]["shared_compiles"] for rec in shared["files"]}
+    assert per_file["abs_int32_20_20.mlir"] == 1
+    assert per_file["igamma_float32_20_20_float32_20_20_chlo.mlir"] == 0
+    assert per_file["sinh_float64_20_20_chlo.mlir"] == 1
+    # 19 of its 20 runnable modules (the empty-tensor one's HLO differs: ours uses one
+    # constant twice where the reference has two).
+    assert per_file["quantized/add_qi8.mlir"] >= 18
+
+
 def test_an_exception_in_a_module_is_a_crash_naming_it(monkeypatch):
     from verify.conformance import ours, task
     f = DEFAULT_DIR / "abs_float32_20_20.mlir"
@@ -325,7 +371,7 @@ def test_an_exception_in_a_module_is_a_crash_naming_it(monkeypatch):
         raise AttributeError("no such thing")
 
     monkeypatch.setattr(ours, "run_module", broken)
-    result = task.run_task((str(f), "ours"), {})
+    result = task.run_task((str(f), ("ours",)), {})["ours"]
     assert result["status"] == "crash"
     assert "AttributeError raised at test_conformance.py" in result["reason"]
     assert "no such thing" in result["reason"]

@@ -1,5 +1,5 @@
 """``python -m verify.conformance [DIR] [--dialect mhlo|stablehlo] [--jobs N] [--json]
-[--limit K] [--sample N] [--generic-input]``: see ``verify.conformance``."""
+[--limit K] [--sample N] [--generic-input] [--no-shared-compiles]``: see ``verify.conformance``."""
 
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ def main(argv=None) -> int:
     p.add_argument("--generic-input", action="store_true",
                    help="development aid: our parser reads MLIR's generic print of each "
                         "module (made with jaxlib's bindings) instead of the file's text")
+    p.add_argument("--no-shared-compiles", action="store_true",
+                   help="compile the reference's program even where its HLO is the very HLO "
+                        "ours compiled (by default it runs ours' executable then)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     args = p.parse_args(argv)
     if args.jobs < 1:
@@ -46,7 +49,8 @@ def main(argv=None) -> int:
 
     report = run_conformance(args.dir, dialect=args.dialect, generic_input=args.generic_input,
                              jobs=args.jobs, timeout=args.timeout, limit=args.limit,
-                             sample_size=args.sample, seed=args.seed, progress=progress)
+                             sample_size=args.sample, seed=args.seed, progress=progress,
+                             share_executables=not args.no_shared_compiles)
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         print()

@@ -42,8 +42,9 @@ def _unsupported_parse(text: str, e: ParseError) -> str | None:
 
 
 def run_module(text: str, source: str, dialect: str = "mhlo",
-               generic_input: bool = False) -> ModuleOutcome:
-    """One module of a corpus file through our round trip (see the module docstring)."""
+               generic_input: bool = False, cache=None) -> ModuleOutcome:
+    """One module of a corpus file through our round trip (see the module docstring). The
+    executable is put in ``cache`` (a ``task.ExecutableCache``) for the reference."""
     if generic_input:
         from . import mlir
         ir, _ = mlir.context()
@@ -82,6 +83,8 @@ def run_module(text: str, source: str, dialect: str = "mhlo",
         exe = api.compile(module if dialect == "mhlo" else printed, filename=source)
     except (VerificationError, CompileError) as e:
         return ModuleOutcome("compile_error", _line(e))
+    if cache is not None:
+        cache.by_hlo[exe.input_hlo(canonical=True)] = exe
     try:
         outs = exe(*t.arguments)
     except ArgumentError as e:

@@ -130,7 +130,7 @@ def run_tasks(tasks: list, jobs: int, timeout: float, options: dict,
                 done += 1
                 if progress is not None:
                     progress(done, len(tasks))
-                if finished["status"] in ("crash", "timeout"):
+                if finished.get("status") in ("crash", "timeout"):  # the pool's own records
                     w.stop(kill=True)
                     workers.remove(w)
                 else:

@@ -212,8 +212,17 @@ _NO_QUANT = ("quantized types: jaxlib 0.10.2's MLIR bindings do not register the
              "translate uniform_quantize itself): ")
 
 
-def run_module(text: str) -> ModuleOutcome:
-    """Transform, compile, run and judge one module with jaxlib alone."""
+def _canonical_hlo(program: str) -> str:
+    """The program's HLO in canonical form (``Executable.input_hlo(canonical=True)``'s)."""
+    _, X = _jaxlib.xla()
+    computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, program)
+    return _jaxlib.canonical_hlo(computation)
+
+
+def run_module(text: str, cache=None) -> ModuleOutcome:
+    """Transform, compile, run and judge one module with jaxlib alone. With ``cache`` (a
+    ``task.ExecutableCache`` ours filled), a program whose HLO is the very HLO ours compiled
+    runs that executable instead of compiling it again."""
     ir, _ = mlir.context()
     try:
         program, inputs_program, checks = transform(text)
@@ -234,10 +243,20 @@ def run_module(text: str) -> ModuleOutcome:
                 args = _execute(loaded, device, [])
         except Exception as e:  # noqa: BLE001 - jaxlib's own runtime errors
             return ModuleOutcome("compile_error", f"running @inputs: {_first_line(e)}")
-    try:
-        loaded, device = _compile(program)
-    except Exception as e:  # noqa: BLE001
-        return ModuleOutcome("compile_error", _first_line(e))
+    shared = None
+    if cache is not None and cache.by_hlo:
+        try:
+            shared = cache.by_hlo.get(_canonical_hlo(program))
+        except Exception:  # noqa: BLE001 - compiling below reports what jaxlib refuses
+            shared = None
+    if shared is not None:
+        cache.hits += 1
+        loaded, device = shared.loaded, shared.devices[0]
+    else:
+        try:
+            loaded, device = _compile(program)
+        except Exception as e:  # noqa: BLE001
+            return ModuleOutcome("compile_error", _first_line(e))
     try:
         outs = _execute(loaded, device, args)
     except Exception as e:  # noqa: BLE001

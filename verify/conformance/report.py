@@ -128,6 +128,9 @@ def render_text(report: dict) -> str:
                f", {meta['jobs']} jobs, timeout {meta['timeout']:g} s): "
                f"{meta['seconds']:.1f} s ({meta.get('task_cpu_seconds', 0):.1f} CPU-s in "
                "the workers' tasks)")
+    if meta.get("share_executables", False):
+        out.append(f"  the reference ran ours' executable for {meta.get('shared_compiles', 0)} "
+                   "modules whose HLO was the very HLO ours compiled")
     s = report["summary"]
     for side in ("ours", "reference"):
         out.append(f"  {side:<9} files:   {_counts(s['totals'][side])}")

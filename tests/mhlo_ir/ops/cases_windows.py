@@ -215,3 +215,28 @@ def _():
                             is_reverse=True)
         return [out, carry]
     return _module([rand((2, 4), np.float32)], body)
+
+
+def _nested_scan_ref(x, y, c, d):
+    # Per step: outputs (k, l); the inner scan adds u three times to k, so k' = k + 4u.
+    outs0, outs1, k = [], [], c
+    for u in x:
+        outs0.append(k)
+        outs1.append(d)
+        k = np.int32(k + 4 * u)
+    return [np.array(outs0, np.int32), np.array(outs1, np.float32), np.asarray(k, np.int32),
+            np.asarray(d, np.float32)]
+
+
+@case("scan", "nested_two_inputs_two_carries", reference=_nested_scan_ref)
+def _():
+    # Two operand groups of two, and a scan inside the body: MLIR names the arguments
+    # %input, %input_0, %carry, %carry_1 and, inside, %input_2, %carry_3 (its custom form).
+    def body(b, x, y, c, d):
+        def step(r, u, v, k, l):
+            _, inner = r.scan([r.broadcast_in_dim(u, (3,), ())], [k], 0,
+                              lambda q, a, kk: [a, q.add(a, kk)], is_associative=True)
+            return [k, l, r.add(u, inner), l]
+        return list(b.scan([x, y], [c, d], 0, step))
+    return _module([rand((5,), np.int32) % 100, rand((5,), np.float32), np.int32(7),
+                    np.float32(0.5)], body)
