@@ -18,10 +18,11 @@ and unsupported (with the reason). Every file runs in a worker process
 file run in one worker, and a file whose worker dies or hangs runs again with each side in a
 worker of its own, so that the side at fault is the one counted.
 
-The sides of a file share compiled executables by the canonical text of the HLO that XLA is given (constants in full, names and metadata left out)
-(``task.ExecutableCache``): when the reference's program converts to the very HLO ours
-compiled, it runs ours' executable with its own inputs rather than compiling the same HLO
-again (XLA's compile is a function of the HLO and the options, and dominates the run's time).
+The sides of a file share compiled executables by the canonical text of the HLO that XLA is
+given (``task.ExecutableCache``; constants in full, names and metadata left out): when the
+reference's program converts to the very HLO ours compiled, it runs ours' executable with its
+own inputs rather than compiling the same HLO again (XLA's compile is a function of the HLO
+and the options, and dominates the run's time).
 ``share_executables=False`` (``--no-shared-compiles``) compiles each side on its own.
 
 ``--generic-input`` is a development aid: ours reads MLIR's generic print of each module

@@ -42,10 +42,10 @@ def run_task(task: tuple, options: dict) -> dict:
     by its index when the file has several). An exception on the way (a bug, not a status)
     makes its module a ``crash`` naming it, as a dead worker makes its file one.
 
-    The sides of one task share the executables they compile, keyed by the canonical
-    text of the HLO XLA is given (``ExecutableCache``): where the reference's program is the very HLO
-    ours compiled, compiling it again could only make the same executable, so it runs that
-    one (``options["share_executables"]`` False compiles each side on its own)."""
+    The sides of one task share the executables they compile, keyed by the canonical text
+    of the HLO XLA is given (``ExecutableCache``): where the reference's program is the very
+    HLO ours compiled, compiling it again could only make the same executable, so it runs
+    that one (``options["share_executables"]`` False compiles each side on its own)."""
     path, sides = task
     with open(path, encoding="utf-8") as f:
         text = f.read()

@@ -233,10 +233,10 @@ def _():
     # Two operand groups of two, and a scan inside the body: MLIR names the arguments
     # %input, %input_0, %carry, %carry_1 and, inside, %input_2, %carry_3 (its custom form).
     def body(b, x, y, c, d):
-        def step(r, u, v, k, l):
+        def step(r, u, v, k, h):
             _, inner = r.scan([r.broadcast_in_dim(u, (3,), ())], [k], 0,
                               lambda q, a, kk: [a, q.add(a, kk)], is_associative=True)
-            return [k, l, r.add(u, inner), l]
+            return [k, h, r.add(u, inner), h]
         return list(b.scan([x, y], [c, d], 0, step))
     return _module([rand((5,), np.int32) % 100, rand((5,), np.float32), np.int32(7),
                     np.float32(0.5)], body)
