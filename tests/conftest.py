@@ -1,4 +1,5 @@
-"""Shared fixtures: one jaxlib CPU client per session, hypothesis profiles, the GPU marker."""
+"""Shared fixtures: one jaxlib CPU client per session, hypothesis profiles, the GPU and TPU
+markers."""
 
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ def cpu_client():
 
 
 def pytest_collection_modifyitems(config, items):
+    import importlib.util
+    if any(item.get_closest_marker("tpu") for item in items) and \
+            importlib.util.find_spec("libtpu") is None:
+        skip_tpu = pytest.mark.skip(reason="libtpu is not installed (pip install "
+                                           "'mhlo-ir[tpu]')")
+        for item in items:
+            if item.get_closest_marker("tpu"):
+                item.add_marker(skip_tpu)
     if not any(item.get_closest_marker("gpu") for item in items):
         return
     from verify import has_platform
@@ -41,6 +50,9 @@ def pytest_addoption(parser):
     parser.addoption("--record-op-results", default=None, metavar="PATH",
                      help="write {op: pass|fail} of the per-op cases to PATH (JSON), e.g. "
                           "docs/gpu_results.json after a run with --op-platform=cuda")
+    parser.addoption("--record-tpu-results", default=None, metavar="PATH",
+                     help="write {case: compiles|reason} of compiling every op case for TPU "
+                          "to PATH (docs/tpu_results.json) instead of comparing with it")
 
 
 OP_RESULTS: dict = {}

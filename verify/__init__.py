@@ -3,6 +3,8 @@
     import verify
     verify.check(module)                    # parse + verify, readable VerificationError
     exe = verify.compile(module, "cpu")     # or "cuda"
+    tpu = verify.compile(module, "tpu", topology="v5e:2x2")   # compile-only, no TPU needed
+    tpu.cost_analysis()["flops"], tpu.memory_stats(), tpu.optimized_hlo()
     outs = verify.run(module, x, y, 2.0)    # numpy (or Python scalars) in, list of numpy out
     data = verify.serialize_portable(module, target="1.0.0")   # StableHLO portable artifact
 
@@ -11,13 +13,14 @@ one-line message says ``pip install 'mhlo-ir[verify]'``).
 """
 
 from .api import Executable, check, compile, run, source_name, to_text
+from .compiled import Compiled
 from .errors import (ArgumentError, CompileError, Diagnostic, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
 from ._jaxlib import available_platforms, has_platform
 from .portable import deserialize_portable, portable_targets, serialize_portable
 
-__all__ = ["check", "compile", "run", "Executable", "VerificationError", "CompileError",
-           "ArgumentError", "JaxlibMissing", "PlatformUnavailable", "Diagnostic",
+__all__ = ["check", "compile", "run", "Executable", "Compiled", "VerificationError",
+           "CompileError", "ArgumentError", "JaxlibMissing", "PlatformUnavailable", "Diagnostic",
            "has_platform", "available_platforms", "to_text", "source_name",
            "serialize_portable", "deserialize_portable", "portable_targets", "__version__"]
 

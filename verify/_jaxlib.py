@@ -62,11 +62,12 @@ class _NoClient(Exception):
 
 
 def normalize(platform: str) -> str:
-    """The canonical platform name (``gpu`` is ``cuda``); ValueError for an unknown one."""
+    """The canonical platform name (``gpu`` is ``cuda``); ValueError for an unknown one.
+    ``tpu`` is a compile-only platform (``verify.tpu``), not one of ``PLATFORMS``."""
     p = _ALIASES.get(platform, platform)
-    if p not in PLATFORMS:
+    if p not in PLATFORMS and p != "tpu":
         raise ValueError(f"unknown platform {platform!r}; expected one of 'cpu', 'cuda' "
-                         "(or 'gpu'), 'rocm'")
+                         "(or 'gpu'), 'rocm', or 'tpu' (compile-only, with a topology)")
     return p
 
 
@@ -77,6 +78,10 @@ def client(platform: str = "cpu", num_devices: int | None = None) -> Client:
     or plugin here; JaxlibMissing without jaxlib.
     """
     platform = normalize(platform)
+    if platform == "tpu":
+        raise PlatformUnavailable("tpu", "TPUs are compile-only here: verify.compile(module, "
+                                  "platform='tpu', topology='v5e:2x2') compiles without one, "
+                                  "and nothing runs", available_platforms())
     try:
         return _cached_client(platform, num_devices)
     except _NoClient as e:

@@ -8,7 +8,9 @@ from typing import Sequence
 import numpy as np
 
 from . import _jaxlib, arguments, lapack
-from .errors import ArgumentError, CompileError, JaxlibMissing, VerificationError
+from .compiled import Compiled
+from .errors import (ArgumentError, CompileError, JaxlibMissing, PlatformUnavailable,
+                     VerificationError)
 
 __all__ = ["check", "compile", "run", "Executable", "to_text", "source_name"]
 
@@ -171,32 +173,21 @@ def _signature(computation) -> list:
             for p in shape.parameter_shapes()]
 
 
-class Executable:
-    """A compiled program: call it with numpy arrays to get a list of numpy arrays."""
+class Executable(Compiled):
+    """A compiled program that runs here: call it with numpy arrays to get a list of numpy
+    arrays (``run_sharded`` for several devices). What XLA made of it (optimized HLO, cost,
+    memory, serialized bytes) is ``Compiled``'s."""
 
     def __init__(self, loaded, client, devices, params, text, num_replicas=1,
-                 num_partitions=1, computation=None) -> None:
+                 num_partitions=1, computation=None, platform="cpu") -> None:
+        super().__init__(loaded, platform, devices, params, text, num_replicas,
+                         num_partitions, computation)
         self.loaded = loaded
-        self._computation = computation
         self.client = client
-        self.devices = list(devices)
-        self.parameters = params
-        self.text = text
-        self.num_replicas = num_replicas
-        self.num_partitions = num_partitions
 
-    def input_hlo(self, canonical: bool = False) -> str:
-        """The HLO module XLA compiled, as text, before XLA's optimizations. ``canonical``
-        prints it without instruction names or metadata but with every constant in full
-        (``_jaxlib.canonical_hlo``): two programs whose canonical texts are equal compile,
-        with the same options, to the same executable."""
-        if self._computation is None:
-            _, X = _jaxlib.xla()
-            self._computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation,
-                                                     self.text)
-        if canonical:
-            return _jaxlib.canonical_hlo(self._computation)
-        return self._computation.get_hlo_module().to_string()
+    @property
+    def runnable(self) -> bool:
+        return True
 
     def check_arguments(self, arrays) -> list:
         """The arguments as arrays of the parameters' shapes and dtypes (Python scalars and
@@ -221,22 +212,6 @@ class Executable:
         res = _jaxlib.on_big_stack(self.loaded.execute_sharded, bufs)
         outs = res.disassemble_into_single_device_arrays()
         return [_jaxlib.to_numpy(o[0]) for o in outs]
-
-    def shard_shapes(self) -> list:
-        """Per-device parameter shapes (after XLA's SPMD partitioning; the full shapes when the
-        program is only replicated)."""
-        if any(p is None for p in self.parameters):
-            raise ArgumentError("run_sharded() passes array parameters only; @main has a "
-                                "token or tuple parameter")
-        if self.num_partitions == 1:
-            return [shape for shape, _ in self.parameters]
-        head = self.loaded.hlo_modules()[0].to_string().split("\n", 1)[0]
-        m = re.search(r"entry_computation_layout=\{\((.*?)\)->", head)
-        shapes = [tuple(int(x) for x in dims.split(",") if x)
-                  for dims in re.findall(r"\w+\[([\d,]*)\]", m.group(1))] if m else []
-        if len(shapes) != len(self.parameters):
-            raise RuntimeError(f"could not read the per-device parameter shapes from {head!r}")
-        return shapes
 
     def run_sharded(self, per_device_args: Sequence[Sequence[np.ndarray]]) -> list:
         """Run on every device: ``per_device_args[d]`` are device d's arguments (its shard of
@@ -269,33 +244,48 @@ class Executable:
 
 
 def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
-            num_partitions: int = 1, client=None, filename: str | None = None) -> Executable:
+            num_partitions: int = 1, client=None, filename: str | None = None,
+            topology: str | None = None) -> Compiled:
     """Verify (in Python for an mhlo_ir Module, then in jaxlib) and compile for ``platform``
-    ("cpu", "cuda"/"gpu", "rocm").
+    ("cpu", "cuda"/"gpu", "rocm", or "tpu" with a ``topology``).
 
     Several replicas or partitions compile for that many devices of the platform (on CPU the
     client is created with enough devices); partitions use XLA's SPMD partitioner. A platform
     with no device here raises PlatformUnavailable, which names the platforms there are.
+
+    CPU and GPU give an ``Executable``, which runs. "tpu" compiles ahead of time through
+    libtpu for ``topology`` ("v5e:2x2", "v5e:2x4"...; see ``verify.tpu``) on this machine,
+    with no TPU, and gives a ``Compiled``: everything XLA made (optimized HLO, cost, memory,
+    per-shard shapes, serialized bytes) but nothing to run.
     """
     platform = _jaxlib.normalize(platform)  # a misspelt platform fails before any work
+    if (platform == "tpu") != (topology is not None):
+        raise ValueError("a TPU compile needs topology= (for example 'v5e:2x2'), and only "
+                         "a TPU compile takes one" if platform == "tpu" else
+                         f"topology= is for platform='tpu', not {platform!r}")
     text, computation = _check(module_or_text, filename)
     _check_entry(module_or_text)
-    lapack.register_if_needed(text, platform)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
+    opts = _options(xc, num_replicas, num_partitions)
+    if platform == "tpu":
+        from . import tpu
+        _stablehlo_form(module_or_text)
+        try:
+            compiled, devices = tpu.compile_text(text, topology, opts, n)
+        except (ValueError, PlatformUnavailable, JaxlibMissing):
+            raise  # the topology, the chips or libtpu: said plainly already
+        except Exception as e:  # noqa: BLE001 - XLA:TPU's refusal, in its words
+            raise _located_error(module_or_text, text, e, CompileError,
+                                 source_name(module_or_text, filename)) from None
+        return Compiled(compiled, "tpu", devices, _signature(computation), text,
+                        num_replicas, num_partitions, computation, topology)
+    lapack.register_if_needed(text, platform)
     if client is None:
         client = _jaxlib.client(platform, None if (n == 1 or platform != "cpu") else max(n, 8))
     devices = client.devices()[:n]
     if len(devices) < n:
         raise ValueError(f"{platform} has {len(devices)} devices, the program needs {n}")
-    opts = xc.CompileOptions()
-    if n > 1:
-        opts.num_replicas = num_replicas
-        opts.num_partitions = num_partitions
-        opts.device_assignment = xc.DeviceAssignment.create(
-            np.arange(n).reshape(num_replicas, num_partitions))
-        if num_partitions > 1:
-            opts.executable_build_options.use_spmd_partitioning = True
     try:
         loaded = _jaxlib.on_big_stack(client.compile_and_load, text,
                                       xc.DeviceList(tuple(devices)), opts)
@@ -303,10 +293,46 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         raise _located_error(module_or_text, text, e, CompileError,
                              source_name(module_or_text, filename)) from None
     if computation is None:  # jaxlib compiled a text its conversion to HLO refused
-        _, X = _jaxlib.xla()
         computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
     return Executable(loaded, client, devices, _signature(computation), text, num_replicas,
-                      num_partitions, computation)
+                      num_partitions, computation, platform)
+
+
+def _stablehlo_form(module) -> None:
+    """A TPU compile goes through the TPU's PJRT plugin, which takes StableHLO: jaxlib
+    converts the MHLO at that boundary, and an op its conversion cannot convert fails there
+    ("failed to legalize operation"). In an mhlo_ir Module such an op is refused here, by
+    name, with what to use instead."""
+    if isinstance(module, (str, bytes)):
+        return
+    from mhlo_ir.dialect import STABLEHLO
+    from mhlo_ir.errors import IRError
+    from mhlo_ir.ir import walk
+    from mhlo_ir.ops.spec import NO_CONVERSION, _no_form
+    for _, op in walk(module):
+        spec = op.spec
+        try:
+            if spec.name in NO_CONVERSION and spec.namespace == "hlo" and not (
+                    spec.name == "bitcast" and op.operands[0].type == op.results[0].type):
+                raise IRError(_no_form(spec, "stablehlo"))
+            if spec.dialect_check is not None:
+                spec.dialect_check(op, STABLEHLO)
+        except IRError as e:
+            raise CompileError(f"XLA:TPU takes StableHLO (through its PJRT plugin), and {e}",
+                               from_jaxlib=False) from None
+
+
+def _options(xc, num_replicas: int, num_partitions: int):
+    opts = xc.CompileOptions()
+    n = num_replicas * num_partitions
+    if n > 1:
+        opts.num_replicas = num_replicas
+        opts.num_partitions = num_partitions
+        opts.device_assignment = xc.DeviceAssignment.create(
+            np.arange(n).reshape(num_replicas, num_partitions))
+        if num_partitions > 1:
+            opts.executable_build_options.use_spmd_partitioning = True
+    return opts
 
 
 def _check_entry(module) -> None:

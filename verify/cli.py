@@ -33,16 +33,29 @@ what it does (one of):
                         when @main takes arguments)
   FILE --check-only     parse and verify only (jaxlib's verifier and XLA's shape checks)
   FILE --compile-only   verify and compile; print @main's parameter types
+  FILE --platform tpu --topology v5e:2x4
+                        compile ahead of time for a TPU topology through libtpu (no TPU
+                        needed, nothing runs: compile-only)
+
+what the compiler made (any platform), with --show hlo,cost,memory,shapes:
+  hlo     the optimized HLO (fusions, layouts, the SPMD partitioner's collectives)
+  cost    XLA's cost analysis (flops, bytes accessed, ...)
+  memory  argument, output and temporary buffer sizes per device
+  shapes  @main's per-device parameter shapes (after SPMD partitioning)
 
 examples:
   {prog} model.mlir --random --seed 1
   {prog} model.mlir --input x.npy y.npy
   {prog} model.mlir --check-only
   cat model.mlir | {prog} - --compile-only --platform cuda
+  {prog} model.mlir --platform tpu --topology v5e:2x4 --num-partitions 8 --show hlo,cost,memory
 
 exit status: 0 success, 1 the module, the inputs or the machine failed (one message on
-stderr), 2 bad command line. Needs jaxlib: pip install 'mhlo-ir[verify]'.
+stderr), 2 bad command line. Needs jaxlib: pip install 'mhlo-ir[verify]' (and, for
+--platform tpu, libtpu: pip install 'mhlo-ir[tpu]').
 """
+
+SHOW = ("hlo", "cost", "memory", "shapes")
 
 
 def prog_name() -> str:
@@ -59,8 +72,17 @@ def _parser() -> argparse.ArgumentParser:
         description="Verify, compile and run an MHLO/StableHLO .mlir file through jaxlib.",
         epilog=_EPILOG.format(prog=prog))
     p.add_argument("file", help="the .mlir file (text); '-' reads standard input")
-    p.add_argument("--platform", choices=("cpu", "cuda"), default="cpu",
-                   help="where to compile and run (default cpu)")
+    p.add_argument("--platform", choices=("cpu", "cuda", "tpu"), default="cpu",
+                   help="where to compile and run (default cpu; tpu: compile-only, with "
+                        "--topology)")
+    p.add_argument("--topology", metavar="GEN:CHIPS",
+                   help="the TPU topology to compile for (v5e:2x2, v5e:2x4, v6e:2x2, ...)")
+    p.add_argument("--num-replicas", type=int, default=1, metavar="N",
+                   help="compile for N replicas (default 1)")
+    p.add_argument("--num-partitions", type=int, default=1, metavar="N",
+                   help="compile for N SPMD partitions (default 1)")
+    p.add_argument("--show", type=_show_list, default=(), metavar="WHAT",
+                   help=f"after compiling, print any of {','.join(SHOW)} (comma-separated)")
     p.add_argument("--input", dest="inputs", action="extend", nargs="+", default=[],
                    metavar="NAME.npy", help="one .npy file per parameter, in order")
     p.add_argument("--random", action="store_true",
@@ -70,6 +92,35 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--check-only", action="store_true", help="parse and verify only")
     mode.add_argument("--compile-only", action="store_true", help="verify and compile only")
     return p
+
+
+def _show_list(text: str) -> tuple:
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    bad = [x for x in items if x not in SHOW]
+    if bad or not items:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(SHOW)}"
+                                         f", got {text!r}")
+    return items
+
+
+def show(compiled, what) -> None:
+    """Print the parts of ``compiled`` (a ``verify.Compiled``) that ``what`` names."""
+    for item in what:
+        if item == "hlo":
+            print("-- optimized HLO --")
+            print(compiled.optimized_hlo().rstrip())
+        elif item == "cost":
+            print("-- cost analysis --")
+            for k, v in sorted(compiled.cost_analysis().items()):
+                print(f"{k}: {v:g}")
+        elif item == "memory":
+            print("-- memory (bytes per device) --")
+            for k, v in compiled.memory_stats().items():
+                print(f"{k}: {v}")
+        elif item == "shapes":
+            print("-- per-device parameter shapes --")
+            for i, shape in enumerate(compiled.shard_shapes()):
+                print(f"parameter {i}: [{', '.join(map(str, shape))}]")
 
 
 def random_inputs(parameters, seed: int = 0) -> list:
@@ -115,11 +166,15 @@ def _run(args) -> int:
         api.check(text, filename=name)
         print(f"{args.file}: verified")
         return 0
-    exe = api.compile(text, args.platform, filename=name)
-    if args.compile_only:
+    exe = api.compile(text, args.platform, filename=name, topology=args.topology,
+                      num_replicas=args.num_replicas, num_partitions=args.num_partitions)
+    where = f"TPU topology {args.topology}" if args.topology else args.platform
+    n = args.num_replicas * args.num_partitions
+    if args.compile_only or not exe.runnable or args.show or n > 1:
         sig = ", ".join("token or tuple" if p is None else
                         f"{np.dtype(p[1])}[{', '.join(map(str, p[0]))}]" for p in exe.parameters)
-        print(f"{args.file}: compiled for {args.platform}; parameters ({sig})")
+        print(f"{args.file}: compiled for {where}; parameters ({sig})")
+        show(exe, args.show)
         return 0
     if any(p is None for p in exe.parameters):
         raise ArgumentError("@main has a token or tuple parameter, which cannot be passed "
@@ -141,7 +196,12 @@ def _run(args) -> int:
 
 def main(argv=None) -> int:
     """Entry point; returns the exit status (0 success, 1 failure, 2 bad command line)."""
-    args = _parser().parse_args(argv)
+    p = _parser()
+    args = p.parse_args(argv)
+    if args.topology is not None and args.platform != "tpu":
+        p.error("--topology is for --platform tpu")
+    if args.platform == "tpu" and args.topology is None:
+        p.error("--platform tpu needs --topology (for example v5e:2x2)")
     try:
         return _run(args)
     except (VerificationError, ArgumentError, JaxlibMissing, PlatformUnavailable) as e:

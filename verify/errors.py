@@ -27,6 +27,7 @@ _UNLOCATED = re.compile(r"^<unknown>:0: (?P<sev>error|warning|note|remark): "
                         r"(?:loc\((?P<loc>.*?)\): )?(?P<msg>.*)$")
 # XLA's own shape errors carry the op's location in its metadata, after the diagnostic.
 _PY_FILE = re.compile(r"^\s*File: (?P<file>.*?):(?P<line>\d+):?\s*$")
+_BARE_LOCATION = re.compile(r"^\s+(?P<file>\S+?):(?P<line>\d+)\s*$")
 _NOISE = ("Failed to parse using StableHLO",)
 # Where the op starts on a printed line: after the results (``%0 = ``, ``%0:2 = ``).
 _OP_START = re.compile(r"^\s*(?:%[^=]*=\s*)?")
@@ -92,7 +93,7 @@ def parse_diagnostics(message: str) -> tuple:
     that has no diagnostics at all (XLA's compiler errors)."""
     diags: list = []
     other: list = []
-    noise = False
+    noise = located = False
     for i, raw in enumerate(message.splitlines()):
         # The status prefix is kept on XLA's own errors (UNIMPLEMENTED, NOT_FOUND... say
         # something), dropped before MLIR diagnostics (always UNKNOWN).
@@ -110,7 +111,16 @@ def parse_diagnostics(message: str) -> tuple:
             else:
                 diags.append(Diagnostic(u["sev"], u["msg"].strip(), name=u["loc"]))
             continue
-        if noise or not ln.strip() or ln.strip() == "Python Code Location:":
+        if noise or not ln.strip():
+            continue
+        if ln.strip() in ("Python Code Location:", "Suspected Python Code Location:"):
+            located = True
+            continue
+        bare = _BARE_LOCATION.match(ln) if located and not diags and other else None
+        if bare:
+            # XLA:TPU's own errors name the op's line in its metadata (``-:4``), after them.
+            diags.append(Diagnostic("error", other.pop(0), op_file=bare["file"],
+                                    op_line=int(bare["line"])))
             continue
         py = _PY_FILE.match(ln)
         if py and diags:

@@ -19,7 +19,7 @@ from ..types import TensorType, TokenType, TupleType, Type
 
 __all__ = ["OpSpec", "AttrSpec", "fail", "tensor_operand", "same_shape", "REGISTRY", "register",
            "lookup", "builder_method", "BUILDER_METHODS", "HLO_DIALECTS", "MHLO_ONLY", "CHLO",
-           "FUNC", "STABLEHLO_ONLY", "INSTEAD_OF", "STABLEHLO_NAMESAKE_DIFFERS"]
+           "FUNC", "STABLEHLO_ONLY", "INSTEAD_OF", "STABLEHLO_NAMESAKE_DIFFERS", "NO_CONVERSION"]
 
 # Values of OpSpec.dialects, the jaxlib dialects that define an op; tests/mhlo_ir/
 # test_op_dialects.py checks every op's against the op names jaxlib registers.
@@ -184,6 +184,9 @@ INSTEAD_OF = {
                                     "with an explicit state" + _NO_CONVERSION,
     "scan": "use a while loop (chlo.scan is not in mhlo_ir's op table yet)" + _NO_CONVERSION,
 }
+# Ops jaxlib's conversion to StableHLO cannot convert (what reaches a PJRT plugin, such as
+# the TPU's, must be StableHLO); an identity bitcast it folds away.
+NO_CONVERSION = frozenset(op for op, hint in INSTEAD_OF.items() if _NO_CONVERSION in hint)
 # Ops whose StableHLO namesake is registered (so OpSpec.dialects has "stablehlo") but is a
 # different op: printing ours under that name would be text jaxlib rejects.
 STABLEHLO_NAMESAKE_DIFFERS = frozenset({"async_start", "async_done"})

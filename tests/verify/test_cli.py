@@ -153,9 +153,11 @@ def test_input_and_random_together_is_an_error(good, tmp_path, capsys):
 
 
 def test_usage_errors_exit_2(good):
-    with pytest.raises(SystemExit) as info:
-        cli.main([str(good), "--platform", "tpu"])
-    assert info.value.code == 2
+    for bad in (["--platform", "tpux"], ["--platform", "tpu"], ["--topology", "v5e:2x2"],
+                ["--show", "hlo,nonsense"]):
+        with pytest.raises(SystemExit) as info:
+            cli.main([str(good), *bad])
+        assert info.value.code == 2, bad
     with pytest.raises(SystemExit):
         cli.main([str(good), "--check-only", "--compile-only"])
 
@@ -179,7 +181,7 @@ def test_help_names_the_program_and_its_modes():
     assert out.startswith("usage: python -m verify ")  # not argparse's guess, "__main__.py"
     assert "__main__.py" not in out
     for option in ("--check-only", "--compile-only", "--random", "--input", "--seed",
-                   "--platform {cpu,cuda}"):
+                   "--platform {cpu,cuda,tpu}", "--topology", "--show", "--num-partitions"):
         assert option in out, option
     assert "python -m verify model.mlir --random" in out  # examples under the same name
     assert "exit status: 0 success, 1" in out
@@ -234,3 +236,14 @@ module {
     assert err.splitlines() == ["error: @main has a token or tuple parameter, which cannot be "
                                 "passed from the command line; use --compile-only, or array "
                                 "parameters"]
+
+
+def test_show_what_the_compiler_made(good, capsys):
+    assert cli.main([str(good), "--show", "cost,memory,shapes,hlo"]) == 0
+    out = capsys.readouterr().out
+    assert "compiled for cpu; parameters (float32[2, 3], int32[])" in out
+    for section in ("-- cost analysis --", "-- memory (bytes per device) --",
+                    "-- per-device parameter shapes --", "-- optimized HLO --"):
+        assert section in out
+    assert "argument_size_in_bytes: 28" in out      # f32[2,3] and i32[]
+    assert "parameter 0: [2, 3]" in out and "parameter 1: []" in out and "ENTRY" in out

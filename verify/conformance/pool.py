@@ -1,5 +1,6 @@
 """Worker processes: each task (a file, one side) runs in a process of its own, so a crash
-or a hang is counted, not fatal.
+or a hang is counted, not fatal. (Any module with ``run_task(task, options)`` and
+``warm_up(options)`` can be the tasks' module: see ``run_tasks``.)
 
 Each worker imports jaxlib and makes its one CPU client (and the bindings' context) once,
 says it is ready, then takes tasks one at a time. The parent gives each task ``timeout``
@@ -22,7 +23,11 @@ _STARTUP_TIMEOUT = 300.0
 
 
 def _worker(conn, options: dict) -> None:
-    from .task import run_task, warm_up
+    # The tasks' module: the conformance run's by default; ``options["worker_module"]`` names
+    # another with the same two functions (the TPU op coverage compiles cases this way).
+    import importlib
+    module = importlib.import_module(options.get("worker_module", "verify.conformance.task"))
+    run_task, warm_up = module.run_task, module.warm_up
     warm_up(options)
     conn.send("ready")
     while True:
@@ -75,8 +80,9 @@ def _why_dead(proc) -> str:
 
 def run_tasks(tasks: list, jobs: int, timeout: float, options: dict,
               progress=None) -> list:
-    """Run ``tasks`` (see ``task.run_task``) on ``jobs`` workers; their results in order.
-    ``progress(done, total)`` is called after each."""
+    """Run ``tasks`` (see ``task.run_task``, or the module ``options["worker_module"]``
+    names) on ``jobs`` workers; their results in order. ``progress(done, total)`` is called
+    after each."""
     ctx = mp.get_context("spawn")
     results: list = [None] * len(tasks)
     pending = deque(range(len(tasks)))

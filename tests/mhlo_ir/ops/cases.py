@@ -28,6 +28,7 @@ class Case:
     rtol: float = 0.0            # 0 and 0: exact (bitwise for floats, NaN == NaN)
     atol: float = 0.0
     run: Callable | None = None  # () -> None: custom execution with its own assertions
+    partitions: bool = False     # a multi-device run's devices are SPMD partitions, not replicas
 
     @property
     def executes(self) -> bool:
@@ -38,10 +39,11 @@ class Case:
         return f"{self.op}:{self.name}"
 
 
-def case(op: str, name: str = "basic", *, reference=None, rtol=0.0, atol=0.0, run=None):
+def case(op: str, name: str = "basic", *, reference=None, rtol=0.0, atol=0.0, run=None,
+         partitions=False):
     """Decorator registering ``build`` as a case of ``op``."""
     def register(build):
-        c = Case(op, name, build, reference, rtol, atol, run)
+        c = Case(op, name, build, reference, rtol, atol, run, partitions)
         existing = CASES.setdefault(op, [])
         if any(x.name == name for x in existing):
             raise ValueError(f"case {c.id} registered twice")

@@ -34,7 +34,8 @@ def _run_on_devices(build, reference, *, partitions=False):
 def multi(op, name, reference, **kw):
     """Register ``build() -> (module, per-device input lists)`` as a multi-device case."""
     def register(build):
-        return case(op, name, run=_run_on_devices(build, reference, **kw))(build)
+        return case(op, name, run=_run_on_devices(build, reference, **kw),
+                    partitions=kw.get("partitions", False))(build)
     return register
 
 
