@@ -270,7 +270,7 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     opts = _options(xc, num_replicas, num_partitions)
     if platform == "tpu":
         from . import tpu
-        _stablehlo_form(module_or_text)
+        _tpu_refusals(module_or_text)
         try:
             compiled, devices = tpu.compile_text(text, topology, opts, n)
         except (ValueError, PlatformUnavailable, JaxlibMissing):
@@ -298,18 +298,22 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                       num_partitions, computation, platform)
 
 
-def _stablehlo_form(module) -> None:
-    """A TPU compile goes through the TPU's PJRT plugin, which takes StableHLO: jaxlib
-    converts the MHLO at that boundary, and an op its conversion cannot convert fails there
-    ("failed to legalize operation"). In an mhlo_ir Module such an op is refused here, by
-    name, with what to use instead."""
+def _tpu_refusals(module) -> None:
+    """What a TPU compile refuses in Python, before libtpu sees it:
+
+    - ops jaxlib's conversion to StableHLO cannot convert: the TPU's PJRT plugin takes
+      StableHLO, so they fail at that boundary ("failed to legalize operation");
+    - programs on which XLA:TPU aborts the whole process instead of reporting an error
+      (``_tpu_abort``: the op cases that aborted with libtpu 0.0.42, refused a little more
+      widely than measured, since a wrong guess here costs a process).
+    Text is handed on as it is (jaxlib's and XLA's errors then say what is wrong)."""
     if isinstance(module, (str, bytes)):
         return
     from mhlo_ir.dialect import STABLEHLO
     from mhlo_ir.errors import IRError
     from mhlo_ir.ir import walk
     from mhlo_ir.ops.spec import NO_CONVERSION, _no_form
-    for _, op in walk(module):
+    for fn, op in walk(module):
         spec = op.spec
         try:
             if spec.name in NO_CONVERSION and spec.namespace == "hlo" and not (
@@ -320,6 +324,39 @@ def _stablehlo_form(module) -> None:
         except IRError as e:
             raise CompileError(f"XLA:TPU takes StableHLO (through its PJRT plugin), and {e}",
                                from_jaxlib=False) from None
+        why = _tpu_abort(op)
+        if why is not None:
+            raise CompileError(f"@{fn.name}: '{spec.name}' {why}: XLA:TPU aborts the process "
+                               "on it (libtpu 0.0.42) rather than reporting an error, so it "
+                               "is refused here", from_jaxlib=False)
+
+
+def _element(t):
+    return getattr(t, "element_type", None)
+
+
+def _tpu_abort(op) -> str | None:
+    """Why XLA:TPU would abort on ``op``, or None."""
+    from mhlo_ir import complex128 as c128
+    name = op.spec.name
+    if name == "convert":
+        src, dst = _element(op.operands[0].type), _element(op.results[0].type)
+        if (dst is c128) != (src is c128) and (dst is c128 or dst.is_complex):
+            return (f"converts {src.name} to {dst.name} (its 64-bit emulation has no such "
+                    "conversion: \"Unsupported CVT X{64|128} expansion\")")
+        return None
+    if name in ("iota", "cholesky", "scatter") and any(
+            _element(v.type) is c128 for v in (*op.operands, *op.results)):
+        return (f"of complex128 (its 64-bit emulation failed a check on the complex128 "
+                f"{name} measured)")
+    if name == "recv" and not _is_host_transfer(op):
+        return "between devices (a device-to-device recv fails its host-transfer check)"
+    return None
+
+
+def _is_host_transfer(op) -> bool:
+    a = op.attributes.get("is_host_transfer") if op.attributes else None
+    return bool(getattr(a, "value", False))
 
 
 def _options(xc, num_replicas: int, num_partitions: int):

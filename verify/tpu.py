@@ -61,8 +61,13 @@ def _load_plugin() -> None:
             [p for p in _jaxlib.available_platforms()]) from None
     _environment()
     xc, _ = _jaxlib.xla()
-    xc.load_pjrt_plugin_dynamically("tpu", libtpu.get_library_path())
-    xc.initialize_pjrt_plugin("tpu")
+    try:
+        xc.load_pjrt_plugin_dynamically("tpu", libtpu.get_library_path())
+        xc.initialize_pjrt_plugin("tpu")
+    except Exception as e:  # noqa: BLE001 - jaxlib raises its own runtime error type
+        # jax, imported in this process, registers the plugin itself when libtpu is there.
+        if "ALREADY_EXISTS" not in str(e):
+            raise
     _loaded.append(True)
 
 
