@@ -216,7 +216,26 @@ class Executable(Compiled):
     def run_sharded(self, per_device_args: Sequence[Sequence[np.ndarray]]) -> list:
         """Run on every device: ``per_device_args[d]`` are device d's arguments (its shard of
         each parameter). Returns, per result, the list of per-device numpy arrays."""
-        n = len(self.devices)
+        if self.local_devices() != self.devices:
+            raise ArgumentError("this executable spans several processes: each runs it "
+                                "with run_local, feeding its own devices")
+        return self._run(self.devices, per_device_args)
+
+    def local_devices(self) -> list:
+        """The devices of this process among those the program runs on, in their order (all
+        of them but in a multi-process group: ``verify.distributed``)."""
+        mine = set(self.client.local_devices())
+        return [d for d in self.devices if d in mine]
+
+    def run_local(self, per_local_device_args: Sequence[Sequence[np.ndarray]]) -> list:
+        """In a multi-process group (``compile(..., distributed=ctx)``), run with this
+        process's devices only: ``per_local_device_args[k]`` are the arguments of
+        ``local_devices()[k]``, every process calls it at the same point, and each gets, per
+        result, the list of its own devices' arrays."""
+        return self._run(self.local_devices(), per_local_device_args)
+
+    def _run(self, devices, per_device_args) -> list:
+        n = len(devices)
         if len(per_device_args) != n:
             raise ArgumentError(f"expected arguments for {n} devices, got {len(per_device_args)}")
         xc, _ = _jaxlib.xla()
@@ -235,7 +254,8 @@ class Executable(Compiled):
         args = []
         for p in range(nparams):
             shards = [np.ascontiguousarray(converted[d][p]) for d in range(n)]
-            bufs = [_jaxlib.put(s, dev) for s, dev in zip(shards, self.devices)]
+            bufs = [_jaxlib.put(s, dev) for s, dev in zip(shards, devices)]
+            # One array over every device of the program; a process holds only its shards.
             args.append(_jaxlib.assemble(shards[0].shape, shards[0].dtype, bufs, self.devices,
                                          xc.HloSharding.replicate()))
         res = _jaxlib.on_big_stack(self.loaded.execute_sharded, args)
@@ -245,7 +265,7 @@ class Executable(Compiled):
 
 def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
             num_partitions: int = 1, client=None, filename: str | None = None,
-            topology: str | None = None) -> Compiled:
+            topology: str | None = None, distributed=None) -> Compiled:
     """Verify (in Python for an mhlo_ir Module, then in jaxlib) and compile for ``platform``
     ("cpu", "cuda"/"gpu", "rocm", or "tpu" with a ``topology``).
 
@@ -257,6 +277,10 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     libtpu for ``topology`` ("v5e:2x2", "v5e:2x4"...; see ``verify.tpu``) on this machine,
     with no TPU, and gives a ``Compiled``: everything XLA made (optimized HLO, cost, memory,
     per-shard shapes, serialized bytes) but nothing to run.
+
+    ``distributed`` (a ``verify.distributed.Context``) compiles on CPU for the devices of
+    every process in the group, in order (process 0's first); each process then runs its
+    part with ``Executable.run_local``.
     """
     platform = _jaxlib.normalize(platform)  # a misspelt platform fails before any work
     if (platform == "tpu") != (topology is not None):
@@ -267,7 +291,16 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     _check_entry(module_or_text)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
-    opts = _options(xc, num_replicas, num_partitions)
+    if distributed is not None:
+        if platform != "cpu" or client is not None:
+            raise ValueError("distributed= compiles on the group's CPU client: leave "
+                             "platform and client out")
+        client = distributed.client
+        if n > len(distributed.global_devices):
+            raise ValueError(f"the group has {len(distributed.global_devices)} devices "
+                             f"({distributed.num_processes} processes), the program needs {n}")
+    opts = _options(xc, num_replicas, num_partitions,
+                    [d.id for d in client.devices()[:n]] if distributed is not None else None)
     if platform == "tpu":
         from . import tpu
         _tpu_refusals(module_or_text)
@@ -294,8 +327,13 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                              source_name(module_or_text, filename)) from None
     if computation is None:  # jaxlib compiled a text its conversion to HLO refused
         computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
-    return Executable(loaded, client, devices, _signature(computation), text, num_replicas,
-                      num_partitions, computation, platform)
+    exe = Executable(loaded, client, devices, _signature(computation), text, num_replicas,
+                     num_partitions, computation, platform)
+    if distributed is not None:
+        import hashlib
+        program = f"{num_replicas}x{num_partitions}\n{exe.input_hlo(canonical=True)}"
+        distributed.agree("program", hashlib.sha256(program.encode()).hexdigest())
+    return exe
 
 
 def _tpu_refusals(module) -> None:
@@ -359,14 +397,17 @@ def _is_host_transfer(op) -> bool:
     return bool(getattr(a, "value", False))
 
 
-def _options(xc, num_replicas: int, num_partitions: int):
+def _options(xc, num_replicas: int, num_partitions: int, device_ids=None):
+    """Compile options for ``num_replicas`` x ``num_partitions`` devices: ``device_ids`` (the
+    devices' ids, which in a multi-process group are not 0..n-1), or 0..n-1."""
     opts = xc.CompileOptions()
     n = num_replicas * num_partitions
     if n > 1:
         opts.num_replicas = num_replicas
         opts.num_partitions = num_partitions
+        ids = np.arange(n) if device_ids is None else np.asarray(device_ids)
         opts.device_assignment = xc.DeviceAssignment.create(
-            np.arange(n).reshape(num_replicas, num_partitions))
+            ids.reshape(num_replicas, num_partitions))
         if num_partitions > 1:
             opts.executable_build_options.use_spmd_partitioning = True
     return opts

@@ -1,0 +1,120 @@
+"""The programs of tests/verify/test_distributed.py, and the script each process of the group
+runs: ``python distributed_program.py NAME OUT.npz`` under ``verify.distributed.launch``.
+
+Every program runs on 8 devices, given as ``(module, per-device inputs, compile keywords)``;
+the test runs the same in one process on 8 CPU devices and compares. ``die`` is a process 1
+that exits at once after joining, ``killed_in_psum`` one killed while process 0 waits in a
+psum for it: the others must end on their own. ``mismatched`` has the two processes compile
+different programs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+N = 8
+F32 = np.float32
+
+
+def _inputs(shape, seed):
+    rng = np.random.default_rng(seed)
+    return [[rng.uniform(-4, 4, shape).astype(F32)] for _ in range(N)]
+
+
+def psum():
+    import mhlo_ir as hlo
+    m = hlo.Module("psum")
+    f = m.add_function("main", [hlo.tensor((3,), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.return_(b.all_reduce(f.arguments[0], lambda r, a, c: r.add(a, c),
+                           replica_groups=[list(range(N))]))
+    return m, _inputs((3,), 1), {"num_replicas": N}
+
+
+def all_gather():
+    import mhlo_ir as hlo
+    m = hlo.Module("gather")
+    f = m.add_function("main", [hlo.tensor((2, 3), hlo.i32)], visibility="public")
+    b = f.builder()
+    b.return_(b.all_gather(f.arguments[0], 0, replica_groups=[list(range(N))]))
+    ins = [[np.arange(6, dtype=np.int32).reshape(2, 3) + 10 * d] for d in range(N)]
+    return m, ins, {"num_replicas": N}
+
+
+def matmul():
+    """The contraction split over 8 partitions: XLA's partitioner inserts the all-reduce."""
+    from lower import lax, lower_jaxpr_to_module
+    a = np.random.default_rng(2).uniform(-1, 1, (4, 16)).astype(F32)
+    w = np.random.default_rng(3).uniform(-1, 1, (16, 8)).astype(F32)
+    closed = lax.make_jaxpr(lambda a, w: lax.dot(a, w))(a, w)
+    m = lower_jaxpr_to_module("matmul", closed,
+                              arg_shardings=["{devices=[1,8]0,1,2,3,4,5,6,7}",
+                                             "{devices=[8,1]0,1,2,3,4,5,6,7}"],
+                              result_shardings=["{replicated}"], num_partitions=N).module
+    ins = [[a[:, 2 * d:2 * d + 2], w[2 * d:2 * d + 2]] for d in range(N)]
+    return m, ins, {"num_partitions": N}
+
+
+def shard_map():
+    """Per-device code with explicit collectives (psum over y, pmax over both axes)."""
+    from lower import lax, lower_jaxpr_to_module
+    from lower import tracing as tr
+    from lower.axis_context import Mesh, P, spec_to_hlo_sharding
+    mesh = Mesh.create({"x": 2, "y": 4})
+    full = np.arange(N * 3, dtype=F32).reshape(N, 3) * 1.5 - 7
+    rows = spec_to_hlo_sharding(mesh, P(("x", "y")), 2)
+
+    def f(v):
+        return lax.shard_map(lambda u: (lax.psum(tr.tanh(u), "y"), lax.pmax(u, ("x", "y"))),
+                             mesh, in_specs=(P(("x", "y")),), out_specs=(P(("x", "y")),) * 2)(v)
+    closed = tr.make_jaxpr(f)(full)
+    m = lower_jaxpr_to_module("shmap", closed, arg_shardings=[rows],
+                              result_shardings=[rows] * 2, num_partitions=N).module
+    return m, [[full[d:d + 1]] for d in range(N)], {"num_partitions": N}
+
+
+PROGRAMS = {"psum": psum, "all_gather": all_gather, "matmul": matmul, "shard_map": shard_map}
+
+
+def main(name: str, out: str) -> int:
+    import verify
+    from verify import distributed
+    ctx = distributed.initialize()
+    if name == "die":
+        if ctx.process_id == 1:
+            os._exit(3)   # gone, without leaving the group
+        ctx.barrier("never reached by process 1")
+        return 0
+    killed = name == "killed_in_psum"
+    if name == "mismatched":   # process 1 compiles all_gather where process 0 has psum
+        name = "psum" if ctx.process_id == 0 else "all_gather"
+    m, inputs, kw = PROGRAMS["psum" if killed else name]()
+    exe = verify.compile(m, distributed=ctx, **kw)
+    if killed and ctx.process_id == 1:
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)   # process 0 is already waiting in the psum
+    first = ctx.process_id * len(ctx.local_devices)
+    mine = inputs[first:first + len(exe.local_devices())]
+    outs = exe.run_local(mine)
+    flat = [a for result in outs for a in result]
+    gathered = ctx.gather(name, flat)
+    if gathered is not None:
+        n_results = len(outs)
+        # Back to per result, per global device: process p holds devices p*k .. p*k+k-1.
+        per_result = [[] for _ in range(n_results)]
+        for arrays in gathered:
+            k = len(arrays) // n_results
+            for r in range(n_results):
+                per_result[r].extend(arrays[r * k:(r + 1) * k])
+        np.savez(out, **{f"r{r}_d{d}": a for r, arrs in enumerate(per_result)
+                         for d, a in enumerate(arrs)})
+        print(f"process 0 gathered {n_results} results from {len(gathered)} processes")
+    ctx.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else os.devnull))
