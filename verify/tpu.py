@@ -71,6 +71,23 @@ def _load_plugin() -> None:
     _loaded.append(True)
 
 
+def _check_jax_left_libtpu_usable() -> None:
+    """jax, when it initialises its backends in this process, loads libtpu too. If that
+    failed on libtpu's lock file (another process holds /tmp/libtpu_lockfile and this one
+    imported jax before verify could set ALLOW_MULTIPLE_LIBTPU_LOAD), libtpu is left half
+    initialised and making a topology aborts the process: say so instead."""
+    import sys
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    errors = getattr(bridge, "_backend_errors", None) or {}
+    why = str(errors.get("tpu", ""))
+    if "lockfile" in why:
+        raise PlatformUnavailable(
+            "tpu", "jax initialised libtpu in this process and failed on its lock file, "
+            "which another process holds; set ALLOW_MULTIPLE_LIBTPU_LOAD=1 before jax starts "
+            f"(or compile for TPU before using jax) ({' '.join(why.split())})",
+            _jaxlib.available_platforms())
+
+
 def devices(topology: str) -> list:
     """The compile-only devices of ``topology`` (one per chip; their ``.client`` compiles).
     PlatformUnavailable without libtpu; ValueError, listing the accepted forms, for a
@@ -82,6 +99,7 @@ def devices(topology: str) -> list:
         if topology in _devices:
             return _devices[topology]
         _load_plugin()
+        _check_jax_left_libtpu_usable()
         xc, _ = _jaxlib.xla()
         try:
             devs = xc.make_tfrt_tpu_c_api_device_topology(topology)._make_compile_only_devices()
