@@ -92,6 +92,12 @@ def test_lower_gives_our_module_with_donation_and_shardings():
     low = lj.lower(lambda x, y: x + y, X, X, donate_argnums=0)
     assert low.donated == (True, False)
     assert "tf.aliasing_output = 0" in low.text
+    # XLA takes the donation: the result may live in argument 0's buffer.
+    assert "input_output_alias={ {}: (0, {}, may-alias) }" in low.compile().optimized_hlo()
+    donating = lj.jit(lambda x, y: x + y, donate_argnums=0)
+    before = X.copy()
+    np.testing.assert_array_equal(donating(X, X), before + before)
+    np.testing.assert_array_equal(X, before)   # numpy inputs are copied to the device
     sharded = lj.lower(lambda x: jnp.tanh(x), np.ones((8, 4), np.float32),
                        in_shardings=["{devices=[2,1]0,1}"], out_shardings=["{replicated}"])
     text = sharded.text
@@ -104,3 +110,22 @@ def test_lower_gives_our_module_with_donation_and_shardings():
         lj.lower(lambda x: x, X, in_shardings=["{replicated}", "{replicated}"])
     with pytest.raises(ValueError, match="both static and donated"):
         lj.lower(lambda x: x, X, static_argnums=0, donate_argnums=0)
+
+
+def test_x64_mode_on_and_off():
+    f = lj.jit(lambda x: x * 2 + 1)
+    x = np.arange(3, dtype=np.float64)
+    out32 = f(x)                               # x64 off: jax traces it as f32
+    assert out32.dtype == np.float32
+    try:
+        jax.config.update("jax_enable_x64", True)
+        out64 = f(x)
+        want = jax.jit(lambda x: x * 2 + 1)(x)
+        assert out64.dtype == np.float64 == np.asarray(want).dtype
+        np.testing.assert_array_equal(out64, want)
+        big = lj.jit(lambda a: a * 3)(np.array([2**40], np.int64))
+        assert big.dtype == np.int64 and big.tolist() == [3 * 2**40]
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    assert f.cache_size == 2                   # one signature per mode
+    assert f(x).dtype == np.float32
