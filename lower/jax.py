@@ -11,8 +11,9 @@ the one module of lower/ that imports jax (the ``jax`` extra), and only when cal
 
 ``jit`` compiles once per input signature: the pytree structure, each leaf's shape, dtype and
 weak type (a Python scalar is weakly typed, as in JAX), the static arguments' values, and x64
-mode. Leaves may be numpy arrays, jax arrays or Python scalars; results come back as numpy
-arrays in ``fn``'s output pytree.
+mode. Leaves may be numpy arrays, jax arrays, Python scalars or typed PRNG keys
+(``jax.random.key``); results come back as numpy arrays (typed keys as jax key arrays) in
+``fn``'s output pytree.
 """
 
 from __future__ import annotations
@@ -178,9 +179,29 @@ class Jitted:
             with self._lock:
                 self._cache.setdefault(key, entry)
         lowered, exe = entry
-        arrays = [np.asarray(x, dtype=a.dtype) for x, a in zip(leaves, lowered.in_avals)]
-        outs = exe(*arrays)
+        arrays = [_to_numpy(jax, x, a) for x, a in zip(leaves, lowered.in_avals)]
+        outs = [_from_numpy(jax, y, a) for y, a in zip(exe(*arrays), lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)
+
+
+def _is_key(jax, aval) -> bool:
+    return jax.dtypes.issubdtype(aval.dtype, jax.dtypes.prng_key)
+
+
+def _to_numpy(jax, x, aval):
+    """An argument as the program takes it: typed PRNG keys as their key data (what the
+    lowering makes of a key aval: uint32 words), anything else in the aval's dtype."""
+    if _is_key(jax, aval):
+        return np.asarray(jax.random.key_data(x))
+    return np.asarray(x, dtype=aval.dtype)
+
+
+def _from_numpy(jax, y, aval):
+    """A result as ``fn`` returns it: typed PRNG keys wrapped again around their data (a jax
+    key array), anything else the numpy array."""
+    if _is_key(jax, aval):
+        return jax.random.wrap_key_data(y, impl=aval.dtype._impl)
+    return y
 
 
 def jit(fn=None, *, static_argnums=(), donate_argnums=(), platform: str = "cpu"):

@@ -129,3 +129,18 @@ def test_x64_mode_on_and_off():
         jax.config.update("jax_enable_x64", False)
     assert f.cache_size == 2                   # one signature per mode
     assert f(x).dtype == np.float32
+
+
+def test_typed_prng_keys_in_and_out():
+    def f(k):
+        a, b = jax.random.split(k)
+        return jax.random.uniform(a, (3,)), jax.random.normal(b, (2,)), b
+    key = jax.random.key(42)
+    u, n, k2 = lj.jit(f)(key)
+    wu, wn, wk2 = jax.jit(f)(key)
+    np.testing.assert_array_equal(u, np.asarray(wu))      # the same bits, exactly
+    np.testing.assert_allclose(n, np.asarray(wn), rtol=1e-6)
+    assert jax.dtypes.issubdtype(k2.dtype, jax.dtypes.prng_key)
+    np.testing.assert_array_equal(jax.random.key_data(k2), jax.random.key_data(wk2))
+    again = lj.jit(lambda k: jax.random.bits(k, (4,), np.uint32))(k2)   # a returned key in
+    np.testing.assert_array_equal(again, np.asarray(jax.random.bits(wk2, (4,), np.uint32)))
