@@ -88,24 +88,8 @@ class IndexArrayAttr(Attribute):
         """Reads the dialect's spelling back: ``dense<...> : tensor<Nxi64>`` (any form: list,
         splat, hex) in MHLO, ``array<i64: ...>`` in StableHLO. The other spelling is an
         error, as jaxlib rejects it on the dialect's ops."""
-        tok = ts.peek()
-        if dialect is not None and dialect.index_arrays == "array":
-            from .attributes import DenseArrayAttr
-            if not ts.at("array"):
-                raise ts.expected(f"array<i64: ...> (how {dialect.name} spells integer lists)")
-            a = DenseArrayAttr.parse(ts, dialect)
-            if a.type.name != "i64":
-                raise ts.error(f"expected array<i64: ...>, got array<{a.type.name}>", tok)
-            return index_array(a.values)
-        from .dense import DenseElementsAttr
-        if not ts.at("dense"):
-            raise ts.expected("dense<...> : tensor<Nxi64> (how "
-                              f"{'mhlo' if dialect is None else dialect.name} spells integer "
-                              "lists)")
-        a = DenseElementsAttr.parse(ts, dialect)
-        if a.type.element_type.name != "i64" or a.type.rank != 1:
-            raise ts.error(f"expected a 1-D tensor<Nxi64> attribute, got {a.type}", tok)
-        return index_array(a.to_array().tolist())
+        return index_array(_read_list(ts, dialect, "i64", "integer",
+                                      lambda et: et.name == "i64"))
 
 
 def dense_text(ints: tuple, hex_threshold: int = _HEX_THRESHOLD) -> str:
@@ -167,24 +151,31 @@ class BoolArrayAttr(Attribute):
     @classmethod
     def parse(cls, ts, dialect) -> "BoolArrayAttr":
         """Reads the dialect's spelling back (the other one is an error, as in jaxlib)."""
-        tok = ts.peek()
-        if dialect is not None and dialect.index_arrays == "array":
-            from .attributes import DenseArrayAttr
-            if not ts.at("array"):
-                raise ts.expected(f"array<i1: ...> (how {dialect.name} spells bool lists)")
-            a = DenseArrayAttr.parse(ts, dialect)
-            if not a.type.is_bool:
-                raise ts.error(f"expected array<i1: ...>, got array<{a.type.name}>", tok)
-            return cls(a.values)
-        from .dense import DenseElementsAttr
-        if not ts.at("dense"):
-            raise ts.expected("dense<...> : tensor<Nxi1> (how "
-                              f"{'mhlo' if dialect is None else dialect.name} spells bool "
-                              "lists)")
-        a = DenseElementsAttr.parse(ts, dialect)
-        if not a.type.element_type.is_bool or a.type.rank != 1:
-            raise ts.error(f"expected a 1-D tensor<Nxi1> attribute, got {a.type}", tok)
-        return cls(tuple(a.to_array().tolist()))
+        return cls(tuple(_read_list(ts, dialect, "i1", "bool", lambda et: et.is_bool)))
+
+
+def _read_list(ts, dialect, name: str, what: str, element_ok) -> list:
+    """The values of a 1-D list attribute of element type ``name`` in the dialect's spelling:
+    ``array<name: ...>`` in StableHLO, ``dense<...> : tensor<Nxname>`` (any form: list,
+    splat, hex) in MHLO. The other spelling is an error, as jaxlib rejects it on the
+    dialect's ops."""
+    tok = ts.peek()
+    if dialect is not None and dialect.index_arrays == "array":
+        from .attributes import DenseArrayAttr
+        if not ts.at("array"):
+            raise ts.expected(f"array<{name}: ...> (how {dialect.name} spells {what} lists)")
+        a = DenseArrayAttr.parse(ts, dialect)
+        if not element_ok(a.type):
+            raise ts.error(f"expected array<{name}: ...>, got array<{a.type.name}>", tok)
+        return list(a.values)
+    from .dense import DenseElementsAttr
+    if not ts.at("dense"):
+        raise ts.expected(f"dense<...> : tensor<Nx{name}> (how "
+                          f"{'mhlo' if dialect is None else dialect.name} spells {what} lists)")
+    a = DenseElementsAttr.parse(ts, dialect)
+    if not element_ok(a.type.element_type) or a.type.rank != 1:
+        raise ts.error(f"expected a 1-D tensor<Nx{name}> attribute, got {a.type}", tok)
+    return a.to_array().tolist()
 
 
 _CACHE: dict = {}

@@ -521,9 +521,10 @@ _lazy = _Lazy()
 
 
 def walk(module):
-    """Every op of ``module`` as ``(function, op)``, each function's in a pre-order of its
-    regions, without recursion (a 10,000-deep nest is walked like a flat list)."""
-    for fn in module.functions:
+    """Every op of ``module`` (or of one Function) as ``(function, op)``, each function's in a
+    pre-order of its regions, without recursion (a 10,000-deep nest is walked like a flat
+    list)."""
+    for fn in (module,) if isinstance(module, Function) else module.functions:
         stack = [fn.body]
         while stack:
             for block in stack.pop().blocks:

@@ -182,8 +182,12 @@ class Executable(Compiled):
                  num_partitions=1, computation=None, platform="cpu") -> None:
         super().__init__(loaded, platform, devices, params, text, num_replicas,
                          num_partitions, computation)
-        self.loaded = loaded
         self.client = client
+
+    @property
+    def loaded(self):
+        """jaxlib's LoadedExecutable."""
+        return self._compiled
 
     @property
     def runnable(self) -> bool:

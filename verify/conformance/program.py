@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Iterator, NamedTuple
 
 from mhlo_ir.attributes import FloatAttr
+from mhlo_ir import ir
 from mhlo_ir.dense import DenseElementsAttr
 from mhlo_ir.ir import BlockArgument, Function, Module, Operation, make_operation
 from mhlo_ir.op_attributes import OpAttributes
@@ -31,13 +32,7 @@ __all__ = ["add_argument", "replace_uses", "remove_op", "insert_before", "rename
 
 def walk(fn: Function) -> Iterator[Operation]:
     """Every operation of ``fn``, nested regions included (outer ops first)."""
-    stack = [fn.body]
-    while stack:
-        region = stack.pop()
-        for block in region.blocks:
-            for op in block.operations:
-                yield op
-                stack.extend(op.regions)
+    return (op for _, op in ir.walk(fn))
 
 
 def uses(fn: Function, value) -> list:
