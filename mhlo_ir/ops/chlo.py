@@ -205,6 +205,17 @@ def _broadcast_rule(kinds, result):
                      f"of equal rank ({lhs} and {rhs})")
         shape = broadcast_shape(op, (lhs.shape, rhs.shape), ("lhs", "rhs"),
                                 None if bd is None else bd.values)
+        if bd is not None and lhs.rank != rhs.rank:
+            low = min(lhs.rank, rhs.rank)
+            high = max(lhs.rank, rhs.rank)
+            trailing = list(range(high - low, high))
+            if list(bd.values) != trailing:
+                # jaxlib's chlo legalization handles only these ("unsupported non
+                # prefix-padded dynamic rank broadcast_dimensions"), even for static shapes
+                fail(op, f"broadcast_dimensions {list(bd.values)} are not the trailing "
+                         f"dimensions {trailing}: XLA's chlo legalization (jaxlib 0.10) "
+                         f"accepts only numpy-style alignment; broadcast_in_dim the "
+                         f"lower-rank operand first")
         et = result(lhs.element_type)
         if et is None:
             fail(op, f"operand lhs must have f32 or f64 elements, got {lhs}")

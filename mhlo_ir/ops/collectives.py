@@ -280,8 +280,20 @@ def _gathered(op, types, attributes, k):
     return tuple(out)
 
 
+def _nonzero_gather_dim(op, types, attributes):
+    # MHLO's verifier (jaxlib) refuses it: "dimension size of operand at 'all_gather_dim'
+    # cannot be zero".
+    for i, t in enumerate(types):
+        if isinstance(t, TensorType):
+            d = _dim_attr(op, attributes, "all_gather_dim", t.rank)
+            if t.shape[d] == 0:
+                fail(op, f"operand {i} {t} has size 0 at all_gather_dim {d}; MHLO requires a "
+                         f"non-zero size there")
+
+
 def _all_gather(op, types, attributes):
     _check_common(op, attributes)
+    _nonzero_gather_dim(op, types, attributes)
     k = _group_size(op, attributes)
     if k is None:
         fail(op, "cannot infer its result types with empty replica_groups (the group size is "
@@ -291,6 +303,7 @@ def _all_gather(op, types, attributes):
 
 def _all_gather_check(op, types, attributes, results, regions):
     _check_common(op, attributes)
+    _nonzero_gather_dim(op, types, attributes)
     k = _group_size(op, attributes)
     if k is not None:
         want = _gathered(op, types, attributes, k)
@@ -426,6 +439,10 @@ def all_to_all(b, operands, split_dimension=None, concat_dimension=None, split_c
 def _scattered(op, types, attributes, k):
     t = tensor_operand(op, "operand", types[0])
     d = _dim_attr(op, attributes, "scatter_dimension", t.rank)
+    if t.shape[d] == 0:
+        # MHLO's verifier (jaxlib): "result dimension size at scatter_dimension cannot be zero"
+        fail(op, f"operand {t} has size 0 at scatter_dimension {d}; MHLO requires a non-zero "
+                 f"size there")
     if t.shape[d] % k:
         fail(op, f"operand dimension {d} (size {t.shape[d]}) is not divisible by the group "
                  f"size {k}")

@@ -175,10 +175,12 @@ for _name, (_kinds, _result) in UNARY_WITHOUT_HLO.items():
     builder_method(_unary_method(_name))
 
 
-# The comparison types XLA accepts per element kind (it rejects others at compile time).
-_COMPARE_TYPES = {"sint": {"SIGNED", "TOTALORDER"}, "uint": {"UNSIGNED", "TOTALORDER"},
-                  "bool": {"UNSIGNED", "TOTALORDER"}, "float": {"FLOAT", "TOTALORDER"},
-                  "complex": {"FLOAT", "TOTALORDER"}}
+# The comparison types XLA accepts per element kind (it rejects others at compile time:
+# TOTALORDER on integers, i1 or complex numbers fails its verifier, "Expected comparison type
+# SIGNED", once the operands are not one value compared with itself, which it folds first).
+COMPARE_TYPES = {"sint": frozenset({"SIGNED"}), "uint": frozenset({"UNSIGNED"}),
+                 "bool": frozenset({"UNSIGNED"}), "float": frozenset({"FLOAT", "TOTALORDER"}),
+                 "complex": frozenset({"FLOAT"})}
 
 
 def _compare(op, types, attributes):
@@ -194,7 +196,7 @@ def _compare(op, types, attributes):
 
 def _compare_type_fits(op, lhs: TensorType, value: str) -> None:
     if value != "NOTYPE":
-        allowed = _COMPARE_TYPES[lhs.element_type.kind]
+        allowed = COMPARE_TYPES[lhs.element_type.kind]
         if value not in allowed:
             fail(op, f"compare_type {value} does not fit {lhs.element_type} operands; "
                      f"expected {' or '.join(sorted(allowed))}")
@@ -451,5 +453,6 @@ def stochastic_convert(b, x, random, element_type, *, location=None) -> Value:
                     location=location).results[0]
 
 
-__all__ = ["UNARY", "BINARY", "UNARY_WITHOUT_HLO", "NO_PRETTY", "unary_rule", "binary_rule",
+__all__ = ["UNARY", "BINARY", "UNARY_WITHOUT_HLO", "NO_PRETTY", "COMPARE_TYPES", "unary_rule",
+           "binary_rule",
            "bitcast_shape"]

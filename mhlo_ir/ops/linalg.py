@@ -360,6 +360,8 @@ def _fft(op, types, attributes):
     lengths = index_ints(attributes["fft_length"])
     if not 1 <= len(lengths) <= 3:
         fail(op, f"fft_length must have 1 to 3 entries, got {list(lengths)}")
+    if any(n < 0 for n in lengths):
+        fail(op, f"fft_length entries must be non-negative, got {list(lengths)}")
     if x.rank < len(lengths):
         fail(op, f"operand {x} has fewer dimensions than fft_length {list(lengths)}")
     et = x.element_type

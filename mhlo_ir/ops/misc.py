@@ -347,6 +347,15 @@ def fusion(b, inputs, body, *, fusion_kind="kLoop", location=None) -> Value | tu
     compiling for CPU."""
     from .control_flow import region_returns
     inputs = value_list("fusion", "inputs", inputs)
+    seen = set()
+    for i, x in enumerate(inputs):
+        if id(x) in seen:
+            # XLA aborts the process compiling it (hlo_computation.cc: "instruction_count()
+            # == post_order.size()"), measured on jaxlib 0.10.2's CPU compiler
+            fail("fusion", f"inputs[{i}] repeats an earlier input ({x!r:.60}); XLA aborts on a "
+                           "fusion that takes one value twice: pass it once and use the block "
+                           "argument twice")
+        seen.add(id(x))
     region = b.region([getattr(x, "type", None) for x in inputs], body, op="fusion",
                       arg_names=arg_names(len(inputs), "x"))
     rts = region_returns("fusion", "fused_computation", region)

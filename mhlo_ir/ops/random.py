@@ -70,6 +70,14 @@ def _rbg_check(op, types, attributes, results, regions):
     out = results[1]
     if not isinstance(out, TensorType) or out.element_type.kind not in ("sint", "uint", "float"):
         fail(op, f"result output must be an integer or float tensor, got {out}")
+    if out.element_type.kind != "uint":
+        # StableHLO allows them, but XLA (jaxlib 0.10.2, CPU) silently generates unsigned
+        # integers of the same width instead: the program's results have another dtype
+        # than its signature says, and ops using them fail XLA's verifier.
+        u = f"ui{out.element_type.bits}"
+        fail(op, f"result output {out} must have unsigned integer elements: XLA generates "
+                 f"{u} bits for any other element type, whatever the result type says; ask "
+                 f"for {u} and bitcast_convert or convert the bits")
     if state.rank != 1 or state.element_type.kind not in ("sint", "uint"):
         fail(op, f"operand initial_state must be a 1-D integer tensor, got {state}")
     alg = attributes["rng_algorithm"].value

@@ -1,5 +1,6 @@
-"""The public strategies generate what they promise, and generated programs run in jaxlib and
-match a numpy interpretation of the same program."""
+"""The leaf strategies (element types, tensor types, arrays) generate what they promise, and the
+default ``programs()`` run in jaxlib; the quirk that keeps signed mulhi out of them is checked
+to be still there."""
 
 from __future__ import annotations
 

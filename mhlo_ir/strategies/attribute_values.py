@@ -1,118 +1,23 @@
-"""Hypothesis strategies for users who test compilers with generated programs.
-
-    from mhlo_ir import strategies as hst
-    @given(hst.programs())
-    def test_my_backend(program):
-        module, inputs = program
-        ...
-
-Needs ``hypothesis`` (the ``test`` extra); ``import mhlo_ir`` never imports this module.
-Arrays are drawn as raw bit patterns, so every value a type can hold appears: NaN payloads,
--0.0, infinities, subnormals, integer extremes.
-"""
+"""Types, attributes and locations of every kind: what the printer writes and the parser
+reads back (the round-trip tests draw from these)."""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
 
-from . import dtypes
-from .builder import Builder
-from .ir import Module
-from .ops.elementwise import BINARY, UNARY
-from .types import TensorType, tensor
+from .. import dtypes
+from ..types import tensor
+from .values import arrays, element_types, float_values, shapes, tensor_types
 
-__all__ = ["element_types", "shapes", "tensor_types", "arrays", "programs"]
-
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-# Ops XLA:CPU compiles alone but not fused with others (jaxlib 0.10.2: a signed mulhi fed by
-# another elementwise op fails with "Unsupported elementwise operation"): generated programs,
-# which chain ops freely, leave them out.
-_NOT_FUSIBLE = frozenset({"mulhi"})
-
-
-def element_types(kinds=("bool", "sint", "uint", "float", "complex")):
-    """One of the 28 element types, restricted to ``kinds``."""
-    return st.sampled_from([t for t in dtypes.ALL_ELEMENT_TYPES if t.kind in kinds])
-
-
-def shapes(max_rank: int = 3, max_dim: int = 4, min_dim: int = 0):
-    """Shapes up to ``max_rank`` (rank 0 and zero-size dimensions included by default)."""
-    return st.lists(st.integers(min_dim, max_dim), max_size=max_rank).map(tuple)
-
-
-def tensor_types(element_type=None, shape=None):
-    """Tensor types over the given strategies (defaults: any element type, small shapes)."""
-    return st.builds(tensor, shape if shape is not None else shapes(),
-                     element_type if element_type is not None else element_types())
-
-
-@st.composite
-def arrays(draw, type: TensorType):
-    """Numpy arrays of ``type``, drawn bit by bit (sub-byte types in their low bits)."""
-    et = type.element_type
-    n = type.num_elements
-    if et.kind == "complex":
-        storage, count, nbits = _UINT[et.component.dtype.itemsize], 2 * n, et.bits // 2
-    else:
-        storage, count = _UINT[et.dtype.itemsize], n
-        nbits = 1 if et.kind == "bool" else min(et.bits, 8 * et.dtype.itemsize)
-    words = draw(st.lists(st.integers(0, 2 ** nbits - 1), min_size=count, max_size=count))
-    return np.array(words, dtype=storage).view(et.dtype).reshape(type.shape)
-
-
-@st.composite
-def programs(draw, max_ops: int = 8, kinds=("sint", "float")):
-    """A well-typed elementwise program and its inputs: ``(module, [arrays])``.
-
-    ``main`` takes 1-3 tensors of one type and applies up to ``max_ops`` unary and binary ops
-    that accept that element type, each to values chosen among those already defined, then
-    returns the last value and one more chosen at random.
-    """
-    et = draw(element_types(kinds))
-    t = tensor(draw(shapes(max_rank=2, max_dim=3, min_dim=1)), et)
-    n_args = draw(st.integers(1, 3))
-    unary = sorted(n for n, (k, rule) in UNARY.items() if et.kind in k and rule(et) is et)
-    binary = sorted(n for n, (k, rule) in BINARY.items()
-                    if et.kind in k and rule(et) is et and n not in _NOT_FUSIBLE)
-    m = Module("generated")
-    f = m.add_function("main", [t] * n_args, visibility="public")
-    b = Builder(f.entry_block, function=f)
-    values = list(f.arguments)
-    for _ in range(draw(st.integers(1, max_ops))):
-        if binary and (not unary or draw(st.booleans())):
-            name = draw(st.sampled_from(binary))
-            x, y = draw(st.sampled_from(values)), draw(st.sampled_from(values))
-            values.append(getattr(Builder, name + "_" if name in ("and", "or") else name)(b, x, y))
-        else:
-            name = draw(st.sampled_from(unary))
-            x = draw(st.sampled_from(values))
-            values.append(getattr(Builder, name + "_" if name == "not" else name)(b, x))
-    b.return_(values[-1], draw(st.sampled_from(values)))
-    inputs = [draw(arrays(t)) for _ in range(n_args)]
-    return m, inputs
-
-
-# -- types, attributes and locations: what render writes and parse reads back -----------------
-
-def float_values(et):
-    """Values of float type ``et`` drawn by bit pattern, so that every value appears (-0.0,
-    infinities, subnormals, each NaN payload). NaNs come as numpy scalars of the type, which
-    keep their payload; every other value as the Python float equal to it."""
-    storage = _UINT[et.dtype.itemsize]
-
-    def value(bits):
-        x = np.array([bits], dtype=storage).view(et.dtype)[0]
-        f = float(x)
-        return x if f != f else f
-
-    return st.integers(0, 2 ** et.bits - 1).map(value)
+__all__ = ["types", "integer_attrs", "float_attrs", "dense_array_attrs", "dense_elements_attrs",
+           "mhlo_attributes", "attributes", "locations"]
 
 
 def types(max_leaves: int = 6):
     """Types of every kind: element types, tensor types (with large dimensions too), the
     token type, and tuple and function types nesting them."""
-    from .types import TOKEN, FunctionType, TupleType
+    from ..types import TOKEN, FunctionType, TupleType
     dims = st.one_of(st.integers(0, 4), st.integers(0, 2 ** 16))
     leaves = st.one_of(tensor_types(shape=st.lists(dims, max_size=3).map(tuple)),
                        element_types(), st.just(TOKEN))
@@ -130,14 +35,14 @@ def _int_range(et):
 
 def integer_attrs():
     """IntegerAttr of every integer type over its whole range (signless types as signed)."""
-    from .attributes import IntegerAttr
+    from ..attributes import IntegerAttr
     return element_types(("sint", "uint")).flatmap(
         lambda et: st.integers(*_int_range(et)).map(lambda v: IntegerAttr(v, et)))
 
 
 def float_attrs():
     """FloatAttr of every float type, with any bit pattern of that type."""
-    from .attributes import FloatAttr
+    from ..attributes import FloatAttr
     return element_types(("float",)).flatmap(
         lambda et: float_values(et).map(lambda v: FloatAttr(v, et)))
 
@@ -145,7 +50,7 @@ def float_attrs():
 def dense_array_attrs():
     """DenseArrayAttr (``array<T: ...>``) of each element type MLIR allows: i1 and integers
     and floats of 8 bits or more."""
-    from .attributes import DenseArrayAttr
+    from ..attributes import DenseArrayAttr
 
     def of(et):
         if et.is_bool:
@@ -164,7 +69,7 @@ def dense_array_attrs():
 def dense_elements_attrs(max_rank: int = 3, max_dim: int = 4):
     """DenseElementsAttr of any element type and small shape, elements drawn by bit pattern,
     splats (repeated draws of one element) included."""
-    from .dense import DenseElementsAttr
+    from ..dense import DenseElementsAttr
 
     def of(t):
         splat = arrays(tensor((1,) * t.rank, t.element_type)).map(
@@ -181,7 +86,7 @@ def _text(min_size=0):
 def mhlo_attributes():
     """The MHLO enum and structured attributes (dimension numbers, channel handles...), with
     any field values their constructors accept."""
-    from . import mhlo_attributes as ma
+    from .. import mhlo_attributes as ma
     enums = st.sampled_from(sorted(ma.ENUM_VALUES)).flatmap(
         lambda k: st.sampled_from(ma.ENUM_VALUES[k]).map(lambda v: ma.EnumAttr(k, v)))
     ints = st.lists(st.integers(0, 7), max_size=3)
@@ -209,7 +114,7 @@ def mhlo_attributes():
 def attributes(max_leaves: int = 8):
     """Attributes of every kind: builtin scalars, strings, symbols, types, dense arrays and
     elements, MHLO's own attributes, and arrays and dictionaries nesting them."""
-    from . import attributes as a
+    from .. import attributes as a
     leaves = st.one_of(
         integer_attrs(), float_attrs(), st.booleans().map(a.BoolAttr),
         _text().map(a.StringAttr), st.just(a.UNIT), _text(1).map(a.SymbolRefAttr),
@@ -227,7 +132,7 @@ def locations(mlir_canonical: bool = False, max_leaves: int = 6):
     fewer than two parts without metadata into the part itself), so that MLIR prints back
     the very same location. NameLoc children are never UnknownLoc: ``"n"(unknown)`` and
     ``"n"`` are one location, which reads back as the second."""
-    from . import location as L
+    from .. import location as L
     u32 = st.integers(0, 2 ** 32 - 1)
     leaves = st.one_of(st.just(L.UNKNOWN), st.builds(L.FileLineColLoc, _text(1), u32, u32),
                        _text().map(L.NameLoc))

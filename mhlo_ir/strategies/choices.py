@@ -1,0 +1,97 @@
+"""Where a generated program's decisions come from: hypothesis, or a seeded random stream.
+
+Every rule draws through a ``Choices`` object, never from hypothesis directly, so that the same
+generator serves two users: ``@given(programs())`` (hypothesis decides, and shrinks a failing
+program to a small one) and campaigns (``verify.fuzz``), which need thousands of programs a
+second and reproduce each from its seed alone. Hypothesis' draws cost tens of microseconds
+each; a seeded ``random.Random`` costs well under one.
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import strategies as st
+
+__all__ = ["Choices", "HypothesisChoices", "RandomChoices"]
+
+
+class Choices:
+    """The decisions a generator can ask for. Each method's first outcome (``integer``'s
+    ``lo``, a sequence's first element, ``False``) is the simplest, which is what hypothesis
+    shrinks toward."""
+
+    def integer(self, lo: int, hi: int) -> int:
+        raise NotImplementedError
+
+    def choice(self, seq):
+        return seq[self.integer(0, len(seq) - 1)]
+
+    def boolean(self, p: float = 0.5) -> bool:
+        raise NotImplementedError
+
+    def permutation(self, n: int) -> list:
+        items = list(range(n))
+        for i in range(n - 1):  # Fisher-Yates; all zeros leaves the identity
+            j = self.integer(i, n - 1)
+            items[i], items[j] = items[j], items[i]
+        return items
+
+    def subset(self, seq, min_size: int = 0, max_size: int | None = None) -> list:
+        """Distinct elements of ``seq`` in a drawn order."""
+        hi = len(seq) if max_size is None else min(max_size, len(seq))
+        k = self.integer(min(min_size, hi), hi)
+        perm = self.permutation(len(seq))
+        return [seq[i] for i in perm[:k]]
+
+    def words(self, count: int, nbits: int) -> list:
+        """``count`` unsigned integers of ``nbits`` bits."""
+        raise NotImplementedError
+
+
+class HypothesisChoices(Choices):
+    """Decisions drawn by hypothesis (``draw`` of an ``st.composite``)."""
+
+    def __init__(self, draw):
+        self._draw = draw
+
+    def integer(self, lo, hi):
+        return lo if lo >= hi else self._draw(st.integers(lo, hi))
+
+    def boolean(self, p=0.5):
+        if p <= 0:
+            return False
+        if p >= 1:
+            return True
+        if p == 0.5:
+            return self._draw(st.booleans())
+        return self._draw(st.integers(0, 999)) >= 1000 - round(1000 * p)
+
+    def words(self, count, nbits):
+        top = 2 ** nbits - 1
+        return self._draw(st.lists(st.integers(0, top), min_size=count, max_size=count))
+
+
+class RandomChoices(Choices):
+    """Decisions from ``random.Random(seed)``: the same seed gives the same program."""
+
+    def __init__(self, seed):
+        self.random = random.Random(seed)
+
+    def integer(self, lo, hi):
+        return lo if lo >= hi else self.random.randint(lo, hi)
+
+    def choice(self, seq):
+        return self.random.choice(seq)
+
+    def boolean(self, p=0.5):
+        return self.random.random() < p
+
+    def permutation(self, n):
+        items = list(range(n))
+        self.random.shuffle(items)
+        return items
+
+    def words(self, count, nbits):
+        g = self.random.getrandbits
+        return [g(nbits) for _ in range(count)]

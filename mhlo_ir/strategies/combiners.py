@@ -1,0 +1,61 @@
+"""Reduction bodies with their identities: what reduce, reduce_window, scatter, all_reduce
+and select_and_scatter combine with. Init values are the combiner's identity, because XLA may
+apply the init value more than once (the StableHLO spec leaves other inits to the
+implementation)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+__all__ = ["combiner", "extreme"]
+
+
+def extreme(et, low: bool):
+    """The smallest (``low``) or largest value of ``et``: infinities where the type has them,
+    else its finite extremes."""
+    if et.kind == "bool":
+        return not low
+    if et.kind in ("sint", "uint"):
+        info = ml_dtypes.iinfo(et.dtype) if et.bits < 8 else np.iinfo(et.dtype)
+        return int(info.min if low else info.max)
+    info = ml_dtypes.finfo(et.dtype)
+    big = float(info.max)
+    has_inf = np.isinf(np.array(np.inf).astype(et.dtype)) if et.name not in (
+        "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E8M0FNU", "f4E2M1FN") else False
+    if low:
+        if et.name == "f8E8M0FNU":
+            return float(info.tiny)
+        return -np.inf if has_inf else -big
+    return np.inf if has_inf else big
+
+
+def combiner(s, et, exact_only: bool = False, collective: bool = False):
+    """``(name, body, identity)``: a commutative, associative combiner of ``et`` (float sums
+    and products only when not ``exact_only``; they mark the program "reassociates").
+    ``collective``: only those XLA:CPU's all-reduce implements (add, multiply, maximum,
+    minimum; and, or for i1: "Unsupported reduction computation" otherwise)."""
+    kind = et.kind
+    if kind == "bool":
+        options = [("and", True), ("or", False), ("xor", False)]
+    elif kind in ("sint", "uint"):
+        options = [("add", 0), ("multiply", 1), ("maximum", extreme(et, True)),
+                   ("minimum", extreme(et, False)), ("and", -1 if kind == "sint" else
+                                                    extreme(et, False)),
+                   ("or", 0), ("xor", 0)]
+    elif kind == "float":
+        options = [("maximum", extreme(et, True)), ("minimum", extreme(et, False))]
+        if not exact_only and et.name != "f8E8M0FNU":
+            options += [("add", 0.0), ("multiply", 1.0)]
+    else:
+        options = [] if exact_only else [("add", 0), ("multiply", 1)]
+    if collective:
+        keep = ("and", "or") if kind == "bool" else ("add", "multiply", "maximum", "minimum")
+        options = [o for o in options if o[0] in keep]
+    if not options:
+        return None
+    name, identity = s.c.choice(options)
+    if kind in ("float", "complex") and name in ("add", "multiply"):
+        s.gen.traits.add("reassociates")
+    method = {"and": "and_", "or": "or_"}.get(name, name)
+    return name, (lambda r, acc, x: getattr(r, method)(acc, x)), identity

@@ -1,0 +1,148 @@
+"""Whole generated programs, and single op calls, over the rule table.
+
+``generate(choices, options)`` is the one generator; ``programs()`` and ``op_calls()`` are its
+hypothesis faces, and ``verify.fuzz`` drives it with seeded random choices.
+"""
+
+from __future__ import annotations
+
+import attrs
+from hypothesis import strategies as st
+
+from .. import dtypes
+from ..ir import Module
+from ..ops import spec
+from ..types import TensorType
+from . import (rules_chlo, rules_convolution, rules_elementwise,  # noqa: F401
+               rules_indexing, rules_linalg, rules_misc, rules_regions, rules_shape)
+from .choices import HypothesisChoices, RandomChoices
+from .scope import Generation, Options, Scope, Skip
+from .table import EXCLUDED, RULES, exclude_not_run
+
+exclude_not_run(spec.REGISTRY)
+
+__all__ = ["Program", "generate", "generate_seeded", "programs", "op_calls", "RULE_OPS",
+           "default_options"]
+
+# Every op with a rule: what ``programs()`` draws from by default. Ops without regions come
+# first, so that hypothesis, which shrinks a choice toward the first option, shrinks a
+# failing program's loops, branches and calls into plain ops where it can.
+RULE_OPS = tuple(sorted(RULES, key=lambda n: (RULES[n].nests, n)))
+
+
+@attrs.frozen
+class Program:
+    """A generated program: the module, the inputs of its ``main``, the ops it was drawn
+    from, and its traits (see ``Generation``)."""
+
+    module: Module
+    inputs: list
+    ops: tuple
+    traits: frozenset
+
+
+def default_options(max_ops: int = 8, ops=None, element_types=None, **kw) -> Options:
+    if ops is None:
+        ops = RULE_OPS
+    else:
+        ops = tuple(ops)
+        unknown = [n for n in ops if n not in RULES]
+        if unknown:
+            why = "; ".join(f"{n}: {EXCLUDED[n]}" if n in EXCLUDED else
+                            f"{n}: not an op of the table" for n in unknown)
+            raise ValueError(f"no generator rule for {why}")
+    if element_types is None:
+        element_types = dtypes.ALL_ELEMENT_TYPES
+    ets = tuple(dtypes.element_type(t) if isinstance(t, str) else t for t in element_types)
+    if not ets:
+        raise ValueError("element_types is empty")
+    return Options(ops=ops, element_types=ets, max_ops=max_ops, **kw)
+
+
+def generate(choices, options: Options, n_ops: int | None = None) -> Program:
+    """Draw one program: 1..max_args arguments of drawn types, then ``n_ops`` ops (drawn in
+    1..max_ops when None) over the pool, then a return of the newest value and up to three
+    other values nothing uses (so little of the program is dead).
+
+    With seeded choices, a smaller ``n_ops`` gives the same program's first ``n_ops`` ops
+    (and another return): what the campaign's reducer bisects on."""
+    gen = Generation(choices, options, RULES)
+    c = choices
+    n_args = c.integer(1, options.max_args)
+    arg_types = [TensorType(gen.shape(), gen.element_type()) for _ in range(n_args)]
+    main = gen.module.add_function("main", arg_types, visibility="public")
+    scope = Scope(gen, main.builder(), main.arguments)
+    drawn = c.integer(1, options.max_ops)  # drawn even when given: the same seed with a
+    n_ops = drawn if n_ops is None else n_ops  # smaller n_ops draws a prefix of the program
+    gen.ops_left = n_ops
+    scope.fill(n_ops)
+    results = _results(scope, main)
+    scope.b.return_(*results)
+    inputs = [gen.array(t) for t in arg_types]
+    return Program(gen.module, inputs, tuple(gen.ops_used), frozenset(gen.traits))
+
+
+def _results(scope, main):
+    used = set()
+    for op in main.entry_block.operations:
+        used.update(id(v) for v in op.operands)
+    args = {id(a) for a in main.arguments}
+    leaves = [v for v in scope.values if id(v) not in used and id(v) not in args]
+    if not leaves:
+        return [scope.values[-1]]
+    last = leaves[-1]
+    others = leaves[:-1]
+    chosen = [others[i] for i in scope.c.subset(list(range(len(others))), 0, 3)]
+    return chosen + [last]
+
+
+def generate_seeded(seed, options: Options, n_ops: int | None = None) -> Program:
+    """The program of ``seed``: the same seed and options give the same program."""
+    return generate(RandomChoices(seed), options, n_ops)
+
+
+@st.composite
+def programs(draw, max_ops: int = 8, kinds=("bool", "sint", "uint", "float", "complex"),
+             ops=None, element_types=None):
+    """A well-typed program and its inputs: ``(module, [arrays])``.
+
+    ``main`` takes 1-3 tensors and computes up to ``max_ops`` ops drawn from the whole rule
+    table (``ops=`` restricts them), over every element type of ``kinds`` (or exactly
+    ``element_types``): a DAG across types and shapes, with regions, loops, calls and
+    conversions, valid by construction (indices in range, divisors non-zero, loops bounded).
+    Hypothesis shrinks a failing program toward fewer, simpler ops."""
+    if element_types is None:
+        element_types = [t for t in dtypes.ALL_ELEMENT_TYPES if t.kind in kinds]
+    p = generate(HypothesisChoices(draw), default_options(max_ops, ops, element_types))
+    return p.module, p.inputs
+
+
+@st.composite
+def op_calls(draw, name: str, operand_types=None):
+    """A program calling op ``name`` once: ``(module, [arrays])``.
+
+    Without ``operand_types`` the op's operands, attributes and regions are all drawn; with
+    them, ``main`` takes arguments of those types and the op is drawn over them (operands it
+    needs beyond them, such as indices or init values, are made in the program). Types the op
+    cannot take make hypothesis reject the example."""
+    from hypothesis import reject
+    if name not in RULES:
+        raise ValueError(f"no generator rule for {name}: " + EXCLUDED.get(
+            name, "not an op of the table" if name not in spec.REGISTRY else "?"))
+    c = HypothesisChoices(draw)
+    options = default_options(1, (name,))
+    gen = Generation(c, options, RULES)
+    if operand_types is None:
+        operand_types = [TensorType(gen.shape(), gen.element_type())
+                         for _ in range(c.integer(1, 2))]
+    operand_types = list(operand_types)
+    main = gen.module.add_function("main", operand_types, visibility="public")
+    scope = Scope(gen, main.builder(), main.arguments)
+    gen.current = name
+    try:
+        out = RULES[name].fn(scope)
+    except Skip:
+        reject()
+    scope.add(*out)
+    scope.b.return_(*(out or [main.arguments[0]]))
+    return gen.module, [gen.array(t) for t in operand_types]

@@ -1,0 +1,255 @@
+"""The state a program is drawn in: a pool of typed values per block, and the ways a rule gets
+an operand of the type it needs.
+
+A rule (``mhlo_ir.strategies.rules``) asks its ``Scope`` for operands: ``operand(accepts)`` takes
+a value of the pool whose element type the op accepts, or converts one; ``value_of(type)`` takes
+a value of exactly that type, or derives one from the pool (``convert``, ``reshape``, one
+element broadcast) or makes a constant. So programs are DAGs whose ops feed each other across
+element types and shapes, not chains over one type.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from .. import dtypes
+from ..builder import Builder
+from ..ir import Module
+from ..types import TensorType, tensor
+from .table import refuses
+from .values import array_from_words, storage_bits
+
+__all__ = ["Skip", "Options", "Generation", "Scope", "INDEX_TYPES"]
+
+INDEX_TYPES = (dtypes.i32, dtypes.i64)
+
+
+class Skip(Exception):
+    """A rule cannot apply in this scope (no operand it could use): draw another op."""
+
+
+@attrs.frozen
+class Options:
+    """What a generator may draw. ``element_types``: the types of arguments and of the values
+    ops compute on (indices, predicates and shape operands use i1, i32 and i64 whatever this
+    says); ``ops``: op table names; ``division_by_zero``: let integer divisors be zero
+    (XLA defines the result; StableHLO's interpreter dies of SIGFPE)."""
+
+    ops: tuple
+    element_types: tuple
+    max_ops: int = 8
+    max_rank: int = 3
+    max_dim: int = 4
+    max_depth: int = 2
+    max_args: int = 3
+    division_by_zero: bool = False
+
+
+class Generation:
+    """One program being drawn: its module, its decisions, its op budget, and what the
+    comparison of executors must know (``traits``: "reassociates" when float sums may be
+    computed in another order, "approximates" for ops whose float results are not correctly
+    rounded, "random" when results depend on implementation-defined random bits)."""
+
+    def __init__(self, choices, options: Options, rules):
+        self.c = choices
+        self.options = options
+        self.rules = rules
+        self.module = Module("generated")
+        self.ops_left = options.max_ops
+        self.traits: set = set()
+        self.ops_used: list = []
+        self._functions = 0
+        self.types = tuple(options.element_types)
+        self.current = ""  # the op being drawn, whose refused element types are left out
+
+    def function_name(self) -> str:
+        self._functions += 1
+        return f"f{self._functions}"
+
+    # -- types and arrays ----------------------------------------------------------------
+
+    def element_type(self, accepts=None):
+        pool = [t for t in self.types if (accepts is None or accepts(t))
+                and not refuses(self.current, t)]
+        if not pool:
+            raise Skip("no allowed element type fits")
+        return self.c.choice(pool)
+
+    def shape(self, min_rank: int = 0, max_rank: int | None = None, min_dim: int = 0):
+        hi = self.options.max_rank if max_rank is None else max_rank
+        rank = self.c.integer(min_rank, max(min_rank, hi))
+        return tuple(self.dim(min_dim) for _ in range(rank))
+
+    def dim(self, min_dim: int = 0) -> int:
+        # zero-size dimensions are rare but present
+        if min_dim == 0 and self.c.boolean(0.04):
+            return 0
+        return self.c.integer(max(1, min_dim), max(1, min_dim, self.options.max_dim))
+
+    def array(self, t: TensorType) -> np.ndarray:
+        """An input or constant of type ``t``: raw bit patterns (every value, NaNs and
+        subnormals included) or small numbers (where integer arithmetic and comparisons do
+        something more interesting than overflow), chosen per array."""
+        et = t.element_type
+        storage, per, nbits = storage_bits(et)
+        n = t.num_elements
+        if et.kind == "bool" or self.c.boolean(0.5):
+            return array_from_words(self.c.words(per * n, nbits), t)
+        lo, hi = (0, 9) if et.kind == "uint" else (-9, 9)
+        small = [self.c.integer(lo, hi) for _ in range(per * n)]
+        if et.kind == "complex":
+            parts = np.array(small, np.float64).reshape(-1, 2) / 2
+            return (parts[:, 0] + 1j * parts[:, 1]).astype(et.dtype).reshape(t.shape)
+        if et.kind == "float":
+            vals = np.array(small, np.float64) / (2 if self.c.boolean() else 1)
+            with np.errstate(all="ignore"):
+                return vals.astype(et.dtype).reshape(t.shape)
+        return _wrap_ints(small, et).reshape(t.shape)
+
+
+def _wrap_ints(values, et) -> np.ndarray:
+    if et.bits < 8:
+        lo = -(1 << (et.bits - 1)) if et.kind == "sint" else 0
+        span = 1 << et.bits
+        return np.array([(v - lo) % span + lo for v in values], dtype=et.dtype)
+    return np.array(values, dtype=np.int64).astype(et.dtype)
+
+
+class Scope:
+    """One block being filled: its builder and its pool of tensor values.
+
+    ``closed`` scopes (reduction bodies, comparators) may use only their own arguments; the
+    bodies of while, if and case may use outer values too (their pool starts with them)."""
+
+    def __init__(self, gen: Generation, builder: Builder, values, depth: int = 0):
+        self.gen = gen
+        self.c = gen.c
+        self.b = builder
+        self.values = [v for v in values if isinstance(v.type, TensorType)]
+        self.depth = depth
+
+    # -- the pool ------------------------------------------------------------------------
+
+    def add(self, *values) -> None:
+        for v in values:
+            if isinstance(v.type, TensorType):
+                self.values.append(v)
+
+    def candidates(self, pred) -> list:
+        op = self.gen.current
+        return [v for v in self.values if pred(v.type) and not refuses(op, v.type.element_type)]
+
+    def pick(self, pred=lambda t: True):
+        vs = self.candidates(pred)
+        if not vs:
+            raise Skip("no value fits")
+        # the newest values more often, so that ops feed each other
+        if len(vs) > 2 and self.c.boolean(0.4):
+            return vs[-1]
+        return self.c.choice(vs)
+
+    def operand(self, accepts, pred=lambda t: True):
+        """A tensor whose element type ``accepts`` (and whose type satisfies ``pred``): one of
+        the pool, or one converted from the pool to an allowed type the op accepts."""
+        op = self.gen.current
+        ok = [v for v in self.values if accepts(v.type.element_type) and pred(v.type)
+              and v.type.element_type in self.gen.types
+              and not refuses(op, v.type.element_type)]
+        if ok and self.c.boolean(0.8):
+            return self.c.choice(ok) if len(ok) < 3 or self.c.boolean(0.6) else ok[-1]
+        et = self.gen.element_type(accepts)
+        srcs = self.candidates(lambda t: pred(tensor(t.shape, et)))
+        if not srcs:
+            if ok:
+                return self.c.choice(ok)
+            raise Skip("no value of a fitting shape")
+        src = self.c.choice(srcs)
+        return self.convert(src, et)
+
+    def value_of(self, t: TensorType):
+        """A value of exactly type ``t``, from the pool or derived from it."""
+        vs = self.values
+        exact = [v for v in vs if v.type == t]
+        if exact and self.c.boolean(0.85):
+            return self.c.choice(exact)
+        same_shape = [v for v in vs if v.type.shape == t.shape]
+        if same_shape and self.c.boolean(0.6):
+            return self.convert(self.c.choice(same_shape), t.element_type)
+        same_n = [v for v in vs if v.type.num_elements == t.num_elements and v.type.rank > 0
+                  and t.rank > 0]
+        if same_n and self.c.boolean(0.5):
+            v = self.c.choice(same_n)
+            return self.convert(self.b.reshape(v, t.shape), t.element_type)
+        nonempty = [v for v in vs if v.type.num_elements > 0]
+        if nonempty and self.c.boolean(0.4):
+            v = self.c.choice(nonempty)
+            one = self.element(v)
+            return self.b.broadcast_in_dim(self.convert(one, t.element_type), t.shape, ())
+        return self.constant(t)
+
+    def element(self, v):
+        """One element of ``v`` (non-empty) as a scalar, at a drawn position."""
+        t = v.type
+        if t.rank == 0:
+            return v
+        starts = [self.c.integer(0, d - 1) for d in t.shape]
+        piece = self.b.slice(v, starts, [s + 1 for s in starts])
+        return self.b.reshape(piece, ())
+
+    def convert(self, v, et):
+        return v if v.type.element_type is et else self.b.convert(v, et)
+
+    def constant(self, t: TensorType):
+        return self.b.constant(self.gen.array(t), t.element_type)
+
+    def scalar(self, et, value):
+        return self.b.constant(np.array(value, dtype=et.dtype), et)
+
+    def index_type(self):
+        return self.c.choice(INDEX_TYPES)
+
+    def index(self, hi: int, et=None):
+        """A scalar integer in [0, hi]: a constant, or a pool value clamped into range (so
+        that index arithmetic in the program feeds indexing ops, without leaving it)."""
+        et = et or self.index_type()
+        ints = self.candidates(lambda t: t.rank == 0 and t.element_type.kind in ("sint",))
+        if ints and self.c.boolean(0.5):
+            v = self.convert(self.c.choice(ints), et)
+            return self.b.clamp(self.scalar(et, 0), v, self.scalar(et, hi))
+        return self.scalar(et, self.c.integer(0, hi))
+
+    # -- drawing ops ---------------------------------------------------------------------
+
+    def child(self, builder: Builder, values) -> "Scope":
+        return Scope(self.gen, builder, values, self.depth + 1)
+
+    def fill(self, n: int, names=None) -> None:
+        """Draw up to ``n`` ops into this scope (fewer when the program's budget runs out),
+        among ``names`` (default: every op the options allow)."""
+        rules = self.gen.rules
+        names = names or self.gen.options.ops
+        for _ in range(n):
+            if self.gen.ops_left <= 0:
+                return
+            for _attempt in range(8):
+                rule = rules[self.c.choice(names)]
+                if rule.nests and self.depth >= self.gen.options.max_depth:
+                    continue
+                saved = len(self.b.block.operations)
+                outer, self.gen.current = self.gen.current, rule.name
+                left = self.gen.ops_left
+                self.gen.ops_left -= 1  # before the rule: ops in its regions count after it
+                try:
+                    out = rule.fn(self)
+                except Skip:
+                    del self.b.block.operations[saved:]
+                    self.gen.ops_left = left
+                    continue
+                finally:
+                    self.gen.current = outer
+                self.gen.ops_used.append(rule.name)
+                self.gen.traits.update(rule.traits)
+                self.add(*out)
+                break

@@ -1,0 +1,76 @@
+"""The comparison policy of two executors: exact integers, 4 ULP floats in the result's own
+type, NaN equal to NaN, and the rules that explain known semantic differences."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from verify import differential as d
+
+
+def test_ulp_distance_counts_neighbouring_floats_in_their_own_type():
+    for dt in (np.float32, np.float16, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn,
+               ml_dtypes.float8_e5m2):
+        x = np.array([1.0, -2.0, 0.0], dt)
+        info = ml_dtypes.finfo(dt)
+        up = np.array([1.0 + float(info.eps), -2.0 - 2 * float(info.eps),
+                       float(info.smallest_subnormal)], dt)
+        assert d.ulp_distance(x, up).tolist() == [1, 1, 1], dt
+    z = np.array([0.0, -0.0], np.float32)
+    assert d.ulp_distance(z, z[::-1]).tolist() == [0, 0]
+    nan = np.array([np.nan], np.float32)
+    assert d.ulp_distance(nan, nan).tolist() == [0]
+    f64 = np.array([1.0], np.float64)
+    assert d.ulp_distance(f64, np.nextafter(f64, 2)).tolist() == [1]
+
+
+def test_integers_are_exact_and_floats_get_four_ulp():
+    a = np.array([1, 2, 3], np.int32)
+    assert d.compare([a], [a.copy()]) == []
+    [diff] = d.compare([a], [np.array([1, 2, 4], np.int32)])
+    assert diff.kind == "integer" and diff.explained_by is None and "1 of 3" in diff.detail
+    f = np.array([1.0, 2.0], np.float32)
+    near = f.view(np.int32) + np.int32(4)
+    assert d.compare([f], [near.view(np.float32)]) == []
+    far = (f.view(np.int32) + np.int32(5)).view(np.float32)
+    [diff] = d.compare([f], [far])
+    assert diff.kind == "float" and d.classify([diff]) == "disagreement:float"
+
+
+def test_shape_and_dtype_differences_are_disagreements():
+    [diff] = d.compare([np.zeros(2, np.float32)], [np.zeros(3, np.float32)])
+    assert diff.kind == "type"
+    [diff] = d.compare([np.zeros(2, np.uint32)], [np.zeros(2, np.int32)])
+    assert diff.kind == "type"
+
+
+def test_nan_against_a_number_is_its_own_class():
+    [diff] = d.compare([np.array([np.nan], np.float32)], [np.array([1.0], np.float32)])
+    assert diff.kind == "nan"
+
+
+def test_flushed_subnormals_are_explained():
+    tiny = np.array([1e-40, 0.0], np.float32)  # 1e-40 is subnormal in f32
+    [diff] = d.compare([np.zeros(2, np.float32)], [tiny])
+    assert diff.explained_by == "subnormal_flush" and d.classify([diff]) is None
+
+
+def test_tolerance_only_for_programs_that_reassociate_or_approximate():
+    x = np.array([1.0], np.float32)
+    y = np.array([1 + 2 ** -18], np.float32)  # 32 ULP, within 2**-(23 - 6)
+    assert d.classify(d.compare([x], [y])) == "disagreement:float"
+    assert d.classify(d.compare([x], [y], {"reassociates"})) is None
+    assert d.compare([x], [y], {"reassociates"})[0].explained_by == "tolerance"
+    assert d.classify(d.compare([x], [np.array([2.0], np.float32)], {"approximates"})) == \
+        "disagreement:float"
+
+
+def test_random_results_are_not_compared():
+    assert d.compare([np.array([1], np.uint32)], [np.array([2], np.uint32)], {"random"}) == []
+
+
+def test_complex_parts_are_compared_separately():
+    x = np.array([1 + 1j], np.complex64)
+    [diff] = d.compare([x], [np.array([1 + 2j], np.complex64)])
+    assert "imag" in diff.detail

@@ -1,0 +1,209 @@
+"""How two executors' results are compared, and how a difference is classified.
+
+The policy, per result array (``compare``):
+
+- integers and i1: exactly;
+- floats: equal bits, or both NaN, or at most ``ULP_LIMIT`` units in the last place apart,
+  counted in the result's own type (complex numbers: per component);
+- a shape or dtype difference is always a disagreement.
+
+What is left is a ``Difference``. A ``Rule`` explains a difference when it is a known
+semantic difference between the executors rather than a bug in either; each rule says why.
+Programs carry traits from their generator (``mhlo_ir.strategies``): "random" results are not
+compared at all (their bits are implementation-defined), and "reassociates"/"approximates"
+float results are held to a relative tolerance instead of ``ULP_LIMIT``, and then counted as
+agreeing within tolerance, not as disagreeing.
+"""
+
+from __future__ import annotations
+
+import attrs
+import ml_dtypes
+import numpy as np
+
+__all__ = ["ULP_LIMIT", "Difference", "Rule", "RULES", "compare", "classify", "ulp_distance"]
+
+ULP_LIMIT = 4
+
+
+@attrs.frozen
+class Difference:
+    """Where two results differ: result index, the class of the difference, a short
+    description with one example element, and the rule that explains it (None: unexplained,
+    a disagreement)."""
+
+    index: int
+    kind: str          # "type", "integer", "float", "nan"
+    detail: str
+    explained_by: str | None = None
+
+
+@attrs.frozen
+class Rule:
+    name: str
+    reason: str
+
+
+RULES = {
+    "subnormal_flush": Rule(
+        "subnormal_flush",
+        "XLA:CPU computes with denormals flushed to zero (its CPU runtime sets FTZ/DAZ); the "
+        "StableHLO interpreter keeps them, as the spec says. A float that is zero on one side "
+        "and subnormal on the other, or a program that agrees once its subnormal inputs are "
+        "zeroed, differs for this reason."),
+    "tolerance": Rule(
+        "tolerance",
+        "The program sums floats in an order each executor picks (reductions, dots, "
+        "convolutions) or computes functions XLA approximates (exp, log, tanh, erf...): its "
+        "float results are held to a relative tolerance of 2**-(mantissa bits - 6) (and an "
+        "absolute one of the same size for values near zero) instead of 4 ULP."),
+    "e8m0_no_zero": Rule(
+        "e8m0_no_zero",
+        "f8E8M0FNU has no zero and no sign: XLA rounds values below its range to the "
+        "smallest value or gives NaN where the interpreter picks the other."),
+}
+
+
+def _float_dtype(dtype) -> bool:
+    return np.dtype(dtype).kind == "f" or dtype in _ML_FLOATS
+
+
+_ML_FLOATS = {np.dtype(getattr(ml_dtypes, n)) for n in (
+    "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+    "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn")}
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _ordinal(a: np.ndarray) -> np.ndarray:
+    """Each float's position on the number line by its bits (sign-magnitude turned into an
+    ordered integer), so that neighbouring floats differ by one."""
+    dt = a.dtype
+    nbits = 8 * dt.itemsize
+    bits = a.view(_UINT[dt.itemsize]).astype(np.int64) if nbits < 64 else \
+        a.view(np.int64).astype(object)
+    name = dt.name
+    if name in ("float8_e8m0fnu",):
+        return bits
+    if name == "float4_e2m1fn":
+        nbits = 4
+        bits = bits & 0xF
+    sign = 1 << (nbits - 1)
+    if isinstance(bits, np.ndarray) and bits.dtype == object:
+        return np.array([(-(b & (sign - 1)) if b & sign else b) for b in bits.ravel()],
+                        dtype=object).reshape(bits.shape)
+    return np.where(bits & sign, -(bits & (sign - 1)), bits)
+
+
+def ulp_distance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Units in the last place between floats of one dtype (NaNs give 0 against NaNs)."""
+    d = np.abs(_ordinal(x) - _ordinal(y))
+    nx, ny = _isnan(x), _isnan(y)
+    d = np.where(nx & ny, 0, d)
+    return d
+
+
+def _isnan(a):
+    return np.isnan(a.astype(np.float64))
+
+
+def _tolerance(dtype) -> float:
+    mant = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}.get(
+        np.dtype(dtype).name)
+    if mant is None:
+        mant = int(ml_dtypes.finfo(dtype).nmant)
+    return 2.0 ** -(max(mant, 0) - 6) if mant > 6 else 1.0
+
+
+def _is_subnormal(a: np.ndarray, dtype) -> np.ndarray:
+    try:
+        tiny = float(ml_dtypes.finfo(dtype).smallest_normal)
+    except (ValueError, TypeError):
+        return np.zeros(a.shape, bool)
+    v = np.abs(a.astype(np.float64))
+    return (v > 0) & (v < tiny)
+
+
+def _compare_floats(i, x, y, traits, name):
+    """Differences between float arrays ``x`` (XLA) and ``y`` (interpreter)."""
+    if x.dtype.kind == "c":
+        out = []
+        for part, px, py in (("real", x.real, y.real), ("imag", x.imag, y.imag)):
+            out += _compare_floats(i, np.ascontiguousarray(px), np.ascontiguousarray(py),
+                                   traits, f"{name} ({part})")
+        return out
+    dist = ulp_distance(x, y)
+    bad = np.asarray(dist > ULP_LIMIT)
+    if not bad.any():
+        return []
+    nx, ny = _isnan(x), _isnan(y)
+    loose = traits & {"reassociates", "approximates"}
+    explained = None
+    fx, fy = x.astype(np.float64), y.astype(np.float64)
+    if np.dtype(x.dtype).name == "float8_e8m0fnu":
+        explained = "e8m0_no_zero"
+    else:
+        sub = (_is_subnormal(x, x.dtype) | _is_subnormal(y, y.dtype) | (fx == 0) | (fy == 0))
+        flush = bad & sub & ~nx & ~ny & (np.abs(fx - fy) <= 2 * _tiny(x.dtype))
+        if (flush == bad).all():
+            explained = "subnormal_flush"
+        elif loose:
+            tol = _tolerance(x.dtype)
+            with np.errstate(all="ignore"):
+                scale = np.maximum(np.abs(fx), np.abs(fy))
+                close = (np.abs(fx - fy) <= tol * np.maximum(scale, 1.0)) | (nx & ny) | \
+                    ((fx == fy) & ~nx)
+            if (close | ~bad).all():
+                explained = "tolerance"
+    where = tuple(int(v) for v in np.argwhere(bad)[0]) if bad.ndim else ()
+    kind = "nan" if (nx != ny)[bad].any() else "float"
+    detail = (f"{name}: {int(bad.sum())} of {bad.size} elements differ, e.g. at {list(where)}: "
+              f"XLA {x[where]!r}, interpreter {y[where]!r}")
+    return [Difference(i, kind, detail, explained)]
+
+
+def _tiny(dtype) -> float:
+    try:
+        return float(ml_dtypes.finfo(dtype).smallest_normal)
+    except (ValueError, TypeError):
+        return 0.0
+
+
+def compare(xla: list, interpreter: list, traits=frozenset()) -> list:
+    """The differences between two executors' results (empty: they agree)."""
+    if "random" in traits:
+        return []
+    out = []
+    if len(xla) != len(interpreter):
+        return [Difference(-1, "type", f"{len(xla)} results from XLA, {len(interpreter)} from "
+                                       "the interpreter")]
+    for i, (x, y) in enumerate(zip(xla, interpreter)):
+        x, y = np.asarray(x), np.asarray(y)
+        name = f"result {i} {x.dtype}{list(x.shape)}"
+        if x.shape != y.shape or x.dtype != y.dtype:
+            out.append(Difference(i, "type", f"result {i}: XLA {x.dtype}{list(x.shape)}, "
+                                             f"interpreter {y.dtype}{list(y.shape)}"))
+            continue
+        if x.size == 0:
+            continue
+        if x.dtype.kind == "c" or _float_dtype(x.dtype):
+            out += _compare_floats(i, x, y, frozenset(traits), name)
+            continue
+        view = _UINT.get(x.dtype.itemsize)
+        xb = x.view(view) if view is not None and x.dtype != bool else x
+        yb = y.view(view) if view is not None and y.dtype != bool else y
+        bad = xb != yb
+        if bad.any():
+            where = tuple(int(v) for v in np.argwhere(bad)[0]) if bad.ndim else ()
+            out.append(Difference(i, "integer", f"{name}: {int(bad.sum())} of {bad.size} "
+                                                f"elements differ, e.g. at {list(where)}: XLA "
+                                                f"{x[where]!r}, interpreter {y[where]!r}"))
+    return out
+
+
+def classify(differences) -> str | None:
+    """The class a program's differences put it in: None when there are none or every one is
+    explained, else ``disagreement:<kind>`` of the first unexplained one."""
+    for d in differences:
+        if d.explained_by is None:
+            return f"disagreement:{d.kind}"
+    return None

@@ -1,0 +1,200 @@
+"""A second executor: StableHLO's reference interpreter inside jaxlib, for comparing with XLA.
+
+    outs = verify.interpret(module, x, y)     # numpy in, list of numpy out, no XLA compile
+
+The program reaches the interpreter as StableHLO. Modules of HLO ops only go straight through
+jaxlib's ``mhlo_to_stablehlo``: the interpreter then checks our text's meaning independently of
+XLA. Modules with ops StableHLO lacks (chlo's decomposed functions, mhlo-only ops) go through
+XLA's own conversion to HLO and back (``mlir_module_to_xla_computation`` then
+``xla_computation_to_mlir_module``): the interpreter runs what XLA was given, before any of its
+optimisations, because the bindings carry no chlo legalization pass of their own.
+
+The interpreter lacks some ops and takes its process down on them (LLVM ERROR "Unsupported
+op", an abort), and dies of SIGFPE on integer division by zero: ``UNSUPPORTED`` lists the ops
+measured to do so, which ``interpret`` looks for in the converted program and refuses up
+front with ``InterpreterUnsupported``.
+Anything else that might crash should run in a worker process (``verify.fuzz`` does).
+Inputs go in, and results come out, as text of dense attributes that mhlo_ir prints and
+parses, so every element type survives the trip (the bindings' buffer protocol handles only
+some).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from . import _jaxlib
+from .api import to_text
+
+__all__ = ["interpret", "InterpreterUnsupported", "UNSUPPORTED", "route_of"]
+
+
+class InterpreterUnsupported(Exception):
+    """The interpreter cannot run the program (it would abort the process on it)."""
+
+
+# Ops the interpreter of jaxlib 0.10.2 aborts on, by the name it sees them under (after the
+# route's conversion), with its own words; measured by running every generator rule alone
+# (docs/findings.md). ``interpret`` looks for them in the converted program first.
+_DECOMPOSABLE = ("unsupported at the moment (it decomposes into supported ops: "
+                 "openxla/stablehlo#1571)")
+_PARALLEL = "only supported when run via interpreter.run_parallel (collectives and device ids)"
+_UNSUPPORTED_OP = "Unsupported op"
+UNSUPPORTED: dict = {
+    **{f"stablehlo.{n}": _DECOMPOSABLE for n in (
+        "batch_norm_grad", "batch_norm_inference", "batch_norm_training", "broadcast",
+        "cholesky", "create_token", "cross-replica-sum", "dot", "einsum", "rng",
+        "rng_bit_generator", "torch_index_select")},
+    **{f"stablehlo.{n}": _PARALLEL for n in (
+        "all_gather", "all_reduce", "all_to_all", "collective_permute", "partition_id",
+        "reduce_scatter", "replica_id")},
+    **{f"stablehlo.{n}": _UNSUPPORTED_OP for n in (
+        "custom_call", "real_dynamic_slice", "set_dimension_size")},
+    **{f"mhlo.{n}": _UNSUPPORTED_OP + " (an MHLO op that reaches it through XLA's HLO)"
+       for n in ("copy", "domain", "erf", "fusion", "scan", "stochastic_convert", "topk",
+                 "xla.rng_get_and_update_state")},
+}
+
+_OP_NAME = re.compile(r"\b(?:stablehlo|mhlo|chlo)\.[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
+def _refuse_unsupported_text(text: str) -> None:
+    names = set(_OP_NAME.findall(text))
+    for name in sorted(names):
+        why = UNSUPPORTED.get(name.rstrip("."))
+        if why is not None:
+            raise InterpreterUnsupported(f"the StableHLO interpreter aborts on {name}: {why}")
+
+
+def route_of(module) -> str:
+    """``"direct"`` (mhlo_to_stablehlo) when every op has a StableHLO twin, else ``"hlo"``
+    (through XLA's HLO)."""
+    from mhlo_ir.ir import walk
+    for _, op in walk(module):
+        if not op.spec.dialects & {"stablehlo", "func"}:
+            return "hlo"
+    return "direct"
+
+
+def _stablehlo(text: str, route: str):
+    _, X = _jaxlib.xla()
+    if route == "direct":
+        return _jaxlib.on_big_stack(X.mlir.mhlo_to_stablehlo, text)
+    computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
+    return X.mlir.xla_computation_to_mlir_module(computation)
+
+
+def _is_complex(t) -> bool:
+    et = getattr(t, "element_type", None)
+    return et is not None and et.kind == "complex"
+
+
+def _complex_as_parts(module, arg_types, result_types, arrays):
+    """The bindings cannot pass complex attributes to or from the interpreter (a TypeError,
+    or an abort when results are converted): ``main`` becomes a wrapper that takes and
+    returns each complex tensor as its real and imaginary parts, joined by ``complex`` and
+    split by ``real`` and ``imag`` around a call of the original ``main`` (renamed). Returns
+    the text, the inputs, and which results to join again."""
+    import mhlo_ir as hlo
+    text = module.to_text(pretty=True)
+    if text.count("@main(") != 1:
+        raise InterpreterUnsupported("complex values in a module that refers to @main")
+    m = hlo.parse(text.replace("@main(", "@interpreted_main(", 1))
+    inner = m.lookup("interpreted_main")
+    types, parts = [], []
+    for t, a in zip(arg_types, arrays):
+        if _is_complex(t):
+            part = hlo.tensor(t.shape, t.element_type.component)
+            types += [part, part]
+            a = np.asarray(a)
+            parts += [np.array(a.real), np.array(a.imag)]  # (0-d stays 0-d)
+        else:
+            types.append(t)
+            parts.append(a)
+    main = m.add_function("main", types, visibility="public")
+    b = main.builder()
+    args, i = [], 0
+    for t in arg_types:
+        if _is_complex(t):
+            args.append(b.complex(main.arguments[i], main.arguments[i + 1]))
+            i += 2
+        else:
+            args.append(main.arguments[i])
+            i += 1
+    out = b.call(inner, args)
+    outs = []
+    for v, t in zip(out if isinstance(out, tuple) else (out,), result_types):
+        outs += [b.real(v), b.imag(v)] if _is_complex(t) else [v]
+    b.return_(*outs)
+    return m, parts, [_is_complex(t) for t in result_types]
+
+
+def _join(results, joined, result_types):
+    out, i = [], 0
+    for is_complex, t in zip(joined, result_types):
+        if is_complex:
+            z = np.empty(results[i].shape, t.element_type.dtype)
+            z.real, z.imag = results[i], results[i + 1]  # (no arithmetic: inf stays inf)
+            out.append(z)
+            i += 2
+        else:
+            out.append(results[i])
+            i += 1
+    return out
+
+
+def interpret(module, *arrays) -> list:
+    """Run ``module``'s ``main`` on ``arrays`` in StableHLO's reference interpreter; returns
+    numpy arrays. ``module`` is an mhlo_ir Module (text works, routed directly)."""
+    from mhlo_ir.dense import DenseElementsAttr
+    from mhlo_ir.ir import Module
+    from mhlo_ir import parse_attribute
+    from .bindings import context
+    stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
+    joined = None
+    if isinstance(module, Module):
+        route = route_of(module)
+        main = module.lookup("main")
+        if main is not None and any(map(_is_complex, main.arg_types + main.result_types)):
+            result_types = main.result_types
+            module, arrays, joined = _complex_as_parts(module, main.arg_types, result_types,
+                                                       arrays)
+    else:
+        route = "direct"
+    program = _stablehlo(to_text(module), route)
+    ir, ctx = context()
+    with ctx:
+        try:
+            parsed = ir.Module.parse(program)
+        except Exception as e:  # noqa: BLE001 - the bindings' MLIRError
+            if "but decomposition has" in str(e):
+                # XLA's HLO -> StableHLO conversion writes a composite of several results
+                # whose decomposition returns one value twice with one result
+                raise InterpreterUnsupported("XLA's conversion back from HLO writes an "
+                                             "invalid composite (docs/findings.md)") from None
+            if "mhlo.unknown" in str(e):
+                # XLA's HLO -> StableHLO conversion writes ops it cannot express (mulhi) as
+                # an op that does not exist
+                raise InterpreterUnsupported("XLA's conversion of the program back from HLO "
+                                             "writes an op as mhlo.unknown") from None
+            raise InterpreterError(f"the route's StableHLO does not parse: {e}") from None
+        _refuse_unsupported_text(str(parsed))
+        inputs = []
+        for a in arrays:
+            attr = DenseElementsAttr.from_array(np.asarray(a))
+            inputs.append(ir.Attribute.parse(attr.render()))
+        try:
+            results = stablehlo.eval_module(parsed, inputs)
+        except ValueError as e:
+            raise InterpreterError(str(e)) from None
+        out = [parse_attribute(str(r)).to_array() for r in results]
+    return out if joined is None else _join(out, joined, result_types)
+
+
+class InterpreterError(Exception):
+    """The interpreter refused the program or its inputs (its diagnostics are on stderr)."""
+
+
+__all__.append("InterpreterError")
