@@ -7,6 +7,7 @@
     tpu.cost_analysis()["flops"], tpu.memory_stats(), tpu.optimized_hlo()
     outs = verify.run(module, x, y, 2.0)    # numpy (or Python scalars) in, list of numpy out
     data = verify.serialize_portable(module, target="1.0.0")   # StableHLO portable artifact
+    ref = verify.interpret(module, x, y)    # StableHLO's reference interpreter, for comparing
 
 ``import verify`` needs no jaxlib; whatever does raises ``JaxlibMissing`` (an ImportError whose
 one-line message says ``pip install 'mhlo-ir[verify]'``).
@@ -17,12 +18,14 @@ from .compiled import Compiled
 from .errors import (ArgumentError, CompileError, Diagnostic, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
 from ._jaxlib import available_platforms, has_platform
+from .interpreter import InterpreterUnsupported, interpret
 from .portable import deserialize_portable, portable_targets, serialize_portable
 
 __all__ = ["check", "compile", "run", "Executable", "Compiled", "VerificationError",
            "CompileError", "ArgumentError", "JaxlibMissing", "PlatformUnavailable", "Diagnostic",
            "has_platform", "available_platforms", "to_text", "source_name",
-           "serialize_portable", "deserialize_portable", "portable_targets", "__version__"]
+           "serialize_portable", "deserialize_portable", "portable_targets", "interpret",
+           "InterpreterUnsupported", "__version__"]
 
 
 def __getattr__(name: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..ops import chlo as chlo_ops
 from ..types import tensor
-from .rules_elementwise import APPROXIMATE, compare_types, safe_divisor
+from .rules_elementwise import APPROXIMATE, compare_types, no_arithmetic, safe_divisor
 from .scope import Skip
 from .table import rule
 
@@ -19,7 +19,7 @@ def _f32_or_f64(et):
 
 
 def _kinds_ok(kinds):
-    return lambda et: et.kind in kinds
+    return lambda et: et.kind in kinds and not no_arithmetic(et)
 
 
 @rule(*sorted("chlo." + n for n in chlo_ops.UNARY))

@@ -22,22 +22,22 @@ APPROXIMATE = frozenset({
     "cbrt", "cosine", "erf", "exponential", "exponential_minus_one", "log", "log_plus_one",
     "logistic", "rsqrt", "sine", "tan", "tanh", "atan2", "power"})
 
-# Element types XLA:CPU (jaxlib 0.10.2) refuses for an op the builder accepts, measured by
-# compiling each op alone on each type: "op": (reason, predicate on the element type).
-_F8 = frozenset(t for t in dtypes.ALL_ELEMENT_TYPES if t.kind == "float" and t.bits <= 8)
-CPU_REFUSES: dict = {}
 
 
 def _kinds(name):
     return (UNARY.get(name) or BINARY[name])[0]
 
 
+def no_arithmetic(et) -> bool:
+    """f8E8M0FNU is a scale type (no zero, no sign): generated programs move and convert it
+    but compute nothing in it, where XLA and the interpreter disagree on results outside
+    its range (docs/findings.md)."""
+    return et.name == "f8E8M0FNU"
+
+
 def accepts(name):
     kinds = _kinds(name)
-    refused = CPU_REFUSES.get(name)
-    if refused is None:
-        return lambda et: et.kind in kinds
-    return lambda et: et.kind in kinds and not refused[1](et)
+    return lambda et: et.kind in kinds and not no_arithmetic(et)
 
 
 def _note(s, name, et):
@@ -143,7 +143,7 @@ def _convert(s, name):
     x = s.pick()
     et = s.gen.element_type(lambda t: t is not x.type.element_type
                             and convertible(x.type.element_type, t))
-    return [s.b.convert(x, et)]
+    return [s.convert(x, et)]  # (floats clamped into an integer type's range first)
 
 
 @rule("bitcast_convert")
@@ -165,7 +165,7 @@ def _bitcast_convert(s, name):
 
 @rule("reduce_precision")
 def _reduce_precision(s, name):
-    x = s.operand(lambda et: et.kind == "float")
+    x = s.operand(lambda et: et.kind == "float" and not no_arithmetic(et))
     return [s.b.reduce_precision(x, s.c.integer(1, 11), s.c.integer(0, 23))]
 
 

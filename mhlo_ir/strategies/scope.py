@@ -10,6 +10,8 @@ element types and shapes, not chains over one type.
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 import numpy as np
 
@@ -109,6 +111,29 @@ class Generation:
         return _wrap_ints(small, et).reshape(t.shape)
 
 
+@functools.lru_cache(maxsize=None)
+def _float_bounds(src, et) -> tuple:
+    """The smallest and largest values of float type ``src`` inside integer type ``et``'s
+    range (its extremes themselves may round outward in the float type)."""
+    lo_i = -(1 << (et.bits - 1)) if et.kind == "sint" else 0
+    hi_i = (1 << (et.bits - 1)) - 1 if et.kind == "sint" else (1 << et.bits) - 1
+    dt = src.dtype
+    if src.bits <= 16:
+        nbits = 8 * dt.itemsize
+        values = np.arange(2 ** nbits, dtype=np.uint16 if nbits == 16 else np.uint8).view(dt)
+        with np.errstate(all="ignore"):
+            f = values.astype(np.float64)
+        f = f[np.isfinite(f)]
+        inside = f[(f >= lo_i) & (f <= hi_i)]
+        return float(inside.min()), float(inside.max())
+    lo, hi = np.array([lo_i, hi_i], np.float64).astype(dt)
+    while float(hi) > hi_i:
+        hi = np.nextafter(hi, dt.type(0))
+    while float(lo) < lo_i:
+        lo = np.nextafter(lo, dt.type(0))
+    return float(lo), float(hi)
+
+
 def _wrap_ints(values, et) -> np.ndarray:
     if et.bits < 8:
         lo = -(1 << (et.bits - 1)) if et.kind == "sint" else 0
@@ -199,7 +224,26 @@ class Scope:
         return self.b.reshape(piece, ())
 
     def convert(self, v, et):
-        return v if v.type.element_type is et else self.b.convert(v, et)
+        """``v`` converted to ``et``. Floats going to integers are first clamped into the
+        integer type's range and NaNs replaced by zero: StableHLO leaves the conversion of
+        out-of-range values to the implementation (XLA saturates, the interpreter wraps)."""
+        src = v.type.element_type
+        if src is et:
+            return v
+        if src.kind == "complex" and et.kind in ("sint", "uint"):
+            v, src = self.b.real(v), src.component
+        if src.kind == "float" and et.kind in ("sint", "uint"):
+            v = self._in_int_range(v, et)
+        return self.b.convert(v, et)
+
+    def _in_int_range(self, v, et):
+        src = v.type.element_type
+        lo, hi = _float_bounds(src, et)
+        b = self.b
+        shape = v.type.shape
+        clamped = b.clamp(self.scalar(src, lo), v, self.scalar(src, hi))
+        zero = b.broadcast_in_dim(self.scalar(src, 0), shape, ())
+        return b.select(b.compare(v, v, "NE"), zero, clamped)
 
     def constant(self, t: TensorType):
         return self.b.constant(self.gen.array(t), t.element_type)
