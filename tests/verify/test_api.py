@@ -93,28 +93,28 @@ def test_check_bad_text(text, line, column, op_name, error):
 
 
 def test_error_only_jaxlib_sees_points_at_op_location_and_printed_line():
-    """XLA's chlo legalization refuses a broadcast_dimensions that is not numpy's trailing
-    alignment, which MLIR (and so Python) accepts; jaxlib's error names the op's own location
+    """XLA's chlo legalization has no erfc for 8-bit floats, which MLIR (and so Python)
+    accepts; jaxlib's error names the op's own location
     (model.py:3:7), and the error also finds the op's line in the printed text (the one jaxlib
     parsed, where the location is printed inline)."""
     m = hlo.Module("layouts")
-    f = m.add_function("main", [tensor((2, 3), f32), tensor((2,), f32)], visibility="public")
+    f = m.add_function("main", [tensor((2, 3), hlo.f8E5M2)], visibility="public")
     b = f.builder()
-    x, v = f.arguments
+    (x,) = f.arguments
     with b.at_location("model.py", 3, 7):
-        y = b.chlo_broadcast_add(x, v, broadcast_dimensions=[0])
+        y = b.chlo_erfc(x)
     b.return_(y)
     m.verify()  # Python is satisfied
     with pytest.raises(VerificationError) as info:
         verify.check(m)
     e = info.value
     assert e.location == "model.py:3:7"
-    assert e.op_name == "chlo.broadcast_add"
-    assert "failed to legalize operation 'chlo.broadcast_add'" in e.error
+    assert e.op_name == "chlo.erfc"
+    assert "failed to legalize operation 'chlo.erfc'" in e.error
     printed = m.to_text().splitlines()
     assert e.line is not None and printed[e.line - 1] == e.source_line
     assert 'loc("model.py":3:7)' in e.source_line
-    assert '"chlo.broadcast_add"' in e.source_line
+    assert '"chlo.erfc"' in e.source_line
     assert "model.py:3:7" in str(e) and e.source_line.strip() in str(e)
     assert NOISE not in str(e)
 
