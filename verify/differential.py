@@ -135,6 +135,11 @@ def _compare_floats(i, x, y, traits, name):
     bad = np.asarray(dist > ULP_LIMIT)
     if not bad.any():
         return []
+    with np.errstate(all="ignore"):
+        return _explain(i, x, y, bad, traits, name)
+
+
+def _explain(i, x, y, bad, traits, name):
     nx, ny = _isnan(x), _isnan(y)
     loose = traits & {"reassociates", "approximates"}
     explained = None
@@ -148,10 +153,9 @@ def _compare_floats(i, x, y, traits, name):
             explained = "subnormal_flush"
         elif loose:
             tol = _tolerance(x.dtype)
-            with np.errstate(all="ignore"):
-                scale = np.maximum(np.abs(fx), np.abs(fy))
-                close = (np.abs(fx - fy) <= tol * np.maximum(scale, 1.0)) | (nx & ny) | \
-                    ((fx == fy) & ~nx)
+            scale = np.maximum(np.abs(fx), np.abs(fy))
+            close = (np.abs(fx - fy) <= tol * np.maximum(scale, 1.0)) | (nx & ny) | \
+                ((fx == fy) & ~nx)
             if (close | ~bad).all():
                 explained = "tolerance"
     where = tuple(int(v) for v in np.argwhere(bad)[0]) if bad.ndim else ()

@@ -28,11 +28,15 @@ import numpy as np
 from . import _jaxlib
 from .api import to_text
 
-__all__ = ["interpret", "InterpreterUnsupported", "UNSUPPORTED", "route_of"]
+__all__ = ["interpret", "InterpreterUnsupported", "InterpreterError", "UNSUPPORTED", "route_of"]
 
 
 class InterpreterUnsupported(Exception):
     """The interpreter cannot run the program (it would abort the process on it)."""
+
+
+class InterpreterError(Exception):
+    """The interpreter refused the program or its inputs (its diagnostics are on stderr)."""
 
 
 # Ops the interpreter of jaxlib 0.10.2 aborts on, by the name it sees them under (after the
@@ -192,9 +196,3 @@ def interpret(module, *arrays) -> list:
         out = [parse_attribute(str(r)).to_array() for r in results]
     return out if joined is None else _join(out, joined, result_types)
 
-
-class InterpreterError(Exception):
-    """The interpreter refused the program or its inputs (its diagnostics are on stderr)."""
-
-
-__all__.append("InterpreterError")
