@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 import mhlo_ir as hlo
+from mhlo_ir import dtypes
 
 from .mlir import as_values, flat_values, ir_constants, jaxpr_subcomp  # noqa: F401
 
@@ -73,28 +74,12 @@ def full_like(b, value, type_):
 def lowest(dtype) -> np.ndarray:
     """The least value of ``dtype``: -inf where the type has infinities, else its most
     negative finite value (float8 types such as f8E4M3FN have no inf: -inf would be NaN)."""
-    return _extreme(dtype, low=True)
+    return dtypes.extreme(dtype, low=True)
 
 
 def highest(dtype) -> np.ndarray:
     """The greatest value of ``dtype`` (see ``lowest``)."""
-    return _extreme(dtype, low=False)
-
-
-def _extreme(dtype, low: bool) -> np.ndarray:
-    import ml_dtypes
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return np.array(not low)
-    if dtype.kind in "iu" or dtype.name in ("int2", "int4", "uint2", "uint4"):
-        info = ml_dtypes.iinfo(dtype)
-        return np.array(info.min if low else info.max, dtype)
-    with np.errstate(all="ignore"):
-        inf = np.array(-np.inf if low else np.inf, dtype)
-    if np.isinf(inf.astype(np.float32)):
-        return inf
-    info = ml_dtypes.finfo(dtype)
-    return np.array(info.min if low else info.max, dtype)
+    return dtypes.extreme(dtype, low=False)
 
 
 def all_ones(dtype) -> np.ndarray:

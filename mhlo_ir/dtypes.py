@@ -182,3 +182,21 @@ def parse_element_type(ts) -> ElementType:
             ts.next()
             return et
     raise ts.expected("an element type (" + ", ".join(t.name for t in ALL_ELEMENT_TYPES) + ")")
+
+
+def extreme(dtype, low: bool) -> np.ndarray:
+    """The least (``low``) or greatest value of numpy ``dtype`` as a 0-d array: -inf or inf
+    where the type has infinities, else its finite extreme (float8 types such as f8E4M3FN
+    have no inf: -inf would become NaN); the identities of max and min reductions."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.array(not low)
+    if dtype.kind in "iu" or dtype.name in ("int2", "int4", "uint2", "uint4"):
+        info = ml_dtypes.iinfo(dtype)
+        return np.array(info.min if low else info.max, dtype)
+    with np.errstate(all="ignore"):
+        inf = np.array(-np.inf if low else np.inf, dtype)
+    if np.isinf(inf.astype(np.float32)):
+        return inf
+    info = ml_dtypes.finfo(dtype)
+    return np.array(info.min if low else info.max, dtype)

@@ -21,6 +21,8 @@ import attrs
 import ml_dtypes
 import numpy as np
 
+from .conformance.checks import _is_float, ulp_distance
+
 __all__ = ["ULP_LIMIT", "Difference", "Rule", "RULES", "compare", "classify", "ulp_distance"]
 
 ULP_LIMIT = 4
@@ -64,42 +66,7 @@ RULES = {
 }
 
 
-def _float_dtype(dtype) -> bool:
-    return np.dtype(dtype).kind == "f" or dtype in _ML_FLOATS
-
-
-_ML_FLOATS = {np.dtype(getattr(ml_dtypes, n)) for n in (
-    "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
-    "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn")}
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def _ordinal(a: np.ndarray) -> np.ndarray:
-    """Each float's position on the number line by its bits (sign-magnitude turned into an
-    ordered integer), so that neighbouring floats differ by one."""
-    dt = a.dtype
-    nbits = 8 * dt.itemsize
-    bits = a.view(_UINT[dt.itemsize]).astype(np.int64) if nbits < 64 else \
-        a.view(np.int64).astype(object)
-    name = dt.name
-    if name in ("float8_e8m0fnu",):
-        return bits
-    if name == "float4_e2m1fn":
-        nbits = 4
-        bits = bits & 0xF
-    sign = 1 << (nbits - 1)
-    if isinstance(bits, np.ndarray) and bits.dtype == object:
-        return np.array([(-(b & (sign - 1)) if b & sign else b) for b in bits.ravel()],
-                        dtype=object).reshape(bits.shape)
-    return np.where(bits & sign, -(bits & (sign - 1)), bits)
-
-
-def ulp_distance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Units in the last place between floats of one dtype (NaNs give 0 against NaNs)."""
-    d = np.abs(_ordinal(x) - _ordinal(y))
-    nx, ny = _isnan(x), _isnan(y)
-    d = np.where(nx & ny, 0, d)
-    return d
 
 
 def _isnan(a):
@@ -107,20 +74,21 @@ def _isnan(a):
 
 
 def _tolerance(dtype) -> float:
-    mant = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}.get(
-        np.dtype(dtype).name)
-    if mant is None:
-        mant = int(ml_dtypes.finfo(dtype).nmant)
-    return 2.0 ** -(max(mant, 0) - 6) if mant > 6 else 1.0
+    mant = int(ml_dtypes.finfo(dtype).nmant)
+    return 2.0 ** -(mant - 6) if mant > 6 else 1.0
+
+
+def _tiny(dtype) -> float:
+    """The smallest normal value of ``dtype`` (0 for a type without subnormals' notion)."""
+    try:
+        return float(ml_dtypes.finfo(dtype).smallest_normal)
+    except (ValueError, TypeError):
+        return 0.0
 
 
 def _is_subnormal(a: np.ndarray, dtype) -> np.ndarray:
-    try:
-        tiny = float(ml_dtypes.finfo(dtype).smallest_normal)
-    except (ValueError, TypeError):
-        return np.zeros(a.shape, bool)
     v = np.abs(a.astype(np.float64))
-    return (v > 0) & (v < tiny)
+    return (v > 0) & (v < _tiny(dtype))
 
 
 def _compare_floats(i, x, y, traits, name):
@@ -131,8 +99,7 @@ def _compare_floats(i, x, y, traits, name):
             out += _compare_floats(i, np.ascontiguousarray(px), np.ascontiguousarray(py),
                                    traits, f"{name} ({part})")
         return out
-    dist = ulp_distance(x, y)
-    bad = np.asarray(dist > ULP_LIMIT)
+    bad = np.asarray(ulp_distance(x, y) > ULP_LIMIT)
     if not bad.any():
         return []
     with np.errstate(all="ignore"):
@@ -165,13 +132,6 @@ def _explain(i, x, y, bad, traits, name):
     return [Difference(i, kind, detail, explained)]
 
 
-def _tiny(dtype) -> float:
-    try:
-        return float(ml_dtypes.finfo(dtype).smallest_normal)
-    except (ValueError, TypeError):
-        return 0.0
-
-
 def compare(xla: list, interpreter: list, traits=frozenset()) -> list:
     """The differences between two executors' results (empty: they agree)."""
     if "random" in traits:
@@ -189,7 +149,7 @@ def compare(xla: list, interpreter: list, traits=frozenset()) -> list:
             continue
         if x.size == 0:
             continue
-        if x.dtype.kind == "c" or _float_dtype(x.dtype):
+        if x.dtype.kind == "c" or _is_float(x.dtype):
             out += _compare_floats(i, x, y, frozenset(traits), name)
             continue
         view = _UINT.get(x.dtype.itemsize)

@@ -5,29 +5,14 @@ implementation)."""
 
 from __future__ import annotations
 
-import ml_dtypes
-import numpy as np
+from .. import dtypes
 
 __all__ = ["combiner", "extreme"]
 
 
 def extreme(et, low: bool):
-    """The smallest (``low``) or largest value of ``et``: infinities where the type has them,
-    else its finite extremes."""
-    if et.kind == "bool":
-        return not low
-    if et.kind in ("sint", "uint"):
-        info = ml_dtypes.iinfo(et.dtype) if et.bits < 8 else np.iinfo(et.dtype)
-        return int(info.min if low else info.max)
-    info = ml_dtypes.finfo(et.dtype)
-    big = float(info.max)
-    has_inf = np.isinf(np.array(np.inf).astype(et.dtype)) if et.name not in (
-        "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E8M0FNU", "f4E2M1FN") else False
-    if low:
-        if et.name == "f8E8M0FNU":
-            return float(info.tiny)
-        return -np.inf if has_inf else -big
-    return np.inf if has_inf else big
+    """The least (``low``) or greatest value of ``et`` (``dtypes.extreme``)."""
+    return dtypes.extreme(et.dtype, low)
 
 
 def combiner(s, et, exact_only: bool = False, collective: bool = False):

@@ -12,10 +12,6 @@ from ..types import tensor
 from .table import rule
 
 
-def _any(t):
-    return True
-
-
 def _factorings(n: int, max_rank: int) -> list:
     """Shapes with ``n`` elements and rank 1..max_rank (a few of them)."""
     out = [(n,)]

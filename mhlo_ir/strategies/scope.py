@@ -294,6 +294,5 @@ class Scope:
                 finally:
                     self.gen.current = outer
                 self.gen.ops_used.append(rule.name)
-                self.gen.traits.update(rule.traits)
                 self.add(*out)
                 break

@@ -18,27 +18,26 @@ __all__ = ["Rule", "RULES", "EXCLUDED", "REFUSED", "rule", "exclude", "refuses"]
 @attrs.frozen
 class Rule:
     """How to draw one op. ``fn(scope)`` builds it (and whatever operands it needs) and
-    returns the tensor values it adds to the pool, or raises ``Skip``. ``nests``: it builds
-    regions or functions that are filled with drawn ops. ``traits``: what a comparison of
-    two executors must allow for (see ``Generation``)."""
+    returns the tensor values it adds to the pool, or raises ``Skip``; it adds to its
+    ``Generation``'s traits what a comparison of two executors must allow for. ``nests``: it
+    builds regions or functions that are filled with drawn ops."""
 
     name: str
     fn: Callable
     nests: bool = False
-    traits: frozenset = frozenset()
 
 
 RULES: dict = {}
 EXCLUDED: dict = {}
 
 
-def rule(*names, nests: bool = False, traits=()):
+def rule(*names, nests: bool = False):
     """Register ``fn(scope, name)`` as the rule of each op in ``names``."""
     def register(fn):
         for name in names:
             if name in RULES:
                 raise ValueError(f"two rules for {name}")
-            RULES[name] = Rule(name, (lambda s, _n=name: fn(s, _n)), nests, frozenset(traits))
+            RULES[name] = Rule(name, (lambda s, _n=name: fn(s, _n)), nests)
         return fn
     return register
 

@@ -24,7 +24,7 @@ def seed_of(campaign_seed: int, i: int) -> int:
 
 
 class _Worker:
-    def __init__(self, cfg, events, wid):
+    def __init__(self, cfg, events):
         env = dict(os.environ, **_CHILD_ENV)
         if cfg.get("xla_flags"):
             env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + cfg["xla_flags"]).strip()
@@ -36,7 +36,6 @@ class _Worker:
             stdout=subprocess.PIPE, stderr=self.stderr, text=True, bufsize=1, env=env)
         self.proc.stdin.write(json.dumps(cfg) + "\n")
         self.proc.stdin.flush()
-        self.wid = wid
         self.job = None
         self.phase = None
         self.started = None
@@ -95,7 +94,7 @@ class Campaign:
 
     def _spawn(self):
         self.spawned += 1
-        return _Worker(self.cfg, self.events, self.spawned)
+        return _Worker(self.cfg, self.events)
 
     def close(self):
         """Stop the workers kept for the next run."""
@@ -224,9 +223,8 @@ def totals(results, seconds, jobs) -> dict:
     valid = [r for r in results if r.get("xla") == "ok"]
     ops = sorted({o for r in valid for o in r.get("ops", ())})
     ets = sorted({e for r in valid for e in r.get("element_types", ())})
-    disagreements = {k: v for k, v in outcomes.items() if k.startswith("disagreement")
-                     or k.startswith("xla:crash") or k.startswith("xla:timeout")
-                     or k.startswith("interpreter:") or k.startswith("xla:")}
+    disagreements = {k: v for k, v in outcomes.items()
+                     if k.startswith(("disagreement", "interpreter:", "xla:"))}
     explained = collections.Counter(
         d["explained_by"] for r in results for d in r.get("differences", ())
         if d.get("explained_by"))

@@ -121,17 +121,6 @@ def run_xla_batch(programs, recs, say):
     return outs
 
 
-def run_seed(seed, n_ops, options, say, interpret_too=True):
-    """Everything the campaign records about one seed's program."""
-    say({"seed": seed, "phase": "draw"})
-    p, rec = draw(seed, n_ops, options)
-    say({"seed": seed, "phase": "xla"})
-    xla = run_xla(p, rec)
-    if xla is None or not interpret_too:
-        return rec
-    return compare_with_interpreter(p, rec, xla, say)
-
-
 def compare_with_interpreter(p, rec, xla, say):
     import numpy as np
     import verify
@@ -177,7 +166,6 @@ def _bits(a):
 
 def _flush(a):
     """``a`` with its subnormal floats (and complex parts) replaced by zeros of their sign."""
-    import ml_dtypes
     import numpy as np
     a = np.asarray(a)
     if a.dtype.kind == "c":
@@ -185,12 +173,11 @@ def _flush(a):
         out.real, out.imag = _flush(np.ascontiguousarray(a.real)), _flush(
             np.ascontiguousarray(a.imag))
         return out
-    try:
-        tiny = float(ml_dtypes.finfo(a.dtype).smallest_normal)
-    except (ValueError, TypeError):
+    from verify.differential import _is_float, _is_subnormal
+    if not _is_float(a.dtype):
         return a
     v = a.astype(np.float64)
-    sub = (v != 0) & (np.abs(v) < tiny)
+    sub = _is_subnormal(a, a.dtype)
     if not sub.any():
         return a
     out = a.copy()
