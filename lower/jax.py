@@ -39,8 +39,12 @@ class Lowered:
     the input and output pytree structures and abstract values, and the flat donation
     mask."""
 
-    def __init__(self, module, in_tree, out_tree, in_avals, out_avals, donated, statics):
+    def __init__(self, module, in_tree, out_tree, in_avals, out_avals, donated, statics,
+                 token_outputs=0):
         self.module = module
+        # main's leading dummy results, one per ordered effect (io_callback(ordered=True),
+        # ordered debug prints): not fn's outputs.
+        self.token_outputs = token_outputs
         self.in_tree, self.out_tree = in_tree, out_tree
         self.in_avals, self.out_avals = list(in_avals), list(out_avals)
         self.donated = tuple(donated)
@@ -92,6 +96,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     is then partitioned over as many devices as they name."""
     jax = _jax()
     from . import lower_jaxpr_to_module
+    from .tokens import ordered_in_order
     n = len(example_args)
     static_argnums = _normalize_argnums(static_argnums, n, "static_argnums")
     donate_argnums = _normalize_argnums(donate_argnums, n, "donate_argnums")
@@ -121,12 +126,14 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                              f"{'arguments' if what == 'in_shardings' else 'results'}")
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
     name = getattr(fn, "__name__", "fn")
+    ordered = ordered_in_order(closed.effects)
     result = lower_jaxpr_to_module(f"jit_{name}", closed, platform=platform,
+                                   ordered_effects=ordered,
                                    donated_args=donated if any(donated) else None,
                                    arg_shardings=in_sh, result_shardings=out_sh,
                                    num_partitions=partitions)
     return Lowered(result.module, in_tree, out_tree, closed.in_avals, closed.out_avals,
-                   donated, statics)
+                   donated, statics, token_outputs=len(ordered))
 
 
 class Jitted:
@@ -180,7 +187,8 @@ class Jitted:
                 self._cache.setdefault(key, entry)
         lowered, exe = entry
         arrays = [_to_numpy(jax, x, a) for x, a in zip(leaves, lowered.in_avals)]
-        outs = [_from_numpy(jax, y, a) for y, a in zip(exe(*arrays), lowered.out_avals)]
+        results = exe(*arrays)[lowered.token_outputs:]
+        outs = [_from_numpy(jax, y, a) for y, a in zip(results, lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)
 
 

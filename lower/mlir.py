@@ -30,7 +30,7 @@ from . import core
 # Constants and tokens live in their own modules; their names stay importable from here.
 from .constants import (aval_to_ir_type, aval_to_ir_types, ir_constant,  # noqa: F401
                         ir_constants, is_token, literal_key, register_constant_handler)
-from .tokens import TokenSet, _is_ordered  # noqa: F401
+from .tokens import TokenSet, _is_ordered, ordered_in_order  # noqa: F401
 
 __all__ = ["ModuleContext", "LoweringRuleContext", "TokenSet", "LoweringResult",
            "register_lowering", "lower_jaxpr_to_module", "lower_jaxpr_to_fun",
@@ -64,7 +64,9 @@ class ModuleContext:
         self.name_stack = name_stack
         self.axis_context = axis_context
         self.keepalives: list = []
-        self.host_callbacks: list = []
+        # The module's own list (Builder.host_callback appends to it): verify.compile hands
+        # it to jaxlib.
+        self.host_callbacks: list = module.host_callbacks
         self.channel_iterator = itertools.count(1)  # MHLO channels start at 1
         self.cached_primitive_lowerings: dict = {}
         self.cached_call_jaxpr_lowerings: dict = {}
@@ -330,7 +332,7 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                     locs[key] = loc
             b.location = loc
             eff = eqn.effects
-            effects = [e for e in eff if _is_ordered(e)] if eff else ()
+            effects = ordered_in_order(eff) if eff else ()
             rctx = RuleContext(ctx, b, prim, None, None,
                                tokens.subset(effects) if effects else no_tokens, eqn)
             invars = eqn.invars
@@ -477,7 +479,7 @@ def _set_up_aliases(avals_in, avals_out, donated_args):
 
 
 def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
-                          ordered_effects: Sequence = (), donated_args=None,
+                          ordered_effects: Sequence | None = None, donated_args=None,
                           replicated_args=None, arg_shardings=None, result_shardings=None,
                           name_stack=None, num_partitions: int | None = None,
                           num_replicas: int | None = None,
@@ -490,8 +492,14 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
     ``mhlo.is_same_data_across_replicas``. ``axis_context`` (lower.axis_context) names the
     replica or mesh axes collectives refer to; with ``num_partitions`` > 1 it defaults to a
     ShardingContext over that many devices.
+
+    ``ordered_effects`` (by default the jaxpr's own ordered effects: ordered io_callback,
+    ordered debug prints...) get a token each, created in ``main``, which also returns one
+    dummy ``tensor<0xi1>`` per effect ahead of its results, as the seed's lowering does.
     """
     (platform,) = expand_platform(platform)[:1]
+    if ordered_effects is None:
+        ordered_effects = ordered_in_order(getattr(jaxpr, "effects", ()))
     module_name = _MODULE_NAME.sub("_", module_name)
     attrs = {}
     if num_partitions is not None:

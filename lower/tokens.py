@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import collections
+import sys
 from typing import Sequence
 
 from mhlo_ir import Builder
 
 from . import core
 
-__all__ = ["TokenSet"]
+__all__ = ["TokenSet", "ordered_in_order"]
 
 
 class TokenSet:
@@ -47,4 +48,19 @@ class TokenSet:
 
 
 def _is_ordered(effect) -> bool:
-    return isinstance(effect, core.OrderedEffect) or getattr(effect, "ordered", False)
+    """Whether ``effect`` must be sequenced by a token: our own ``core.OrderedEffect``s, and
+    the types jax registers as ordered (``jax._src.effects.ordered_effects``: its ordered IO
+    and debug effects), read from jax only when jax made the jaxpr (it is loaded then)."""
+    if isinstance(effect, core.OrderedEffect) or getattr(effect, "ordered", False):
+        return True
+    jax_effects = sys.modules.get("jax._src.effects")
+    registry = getattr(jax_effects, "ordered_effects", None)
+    return registry is not None and registry.contains(effect)
+
+
+def ordered_in_order(effects) -> list:
+    """The ordered effects among ``effects`` (a set, as jaxprs keep them), in an order that
+    does not depend on hashing: by type, then by text. Token arguments and results follow
+    this order, so the printed program is the same in every process."""
+    out = {e for e in effects if _is_ordered(e)}
+    return sorted(out, key=lambda e: (type(e).__module__, type(e).__qualname__, str(e)))

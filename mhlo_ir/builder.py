@@ -68,13 +68,16 @@ class Builder:
     terminator (``return_``).
     """
 
-    __slots__ = ("block", "function", "location")
+    __slots__ = ("block", "function", "location", "enclosing")
 
     def __init__(self, block: Block, function: Function | None = None,
-                 location: Location = UNKNOWN) -> None:
+                 location: Location = UNKNOWN, enclosing: Function | None = None) -> None:
         self.block = block
         self.function = function
         self.location = location
+        # The function this block is in, however deeply nested (a region's block is built
+        # before the op that will hold it exists, so it cannot be found by walking up).
+        self.enclosing = function if enclosing is None else enclosing
 
     def __repr__(self) -> str:
         block = self.block
@@ -150,7 +153,7 @@ class Builder:
                                   or arity[2]):
             _arity_error(op, what, body, arity, arg_names, len(arg_types))
         block = Block(arg_types)
-        inner = Builder(block, None, self.location)
+        inner = Builder(block, None, self.location, self.enclosing)
         out = body(inner, *block.arguments)
         if out is not None:
             if out.__class__ in VALUE_CLASSES:

@@ -427,7 +427,8 @@ class Module:
     need a dialect prefix (``mhlo.num_partitions``), as MLIR requires.
     """
 
-    __slots__ = ("name", "attributes", "functions", "_symbols", "_next_suffix", "location")
+    __slots__ = ("name", "attributes", "functions", "_symbols", "_next_suffix", "location",
+                 "host_callbacks")
 
     def __init__(self, name: str | None = None, attributes=None,
                  location: Location = UNKNOWN) -> None:
@@ -446,6 +447,9 @@ class Module:
         # probe, not n (20,000 same-named functions took 30 s and more probing from _0).
         self._next_suffix: dict = {}
         self.location = location
+        # The Python callables its host-callback ops name by index (``HostCallback``s), in
+        # index order: what verify.compile hands to jaxlib. Not printed: text carries indices.
+        self.host_callbacks: list = []
 
     def add_function(self, name: str, arg_types: Sequence[Type], result_types=None, *,
                      exact: bool = False, **kwargs) -> Function:
@@ -471,6 +475,16 @@ class Module:
         self.functions.append(fn)
         fn.module = self
         return fn
+
+    def add_host_callback(self, function, name: str | None = None) -> int:
+        """Append a Python callable to ``host_callbacks``; returns its index (what a callback
+        op's ``backend_config = {index = N : ui64}`` names). ``Builder.host_callback`` calls
+        this; call it directly when building the custom_call by hand."""
+        from .ops.host_callbacks import HostCallback
+        if name is None:
+            name = getattr(function, "__name__", None) or type(function).__name__
+        self.host_callbacks.append(HostCallback(function, name))
+        return len(self.host_callbacks) - 1
 
     def lookup(self, name: str) -> Function | None:
         """The function named ``name`` (as inserted), or None."""

@@ -15,14 +15,14 @@ one-line message says ``pip install 'mhlo-ir[verify]'``).
 
 from .api import Executable, check, compile, run, source_name, to_text
 from .compiled import Compiled
-from .errors import (ArgumentError, CompileError, Diagnostic, JaxlibMissing,
+from .errors import (ArgumentError, CallbackError, CompileError, Diagnostic, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
 from ._jaxlib import available_platforms, has_platform
 from .interpreter import InterpreterUnsupported, interpret
 from .portable import deserialize_portable, portable_targets, serialize_portable
 
 __all__ = ["check", "compile", "run", "Executable", "Compiled", "VerificationError",
-           "CompileError", "ArgumentError", "JaxlibMissing", "PlatformUnavailable", "Diagnostic",
+           "CompileError", "ArgumentError", "CallbackError", "JaxlibMissing", "PlatformUnavailable", "Diagnostic",
            "has_platform", "available_platforms", "to_text", "source_name",
            "serialize_portable", "deserialize_portable", "portable_targets", "interpret",
            "InterpreterUnsupported", "__version__"]

@@ -9,8 +9,8 @@ import numpy as np
 
 from . import _jaxlib, arguments, lapack
 from .compiled import Compiled
-from .errors import (ArgumentError, CompileError, JaxlibMissing, PlatformUnavailable,
-                     VerificationError)
+from .errors import (ArgumentError, CompileError, JaxlibMissing,
+                     PlatformUnavailable, VerificationError)
 
 __all__ = ["check", "compile", "run", "Executable", "to_text", "source_name"]
 
@@ -179,10 +179,31 @@ class Executable(Compiled):
     memory, serialized bytes) is ``Compiled``'s."""
 
     def __init__(self, loaded, client, devices, params, text, num_replicas=1,
-                 num_partitions=1, computation=None, platform="cpu") -> None:
+                 num_partitions=1, computation=None, platform="cpu", callbacks=None) -> None:
         super().__init__(loaded, platform, devices, params, text, num_replicas,
                          num_partitions, computation)
         self.client = client
+        self._callbacks = callbacks  # verify.host_callbacks.Bound, or None
+
+    def _execute(self, bufs) -> list:
+        """Run on device buffers; per result, the per-device numpy arrays. A host callback's
+        failure is raised as its CallbackError (from the callable's own exception)."""
+        bound = self._callbacks
+        if bound is None:
+            res = _jaxlib.on_big_stack(self.loaded.execute_sharded, bufs)
+            return [[_jaxlib.to_numpy(s) for s in result]
+                    for result in res.disassemble_into_single_device_arrays()]
+        bound.clear()
+        try:
+            res = _jaxlib.on_big_stack(self.loaded.execute_sharded, bufs)
+            return [[_jaxlib.to_numpy(s) for s in result]
+                    for result in res.disassemble_into_single_device_arrays()]
+        except Exception as e:  # noqa: BLE001 - jaxlib's runtime error type
+            err = bound.take_error()  # a CallbackError, raised by the callable's wrapper
+            if err is None or err is e:
+                raise
+        err.__suppress_context__ = True  # jaxlib's message repeats the callable's traceback
+        raise err
 
     @property
     def loaded(self):
@@ -213,9 +234,7 @@ class Executable(Compiled):
             raise ArgumentError("this executable spans several devices: use run_sharded")
         dev = self.devices[0]
         bufs = [_jaxlib.put(a, dev) for a in arrays]
-        res = _jaxlib.on_big_stack(self.loaded.execute_sharded, bufs)
-        outs = res.disassemble_into_single_device_arrays()
-        return [_jaxlib.to_numpy(o[0]) for o in outs]
+        return [o[0] for o in self._execute(bufs)]
 
     def run_sharded(self, per_device_args: Sequence[Sequence[np.ndarray]]) -> list:
         """Run on every device: ``per_device_args[d]`` are device d's arguments (its shard of
@@ -224,6 +243,43 @@ class Executable(Compiled):
             raise ArgumentError("this executable spans several processes: each runs it "
                                 "with run_local, feeding its own devices")
         return self._run(self.devices, per_device_args)
+
+    def run_global(self, *arrays) -> list:
+        """Run on every device with whole arrays: each is split by the sharding XLA compiled
+        its parameter with, and each result is put back together from its shards by its
+        own (``verify.global_arrays``). A replicated program gets the whole arrays on every
+        replica and returns replica 0's results. One device: the same as calling it."""
+        arrays = self.check_arguments(arrays)
+        if len(self.devices) == 1:
+            return self(*arrays)
+        from . import global_arrays as ga
+        xc, _ = _jaxlib.xla()
+        n = len(self.devices)
+        result_shapes = self._result_shapes()
+        if self.num_partitions == 1:
+            results = self._run(self.devices, [arrays] * n)
+            return [per_device[0] for per_device in results]
+        in_sh = [xc.HloSharding.from_proto(p) for p in self.loaded.get_parameter_shardings()]
+        out_sh = [xc.HloSharding.from_proto(p) for p in self.loaded.get_output_shardings()]
+        shard_shapes = self.shard_shapes()
+        per_device: list = [[] for _ in range(n)]
+        for i, (a, sh, shard_shape) in enumerate(zip(arrays, in_sh, shard_shapes)):
+            for d, piece in enumerate(ga.split(a, ga.layout_of(sh, a.shape, n), shard_shape)):
+                per_device[d].append(piece)
+        results = self._run(self.devices, per_device)
+        if len(out_sh) == 1 and len(results) > 1 and out_sh[0].tuple_elements():
+            out_sh = list(out_sh[0].tuple_elements())
+        if len(out_sh) == 1 and len(results) > 1:
+            out_sh = out_sh * len(results)
+        return [ga.assemble(shards, ga.layout_of(sh, shape, n), shards[0].dtype)
+                for shards, sh, shape in zip(results, out_sh, result_shapes)]
+
+    def _result_shapes(self) -> list:
+        if self._computation is None:
+            self.input_hlo()  # converts the text once and keeps the computation
+        shape = self._computation.program_shape().result_shape()
+        parts = shape.tuple_shapes() if shape.is_tuple() else [shape]
+        return [tuple(p.dimensions()) for p in parts]
 
     def local_devices(self) -> list:
         """The devices of this process among those the program runs on, in their order (all
@@ -262,14 +318,13 @@ class Executable(Compiled):
             # One array over every device of the program; a process holds only its shards.
             args.append(_jaxlib.assemble(shards[0].shape, shards[0].dtype, bufs, self.devices,
                                          xc.HloSharding.replicate()))
-        res = _jaxlib.on_big_stack(self.loaded.execute_sharded, args)
-        return [[_jaxlib.to_numpy(s) for s in result]
-                for result in res.disassemble_into_single_device_arrays()]
+        return self._execute(args)
 
 
 def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
             num_partitions: int = 1, client=None, filename: str | None = None,
-            topology: str | None = None, distributed=None) -> Compiled:
+            topology: str | None = None, distributed=None,
+            host_callbacks=None) -> Compiled:
     """Verify (in Python for an mhlo_ir Module, then in jaxlib) and compile for ``platform``
     ("cpu", "cuda"/"gpu", "rocm", or "tpu" with a ``topology``).
 
@@ -285,6 +340,11 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     ``distributed`` (a ``verify.distributed.Context``) compiles on CPU for the devices of
     every process in the group, in order (process 0's first); each process then runs its
     part with ``Executable.run_local``.
+
+    Host callbacks (``Builder.host_callback``) are the module's ``host_callbacks``;
+    ``host_callbacks=[f, g, ...]`` gives them instead (the only way for text, whose callback
+    ops name them by index). Each op's index and signature is checked against its callable
+    here, and what a callable returns is checked when it runs (``CallbackError``).
     """
     platform = _jaxlib.normalize(platform)  # a misspelt platform fails before any work
     if (platform == "tpu") != (topology is not None):
@@ -307,6 +367,12 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                     [d.id for d in client.devices()[:n]] if distributed is not None else None)
     if platform == "tpu":
         from . import tpu
+        from .host_callbacks import mentions_callbacks
+        if mentions_callbacks(text) or host_callbacks:
+            raise CompileError("the program has host callbacks, which XLA:CPU and XLA:GPU "
+                               "call through FFI custom calls; XLA:TPU calls back through "
+                               "send/recv host transfers, which a compile-only TPU program "
+                               "cannot serve", from_jaxlib=False)
         _tpu_refusals(module_or_text)
         try:
             compiled, devices = tpu.compile_text(text, topology, opts, n)
@@ -317,6 +383,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                                  source_name(module_or_text, filename)) from None
         return Compiled(compiled, "tpu", devices, _signature(computation), text,
                         num_replicas, num_partitions, computation, topology)
+    from . import host_callbacks as hc
+    bound = hc.bind(module_or_text, text, host_callbacks, platform, num_partitions)
     lapack.register_if_needed(text, platform)
     if client is None:
         client = _jaxlib.client(platform, None if (n == 1 or platform != "cpu") else max(n, 8))
@@ -324,20 +392,34 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     if len(devices) < n:
         raise ValueError(f"{platform} has {len(devices)} devices, the program needs {n}")
     try:
-        loaded = _jaxlib.on_big_stack(client.compile_and_load, text,
-                                      xc.DeviceList(tuple(devices)), opts)
+        if bound is None:
+            loaded = _jaxlib.on_big_stack(client.compile_and_load, text,
+                                          xc.DeviceList(tuple(devices)), opts)
+        else:
+            loaded = _jaxlib.on_big_stack(_compile_with_callbacks, client, text,
+                                          xc.DeviceList(tuple(devices)), opts,
+                                          bound.callables)
     except Exception as e:  # noqa: BLE001
         raise _located_error(module_or_text, text, e, CompileError,
                              source_name(module_or_text, filename)) from None
     if computation is None:  # jaxlib compiled a text its conversion to HLO refused
         computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
     exe = Executable(loaded, client, devices, _signature(computation), text, num_replicas,
-                     num_partitions, computation, platform)
+                     num_partitions, computation, platform, bound)
     if distributed is not None:
         import hashlib
         program = f"{num_replicas}x{num_partitions}\n{exe.input_hlo(canonical=True)}"
         distributed.agree("program", hashlib.sha256(program.encode()).hexdigest())
     return exe
+
+
+def _compile_with_callbacks(client, text, devices, opts, callables):
+    """jaxlib takes ``host_callbacks`` only with a module parsed by its bindings."""
+    from . import bindings
+    ir, ctx = bindings.context()
+    with ctx:
+        module = ir.Module.parse(text)
+        return client.compile_and_load(module, devices, opts, host_callbacks=callables)
 
 
 def _tpu_refusals(module) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["VerificationError", "CompileError", "ArgumentError", "JaxlibMissing",
+__all__ = ["VerificationError", "CompileError", "ArgumentError", "CallbackError", "JaxlibMissing",
            "PlatformUnavailable", "Diagnostic", "from_jaxlib", "INSTALL_HINT"]
 
 INSTALL_HINT = "pip install 'mhlo-ir[verify]'"
@@ -312,6 +312,17 @@ def _shorten(s: str) -> str:
 
 class CompileError(VerificationError):
     """The module verified but XLA could not compile it (unknown custom call, tuple result...)."""
+
+
+class CallbackError(RuntimeError):
+    """A host callback failed while the program ran: it raised (that exception is the
+    ``__cause__``), or returned values that do not fit the op's result types. ``name`` and
+    ``index`` say which callback (its place in the module's ``host_callbacks``)."""
+
+    def __init__(self, message: str, *, name: str | None = None,
+                 index: int | None = None) -> None:
+        super().__init__(message)
+        self.name, self.index = name, index
 
 
 class ArgumentError(TypeError):

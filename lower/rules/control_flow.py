@@ -21,17 +21,15 @@ from ..mlir import TokenSet, aval_to_ir_types, register_lowering
 
 
 def _ordered_effects(*closed_jaxprs) -> list:
-    """The ordered effects of some sub-jaxprs, in a deterministic order (first seen)."""
-    seen: list = []
+    """The ordered effects of some sub-jaxprs, in a deterministic order
+    (``tokens.ordered_in_order``)."""
+    effs: list = []
     for c in closed_jaxprs:
         jaxpr = getattr(c, "jaxpr", c)
-        effs = list(getattr(jaxpr, "effects", ()) or ())
+        effs.extend(getattr(jaxpr, "effects", ()) or ())
         for e in jaxpr.eqns:  # jaxprs built by hand may only record effects on equations
             effs.extend(getattr(e, "effects", ()) or ())
-        for e in effs:
-            if mlir._is_ordered(e) and e not in seen:
-                seen.append(e)
-    return seen
+    return mlir.ordered_in_order(effs)
 
 
 def _tokens_in(ctx, effects) -> TokenSet:

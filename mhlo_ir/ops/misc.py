@@ -21,6 +21,7 @@ from typing import Sequence
 from .args import arg_names, results, type_list, value_list
 from .control_flow import Results
 from .convert import show as _show
+from .host_callbacks import check_call as check_callback, is_callback_target
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register
 
 
@@ -205,6 +206,8 @@ def _custom_call_check(op, types, attributes, results, regions):
                      "dictionary")
     check_aliases(op, types, results, attributes)
     _check_layouts(op, types, results, attributes)
+    if is_callback_target(target):
+        check_callback(op, types, attributes, results)
 
 
 def _check_layouts(op, types, results, attributes) -> None:

@@ -1,0 +1,217 @@
+"""Host callbacks built with mhlo_ir alone, compiled and run through jaxlib (no jax): values in
+and out, ordering through tokens, loops and calls, failures as CallbackError naming the
+callback, and every mistake jaxlib would crash on caught in Python first."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+import verify
+from mhlo_ir.errors import OpBuildError
+from verify.errors import CallbackError, CompileError
+
+F3 = hlo.tensor((3,), hlo.f32)
+X = np.array([0.5, -1.0, 2.0], np.float32)
+
+
+def _module(arg_types=(F3,)):
+    m = hlo.Module("cb")
+    f = m.add_function("main", list(arg_types), visibility="public")
+    return m, f, f.builder()
+
+
+def test_pure_callback_result_feeds_later_ops_and_types_are_kept():
+    m, f, b = _module([F3, hlo.tensor((2,), hlo.i32)])
+    x, k = f.arguments
+    s, n = b.host_callback(lambda a, i: (np.sin(a), np.int32(i.sum())), [x, k],
+                           [F3, hlo.tensor((), hlo.i32)])
+    b.return_(b.multiply(s, s), n, b.host_callback(lambda a: a.astype(hlo.bf16.dtype),
+                                                   [x], [hlo.tensor((3,), hlo.bf16)]))
+    assert m.host_callbacks[0].name == "<lambda>" and len(m.host_callbacks) == 2
+    sq, total, half = verify.run(m, X, np.array([3, 4], np.int32))
+    np.testing.assert_array_equal(sq, np.sin(X) ** 2)
+    assert total.dtype == np.int32 and total.shape == () and total == 7
+    assert half.dtype == hlo.bf16.dtype
+    np.testing.assert_array_equal(half, X.astype(hlo.bf16.dtype))
+
+
+def test_python_scalars_take_the_declared_dtype():
+    m, f, b = _module()
+    (x,) = f.arguments
+    b.return_(*b.host_callback(lambda a: (1.5, 7, True), [x],
+                               [hlo.tensor((), hlo.f16), hlo.tensor((), hlo.ui8),
+                                hlo.tensor((), hlo.i1)]))
+    h, u, t = verify.run(m, X)
+    assert (h.dtype, u.dtype, t.dtype) == (np.float16, np.uint8, np.bool_)
+    assert (h, u, t) == (1.5, 7, True)
+
+
+def test_ordered_callbacks_run_in_token_order_through_while_and_call():
+    log = []
+    m, f, b = _module()
+    (x,) = f.arguments
+    helper = m.add_function("note", [hlo.token(), F3], visibility="private")
+    hb = helper.builder()
+    t_in, v = helper.arguments
+    hb.return_(hb.host_callback(lambda a: log.append(("call", float(a[0]))), [v],
+                                token=t_in))
+    t = b.create_token()
+    t = b.host_callback(lambda a: log.append(("first", float(a[0]))), [x], token=t)
+
+    def cond(cb, tok, i):
+        return cb.compare(i, cb.constant(np.int32(3)), "LT")
+
+    def body(bb, tok, i):
+        tok = bb.host_callback(lambda n: log.append(("loop", int(n))), [i], token=tok)
+        return [tok, bb.add(i, bb.constant(np.int32(1)))]
+
+    t, _ = b.while_([t, b.constant(np.int32(0))], cond, body)
+    t = b.call(helper, [t, x])
+    b.host_callback(lambda a: log.append(("last", float(a[1]))), [x], token=t)
+    b.return_(x)
+    verify.run(m, X)
+    assert log == [("first", 0.5), ("loop", 0), ("loop", 1), ("loop", 2), ("call", 0.5),
+                   ("last", -1.0)]
+
+
+def test_a_raising_callback_is_a_callback_error_from_it_and_the_program_still_runs():
+    calls = []
+
+    def flaky(a):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("first call fails")
+        return a + 1
+
+    m, f, b = _module()
+    (x,) = f.arguments
+    b.return_(b.host_callback(flaky, [x], [F3]))
+    exe = verify.compile(m)
+    with pytest.raises(CallbackError, match=r"host callback 'flaky' \(index 0\) raised "
+                                            r"ValueError: first call fails") as e:
+        exe(X)
+    assert isinstance(e.value.__cause__, ValueError) and e.value.name == "flaky"
+    np.testing.assert_array_equal(exe(X)[0], X + 1)
+
+
+@pytest.mark.parametrize("ret, match", [
+    (lambda a: a.astype(np.float64), r"result 0 has dtype float64, expected float32"),
+    (lambda a: a[:2], r"result 0 has shape \(2,\), expected \(3,\)"),
+    (lambda a: (a, a), r"returned 2 values, but the op declares 1 result"),
+    (lambda a: None, r"returned 0 values, but the op declares 1 result"),
+    (lambda a: ([1.5, 2, 3.5j],), r"Python list of 'c' kind, which tensor<3xf32> cannot take"),
+])
+def test_wrong_returns_are_refused_before_xla_copies_them(ret, match):
+    m, f, b = _module()
+    (x,) = f.arguments
+    b.return_(b.host_callback(ret, [x], [F3], name="wrong"))
+    with pytest.raises(CallbackError, match=match):
+        verify.run(m, X)
+
+
+def test_build_time_mistakes_name_the_op():
+    m, f, b = _module()
+    (x,) = f.arguments
+    with pytest.raises(OpBuildError, match="removes it as dead code"):
+        b.host_callback(print, [x], [], has_side_effect=False)
+    with pytest.raises(OpBuildError, match="operand 0 must be a tensor.*token="):
+        b.host_callback(print, [b.create_token()])
+    with pytest.raises(OpBuildError, match="partitioned callback .* cannot return"):
+        b.host_callback(print, [x], [F3], partitioned=True)
+    with pytest.raises(OpBuildError, match="platform must be one of"):
+        b.host_callback(print, [x], platform="tpu")
+    with pytest.raises(TypeError, match="must be callable"):
+        b.host_callback(42, [x])
+    loose = hlo.Function("loose", [F3])
+    with pytest.raises(OpBuildError, match="in a Module"):
+        loose.builder().host_callback(print, [loose.arguments[0]])
+    # By hand: jaxlib's requirements of the FFI target, said when the op is built.
+    with pytest.raises(OpBuildError, match="must be a ui64 integer"):
+        b.custom_call("xla_ffi_python_cpu_callback", [x], [], api_version=4,
+                      backend_config={"index": 0}, has_side_effect=True)
+    with pytest.raises(OpBuildError, match="api_version must be 4"):
+        b.custom_call("xla_ffi_python_cpu_callback", [x], [], backend_config="",
+                      has_side_effect=True)
+
+
+def test_text_takes_its_callables_from_compile_and_is_checked_against_them():
+    m, f, b = _module()
+    (x,) = f.arguments
+    b.return_(b.host_callback(np.cos, [x], [F3]))
+    text = m.to_text()
+    assert "backend_config = {index = 0 : ui64}" in text
+    with pytest.raises(CompileError, match="no host callbacks were given"):
+        verify.compile(text)
+    np.testing.assert_array_equal(verify.compile(text, host_callbacks=[np.exp])(X)[0],
+                                  np.exp(X))
+    two = text.replace("index = 0 : ui64", "index = 1 : ui64")
+    with pytest.raises(CompileError, match="has index 1, but only 1 host callbacks"):
+        verify.compile(two, host_callbacks=[np.exp])
+    # The parsed module prints the same op; its callables come from compile.
+    parsed = hlo.parse(text)
+    assert parsed.to_text() == text and parsed.host_callbacks == []
+    np.testing.assert_array_equal(verify.compile(parsed, host_callbacks=[np.sin])(X)[0],
+                                  np.sin(X))
+
+
+def test_one_index_with_two_signatures_is_refused():
+    m, f, b = _module([F3, hlo.tensor((2,), hlo.f32)])
+    x, y = f.arguments
+    b.host_callback(print, [x])
+    b.host_callback(print, [y])
+    b.return_(x)
+    text = m.to_text().replace("index = 1 : ui64", "index = 0 : ui64")
+    with pytest.raises(CompileError, match="called with two signatures"):
+        verify.compile(text, host_callbacks=[print, print])
+
+
+def test_gpu_targets_are_refused_on_cpu_and_tpu_compiles_are_refused():
+    m, f, b = _module()
+    (x,) = f.arguments
+    b.host_callback(print, [x], platform="cuda")
+    b.return_(x)
+    with pytest.raises(CompileError, match="targets 'xla_ffi_python_gpu_callback'"):
+        verify.compile(m)
+    m2, f2, b2 = _module()
+    b2.host_callback(print, [f2.arguments[0]])
+    b2.return_(f2.arguments[0])
+    with pytest.raises(CompileError, match="XLA:TPU calls back through send/recv"):
+        verify.compile(m2, "tpu", topology="v5e:2x2")
+
+
+def test_partitioned_callback_runs_once_per_device_on_its_shard():
+    seen = []
+    lock = threading.Lock()
+    m = hlo.Module("p", attributes={"mhlo.num_partitions": hlo.i32_attr(2)})
+    f = m.add_function("main", [hlo.tensor((4,), hlo.f32)], visibility="public",
+                       arg_attrs=[{"mhlo.sharding": "{devices=[2]0,1}"}])
+    b = f.builder()
+    (x,) = f.arguments
+
+    def note(a):
+        with lock:
+            seen.append(a.copy())
+    op = b.host_callback(note, [x], partitioned=True)
+    b.return_(x)
+    with pytest.raises(CompileError, match="no mhlo.sharding, which XLA's SPMD partitioner"):
+        verify.compile(m, num_partitions=2)
+    op.set_attr("mhlo.sharding", "{devices=[2]0,1}")
+    exe = verify.compile(m, num_partitions=2)
+    exe.run_sharded([[np.array([1, 2], np.float32)], [np.array([3, 4], np.float32)]])
+    assert sorted(map(tuple, seen)) == [(1.0, 2.0), (3.0, 4.0)]
+
+
+def test_callbacks_are_per_module_and_printing_is_unchanged_by_them():
+    def build():
+        m, f, b = _module()
+        (x,) = f.arguments
+        b.return_(b.host_callback(np.tanh, [x], [F3]))
+        return m
+    a, c = build(), build()
+    assert a.to_text() == c.to_text()
+    assert a.host_callbacks[0] is not c.host_callbacks[0]
+    np.testing.assert_allclose(verify.run(a, X)[0], np.tanh(X), rtol=1e-6)

@@ -1,0 +1,211 @@
+"""The Python callables of a program's host-callback ops, checked and wrapped for jaxlib.
+
+jaxlib calls ``host_callbacks[index]`` with read-only numpy arrays (``None`` for a token) and
+takes back whatever it returns on trust: an index past the list's end, a callable that
+returns fewer values than the op has results, or compiling without the list crash the
+process; an array of the wrong dtype or shape is copied as raw bytes (garbage, or a write past
+the buffer). So before compiling, every callback op's index is checked against the list and
+the op's signature, and each callable is wrapped to check what it returns against the op's
+declared result types. A callable that raises, or returns the wrong thing, fails the run with
+``CallbackError`` naming the callback, raised from the callable's own exception.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+import numpy as np
+
+from .errors import CallbackError, CompileError
+
+__all__ = ["Bound", "bind", "mentions_callbacks"]
+
+_TARGET_WORDS = ("python_cpu_callback", "python_gpu_callback")
+
+
+def mentions_callbacks(text: str) -> bool:
+    return any(w in text for w in _TARGET_WORDS)
+
+
+class Bound:
+    """The wrapped callables of one executable (``callables``, in index order), and the
+    errors they raised, oldest first, until a run reports them (``take_error``)."""
+
+    def __init__(self, callables: list) -> None:
+        self.callables = callables
+        self._errors: deque = deque()
+        self._lock = threading.Lock()
+
+    def record(self, error: BaseException) -> None:
+        with self._lock:
+            self._errors.append(error)
+
+    def take_error(self) -> BaseException | None:
+        with self._lock:
+            return self._errors.popleft() if self._errors else None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._errors.clear()
+
+
+def _ops_of(module_or_text, text: str):
+    """The callback ops ``(function, op, index)`` and the module's own callables (None for
+    text)."""
+    from mhlo_ir.ops.host_callbacks import callback_ops
+    if not isinstance(module_or_text, (str, bytes)):
+        return callback_ops(module_or_text), list(module_or_text.host_callbacks)
+    if not mentions_callbacks(text):
+        return [], None
+    from mhlo_ir.parser import parse
+    from mhlo_ir.syntax import ParseError
+    try:
+        module = parse(text, verify=False, check_ops=False)
+    except ParseError as e:
+        raise CompileError("the text has host-callback ops, whose callables verify checks "
+                           "against the ops' types before jaxlib sees them (jaxlib crashes on "
+                           f"a mismatch), but mhlo_ir's parser cannot read it: {e}",
+                           from_jaxlib=False) from None
+    return callback_ops(module), None
+
+
+def _signature(op) -> tuple:
+    return (tuple(v.type for v in op.operands), tuple(r.type for r in op.results))
+
+
+def bind(module_or_text, text: str, host_callbacks, platform: str,
+         num_partitions: int = 1) -> Bound | None:
+    """The checked, wrapped callables for compiling ``module_or_text`` on ``platform``, or
+    None when it has no callback ops (and none were given). ``host_callbacks`` overrides the
+    module's own list (a text's only source of callables). Raises CompileError, in Python,
+    for what jaxlib would crash on."""
+    from mhlo_ir.ops.host_callbacks import HostCallback, PARTITIONED_TARGETS, TARGETS
+    ops, own = _ops_of(module_or_text, text)
+    given = own if host_callbacks is None else list(host_callbacks)
+    if not ops:
+        return None
+    if given is None or not given:
+        raise CompileError(f"@{ops[0][0].name}: the program calls host callback index "
+                           f"{ops[0][2]}, but no host callbacks were given (pass "
+                           "host_callbacks=[...]; jaxlib would crash the process)",
+                           from_jaxlib=False)
+    kind = "cpu" if platform == "cpu" else "gpu"
+    wanted = {TARGETS[kind], PARTITIONED_TARGETS[kind]}
+    by_index: dict = {}
+    for fn, op, index in ops:
+        target = op.attributes["call_target_name"].value
+        if target not in wanted:
+            raise CompileError(f"@{fn.name}: a host callback op targets {target!r}, which "
+                               f"{platform} does not have (it calls back through "
+                               f"{TARGETS[kind]!r}): build it with platform={platform!r}",
+                               from_jaxlib=False)
+        if index >= len(given):
+            raise CompileError(f"@{fn.name}: a host callback op has index {index}, but only "
+                               f"{len(given)} host callbacks were given (jaxlib would crash "
+                               "the process)", from_jaxlib=False)
+        if num_partitions > 1 and op.attributes.get("mhlo.sharding") is None and (
+                op.attributes.get("has_side_effect") is not None
+                and op.attributes["has_side_effect"].value):
+            raise CompileError(f"@{fn.name}: host callback index {index} has a side effect "
+                               f"and no mhlo.sharding, which XLA's SPMD partitioner requires "
+                               "of side-effecting ops: set '{maximal device=0}' to call it "
+                               "once, '{manual}' inside a manual region, or a tiled sharding "
+                               "for a partitioned callback", from_jaxlib=False)
+        sig = _signature(op)
+        seen = by_index.setdefault(index, (fn, sig))
+        if seen[1] != sig:
+            raise CompileError(f"host callback index {index} is called with two signatures "
+                               f"(@{seen[0].name}: {_show(seen[1])}; @{fn.name}: "
+                               f"{_show(sig)}); give each op its own index", from_jaxlib=False)
+    entries = [g if isinstance(g, HostCallback) else
+               HostCallback(g, getattr(g, "__name__", None) or type(g).__name__)
+               for g in given]
+    bound = Bound([])
+    bound.callables = [_wrap(bound, i, entries[i], by_index[i][1]) if i in by_index
+                       else _unused(entries[i]) for i in range(len(entries))]
+    return bound
+
+
+def _show(sig) -> str:
+    ins, outs = sig
+    return f"({', '.join(map(str, ins))}) -> ({', '.join(map(str, outs))})"
+
+
+def _unused(entry):
+    def never_called(*args):  # no op names this index; XLA never calls it
+        raise CallbackError(f"host callback {entry.name!r} is called by no op")
+    return never_called
+
+
+def _wrap(bound: Bound, index: int, entry, sig):
+    from mhlo_ir.types import TokenType
+    ins, outs = sig
+    token_in = bool(ins) and isinstance(ins[0], TokenType)
+    token_out = bool(outs) and isinstance(outs[0], TokenType)
+    value_types = outs[1:] if token_out else outs
+    expected = [(tuple(t.shape), t.element_type.dtype, t) for t in value_types]
+    fn, name = entry.function, entry.name
+    where = f"host callback {name!r} (index {index})"
+
+    def call(*args):
+        try:
+            out = fn(*(args[1:] if token_in else args))
+            values = _check_results(where, out, expected)
+        except BaseException as e:  # noqa: BLE001 - every failure is the run's error
+            err = e if isinstance(e, CallbackError) else CallbackError(
+                f"{where} raised {type(e).__name__}: {e}", name=name, index=index)
+            if err is not e:
+                err.__cause__ = e
+            bound.record(err)
+            raise err
+        return (None, *values) if token_out else tuple(values)
+    call.__name__ = f"checked_{name}"
+    return call
+
+
+def _check_results(where: str, out, expected) -> list:
+    n = len(expected)
+    if out is None:
+        out = ()
+    elif not isinstance(out, (tuple, list)):
+        if n != 1:
+            raise CallbackError(f"{where} returned a single {type(out).__name__}, but the op "
+                                f"declares {n} results: return a tuple of {n}")
+        out = (out,)
+    if len(out) != n:
+        raise CallbackError(f"{where} returned {len(out)} values, but the op declares {n} "
+                            f"result{'s' if n != 1 else ''}"
+                            + (f" ({', '.join(str(t) for *_, t in expected)})" if n else ""))
+    values = []
+    for i, (v, (shape, dtype, t)) in enumerate(zip(out, expected)):
+        values.append(_as_result(where, i, v, shape, dtype, t))
+    return values
+
+
+def _as_result(where, i, v, shape, dtype, t) -> np.ndarray:
+    if isinstance(v, (bool, int, float, complex)) or (
+            isinstance(v, (list, tuple)) and not hasattr(v, "__array__")):
+        # Python values take the declared dtype, when it holds them (as JAX's weak types).
+        natural = np.asarray(v)
+        if natural.dtype.kind not in _KINDS[t.element_type.kind]:
+            raise CallbackError(f"{where}: result {i} is a Python {type(v).__name__} of "
+                                f"{natural.dtype.kind!r} kind, which {t} cannot take")
+        try:
+            a = np.asarray(v, dtype=dtype)
+        except (OverflowError, ValueError) as e:
+            raise CallbackError(f"{where}: result {i}: {e} (expected {t})") from None
+    else:
+        a = np.asarray(v)
+        if a.dtype != dtype:
+            raise CallbackError(f"{where}: result {i} has dtype {a.dtype}, expected {dtype} "
+                                f"({t})")
+    if a.shape != shape:
+        raise CallbackError(f"{where}: result {i} has shape {a.shape}, expected {shape} "
+                            f"({t})")
+    return a if a.flags.c_contiguous else np.array(a, order="C")  # (ascontiguousarray: 1-D)
+
+
+# Per element type kind, the numpy kinds of Python values it takes: bools anything, integers
+# integers (and bools), floats real numbers, complex any number.
+_KINDS = {"bool": "b", "sint": "biu", "uint": "biu", "float": "biuf", "complex": "biufc"}
