@@ -22,7 +22,8 @@ from .interpreter import InterpreterUnsupported, interpret
 from .portable import deserialize_portable, portable_targets, serialize_portable
 
 __all__ = ["check", "compile", "run", "Executable", "Compiled", "VerificationError",
-           "CompileError", "ArgumentError", "CallbackError", "JaxlibMissing", "PlatformUnavailable", "Diagnostic",
+           "CompileError", "ArgumentError", "CallbackError", "JaxlibMissing",
+           "PlatformUnavailable", "Diagnostic",
            "has_platform", "available_platforms", "to_text", "source_name",
            "serialize_portable", "deserialize_portable", "portable_targets", "interpret",
            "InterpreterUnsupported", "__version__"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["VerificationError", "CompileError", "ArgumentError", "CallbackError", "JaxlibMissing",
-           "PlatformUnavailable", "Diagnostic", "from_jaxlib", "INSTALL_HINT"]
+__all__ = ["VerificationError", "CompileError", "ArgumentError", "CallbackError",
+           "JaxlibMissing", "PlatformUnavailable", "Diagnostic", "from_jaxlib", "INSTALL_HINT"]
 
 INSTALL_HINT = "pip install 'mhlo-ir[verify]'"
 
