@@ -18,6 +18,7 @@ mode. Leaves may be numpy arrays, jax arrays, Python scalars or typed PRNG keys
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 
@@ -40,8 +41,9 @@ class Lowered:
     mask."""
 
     def __init__(self, module, in_tree, out_tree, in_avals, out_avals, donated, statics,
-                 token_outputs=0):
+                 token_outputs=0, num_partitions=1):
         self.module = module
+        self.num_partitions = num_partitions  # devices the shardings name (1: none)
         # main's leading dummy results, one per ordered effect (io_callback(ordered=True),
         # ordered debug prints): not fn's outputs.
         self.token_outputs = token_outputs
@@ -56,9 +58,10 @@ class Lowered:
         return self.module.to_text()
 
     def compile(self, platform: str = "cpu"):
-        """The ``verify.Executable`` of the module."""
+        """The ``verify.Executable`` of the module, for as many devices as its shardings
+        name."""
         import verify
-        return verify.compile(self.module, platform)
+        return verify.compile(self.module, platform, num_partitions=self.num_partitions)
 
 
 def _split(args, static_argnums):
@@ -79,21 +82,101 @@ def _normalize_argnums(argnums, n: int, what: str) -> tuple:
     return tuple(sorted(set(out)))
 
 
-_DEVICES = re.compile(r"devices=\[[\d,]+\]([\d,]+)")
+_TILED = re.compile(r"devices=\[[\d,]+\](?:<=\[([\d,]+)\](?:T\([\d,]+\))?|([\d,]+))")
+_MAXIMAL = re.compile(r"maximal device=(\d+)")
+
+
+def _devices_named(sharding: str) -> int:
+    """How many devices an XLA sharding string needs: one past the largest device it names
+    (``{devices=[2,2]0,1,2,3}``, iota ``{devices=[2,2]<=[4]}``, ``{maximal device=3}``)."""
+    m = _TILED.search(sharding)
+    if m:
+        if m.group(1):
+            return math.prod(int(d) for d in m.group(1).split(","))
+        return max(int(d) for d in m.group(2).split(",")) + 1
+    m = _MAXIMAL.search(sharding)
+    return int(m.group(1)) + 1 if m else 1
 
 
 def _num_partitions(shardings) -> int | None:
-    counts = [len(m.group(1).split(",")) for s in shardings if s for m in [_DEVICES.search(s)]
-              if m]
-    return max(counts) if counts else None
+    """The devices the shardings name; tiled ones must all name that many (XLA:
+    "tile_assignment should have 4 devices but has 2")."""
+    counts = {s: _devices_named(s) for s in shardings if s}
+    if not counts:
+        return None
+    n = max(counts.values())
+    for s, k in counts.items():
+        if k != n and _TILED.search(s):
+            raise ValueError(f"sharding {s} tiles over {k} devices, but other shardings of "
+                             f"the program name {n}: every tiled sharding must use all {n} "
+                             "(replicate along a trailing tile dimension, "
+                             "'last_tile_dim_replicate', to use fewer)")
+    return n
+
+
+class _Flat:
+    """One sharding standing for every leaf of the subtree it is matched with."""
+
+    def __init__(self, value, count):
+        self.value, self.count = value, count
+
+
+def _is_sharding(x) -> bool:
+    return x is None or isinstance(x, str) or hasattr(x, "_to_xla_hlo_sharding") or \
+        type(x).__name__ == "HloSharding"
+
+
+def _as_text(sharding, aval) -> str | None:
+    """An XLA sharding string: strings as given, jax Shardings (``NamedSharding``,
+    ``PositionalSharding``...) and jaxlib HloShardings printed by XLA."""
+    if sharding is None or isinstance(sharding, str):
+        return sharding
+    to_hlo = getattr(sharding, "_to_xla_hlo_sharding", None)
+    return str(to_hlo(len(aval.shape)) if to_hlo is not None else sharding)
+
+
+def _flat_shardings(jax, what: str, spec, whole, avals) -> list | None:
+    """``spec`` matched to the flat leaves of ``whole`` (the tuple of positional arguments,
+    or the output), as jax.jit matches it: one sharding for everything, a pytree prefix of
+    ``whole`` (a tuple or list: one entry per element, each a prefix of its subtree), or one
+    sharding per flat leaf."""
+    if spec is None:
+        return None
+    n = len(avals)
+    trees = list(whole) if isinstance(whole, (tuple, list)) else [whole]
+    if not _is_sharding(spec) and not isinstance(spec, (tuple, list)):
+        spec, trees = [spec], [whole]  # a dict or other pytree prefix of the whole
+    if _is_sharding(spec):
+        flat = [spec] * n
+    else:
+        spec = list(spec)
+        if len(spec) == len(trees):
+            flat = []
+            for s, tree in zip(spec, trees):
+                marked = jax.tree_util.tree_map(
+                    lambda sh, sub: _Flat(sh, len(jax.tree_util.tree_leaves(sub))), s, tree,
+                    is_leaf=_is_sharding)
+                for f in jax.tree_util.tree_leaves(marked,
+                                                   is_leaf=lambda x: isinstance(x, _Flat)):
+                    flat += [f.value] * f.count
+        elif len(spec) == n and all(map(_is_sharding, spec)):
+            flat = spec
+        else:
+            kind = "arguments" if what == "in_shardings" else "results"
+            raise ValueError(f"{what} has {len(spec)} entries for {n} flat {kind}")
+    if len(flat) != n:
+        raise ValueError(f"{what} gives {len(flat)} shardings for {n} flat values")
+    return [_as_text(s, a) for s, a in zip(flat, avals)]
 
 
 def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardings=None,
           out_shardings=None, static_argnums=()) -> Lowered:
     """Our module of ``fn`` for these arguments' signature (their values are not baked in,
-    except the static ones). ``in_shardings``/``out_shardings`` are XLA sharding strings,
-    one per flat argument/result (None: unannotated), put on ``mhlo.sharding``; the program
-    is then partitioned over as many devices as they name."""
+    except the static ones). ``in_shardings``/``out_shardings`` are XLA sharding strings or
+    jax Shardings (None: unannotated), matched to the arguments and results as jax.jit
+    matches them (one for all, one per argument or result as a prefix of its pytree, or one
+    per flat leaf), and put on ``mhlo.sharding``; the program is then partitioned over as
+    many devices as they name."""
     jax = _jax()
     from . import lower_jaxpr_to_module
     from .tokens import ordered_in_order
@@ -117,13 +200,10 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         if i in statics:
             continue
         donated += [i in donate_argnums] * len(jax.tree_util.tree_leaves(a))
-    in_sh = list(in_shardings) if in_shardings is not None else None
-    out_sh = list(out_shardings) if out_shardings is not None else None
-    for what, sh, count in (("in_shardings", in_sh, len(leaves)),
-                            ("out_shardings", out_sh, len(closed.out_avals))):
-        if sh is not None and len(sh) != count:
-            raise ValueError(f"{what} has {len(sh)} entries for {count} flat "
-                             f"{'arguments' if what == 'in_shardings' else 'results'}")
+    in_sh = _flat_shardings(jax, "in_shardings", in_shardings, tuple(dynamic),
+                            closed.in_avals)
+    out_sh = _flat_shardings(jax, "out_shardings", out_shardings, out_shape,
+                             closed.out_avals)
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
     name = getattr(fn, "__name__", "fn")
     ordered = ordered_in_order(closed.effects)
@@ -133,15 +213,22 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                                    arg_shardings=in_sh, result_shardings=out_sh,
                                    num_partitions=partitions)
     return Lowered(result.module, in_tree, out_tree, closed.in_avals, closed.out_avals,
-                   donated, statics, token_outputs=len(ordered))
+                   donated, statics, token_outputs=len(ordered),
+                   num_partitions=partitions or 1)
 
 
 class Jitted:
     """``jit(fn)``: call it like ``fn``. ``lower(*args)`` gives the ``Lowered`` program of a
-    signature, ``cache_size`` how many signatures have been compiled."""
+    signature, ``cache_size`` how many signatures have been compiled.
 
-    def __init__(self, fn, *, static_argnums=(), donate_argnums=(), platform: str = "cpu"):
+    With ``in_shardings``/``out_shardings`` (see ``lower``) the program runs on as many CPU
+    devices as they name: whole arrays in, split by the shardings XLA compiled, and whole
+    arrays out, put back together from their shards (``Executable.run_global``)."""
+
+    def __init__(self, fn, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
+                 in_shardings=None, out_shardings=None):
         self.fn = fn
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
         self.static_argnums = static_argnums
         self.donate_argnums = donate_argnums
         self.platform = platform
@@ -173,7 +260,8 @@ class Jitted:
 
     def lower(self, *args) -> Lowered:
         return lower(self.fn, *args, platform=self.platform,
-                     donate_argnums=self.donate_argnums, static_argnums=self.static_argnums)
+                     donate_argnums=self.donate_argnums, static_argnums=self.static_argnums,
+                     in_shardings=self.in_shardings, out_shardings=self.out_shardings)
 
     def __call__(self, *args):
         jax = _jax()
@@ -187,7 +275,8 @@ class Jitted:
                 self._cache.setdefault(key, entry)
         lowered, exe = entry
         arrays = [_to_numpy(jax, x, a) for x, a in zip(leaves, lowered.in_avals)]
-        results = exe(*arrays)[lowered.token_outputs:]
+        results = (exe(*arrays) if lowered.num_partitions == 1 else
+                   exe.run_global(*arrays))[lowered.token_outputs:]
         outs = [_from_numpy(jax, y, a) for y, a in zip(results, lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)
 
@@ -212,10 +301,11 @@ def _from_numpy(jax, y, aval):
     return y
 
 
-def jit(fn=None, *, static_argnums=(), donate_argnums=(), platform: str = "cpu"):
+def jit(fn=None, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
+        in_shardings=None, out_shardings=None):
     """Like ``jax.jit``: ``jit(fn)`` or ``@jit`` / ``@jit(static_argnums=...)``."""
+    options = dict(static_argnums=static_argnums, donate_argnums=donate_argnums,
+                   platform=platform, in_shardings=in_shardings, out_shardings=out_shardings)
     if fn is None:
-        return lambda f: Jitted(f, static_argnums=static_argnums,
-                                donate_argnums=donate_argnums, platform=platform)
-    return Jitted(fn, static_argnums=static_argnums, donate_argnums=donate_argnums,
-                  platform=platform)
+        return lambda f: Jitted(f, **options)
+    return Jitted(fn, **options)

@@ -1,0 +1,144 @@
+"""lower.jax.jit with in/out shardings on several CPU devices: whole arrays in and out, equal
+to jax.jit of the same function (on one device here, where sharding cannot change a value:
+exact for integers and data movement, 1e-5 for float sums whose order the partitioning may
+change); and, in a fresh process with 8 jax CPU devices, jax's own NamedShardings against
+jax.jit with the same shardings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import lower.jax as lj
+
+RNG = np.random.default_rng(7)
+
+
+def _close(got, want, exact=False):
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        w = np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype
+        if exact or g.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+ROWS = "{devices=[4,1]<=[4]}"
+COLS = "{devices=[1,2,2]0,1,2,3 last_tile_dim_replicate}"
+BOTH = "{devices=[2,2]<=[4]}"
+HALF = "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}"
+
+
+@pytest.mark.parametrize("ins, outs", [
+    ((ROWS, COLS), BOTH), ((BOTH, "{replicated}"), (ROWS,)), ((HALF, BOTH), None),
+    (None, HALF), (("{replicated}", ROWS), "{maximal device=1}"),
+])
+def test_integer_programs_exactly_whatever_the_shardings(ins, outs):
+    def f(a, b):
+        return (a * 3 - b[::-1]) // 2
+    a = RNG.integers(-50, 50, (8, 6), dtype=np.int32)
+    b = RNG.integers(-50, 50, (8, 6), dtype=np.int32)
+    jitted = lj.jit(f, in_shardings=ins, out_shardings=outs)
+    _close(jitted(a, b), jax.jit(f)(a, b), exact=True)
+    assert jitted.lower(a, b).num_partitions in (2, 4)
+
+
+def test_uneven_tiles_are_padded_and_cropped():
+    def f(x):
+        return jnp.cumsum(x) + x[::-1]
+    x = np.arange(10, dtype=np.int32)
+    got = lj.jit(f, in_shardings="{devices=[4]<=[4]}", out_shardings="{devices=[4]3,1,0,2}")(x)
+    _close(got, jax.jit(f)(x), exact=True)
+
+
+def test_pytree_prefixes_match_as_jax_matches_them():
+    def f(params, batch):
+        h = jnp.tanh(batch["x"] @ params["w"] + params["b"])
+        return {"h": h, "loss": ((h - batch["y"]) ** 2).mean()}
+    params = {"w": RNG.standard_normal((5, 4)).astype(np.float32),
+              "b": np.zeros(4, np.float32)}
+    batch = {"x": RNG.standard_normal((8, 5)).astype(np.float32),
+             "y": RNG.standard_normal((8, 4)).astype(np.float32)}
+    jitted = lj.jit(f, in_shardings=("{replicated}", ROWS),
+                    out_shardings={"h": ROWS, "loss": "{replicated}"})
+    lowered = jitted.lower(params, batch)
+    text = lowered.text
+    assert text.count(f'mhlo.sharding = "{ROWS}"') == 3  # batch x, batch y, result h
+    _close(jitted(params, batch), jax.jit(f)(params, batch))
+
+
+def test_data_parallel_gradient_step():
+    def loss(w, x, y):
+        return ((jnp.tanh(x @ w) - y) ** 2).mean()
+
+    def step(w, x, y):
+        g = jax.grad(loss)(w, x, y)
+        return w - 0.1 * g, loss(w, x, y)
+    w = RNG.standard_normal((6, 3)).astype(np.float32)
+    x = RNG.standard_normal((16, 6)).astype(np.float32)
+    y = RNG.standard_normal((16, 3)).astype(np.float32)
+    jitted = lj.jit(step, in_shardings=("{replicated}", ROWS, ROWS),
+                    out_shardings=("{replicated}", "{replicated}"))
+    _close(jitted(w, x, y), jax.jit(step)(w, x, y))
+
+
+def test_a_debug_print_under_shardings_prints_once(capsys):
+    def f(x):
+        jax.debug.print("total {t}", t=x.sum())
+        return x + 1
+    x = np.arange(8, dtype=np.int32)
+    got = lj.jit(f, in_shardings=ROWS.replace("4,1", "4"), out_shardings=None)(x)
+    assert capsys.readouterr().out == "total 28\n"
+    np.testing.assert_array_equal(got, x + 1)
+    assert "{maximal device=0}" in lj.lower(f, x, in_shardings="{devices=[4]<=[4]}").text
+
+
+def test_shardings_over_different_device_counts_are_refused_in_python():
+    with pytest.raises(ValueError, match=r"sharding \{devices=\[2\]0,1\} tiles over 2 devices, "
+                                         "but other shardings of the program name 4"):
+        lj.lower(lambda a, b: a + b, np.ones(4), np.ones(4),
+                 in_shardings=["{devices=[2]0,1}", "{devices=[4]<=[4]}"])
+
+
+def test_sharding_counts_that_fit_nothing_are_refused():
+    with pytest.raises(ValueError, match="in_shardings has 3 entries for 2 flat arguments"):
+        lj.lower(lambda a, b: a + b, np.ones(2), np.ones(2),
+                 in_shardings=["{replicated}"] * 3)
+
+
+_NAMED = textwrap.dedent("""
+    import jax, numpy as np, jax.numpy as jnp
+    jax.config.update("jax_num_cpu_devices", 8)
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    import lower.jax as lj
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    def f(w, x):
+        h = jnp.tanh(x @ w)
+        return {"h": h, "s": h.sum(axis=0), "i": (x > 0).astype(jnp.int32).sum(1)}
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((6, 4)).astype(np.float32)
+    x = rng.standard_normal((8, 6)).astype(np.float32)
+    ins = (NamedSharding(mesh, P(None, "y")), NamedSharding(mesh, P("x", None)))
+    outs = {"h": NamedSharding(mesh, P("x", "y")), "s": NamedSharding(mesh, P()),
+            "i": NamedSharding(mesh, P("x"))}
+    theirs = jax.jit(f, in_shardings=ins, out_shardings=outs)(w, x)
+    ours = lj.jit(f, in_shardings=ins, out_shardings=outs)(w, x)
+    assert lj.lower(f, w, x, in_shardings=ins, out_shardings=outs).num_partitions == 8
+    np.testing.assert_array_equal(ours["i"], np.asarray(theirs["i"]))
+    for k in ("h", "s"):
+        np.testing.assert_allclose(ours[k], np.asarray(theirs[k]), rtol=1e-5, atol=1e-6)
+    print("ok")
+""")
+
+
+def test_jax_named_shardings_on_eight_devices_match_jax_jit():
+    out = subprocess.run([sys.executable, "-c", _NAMED], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
