@@ -196,7 +196,7 @@ def extreme(dtype, low: bool) -> np.ndarray:
         return np.array(info.min if low else info.max, dtype)
     with np.errstate(all="ignore"):
         inf = np.array(-np.inf if low else np.inf, dtype)
-    if np.isinf(inf.astype(np.float32)):
+    if dtype.kind == "c" or np.isinf(inf.astype(np.float32)):  # complex: (+-inf, 0)
         return inf
     info = ml_dtypes.finfo(dtype)
     return np.array(info.min if low else info.max, dtype)

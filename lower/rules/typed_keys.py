@@ -8,8 +8,9 @@ dimensions. Here each such rule is wrapped: for key operands the params gain the
 dimensions, untouched (as jax's ``dtype._rules`` do in its mlir helpers), and the rule sees
 physical avals; for any other operand the rule runs as registered.
 
-Gather and scatter of key arrays are not covered (their dimension numbers would need the
-same treatment).
+Gather and scatter of key arrays take the key dimensions as trailing window dimensions
+(``offset_dims`` / ``update_window_dims``), as jax's ``_gather_lower_opaque`` and
+``_scatter_lower_opaque`` do.
 """
 
 from __future__ import annotations
@@ -80,6 +81,32 @@ def _select_n(ctx, k, args):
     return [which, *cases], {}
 
 
+def _with(dn, **fields):
+    """Dimension numbers with some fields replaced (jax's are NamedTuples, ours
+    dataclasses)."""
+    if hasattr(dn, "_replace"):
+        return dn._replace(**fields)
+    import dataclasses
+    return dataclasses.replace(dn, **fields)
+
+
+def _gather(ctx, k, args, dimension_numbers, slice_sizes, **params):
+    r = len(k)
+    ndim_out = len(ctx.avals_out[0].shape) - r  # the key array's own rank
+    dn = _with(dimension_numbers,
+               offset_dims=(*dimension_numbers.offset_dims, *_trailing(ndim_out, r)))
+    return args, dict(params, dimension_numbers=dn, slice_sizes=(*slice_sizes, *k))
+
+
+def _scatter(ctx, k, args, dimension_numbers, **params):
+    r = len(k)
+    ndim_updates = len(ctx.avals_in[2].shape) - r
+    dn = _with(dimension_numbers,
+               update_window_dims=(*dimension_numbers.update_window_dims,
+                                   *_trailing(ndim_updates, r)))
+    return args, dict(params, dimension_numbers=dn)
+
+
 def _unchanged(ctx, k, args, **params):
     return args, params
 
@@ -90,7 +117,7 @@ _TRANSFORMS = {
     "dynamic_update_slice": _dynamic_update_slice, "select_n": _select_n,
     # these index only the key array's own (leading) dimensions, or read the output aval
     "squeeze": _unchanged, "expand_dims": _unchanged, "concatenate": _unchanged,
-    "rev": _unchanged,
+    "rev": _unchanged, "gather": _gather, "scatter": _scatter,
 }
 
 
