@@ -35,7 +35,7 @@ from .tokens import TokenSet, _is_ordered, ordered_in_order  # noqa: F401
 __all__ = ["ModuleContext", "LoweringRuleContext", "TokenSet", "LoweringResult",
            "register_lowering", "lower_jaxpr_to_module", "lower_jaxpr_to_fun",
            "jaxpr_subcomp", "ir_constants", "register_constant_handler", "aval_to_ir_types",
-           "cache_lowering", "lower_fun", "PLATFORMS"]
+           "cache_lowering", "lower_fun", "merge_mhlo_modules", "PLATFORMS"]
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 _ALIASES = {"gpu": ("cuda", "rocm")}
@@ -640,3 +640,10 @@ register_lowering("jit", _jit_lowering)
 register_lowering("pjit", _jit_lowering)
 register_lowering("closed_call", _closed_call_lowering)
 register_lowering("core_call", _closed_call_lowering)
+
+
+def merge_mhlo_modules(dst_module: hlo.Module, sym_name: str, src_module: hlo.Module) -> str:
+    """The seed's name and argument order for ``mhlo_ir.merge_modules``: move
+    ``src_module``'s functions into ``dst_module``; returns the new name of its ``main``."""
+    from mhlo_ir.merge import merge_modules
+    return merge_modules(dst_module, src_module, sym_name)

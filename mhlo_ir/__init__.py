@@ -48,6 +48,8 @@ _LAZY = {
     "parse": ("parser", "parse"),
     "parse_modules": ("parser", "parse_modules"),
     "parse_file": ("parser", "parse_file"),
+    "merge_modules": ("merge", "merge_modules"),
+    "HostCallback": ("ops.host_callbacks", "HostCallback"),
     **{name: ("mhlo_attributes", name) for name in (
         "ChannelHandle", "ConvDimensionNumbers", "DotDimensionNumbers", "EnumAttr",
         "GatherDimensionNumbers", "OutputOperandAlias", "ScatterDimensionNumbers",
@@ -55,7 +57,7 @@ _LAZY = {
         "rng_distribution", "transpose")},
 }
 # ... and so do the submodules that used to load with the package (mhlo_ir.builder, ...).
-_LAZY_MODULES = frozenset(module for module, _ in _LAZY.values())
+_LAZY_MODULES = frozenset(module for module, _ in _LAZY.values() if "." not in module)
 
 
 def __getattr__(name: str):
