@@ -208,7 +208,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     name = getattr(fn, "__name__", "fn")
     ordered = ordered_in_order(closed.effects)
     result = lower_jaxpr_to_module(f"jit_{name}", closed, platform=platform,
-                                   ordered_effects=ordered,
+                                   ordered_effects=ordered, fn_name=name,
                                    donated_args=donated if any(donated) else None,
                                    arg_shardings=in_sh, result_shardings=out_sh,
                                    num_partitions=partitions)

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import collections
 import itertools
+import os
 import re
 import struct
+import sys
 import warnings
 from typing import Callable, Sequence
 
@@ -195,27 +197,81 @@ def lowering_rule(prim, platform: str) -> Callable:
 # -- locations --------------------------------------------------------------------------------
 
 def source_info_to_location(primitive, source_info, name_stack, cache=None) -> hlo.Location:
-    """``"jit(f)/add"("f.py":3:7)``: the op's name stack and the user frame it came from.
+    """``"jit(f)/add"(...)``: the op's name stack and where in the user's code it came from.
+
+    Our own tracer's equations carry one user ``frame``: ``"f.py":3:7``. JAX's carry a
+    ``traceback`` (jaxlib's), which becomes what jax.jit's lowering writes: the user's frames
+    (jax's and the standard library's left out, as jax's ``is_user_filename`` decides, and
+    this package's own) innermost first, each ``"function"("file":line:col to :end)``,
+    chained by ``callsite(... at ...)``.
 
     ``cache`` (a dict; the module context's) shares one Location among equations with the same
-    primitive, name stack and line: locations repeat heavily, and building one is costly."""
+    primitive, name stack and source: locations repeat heavily, and building one is costly."""
     frame = getattr(source_info, "frame", None)
+    traceback = getattr(source_info, "traceback", None) if frame is None else None
     eqn_stack = getattr(source_info, "name_stack", None)
-    key = (primitive.name, name_stack.stack, getattr(eqn_stack, "stack", eqn_stack),
-           None if frame is None else (frame.file_name, frame.start_line, frame.start_column))
+    where = traceback if frame is None else (frame.file_name, frame.start_line,
+                                             frame.start_column)
+    key = (primitive.name, name_stack.stack, getattr(eqn_stack, "stack", eqn_stack), where)
     if cache is not None:
         hit = cache.get(key)
         if hit is not None:
             return hit
     names = str(name_stack + eqn_stack) if eqn_stack is not None else str(name_stack)
     name = f"{names}/{primitive.name}" if names else primitive.name
-    if frame is None:
-        loc = hlo.NameLoc(name)
-    else:
+    if frame is not None:
         loc = hlo.NameLoc(name, hlo.FileLineColLoc(frame.file_name, frame.start_line,
                                                    frame.start_column))
+    elif traceback is not None:
+        loc = hlo.NameLoc(name, _traceback_location(traceback, cache))
+    else:
+        loc = hlo.NameLoc(name)
     if cache is not None:
         cache[key] = loc
+    return loc
+
+
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_FRAME_LIMIT = 100  # jax's jax_traceback_in_locations_limit default
+
+
+def _is_user_file(filename: str) -> bool:
+    if filename.startswith(_OWN_DIR):
+        return False
+    util = sys.modules.get("jax._src.source_info_util")
+    check = getattr(util, "is_user_filename", None)
+    return check(filename) if check is not None else True
+
+
+def _traceback_location(traceback, cache) -> hlo.Location | None:
+    """The callsite chain of a jaxlib Traceback's user frames (None if it has none)."""
+    codes, lastis = traceback.raw_frames()
+    frames = []
+    for code, lasti in zip(codes, lastis):
+        if len(frames) == _FRAME_LIMIT:
+            break
+        if not _is_user_file(code.co_filename):
+            continue
+        key = ("frame", code, lasti)
+        loc = cache.get(key) if cache is not None else None
+        if loc is None:
+            line, col, end_line, end_col = type(traceback).code_addr2location(code, lasti)
+            if line is None or line < 0:
+                continue
+            file = hlo.FileLineColLoc(code.co_filename, line, max(col, 0),
+                                      end_line if end_col is not None and end_col >= 0
+                                      else None,
+                                      end_col if end_col is not None and end_col >= 0
+                                      else None)
+            loc = hlo.NameLoc(code.co_qualname, file)
+            if cache is not None:
+                cache[key] = loc
+        frames.append(loc)
+    if not frames:
+        return None
+    loc = frames[-1]
+    for callee in reversed(frames[:-1]):
+        loc = hlo.CallSiteLoc(callee, loc)
     return loc
 
 
@@ -368,7 +424,8 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
                        replace_tokens_with_dummy: bool = False, replicated_args=None,
                        arg_shardings=None, result_shardings=None,
                        use_sharding_annotations: bool = True, input_output_aliases=None,
-                       num_output_tokens: int = 0) -> hlo.Function:
+                       num_output_tokens: int = 0, stack_name: str | None = None
+                       ) -> hlo.Function:
     """Lower a closed jaxpr to a function of ``ctx.module`` (its name is uniquified).
 
     Ordered effects are threaded as tokens: created inside when ``create_tokens`` (the entry
@@ -422,7 +479,7 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
         else:
             ir_args.append((a,))
     consts = [ir_constants(b, c) for c in getattr(jaxpr, "consts", ())]
-    sub = ctx.replace(name_stack=ctx.name_stack.extend(f"jit({name})"))
+    sub = ctx.replace(name_stack=ctx.name_stack.extend(f"jit({stack_name or name})"))
     outs, tokens_out = jaxpr_subcomp(sub, b, jaxpr.jaxpr, tokens_in, consts, *ir_args)
     results = []
     if create_tokens:
@@ -483,7 +540,7 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
                           replicated_args=None, arg_shardings=None, result_shardings=None,
                           name_stack=None, num_partitions: int | None = None,
                           num_replicas: int | None = None,
-                          axis_context=None) -> LoweringResult:
+                          axis_context=None, fn_name: str | None = None) -> LoweringResult:
     """Lower a closed jaxpr to a module whose public ``main`` XLA runs.
 
     ``donated_args`` become ``tf.aliasing_output`` where an output of the same type exists (a
@@ -496,6 +553,8 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
     ``ordered_effects`` (by default the jaxpr's own ordered effects: ordered io_callback,
     ordered debug prints...) get a token each, created in ``main``, which also returns one
     dummy ``tensor<0xi1>`` per effect ahead of its results, as the seed's lowering does.
+    ``fn_name`` names the function in the locations' name stacks (``jit(f)/add``, as
+    jax.jit's; ``jit(main)`` without it).
     """
     (platform,) = expand_platform(platform)[:1]
     if ordered_effects is None:
@@ -518,7 +577,7 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
             names = ", ".join(str(a.str_short()) for a, u in zip(jaxpr.in_avals, unused) if u)
             warnings.warn(f"Some donated buffers were not usable: {names}", stacklevel=2)
     lower_jaxpr_to_fun(ctx, "main", jaxpr, list(ordered_effects), public=True,
-                       create_tokens=True, replace_tokens_with_dummy=True,
+                       create_tokens=True, replace_tokens_with_dummy=True, stack_name=fn_name,
                        replicated_args=replicated_args, arg_shardings=arg_shardings,
                        result_shardings=result_shardings, input_output_aliases=aliases)
     return LoweringResult(module, ctx.keepalives, ctx.host_callbacks)

@@ -55,27 +55,57 @@ class UnknownLoc(Location):
         return UNKNOWN
 
 
+def _end(v, what):
+    if v is not None:
+        _u32(v, what)
+
+
 @attrs.frozen(cache_hash=True)
 class FileLineColLoc(Location):
-    """``"model.py":3:7``."""
+    """``"model.py":3:7``, or a range ``"model.py":3:7 to :21`` (``end_column`` on the same
+    line) / ``"model.py":3:7 to 5:2`` (``end_line`` too), as MLIR's FileLineColRange prints
+    them (JAX's locations carry the ranges Python reports)."""
 
     filename: str = attrs.field(validator=lambda _, __, v: _filename(v))
     line: int = attrs.field(default=0, validator=lambda _, __, v: _u32(v, "line"))
     column: int = attrs.field(default=0, validator=lambda _, __, v: _u32(v, "column"))
+    end_line: int | None = attrs.field(default=None, validator=lambda _, __, v: _end(v, "end"))
+    end_column: int | None = attrs.field(default=None,
+                                         validator=lambda _, __, v: _end(v, "end column"))
+
+    def __attrs_post_init__(self):
+        if self.end_line is not None:
+            if self.end_column is None:
+                raise ValueError("a location range needs an end column (end_line alone "
+                                 "is not a range)")
+            if self.end_line == self.line:  # one spelling per range: "to :col"
+                object.__setattr__(self, "end_line", None)
 
     def render(self) -> str:
-        return f"{quote(self.filename)}:{int(self.line)}:{int(self.column)}"
+        head = f"{quote(self.filename)}:{int(self.line)}:{int(self.column)}"
+        if self.end_column is None:
+            return head
+        if self.end_line is None or self.end_line == self.line:
+            return f"{head} to :{int(self.end_column)}"
+        return f"{head} to {int(self.end_line)}:{int(self.end_column)}"
 
     @classmethod
     def parse(cls, ts, aliases=None) -> "FileLineColLoc":
-        """Reads ``"file":line:col`` (or ``"file":line``, column 0, as MLIR reads it)."""
+        """Reads ``"file":line:col`` (or ``"file":line``, column 0, as MLIR reads it), and
+        ranges: ``... to :col`` or ``... to line:col``."""
         tok = ts.expect_kind("string", "a file name")
         ts.expect(":")
         line = ts.integer("a line number")
         column = ts.integer("a column number") if ts.accept(":") else 0
-        if ts.at("to"):
-            raise ts.error("file ranges (\"f\":1:2 to 3:4) are not supported")
-        return ts.make(tok, cls, ts.string_value(tok), line, column)
+        end_line = end_column = None
+        if ts.accept("to"):
+            if ts.accept(":"):
+                end_column = ts.integer("an end column")
+            else:
+                end_line = ts.integer("an end line")
+                ts.expect(":")
+                end_column = ts.integer("an end column")
+        return ts.make(tok, cls, ts.string_value(tok), line, column, end_line, end_column)
 
 
 @attrs.frozen(cache_hash=True)

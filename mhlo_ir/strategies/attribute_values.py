@@ -134,8 +134,12 @@ def locations(mlir_canonical: bool = False, max_leaves: int = 6):
     ``"n"`` are one location, which reads back as the second."""
     from .. import location as L
     u32 = st.integers(0, 2 ** 32 - 1)
+    small = st.integers(0, 2 ** 31)
+    ranges = st.builds(lambda f, line, col, more, end: L.FileLineColLoc(
+        f, line, col, None if more is None else line + more, end),
+        _text(1), small, small, st.none() | st.integers(0, 3), small)
     leaves = st.one_of(st.just(L.UNKNOWN), st.builds(L.FileLineColLoc, _text(1), u32, u32),
-                       _text().map(L.NameLoc))
+                       ranges, _text().map(L.NameLoc))
     if not mlir_canonical:
         return st.recursive(leaves, lambda inner: st.one_of(
             st.builds(L.NameLoc, _text(), inner.filter(lambda x: x is not L.UNKNOWN)),

@@ -144,3 +144,45 @@ def test_typed_prng_keys_in_and_out():
     np.testing.assert_array_equal(jax.random.key_data(k2), jax.random.key_data(wk2))
     again = lj.jit(lambda k: jax.random.bits(k, (4,), np.uint32))(k2)   # a returned key in
     np.testing.assert_array_equal(again, np.asarray(jax.random.bits(wk2, (4,), np.uint32)))
+
+
+def _scaled_sine(x):
+    return jnp.sin(x) * 2  # the line the sine and the multiply come from
+
+
+def test_locations_carry_jaxs_name_stacks_and_the_users_frames():
+    import inspect
+
+    def f(x):
+        with jax.named_scope("block"):
+            y = _scaled_sine(x)
+        return y + 1
+    lowered = lj.lower(f, np.ones(3, np.float32))
+    line = inspect.getsourcelines(_scaled_sine)[1] + 1
+    caller = inspect.getsourcelines(f)[1] + 2
+    here = __file__
+    sine = next(op for _, op in __import__("mhlo_ir").ir.walk(lowered.module)
+                if op.spec.name == "sine")
+    text = sine.location.render()
+    assert text.startswith('"jit(f)/block/sin"(callsite("_scaled_sine"(')
+    assert f'"{here}":{line}:11 to :21' in text and f'"{here}":{caller}:16' in text
+    # jax.jit's own text, read with our parser: the same name and the same innermost frames
+    # (the outermost ones differ: jax records a bounded number of frames, and ours are
+    # traced one call deeper).
+    from mhlo_ir.location import parse_location, parse_location_aliases
+    theirs_text = jax.jit(f).lower(np.ones(3, np.float32)).as_text(debug_info=True)
+    aliases = parse_location_aliases(theirs_text)
+    sine_line = next(t for t in theirs_text.splitlines() if "stablehlo.sine" in t)
+    theirs = parse_location("loc(" + sine_line.rsplit(" loc(", 1)[1], aliases)
+    ours = sine.location
+    def frames(loc):
+        out = []
+        while isinstance(loc, __import__("mhlo_ir").CallSiteLoc):
+            out.append(loc.callee)
+            loc = loc.caller
+        return out + [loc]
+    assert ours.name == theirs.name == "jit(f)/block/sin"
+    assert frames(ours.child)[:2] == frames(theirs.child)[:2]
+    # jaxlib reads the text with its locations (ranges, call sites) and verifies it.
+    import verify
+    verify.check(lowered.module)

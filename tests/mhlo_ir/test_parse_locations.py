@@ -47,6 +47,14 @@ def test_our_alias_trailer_reads_back(xs):
     assert got == xs
 
 
+def test_ranges_as_jax_writes_them():
+    assert parse_location('"m.py":3:11 to :21') == F("m.py", 3, 11, None, 21)
+    assert parse_location('"m.py":3:11 to 4:2').render() == '"m.py":3:11 to 4:2'
+    assert F("m.py", 3, 11, 3, 21).render() == '"m.py":3:11 to :21'
+    assert mlir_locations(['"m.py":3:11 to :21', '"m.py":3:11 to 4:2']) == [
+        F("m.py", 3, 11, None, 21), F("m.py", 3, 11, 4, 2)]
+
+
 def test_mlir_spellings():
     assert parse_location('"a.py":7') == F("a.py", 7, 0)           # MLIR reads line alone
     assert parse_location('"n"(unknown)') == hlo.NameLoc("n")      # and prints it as "n"
@@ -66,7 +74,8 @@ def test_aliases_resolve_in_order_and_nest():
 
 
 @pytest.mark.parametrize("text, column, message", [
-    ('"a.py":1:2 to :5', 12, "file ranges"),
+    ('"a.py":1:2 to', 14, "expected an end line"),
+    ('"a.py":1:2 to 3', 16, "expected ':'"),
     ('"":1:2', 1, "file name must not be empty"),
     ('"a.py":-1:2', 1, "line must be an integer in [0, 2**32)"),
     ('"a.py":1:4294967296', 1, "column must be an integer"),
