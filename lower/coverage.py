@@ -43,8 +43,6 @@ WHY_NOT = {
         "dot_product_attention_fwd_wrapper", "dot_product_attention_bwd_wrapper",
         "dot_product_attention_fp8_fwd_wrapper", "dot_product_attention_fp8_bwd_wrapper",
         "scaled_matmul", "scaled_matmul_wrapper")},
-    "call_exported": "runs a jax.export artifact: its serialized StableHLO would have to be "
-                     "read into our AST and inlined; not lowered yet",
     "custom_lin": "a linearization-time primitive jax's partial evaluation replaces before "
                   "lowering; a jaxpr that reaches lowering with it comes from an "
                   "unfinished transformation",
@@ -53,10 +51,6 @@ WHY_NOT = {
     "pin": "jax's experimental linear buffers: a Pin custom call placing a buffer in a "
            "memory space, with no CPU meaning",
     "unpin": "jax's experimental linear buffers (the inverse of pin)",
-    "dim_as_value": "shape polymorphism: our avals have static shapes, so there is no "
-                    "symbolic dimension to turn into a value",
-    "dimension_size": "shape polymorphism (a symbolic dimension's size at run time): our "
-                      "avals have static shapes",
     "psend": "point-to-point send between devices inside shard_map: not lowered yet (XLA:CPU "
              "has no device-to-device send/recv)",
     "precv": "point-to-point receive between devices inside shard_map (see psend)",

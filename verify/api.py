@@ -353,6 +353,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                          f"topology= is for platform='tpu', not {platform!r}")
     text, computation = _check(module_or_text, filename)
     _check_entry(module_or_text)
+    if platform == "cpu":
+        _cpu_refusals(module_or_text)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
     if distributed is not None:
@@ -420,6 +422,21 @@ def _compile_with_callbacks(client, text, devices, opts, callables):
     with ctx:
         module = ir.Module.parse(text)
         return client.compile_and_load(module, devices, opts, host_callbacks=callables)
+
+
+def _cpu_refusals(module) -> None:
+    """What XLA:CPU has no implementation of, said in Python: send and recv (host transfers
+    included: "HLO opcode `send` is not supported by XLA:CPU ThunkEmitter")."""
+    if isinstance(module, (str, bytes)):
+        return  # jaxlib's own message says it
+    from mhlo_ir.ir import walk
+    for fn, op in walk(module):
+        if op.spec.name in ("send", "recv"):
+            host = " (a host transfer)" if _is_host_transfer(op) else ""
+            raise CompileError(f"@{fn.name}: '{op.spec.name}'{host} has no XLA:CPU "
+                               "implementation (XLA:GPU and XLA:TPU have one); on CPU a "
+                               "program reaches the host through Builder.host_callback",
+                               from_jaxlib=False)
 
 
 def _tpu_refusals(module) -> None:

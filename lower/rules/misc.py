@@ -460,3 +460,19 @@ def _scaled_dot(ctx, *args, dimension_numbers, preferred_element_type=None):
 
 
 register_lowering("scaled_dot", _scaled_dot)
+
+
+# -- shape polymorphism, where every shape is static ----------------------------------------
+
+def _static_dim(ctx, value, what: str) -> list:
+    try:
+        n = int(value)
+    except TypeError:
+        raise NotImplementedError(f"'{ctx.primitive.name}': {what} {value!r} is symbolic; "
+                                  "this lowering takes static shapes only") from None
+    return [full_like(ctx.builder, n, aval_to_ir_type(ctx.avals_out[0]))]
+
+
+register_lowering("dimension_size", lambda ctx, x, *, dimension: _static_dim(
+    ctx, x.type.shape[dimension], f"dimension {dimension}"))
+register_lowering("dim_as_value", lambda ctx, *, dim: _static_dim(ctx, dim, "the dimension"))

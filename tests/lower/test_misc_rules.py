@@ -294,3 +294,16 @@ def test_custom_partitioning_inlines_on_one_device():
     assert "custom_partitioning" in names(closed)
     with pytest.raises(NotImplementedError, match="over 2 devices"):
         lower_jaxpr_to_module("cp", closed, num_partitions=2)
+
+
+def test_dimension_size_and_dim_as_value_of_static_shapes():
+    import jax
+    from jax._src.export import shape_poly
+
+    import verify
+    from lower import lower_jaxpr_to_module
+    x = np.zeros((3, 5), np.float32)
+    closed = jax.make_jaxpr(lambda v: shape_poly.dimension_size_p.bind(v, dimension=1) * 10 +
+                            shape_poly.dim_as_value_p.bind(dim=4))(x)
+    (got,) = verify.run(lower_jaxpr_to_module("dims", closed).module, x)
+    assert got.dtype == np.int32 and got == 54
