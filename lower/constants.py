@@ -26,6 +26,9 @@ def aval_to_ir_types(aval) -> tuple:
     """The IR types of an abstract value (one tensor type; a token for a token)."""
     if is_token(aval):
         return (hlo.token(),)
+    inner = getattr(aval, "inner_aval", None)
+    if inner is not None:  # jax's AbstractFuture of an async collective: its value's types
+        return aval_to_ir_types(inner)
     if not isinstance(aval.dtype, np.dtype):
         # jax's extended dtypes (PRNG keys, key<fry>): their physical uint32 array.
         from .rules.random import physical_aval  # lazy: lower.rules imports this module

@@ -26,17 +26,9 @@ def jax_primitives() -> tuple:
     return jax.__version__, names
 
 
-_ASYNC = ("an async collective pair (jax's experimental `*_start`/`*_done` split of a "
-          "collective): not lowered; the synchronous collective is")
 _CUDNN = "a CUDA-only custom call into cuDNN or cuBLASLt kernels, not an XLA op"
 # Why each primitive without a rule has none (a test keeps every "no" row explained).
 WHY_NOT = {
-    **{name: _ASYNC for name in (
-        "all_gather_start", "all_gather_done", "all_gather_reduced_start", "all_to_all_start",
-        "all_to_all_done", "pbroadcast_start", "pbroadcast_done", "ppermute_start",
-        "ppermute_done", "psum_start", "psum_done", "psum_invariant_start",
-        "reduce_scatter_start", "reduce_scatter_done", "unreduced_psum_start",
-        "unreduced_reduce_scatter_start")},
     **{name: _CUDNN for name in (
         "cudnn_fusion", "dot_product_attention_fwd", "dot_product_attention_bwd",
         "dot_product_attention_fp8_fwd", "dot_product_attention_fp8_bwd",

@@ -98,6 +98,27 @@ def _devices_named(sharding: str) -> int:
     return int(m.group(1)) + 1 if m else 1
 
 
+def _mesh_devices(jaxpr) -> int | None:
+    """The largest mesh a ``shard_map`` anywhere in the jaxpr runs over (None: no mesh)."""
+    best, stack, seen = None, [jaxpr], set()
+    while stack:
+        j = stack.pop()
+        j = getattr(j, "jaxpr", j)
+        if id(j) in seen or not hasattr(j, "eqns"):
+            continue
+        seen.add(id(j))
+        for eqn in j.eqns:
+            mesh = eqn.params.get("mesh")
+            size = getattr(mesh, "size", None)
+            if isinstance(size, int) and size > 1:
+                best = max(best or 0, size)
+            for v in eqn.params.values():
+                for item in (v if isinstance(v, (tuple, list)) else (v,)):
+                    if hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
+                        stack.append(item)
+    return best
+
+
 def _num_partitions(shardings) -> int | None:
     """The devices the shardings name; tiled ones must all name that many (XLA:
     "tile_assignment should have 4 devices but has 2")."""
@@ -205,6 +226,12 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     out_sh = _flat_shardings(jax, "out_shardings", out_shardings, out_shape,
                              closed.out_avals)
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
+    mesh = _mesh_devices(closed.jaxpr)
+    if mesh is not None and (partitions or 1) < mesh:
+        if partitions not in (None, 1):
+            raise ValueError(f"the shardings name {partitions} devices, but a shard_map in "
+                             f"the program runs over a mesh of {mesh}")
+        partitions = mesh
     name = getattr(fn, "__name__", "fn")
     ordered = ordered_in_order(closed.effects)
     result = lower_jaxpr_to_module(f"jit_{name}", closed, platform=platform,

@@ -142,3 +142,31 @@ def test_jax_named_shardings_on_eight_devices_match_jax_jit():
     out = subprocess.run([sys.executable, "-c", _NAMED], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+_ASYNC = textwrap.dedent("""
+    import jax, numpy as np
+    jax.config.update("jax_num_cpu_devices", 4)
+    from jax._src.lax import parallel as par
+    from jax.sharding import PartitionSpec as P
+    import lower.jax as lj
+    mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    def body(x):
+        s = par.psum_start(x, "i")
+        r = par.ppermute_start(x, "i", perm=[(0, 1), (1, 2), (2, 3), (3, 0)])
+        g = par.all_gather_start(x, "i", tiled=True)
+        return s.done() * 2, r.done(), g.done()
+    f = jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=(P("i"), P("i"), P("i")))
+    x = np.arange(8, dtype=np.int32)
+    ours, theirs = lj.jit(f)(x), jax.jit(f)(x)
+    assert lj.lower(f, x).num_partitions == 4
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a, np.asarray(b))
+    print("ok")
+""")
+
+
+def test_async_collective_pairs_in_shard_map_match_jax_jit():
+    out = subprocess.run([sys.executable, "-c", _ASYNC], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
