@@ -118,15 +118,23 @@ def _sharding_constraint_lowering(ctx, x, *, sharding, layout=None, context_mesh
     """``custom_call @Sharding`` with ``mhlo.sharding`` (and ``unspecified_dims=[...]`` in
     its backend_config, which lets XLA's propagation choose those dimensions).
 
-    The operand is returned unchanged when the sharding cannot be written, and inside a
-    manual (shard_map) region, where the value is one device's shard and a sharding over
-    the whole mesh would not describe it. A layout, if given, is not expressed: layouts do
-    not change values.
+    Inside a manual (shard_map) region the sharding gains the region's manual axes as a
+    manual subgroup (``{manual}`` when every mesh axis is manual), as jax's
+    ``add_manual_axes`` does; its spec names the other axes. The operand is returned
+    unchanged when the sharding cannot be written. A layout, if given, is not expressed:
+    layouts do not change values.
     """
     mctx = ctx.module_context
-    if getattr(mctx.axis_context, "manual_axes", None):
-        return [x]
-    text = sharding_text(sharding, len(x.type.shape))
+    manual = getattr(mctx.axis_context, "manual_axes", None)
+    ndim = len(x.type.shape)
+    if manual:
+        spec = getattr(sharding, "spec", None)
+        if spec is None:
+            return [x]
+        from ..axis_context import spec_to_hlo_sharding
+        text = spec_to_hlo_sharding(mctx.axis_context.mesh, spec, ndim, manual)
+    else:
+        text = sharding_text(sharding, ndim)
     if text is None:
         return [x]
     y = wrap_with_sharding_op(ctx.builder, x, text)

@@ -170,3 +170,33 @@ def test_async_collective_pairs_in_shard_map_match_jax_jit():
     out = subprocess.run([sys.executable, "-c", _ASYNC], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+_CONSTRAINT = textwrap.dedent("""
+    import re, jax, numpy as np
+    jax.config.update("jax_num_cpu_devices", 8)
+    from jax.sharding import PartitionSpec as P
+    import lower.jax as lj
+    A = jax.sharding.AxisType.Auto
+    mesh = jax.make_mesh((4, 2), ("i", "j"), axis_types=(A, A))
+    def part(x):   # manual over i only: the constraint's spec names j
+        return jax.lax.with_sharding_constraint(x * 2, P(None, "j")) + 1
+    def full(x):   # manual over every axis
+        return jax.lax.with_sharding_constraint(x * 3, P())
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    for body, specs, want in (
+            (part, dict(in_specs=P("i"), out_specs=P("i"), axis_names={"i"}),
+             "{devices=[1,2,4]0,2,4,6,1,3,5,7 last_tile_dims={manual}}"),
+            (full, dict(in_specs=P("i", "j"), out_specs=P("i", "j")), "{manual}")):
+        f = jax.shard_map(body, mesh=mesh, **specs)
+        text = lj.lower(f, x).text
+        assert want in text, text
+        np.testing.assert_array_equal(lj.jit(f)(x), np.asarray(jax.jit(f)(x)))
+    print("ok")
+""")
+
+
+def test_sharding_constraints_inside_shard_map_gain_its_manual_axes():
+    out = subprocess.run([sys.executable, "-c", _CONSTRAINT], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
