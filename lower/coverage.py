@@ -35,9 +35,6 @@ WHY_NOT = {
         "dot_product_attention_fwd_wrapper", "dot_product_attention_bwd_wrapper",
         "dot_product_attention_fp8_fwd_wrapper", "dot_product_attention_fp8_bwd_wrapper",
         "scaled_matmul", "scaled_matmul_wrapper")},
-    "custom_lin": "a linearization-time primitive jax's partial evaluation replaces before "
-                  "lowering; a jaxpr that reaches lowering with it comes from an "
-                  "unfinished transformation",
     "create_linear": "jax's experimental linear (pinned) buffers: TPU/GPU custom calls "
                      "(CreateBuffer) with no CPU meaning",
     "pin": "jax's experimental linear buffers: a Pin custom call placing a buffer in a "

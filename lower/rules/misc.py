@@ -476,3 +476,12 @@ def _static_dim(ctx, value, what: str) -> list:
 register_lowering("dimension_size", lambda ctx, x, *, dimension: _static_dim(
     ctx, x.type.shape[dimension], f"dimension {dimension}"))
 register_lowering("dim_as_value", lambda ctx, *, dim: _static_dim(ctx, dim, "the dimension"))
+
+
+def _custom_lin(ctx, *args, **params):
+    """jax's rule for ``custom_lin``: a custom_vjp function under forward-mode autodiff
+    reaches lowering only through jvp, which custom_vjp does not support."""
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+register_lowering("custom_lin", _custom_lin)

@@ -307,3 +307,19 @@ def test_dimension_size_and_dim_as_value_of_static_shapes():
                             shape_poly.dim_as_value_p.bind(dim=4))(x)
     (got,) = verify.run(lower_jaxpr_to_module("dims", closed).module, x)
     assert got.dtype == np.int32 and got == 54
+
+
+def test_custom_lin_says_what_jax_says():
+    import jax
+
+    from lower import lower_jaxpr_to_module
+
+    @jax.custom_vjp
+    def f(v):
+        return v * 2
+    f.defvjp(lambda v: (v * 2, None), lambda _, g: (g * 2,))
+    x = np.ones(2, np.float32)
+    closed = jax.make_jaxpr(lambda v: jax.jvp(f, (v,), (v,)))(x)
+    with pytest.raises(TypeError, match=r"can't apply forward-mode autodiff \(jvp\) to a "
+                                        "custom_vjp function"):
+        lower_jaxpr_to_module("lin", closed)
