@@ -93,7 +93,11 @@ def _devices_named(sharding: str) -> int:
     if m:
         if m.group(1):
             return math.prod(int(d) for d in m.group(1).split(","))
-        return max(int(d) for d in m.group(2).split(",")) + 1
+        ids = [int(d) for d in m.group(2).split(",")]
+        if sorted(ids) != list(range(len(ids))):
+            raise ValueError(f"sharding {sharding} names devices {ids}: a tiled sharding "
+                             f"names each of the program's devices 0..{len(ids) - 1} once")
+        return len(ids)
     m = _MAXIMAL.search(sharding)
     return int(m.group(1)) + 1 if m else 1
 
@@ -143,6 +147,9 @@ class _Flat:
 
 
 def _is_sharding(x) -> bool:
+    if type(x).__name__ in ("PartitionSpec", "P") and type(x).__module__.startswith("jax"):
+        raise ValueError(f"a PartitionSpec ({x}) names mesh axes, not devices: pass "
+                         "jax.sharding.NamedSharding(mesh, spec), or XLA's sharding text")
     return x is None or isinstance(x, str) or hasattr(x, "_to_xla_hlo_sharding") or \
         type(x).__name__ == "HloSharding"
 

@@ -263,7 +263,7 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
                                       else None,
                                       end_col if end_col is not None and end_col >= 0
                                       else None)
-            loc = hlo.NameLoc(code.co_qualname, file)
+            loc = hlo.NameLoc(getattr(code, "co_qualname", code.co_name), file)  # 3.10
             if cache is not None:
                 cache[key] = loc
         frames.append(loc)

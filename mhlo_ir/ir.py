@@ -481,9 +481,7 @@ class Module:
         op's ``backend_config = {index = N : ui64}`` names). ``Builder.host_callback`` calls
         this; call it directly when building the custom_call by hand."""
         from .ops.host_callbacks import HostCallback
-        if name is None:
-            name = getattr(function, "__name__", None) or type(function).__name__
-        self.host_callbacks.append(HostCallback(function, name))
+        self.host_callbacks.append(HostCallback.of(function, name))
         return len(self.host_callbacks) - 1
 
     def lookup(self, name: str) -> Function | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .attributes import ArrayAttr, DictionaryAttr, IntegerAttr, SymbolRefAttr
 from .errors import IRError
-from .ir import Module, walk
+from .ir import Module, _check_symbol, walk
 
 __all__ = ["merge_modules"]
 
@@ -28,6 +28,7 @@ def merge_modules(dst: Module, src: Module, name: str) -> str:
     if src.lookup("main") is None:
         raise IRError(f"merge_modules: the source module @{src.name} has no @main to insert "
                       f"as @{name}")
+    _check_symbol(name, "merge_modules name")  # before anything moves
     moved = list(src.functions)
     offset = len(dst.host_callbacks)
     renames: dict = {}

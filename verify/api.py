@@ -193,17 +193,25 @@ class Executable(Compiled):
             res = _jaxlib.on_big_stack(self.loaded.execute_sharded, bufs)
             return [[_jaxlib.to_numpy(s) for s in result]
                     for result in res.disassemble_into_single_device_arrays()]
-        bound.clear()
-        try:
-            res = _jaxlib.on_big_stack(self.loaded.execute_sharded, bufs)
-            return [[_jaxlib.to_numpy(s) for s in result]
-                    for result in res.disassemble_into_single_device_arrays()]
-        except Exception as e:  # noqa: BLE001 - jaxlib's runtime error type
-            err = bound.take_error()  # a CallbackError, raised by the callable's wrapper
-            if err is None or err is e:
-                raise
+        with bound.running:
+            bound.clear()
+            try:
+                res = _jaxlib.on_big_stack(self.loaded.execute_sharded, bufs)
+                return [[_jaxlib.to_numpy(s) for s in result]
+                        for result in res.disassemble_into_single_device_arrays()]
+            except Exception as e:  # noqa: BLE001 - jaxlib's runtime error type
+                err = bound.take_error()  # a CallbackError, raised by the callable's wrapper
+                if err is None or err is e:
+                    raise
         err.__suppress_context__ = True  # jaxlib's message repeats the callable's traceback
         raise err
+
+    def serialize(self) -> bytes:
+        if self._callbacks is not None:
+            raise ArgumentError("this executable calls host callbacks, Python callables of "
+                                "this process: its bytes could not be run without them (jax "
+                                "refuses the same)")
+        return super().serialize()
 
     @property
     def loaded(self):
@@ -255,30 +263,36 @@ class Executable(Compiled):
         from . import global_arrays as ga
         xc, _ = _jaxlib.xla()
         n = len(self.devices)
-        result_shapes = self._result_shapes()
         if self.num_partitions == 1:
             results = self._run(self.devices, [arrays] * n)
             return [per_device[0] for per_device in results]
+        # Devices are numbered replica-major (r * partitions + p); shardings name partitions.
+        parts = self.num_partitions
         in_sh = [xc.HloSharding.from_proto(p) for p in self.loaded.get_parameter_shardings()]
         out_sh = [xc.HloSharding.from_proto(p) for p in self.loaded.get_output_shardings()]
         shard_shapes = self.shard_shapes()
         per_device: list = [[] for _ in range(n)]
-        for i, (a, sh, shard_shape) in enumerate(zip(arrays, in_sh, shard_shapes)):
-            for d, piece in enumerate(ga.split(a, ga.layout_of(sh, a.shape, n), shard_shape)):
-                per_device[d].append(piece)
+        for a, sh, shard_shape in zip(arrays, in_sh, shard_shapes):
+            pieces = ga.split(a, ga.layout_of(sh, a.shape, parts), shard_shape)
+            for d in range(n):
+                per_device[d].append(pieces[d % parts])
         results = self._run(self.devices, per_device)
         if len(out_sh) == 1 and len(results) > 1 and out_sh[0].tuple_elements():
             out_sh = list(out_sh[0].tuple_elements())
         if len(out_sh) == 1 and len(results) > 1:
             out_sh = out_sh * len(results)
-        return [ga.assemble(shards, ga.layout_of(sh, shape, n), shards[0].dtype)
-                for shards, sh, shape in zip(results, out_sh, result_shapes)]
+        # Replica 0's partitions hold the results.
+        return [ga.assemble(shards[:parts], ga.layout_of(sh, shape, parts), shards[0].dtype)
+                for shards, sh, shape in zip(results, out_sh, self._result_shapes())]
 
     def _result_shapes(self) -> list:
         if self._computation is None:
             self.input_hlo()  # converts the text once and keeps the computation
         shape = self._computation.program_shape().result_shape()
         parts = shape.tuple_shapes() if shape.is_tuple() else [shape]
+        if not all(p.is_array() for p in parts):
+            # Asking XLA for a token's dimensions aborts the process.
+            raise ArgumentError("run_global() returns arrays only; @main returns a token")
         return [tuple(p.dimensions()) for p in parts]
 
     def local_devices(self) -> list:
@@ -355,6 +369,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     _check_entry(module_or_text)
     if platform == "cpu":
         _cpu_refusals(module_or_text)
+    if num_replicas > 1 and num_partitions > 1:
+        _tiled_results_refusal(module_or_text, text)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
     if distributed is not None:
@@ -422,6 +438,30 @@ def _compile_with_callbacks(client, text, devices, opts, callables):
     with ctx:
         module = ir.Module.parse(text)
         return client.compile_and_load(module, devices, opts, host_callbacks=callables)
+
+
+def _tiled_results_refusal(module, text: str) -> None:
+    """jaxlib 0.10.2 aborts the process compiling a program of several replicas *and*
+    partitions whose @main result is annotated with a tiled sharding ("Check failed:
+    TotalNumTiles() == devices": the tiles count partitions, the devices replicas times
+    partitions). Text is read with our parser to find them."""
+    if isinstance(module, (str, bytes)):
+        from mhlo_ir.parser import parse
+        from mhlo_ir.syntax import ParseError
+        try:
+            module = parse(text, verify=False, check_ops=False)
+        except ParseError:
+            return
+    main = module.lookup("main")
+    for i, attrs in enumerate((main.res_attrs or ()) if main is not None else ()):
+        sharding = (attrs or {}).get("mhlo.sharding")
+        value = getattr(sharding, "value", "")
+        if "devices=[" in value:
+            raise CompileError(f"@main result {i} is annotated {value}, a tiled sharding, in a "
+                               "program of several replicas and partitions: jaxlib aborts "
+                               "the process compiling it (Check failed: TotalNumTiles() == "
+                               "devices); leave the result unannotated or replicated, or use "
+                               "one replica", from_jaxlib=False)
 
 
 def _cpu_refusals(module) -> None:

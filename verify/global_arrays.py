@@ -44,7 +44,8 @@ def layout_of(hlo_sharding, shape, n: int) -> Layout:
         # others' copies), and results are read from that device.
         (device,) = hlo_sharding.tile_assignment_devices()[:1]
         return Layout(text, shape, [full if d == device else None for d in range(n)])
-    if hlo_sharding.is_manual():
+    if hlo_sharding.is_manual() or any(
+            "MANUAL" in str(t) for t in hlo_sharding.subgroup_types()):
         raise ArgumentError(f"an array with sharding {text} is manual (each device's own "
                             "value): pass per-device arrays with run_sharded")
     if not hlo_sharding.is_tiled():

@@ -17,7 +17,8 @@ from collections import deque
 
 import numpy as np
 
-from .errors import CallbackError, CompileError
+from . import arguments
+from .errors import ArgumentError, CallbackError, CompileError
 
 __all__ = ["Bound", "bind", "mentions_callbacks"]
 
@@ -30,12 +31,17 @@ def mentions_callbacks(text: str) -> bool:
 
 class Bound:
     """The wrapped callables of one executable (``callables``, in index order), and the
-    errors they raised, oldest first, until a run reports them (``take_error``)."""
+    errors they raised, oldest first, until a run reports them (``take_error``).
 
-    def __init__(self, callables: list) -> None:
-        self.callables = callables
+    ``running`` serializes the executable's runs: the callables run on XLA's threads, so an
+    error cannot be told apart by the thread that raised it, and two concurrent runs would
+    see each other's."""
+
+    def __init__(self) -> None:
+        self.callables: list = []
         self._errors: deque = deque()
         self._lock = threading.Lock()
+        self.running = threading.Lock()
 
     def record(self, error: BaseException) -> None:
         with self._lock:
@@ -118,10 +124,8 @@ def bind(module_or_text, text: str, host_callbacks, platform: str,
             raise CompileError(f"host callback index {index} is called with two signatures "
                                f"(@{seen[0].name}: {_show(seen[1])}; @{fn.name}: "
                                f"{_show(sig)}); give each op its own index", from_jaxlib=False)
-    entries = [g if isinstance(g, HostCallback) else
-               HostCallback(g, getattr(g, "__name__", None) or type(g).__name__)
-               for g in given]
-    bound = Bound([])
+    entries = [HostCallback.of(g) for g in given]
+    bound = Bound()
     bound.callables = [_wrap(bound, i, entries[i], by_index[i][1]) if i in by_index
                        else _unused(entries[i]) for i in range(len(entries))]
     return bound
@@ -153,9 +157,12 @@ def _wrap(bound: Bound, index: int, entry, sig):
             out = fn(*(args[1:] if token_in else args))
             values = _check_results(where, out, expected)
         except BaseException as e:  # noqa: BLE001 - every failure is the run's error
-            err = e if isinstance(e, CallbackError) else CallbackError(
-                f"{where} raised {type(e).__name__}: {e}", name=name, index=index)
-            if err is not e:
+            if isinstance(e, CallbackError):
+                err = e
+                err.name, err.index = name, index
+            else:
+                err = CallbackError(f"{where} raised {type(e).__name__}: {e}", name=name,
+                                    index=index)
                 err.__cause__ = e
             bound.record(err)
             raise err
@@ -184,28 +191,11 @@ def _check_results(where: str, out, expected) -> list:
 
 
 def _as_result(where, i, v, shape, dtype, t) -> np.ndarray:
-    if isinstance(v, (bool, int, float, complex)) or (
-            isinstance(v, (list, tuple)) and not hasattr(v, "__array__")):
-        # Python values take the declared dtype, when it holds them (as JAX's weak types).
-        natural = np.asarray(v)
-        if natural.dtype.kind not in _KINDS[t.element_type.kind]:
-            raise CallbackError(f"{where}: result {i} is a Python {type(v).__name__} of "
-                                f"{natural.dtype.kind!r} kind, which {t} cannot take")
-        try:
-            a = np.asarray(v, dtype=dtype)
-        except (OverflowError, ValueError) as e:
-            raise CallbackError(f"{where}: result {i}: {e} (expected {t})") from None
-    else:
-        a = np.asarray(v)
-        if a.dtype != dtype:
-            raise CallbackError(f"{where}: result {i} has dtype {a.dtype}, expected {dtype} "
-                                f"({t})")
-    if a.shape != shape:
-        raise CallbackError(f"{where}: result {i} has shape {a.shape}, expected {shape} "
-                            f"({t})")
+    """One returned value as the op's result ``i`` takes it, by the rules ``run`` applies to
+    arguments (``verify.arguments.convert``): arrays of exactly the declared dtype and shape,
+    Python scalars for rank-0 results when the type holds them."""
+    try:
+        a = arguments.convert(v, shape, dtype, f"{where}: result {i}")
+    except ArgumentError as e:
+        raise CallbackError(f"{e} ({t})") from None
     return a if a.flags.c_contiguous else np.array(a, order="C")  # (ascontiguousarray: 1-D)
-
-
-# Per element type kind, the numpy kinds of Python values it takes: bools anything, integers
-# integers (and bools), floats real numbers, complex any number.
-_KINDS = {"bool": "b", "sint": "biu", "uint": "biu", "float": "biuf", "complex": "biufc"}

@@ -27,18 +27,15 @@ import sys
 import numpy as np
 
 from mhlo_ir.builder import as_results
+from mhlo_ir.ops.host_callbacks import PLATFORMS, HostCallback
 
 from ..axis_context import ShardingContext, SPMDAxisContext
 from ..mlir import aval_to_ir_type, register_lowering
 from ..tokens import TokenSet, _is_ordered
 
-_PLATFORM = {"cpu": "cpu", "cuda": "gpu", "rocm": "gpu"}
-
-
 def _name(callback) -> str:
     inner = getattr(callback, "callback_func", None)  # jax's _FlatCallback
-    fn = inner if inner is not None else callback
-    return getattr(fn, "__name__", None) or type(fn).__name__
+    return HostCallback.of(inner if inner is not None else callback).name
 
 
 def _sharding(ctx, sharding=None) -> str | None:
@@ -60,6 +57,9 @@ def _sharding(ctx, sharding=None) -> str | None:
                 raise NotImplementedError(f"'{ctx.primitive.name}' takes a single-device "
                                           f"sharding, got {sharding!r:.80}")
             device = next(iter(devices)).id
+            if device >= axis.num_devices:
+                raise ValueError(f"'{ctx.primitive.name}': its sharding names device {device}, "
+                                 f"but the program runs on devices 0..{axis.num_devices - 1}")
         return f"{{maximal device={device}}}"
     return None
 
@@ -68,14 +68,14 @@ def _emit(ctx, fn, name, args, *, token=None, has_side_effect, partitioned=False
           sharding=None):
     """The callback op; returns ``(results, token_out)``."""
     platform = ctx.module_context.platform
-    if platform not in _PLATFORM:
+    if platform not in PLATFORMS:
         raise NotImplementedError(
             f"'{ctx.primitive.name}': host callbacks on {platform} go through send/recv host "
             "transfers, which this lowering does not build (CPU and GPU only)")
     types = [aval_to_ir_type(a) for a in ctx.avals_out]
     out = ctx.builder.host_callback(fn, list(args), types, token=token,
                                     has_side_effect=has_side_effect,
-                                    platform=_PLATFORM[platform], partitioned=partitioned,
+                                    platform=platform, partitioned=partitioned,
                                     name=name)
     if sharding is not None:
         op = out if not as_results(out) else as_results(out)[0].owner
@@ -154,8 +154,8 @@ register_lowering("io_callback", _io_callback)
 
 
 def _debug_sharding(ctx, partitioned: bool) -> str | None:
-    if partitioned:
-        return None
+    """As jax's debug_callback_lowering: maximal on device 0 under the partitioner, manual
+    inside a fully manual shard_map, whether or not the call is partitioned."""
     axis = ctx.module_context.axis_context
     if isinstance(axis, SPMDAxisContext) and set(axis.manual_axes) != set(axis.mesh.axis_names):
         raise NotImplementedError(f"'{ctx.primitive.name}' inside a partly manual shard_map "

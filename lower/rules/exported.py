@@ -47,7 +47,9 @@ def _call_exported(ctx, *args, exported):
     if platform not in exported.platforms:
         raise ValueError(f"call_exported: {exported.fun_name} was exported for "
                          f"{list(exported.platforms)}, not for {platform!r}")
-    devices = getattr(ctx.module_context.axis_context, "num_devices", 1) or 1
+    axis = ctx.module_context.axis_context
+    mesh = getattr(axis, "mesh", None)
+    devices = mesh.size if mesh is not None else (getattr(axis, "num_devices", 1) or 1)
     if exported.nr_devices not in (1, devices):
         raise ValueError(f"call_exported: {exported.fun_name} was exported for "
                          f"{exported.nr_devices} devices and is called on {devices}")

@@ -24,17 +24,20 @@ from ..dtypes import ui64
 from ..ir import Value
 from ..types import TensorType, TokenType
 from .args import results, type_list, value_list
+from .control_flow import Results
 from .spec import builder_method, fail
 
-__all__ = ["HostCallback", "TARGETS", "PARTITIONED_TARGETS", "is_callback_target",
-           "callback_index", "callback_ops"]
+__all__ = ["HostCallback", "TARGETS", "PARTITIONED_TARGETS", "PLATFORMS",
+           "is_callback_target", "callback_index", "callback_ops"]
 
 # Per platform, the custom-call target jaxlib registers for Python callbacks.
 TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "gpu": "xla_ffi_python_gpu_callback"}
 PARTITIONED_TARGETS = {"cpu": "xla_ffi_partitioned_python_cpu_callback",
                        "gpu": "xla_ffi_partitioned_python_gpu_callback"}
 _ALL_TARGETS = frozenset(TARGETS.values()) | frozenset(PARTITIONED_TARGETS.values())
-_PLATFORMS = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "rocm": "gpu"}
+# Platform names -> the target kind ("cpu" or "gpu") whose callback target they use.
+PLATFORMS = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "rocm": "gpu"}
+_PLATFORMS = PLATFORMS
 
 
 @_attrs.frozen
@@ -50,6 +53,16 @@ class HostCallback:
         if not callable(value):
             raise TypeError(f"a host callback must be callable, got {type(value).__name__} "
                             f"{value!r:.60}")
+
+    @classmethod
+    def of(cls, function, name: str | None = None) -> "HostCallback":
+        """``function`` named ``name``, or by its ``__name__`` (its type's name if it has
+        none); a HostCallback is returned as it is."""
+        if isinstance(function, cls):
+            return function
+        if name is None:
+            name = getattr(function, "__name__", None) or type(function).__name__
+        return cls(function, name)
 
 
 def is_callback_target(name: str) -> bool:
@@ -126,7 +139,7 @@ def _module_of(b):
 def host_callback(b, function: Callable, operands: Sequence[Value] = (), result_types=(), *,
                   token: Value | None = None, has_side_effect: bool | None = None,
                   platform: str = "cpu", partitioned: bool = False, name: str | None = None,
-                  location=None):
+                  location=None) -> Results:
     """Call ``function`` on the host with the operands' values as numpy arrays; it returns
     one array per result type (a tuple, or a single array for one result, or None for
     none). The callable is added to the module's ``host_callbacks`` and the op names it by
@@ -140,6 +153,9 @@ def host_callback(b, function: Callable, operands: Sequence[Value] = (), result_
     may be removed, and XLA may run it more or fewer times than written. ``partitioned``
     (CPU/GPU, no results) runs the callback once per device on the device's shard.
     ``platform`` picks the target: "cpu", or "gpu" ("cuda", "rocm")."""
+    if not callable(function):
+        fail("custom_call", f"a host callback must be callable, got "
+                            f"{type(function).__name__} {function!r:.60}")
     if platform not in _PLATFORMS:
         fail("custom_call", f"host callback platform must be one of {sorted(_PLATFORMS)}, got "
                             f"{platform!r} (TPUs call back through send/recv host transfers)")
@@ -170,8 +186,6 @@ def host_callback(b, function: Callable, operands: Sequence[Value] = (), result_
     if partitioned and result_types:
         fail("custom_call", f"{target}: a partitioned callback runs once per device and "
                             f"cannot return values, got {len(result_types)} result types")
-    if name is None:
-        name = getattr(function, "__name__", None) or type(function).__name__
     module = _module_of(b)
     index = module.add_host_callback(function, name=name)
     if token is not None:

@@ -200,3 +200,24 @@ def test_sharding_constraints_inside_shard_map_gain_its_manual_axes():
     out = subprocess.run([sys.executable, "-c", _CONSTRAINT], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+def test_partitioned_debug_callbacks_under_shardings(capsys):
+    seen = []
+
+    def f(x):
+        jax.debug.callback(lambda v: seen.append(np.asarray(v).shape), x, partitioned=True)
+        return x * 2
+    x = np.arange(8, dtype=np.int32)
+    got = lj.jit(f, in_shardings="{devices=[4]<=[4]}", out_shardings="{devices=[4]<=[4]}")(x)
+    np.testing.assert_array_equal(got, x * 2)
+    assert seen and all(s in ((2,), (8,)) for s in seen)
+
+
+def test_shardings_that_cannot_be_meant_are_refused_in_python():
+    from jax.sharding import PartitionSpec
+    x = np.ones(4, np.float32)
+    with pytest.raises(ValueError, match="a PartitionSpec .* names mesh axes"):
+        lj.lower(lambda a: a, x, in_shardings=PartitionSpec("x"))
+    with pytest.raises(ValueError, match=r"names devices \[0, 3\]"):
+        lj.lower(lambda a: a, x, in_shardings="{devices=[2]0,3}")

@@ -1,5 +1,6 @@
-"""Layout primitives on jax's typed PRNG keys, against jax.jit bit for bit: gather and scatter
-of key arrays (indexing, ``.at[].set``), for threefry and rbg keys (key shapes [2] and [4])."""
+"""jax's typed PRNG keys against jax.jit bit for bit: gather and scatter of key arrays
+(indexing, ``.at[].set``) for threefry and rbg keys (key shapes [2] and [4]), and the gamma
+sampler (gamma, loggamma) for every key implementation."""
 
 from __future__ import annotations
 
@@ -24,7 +25,14 @@ def test_gather_and_scatter_of_key_arrays(impl):
         np.testing.assert_array_equal(got, np.asarray(want))
 
 
-def test_gamma_of_rbg_keys_is_refused_plainly():
-    with pytest.raises(NotImplementedError, match="keys of the rbg implementation"):
-        lj.jit(lambda a: jax.random.gamma(jax.random.key(1, impl="rbg"), a))(
-            np.array([0.5, 2.0], np.float32))
+# threefry2x32 has its own decomposition (tests/lower/test_special.py); the others go through
+# jax's sampler (the same code for each): one of each family, as each compile takes seconds.
+@pytest.mark.parametrize("impl", ["threefry4x32", "philox2x32", "rbg"])
+def test_gamma_and_loggamma_for_the_other_key_implementations(impl):
+    a = np.array([0.3, 4.5], np.float32)
+
+    def f(a):
+        k1, k2 = jax.random.split(jax.random.key(1, impl=impl))
+        return jax.random.gamma(k1, a), jax.random.loggamma(k2, a[::-1])
+    for got, want in zip(lj.jit(f)(a), jax.jit(f)(a)):
+        np.testing.assert_array_equal(got, np.asarray(want))

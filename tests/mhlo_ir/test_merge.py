@@ -87,3 +87,11 @@ def test_the_source_is_emptied_and_mistakes_are_refused():
         hlo.merge_modules(dst, src, "p")
     with pytest.raises(IRError, match="into itself"):
         hlo.merge_modules(dst, dst, "p")
+
+
+def test_a_bad_name_moves_nothing():
+    src, dst = _piece(1.0), _destination()
+    with pytest.raises(IRError):
+        hlo.merge_modules(dst, src, "")
+    assert [f.name for f in src.functions] == ["helper", "main"]
+    assert [f.name for f in dst.functions] == ["helper"]

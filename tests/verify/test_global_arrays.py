@@ -72,3 +72,17 @@ def test_manual_shardings_are_refused_with_the_way_out():
     with pytest.raises(ArgumentError, match="manual .* run_sharded"):
         exe = verify.compile(_program((4, 4), "{manual}", "{manual}"), num_partitions=4)
         exe.run_global(np.zeros((4, 4), np.int32))
+
+
+def test_replicas_times_partitions():
+    x = np.arange(16, dtype=np.int32).reshape(4, 4)
+    m = _program((4, 4), "{devices=[2,1]0,1}", "{replicated}")
+    m.set_attr("mhlo.num_partitions", hlo.i32_attr(2))
+    (got,) = verify.compile(m, num_replicas=2, num_partitions=2).run_global(x)
+    np.testing.assert_array_equal(got, x + 1)
+    # A tiled result here aborts jaxlib's process as it compiles: refused in Python.
+    tiled = _program((4, 4), "{devices=[2,1]0,1}", "{devices=[1,2]0,1}")
+    tiled.set_attr("mhlo.num_partitions", hlo.i32_attr(2))
+    for program in (tiled, tiled.to_text()):
+        with pytest.raises(verify.CompileError, match="jaxlib aborts the process"):
+            verify.compile(program, num_replicas=2, num_partitions=2)

@@ -99,11 +99,12 @@ def test_a_raising_callback_is_a_callback_error_from_it_and_the_program_still_ru
 
 
 @pytest.mark.parametrize("ret, match", [
-    (lambda a: a.astype(np.float64), r"result 0 has dtype float64, expected float32"),
-    (lambda a: a[:2], r"result 0 has shape \(2,\), expected \(3,\)"),
+    (lambda a: a.astype(np.float64), r"result 0: expected dtype float32, got float64"),
+    (lambda a: a[:2], r"result 0: expected shape \(3,\), got \(2,\)"),
     (lambda a: (a, a), r"returned 2 values, but the op declares 1 result"),
     (lambda a: None, r"returned 0 values, but the op declares 1 result"),
-    (lambda a: ([1.5, 2, 3.5j],), r"Python list of 'c' kind, which tensor<3xf32> cannot take"),
+    (lambda a: ([1.5, 2, 3.5j],), r"result 0: expected dtype float32, got complex128"),
+    (lambda a: (1e40,), r"got the Python scalar 1e\+40, but the parameter is an array"),
 ])
 def test_wrong_returns_are_refused_before_xla_copies_them(ret, match):
     m, f, b = _module()
@@ -215,3 +216,41 @@ def test_callbacks_are_per_module_and_printing_is_unchanged_by_them():
     assert a.to_text() == c.to_text()
     assert a.host_callbacks[0] is not c.host_callbacks[0]
     np.testing.assert_allclose(verify.run(a, X)[0], np.tanh(X), rtol=1e-6)
+
+
+def test_wrong_returns_name_the_callback_and_executables_with_callbacks_do_not_serialize():
+    m, f, b = _module()
+    (x,) = f.arguments
+    b.return_(b.host_callback(lambda a: np.float64(1.0), [x], [hlo.tensor((), hlo.f32)],
+                              name="scalar64"))
+    exe = verify.compile(m)
+    with pytest.raises(CallbackError, match="expected dtype float32, got float64") as e:
+        exe(X)
+    assert (e.value.name, e.value.index) == ("scalar64", 0)
+    with pytest.raises(verify.ArgumentError, match="calls host callbacks"):
+        exe.serialize()
+
+
+def test_concurrent_runs_each_report_their_own_failure():
+    m, f, b = _module([hlo.tensor((), hlo.i32)])
+    (k,) = f.arguments
+
+    def check(v):
+        if int(v) % 2:
+            raise ValueError(f"odd {int(v)}")
+        return v
+    b.return_(b.host_callback(check, [k], [k.type]))
+    exe = verify.compile(m)
+    errors: dict = {}
+
+    def run(i):
+        try:
+            exe(np.int32(i))
+        except CallbackError as e:
+            errors[i] = str(e.__cause__)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == {i: f"odd {i}" for i in (1, 3, 5, 7)}
