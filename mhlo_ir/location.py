@@ -80,6 +80,8 @@ class FileLineColLoc(Location):
                                  "is not a range)")
             if self.end_line == self.line:  # one spelling per range: "to :col"
                 object.__setattr__(self, "end_line", None)
+        if self.end_line is None and self.end_column == self.column:
+            object.__setattr__(self, "end_column", None)  # MLIR prints an empty range so
 
     def render(self) -> str:
         head = f"{quote(self.filename)}:{int(self.line)}:{int(self.column)}"

@@ -51,8 +51,9 @@ def test_ranges_as_jax_writes_them():
     assert parse_location('"m.py":3:11 to :21') == F("m.py", 3, 11, None, 21)
     assert parse_location('"m.py":3:11 to 4:2').render() == '"m.py":3:11 to 4:2'
     assert F("m.py", 3, 11, 3, 21).render() == '"m.py":3:11 to :21'
-    assert mlir_locations(['"m.py":3:11 to :21', '"m.py":3:11 to 4:2']) == [
-        F("m.py", 3, 11, None, 21), F("m.py", 3, 11, 4, 2)]
+    assert mlir_locations(['"m.py":3:11 to :21', '"m.py":3:11 to 4:2', '"m.py":3:7 to :7']) \
+        == [F("m.py", 3, 11, None, 21), F("m.py", 3, 11, 4, 2), F("m.py", 3, 7, 3, 7)]
+    assert F("m.py", 3, 7, None, 7).render() == '"m.py":3:7'  # an empty range, as MLIR
 
 
 def test_mlir_spellings():
