@@ -13,10 +13,25 @@ ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "docs" / "primitive_coverage.md"
 
 
+_LAZY_JAX_MODULES = ("jax.experimental.multihost_utils", "jax._src.pmap",
+                     "jax.experimental.shard_map", "jax._src.export._export",
+                     "jax._src.cudnn.fused_attention_stablehlo",
+                     "jax._src.cudnn.scaled_matmul_stablehlo")
+
+
 def jax_primitives() -> tuple:
     """(jax version, {primitive name: set of platforms JAX has a rule for, or {"all"}})."""
+    import importlib
+
     import jax
     from jax._src.interpreters import mlir
+    # Modules jax imports only on first use register rules too: import them, so that the
+    # report does not depend on what ran before in the process.
+    for name in _LAZY_JAX_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # pragma: no cover - a jax without it
+            pass
     names: dict = {}
     for p in mlir._lowerings:
         names.setdefault(p.name, set()).add("all")

@@ -37,28 +37,30 @@ def _sinh_cosh(b, y):
             b.divide(b.add(b.add(e1m, e2m), two), two))
 
 
-def _sin(ctx, z, **params):
-    if z.type.element_type.kind != "complex":
-        return _real_sin(ctx, z, **params)
-    b = ctx.builder
-    x, y = _parts(b, z)
-    zero = full_like(b, 0, x.type)
-    snh, csh = _sinh_cosh(b, y)
-    re, im = b.multiply(b.sine(x), csh), b.multiply(b.cosine(x), snh)
-    x_is_zero = compare_hlo(b, x, zero, "EQ")
-    return [b.select(x_is_zero, b.complex(zero, im), b.complex(re, im))]
+def _trig(real_rule, cosine: bool):
+    """sin or cos of a complex ``x + iy``: sin = (sin x cosh y, cos x sinh y), cos =
+    (cos x cosh y, -sin x sinh y); when x is zero, the part with the ``sinh`` factor of
+    sin's real / cos's imaginary side is exactly zero (not ``0 * inf``)."""
+    def rule(ctx, z, **params):
+        if z.type.element_type.kind != "complex":
+            return real_rule(ctx, z, **params)
+        b = ctx.builder
+        x, y = _parts(b, z)
+        zero = full_like(b, 0, x.type)
+        snh, csh = _sinh_cosh(b, y)
+        if cosine:
+            re, im = b.multiply(b.cosine(x), csh), b.multiply(b.negate(b.sine(x)), snh)
+            at_zero = b.complex(re, zero)
+        else:
+            re, im = b.multiply(b.sine(x), csh), b.multiply(b.cosine(x), snh)
+            at_zero = b.complex(zero, im)
+        x_is_zero = compare_hlo(b, x, zero, "EQ")
+        return [b.select(x_is_zero, at_zero, b.complex(re, im))]
+    rule.__name__ = "_cos_lowering" if cosine else "_sin_lowering"
+    return rule
 
 
-def _cos(ctx, z, **params):
-    if z.type.element_type.kind != "complex":
-        return _real_cos(ctx, z, **params)
-    b = ctx.builder
-    x, y = _parts(b, z)
-    zero = full_like(b, 0, x.type)
-    snh, csh = _sinh_cosh(b, y)
-    re, im = b.multiply(b.cosine(x), csh), b.multiply(b.negate(b.sine(x)), snh)
-    x_is_zero = compare_hlo(b, x, zero, "EQ")
-    return [b.select(x_is_zero, b.complex(re, zero), b.complex(re, im))]
+_sin, _cos = _trig(_real_sin, False), _trig(_real_cos, True)
 
 
 def _square_error(b, v, vv, split):

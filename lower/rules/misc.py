@@ -66,6 +66,10 @@ register_lowering("tie", lambda ctx, x, y: [y])
 register_lowering("reshard", lambda ctx, x, **_: [x])
 register_lowering("layout_constraint", lambda ctx, x, **_: [x])
 register_lowering("inspect_sharding", lambda ctx, x, **_: [])
+# jax.experimental.multihost_utils: a process's local array viewed as (part of) the global
+# one and back; one program's values do not change.
+register_lowering("host_local_array_to_global_array", lambda ctx, x, **_: [x])
+register_lowering("global_array_to_host_local_array", lambda ctx, x, **_: [x])
 
 
 def _dce_sink(ctx, x, *, prevent_mlir_dce=False):

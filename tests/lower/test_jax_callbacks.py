@@ -155,7 +155,7 @@ def test_a_callback_returning_the_wrong_dtype_is_refused_as_jax_refuses_it():
                                  jax.ShapeDtypeStruct(x.shape, x.dtype), x)
     with pytest.raises(Exception, match="Incorrect output dtype"):
         jax.block_until_ready(jax.jit(f)(X))
-    with pytest.raises(CallbackError, match="dtype int32, expected float32"):
+    with pytest.raises(CallbackError, match="expected dtype float32, got int32"):
         lj.jit(f)(X)
 
 

@@ -113,6 +113,13 @@ def test_sharding_counts_that_fit_nothing_are_refused():
                  in_shardings=["{replicated}"] * 3)
 
 
+def _in_a_fresh_process(script: str) -> None:
+    """Run ``script`` where jax has not started yet (it sets the CPU device count)."""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
 _NAMED = textwrap.dedent("""
     import jax, numpy as np, jax.numpy as jnp
     jax.config.update("jax_num_cpu_devices", 8)
@@ -139,9 +146,7 @@ _NAMED = textwrap.dedent("""
 
 
 def test_jax_named_shardings_on_eight_devices_match_jax_jit():
-    out = subprocess.run([sys.executable, "-c", _NAMED], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    _in_a_fresh_process(_NAMED)
 
 
 _ASYNC = textwrap.dedent("""
@@ -167,9 +172,7 @@ _ASYNC = textwrap.dedent("""
 
 
 def test_async_collective_pairs_in_shard_map_match_jax_jit():
-    out = subprocess.run([sys.executable, "-c", _ASYNC], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    _in_a_fresh_process(_ASYNC)
 
 
 _CONSTRAINT = textwrap.dedent("""
@@ -197,9 +200,7 @@ _CONSTRAINT = textwrap.dedent("""
 
 
 def test_sharding_constraints_inside_shard_map_gain_its_manual_axes():
-    out = subprocess.run([sys.executable, "-c", _CONSTRAINT], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    _in_a_fresh_process(_CONSTRAINT)
 
 
 def test_partitioned_debug_callbacks_under_shardings(capsys):
