@@ -52,7 +52,8 @@ class Generation:
     """One program being drawn: its module, its decisions, its op budget, and what the
     comparison of executors must know (``traits``: "reassociates" when float sums may be
     computed in another order, "approximates" for ops whose float results are not correctly
-    rounded, "random" when results depend on implementation-defined random bits)."""
+    rounded, "random" when results depend on implementation-defined random bits,
+    "e8m0_lossy" when values are converted into f8E8M0FNU, which cannot hold them all)."""
 
     def __init__(self, choices, options: Options, rules):
         self.c = choices
@@ -230,6 +231,10 @@ class Scope:
         src = v.type.element_type
         if src is et:
             return v
+        if et.name == "f8E8M0FNU":
+            # Zero, negative and NaN values have no f8E8M0FNU encoding: what they become is
+            # each executor's choice (verify.differential's rule e8m0_no_zero).
+            self.gen.traits.add("e8m0_lossy")
         if src.kind == "complex" and et.kind in ("sint", "uint"):
             v, src = self.b.real(v), src.component
         if src.kind == "float" and et.kind in ("sint", "uint"):

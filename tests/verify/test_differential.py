@@ -74,3 +74,13 @@ def test_complex_parts_are_compared_separately():
     x = np.array([1 + 1j], np.complex64)
     [diff] = d.compare([x], [np.array([1 + 2j], np.complex64)])
     assert "imag" in diff.detail
+
+
+def test_programs_that_convert_into_e8m0_have_their_differences_explained():
+    x, y = np.array([np.nan, 1.0], np.float16), np.array([0.0, 1.0], np.float16)
+    (plain,) = d.compare([x], [y])
+    (lossy,) = d.compare([x], [y], frozenset({"e8m0_lossy"}))
+    assert plain.explained_by is None and lossy.explained_by == "e8m0_no_zero"
+    (ints,) = d.compare([np.array([1, 2], np.int8)], [np.array([1, 3], np.int8)],
+                        frozenset({"e8m0_lossy"}))
+    assert ints.explained_by == "e8m0_no_zero"

@@ -141,7 +141,7 @@ def main(argv=None) -> int:
     seconds = time.monotonic() - start
     report = totals(results, seconds, args.jobs)
     findings = [r for r in results if _is_finding(r)]
-    report["findings"] = [{"seed": r["seed"], "outcome": outcome(r),
+    report["findings"] = [{"seed": r["seed"], "outcome": outcome(r), "known": r.get("known"),
                            "detail": (r.get("xla_error") or r.get("interpreter_error")
                                       or "; ".join(d["detail"] for d in r.get("differences", ())
                                                    if not d.get("explained_by")))[:300]}
@@ -169,7 +169,12 @@ def _print(r):
     if r["explained"]:
         print("explained differences: " + ", ".join(f"{k} {v}" for k, v in
                                                      r["explained"].items()))
-    for f in r["findings"][:20]:
+    if r.get("known"):
+        print("known findings (docs/findings.md): " + ", ".join(
+            f"{k} {v}" for k, v in r["known"].items()))
+    new = [f for f in r["findings"] if not f.get("known")]
+    print(f"new findings: {len(new)}")
+    for f in new[:20]:
         print(f"  seed {f['seed']}: {f['outcome']}: {f['detail'][:160]}")
     for path in r.get("reproducers", ()):
         print(f"  reproducer: {path}.mlir")

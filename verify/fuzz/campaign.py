@@ -228,10 +228,15 @@ def totals(results, seconds, jobs) -> dict:
     explained = collections.Counter(
         d["explained_by"] for r in results for d in r.get("differences", ())
         if d.get("explained_by"))
+    known = collections.Counter(r["known"] for r in results if r.get("known"))
+    new = collections.Counter(outcome(r) for r in results if not r.get("known")
+                              and outcome(r).startswith(("disagreement", "interpreter:",
+                                                         "xla:")))
     return {"programs": n, "seconds": round(seconds, 2),
             "programs_per_s": round(n / seconds, 2) if seconds else None, "jobs": jobs,
             "valid_fraction": round(len(valid) / n, 4) if n else None,
             "compared": sum(1 for r in results if r.get("interpreter") == "ok"),
             "outcomes": dict(outcomes), "disagreements": disagreements,
+            "known": dict(known), "new_disagreements": dict(new),
             "explained": dict(explained), "ops_covered": ops,
             "element_types_covered": ets}

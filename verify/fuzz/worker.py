@@ -156,6 +156,9 @@ def compare_with_interpreter(p, rec, xla, say):
     rec["differences"] = [{"index": d.index, "kind": d.kind, "detail": d.detail,
                            "explained_by": d.explained_by} for d in diffs]
     rec["class"] = differential.classify(diffs)
+    if rec["class"] is not None:
+        from .known import known_finding
+        rec["known"] = known_finding(p.module, diffs)
     return rec
 
 

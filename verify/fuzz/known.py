@@ -1,0 +1,111 @@
+"""Which known finding (``docs/findings.md``) a disagreement is an instance of, so that a
+campaign's report separates new disagreements from ones already triaged.
+
+Unlike the comparison rules of ``verify.differential``, these do not excuse anything: a
+program matching one is still a disagreement, counted under ``known`` with the finding's
+name. Each matcher is narrow: it reads the program's ops (with their operand and result
+element types) and the kind of difference, and names a finding only when the program holds
+the op pattern the finding is about. Anything else stays new.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["KnownFinding", "KNOWN", "known_finding", "op_signatures"]
+
+_ROUNDING = frozenset({"floor", "ceil", "round_nearest_even", "round_nearest_afz"})
+# Float types whose encoding is not IEEE-like (no infinities, unsigned zero or NaN-only
+# exponents): reduce_precision's rounding to them is not defined by the spec (finding 10).
+_NON_IEEE = frozenset({"f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E8M0FNU",
+                       "f4E2M1FN"})
+_SUB_BYTE_SIGNED = frozenset({"i2", "i4"})
+
+
+@attrs.frozen
+class KnownFinding:
+    name: str
+    entry: int          # its number in docs/findings.md
+    summary: str
+    kinds: frozenset    # the difference kinds it shows as ("integer", "float", "nan")
+    match: object       # op signatures -> bool
+
+
+def _int(t) -> bool:
+    return t.startswith(("i", "ui")) and t != "i1"
+
+
+def _has(sigs, names, pred=lambda ts: True) -> bool:
+    return any(name in names and pred(types) for name, types in sigs)
+
+
+def _abs_of_square(sigs):
+    return _has(sigs, {"multiply"}, lambda ts: any(map(_int, ts))) and \
+        _has(sigs, {"abs"}, lambda ts: any(map(_int, ts)))
+
+
+KNOWN = (
+    KnownFinding("xla_abs_square_fold", 1, "XLA folds abs(multiply(x, x)) to x*x on "
+                 "wrapping integers", frozenset({"integer"}), _abs_of_square),
+    KnownFinding("xla_int_power", 2, "XLA's integer power with a large exponent gives 1",
+                 frozenset({"integer"}),
+                 lambda sigs: _has(sigs, {"power"}, lambda ts: any(map(_int, ts)))),
+    KnownFinding("xla_popcnt_sub_byte", 3, "XLA's popcnt of signed sub-byte integers counts "
+                 "the sign extension", frozenset({"integer"}),
+                 lambda sigs: _has(sigs, {"popcnt"}, lambda ts: bool(_SUB_BYTE_SIGNED & set(ts)))),
+    KnownFinding("xla_scatter_empty_index", 4, "XLA's scatter with empty index vectors drops "
+                 "every update", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"scatter:empty_index"})),
+    KnownFinding("xla_f4e2m1fn_max_to_int", 5, "XLA converts f4E2M1FN's largest value to the "
+                 "integer maximum", frozenset({"integer"}),
+                 lambda sigs: _has(sigs, {"convert"}, lambda ts: "f4E2M1FN" in ts and
+                                   any(map(_int, ts)))),
+    KnownFinding("interpreter_f8e3m4_rounding", 6, "the interpreter's rounding ops on f8E3M4 "
+                 "give NaN", frozenset({"nan", "float"}),
+                 lambda sigs: _has(sigs, _ROUNDING, lambda ts: "f8E3M4" in ts)),
+    KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
+                 "(to be ruled)", frozenset({"nan", "float"}),
+                 lambda sigs: _has(sigs, {"reduce_precision"},
+                                   lambda ts: bool(_NON_IEEE & set(ts)))),
+)
+
+
+def op_signatures(module) -> list:
+    """``(op name, element type names of its operands and results)`` for every op, with
+    scatters whose index vectors are empty marked ``scatter:empty_index``."""
+    from mhlo_ir.ir import walk
+    out = []
+    for _, op in walk(module):
+        types = []
+        for v in (*op.operands, *op.results):
+            et = getattr(v.type, "element_type", None)
+            if et is not None:
+                types.append(et.name)
+        name = op.spec.name
+        if name == "scatter" and _empty_index_vectors(op):
+            out.append(("scatter:empty_index", tuple(types)))
+        out.append((name, tuple(types)))
+    return out
+
+
+def _empty_index_vectors(op) -> bool:
+    dn = op.attributes.get("scatter_dimension_numbers") if op.attributes else None
+    indices = op.operands[len(op.operands) // 2] if op.operands else None
+    shape = getattr(getattr(indices, "type", None), "shape", None)
+    ivd = getattr(dn, "index_vector_dim", None)
+    if shape is None or ivd is None:
+        return False
+    return ivd < len(shape) and shape[ivd] == 0
+
+
+def known_finding(module, differences) -> str | None:
+    """The name of the known finding an unexplained disagreement of ``module`` is an instance
+    of (the first that matches), or None: a new disagreement."""
+    kinds = {d.kind for d in differences if d.explained_by is None}
+    if not kinds:
+        return None
+    sigs = op_signatures(module)
+    for finding in KNOWN:
+        if kinds <= finding.kinds and finding.match(sigs):
+            return finding.name
+    return None
