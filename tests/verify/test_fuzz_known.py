@@ -58,8 +58,22 @@ def test_other_programs_stay_new():
         is None  # explained differences are not disagreements
 
 
+def test_interpreter_aborts_are_named_by_op_and_message():
+    from verify.fuzz.known import known_crash
+    assert known_crash(["convert", "fft"], "LLVM ERROR: Semantics mismatch between provided "
+                       "type and complex value") == "interpreter_fft_abort"
+    assert known_crash(["convolution"], "LLVM ERROR: Incompatible index and shape found "
+                       "while flattening index") == "interpreter_convolution_permuted_output"
+    assert known_crash(["gather"], "LLVM ERROR: Incompatible index and shape found while "
+                       "flattening index") is None  # the words, but not the op: new
+    assert known_crash(["fft"], "Segmentation fault") is None
+
+
 def test_every_known_finding_names_an_entry_of_findings_md():
     from pathlib import Path
     text = (Path(__file__).resolve().parents[2] / "docs" / "findings.md").read_text()
     for f in KNOWN:
         assert f"### {f.entry}. " in text, f.name
+    flat = " ".join(text.split())  # the messages wrap across lines there
+    for _, _, words in __import__("verify.fuzz.known", fromlist=["x"]).KNOWN_CRASHES:
+        assert all(w in flat for w in words)

@@ -164,7 +164,9 @@ class Campaign:
                        "xla_error": why}
                 if w.phase == "interpreter":
                     rec = {"seed": w.seed, "xla": "ok", "interpreter": kind,
-                           "returncode": code, "interpreter_error": why}
+                           "returncode": code, "interpreter_error": why,
+                           "ops": getattr(w, "ops", None) or []}
+                    rec["known"] = known_crash(rec)
                 record(w, rec)
                 retry.extend(s for s in w.pending)
             busy.discard(w)
@@ -191,6 +193,7 @@ class Campaign:
                 idle.append(self._spawn())
             elif "phase" in msg:
                 w.phase, w.seed, w.started = msg["phase"], msg["seed"], time.monotonic()
+                w.ops = msg.get("ops")
             elif "result" in msg:
                 record(w, msg["result"])
             elif msg.get("done"):
@@ -199,6 +202,11 @@ class Campaign:
             feed()
         self._idle = idle
         return results
+
+
+def known_crash(rec) -> str | None:
+    from .known import known_crash as match
+    return match(rec.get("ops") or (), rec.get("interpreter_error") or "")
 
 
 def outcome(rec) -> str:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["KnownFinding", "KNOWN", "known_finding", "op_signatures"]
+__all__ = ["KnownFinding", "KNOWN", "KNOWN_CRASHES", "known_finding", "known_crash",
+           "op_signatures"]
 
 _ROUNDING = frozenset({"floor", "ceil", "round_nearest_even", "round_nearest_afz"})
 # Float types whose encoding is not IEEE-like (no infinities, unsigned zero or NaN-only
@@ -108,4 +109,22 @@ def known_finding(module, differences) -> str | None:
     for finding in KNOWN:
         if kinds <= finding.kinds and finding.match(sigs):
             return finding.name
+    return None
+
+
+# Interpreter aborts (docs/findings.md, "The interpreter"): (name, op, words of its last
+# message). A crash is named when its program holds the op and the message has the words.
+KNOWN_CRASHES = (
+    ("interpreter_fft_abort", "fft", ("Semantics mismatch between provided type and complex",
+                                      "Could not infer SliceOp's return type")),
+    ("interpreter_convolution_permuted_output", "convolution",
+     ("Incompatible index and shape found while flattening index",)),
+)
+
+
+def known_crash(ops, message: str) -> str | None:
+    """The known interpreter abort a crashed program's (ops, last words) are, or None."""
+    for name, op, words in KNOWN_CRASHES:
+        if op in ops and any(w in message for w in words):
+            return name
     return None

@@ -126,7 +126,7 @@ def compare_with_interpreter(p, rec, xla, say):
     import verify
     from verify import differential
     from verify.interpreter import InterpreterUnsupported, interpret
-    say({"seed": rec["seed"], "phase": "interpreter"})
+    say({"seed": rec["seed"], "phase": "interpreter", "ops": list(rec.get("ops") or ())})
     try:
         ref = interpret(p.module, *p.inputs)
         rec["interpreter"] = "ok"
