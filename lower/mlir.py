@@ -66,13 +66,16 @@ class ModuleContext:
         self.name_stack = name_stack
         self.axis_context = axis_context
         self.keepalives: list = []
-        # The module's own list (Builder.host_callback appends to it): verify.compile hands
-        # it to jaxlib.
-        self.host_callbacks: list = module.host_callbacks
         self.channel_iterator = itertools.count(1)  # MHLO channels start at 1
         self.cached_primitive_lowerings: dict = {}
         self.cached_call_jaxpr_lowerings: dict = {}
         self.location_cache: dict = {}
+
+    @property
+    def host_callbacks(self) -> list:
+        """The module's callables (``Builder.host_callback`` appends to them), which
+        verify.compile hands to jaxlib."""
+        return self.module.host_callbacks
 
     def new_channel(self) -> int:
         return next(self.channel_iterator)

@@ -57,7 +57,19 @@ _DEFINED = re.compile(r'sym_name = "((?:[^"\\]|\\.)*)"|func\.func\s+(?:\w+\s+)?@
 _CRASHING_OPS = frozenset({"all_to_all"})
 
 
-def _python_problem(text: str) -> str | None:
+def _read(text: str):
+    """The text as mhlo_ir's parser reads it (ops as written, unchecked), or None where it
+    cannot (a custom form it does not know). Read once per check or compile: the Python-side
+    checks of text all look at this module."""
+    from mhlo_ir.parser import parse
+    from mhlo_ir.syntax import ParseError
+    try:
+        return parse(text, verify=False, check_ops=False)
+    except ParseError:
+        return None
+
+
+def _python_problem(text: str, module) -> str | None:
     """What jaxlib 0.10.2 would crash the process on instead of reporting, in text: a call
     cycle, a reference to a function the text does not define (callee, called_computations,
     decomposition), an ill-formed op of ``_CRASHING_OPS``. The text is read with mhlo_ir's
@@ -66,13 +78,7 @@ def _python_problem(text: str) -> str | None:
     know) gets a textual scan for dangling function references instead."""
     from mhlo_ir.errors import OpBuildError
     from mhlo_ir.ir import walk
-    from mhlo_ir.parser import parse
-    from mhlo_ir.syntax import ParseError
     from mhlo_ir.verifier import call_problem
-    try:
-        module = parse(text, verify=False, check_ops=False)
-    except ParseError:
-        module = None
     if module is not None:
         problem = call_problem(module)
         if problem is not None:
@@ -148,11 +154,15 @@ def check(module_or_text, *, filename: str | None = None) -> str:
 
 
 def _check(module_or_text, filename: str | None):
-    """``check``'s work: ``(text, computation)``, the computation (see
-    ``_jaxlib_parse_and_verify``) kept so that compiling need not convert the text again."""
+    """``check``'s work: ``(text, computation, read)``, the computation (see
+    ``_jaxlib_parse_and_verify``) kept so that compiling need not convert the text again, and
+    ``read``, the module the Python-side checks look at: the Module itself, or the text as
+    our parser reads it (``_read``; None where it cannot)."""
     text = to_text(module_or_text)
+    read = module_or_text
     if isinstance(module_or_text, (str, bytes)):  # a Module passed Module.verify already
-        problem = _python_problem(text)
+        read = _read(text)
+        problem = _python_problem(text, read)
         if problem is not None:
             raise VerificationError(problem, text, from_jaxlib=False)
     try:
@@ -162,7 +172,7 @@ def _check(module_or_text, filename: str | None):
     except Exception as e:  # noqa: BLE001
         raise _located_error(module_or_text, text, e, VerificationError,
                              source_name(module_or_text, filename)) from None
-    return text, computation
+    return text, computation, read
 
 
 def _signature(computation) -> list:
@@ -190,21 +200,22 @@ class Executable(Compiled):
         failure is raised as its CallbackError (from the callable's own exception)."""
         bound = self._callbacks
         if bound is None:
-            res = _jaxlib.on_big_stack(self.loaded.execute_sharded, bufs)
-            return [[_jaxlib.to_numpy(s) for s in result]
-                    for result in res.disassemble_into_single_device_arrays()]
+            return self._execute_raw(bufs)
         with bound.running:
             bound.clear()
             try:
-                res = _jaxlib.on_big_stack(self.loaded.execute_sharded, bufs)
-                return [[_jaxlib.to_numpy(s) for s in result]
-                        for result in res.disassemble_into_single_device_arrays()]
+                return self._execute_raw(bufs)
             except Exception as e:  # noqa: BLE001 - jaxlib's runtime error type
                 err = bound.take_error()  # a CallbackError, raised by the callable's wrapper
                 if err is None or err is e:
                     raise
         err.__suppress_context__ = True  # jaxlib's message repeats the callable's traceback
         raise err
+
+    def _execute_raw(self, bufs) -> list:
+        res = _jaxlib.on_big_stack(self.loaded.execute_sharded, bufs)
+        return [[_jaxlib.to_numpy(s) for s in result]
+                for result in res.disassemble_into_single_device_arrays()]
 
     def serialize(self) -> bytes:
         if self._callbacks is not None:
@@ -365,12 +376,12 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         raise ValueError("a TPU compile needs topology= (for example 'v5e:2x2'), and only "
                          "a TPU compile takes one" if platform == "tpu" else
                          f"topology= is for platform='tpu', not {platform!r}")
-    text, computation = _check(module_or_text, filename)
+    text, computation, read = _check(module_or_text, filename)
     _check_entry(module_or_text)
     if platform == "cpu":
         _cpu_refusals(module_or_text)
     if num_replicas > 1 and num_partitions > 1:
-        _tiled_results_refusal(module_or_text, text)
+        _tiled_results_refusal(read)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
     if distributed is not None:
@@ -402,7 +413,7 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         return Compiled(compiled, "tpu", devices, _signature(computation), text,
                         num_replicas, num_partitions, computation, topology)
     from . import host_callbacks as hc
-    bound = hc.bind(module_or_text, text, host_callbacks, platform, num_partitions)
+    bound = hc.bind(read, text, host_callbacks, platform, num_partitions)
     lapack.register_if_needed(text, platform)
     if client is None:
         client = _jaxlib.client(platform, None if (n == 1 or platform != "cpu") else max(n, 8))
@@ -440,18 +451,13 @@ def _compile_with_callbacks(client, text, devices, opts, callables):
         return client.compile_and_load(module, devices, opts, host_callbacks=callables)
 
 
-def _tiled_results_refusal(module, text: str) -> None:
+def _tiled_results_refusal(module) -> None:
     """jaxlib 0.10.2 aborts the process compiling a program of several replicas *and*
     partitions whose @main result is annotated with a tiled sharding ("Check failed:
     TotalNumTiles() == devices": the tiles count partitions, the devices replicas times
-    partitions). Text is read with our parser to find them."""
-    if isinstance(module, (str, bytes)):
-        from mhlo_ir.parser import parse
-        from mhlo_ir.syntax import ParseError
-        try:
-            module = parse(text, verify=False, check_ops=False)
-        except ParseError:
-            return
+    partitions). ``module``: the Module, or text as our parser read it (None: unread)."""
+    if module is None:
+        return
     main = module.lookup("main")
     for i, attrs in enumerate((main.res_attrs or ()) if main is not None else ()):
         sharding = (attrs or {}).get("mhlo.sharding")

@@ -56,38 +56,34 @@ class Bound:
             self._errors.clear()
 
 
-def _ops_of(module_or_text, text: str):
-    """The callback ops ``(function, op, index)`` and the module's own callables (None for
-    text)."""
+def _ops_of(read, text: str):
+    """The callback ops ``(function, op, index)`` and the module's own callables (None when
+    it has none: text never has). ``read`` is the Module, or the text as our parser read it
+    (None: it could not)."""
     from mhlo_ir.ops.host_callbacks import callback_ops
-    if not isinstance(module_or_text, (str, bytes)):
-        return callback_ops(module_or_text), list(module_or_text.host_callbacks)
     if not mentions_callbacks(text):
         return [], None
-    from mhlo_ir.parser import parse
-    from mhlo_ir.syntax import ParseError
-    try:
-        module = parse(text, verify=False, check_ops=False)
-    except ParseError as e:
+    if read is None:
         raise CompileError("the text has host-callback ops, whose callables verify checks "
-                           "against the ops' types before jaxlib sees them (jaxlib crashes on "
-                           f"a mismatch), but mhlo_ir's parser cannot read it: {e}",
-                           from_jaxlib=False) from None
-    return callback_ops(module), None
+                           "against the ops' types before jaxlib sees them (jaxlib crashes "
+                           "on a mismatch), but mhlo_ir's parser cannot read it",
+                           from_jaxlib=False)
+    return callback_ops(read), list(read.host_callbacks) or None
 
 
 def _signature(op) -> tuple:
     return (tuple(v.type for v in op.operands), tuple(r.type for r in op.results))
 
 
-def bind(module_or_text, text: str, host_callbacks, platform: str,
+def bind(read, text: str, host_callbacks, platform: str,
          num_partitions: int = 1) -> Bound | None:
     """The checked, wrapped callables for compiling ``module_or_text`` on ``platform``, or
-    None when it has no callback ops (and none were given). ``host_callbacks`` overrides the
+    None when it has no callback ops (and none were given). ``read`` is the Module, or the
+    text as our parser read it (None where it cannot). ``host_callbacks`` overrides the
     module's own list (a text's only source of callables). Raises CompileError, in Python,
     for what jaxlib would crash on."""
     from mhlo_ir.ops.host_callbacks import HostCallback, PARTITIONED_TARGETS, TARGETS
-    ops, own = _ops_of(module_or_text, text)
+    ops, own = _ops_of(read, text)
     given = own if host_callbacks is None else list(host_callbacks)
     if not ops:
         return None

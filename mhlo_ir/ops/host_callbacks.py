@@ -37,7 +37,6 @@ PARTITIONED_TARGETS = {"cpu": "xla_ffi_partitioned_python_cpu_callback",
 _ALL_TARGETS = frozenset(TARGETS.values()) | frozenset(PARTITIONED_TARGETS.values())
 # Platform names -> the target kind ("cpu" or "gpu") whose callback target they use.
 PLATFORMS = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "rocm": "gpu"}
-_PLATFORMS = PLATFORMS
 
 
 @_attrs.frozen
@@ -156,10 +155,10 @@ def host_callback(b, function: Callable, operands: Sequence[Value] = (), result_
     if not callable(function):
         fail("custom_call", f"a host callback must be callable, got "
                             f"{type(function).__name__} {function!r:.60}")
-    if platform not in _PLATFORMS:
-        fail("custom_call", f"host callback platform must be one of {sorted(_PLATFORMS)}, got "
+    if platform not in PLATFORMS:
+        fail("custom_call", f"host callback platform must be one of {sorted(PLATFORMS)}, got "
                             f"{platform!r} (TPUs call back through send/recv host transfers)")
-    kind = _PLATFORMS[platform]
+    kind = PLATFORMS[platform]
     target = (PARTITIONED_TARGETS if partitioned else TARGETS)[kind]
     operands = value_list("custom_call", "operands", operands)
     result_types = type_list("custom_call", "result_types", result_types)

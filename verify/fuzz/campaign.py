@@ -39,6 +39,7 @@ class _Worker:
         self.job = None
         self.phase = None
         self.started = None
+        self.ops = None  # the ops of the program in hand (from its phase message)
         threading.Thread(target=self._read, args=(events,), daemon=True).start()
 
     def _read(self, events):
@@ -165,7 +166,7 @@ class Campaign:
                 if w.phase == "interpreter":
                     rec = {"seed": w.seed, "xla": "ok", "interpreter": kind,
                            "returncode": code, "interpreter_error": why,
-                           "ops": getattr(w, "ops", None) or []}
+                           "ops": w.ops or []}
                     rec["known"] = known_crash(rec)
                 record(w, rec)
                 retry.extend(s for s in w.pending)
