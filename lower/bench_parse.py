@@ -45,7 +45,7 @@ def _xdsl_parser():
 
 def parse_rows(quick: bool, repeats: int, mlir) -> list:
     """Rows: workload, ops, ours/mlir/xdsl microseconds per op (MB/s for the constant)."""
-    from .bench import ours_chain, ours_const, ours_mlp
+    from .bench_build import ours_chain, ours_const, ours_mlp
     xdsl = _xdsl_parser()
     sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
     programs = [(f"parse chain {n}", n, ours_chain(n)) for n in sizes]

@@ -16,7 +16,9 @@ REPORT = ROOT / "docs" / "primitive_coverage.md"
 _LAZY_JAX_MODULES = ("jax.experimental.multihost_utils", "jax._src.pmap",
                      "jax.experimental.shard_map", "jax._src.export._export",
                      "jax._src.cudnn.fused_attention_stablehlo",
-                     "jax._src.cudnn.scaled_matmul_stablehlo")
+                     "jax._src.cudnn.scaled_matmul_stablehlo", "jax._src.checkify",
+                     "jax._src.pallas.core", "jax._src.pallas.mosaic.primitives",
+                     "jax.experimental.pallas.tpu")
 
 
 def jax_primitives() -> tuple:
@@ -41,6 +43,8 @@ def jax_primitives() -> tuple:
     return jax.__version__, names
 
 
+_PALLAS = ("a Pallas kernel-language primitive (registered when jax.experimental.pallas is "
+           "imported): Pallas lowers it inside a kernel to Mosaic or Triton, not to XLA ops")
 _CUDNN = "a CUDA-only custom call into cuDNN or cuBLASLt kernels, not an XLA op"
 # Why each primitive without a rule has none (a test keeps every "no" row explained).
 WHY_NOT = {
@@ -58,6 +62,15 @@ WHY_NOT = {
     "psend": "point-to-point send between devices inside shard_map: not lowered yet (XLA:CPU "
              "has no device-to-device send/recv)",
     "precv": "point-to-point receive between devices inside shard_map (see psend)",
+    **{name: _PALLAS for name in (
+        "core_map", "with_memory_space_constraint", "bitcast", "multiple_of", "reciprocal",
+        "roll", "run_scoped", "einshape_lo", "mpmd_map", "remove_memory_space")},
+    **{name: "a Pallas kernel call: a custom call to a Mosaic (TPU) or Triton (GPU) kernel "
+             "that the backend's kernel compiler builds; XLA:CPU has none"
+       for name in ("pallas_call", "tpu_custom_call")},
+    "check": "checkify's check: with jax's defaults its rule only refuses (a check must be "
+             "discharged by checkify.checkify before lowering, which leaves no check "
+             "equations); with xla_runtime_errors on it becomes a host callback that raises",
     "run_state": "jax's state discharge (`run_state`): its lowering is jax's own discharge "
                  "of Ref effects, which our jaxprs never carry",
 }

@@ -215,13 +215,19 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     eqn_stack = getattr(source_info, "name_stack", None)
     where = traceback if frame is None else (frame.file_name, frame.start_line,
                                              frame.start_column)
-    key = (primitive.name, name_stack.stack, getattr(eqn_stack, "stack", eqn_stack), where)
+    stacks = (primitive.name, name_stack.stack, getattr(eqn_stack, "stack", eqn_stack))
+    key = (*stacks, where)
+    name = None
     if cache is not None:
         hit = cache.get(key)
         if hit is not None:
             return hit
-    names = str(name_stack + eqn_stack) if eqn_stack is not None else str(name_stack)
-    name = f"{names}/{primitive.name}" if names else primitive.name
+        name = cache.get(stacks)  # the name part, shared by all of a traceback's equations
+    if name is None:
+        names = str(name_stack + eqn_stack) if eqn_stack is not None else str(name_stack)
+        name = f"{names}/{primitive.name}" if names else primitive.name
+        if cache is not None:
+            cache[stacks] = name
     if frame is not None:
         loc = hlo.NameLoc(name, hlo.FileLineColLoc(frame.file_name, frame.start_line,
                                                    frame.start_column))
@@ -247,16 +253,23 @@ def _is_user_file(filename: str) -> bool:
 
 
 def _traceback_location(traceback, cache) -> hlo.Location | None:
-    """The callsite chain of a jaxlib Traceback's user frames (None if it has none)."""
+    """The callsite chain of a jaxlib Traceback's user frames (None if it has none).
+
+    ``cache`` (the module context's) keeps, per code object, whether its file is the user's
+    and, per (code, instruction), the frame's location: a traceback has ~20 frames, nearly
+    all shared with the program's other equations, so each is judged once per lowering."""
     codes, lastis = traceback.raw_frames()
+    if cache is None:
+        cache = {}
     frames = []
     for code, lasti in zip(codes, lastis):
-        if len(frames) == _FRAME_LIMIT:
-            break
-        if not _is_user_file(code.co_filename):
+        user = cache.get(code)
+        if user is None:
+            user = cache[code] = _is_user_file(code.co_filename)
+        if not user:
             continue
         key = ("frame", code, lasti)
-        loc = cache.get(key) if cache is not None else None
+        loc = cache.get(key)
         if loc is None:
             line, col, end_line, end_col = type(traceback).code_addr2location(code, lasti)
             if line is None or line < 0:
@@ -267,9 +280,10 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
                                       end_col if end_col is not None and end_col >= 0
                                       else None)
             loc = hlo.NameLoc(getattr(code, "co_qualname", code.co_name), file)  # 3.10
-            if cache is not None:
-                cache[key] = loc
+            cache[key] = loc
         frames.append(loc)
+        if len(frames) == _FRAME_LIMIT:
+            break
     if not frames:
         return None
     loc = frames[-1]
@@ -378,13 +392,23 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
             name = prim.name
             rule = rules.get(name) or lowering_rule(prim, platform)
             si = eqn.source_info
-            try:
-                fr = si.frame
-                key = (name, si.name_stack.stack, fr.file_name, fr.start_line,
-                       fr.start_column)
-                loc = locs.get(key)
-            except (AttributeError, TypeError):  # no frame, or not our SourceInfo
-                key, loc = None, None
+            fr = getattr(si, "frame", None)  # our tracer's; JAX's carry a traceback
+            if fr is not None:
+                try:
+                    key = (name, si.name_stack.stack, fr.file_name, fr.start_line,
+                           fr.start_column)
+                    loc = locs.get(key)
+                except (AttributeError, TypeError):  # not our SourceInfo after all
+                    key, loc = None, None
+            else:
+                # JAX's: many equations share one traceback object. Identities are safe
+                # keys here: the jaxpr keeps these objects alive while ``locs`` lives.
+                tb = getattr(si, "traceback", None)
+                if tb is not None:
+                    key = (name, id(tb), id(getattr(si, "name_stack", None)))
+                    loc = locs.get(key)
+                else:
+                    key, loc = None, None
             if loc is None:
                 loc = source_info_to_location(prim, si, name_stack, loc_cache)
                 if key is not None:

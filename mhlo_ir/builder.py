@@ -38,6 +38,7 @@ __all__ = ["Builder", "Results", "as_results"]
 Results = Union[Value, tuple, Operation]
 
 _RESERVED = {"and", "or", "not", "if", "while", "return"}
+_RETURN = REGISTRY["return"]
 
 
 def _method_name(op: str) -> str:
@@ -177,11 +178,20 @@ class Builder:
         Ops built with this builder afterwards are refused (OpBuildError): they would come
         after the terminator, where they never run and jaxlib rejects the text."""
         if self.function is None:
-            return _terminated(self.block,
-                               self.create("return", (list(values),), location=location))
+            # A region's return has no check but its operands' being Values (the op
+            # holding the region checks the types): built without the generic path, since
+            # every reduction, comparator and loop body ends with one.
+            for v in values:
+                if v.__class__ not in VALUE_CLASSES:
+                    _values("return", "results", values)
+            block = self.block
+            op = make_operation(_RETURN, values, (), None, (),
+                                self.location if location is None
+                                else checked_location(location), block)
+            block.operations.append(op)
+            return _terminated(block, op)
         fn = self.function
-        types = tuple(_values("func.return", "operands", values)[i].type
-                      for i in range(len(values)))
+        types = tuple([v.type for v in _values("func.return", "operands", values)])
         if fn.result_types is None:
             fn.result_types = types
         elif fn.result_types != types:

@@ -283,9 +283,14 @@ class Block:
         if len(locs) != len(types):
             raise IRError(f"block has {len(types)} argument types but {len(locs)} argument "
                           "locations")
+        # Laid out here rather than through BlockArgument(...): a class call with a Python
+        # __init__ costs a microsecond, and a 200-argument function made 200 of them.
+        new, cls = _object_new, BlockArgument
         args = []
         for i, t in enumerate(types):
-            args.append(BlockArgument(t, self, i, locs[i]))
+            a = new(cls)
+            a.type, a.owner, a.index, a.location = t, self, i, locs[i]
+            args.append(a)
         self.arguments = tuple(args)
         self.operations: list = []
         self.parent = None

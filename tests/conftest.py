@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import os
 
-import pytest
-from hypothesis import HealthCheck, settings
+# libtpu takes a machine-wide lock (/tmp/libtpu_lockfile) in the first process that loads it,
+# jax's backend start-up included. The suite runs in several worker processes (pytest -n 2)
+# that each compile for TPU topologies without chips, so let them all load it (verify.tpu
+# sets the same, but only when it is imported before jax starts).
+os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 # Compiling takes tens of milliseconds: no deadlines; CI runs fewer examples than "thorough".
 # CI is derandomized (the same examples every run, so a landing never fails on a new random

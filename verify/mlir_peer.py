@@ -46,10 +46,10 @@ class Mlir:
     def print(self, module) -> str:
         return module.operation.get_asm(print_generic_op_form=True)
 
-    def chain(self, n: int) -> object:
+    def chain(self, n: int, shape=(8,)) -> object:
         ir, mhlo = self.ir, self.mhlo
         with self.ctx, self.ir.Location.unknown():
-            t = ir.RankedTensorType.get((8,), ir.F32Type.get())
+            t = ir.RankedTensorType.get(shape, ir.F32Type.get())
 
         def body(x, y):
             for i in range(n):
@@ -58,35 +58,82 @@ class Mlir:
         return self._module([t, t], body)
 
     def mlp(self, layers: int, width: int = 64, batch: int = 8) -> object:
+        """Per layer: its own weight and bias arguments, a splat zero constant, dot_general,
+        broadcast_in_dim of the bias, add, maximum."""
         ir, mhlo = self.ir, self.mhlo
         with self.ctx, self.ir.Location.unknown():
             f32 = ir.F32Type.get()
             t_x = ir.RankedTensorType.get((batch, width), f32)
             t_w = ir.RankedTensorType.get((width, width), f32)
             t_b = ir.RankedTensorType.get((width,), f32)
+            dims = self._i64s([1])
 
-        def dense_i64(xs):
-            return ir.DenseIntElementsAttr.get(np.asarray(xs, np.int64),
-                                               type=ir.RankedTensorType.get(
-                                                   (len(xs),), ir.IntegerType.get_signless(64)))
-
-        def body(x, w, bias):
-            zero = mhlo.ConstantOp(ir.DenseElementsAttr.get(np.array(0, np.float32))).result
+        def body(x, *params):
             dn = mhlo.DotDimensionNumbers.get(
                 lhs_batching_dimensions=[], rhs_batching_dimensions=[],
                 lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0])
-            for _ in range(layers):
+            for i in range(layers):
+                w, bias = params[2 * i], params[2 * i + 1]
+                zero = mhlo.ConstantOp(ir.DenseElementsAttr.get_splat(
+                    t_x, ir.FloatAttr.get(f32, 0.0))).result
                 y = mhlo.DotGeneralOp(t_x, x, w, dn).result
-                bb = mhlo.BroadcastInDimOp(t_x, bias, dense_i64([1])).result
+                bb = mhlo.BroadcastInDimOp(t_x, bias, dims).result
                 y = mhlo.AddOp(y, bb).result
-                zz = mhlo.BroadcastInDimOp(t_x, zero, dense_i64([])).result
-                x = mhlo.MaxOp(y, zz).result
+                x = mhlo.MaxOp(y, zero).result
             return [x]
-        return self._module([t_x, t_w, t_b], body)
+        return self._module([t_x] + [t_w, t_b] * layers, body)
+
+    def small(self) -> object:
+        """The 20-op module of ``lower.bench_build.ours_small``."""
+        ir, mhlo = self.ir, self.mhlo
+        with self.ctx, self.ir.Location.unknown():
+            f32 = ir.F32Type.get()
+            t, u = ir.RankedTensorType.get((4, 8), f32), ir.RankedTensorType.get((8, 4), f32)
+            t16 = ir.RankedTensorType.get((16,), f32)
+            i16 = ir.RankedTensorType.get((16,), ir.IntegerType.get_signless(32))
+            t44 = ir.RankedTensorType.get((4, 4), f32)
+
+        i64s = self._i64s
+
+        def body(x, y):
+            one = ir.FloatAttr.get(f32, 1.0)
+            c = mhlo.ConstantOp(ir.DenseElementsAttr.get_splat(t, one)).result
+            e = mhlo.ExpOp(mhlo.AddOp(x, c).result).result
+            dn = mhlo.DotDimensionNumbers.get(
+                lhs_batching_dimensions=[], rhs_batching_dimensions=[],
+                lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0])
+            d = mhlo.DotGeneralOp(t44, e, y, dn).result
+            tt = mhlo.TransposeOp(d, i64s([1, 0])).result
+            m = mhlo.MulOp(d, tt).result
+            z = mhlo.ConstantOp(ir.DenseElementsAttr.get(np.array(0, np.float32))).result
+            zb = mhlo.BroadcastInDimOp(t44, z, i64s([])).result
+            p = mhlo.CompareOp(m, zb, mhlo.ComparisonDirectionAttr.get("GT")).result
+            s = mhlo.SelectOp(p, m, zb).result
+            r = mhlo.ReshapeOp(t16, s).result
+            s1 = mhlo.SliceOp(r, i64s([0]), i64s([8]), i64s([1])).result
+            s2 = mhlo.SliceOp(r, i64s([8]), i64s([16]), i64s([1])).result
+            cc = mhlo.ConcatenateOp([s1, s2], 0).result
+            ab = mhlo.AbsOp(cc).result
+            cv = mhlo.ConvertOp(t16, mhlo.ConvertOp(i16, cc).result).result
+            ng = mhlo.NegOp(mhlo.TanhOp(cv).result).result
+            return [mhlo.MaxOp(ng, ab).result]
+        return self._module([t, u], body)
+
+    def _i64s(self, xs) -> object:
+        ir = self.ir
+        with self.ctx:
+            return ir.DenseIntElementsAttr.get(
+                np.asarray(xs, np.int64),
+                type=ir.RankedTensorType.get((len(xs),), ir.IntegerType.get_signless(64)))
 
     def const(self, arr) -> object:
+        """A dense constant of ``arr`` (f32, or bf16 given as ml_dtypes.bfloat16)."""
         ir, mhlo = self.ir, self.mhlo
 
         def body():
-            return [mhlo.ConstantOp(ir.DenseElementsAttr.get(arr)).result]
+            if arr.dtype.name == "bfloat16":  # the bindings take bf16 as raw 16-bit words
+                attr = ir.DenseElementsAttr.get(arr.view(np.uint16), type=ir.BF16Type.get())
+            else:
+                attr = ir.DenseElementsAttr.get(arr)
+            return [mhlo.ConstantOp(attr).result]
         return self._module([], body)

@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
+import mhlo_ir as hlo
+
 from ..helpers import MONOIDS, monoid_identity
 from ..mlir import register_lowering
+
+
+@functools.lru_cache(maxsize=256)
+def _init_attr(kind: str, dtype: np.dtype) -> hlo.DenseElementsAttr:
+    """The init value's attribute, made once per (reduction, dtype): an immutable value, so
+    the constant builder and the printer reuse their work on it (they key by identity)."""
+    return hlo.DenseElementsAttr.from_array(monoid_identity(kind, dtype))
 
 
 def _reduction(kind):
@@ -11,7 +24,7 @@ def _reduction(kind):
 
     def rule(ctx, x, *, axes, out_sharding=None):
         b = ctx.builder
-        init = b.constant(monoid_identity(kind, ctx.avals_in[0].dtype))
+        init = b.constant(_init_attr(kind, np.dtype(ctx.avals_in[0].dtype)))
         return [b.reduce(x, init, axes, combine)]
     rule.__name__ = f"_reduce_{kind}_lowering"
     return rule

@@ -23,7 +23,8 @@ from ..location import checked_location
 from .args import check_values, ints, tensor_of
 from .spec import fail, lookup
 
-__all__ = ["validate", "MEMO", "memo_get", "memo", "memo_miss", "no_make", "result_type",
+__all__ = ["validate", "MEMO", "memo_get", "memo_put", "memo", "memo_miss", "no_make",
+           "result_type",
            "shape_arg", "tensor_type"]
 
 
@@ -133,10 +134,15 @@ def memo_miss(key, name, operands, make, make_args) -> tuple:
     spec, _, attrs, rts, _ = validate(name, operands, attributes, result_types, ())
     hit = (spec, attrs, rts)
     if key is not None:
-        if len(MEMO) > 16384:
-            MEMO.clear()
-        MEMO[key] = hit
+        memo_put(key, hit)
     return hit
+
+
+def memo_put(key, hit) -> None:
+    """Remember ``hit`` under ``key`` in the bounded MEMO."""
+    if len(MEMO) > 16384:
+        MEMO.clear()
+    MEMO[key] = hit
 
 
 # What memo's callers build on a miss: (attributes, result types or None). The ops' own

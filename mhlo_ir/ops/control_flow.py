@@ -16,7 +16,9 @@ from . import convert
 from .data_movement import ints
 from typing import Callable, Sequence, Union
 
-from ..ir import Function, Operation, Value
+from ..ir import Function, Operation, Value, make_operation
+from ..location import checked_location
+from .construct import memo_get, memo_put
 from .args import arg_names, check_values, results, tensor_of, value_list
 from .args import ints as int_list
 from .spec import FUNC, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
@@ -168,10 +170,27 @@ def reduce(b, inputs, init_values, dimensions, body: Callable, *,
     inits = value_list("reduce", "init_values", init_values)
     scalar = [tensor((), tensor_of(v, "reduce").element_type) for v in inits]
     region = b.region(scalar + scalar, body, op="reduce",
-                         arg_names=arg_names(len(inits), "acc", "x"))
-    op = b.create("reduce", (inputs, inits),
-                     {"dimensions": int_list("reduce", "dimensions", dimensions)},
-                     regions=(region,), location=location)
+                      arg_names=arg_names(len(inits), "acc", "x"))
+    dims = int_list("reduce", "dimensions", dimensions)
+    # The op's checks but the region's depend only on the operand types and dimensions:
+    # a reduction repeated over a program (every layer norm, every bias gradient) runs them
+    # once; its body is checked each time.
+    key = ("reduce", tuple([getattr(v, "type", None) for v in inputs]),
+           tuple([v.type for v in inits]), dims)
+    hit = memo_get(key)
+    if hit is None:
+        op = b.create("reduce", (inputs, inits), {"dimensions": dims}, regions=(region,),
+                      location=location)
+        memo_put(key, (op.spec, op.attributes, tuple(r.type for r in op.results)))
+        return results(op)
+    spec, attrs, rts = hit
+    inits_t = key[2]
+    check_region("reduce", "body", region, inits_t + inits_t, inits_t)
+    block = b.block
+    op = make_operation(spec, (*inputs, *inits), rts, attrs, (region,),
+                        b.location if location is None else checked_location(location),
+                        block)
+    block.operations.append(op)
     return results(op)
 
 

@@ -19,12 +19,13 @@ from ..dense import DenseElementsAttr, dense_i64, i64_array
 from ..index_array import index_ints
 from ..dtypes import i32
 from ..types import TensorType, tensor
-from ..ir import VALUE_CLASSES, Value, _new_single_result_op
+from ..ir import _MANY, VALUE_CLASSES, Value, _new_single_result_op
+from ..op_attributes import OpAttributes
 from ..location import checked_location
 from .args import constant_attr, value_list
 from .args import ints as int_list
 from . import convert
-from .construct import memo, memo_get, result_type, shape_arg, tensor_type
+from .construct import memo, memo_get, memo_put, result_type, shape_arg, tensor_type
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
@@ -202,7 +203,20 @@ def constant(b, value, dtype=None, *, location=None) -> Value:
         # memo keeps the attribute alive, so its id cannot be reused while cached.
         return memo(b, ("constant", id(value)), "constant", (), location, _constant_make,
                     value)
-    return b._one("constant", (), {"value": value}, location=location)
+    # A larger constant's check depends only on its type: made once per type, while each
+    # op gets its own attribute mapping (its value is its own).
+    t = value.type
+    hit = memo_get(("constant", t))
+    if hit is None:
+        op = b._one("constant", (), {"value": value}, location=location)
+        memo_put(("constant", t), (op.spec, None, (t,)))
+        return op
+    block = b.block
+    op = _new_single_result_op(hit[0], (), _MANY, OpAttributes({"value": value}), t,
+                               b.location if location is None else checked_location(location),
+                               block)
+    block.operations.append(op)
+    return op
 
 
 def _constant_make(value):
@@ -297,9 +311,16 @@ def _slice_make(start, limit, strides):
 
 @builder_method
 def concatenate(b, inputs: Sequence[Value], dimension: int, *, location=None) -> Value:
-    return b._one("concatenate", (value_list("concatenate", "inputs", inputs),),
-                  {"dimension": dimension},
-                  location=location)
+    inputs = value_list("concatenate", "inputs", inputs)
+    # (memo's validation takes the operands flat, which for one input reads as a group.)
+    if dimension.__class__ is not int or len(inputs) < 2:  # 1.0 and True would key as 1
+        return b._one("concatenate", (inputs,), {"dimension": dimension}, location=location)
+    key = ("concatenate", tuple([getattr(v, "type", None) for v in inputs]), dimension)
+    return memo(b, key, "concatenate", inputs, location, _concatenate_make, dimension)
+
+
+def _concatenate_make(dimension):
+    return {"dimension": dimension}, None
 
 
 # -- shared helpers (also used by the indexing chapter) -----------------------------------------

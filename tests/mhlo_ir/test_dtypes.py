@@ -114,7 +114,7 @@ def test_unmapped_dtype(dtype):
         hlo.from_numpy(dtype)
 
 
-@pytest.mark.parametrize("thing", [3.5, object(), [1, 2]], ids=repr)
+@pytest.mark.parametrize("thing", [3.5, object(), [1, 2]], ids=["float", "object", "list"])
 def test_not_a_dtype(thing):
     with pytest.raises(TypeError, match="is not a numpy dtype or element type"):
         hlo.from_numpy(thing)

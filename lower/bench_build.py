@@ -1,0 +1,233 @@
+"""The builder and printer rows of ``python -m lower.bench``: the same programs built and
+printed (generic form) by mhlo_ir and by the MLIR Python bindings inside jaxlib
+(``verify.mlir_peer``), in one process.
+
+Workloads:
+  chain N   -- N chained elementwise ops (add/multiply alternating) on tensor<128x128xf32>
+  mlp L     -- L layers, each with its own weight and bias arguments and a splat zero
+               constant: dot_general, broadcast_in_dim, add, maximum (5 ops a layer)
+  small     -- a 20-op module of mixed ops (what a generated program looks like), context
+               creation excluded on both sides
+  const     -- a 16 MiB f32 and a 2 MiB bf16 dense constant of random data, in MB/s
+  memory    -- bytes per op a 100,000-op chain holds, each side in a fresh process
+
+Timing: samples of ours and the bindings' alternate, each sample repeating the build (and
+then the print) until it covers ~20,000 ops, GC enabled as users run it; a row reports the
+median sample of each side, so the ratio is of two medians taken under the same load.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import ml_dtypes
+import numpy as np
+
+import mhlo_ir as hlo
+
+CHAIN_SHAPE = (128, 128)
+
+
+# -- our programs -------------------------------------------------------------------------------
+
+def ours_chain(n: int, shape=CHAIN_SHAPE) -> hlo.Module:
+    t = hlo.tensor(shape, hlo.f32)
+    m = hlo.Module("chain")
+    f = m.add_function("main", [t, t])
+    b = f.builder()
+    x, y = f.arguments
+    add, mul = b.add, b.multiply
+    for i in range(n):
+        x = add(x, y) if i % 2 == 0 else mul(x, y)
+    b.return_(x)
+    return m
+
+
+def ours_mlp(layers: int, width: int = 64, batch: int = 8) -> hlo.Module:
+    t_x = hlo.tensor((batch, width), hlo.f32)
+    t_w = hlo.tensor((width, width), hlo.f32)
+    t_b = hlo.tensor((width,), hlo.f32)
+    m = hlo.Module("mlp")
+    f = m.add_function("main", [t_x] + [t_w, t_b] * layers)
+    b = f.builder()
+    x, *params = f.arguments
+    zeros = np.zeros((batch, width), np.float32)
+    for i in range(layers):
+        w, bias = params[2 * i], params[2 * i + 1]
+        zero = b.constant(zeros)
+        y = b.dot_general(x, w, ((1,), (0,)))
+        y = b.add(y, b.broadcast_in_dim(bias, (batch, width), [1]))
+        x = b.maximum(y, zero)
+    b.return_(x)
+    return m
+
+
+def ours_small() -> hlo.Module:
+    """20 ops of 15 kinds over small tensors (the bindings' twin: ``Mlir.small``)."""
+    m = hlo.Module("small")
+    t, u = hlo.tensor((4, 8), hlo.f32), hlo.tensor((8, 4), hlo.f32)
+    f = m.add_function("main", [t, u])
+    b = f.builder()
+    x, y = f.arguments
+    e = b.exponential(b.add(x, b.constant(np.ones((4, 8), np.float32))))
+    d = b.dot_general(e, y, ((1,), (0,)))
+    mm = b.multiply(d, b.transpose(d, [1, 0]))
+    zb = b.broadcast_in_dim(b.constant(np.float32(0)), (4, 4), [])
+    s = b.select(b.compare(mm, zb, "GT"), mm, zb)
+    r = b.reshape(s, (16,))
+    cc = b.concatenate([b.slice(r, [0], [8], [1]), b.slice(r, [8], [16], [1])], 0)
+    ab = b.abs(cc)
+    cv = b.convert(b.convert(cc, hlo.i32), hlo.f32)
+    b.return_(b.maximum(b.negate(b.tanh(cv)), ab))
+    return m
+
+
+def ours_const(arr: np.ndarray) -> hlo.Module:
+    m = hlo.Module("const")
+    f = m.add_function("main", [])
+    b = f.builder()
+    b.return_(b.constant(arr))
+    return m
+
+
+def n_ops(module: hlo.Module) -> int:
+    return len(module.functions[0].entry_block.operations)
+
+
+# -- timing -------------------------------------------------------------------------------------
+
+def _sample(build, print_, inner):
+    gc.collect()
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        m = build()
+    t1 = time.perf_counter()
+    for _ in range(inner):
+        print_(m)
+    t2 = time.perf_counter()
+    return (t1 - t0) / inner, (t2 - t1) / inner
+
+
+def interleaved(ours, theirs, samples: int, ops: int | None = None):
+    """Median (build, print) seconds of each side, ``(build, print)`` pairs given, sampled
+    alternately."""
+    inner = 1 if ops is None else max(1, 20_000 // ops)
+    mine, peer = [], []
+    for _ in range(samples):
+        mine.append(_sample(*ours, inner))
+        peer.append(_sample(*theirs, inner))
+    med = statistics.median
+    return ((med(s[0] for s in mine), med(s[1] for s in mine)),
+            (med(s[0] for s in peer), med(s[1] for s in peer)))
+
+
+def _ours_print(m):
+    return m.to_text(locations=False)
+
+
+def program_rows(quick: bool, samples: int, mlir) -> list:
+    """Chains at each size, the MLP, the 20-op module: per-op microseconds and ratios."""
+    sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
+    layers = 20 if quick else 100
+    programs = [(f"chain {n}", n, (lambda n=n: ours_chain(n)),
+                 (lambda n=n: mlir.chain(n, CHAIN_SHAPE))) for n in sizes]
+    programs.append((f"mlp {layers} layers", n_ops(ours_mlp(layers)),
+                     lambda: ours_mlp(layers), lambda: mlir.mlp(layers)))
+    programs.append(("small module", n_ops(ours_small()), ours_small, mlir.small))
+    rows = []
+    for name, ops, ours, theirs in programs:
+        s = samples if ops <= 10_000 else max(3, samples // 2)
+        (ob, op), (mb, mp) = interleaved((ours, _ours_print), (theirs, mlir.print), s, ops)
+        rows.append(dict(workload=name, ops=ops, ours_us=(ob + op) / ops * 1e6,
+                         ours_build_us=ob / ops * 1e6, ours_print_us=op / ops * 1e6,
+                         mlir_us=(mb + mp) / ops * 1e6, ratio=(mb + mp) / (ob + op)))
+    return rows
+
+
+def constant_rows(quick: bool, samples: int, mlir) -> list:
+    """Dense constants of random data (no splat), build + print, in MB/s."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for mib, dtype in ((4 if quick else 16, np.float32), (2, ml_dtypes.bfloat16)):
+        arr = rng.standard_normal(mib * 2**20 // np.dtype(dtype).itemsize).astype(dtype)
+        counter = iter(range(1, 10**9))
+
+        def fresh(arr=arr):
+            # A new value each build: MLIR uniques attributes, so rebuilding identical data
+            # would only hash it; a program does not build the same constant twice.
+            arr[0] = next(counter) % 1000
+            return arr
+        (ob, op), (mb, mp) = interleaved((lambda: ours_const(fresh()), _ours_print),
+                                         (lambda: mlir.const(fresh()), mlir.print), samples)
+        name = np.dtype(dtype).name.replace("bfloat16", "bf16").replace("float32", "f32")
+        rows.append(dict(workload=f"const {mib} MiB {name}", ops=1,
+                         ours_MBps=arr.nbytes / (ob + op) / 1e6,
+                         mlir_MBps=arr.nbytes / (mb + mp) / 1e6, ratio=(mb + mp) / (ob + op)))
+    return rows
+
+
+# -- memory, in fresh processes -------------------------------------------------------------------
+
+def _resident() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def _memory_child(side: str, n: int) -> None:
+    """Run in a fresh process: bytes per op that a built ``n``-op chain holds."""
+    out = {}
+    if side == "ours":
+        ours_chain(100)  # warm the caches a first build fills
+        gc.collect()
+        rss0 = _resident()
+        tracemalloc.start()
+        m = ours_chain(n)
+        heap, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        gc.collect()
+        out.update(heap_bytes_per_op=heap / n, rss_bytes_per_op=(_resident() - rss0) / n)
+    else:
+        from verify.mlir_peer import Mlir
+        mlir = Mlir()
+        mlir.chain(100, CHAIN_SHAPE)
+        gc.collect()
+        rss0 = _resident()
+        m = mlir.chain(n, CHAIN_SHAPE)
+        gc.collect()
+        out.update(rss_bytes_per_op=(_resident() - rss0) / n)
+    del m
+    print(json.dumps(out))
+
+
+def memory_row(quick: bool) -> dict:
+    n = 10_000 if quick else 100_000
+    row = dict(workload=f"memory chain {n}", ops=n)
+    for side in ("ours", "mlir"):
+        code = f"from lower.bench_build import _memory_child; _memory_child({side!r}, {n})"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stdout
+        for k, v in json.loads(out.strip().splitlines()[-1]).items():
+            row[f"{side}_{k}"] = v
+    return row
+
+
+def print_table(rows) -> None:
+    print(f"{'build + print':<22}{'ours us/op':>11}{'(build':>8}{'print)':>8}{'mlir us/op':>12}"
+          f"{'ratio':>8}")
+    for r in rows:
+        if "ours_MBps" in r:
+            print(f"{r['workload']:<22}{r['ours_MBps']:>9.0f}MB/s{'':>16}{r['mlir_MBps']:>8.0f}"
+                  f"MB/s{r['ratio']:>7.2f}x")
+        elif "ours_rss_bytes_per_op" in r:
+            print(f"{r['workload']:<22}ours {r['ours_heap_bytes_per_op']:.0f} B/op Python heap, "
+                  f"{r['ours_rss_bytes_per_op']:.0f} B/op resident; MLIR bindings "
+                  f"{r['mlir_rss_bytes_per_op']:.0f} B/op resident")
+        else:
+            print(f"{r['workload']:<22}{r['ours_us']:>11.2f}{r['ours_build_us']:>8.2f}"
+                  f"{r['ours_print_us']:>8.2f}{r['mlir_us']:>12.2f}{r['ratio']:>7.2f}x")

@@ -1,0 +1,100 @@
+"""The builder's fast paths (issue #13) check what the generic path checks: a reduction, a
+large constant or a region's return built the second time with the same types takes the
+memoised path, and must still refuse what the first build refuses, and still compute what
+numpy computes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+import verify
+from mhlo_ir import OpBuildError, f32, i32, tensor
+
+
+def _fn(*types):
+    m = hlo.Module("m")
+    f = m.add_function("main", list(types))
+    return m, f, f.builder()
+
+
+def test_a_repeated_reduction_still_checks_its_body():
+    m, f, b = _fn(tensor((4, 3), f32))
+    x, = f.arguments
+    zero = b.constant(np.float32(0))
+    good = b.reduce(x, zero, [1], lambda r, a, c: r.add(a, c))
+    # Same operand types and dimensions (the memo's key), a body of the wrong type.
+    with pytest.raises(OpBuildError, match="'reduce'.*body returns.*tensor<i32>"):
+        b.reduce(x, zero, [1], lambda r, a, c: r.convert(r.add(a, c), i32))
+    # ... and of the wrong arity.
+    with pytest.raises(OpBuildError, match="reduce"):
+        b.reduce(x, zero, [1], lambda r, a: a)
+    again = b.reduce(x, zero, [1], lambda r, a, c: r.maximum(a, c))
+    b.return_(good, again)
+    arr = np.arange(12, dtype=np.float32).reshape(4, 3) - 5
+    s, mx = verify.run(m, arr)
+    np.testing.assert_array_equal(s, arr.sum(1))
+    np.testing.assert_array_equal(mx, np.maximum(arr.max(1), 0))  # the init takes part
+
+
+def test_a_repeated_reduction_still_checks_its_dimensions_and_inits():
+    m, f, b = _fn(tensor((4, 3), f32), tensor((), i32))
+    x, k = f.arguments
+    zero = b.constant(np.float32(0))
+    b.reduce(x, zero, [0], lambda r, a, c: r.add(a, c))
+    with pytest.raises(OpBuildError, match="dimension 2 is out of range"):
+        b.reduce(x, zero, [2], lambda r, a, c: r.add(a, c))
+    with pytest.raises(OpBuildError, match="init_values"):
+        b.reduce(x, k, [0], lambda r, a, c: r.add(a, c))
+
+
+def test_large_constants_of_one_type_keep_their_own_values():
+    m, f, b = _fn()
+    arrays = [np.arange(64, dtype=np.float32) * k for k in (1, -1, 0.5)]
+    outs = [b.constant(a) for a in arrays]
+    assert len({id(o.attributes) for o in outs}) == 3  # each op its own mapping
+    b.return_(*outs)
+    for got, want in zip(verify.run(m), arrays):
+        np.testing.assert_array_equal(got, want)
+    # After the terminator the fast path refuses as the generic one does.
+    with pytest.raises(OpBuildError, match="'constant' cannot be added"):
+        b.constant(arrays[0])
+
+
+def test_a_region_return_refuses_what_is_not_a_value():
+    m, f, b = _fn(tensor((4,), f32))
+    x, = f.arguments
+    with pytest.raises(OpBuildError, match=r"'return'.*results\[0\] must be a Value.*int"):
+        b.reduce(x, b.constant(np.float32(0)), [0], lambda r, a, c: r.return_(3))
+
+
+def test_a_function_of_many_results_returns_them_in_order():
+    n = 300
+    m, f, b = _fn(*[tensor((), i32)] * n)
+    b.return_(*reversed(f.arguments))
+    assert f.result_types == (tensor((), i32),) * n
+    args = [np.int32(i) for i in range(n)]
+    assert [int(v) for v in verify.run(m, *args)] == list(reversed(range(n)))
+
+
+def test_concatenate_checks_each_build_and_computes_numpys():
+    m, f, b = _fn(tensor((2, 3), f32), tensor((1, 3), f32), tensor((2, 2), f32))
+    x, y, z = f.arguments
+    first = b.concatenate([x, y], 0)
+    second = b.concatenate([x, y, x], 0)
+    one = b.concatenate([x], 1)
+    with pytest.raises(OpBuildError, match="'concatenate'.*inputs\\[1\\].*outside dimension 0"):
+        b.concatenate([x, z], 0)
+    with pytest.raises(OpBuildError, match="concatenate.*dimension"):
+        b.concatenate([x, y], True)
+    with pytest.raises(OpBuildError, match="dimension 2 is out of range"):
+        b.concatenate([x, y], 2)
+    b.return_(first, second, one, b.concatenate([x, z], 1))
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    c = -np.arange(3, dtype=np.float32).reshape(1, 3)
+    d = np.ones((2, 2), np.float32)
+    got = verify.run(m, a, c, d)
+    for g, want in zip(got, [np.concatenate([a, c]), np.concatenate([a, c, a]), a,
+                             np.concatenate([a, d], 1)]):
+        np.testing.assert_array_equal(g, want)
