@@ -232,7 +232,14 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
         loc = hlo.NameLoc(name, hlo.FileLineColLoc(frame.file_name, frame.start_line,
                                                    frame.start_column))
     elif traceback is not None:
-        loc = hlo.NameLoc(name, _traceback_location(traceback, cache))
+        # One traceback (a line of user code) is shared by the several equations it traced:
+        # its callsite chain is built once.
+        chain = cache.get(("tb", traceback), _NO_CHAIN) if cache is not None else _NO_CHAIN
+        if chain is _NO_CHAIN:
+            chain = _traceback_location(traceback, cache)
+            if cache is not None:
+                cache[("tb", traceback)] = chain
+        loc = hlo.NameLoc(name, chain)
     else:
         loc = hlo.NameLoc(name)
     if cache is not None:
@@ -240,6 +247,7 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     return loc
 
 
+_NO_CHAIN = object()  # a traceback not seen yet (None: one without user frames)
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _FRAME_LIMIT = 100  # jax's jax_traceback_in_locations_limit default
 

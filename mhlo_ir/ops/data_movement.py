@@ -15,6 +15,8 @@ from __future__ import annotations
 from .. import op_forms as pf
 from typing import Sequence
 
+import numpy as np
+
 from ..dense import DenseElementsAttr, dense_i64, i64_array
 from ..index_array import index_ints
 from ..dtypes import i32
@@ -194,7 +196,23 @@ def constant(b, value, dtype=None, *, location=None) -> Value:
     ``constant(300, dtype=i8)``, ``constant(-1, dtype=ui8)`` and ``constant(1e10,
     dtype=f16)`` (which numpy would make inf) raise OpBuildError, as do strings and object
     arrays; bools become 0 and 1 in integer types."""
-    if value.__class__ is not DenseElementsAttr:
+    cls = value.__class__
+    if cls is not DenseElementsAttr:
+        # Scalars (literals: 0, 1.0, np.float32(0)...) repeat in every program: keyed by
+        # their exact bits and class (never by equality: -0.0 == 0.0), the second one
+        # reuses the first's attribute, validation and printed text.
+        key = _scalar_key(value, cls) if dtype is None else None
+        if key is not None:
+            hit = memo_get(key)
+            if hit is not None:
+                block = b.block
+                op = _new_single_result_op(hit[0], (), _MANY, hit[1], hit[2][0],
+                                           b.location if location is None
+                                           else checked_location(location), block)
+                block.operations.append(op)
+                return op
+            value = constant_attr("constant", value, None)
+            return memo(b, key, "constant", (), location, _constant_make, value)
         value = constant_attr("constant", value, dtype)
     elif dtype is not None:
         value = constant_attr("constant", value, dtype)
@@ -217,6 +235,17 @@ def constant(b, value, dtype=None, *, location=None) -> Value:
                                block)
     block.operations.append(op)
     return op
+
+
+def _scalar_key(value, cls):
+    """A memo key holding everything a scalar constant's value depends on, or None."""
+    if cls is float:
+        return None if value != value else ("constant", float, value.hex())  # NaN payloads
+    if cls is int or cls is bool:
+        return ("constant", cls, value)
+    if isinstance(value, np.generic) and value.dtype.kind in "biufcV":
+        return ("constant", cls, value.dtype, value.tobytes())
+    return None
 
 
 def _constant_make(value):

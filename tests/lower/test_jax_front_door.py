@@ -165,6 +165,13 @@ def test_locations_carry_jaxs_name_stacks_and_the_users_frames():
                 if op.spec.name == "sine")
     text = sine.location.render()
     assert text.startswith('"jit(f)/block/sin"(callsite("_scaled_sine"(')
+    # The multiply comes from the same line: its own name and its own range there (chains
+    # are shared between equations of one traceback only), the same caller.
+    mul = next(op for _, op in __import__("mhlo_ir").ir.walk(lowered.module)
+               if op.spec.name == "multiply")
+    assert mul.location.name == "jit(f)/block/mul"
+    assert f'"{here}":{line}:11 to :25' in mul.location.render()
+    assert mul.location.child.caller == sine.location.child.caller
     assert f'"{here}":{line}:11 to :21' in text and f'"{here}":{caller}:16' in text
     # jax.jit's own text, read with our parser: the same name and the same innermost frames
     # (the outermost ones differ: jax records a bounded number of frames, and ours are
