@@ -7,12 +7,18 @@ cached string. ``tensor(shape, element_type)`` interns tensor types for the same
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Sequence
 
 import attrs
 import numpy as np
 
 from .dtypes import from_numpy, parse_element_type
+
+# The canonical text of each static tensor type read so far -> the type (interned: the text
+# decides the type, so this changes nothing that is read, only how fast).
+_READ: dict = {}
+_TENSOR_TEXT = re.compile(r"tensor<(?:[0-9]+x)*[a-zA-Z][a-zA-Z0-9_]*>")
 
 __all__ = [
     "Type", "TensorType", "TokenType", "TupleType", "FunctionType", "AsyncBundleType", "tensor",
@@ -149,14 +155,32 @@ class TensorType(Type):
     @classmethod
     def parse(cls, ts, dialect=None) -> "TensorType":
         """Reads ``tensor<2x3xf32>`` from token stream ``ts``: the inverse of ``render``."""
+        ahead = getattr(ts, "_ahead", None)
+        if ahead is not None and len(ahead) <= 1:
+            # A text read before is looked up whole: a signature spells the same few types
+            # hundreds of times, and lexing each one token by token was most of reading one.
+            # (The caller has usually peeked at "tensor" to pick this reader.)
+            text = ts.text
+            pos = ahead[0].pos if ahead else ts._skip_re.match(text, ts._pos).end()
+            m = _TENSOR_TEXT.match(text, pos)
+            if m is not None:
+                hit = _READ.get(m.group())
+                if hit is not None:
+                    ahead.clear()
+                    ts._pos = m.end()
+                    return hit
         start = ts.expect("tensor")
         ts.expect("<")
         dims = ts.dimension_list()
         et = parse_element_type(ts)
         if ts.at(","):
             raise ts.error("tensor encodings are not supported")
-        ts.expect(">")
-        return ts.make(start, tensor, dims, et)
+        end = ts.expect(">")
+        t = ts.make(start, tensor, dims, et)
+        text = ts.text[start.pos:end.pos + 1]
+        if len(_READ) < 4096 and text == t._text:  # only the canonical spelling is reused
+            _READ[text] = t
+        return t
 
     def __str__(self):
         return self._text

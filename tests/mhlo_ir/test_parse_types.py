@@ -79,3 +79,19 @@ def test_token_is_spelled_by_the_dialect():
     assert parse_type("!stablehlo.token", STABLEHLO) is hlo.token()
     with pytest.raises(ParseError, match="expected !stablehlo.token"):
         parse_type("!mhlo.token", STABLEHLO)
+
+
+def test_types_read_before_are_reused_and_errors_still_point_at_their_column():
+    # The second spelling of a type is looked up whole (mhlo_ir.types._READ); what follows
+    # it is read token by token as before, so an error there names its own column.
+    t = hlo.tensor((2, 3), hlo.f32)
+    assert parse_type("tensor<2x3xf32>") is t
+    ft = parse_type("(tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>")
+    assert ft == hlo.function_type([t, t], [t])
+    for text, column, message in [
+            ("(tensor<2x3xf32>, tensor<2x3xf32> -> i1", 35, "expected ',' or ')'"),
+            ("(tensor<2x3xf32>) -> tensor<2x3xf32> tensor", 38, "expected end of input"),
+            ("tensor<2x3xf32, #enc>", 15, "tensor encodings are not supported")]:
+        with pytest.raises(ParseError) as e:
+            parse_type(text)
+        assert message in e.value.message and e.value.column == column, str(e.value)
