@@ -271,14 +271,16 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
         cache = {}
     frames = []
     for code, lasti in zip(codes, lastis):
-        user = cache.get(code)
-        if user is None:
-            user = cache[code] = _is_user_file(code.co_filename)
-        if not user:
+        # By identity (hashing a code object hashes its bytecode); each entry holds its
+        # code object, so the id is not reused while cached.
+        hit = cache.get(id(code))
+        if hit is None or hit[0] is not code:
+            hit = cache[id(code)] = (code, _is_user_file(code.co_filename))
+        if not hit[1]:
             continue
-        key = ("frame", code, lasti)
+        key = ("frame", id(code), lasti)
         loc = cache.get(key)
-        if loc is None:
+        if loc is None or loc[0] is not code:
             line, col, end_line, end_col = type(traceback).code_addr2location(code, lasti)
             if line is None or line < 0:
                 continue
@@ -287,9 +289,9 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
                                       else None,
                                       end_col if end_col is not None and end_col >= 0
                                       else None)
-            loc = hlo.NameLoc(getattr(code, "co_qualname", code.co_name), file)  # 3.10
+            loc = (code, hlo.NameLoc(getattr(code, "co_qualname", code.co_name), file))  # 3.10
             cache[key] = loc
-        frames.append(loc)
+        frames.append(loc[1])
         if len(frames) == _FRAME_LIMIT:
             break
     if not frames:
