@@ -95,7 +95,10 @@ def exact_array(value, element_type) -> np.ndarray:
             src = as_array(value)
     else:
         src = as_array(value)
-    if src.dtype == dtype and src.dtype.name == dtype.name:  # ml_dtypes' kinds compare equal
+    sdt = src.dtype
+    # ml_dtypes' kinds compare equal, hence the names (a Python property: the identity,
+    # numpy's dtypes being singletons, answers first).
+    if sdt is dtype or (sdt == dtype and sdt.name == dtype.name):
         return src
     skind = _kind(src)
     kind = et.kind

@@ -19,13 +19,24 @@ from .. import dtypes
 from ..builder import Builder
 from ..ir import Module
 from ..types import TensorType, tensor
-from .table import refuses
+from .table import REFUSED
 from .values import array_from_words, storage_bits
 
 __all__ = ["Skip", "Options", "Generation", "Scope", "INDEX_TYPES"]
 
 INDEX_TYPES = (dtypes.i32, dtypes.i64)
 
+
+
+def _never(et) -> bool:
+    return False
+
+
+def _refused(op: str):
+    """The test of element types XLA refuses for ``op`` (``table.REFUSED``), looked up once
+    per candidate list rather than per candidate."""
+    entry = REFUSED.get(op)
+    return _never if entry is None else entry[1]
 
 class Skip(Exception):
     """A rule cannot apply in this scope (no operand it could use): draw another op."""
@@ -74,8 +85,9 @@ class Generation:
     # -- types and arrays ----------------------------------------------------------------
 
     def element_type(self, accepts=None):
+        refused = _refused(self.current)
         pool = [t for t in self.types if (accepts is None or accepts(t))
-                and not refuses(self.current, t)]
+                and not refused(t)]
         if not pool:
             raise Skip("no allowed element type fits")
         return self.c.choice(pool)
@@ -164,8 +176,8 @@ class Scope:
                 self.values.append(v)
 
     def candidates(self, pred) -> list:
-        op = self.gen.current
-        return [v for v in self.values if pred(v.type) and not refuses(op, v.type.element_type)]
+        refused = _refused(self.gen.current)
+        return [v for v in self.values if pred(v.type) and not refused(v.type.element_type)]
 
     def pick(self, pred=lambda t: True):
         vs = self.candidates(pred)
@@ -179,10 +191,10 @@ class Scope:
     def operand(self, accepts, pred=lambda t: True):
         """A tensor whose element type ``accepts`` (and whose type satisfies ``pred``): one of
         the pool, or one converted from the pool to an allowed type the op accepts."""
-        op = self.gen.current
+        refused = _refused(self.gen.current)
         ok = [v for v in self.values if accepts(v.type.element_type) and pred(v.type)
               and v.type.element_type in self.gen.types
-              and not refuses(op, v.type.element_type)]
+              and not refused(v.type.element_type)]
         if ok and self.c.boolean(0.8):
             return self.c.choice(ok) if len(ok) < 3 or self.c.boolean(0.6) else ok[-1]
         et = self.gen.element_type(accepts)
