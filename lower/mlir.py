@@ -99,6 +99,8 @@ class LoweringRuleContext:
 
     def __init__(self, module_context, builder, primitive, avals_in, avals_out, tokens_in,
                  eqn=None):
+        # NOTE: jaxpr_subcomp lays out the same slots itself (its hot loop): keep the two
+        # in step.
         self.module_context = module_context
         self.builder = builder
         self.primitive = primitive
@@ -396,13 +398,20 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     value_classes = VALUE_CLASSES
     getitem = env.__getitem__
     RuleContext = LoweringRuleContext
+    new_context = object.__new__
+    frame_classes: dict = {}
     try:
         for eqn in jaxpr.eqns:
             prim = eqn.primitive
             name = prim.name
             rule = rules.get(name) or lowering_rule(prim, platform)
             si = eqn.source_info
-            fr = getattr(si, "frame", None)  # our tracer's; JAX's carry a traceback
+            # Our tracer's carry a frame, JAX's a traceback: which, asked once per class
+            # (getattr of a missing name raises and catches inside, on every equation).
+            has_frame = frame_classes.get(si.__class__)
+            if has_frame is None:
+                has_frame = frame_classes[si.__class__] = hasattr(si, "frame")
+            fr = si.frame if has_frame else None
             if fr is not None:
                 try:
                     key = (name, si.name_stack.stack, fr.file_name, fr.start_line,
@@ -426,8 +435,15 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
             b.location = loc
             eff = eqn.effects
             effects = ordered_in_order(eff) if eff else ()
-            rctx = RuleContext(ctx, b, prim, None, None,
-                               tokens.subset(effects) if effects else no_tokens, eqn)
+            # LoweringRuleContext(ctx, b, prim, None, None, tokens, eqn), laid out here: a
+            # class call with a Python __init__ costs more than its eight stores.
+            rctx = new_context(RuleContext)
+            rctx.module_context = ctx
+            rctx.builder = b
+            rctx.primitive = prim
+            rctx._avals_in = rctx._avals_out = rctx.tokens_out = None
+            rctx.tokens_in = tokens.subset(effects) if effects else no_tokens
+            rctx._eqn = eqn
             invars = eqn.invars
             try:
                 ins = list(map(getitem, invars))
