@@ -77,3 +77,62 @@ def test_every_known_finding_names_an_entry_of_findings_md():
     flat = " ".join(text.split())  # the messages wrap across lines there
     for _, _, words in __import__("verify.fuzz.known", fromlist=["x"]).KNOWN_CRASHES:
         assert all(w in flat for w in words)
+
+
+def _module(arg_types, body):
+    m = hlo.Module("k")
+    f = m.add_function("main", list(arg_types), visibility="public")
+    b = f.builder()
+    b.return_(*body(b, *f.arguments))
+    return m
+
+
+def _fnuz_nan(et):
+    return np.array([0x80], np.uint8).view(et.dtype)[0]
+
+
+# The reproducers of findings 11-14 (reduced by hand from campaign seeds 4000034, 4001140,
+# 4000768, 4000932 and 4000301), each run on both executors.
+_NEW_FINDINGS = [
+    # polygamma of a non-integer order is NaN on both; XLA's has the sign bit set for a
+    # large order, and bitcast_convert shows the bits.
+    ("nan_sign_through_bitcast",
+     lambda: _module([hlo.tensor((2,), hlo.bf16)], lambda b, n: [b.bitcast_convert(
+         b.chlo_polygamma(n, b.constant(np.full((2,), 2, hlo.bf16.dtype))), hlo.i16)]),
+     lambda: [np.array([7.7e8, 0.5], hlo.bf16.dtype)]),
+    # a windowed product of three complex numbers that overflows, padded with the init
+    # value 1+0j: XLA inf+infj; the interpreter multiplies the overflowed product by the
+    # padding, and (inf+infj)*(1+0j) is nan+nanj in the textbook formula (numpy's too).
+    ("complex_product_overflow",
+     lambda: _module([hlo.tensor((3,), hlo.complex128)], lambda b, x: [b.reduce_window(
+         x, b.constant(np.complex128(1)), [5], lambda r, a, c: r.multiply(a, c),
+         padding=[(1, 1)])]),
+     lambda: [np.array([2.5e-217 + 3.6e224j, -3.4e232 + 1.8e-48j, -2.6e-222 + 0.18j])]),
+    # logistic(-0.5) = 0.3775 and logistic(2.5) = 0.924 round to 0.375 and 0.875 in
+    # f8E5M2 (XLA); the interpreter gives 0.3125 and 1 (one ULP off, which f32 shows).
+    ("interpreter_narrow_logistic",
+     lambda: _module([hlo.tensor((4,), hlo.f8E5M2)],
+                     lambda b, x: [b.convert(b.logistic(x), hlo.f32)]),
+     lambda: [np.array([-0.5, 2.5, 0.5, 0], hlo.f8E5M2.dtype)]),
+    # NaN < x in total order: XLA true for every number, the interpreter false.
+    ("fnuz_nan_total_order",
+     lambda: _module([hlo.tensor((4,), hlo.f8E4M3FNUZ)] * 2,
+                     lambda b, x, y: [b.compare(x, y, "LT", "TOTALORDER")]),
+     lambda: [np.full((4,), _fnuz_nan(hlo.f8E4M3FNUZ)),
+              np.array([-3, -0.5, 0, 3], hlo.f8E4M3FNUZ.dtype)]),
+]
+
+
+@pytest.mark.parametrize("name, module, inputs", _NEW_FINDINGS, ids=[f[0] for f in _NEW_FINDINGS])
+def test_the_later_findings_reproduce_and_are_named(name, module, inputs):
+    m = module()
+    diffs = _disagree(m, *inputs())
+    assert differential.classify(diffs) is not None, "the finding no longer reproduces"
+    assert known_finding(m, diffs) == name
+
+
+def test_total_order_is_told_from_float_compares():
+    m = _module([hlo.tensor((4,), hlo.f8E4M3FNUZ)] * 2,
+                lambda b, x, y: [b.compare(x, y, "LT")])
+    fake = [differential.Difference(0, "integer", "made up")]
+    assert known_finding(m, fake) is None

@@ -21,6 +21,12 @@ _ROUNDING = frozenset({"floor", "ceil", "round_nearest_even", "round_nearest_afz
 _NON_IEEE = frozenset({"f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E8M0FNU",
                        "f4E2M1FN"})
 _SUB_BYTE_SIGNED = frozenset({"i2", "i4"})
+# Types whose one NaN is encoded as negative zero (0x80): the spec's totalOrder does not say
+# where it sorts (finding 14).
+_FNUZ = frozenset({"f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ"})
+_FLOATS = frozenset({"f16", "bf16", "f32", "f64", "f8E5M2", "f8E4M3", "f8E3M4"}) | _NON_IEEE
+_NARROW_FLOATS = frozenset(t for t in _FLOATS if t.startswith(("f8", "f4")))
+_COMPLEX = frozenset({"complex<f32>", "complex<f64>"})
 
 
 @attrs.frozen
@@ -64,6 +70,21 @@ KNOWN = (
     KnownFinding("interpreter_f8e3m4_rounding", 6, "the interpreter's rounding ops on f8E3M4 "
                  "give NaN", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, _ROUNDING, lambda ts: "f8E3M4" in ts)),
+    KnownFinding("nan_sign_through_bitcast", 11, "NaN signs differ (unspecified), and "
+                 "bitcast_convert of a float shows them", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"bitcast_convert"},
+                                   lambda ts: bool(ts) and ts[0] in _FLOATS)),
+    KnownFinding("complex_product_overflow", 12, "a complex product that overflows: XLA "
+                 "an infinity, the interpreter NaN", frozenset({"nan"}),
+                 lambda sigs: _has(sigs, {"multiply"}, lambda ts: bool(_COMPLEX & set(ts)))),
+    KnownFinding("interpreter_narrow_logistic", 13, "the interpreter's logistic on 8-bit "
+                 "floats is not correctly rounded", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"logistic"},
+                                   lambda ts: bool(_NARROW_FLOATS & set(ts)))),
+    KnownFinding("fnuz_nan_total_order", 14, "totalOrder places FNUZ types' NaN first on "
+                 "XLA, last in the interpreter", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"compare:totalorder"},
+                                   lambda ts: bool(_FNUZ & set(ts)))),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
@@ -85,8 +106,15 @@ def op_signatures(module) -> list:
         name = op.spec.name
         if name == "scatter" and _empty_index_vectors(op):
             out.append(("scatter:empty_index", tuple(types)))
+        if name == "compare" and _total_order(op):
+            out.append(("compare:totalorder", tuple(types)))
         out.append((name, tuple(types)))
     return out
+
+
+def _total_order(op) -> bool:
+    ct = op.attributes.get("compare_type") if op.attributes else None
+    return getattr(ct, "value", None) == "TOTALORDER"
 
 
 def _empty_index_vectors(op) -> bool:
