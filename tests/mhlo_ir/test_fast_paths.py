@@ -98,3 +98,24 @@ def test_concatenate_checks_each_build_and_computes_numpys():
     for g, want in zip(got, [np.concatenate([a, c]), np.concatenate([a, c, a]), a,
                              np.concatenate([a, d], 1)]):
         np.testing.assert_array_equal(g, want)
+
+
+def test_repeated_scalar_constants_keep_their_exact_values():
+    # Memoised by class and bits, never by equality: -0.0 == 0.0, True == 1 == 1.0.
+    m, f, b = _fn()
+    outs = [b.constant(v) for v in (0.0, -0.0, 0.0, np.float32(-0.0), np.float32(0.0),
+                                    1, True, 1.0, np.int8(1), np.float16(1), float("nan"))]
+    assert outs[0].attributes is outs[2].attributes        # the repeat shares its attribute
+    assert outs[0].attributes is not outs[1].attributes
+    b.return_(*outs)
+    types = [o.type for o in outs]
+    assert types == [tensor((), t) for t in (f32, f32, f32, f32, f32, i32, hlo.i1, f32,
+                                              hlo.i8, hlo.f16, f32)]
+    got = verify.run(m)
+    assert [np.signbit(g) for g in got[:5]] == [False, True, False, True, False]
+    assert [g.item() for g in got[5:10]] == [1, True, 1.0, 1, 1.0]
+    assert np.isnan(got[10])
+    # A value that does not fit is refused each time, not remembered.
+    for _ in range(2):
+        with pytest.raises(OpBuildError, match="does not fit in i32"):
+            b.constant(2**40)
