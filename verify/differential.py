@@ -109,6 +109,8 @@ def _compare_floats(i, x, y, traits, name):
 
 
 def _explain(i, x, y, bad, traits, name):
+    # 0-d results as 1-element arrays: numpy's scalars take neither masks nor indices
+    x, y, bad = np.atleast_1d(x), np.atleast_1d(y), np.atleast_1d(bad)
     nx, ny = _isnan(x), _isnan(y)
     loose = traits & {"reassociates", "approximates"}
     explained = None

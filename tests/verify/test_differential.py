@@ -84,3 +84,19 @@ def test_programs_that_convert_into_e8m0_have_their_differences_explained():
     (ints,) = d.compare([np.array([1, 2], np.int8)], [np.array([1, 3], np.int8)],
                         frozenset({"e8m0_lossy"}))
     assert ints.explained_by == "e8m0_no_zero"
+
+
+def test_zero_dimensional_results_are_compared_like_any_other():
+    # A rank-0 float result that differs: numpy's scalars take neither masks nor indices,
+    # and a campaign's worker died of it (seed 6000081 and 27 more of the seed-6 campaign).
+    x, y = np.array(3.0, ml_dtypes.float4_e2m1fn), np.array(0.0, ml_dtypes.float4_e2m1fn)
+    [diff] = d.compare([x], [y])
+    assert diff.kind == "float" and "1 of 1 elements" in diff.detail and "XLA 3" in diff.detail
+    [diff] = d.compare([x], [y], {"approximates"})
+    assert diff.explained_by == "tolerance"
+    [diff] = d.compare([np.array(np.nan, np.float32)], [np.array(1.0, np.float32)])
+    assert diff.kind == "nan"
+    [diff] = d.compare([np.array(1e-40, np.float32)], [np.array(0.0, np.float32)])
+    assert diff.explained_by == "subnormal_flush"
+    [diff] = d.compare([np.array(1 + 1j, np.complex64)], [np.array(1 + 2j, np.complex64)])
+    assert "(imag)" in diff.detail
