@@ -549,3 +549,21 @@ def walk(module):
                     yield fn, op
                     if op.regions:
                         stack.extend(op.regions)
+
+
+def defining_ops(value):
+    """The ops ``value`` is computed by, transitively through operands (each once), or None
+    when a block argument is among its inputs: a value computed from constants alone is one
+    XLA may fold, which some of its bugs need (see verify's XLA:CPU refusals)."""
+    seen: dict = {}
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v.__class__ is BlockArgument:
+            return None
+        op = v.owner
+        if id(op) in seen:
+            continue
+        seen[id(op)] = op
+        stack.extend(op.operands)
+    return list(seen.values())

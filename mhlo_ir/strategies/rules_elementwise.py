@@ -13,6 +13,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..ops.elementwise import BINARY, COMPARE_TYPES, UNARY, UNARY_WITHOUT_HLO
 from ..types import tensor
+from ..xla_cpu import narrowing_signed_convert
 from .scope import Skip
 from .table import exclude, rule
 
@@ -69,10 +70,21 @@ def safe_divisor(s, lhs, rhs):
     return b.select(bad, one, rhs)
 
 
-def _shift_amount(s, rhs):
+def shift_amount(s, rhs):
+    """``rhs`` brought into [0, bits): masked, or clamped where masking would be the ``and``
+    of a narrowing signed convert, which XLA:CPU crashes on (``mhlo_ir.xla_cpu``)."""
     et = rhs.type.element_type
+    if narrowing_signed_convert(rhs) and rhs.type.num_elements > 1:
+        return s.b.clamp(s.scalar(et, 0), rhs, s.scalar(et, et.bits - 1))
     mask = s.b.broadcast_in_dim(s.scalar(et, et.bits - 1), rhs.type.shape, ())
     return s.b.and_(rhs, mask)
+
+
+def bitwise_refused(name, *operands) -> bool:
+    """Whether ``and``/``or`` of these operands is what XLA:CPU crashes on."""
+    return name in ("and", "or") and any(
+        narrowing_signed_convert(v) for v in operands) and any(
+        v.type.num_elements > 1 for v in operands)
 
 
 @rule(*sorted(n for n in BINARY if n != "complex"))
@@ -84,7 +96,9 @@ def _binary(s, name):
     if et.is_integer and name in ("divide", "remainder") and not s.gen.options.division_by_zero:
         rhs = safe_divisor(s, lhs, rhs)
     if et.is_integer and name.startswith("shift"):
-        rhs = _shift_amount(s, rhs)
+        rhs = shift_amount(s, rhs)
+    if bitwise_refused(name, lhs, rhs):
+        raise Skip("XLA:CPU crashes on and/or of a narrowing signed convert")
     return [s.b.create(name, (lhs, rhs)).results[0]]
 
 

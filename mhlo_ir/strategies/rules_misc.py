@@ -11,6 +11,7 @@ from __future__ import annotations
 
 
 from .. import dtypes
+from ..xla_cpu import complex_quotient_of_constants
 from ..types import tensor
 from .combiners import combiner
 from .scope import Skip
@@ -53,6 +54,8 @@ def _tokens(s, name):
 
 @rule("domain")
 def _domain(s, name):
+    if s.in_loop:
+        raise Skip("XLA:CPU cannot compile a domain inside a while loop")
     return [s.b.domain(s.pick(), "{maximal device=0}", "{maximal device=0}")]
 
 
@@ -69,9 +72,17 @@ def _ids(s, name):
     return [v]
 
 
+def _constant_complex(x) -> bool:
+    # XLA:CPU aborts reducing a complex quotient of constants across replicas
+    # (mhlo_ir.xla_cpu; verify refuses it).
+    return complex_quotient_of_constants(x)
+
+
 @rule("all_reduce")
 def _all_reduce(s, name):
     x = s.pick()
+    if _constant_complex(x):
+        raise Skip("a complex value computed from constants alone")
     part = combiner(s, x.type.element_type, collective=True)
     if part is None:
         raise Skip("no combiner")
@@ -108,6 +119,8 @@ def _collective_permute(s, name):
 @rule("reduce_scatter")
 def _reduce_scatter(s, name):
     x = s.pick(lambda t: t.rank >= 1 and any(t.shape))
+    if _constant_complex(x):
+        raise Skip("a complex value computed from constants alone")
     part = combiner(s, x.type.element_type, collective=True)
     if part is None:
         raise Skip("no combiner")

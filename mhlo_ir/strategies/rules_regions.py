@@ -163,7 +163,7 @@ def _while(s, name):
         return r.compare(i, r.constant(np.int32(trips)), "LT")
 
     def body(r, i, *xs):
-        inner = s.child(r, list(s.values) + list(xs))
+        inner = s.child(r, list(s.values) + list(xs), loop=True)
         inner.fill(n_ops)
         return [r.add(i, r.constant(np.int32(1)))] + [inner.value_of(x.type) for x in xs]
 

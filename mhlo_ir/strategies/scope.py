@@ -161,12 +161,15 @@ class Scope:
     ``closed`` scopes (reduction bodies, comparators) may use only their own arguments; the
     bodies of while, if and case may use outer values too (their pool starts with them)."""
 
-    def __init__(self, gen: Generation, builder: Builder, values, depth: int = 0):
+    def __init__(self, gen: Generation, builder: Builder, values, depth: int = 0,
+                 in_loop: bool = False):
         self.gen = gen
         self.c = gen.c
         self.b = builder
         self.values = [v for v in values if isinstance(v.type, TensorType)]
         self.depth = depth
+        # Inside a while loop's body, however deep: XLA:CPU cannot compile a domain there.
+        self.in_loop = in_loop
 
     # -- the pool ------------------------------------------------------------------------
 
@@ -283,8 +286,9 @@ class Scope:
 
     # -- drawing ops ---------------------------------------------------------------------
 
-    def child(self, builder: Builder, values) -> "Scope":
-        return Scope(self.gen, builder, values, self.depth + 1)
+    def child(self, builder: Builder, values, loop: bool = False) -> "Scope":
+        """The scope of a nested region (``loop``: a while loop's body)."""
+        return Scope(self.gen, builder, values, self.depth + 1, self.in_loop or loop)
 
     def fill(self, n: int, names=None) -> None:
         """Draw up to ``n`` ops into this scope (fewer when the program's budget runs out),

@@ -87,6 +87,8 @@ REFUSED: dict = {
              "sub-byte operands)", _sub_byte),
     "concatenate": ("XLA:CPU aborts the process compiling a concatenate of i2 or ui2",
                     _two_bits),
+    "all_to_all": ("XLA:CPU corrupts its heap running an all_to_all of i2 or ui2 (verify "
+                   "refuses it)", _two_bits),
     "cross-replica-sum": ("XLA:CPU: AllReduce for 2-bit datatypes is not supported",
                           _two_bits),
     "all_reduce": ("XLA:CPU: AllReduce for 2-bit datatypes is not supported", _two_bits),

@@ -24,7 +24,7 @@ def _round_trip(dtype=hlo.f32):
     return m
 
 
-def test_jaxlib_accepts_them_and_cpu_compiles_are_refused_in_python():
+def test_jaxlib_accepts_them_and_cpu_compiles_are_refused_in_python(monkeypatch):
     m = _round_trip()
     text = verify.check(m)
     assert "type = 2" in text and "type = 3" in text
@@ -33,7 +33,13 @@ def test_jaxlib_accepts_them_and_cpu_compiles_are_refused_in_python():
                                            "implementation.*Builder.host_callback") as e:
         verify.compile(m)
     assert e.value.jaxlib_message is None  # said in Python, before jaxlib compiled
-    # Text goes to jaxlib, whose refusal says the same.
+    # Text, as our parser reads it, gets the same refusal ...
+    with pytest.raises(CompileError, match=r"'send' \(a host transfer\) has no XLA:CPU") as e:
+        verify.compile(m.to_text())
+    assert e.value.jaxlib_message is None
+    # ... and jaxlib, left to itself, refuses it too.
+    import verify.api as api
+    monkeypatch.setattr(api, "_cpu_refusals", lambda m: None)
     with pytest.raises(CompileError, match="not supported by XLA:CPU"):
         verify.compile(m.to_text())
 

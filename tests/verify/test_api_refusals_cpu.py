@@ -1,0 +1,194 @@
+"""What XLA:CPU cannot run is refused in Python, for Modules and text alike, before XLA sees
+it: an all_to_all of 2-bit integers (it corrupts the process's heap: measured in a
+subprocess here) and a domain inside a while loop (XLA's own error names no way out)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+import verify
+from verify.errors import CompileError
+
+
+def _all_to_all(et, two_results=True):
+    m = hlo.Module("m")
+    t = hlo.tensor((2, 4, 4), et)
+    f = m.add_function("main", [t], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+    y = b.all_to_all(x, 0, 0, 1, replica_groups=[[0]])
+    b.return_(*((x, y) if two_results else (y,)))
+    return m
+
+
+@pytest.mark.parametrize("et", [hlo.i2, hlo.ui2])
+def test_all_to_all_of_two_bit_integers_is_refused(et):
+    m = _all_to_all(et)
+    for source in (m, m.to_text()):
+        with pytest.raises(CompileError, match=f"'all_to_all' of {et.name}: XLA:CPU corrupts"):
+            verify.compile(source)
+
+
+def test_all_to_all_of_wider_integers_runs():
+    for et in (hlo.i4, hlo.i8):
+        x = (np.arange(32) % 3 - 1).astype(et.dtype).reshape(2, 4, 4)
+        c = verify.compile(_all_to_all(et))
+        for _ in range(50):
+            got = c(x)
+        np.testing.assert_array_equal(got[1].astype(np.int8), x.astype(np.int8))
+
+
+
+
+def test_the_refused_all_to_all_does_corrupt_xla_cpus_heap():
+    # The reason for the refusal, shown in a subprocess: the same program run through
+    # jaxlib directly (the refusal bypassed) dies, or its results are wrong, within 300 runs.
+    code = (
+        "import numpy as np, mhlo_ir as hlo, verify, verify.api as api\n"
+        "api._cpu_refusals = lambda m: None\n"
+        "m = hlo.parse(open(0).read())\n"
+        "c = verify.compile(m)\n"
+        "x = (np.arange(32) % 2).astype(hlo.i2.dtype).reshape(2, 4, 4)\n"
+        "for _ in range(300):\n"
+        "    out = c(x)\n"
+        "    if not np.array_equal(out[1].astype(np.int8), x.astype(np.int8)):\n"
+        "        raise SystemExit('wrong result')\n"
+        "print('survived')\n")
+    r = subprocess.run([sys.executable, "-c", code], input=_all_to_all(hlo.i2).to_text(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "survived" not in r.stdout, (r.returncode, r.stderr[-500:])
+
+
+def _domain_in_loop():
+    m = hlo.Module("m")
+    t = hlo.tensor((4,), hlo.f16)
+    f = m.add_function("main", [t], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+
+    def body(r, i, v):
+        return [r.add(i, r.constant(np.int32(1))),
+                r.domain(v, "{maximal device=0}", "{maximal device=0}")]
+    out = b.while_([b.constant(np.int32(0)), x],
+                   lambda r, i, v: r.compare(i, r.constant(np.int32(3)), "LT"), body)
+    b.return_(out[1])
+    return m
+
+
+def test_a_domain_inside_a_while_loop_is_refused_and_elsewhere_runs():
+    m = _domain_in_loop()
+    for source in (m, m.to_text()):
+        with pytest.raises(CompileError, match="'domain' inside a while loop"):
+            verify.compile(source)
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((4,), hlo.f16)], visibility="public")
+    b = f.builder()
+    b.return_(b.domain(f.arguments[0], "{maximal device=0}", "{maximal device=0}"))
+    x = np.arange(4, dtype=np.float16)
+    np.testing.assert_array_equal(verify.run(m, x)[0], x)
+
+
+def test_xla_rejects_the_domain_in_a_loop_itself(monkeypatch):
+    import verify.api as api
+    monkeypatch.setattr(api, "_cpu_refusals", lambda m: None)
+    with pytest.raises(CompileError, match="Unhandled opcode for elemental IR emission: "
+                                           "domain"):
+        verify.compile(_domain_in_loop())
+
+
+def _reduced_quotient(op_name, divide_by_argument=False, et=hlo.complex64):
+    m = hlo.Module("m")
+    t = hlo.tensor((1, 2, 1), et)
+    f = m.add_function("main", [t], visibility="public")
+    b = f.builder()
+    c = b.constant(np.array([[[1 + 2j], [3 + 4j]]], et.dtype))
+    q = b.divide(c, f.arguments[0] if divide_by_argument else c)
+    summed = lambda r, x, y: r.add(x, y)  # noqa: E731
+    if op_name == "all_reduce":
+        y = b.all_reduce(q, summed, replica_groups=[[0]])
+    else:
+        y = b.reduce_scatter(q, 2, summed, replica_groups=[[0]])
+    b.return_(y)
+    return m
+
+
+@pytest.mark.parametrize("op_name", ["all_reduce", "reduce_scatter"])
+def test_a_reduced_complex_quotient_of_constants_is_refused(op_name):
+    m = _reduced_quotient(op_name)
+    for source in (m, m.to_text()):
+        with pytest.raises(CompileError, match=f"'{op_name}' of a complex value divided from "
+                                               "constants alone: XLA:CPU aborts"):
+            verify.compile(source)
+    # Divided by an argument, it compiles and runs.
+    x = np.array([[[1 + 1j], [2 - 1j]]], np.complex64)
+    got = verify.run(_reduced_quotient(op_name, divide_by_argument=True), x)[0]
+    np.testing.assert_allclose(got, np.array([[[1 + 2j], [3 + 4j]]]) / x, rtol=1e-6)
+
+
+def test_xla_cpu_aborts_on_the_refused_quotient():
+    code = ("import mhlo_ir as hlo, verify, verify.api as api\n"
+            "api._cpu_refusals = lambda m: None\n"
+            "verify.compile(hlo.parse(open(0).read()))\n"
+            "print('compiled')\n")
+    r = subprocess.run([sys.executable, "-c", code],
+                       input=_reduced_quotient("all_reduce").to_text(), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode != 0 and "compiled" not in r.stdout
+    assert "buffer != nullptr" in r.stderr
+
+
+def _bitwise_of_narrowed(op_name, src=hlo.i32, dst=hlo.i8, n=4):
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((n,), src), hlo.tensor((n,), dst)],
+                       visibility="public")
+    b = f.builder()
+    a, c = f.arguments
+    method = getattr(b, op_name + "_" if op_name in ("and", "or") else op_name)
+    b.return_(method(b.convert(a, dst), c))
+    return m
+
+
+@pytest.mark.parametrize("op_name", ["and", "or"])
+def test_and_or_of_a_narrowing_signed_convert_is_refused(op_name):
+    m = _bitwise_of_narrowed(op_name)
+    for source in (m, m.to_text()):
+        with pytest.raises(CompileError, match=f"'{op_name}' of a convert narrowing a signed "
+                                               "integer: XLA:CPU segfaults"):
+            verify.compile(source)
+    # What the message advises computes the same: the bitwise op in i32, converted after.
+    a = np.array([1, 300, -5, 7], np.int32)
+    c = np.array([2, 4, 8, -16], np.int8)
+    w = hlo.Module("w")
+    f = w.add_function("main", [hlo.tensor((4,), hlo.i32), hlo.tensor((4,), hlo.i8)],
+                       visibility="public")
+    b = f.builder()
+    x, y = f.arguments
+    b.return_(b.convert(getattr(b, op_name + "_")(x, b.convert(y, hlo.i32)), hlo.i8))
+    want = getattr(np, "bitwise_" + op_name)(a.astype(np.int8), c)
+    np.testing.assert_array_equal(verify.run(w, a, c)[0], want)
+
+
+def test_the_neighbours_of_the_refused_pattern_run():
+    a = np.array([1, 300, -5, 7], np.int32)
+    for m, args in [(_bitwise_of_narrowed("or", n=1), (a[:1], np.array([2], np.int8))),
+                    (_bitwise_of_narrowed("or", hlo.i32, hlo.ui8),
+                     (a, np.array([2, 4, 8, 16], np.uint8))),
+                    (_bitwise_of_narrowed("xor"), (a, np.array([2, 4, 8, 16], np.int8)))]:
+        got = verify.run(m, *args)[0]
+        assert got.shape == args[1].shape
+
+
+def test_xla_cpu_segfaults_on_the_refused_bitwise_op():
+    code = ("import mhlo_ir as hlo, verify, verify.api as api, numpy as np\n"
+            "api._cpu_refusals = lambda m: None\n"
+            "m = hlo.parse(open(0).read())\n"
+            "verify.run(m, np.array([1, 300, -5, 7], np.int32), np.arange(4, dtype=np.int8))\n"
+            "print('ran')\n")
+    r = subprocess.run([sys.executable, "-c", code], input=_bitwise_of_narrowed("or").to_text(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "ran" not in r.stdout
