@@ -129,3 +129,25 @@ def test_total_order_is_told_from_float_compares():
                 lambda b, x, y: [b.compare(x, y, "LT")])
     fake = [differential.Difference(0, "integer", "made up")]
     assert known_finding(m, fake) is None
+
+
+def test_chlo_broadcast_power_is_the_integer_power_finding():
+    # XLA's integer power is wrong for large exponents through chlo too (seed 6002847);
+    # the interpreter agrees with Python's modular pow.
+    m = _module([hlo.tensor((4,), hlo.ui16)], lambda b, e: [b.chlo_broadcast_power(
+        b.constant(np.array([53547], np.uint16)), e)])
+    e = np.array([15177, 46766, 63673, 51000], np.uint16)
+    assert verify.interpret(m, e)[0].tolist() == [pow(53547, int(k), 2**16) for k in e]
+    diffs = _disagree(m, e)
+    assert known_finding(m, diffs) == "xla_int_power"
+
+
+def test_e8m0_nan_converts_to_nan_on_xla_and_to_inf_in_the_interpreter():
+    x = np.array([0xFF, 0xFE, 0x7F, 0x00], np.uint8).view(hlo.f8E8M0FNU.dtype)
+    m = _module([hlo.tensor((4,), hlo.f8E8M0FNU)], lambda b, v: [b.convert(v, hlo.f32)])
+    xla, ref = verify.run(m, x)[0], verify.interpret(m, x)[0]
+    assert np.isnan(xla[0]) and ref[0] == np.inf
+    np.testing.assert_array_equal(xla[1:], ref[1:])
+    np.testing.assert_array_equal(xla[1:], x.astype(np.float32)[1:])  # ml_dtypes agrees
+    assert known_finding(m, differential.compare([xla], [ref])) == \
+        "interpreter_e8m0_nan_to_inf"

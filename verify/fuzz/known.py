@@ -56,7 +56,8 @@ KNOWN = (
                  "wrapping integers", frozenset({"integer"}), _abs_of_square),
     KnownFinding("xla_int_power", 2, "XLA's integer power with a large exponent gives 1",
                  frozenset({"integer"}),
-                 lambda sigs: _has(sigs, {"power"}, lambda ts: any(map(_int, ts)))),
+                 lambda sigs: _has(sigs, {"power", "chlo.broadcast_power"},
+                                   lambda ts: any(map(_int, ts)))),
     KnownFinding("xla_popcnt_sub_byte", 3, "XLA's popcnt of signed sub-byte integers counts "
                  "the sign extension", frozenset({"integer"}),
                  lambda sigs: _has(sigs, {"popcnt"}, lambda ts: bool(_SUB_BYTE_SIGNED & set(ts)))),
@@ -85,6 +86,11 @@ KNOWN = (
                  "XLA, last in the interpreter", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"compare:totalorder"},
                                    lambda ts: bool(_FNUZ & set(ts)))),
+    KnownFinding("interpreter_e8m0_nan_to_inf", 15, "the interpreter converts "
+                 "f8E8M0FNU's NaN (0xFF) to infinity", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"convert"},
+                                   lambda ts: bool(ts) and ts[0] == "f8E8M0FNU" and
+                                   ts[-1] != "f8E8M0FNU")),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
