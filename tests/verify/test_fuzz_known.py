@@ -151,3 +151,36 @@ def test_e8m0_nan_converts_to_nan_on_xla_and_to_inf_in_the_interpreter():
     np.testing.assert_array_equal(xla[1:], x.astype(np.float32)[1:])  # ml_dtypes agrees
     assert known_finding(m, differential.compare([xla], [ref])) == \
         "interpreter_e8m0_nan_to_inf"
+
+
+@pytest.mark.parametrize("n, k", [(5, 3), (4, 3)])
+def test_odd_inverse_real_ffts_differ_in_the_interpreter_only(n, k):
+    x = np.random.default_rng(0).standard_normal((2, k)) + 1j * np.arange(2 * k).reshape(2, k)
+    m = _module([hlo.tensor((2, k), hlo.complex128)], lambda b, v: [b.fft(v, "IRFFT", [n])])
+    xla, ref = verify.run(m, x)[0], verify.interpret(m, x)[0]
+    np.testing.assert_allclose(xla, np.fft.irfft(x, n=n), rtol=1e-12, atol=1e-12)
+    diffs = differential.compare([xla], [ref], {"reassociates"})  # what fft programs carry
+    if n % 2:
+        assert known_finding(m, diffs) == "interpreter_odd_irfft"
+    else:
+        assert differential.classify(diffs) is None
+
+
+def test_triangular_solve_through_an_infinity():
+    a = np.array([[224, 0.5625, 0.0253906, 32], [1.5, -0.8125, -4.5, 160],
+                  [240, -0.8125, -0.875, -176], [-0.0273438, -0.0292969, np.inf, 176]],
+                 np.float32)
+    rhs = np.array([[-0.5, 4, -4, -3], [-4, 0, 4, -2], [4, -1.5, -2, 4.5]], np.float32)
+    m = _module([hlo.tensor((4, 4), hlo.f32), hlo.tensor((3, 4), hlo.f32)],
+                lambda b, x, y: [b.triangular_solve(x, y, left_side=False, lower=True,
+                                                    transpose_a="TRANSPOSE",
+                                                    unit_diagonal=False)])
+    xla, ref = verify.run(m, a, rhs)[0], verify.interpret(m, a, rhs)[0]
+    assert np.isnan(xla[:, 3]).all() and np.isinf(ref[:, 3]).all()
+    np.testing.assert_allclose(xla[:, :3], ref[:, :3], rtol=1e-6)
+    assert known_finding(m, differential.compare([xla], [ref])) == \
+        "triangular_solve_non_finite"
+    finite = a.copy()
+    finite[3, 2] = 2.0
+    assert differential.classify(differential.compare(
+        verify.run(m, finite, rhs), verify.interpret(m, finite, rhs), {"reassociates"})) is None

@@ -91,6 +91,12 @@ KNOWN = (
                  lambda sigs: _has(sigs, {"convert"},
                                    lambda ts: bool(ts) and ts[0] == "f8E8M0FNU" and
                                    ts[-1] != "f8E8M0FNU")),
+    KnownFinding("interpreter_odd_irfft", 16, "the interpreter's IRFFT of an odd length "
+                 "is wrong", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"fft:irfft_odd"})),
+    KnownFinding("triangular_solve_non_finite", 17, "triangular_solve through infinite "
+                 "entries: NaN on one executor, an infinity on the other", frozenset({"nan"}),
+                 lambda sigs: _has(sigs, {"triangular_solve"})),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
@@ -114,8 +120,20 @@ def op_signatures(module) -> list:
             out.append(("scatter:empty_index", tuple(types)))
         if name == "compare" and _total_order(op):
             out.append(("compare:totalorder", tuple(types)))
+        if name == "fft" and _odd_irfft(op):
+            out.append(("fft:irfft_odd", tuple(types)))
         out.append((name, tuple(types)))
     return out
+
+
+def _odd_irfft(op) -> bool:
+    attrs = op.attributes or {}
+    kind = getattr(attrs.get("fft_type"), "value", None)
+    lengths = attrs.get("fft_length")
+    ints = getattr(lengths, "ints", None)
+    if ints is None and lengths is not None:
+        ints = tuple(int(v) for v in lengths.to_array().reshape(-1))
+    return kind == "IRFFT" and bool(ints) and ints[-1] % 2 == 1
 
 
 def _total_order(op) -> bool:
