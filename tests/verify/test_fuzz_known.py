@@ -70,7 +70,7 @@ _NEW_FINDINGS = [
                      lambda b, x: [b.convert(b.logistic(x), hlo.f32)]),
      lambda: [np.array([-0.5, 2.5, 0.5, 0], hlo.f8E5M2.dtype)]),
     # NaN < x in total order: XLA true for every number, the interpreter false.
-    ("fnuz_nan_total_order",
+    ("interpreter_total_order_negative_nan",
      lambda: _module([hlo.tensor((4,), hlo.f8E4M3FNUZ)] * 2,
                      lambda b, x, y: [b.compare(x, y, "LT", "TOTALORDER")]),
      lambda: [np.full((4,), _fnuz_nan(hlo.f8E4M3FNUZ)),
@@ -184,3 +184,18 @@ def test_triangular_solve_through_an_infinity():
     finite[3, 2] = 2.0
     assert differential.classify(differential.compare(
         verify.run(m, finite, rhs), verify.interpret(m, finite, rhs), {"reassociates"})) is None
+
+
+@pytest.mark.parametrize("et", [hlo.f32, hlo.bf16, hlo.f8E4M3])
+def test_negative_nans_come_first_in_total_order_on_xla_only(et):
+    # IEEE 754's totalOrder puts -NaN before -inf, as XLA does; the interpreter puts it last.
+    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32}[et.dtype.itemsize]
+    raw = np.array([np.nan], et.dtype).view(bits) | bits(1 << (8 * et.dtype.itemsize - 1))
+    lhs = np.repeat(raw.view(et.dtype), 4)
+    rhs = np.array([-np.inf, -3, 0, 3], et.dtype)
+    m = _module([hlo.tensor((4,), et)] * 2,
+                lambda b, x, y: [b.compare(x, y, "LT", "TOTALORDER")])
+    xla, ref = verify.run(m, lhs, rhs)[0], verify.interpret(m, lhs, rhs)[0]
+    assert xla.all() and not ref.any()
+    assert known_finding(m, differential.compare([xla], [ref])) == \
+        "interpreter_total_order_negative_nan"

@@ -21,9 +21,6 @@ _ROUNDING = frozenset({"floor", "ceil", "round_nearest_even", "round_nearest_afz
 _NON_IEEE = frozenset({"f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E8M0FNU",
                        "f4E2M1FN"})
 _SUB_BYTE_SIGNED = frozenset({"i2", "i4"})
-# Types whose one NaN is encoded as negative zero (0x80): the spec's totalOrder does not say
-# where it sorts (finding 14).
-_FNUZ = frozenset({"f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ"})
 _FLOATS = frozenset({"f16", "bf16", "f32", "f64", "f8E5M2", "f8E4M3", "f8E3M4"}) | _NON_IEEE
 _NARROW_FLOATS = frozenset(t for t in _FLOATS if t.startswith(("f8", "f4")))
 _COMPLEX = frozenset({"complex<f32>", "complex<f64>"})
@@ -82,10 +79,11 @@ KNOWN = (
                  "floats is not correctly rounded", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"logistic"},
                                    lambda ts: bool(_NARROW_FLOATS & set(ts)))),
-    KnownFinding("fnuz_nan_total_order", 14, "totalOrder places FNUZ types' NaN first on "
-                 "XLA, last in the interpreter", frozenset({"integer", "float", "nan"}),
+    KnownFinding("interpreter_total_order_negative_nan", 14, "the interpreter's total order "
+                 "puts NaNs with the sign bit set last, not first", frozenset(
+                     {"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"compare:totalorder"},
-                                   lambda ts: bool(_FNUZ & set(ts)))),
+                                   lambda ts: bool(_FLOATS & set(ts)))),
     KnownFinding("interpreter_e8m0_nan_to_inf", 15, "the interpreter converts "
                  "f8E8M0FNU's NaN (0xFF) to infinity", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"convert"},
