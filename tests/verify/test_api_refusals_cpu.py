@@ -15,6 +15,15 @@ import verify
 from verify.errors import CompileError
 
 
+def _still_fails(r, ok_word):
+    """The bypassed program's subprocess ``r`` failed as measured on jaxlib 0.10.2; with a
+    jaxlib that no longer fails, skip (the refusal can then be lifted for that version)
+    rather than fail: these tests show why a refusal exists, they do not pin XLA's bugs."""
+    if r.returncode == 0 and ok_word in r.stdout:
+        pytest.skip("this jaxlib no longer fails here: the refusal can be lifted for it")
+    assert r.returncode != 0 and ok_word not in r.stdout, (r.returncode, r.stderr[-500:])
+
+
 def _refused(m, pattern):
     """``m`` is refused in Python, as a Module and as text, with ``pattern`` in the message."""
     for source in (m, m.to_text()):
@@ -67,7 +76,7 @@ def test_the_refused_all_to_all_does_corrupt_xla_cpus_heap():
         "print('survived')\n")
     r = subprocess.run([sys.executable, "-c", code], input=_all_to_all(hlo.i2).to_text(),
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode != 0 and "survived" not in r.stdout, (r.returncode, r.stderr[-500:])
+    _still_fails(r, "survived")
 
 
 def _domain_in_loop():
@@ -100,9 +109,12 @@ def test_a_domain_inside_a_while_loop_is_refused_and_elsewhere_runs():
 def test_xla_rejects_the_domain_in_a_loop_itself(monkeypatch):
     import verify.api as api
     monkeypatch.setattr(api, "_cpu_refusals", lambda m: None)
-    with pytest.raises(CompileError, match="Unhandled opcode for elemental IR emission: "
-                                           "domain"):
+    try:
         verify.compile(_domain_in_loop())
+    except CompileError as e:
+        assert "Unhandled opcode for elemental IR emission: domain" in str(e)
+    else:
+        pytest.skip("this jaxlib compiles a domain in a loop: the refusal can be lifted")
 
 
 def _reduced_quotient(op_name, divide_by_argument=False, et=hlo.complex64):
@@ -140,7 +152,7 @@ def test_xla_cpu_aborts_on_the_refused_quotient():
     r = subprocess.run([sys.executable, "-c", code],
                        input=_reduced_quotient("all_reduce").to_text(), capture_output=True,
                        text=True, timeout=120)
-    assert r.returncode != 0 and "compiled" not in r.stdout
+    _still_fails(r, "compiled")
     assert "buffer != nullptr" in r.stderr
 
 
@@ -190,4 +202,4 @@ def test_xla_cpu_segfaults_on_the_refused_bitwise_op():
             "print('ran')\n")
     r = subprocess.run([sys.executable, "-c", code], input=_bitwise_of_narrowed("or").to_text(),
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode != 0 and "ran" not in r.stdout
+    _still_fails(r, "ran")
