@@ -419,15 +419,8 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                     loc = locs.get(key)
                 except (AttributeError, TypeError):  # not our SourceInfo after all
                     key, loc = None, None
-            else:
-                # JAX's: many equations share one traceback object. Identities are safe
-                # keys here: the jaxpr keeps these objects alive while ``locs`` lives.
-                tb = getattr(si, "traceback", None)
-                if tb is not None:
-                    key = (name, id(tb), id(getattr(si, "name_stack", None)))
-                    loc = locs.get(key)
-                else:
-                    key, loc = None, None
+            else:  # JAX's: source_info_to_location's own cache (by traceback) answers
+                key, loc = None, None
             if loc is None:
                 loc = source_info_to_location(prim, si, name_stack, loc_cache)
                 if key is not None:

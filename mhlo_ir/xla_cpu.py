@@ -1,6 +1,6 @@
-"""Valid programs XLA:CPU (jaxlib 0.10.2) crashes on, as predicates over ops: ``verify``
+"""Valid programs XLA:CPU (jaxlib 0.10.2) fails on, as predicates over ops: ``verify``
 refuses them before XLA sees them, and ``mhlo_ir.strategies`` does not generate them. Each is
-a finding of docs/findings.md, measured in a subprocess (they take the process down).
+a finding of docs/findings.md, measured in a subprocess (most take the process down).
 
 Kept here, in the core package, because both of those use them and neither may import the
 other (verify needs no hypothesis; mhlo_ir never imports verify).
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .ir import defining_ops
 
-__all__ = ["narrowing_signed_convert", "complex_quotient_of_constants", "bitwise_crash"]
+__all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
+           "complex_quotient_of_constants", "two_bit_all_to_all", "domain_in_loop"]
 
 
 def narrowing_signed_convert(value) -> bool:
@@ -23,12 +24,17 @@ def narrowing_signed_convert(value) -> bool:
     return src.kind == "sint" and dst.kind == "sint" and src.bits > dst.bits
 
 
+def bitwise_crashes(name: str, operands) -> bool:
+    """Whether op ``name`` (``and``/``or``) of ``operands`` is what XLA:CPU segfaults
+    compiling: more than one element, an operand a narrowing signed convert
+    (``jax.jit(lambda a, c: a.astype(jnp.int8) | c)`` on int32 ``a`` segfaults too)."""
+    return name in ("and", "or") and any(v.type.num_elements > 1 for v in operands) and any(
+        narrowing_signed_convert(v) for v in operands)
+
+
 def bitwise_crash(op) -> bool:
-    """``and``/``or`` of more than one element with an operand that is a narrowing signed
-    convert: XLA:CPU segfaults compiling it (``jax.jit(lambda a, c: a.astype(jnp.int8) |
-    c)`` on int32 ``a`` does too)."""
-    return op.spec.name in ("and", "or") and op.results[0].type.num_elements > 1 and any(
-        narrowing_signed_convert(v) for v in op.operands)
+    """``bitwise_crashes`` of a built op."""
+    return bitwise_crashes(op.spec.name, op.operands)
 
 
 def complex_quotient_of_constants(value) -> bool:
@@ -37,3 +43,24 @@ def complex_quotient_of_constants(value) -> bool:
     ops = defining_ops(value)
     return ops is not None and any(
         op.spec.name == "divide" and op.results[0].type.element_type.is_complex for op in ops)
+
+
+def two_bit_all_to_all(op) -> bool:
+    """An ``all_to_all`` of i2 or ui2, which corrupts XLA:CPU's heap when it runs."""
+    return op.spec.name == "all_to_all" and any(
+        getattr(v.type, "element_type", None) is not None and v.type.element_type.bits == 2
+        and v.type.element_type.kind in ("sint", "uint") for v in op.operands)
+
+
+def domain_in_loop(op) -> bool:
+    """A ``domain`` inside a while loop's body (XLA:CPU: "Unhandled opcode for elemental IR
+    emission: domain"; in the entry function and in if branches it compiles)."""
+    if op.spec.name != "domain":
+        return False
+    node = op.parent  # block -> region -> op holding it, up to the function's body
+    while node is not None:
+        holder = getattr(node, "parent", None)
+        if getattr(getattr(holder, "spec", None), "name", None) == "while":
+            return True
+        node = holder
+    return False

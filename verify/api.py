@@ -471,63 +471,44 @@ def _tiled_results_refusal(module) -> None:
 
 
 def _cpu_refusals(module) -> None:
-    """What XLA:CPU cannot run, said in Python (measured on jaxlib 0.10.2):
-
-    - send and recv, host transfers included ("HLO opcode `send` is not supported by XLA:CPU
-      ThunkEmitter");
-    - ``domain`` inside a while loop ("Unhandled opcode for elemental IR emission: domain";
-      in the entry function and in if branches it compiles);
-    - ``all_to_all`` of 2-bit integers, which corrupts the process's heap (it dies in
-      free() some runs later, or returns garbage);
-    - ``all_reduce`` or ``reduce_scatter`` of a complex quotient of constants, on which the
-      compile aborts, and ``and``/``or`` of a narrowing signed convert, on which it
-      segfaults (``mhlo_ir.xla_cpu``; docs/findings.md)."""
-    for fn in module.functions:
-        stack = [(fn.body, False)]
-        while stack:
-            region, in_loop = stack.pop()
-            for block in region.blocks:
-                for op in block.operations:
-                    _cpu_refuse(fn, op, in_loop)
-                    loop = in_loop or op.spec.name == "while"
-                    stack.extend((r, loop) for r in op.regions)
-
-
-def _cpu_refuse(fn, op, in_loop) -> None:
-    name = op.spec.name
-    if name in ("send", "recv"):
-        host = " (a host transfer)" if _is_host_transfer(op) else ""
-        raise CompileError(f"@{fn.name}: '{name}'{host} has no XLA:CPU "
-                           "implementation (XLA:GPU and XLA:TPU have one); on CPU a "
-                           "program reaches the host through Builder.host_callback",
-                           from_jaxlib=False)
-    if name == "domain" and in_loop:
-        raise CompileError(f"@{fn.name}: 'domain' inside a while loop: XLA:CPU cannot compile "
-                           "it (\"Unhandled opcode for elemental IR emission: domain\"); a "
-                           "domain only marks a sharding boundary for XLA's partitioner, so "
-                           "leave it out of loop bodies", from_jaxlib=False)
+    """What XLA:CPU cannot run, said in Python (measured on jaxlib 0.10.2): send and recv,
+    host transfers included ("HLO opcode `send` is not supported by XLA:CPU ThunkEmitter"),
+    and the programs of ``mhlo_ir.xla_cpu`` (docs/findings.md): a domain inside a while loop,
+    an all_to_all of 2-bit integers (it corrupts the heap), an all_reduce or reduce_scatter
+    of a complex quotient of constants (the compile aborts), and/or of a narrowing signed
+    convert (it segfaults)."""
     from mhlo_ir import xla_cpu
-    if xla_cpu.bitwise_crash(op):
-        raise CompileError(
-            f"@{fn.name}: '{name}' of a convert narrowing a signed integer: XLA:CPU segfaults "
-            "compiling it (jax.jit of `a.astype(jnp.int8) | c` does too), so it is refused "
-            "here; do the bitwise op in the wider type and convert after (the low bits are "
-            "the same)", from_jaxlib=False)
-    if name in ("all_reduce", "reduce_scatter") and any(
-            xla_cpu.complex_quotient_of_constants(v) for v in op.operands):
-        raise CompileError(
-            f"@{fn.name}: '{name}' of a complex value divided from constants alone: XLA:CPU "
-            "aborts the process compiling it (\"Check failed: buffer != nullptr\" in shape.h), "
-            "so it is refused here; compute the quotient in numpy and pass it as a constant, "
-            "or as an argument", from_jaxlib=False)
-    if name == "all_to_all":
-        for v in op.operands:
-            et = _element(v.type)
-            if et is not None and et.bits == 2 and et.kind in ("sint", "uint"):
-                raise CompileError(
-                    f"@{fn.name}: 'all_to_all' of {et.name}: XLA:CPU corrupts its heap "
-                    "running it (the process dies later, in free()), so it is refused here; "
-                    "convert to i8 around it", from_jaxlib=False)
+    from mhlo_ir.ir import walk
+    for fn, op in walk(module):
+        name = op.spec.name
+        if name in ("send", "recv"):
+            host = " (a host transfer)" if _is_host_transfer(op) else ""
+            why = (f"'{name}'{host} has no XLA:CPU implementation (XLA:GPU and XLA:TPU have "
+                   "one); on CPU a program reaches the host through Builder.host_callback")
+        elif xla_cpu.domain_in_loop(op):
+            why = ("'domain' inside a while loop: XLA:CPU cannot compile it (\"Unhandled "
+                   "opcode for elemental IR emission: domain\"); a domain only marks a "
+                   "sharding boundary for XLA's partitioner, so leave it out of loop bodies")
+        elif xla_cpu.bitwise_crash(op):
+            why = (f"'{name}' of a convert narrowing a signed integer: XLA:CPU segfaults "
+                   "compiling it (jax.jit of `a.astype(jnp.int8) | c` does too), so it is "
+                   "refused here; do the bitwise op in the wider type and convert after (the "
+                   "low bits are the same)")
+        elif name in ("all_reduce", "reduce_scatter") and any(
+                xla_cpu.complex_quotient_of_constants(v) for v in op.operands):
+            why = (f"'{name}' of a complex value divided from constants alone: XLA:CPU aborts "
+                   "the process compiling it (\"Check failed: buffer != nullptr\" in "
+                   "shape.h), so it is refused here; compute the quotient in numpy and pass "
+                   "it as a constant, or as an argument")
+        elif xla_cpu.two_bit_all_to_all(op):
+            et = next(v.type.element_type for v in op.operands
+                      if v.type.element_type.bits == 2)
+            why = (f"'all_to_all' of {et.name}: XLA:CPU corrupts its heap running it (the "
+                   "process dies later, in free()), so it is refused here; convert to i8 "
+                   "around it")
+        else:
+            continue
+        raise CompileError(f"@{fn.name}: {why}", from_jaxlib=False)
 
 
 def _tpu_refusals(module) -> None:

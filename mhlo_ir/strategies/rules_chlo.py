@@ -7,8 +7,9 @@ from __future__ import annotations
 from .. import dtypes
 from ..ops import chlo as chlo_ops
 from ..types import tensor
-from .rules_elementwise import (APPROXIMATE, bitwise_refused, compare_types, no_arithmetic,
-                                safe_divisor, shift_amount)
+from ..xla_cpu import bitwise_crashes
+from .rules_elementwise import (APPROXIMATE, compare_types, no_arithmetic, safe_divisor,
+                                shift_amount)
 from .scope import Skip
 from .table import rule
 
@@ -78,7 +79,7 @@ def _broadcast(s, name):
         rhs = safe_divisor(s, lhs, rhs)
     if et.is_integer and short.startswith("shift"):
         rhs = shift_amount(s, rhs)
-    if bitwise_refused(short, lhs, rhs):
+    if bitwise_crashes(short, (lhs, rhs)):
         raise Skip("XLA:CPU crashes on and/or of a narrowing signed convert")
     if short in APPROXIMATE or short in ("polygamma", "zeta") or et.kind == "complex":
         if et.kind in ("float", "complex"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..ops.elementwise import BINARY, COMPARE_TYPES, UNARY, UNARY_WITHOUT_HLO
 from ..types import tensor
-from ..xla_cpu import narrowing_signed_convert
+from ..xla_cpu import bitwise_crashes, narrowing_signed_convert
 from .scope import Skip
 from .table import exclude, rule
 
@@ -80,13 +80,6 @@ def shift_amount(s, rhs):
     return s.b.and_(rhs, mask)
 
 
-def bitwise_refused(name, *operands) -> bool:
-    """Whether ``and``/``or`` of these operands is what XLA:CPU crashes on."""
-    return name in ("and", "or") and any(
-        narrowing_signed_convert(v) for v in operands) and any(
-        v.type.num_elements > 1 for v in operands)
-
-
 @rule(*sorted(n for n in BINARY if n != "complex"))
 def _binary(s, name):
     lhs = s.operand(accepts(name))
@@ -97,7 +90,7 @@ def _binary(s, name):
         rhs = safe_divisor(s, lhs, rhs)
     if et.is_integer and name.startswith("shift"):
         rhs = shift_amount(s, rhs)
-    if bitwise_refused(name, lhs, rhs):
+    if bitwise_crashes(name, (lhs, rhs)):
         raise Skip("XLA:CPU crashes on and/or of a narrowing signed convert")
     return [s.b.create(name, (lhs, rhs)).results[0]]
 

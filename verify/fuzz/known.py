@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import attrs
 
+from mhlo_ir.dtypes import ALL_ELEMENT_TYPES
+
 __all__ = ["KnownFinding", "KNOWN", "KNOWN_CRASHES", "known_finding", "known_crash",
            "op_signatures"]
 
@@ -21,8 +23,9 @@ _ROUNDING = frozenset({"floor", "ceil", "round_nearest_even", "round_nearest_afz
 _NON_IEEE = frozenset({"f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E8M0FNU",
                        "f4E2M1FN"})
 _SUB_BYTE_SIGNED = frozenset({"i2", "i4"})
-_FLOATS = frozenset({"f16", "bf16", "f32", "f64", "f8E5M2", "f8E4M3", "f8E3M4"}) | _NON_IEEE
-_NARROW_FLOATS = frozenset(t for t in _FLOATS if t.startswith(("f8", "f4")))
+_FLOATS = frozenset(et.name for et in ALL_ELEMENT_TYPES if et.kind == "float")
+_NARROW_FLOATS = frozenset(et.name for et in ALL_ELEMENT_TYPES
+                           if et.kind == "float" and et.bits <= 8)
 _COMPLEX = frozenset({"complex<f32>", "complex<f64>"})
 
 
