@@ -56,9 +56,18 @@ RULES = {
     "tolerance": Rule(
         "tolerance",
         "The program sums floats in an order each executor picks (reductions, dots, "
-        "convolutions) or computes functions XLA approximates (exp, log, tanh, erf...): its "
-        "float results are held to a relative tolerance of 2**-(mantissa bits - 6) (and an "
-        "absolute one of the same size for values near zero) instead of 4 ULP."),
+        "convolutions, FFTs) or computes functions XLA approximates (exp, log, tanh, "
+        "erf...): its float results are held to a relative tolerance of 2**-(mantissa bits "
+        "- 6) instead of 4 ULP, relative to the larger of the element and the result's own "
+        "magnitude (the smaller of the two executors' largest finite magnitudes, and at "
+        "least 1): a sum whose terms cancel is only exact to about the terms' size."),
+    "complex_non_finite": Rule(
+        "complex_non_finite",
+        "C99 Annex G: a complex value with an infinite part is an infinity (whatever its other "
+        "part), else one with a NaN part is a NaN. What the other part holds depends on the "
+        "arithmetic an executor chose: XLA's FFT skips the multiplications by 1+0j that a "
+        "direct DFT makes, and (nan+0j)*(1+0j) is nan+nanj, (inf+0j)*(1+0j) inf+nanj. In "
+        "programs that reassociate, elements of the same non-finite class agree."),
     "e8m0_no_zero": Rule(
         "e8m0_no_zero",
         "f8E8M0FNU has no zero and no sign: XLA rounds values below its range to the "
@@ -93,22 +102,59 @@ def _is_subnormal(a: np.ndarray, dtype) -> np.ndarray:
     return (v > 0) & (v < _tiny(dtype))
 
 
-def _compare_floats(i, x, y, traits, name):
-    """Differences between float arrays ``x`` (XLA) and ``y`` (interpreter)."""
+def _compare_floats(i, x, y, traits, name, scale=None):
+    """Differences between float arrays ``x`` (XLA) and ``y`` (interpreter). ``scale``: the
+    magnitude of the whole result (see ``_array_scale``), passed down to complex parts."""
     if x.dtype.kind == "c":
-        out = []
-        for part, px, py in (("real", x.real, y.real), ("imag", x.imag, y.imag)):
-            out += _compare_floats(i, np.ascontiguousarray(px), np.ascontiguousarray(py),
-                                   traits, f"{name} ({part})")
+        scale = _array_scale(x, y)
+        out = _complex_parts(i, x, y, traits, name, scale)
+        if "reassociates" in traits and any(d.explained_by is None for d in out):
+            cx, cy = _complex_class(x), _complex_class(y)
+            same = (cx == cy) & (cx > 0)
+            if same.any():
+                y2 = y.copy()
+                y2[same] = x[same]
+                if all(d.explained_by for d in _complex_parts(i, x, y2, traits, name, scale)):
+                    out = [attrs.evolve(d, explained_by=d.explained_by or "complex_non_finite")
+                           for d in out]
         return out
     bad = np.asarray(ulp_distance(x, y) > ULP_LIMIT)
     if not bad.any():
         return []
     with np.errstate(all="ignore"):
-        return _explain(i, x, y, bad, traits, name)
+        return _explain(i, x, y, bad, traits, name,
+                        _array_scale(x, y) if scale is None else scale)
 
 
-def _explain(i, x, y, bad, traits, name):
+def _complex_parts(i, x, y, traits, name, scale):
+    out = []
+    for part, px, py in (("real", x.real, y.real), ("imag", x.imag, y.imag)):
+        out += _compare_floats(i, np.ascontiguousarray(px), np.ascontiguousarray(py),
+                               traits, f"{name} ({part})", scale)
+    return out
+
+
+def _complex_class(z):
+    """C99 Annex G's classes of complex values, per element: 2 an infinity (either part
+    infinite, even beside a NaN), 1 a NaN (a NaN part and no infinite one), 0 finite."""
+    inf = np.isinf(z.real) | np.isinf(z.imag)
+    nan = np.isnan(z.real) | np.isnan(z.imag)
+    return np.where(inf, 2, np.where(nan, 1, 0))
+
+
+def _array_scale(x, y) -> float:
+    """The magnitude of a result as a whole: the smaller of the two executors' largest finite
+    magnitudes (the smaller, so that a wrong huge value on one side does not widen its own
+    tolerance). Sums of terms that cancel (an FFT's bins, a dot of mixed signs) are exact to
+    about the terms' size, not their own."""
+    with np.errstate(all="ignore"):
+        mx = [np.abs(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
+              for a in (x, y)]
+    tops = [float(m[np.isfinite(m)].max()) if np.isfinite(m).any() else 0.0 for m in mx]
+    return min(tops)
+
+
+def _explain(i, x, y, bad, traits, name, array_scale=0.0):
     # 0-d results as 1-element arrays: numpy's scalars take neither masks nor indices
     x, y, bad = np.atleast_1d(x), np.atleast_1d(y), np.atleast_1d(bad)
     nx, ny = _isnan(x), _isnan(y)
@@ -124,8 +170,8 @@ def _explain(i, x, y, bad, traits, name):
             explained = "subnormal_flush"
         elif loose:
             tol = _tolerance(x.dtype)
-            scale = np.maximum(np.abs(fx), np.abs(fy))
-            close = (np.abs(fx - fy) <= tol * np.maximum(scale, 1.0)) | (nx & ny) | \
+            scale = np.maximum(np.maximum(np.abs(fx), np.abs(fy)), max(array_scale, 1.0))
+            close = (np.abs(fx - fy) <= tol * scale) | (nx & ny) | \
                 ((fx == fy) & ~nx)
             if (close | ~bad).all():
                 explained = "tolerance"

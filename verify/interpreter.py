@@ -28,7 +28,8 @@ import numpy as np
 from . import _jaxlib
 from .api import to_text
 
-__all__ = ["interpret", "InterpreterUnsupported", "InterpreterError", "UNSUPPORTED", "route_of"]
+__all__ = ["interpret", "InterpreterUnsupported", "InterpreterError", "UNSUPPORTED", "route_of",
+           "aborting_op"]
 
 
 class InterpreterUnsupported(Exception):
@@ -61,6 +62,58 @@ UNSUPPORTED: dict = {
                  "xla.rng_get_and_update_state")},
 }
 
+
+def aborting_op(op) -> str | None:
+    """Why the interpreter of jaxlib 0.10.2 aborts on ``op``, an op it has (docs/findings.md,
+    "The interpreter"; each measured alone in a subprocess), or None.
+
+    - ``fft`` in 32-bit precision (f32 or complex<f32> operand, any fft_type): "LLVM ERROR:
+      Semantics mismatch between provided type and complex value" (its FFT builds
+      constants from C++ doubles, which f32 elements cannot hold);
+    - ``fft`` IRFFT whose last length is 1: "Could not infer SliceOp's return type";
+    - ``convolution`` whose output feature dimension comes before its batch dimension:
+      "Incompatible index and shape found while flattening index" — it walks the result's
+      non-spatial dimensions in the result's order but indexes with them as (batch,
+      feature), so only equal sizes survive (and then read right). With feature or batch
+      groups, each group's convolution has ``features / groups`` features: that is the size
+      compared.
+    """
+    name = op.spec.name
+    if name == "fft":
+        et = op.operands[0].type.element_type
+        if (et.component if et.kind == "complex" else et).name == "f32":
+            return ("it aborts on every fft in 32-bit precision (LLVM ERROR: Semantics "
+                    "mismatch between provided type and complex value)")
+        lengths = op.attributes["fft_length"].ints
+        if op.attributes["fft_type"].value == "IRFFT" and lengths[-1:] == (1,):
+            return ("it aborts on an IRFFT whose last fft_length is 1 (LLVM ERROR: Could not "
+                    "infer SliceOp's return type)")
+    elif name == "convolution":
+        dn = op.attributes["dimension_numbers"]
+        b, f = dn.output_batch_dimension, dn.output_feature_dimension
+        if f < b:
+            shape = op.results[0].type.shape
+            groups = 1
+            for k in ("feature_group_count", "batch_group_count"):
+                g = op.attributes.get(k)
+                groups *= 1 if g is None else g.value
+            if shape[f] // groups != shape[b]:
+                return ("it aborts on a convolution whose output feature dimension comes "
+                        "before its batch dimension, unless the features of one group number "
+                        "as many as the batch (LLVM ERROR: Incompatible index and shape found "
+                        "while flattening index)")
+    return None
+
+
+def _refuse_aborting_ops(module) -> None:
+    from mhlo_ir.ir import walk
+    for fn, op in walk(module):
+        why = aborting_op(op)
+        if why is not None:
+            raise InterpreterUnsupported(f"@{fn.name}: '{op.spec.name}': the StableHLO "
+                                         f"interpreter of jaxlib 0.10.2: {why}")
+
+
 _OP_NAME = re.compile(r"\b(?:stablehlo|mhlo|chlo)\.[A-Za-z_][A-Za-z0-9_.\-]*")
 
 
@@ -88,6 +141,15 @@ def _stablehlo(text: str, route: str):
         return _jaxlib.on_big_stack(X.mlir.mhlo_to_stablehlo, text)
     computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
     return X.mlir.xla_computation_to_mlir_module(computation)
+
+
+def _read_text(text):
+    """Text as our parser reads it, for the Python-side refusals (None where it cannot)."""
+    import mhlo_ir
+    try:
+        return mhlo_ir.parse(text if isinstance(text, str) else text.decode())
+    except Exception:  # noqa: BLE001 - jaxlib judges what we cannot read
+        return None
 
 
 def _is_complex(t) -> bool:
@@ -158,6 +220,9 @@ def interpret(module, *arrays) -> list:
     from .bindings import context
     stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
     joined = None
+    read = module if isinstance(module, Module) else _read_text(module)
+    if read is not None:
+        _refuse_aborting_ops(read)
     if isinstance(module, Module):
         route = route_of(module)
         main = module.lookup("main")

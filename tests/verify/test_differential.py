@@ -100,3 +100,37 @@ def test_zero_dimensional_results_are_compared_like_any_other():
     assert diff.explained_by == "subnormal_flush"
     [diff] = d.compare([np.array(1 + 1j, np.complex64)], [np.array(1 + 2j, np.complex64)])
     assert "(imag)" in diff.detail
+
+
+def test_tolerance_is_relative_to_the_results_own_magnitude():
+    # An FFT of values near 1e9: a bin that cancels to 0 on one side is 1.5e-7 on the other,
+    # 1e-16 of the result's size (what the interpreter's direct DFT gives, XLA's FFT not)
+    x = np.array([9.5e8 + 0j, -1.5e9 + 0j])
+    y = np.array([9.5e8 + 0j, -1.5e9 - 1.5e-7j])
+    (diff,) = d.compare([x], [y], frozenset({"reassociates"}))
+    assert diff.explained_by == "tolerance"
+    # the scale is the smaller of the two sides' largest magnitude: a huge wrong value on one
+    # side does not widen its own tolerance
+    wrong = np.array([1.0, 1e30])
+    (diff,) = d.compare([np.array([1.0, 2.0])], [wrong], frozenset({"reassociates"}))
+    assert diff.explained_by is None
+    # and it is for programs that reassociate only
+    (diff,) = d.compare([x], [y])
+    assert diff.explained_by is None
+
+
+def test_complex_non_finite_classes_agree_in_programs_that_reassociate():
+    x = np.array([complex(np.nan, 0.0), complex(-np.inf, 0.0), 1 + 1j])
+    y = np.array([complex(np.nan, np.nan), complex(-np.inf, np.nan), 1 + 1j])
+    diffs = d.compare([x], [y], frozenset({"reassociates"}))
+    assert diffs and all(x.explained_by == "complex_non_finite" for x in diffs)
+    assert d.classify(diffs) is None
+    # not elsewhere, and not where only one side has a NaN
+    assert d.classify(d.compare([x], [y])) == "disagreement:nan"
+    z = np.array([complex(0.0, 0.0), complex(-np.inf, 0.0), 1 + 1j])
+    assert d.classify(d.compare([z], [y], frozenset({"reassociates"}))) \
+        == "disagreement:nan"
+    # an infinity is not a NaN: inf+0j against nan+nanj stays a disagreement
+    w = np.array([complex(np.inf, 0.0), complex(-np.inf, 0.0), 1 + 1j])
+    assert d.classify(d.compare([w], [y], frozenset({"reassociates"}))) \
+        == "disagreement:nan"

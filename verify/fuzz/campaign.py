@@ -167,7 +167,6 @@ class Campaign:
                     rec = {"seed": w.seed, "xla": "ok", "interpreter": kind,
                            "returncode": code, "interpreter_error": why,
                            "ops": w.ops or []}
-                    rec["known"] = known_crash(rec)
                 record(w, rec)
                 retry.extend(s for s in w.pending)
             busy.discard(w)
@@ -205,11 +204,6 @@ class Campaign:
         return results
 
 
-def known_crash(rec) -> str | None:
-    from .known import known_crash as match
-    return match(rec.get("ops") or (), rec.get("interpreter_error") or "")
-
-
 def outcome(rec) -> str:
     """One word for what happened to a program: its finding class, or ok / explained."""
     x = rec.get("xla")
@@ -238,6 +232,9 @@ def totals(results, seconds, jobs) -> dict:
         d["explained_by"] for r in results for d in r.get("differences", ())
         if d.get("explained_by"))
     known = collections.Counter(r["known"] for r in results if r.get("known"))
+    spent = collections.Counter()
+    for r in results:
+        spent.update(r.get("seconds") or {})
     new = collections.Counter(outcome(r) for r in results if not r.get("known")
                               and outcome(r).startswith(("disagreement", "interpreter:",
                                                          "xla:")))
@@ -247,5 +244,8 @@ def totals(results, seconds, jobs) -> dict:
             "compared": sum(1 for r in results if r.get("interpreter") == "ok"),
             "outcomes": dict(outcomes), "disagreements": disagreements,
             "known": dict(known), "new_disagreements": dict(new),
-            "explained": dict(explained), "ops_covered": ops,
+            "explained": dict(explained),
+            # worker seconds by phase (summed over jobs: compare with seconds * jobs)
+            "phase_seconds": {k: round(v, 2) for k, v in sorted(spent.items())},
+            "ops_covered": ops,
             "element_types_covered": ets}

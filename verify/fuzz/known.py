@@ -14,7 +14,7 @@ import attrs
 
 from mhlo_ir.dtypes import ALL_ELEMENT_TYPES
 
-__all__ = ["KnownFinding", "KNOWN", "KNOWN_CRASHES", "known_finding", "known_crash",
+__all__ = ["KnownFinding", "KNOWN", "known_finding",
            "op_signatures"]
 
 _ROUNDING = frozenset({"floor", "ceil", "round_nearest_even", "round_nearest_afz"})
@@ -96,6 +96,9 @@ KNOWN = (
     KnownFinding("interpreter_odd_irfft", 16, "the interpreter's IRFFT of an odd length "
                  "is wrong", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"fft:irfft_odd"})),
+    KnownFinding("fft_direct_dft", 18, "an FFT of infinities or of values of very different "
+                 "sizes: the interpreter's direct DFT (rounded twiddles) against XLA's FFT",
+                 frozenset({"float", "nan"}), lambda sigs: _has(sigs, {"fft"})),
     KnownFinding("triangular_solve_non_finite", 17, "triangular_solve through infinite "
                  "entries: NaN on one executor, an infinity on the other", frozenset({"nan"}),
                  lambda sigs: _has(sigs, {"triangular_solve"})),
@@ -163,22 +166,4 @@ def known_finding(module, differences) -> str | None:
     for finding in KNOWN:
         if kinds <= finding.kinds and finding.match(sigs):
             return finding.name
-    return None
-
-
-# Interpreter aborts (docs/findings.md, "The interpreter"): (name, op, words of its last
-# message). A crash is named when its program holds the op and the message has the words.
-KNOWN_CRASHES = (
-    ("interpreter_fft_abort", "fft", ("Semantics mismatch between provided type and complex",
-                                      "Could not infer SliceOp's return type")),
-    ("interpreter_convolution_permuted_output", "convolution",
-     ("Incompatible index and shape found while flattening index",)),
-)
-
-
-def known_crash(ops, message: str) -> str | None:
-    """The known interpreter abort a crashed program's (ops, last words) are, or None."""
-    for name, op, words in KNOWN_CRASHES:
-        if op in ops and any(w in message for w in words):
-            return name
     return None

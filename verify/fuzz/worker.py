@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 import traceback
 
 
@@ -43,10 +44,12 @@ def _ops_of(module) -> list:
 def draw(seed, n_ops, options):
     """The seed's program and the start of its record."""
     from mhlo_ir import strategies as hst
+    start = time.perf_counter()
     p = hst.generate_seeded(seed, options, n_ops)
     text = p.module.to_text()
     rec = {"seed": seed, "n_ops": len(p.ops), "ops": _ops_of(p.module),
            "element_types": _types_of(p.module), "traits": sorted(p.traits), "chars": len(text)}
+    _spent(rec, "draw", start)
     return p, rec
 
 
@@ -54,6 +57,7 @@ def run_xla(p, rec):
     """XLA's results for one program, or None with the failure in ``rec``."""
     import numpy as np
     import verify
+    start = time.perf_counter()
     try:
         out = [np.asarray(a) for a in verify.run(p.module, *p.inputs)]
         rec["xla"] = "ok"
@@ -62,6 +66,8 @@ def run_xla(p, rec):
         rec["xla"] = type(e).__name__
         rec["xla_error"] = str(e)[:2000]
         return None
+    finally:
+        _spent(rec, "xla", start)
 
 
 _SYMBOL = re.compile(r"@(main|f\d+)\b")
@@ -102,6 +108,7 @@ def run_xla_batch(programs, recs, say):
     import verify
     if len(programs) > 1:
         say({"seed": recs[0]["seed"], "phase": "xla_batch"})
+        start = time.perf_counter()
         try:
             m = batched(programs)
             flat = verify.run(m, *[a for p in programs for a in p.inputs])
@@ -114,6 +121,9 @@ def run_xla_batch(programs, recs, say):
             return outs
         except Exception:  # noqa: BLE001 - which program? each alone says
             pass
+        finally:
+            for rec in recs:
+                _spent(rec, "xla", start, len(recs))
     outs = []
     for p, rec in zip(programs, recs):
         say({"seed": rec["seed"], "phase": "xla"})
@@ -127,6 +137,7 @@ def compare_with_interpreter(p, rec, xla, say):
     from verify import differential
     from verify.interpreter import InterpreterUnsupported, interpret
     say({"seed": rec["seed"], "phase": "interpreter", "ops": list(rec.get("ops") or ())})
+    start = time.perf_counter()
     try:
         ref = interpret(p.module, *p.inputs)
         rec["interpreter"] = "ok"
@@ -138,6 +149,8 @@ def compare_with_interpreter(p, rec, xla, say):
         rec["interpreter"] = type(e).__name__
         rec["interpreter_error"] = str(e)[:2000]
         return rec
+    finally:
+        _spent(rec, "interpreter", start)
     diffs = differential.compare(xla, ref, p.traits)
     if differential.classify(diffs) is not None and any(
             d.explained_by is None for d in diffs if d.kind in ("float", "nan")):
@@ -160,6 +173,13 @@ def compare_with_interpreter(p, rec, xla, say):
         from .known import known_finding
         rec["known"] = known_finding(p.module, diffs)
     return rec
+
+
+def _spent(rec, phase, start, share=1):
+    """Adds the seconds since ``start`` (divided among ``share`` programs) to ``rec``'s
+    ``seconds[phase]``: the campaign's report sums them, to say where its time goes."""
+    t = rec.setdefault("seconds", {})
+    t[phase] = t.get(phase, 0.0) + (time.perf_counter() - start) / share
 
 
 def _bits(a):

@@ -1,0 +1,126 @@
+"""Ops the reference interpreter has but aborts the process on (jaxlib 0.10.2): ``interpret``
+refuses them in Python with ``InterpreterUnsupported`` and still runs their neighbours; in a
+subprocess, with the refusal bypassed, each refused program does take the interpreter down
+(or the test skips: a newer interpreter may have fixed it, and the refusal can then go)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+from mhlo_ir.ir import walk
+import verify
+from verify.interpreter import InterpreterUnsupported, aborting_op, interpret
+
+
+def _fft(et, in_shape, out_et, out_shape, lengths, kind):
+    def ty(shape, e):
+        return f"tensor<{''.join(f'{d}x' for d in shape)}{e}>"
+    it, ot = ty(in_shape, et), ty(out_shape, out_et)
+    return hlo.parse(f"""module @m {{
+  func.func public @main(%a: {it}) -> {ot} {{
+    %0 = "mhlo.fft"(%a) <{{fft_length = dense<{list(lengths)}> : tensor<{len(lengths)}xi64>,
+        fft_type = #mhlo<fft_type {kind}>}}> : ({it}) -> {ot}
+    return %0 : {ot}
+  }}
+}}""")
+
+
+def _conv(batch, features, layout, groups=1):
+    """Input [b, 0, f] batch x 3 x (2 * groups), kernel [0, i, o] 2 x 2 x features: a 1-D
+    convolution whose output has dimensions ``layout`` (of b, f, 0)."""
+    sizes = {"b": batch, "f": features, "0": 2}
+    out = "x".join(str(sizes[c]) for c in layout)
+    i = 2 * groups
+    return hlo.parse(f"""module @m {{
+  func.func public @main(%a: tensor<{batch}x3x{i}xf32>, %k: tensor<2x2x{features}xf32>)
+      -> tensor<{out}xf32> {{
+    %0 = mhlo.convolution(%a, %k) dim_numbers = [b, 0, f]x[0, i, o]->[{', '.join(layout)}],
+        window = {{stride = [1], pad = [[0, 0]], lhs_dilate = [1], rhs_dilate = [1]}}
+        {{batch_group_count = 1 : i64, feature_group_count = {groups} : i64}}
+        : (tensor<{batch}x3x{i}xf32>, tensor<2x2x{features}xf32>) -> tensor<{out}xf32>
+    return %0 : tensor<{out}xf32>
+  }}
+}}""")
+
+
+def _inputs(m, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in m.lookup("main").arg_types:
+        a = rng.standard_normal(t.shape)
+        if t.element_type.kind == "complex":
+            a = a + 1j * rng.standard_normal(t.shape)
+        out.append(a.astype(t.element_type.dtype))
+    return out
+
+
+F32_FFT = _fft("complex<f32>", (4,), "complex<f32>", (4,), (4,), "FFT")
+F32_RFFT = _fft("f32", (4,), "complex<f32>", (3,), (4,), "RFFT")
+IRFFT_OF_ONE = _fft("complex<f64>", (2, 1), "f64", (2, 1), (1,), "IRFFT")
+CONV_FEATURES_FIRST = _conv(2, 3, "fb0")
+# 2 feature groups of 2 features each, batch 3: a group's sizes differ
+CONV_GROUPS = _conv(3, 4, "f0b", 2)
+REFUSED = {"f32_fft": F32_FFT, "f32_rfft": F32_RFFT, "irfft_of_one": IRFFT_OF_ONE,
+           "conv_features_before_batch": CONV_FEATURES_FIRST, "conv_groups": CONV_GROUPS}
+WORDS = {"f32_fft": "32-bit precision", "f32_rfft": "32-bit precision",
+         "irfft_of_one": "last fft_length is 1",
+         "conv_features_before_batch": "feature dimension comes before its batch",
+         "conv_groups": "features of one group"}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_in_python_as_module_and_as_text(name):
+    m = REFUSED[name]
+    for source in (m, m.to_text()):
+        with pytest.raises(InterpreterUnsupported, match=WORDS[name]) as e:
+            interpret(source, *_inputs(m))
+        assert "@main" in str(e.value)
+    assert verify.run(m, *_inputs(m))  # XLA runs it: only the interpreter is refused
+
+
+def test_ffts_in_64_bit_precision_run_and_agree_with_numpy():
+    x = _inputs(_fft("complex<f64>", (3, 4), "complex<f64>", (3, 4), (4,), "FFT"))[0]
+    (got,) = interpret(_fft("complex<f64>", (3, 4), "complex<f64>", (3, 4), (4,), "FFT"), x)
+    np.testing.assert_allclose(got, np.fft.fft(x), rtol=1e-12, atol=1e-12)
+    m = _fft("complex<f64>", (2, 3), "f64", (2, 4), (4,), "IRFFT")
+    z = np.fft.rfft(_inputs(m)[0].real, 4)  # a Hermitian spectrum of 3 values
+    (got,) = interpret(m, z)
+    np.testing.assert_allclose(got, np.fft.irfft(z, 4), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("batch,features,layout,groups", [
+    (2, 2, "fb0", 1),   # features first, equal sizes: read right
+    (2, 3, "bf0", 1),   # batch first
+    (2, 3, "0bf", 1),
+    (3, 6, "f0b", 2),   # 2 feature groups of 3 features, batch 3
+])
+def test_convolutions_it_gets_right_run_and_agree_with_xla(batch, features, layout, groups):
+    m = _conv(batch, features, layout, groups)
+    assert not any(aborting_op(op) for _, op in walk(m))
+    ins = _inputs(m, 1)
+    (got,) = interpret(m, *ins)
+    (want,) = verify.run(m, *ins)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+_BYPASS = (
+    "import numpy as np, mhlo_ir as hlo, verify.interpreter as vi\n"
+    "vi._refuse_aborting_ops = lambda m: None\n"
+    "m = hlo.parse(open(0).read())\n"
+    "ins = [np.zeros(t.shape, t.element_type.dtype) for t in m.lookup('main').arg_types]\n"
+    "vi.interpret(m, *ins)\n"
+    "print('survived')\n")
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_the_refused_program_does_abort_the_interpreter(name):
+    r = subprocess.run([sys.executable, "-c", _BYPASS], input=REFUSED[name].to_text(),
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode == 0 and "survived" in r.stdout:
+        pytest.skip("this interpreter no longer aborts here: the refusal can be lifted for it")
+    assert r.returncode < 0 and "LLVM ERROR" in r.stderr, (r.returncode, r.stderr[-500:])
