@@ -71,6 +71,10 @@ def aborting_op(op) -> str | None:
       Semantics mismatch between provided type and complex value" (its FFT builds
       constants from C++ doubles, which f32 elements cannot hold);
     - ``fft`` IRFFT whose last length is 1: "Could not infer SliceOp's return type";
+    - batched ``triangular_solve`` (rank > 2) without ``unit_diagonal``: "Incompatible
+      index and shape found while flattening index" (it reads the diagonal at ``{i, i}``);
+    - ``dot_general`` contracting a zero-size dimension into a non-empty result: the same
+      words;
     - ``convolution`` whose output feature dimension comes before its batch dimension:
       "Incompatible index and shape found while flattening index" — it walks the result's
       non-spatial dimensions in the result's order but indexes with them as (batch,
@@ -88,6 +92,19 @@ def aborting_op(op) -> str | None:
         if op.attributes["fft_type"].value == "IRFFT" and lengths[-1:] == (1,):
             return ("it aborts on an IRFFT whose last fft_length is 1 (LLVM ERROR: Could not "
                     "infer SliceOp's return type)")
+    elif name == "triangular_solve":
+        if op.operands[0].type.rank > 2 and not _flag(op, "unit_diagonal"):
+            return ("it aborts on a batched triangular_solve whose diagonal is not unit "
+                    "(LLVM ERROR: Incompatible index and shape found while flattening index): "
+                    "it reads the diagonal at a rank-2 index, without the batch dimensions")
+    elif name == "dot_general":
+        dn = op.attributes["dot_dimension_numbers"]
+        lhs = op.operands[0].type.shape
+        if op.results[0].type.num_elements and any(
+                lhs[d] == 0 for d in dn.lhs_contracting_dimensions):
+            return ("it aborts on a dot_general that contracts an empty dimension into a "
+                    "non-empty result (LLVM ERROR: Incompatible index and shape found while "
+                    "flattening index); the result is all zeros")
     elif name == "convolution":
         dn = op.attributes["dimension_numbers"]
         b, f = dn.output_batch_dimension, dn.output_feature_dimension
@@ -105,12 +122,19 @@ def aborting_op(op) -> str | None:
     return None
 
 
+def _flag(op, name) -> bool:
+    a = op.attributes.get(name) if op.attributes else None
+    return bool(getattr(a, "value", False))
+
+
 def _refuse_aborting_ops(module) -> None:
     from mhlo_ir.ir import walk
     for fn, op in walk(module):
         why = aborting_op(op)
         if why is not None:
-            raise InterpreterUnsupported(f"@{fn.name}: '{op.spec.name}': the StableHLO "
+            # (the complex-parts wrapper renames the program's own main)
+            name = "main" if fn.name == _RENAMED_MAIN else fn.name
+            raise InterpreterUnsupported(f"@{name}: '{op.spec.name}': the StableHLO "
                                          f"interpreter of jaxlib 0.10.2: {why}")
 
 
@@ -157,6 +181,9 @@ def _is_complex(t) -> bool:
     return et is not None and et.kind == "complex"
 
 
+_RENAMED_MAIN = "interpreted_main"
+
+
 def _complex_as_parts(module, arg_types, result_types, arrays):
     """The bindings cannot pass complex attributes to or from the interpreter (a TypeError,
     or an abort when results are converted): ``main`` becomes a wrapper that takes and
@@ -167,8 +194,8 @@ def _complex_as_parts(module, arg_types, result_types, arrays):
     text = module.to_text(pretty=True)
     if text.count("@main(") != 1:
         raise InterpreterUnsupported("complex values in a module that refers to @main")
-    m = hlo.parse(text.replace("@main(", "@interpreted_main(", 1))
-    inner = m.lookup("interpreted_main")
+    m = hlo.parse(text.replace("@main(", f"@{_RENAMED_MAIN}(", 1))
+    inner = m.lookup(_RENAMED_MAIN)
     types, parts = [], []
     for t, a in zip(arg_types, arrays):
         if _is_complex(t):
@@ -220,9 +247,6 @@ def interpret(module, *arrays) -> list:
     from .bindings import context
     stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
     joined = None
-    read = module if isinstance(module, Module) else _read_text(module)
-    if read is not None:
-        _refuse_aborting_ops(read)
     if isinstance(module, Module):
         route = route_of(module)
         main = module.lookup("main")
@@ -249,7 +273,13 @@ def interpret(module, *arrays) -> list:
                 raise InterpreterUnsupported("XLA's conversion of the program back from HLO "
                                              "writes an op as mhlo.unknown") from None
             raise InterpreterError(f"the route's StableHLO does not parse: {e}") from None
-        _refuse_unsupported_text(str(parsed))
+        converted = str(parsed)
+        _refuse_unsupported_text(converted)
+        # what the interpreter is given, as our parser reads it: the route may have made the
+        # ops (einsum becomes dot_general through XLA's HLO)
+        read = _read_text(converted)
+        if read is not None:
+            _refuse_aborting_ops(read)
         inputs = []
         for a in arrays:
             attr = DenseElementsAttr.from_array(np.asarray(a))

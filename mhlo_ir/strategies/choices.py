@@ -77,12 +77,32 @@ class RandomChoices(Choices):
 
     def __init__(self, seed):
         self.random = random.Random(seed)
+        self._bits = self.random.getrandbits
 
+    # integer and choice draw below n as CPython 3.11's Random.randrange and Random.choice do
+    # (k random bits, rejected until below n), written out: the same stream, so the same
+    # programs per seed, without randint's three Python-level calls per decision (a
+    # generated program makes ~20 of them) — and fixed here, whatever a later Python's
+    # random module does.
     def integer(self, lo, hi):
-        return lo if lo >= hi else self.random.randint(lo, hi)
+        if lo >= hi:
+            return lo
+        n = hi - lo + 1
+        k = n.bit_length()
+        r = self._bits(k)
+        while r >= n:
+            r = self._bits(k)
+        return lo + r
 
     def choice(self, seq):
-        return self.random.choice(seq)
+        n = len(seq)
+        if not n:
+            raise IndexError("cannot choose from an empty sequence")
+        k = n.bit_length()
+        r = self._bits(k)
+        while r >= n:
+            r = self._bits(k)
+        return seq[r]
 
     def boolean(self, p=0.5):
         return self.random.random() < p

@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes
 from ..builder import Builder
 from ..ir import Module
+from ..jaxlib_conversion import constant_in_closed_region
 from ..types import TensorType, tensor
 from .table import REFUSED
 from .values import array_from_words, storage_bits
@@ -77,6 +78,9 @@ class Generation:
         self._functions = 0
         self.types = tuple(options.element_types)
         self.current = ""  # the op being drawn, whose refused element types are left out
+        # a chlo.broadcast_select was drawn: no constants in closed regions from then on
+        # (mhlo_ir.jaxlib_conversion.hoisted_region_constant)
+        self.broadcast_select = False
 
     def function_name(self) -> str:
         self._functions += 1
@@ -308,6 +312,9 @@ class Scope:
                 self.gen.ops_left -= 1  # before the rule: ops in its regions count after it
                 try:
                     out = rule.fn(self)
+                    if self.gen.broadcast_select and constant_in_closed_region(
+                            self.b.block.operations[saved:]):
+                        raise Skip("a constant in a closed region after a broadcast_select")
                 except Skip:
                     del self.b.block.operations[saved:]
                     self.gen.ops_left = left

@@ -63,14 +63,43 @@ F32_FFT = _fft("complex<f32>", (4,), "complex<f32>", (4,), (4,), "FFT")
 F32_RFFT = _fft("f32", (4,), "complex<f32>", (3,), (4,), "RFFT")
 IRFFT_OF_ONE = _fft("complex<f64>", (2, 1), "f64", (2, 1), (1,), "IRFFT")
 CONV_FEATURES_FIRST = _conv(2, 3, "fb0")
+def _triangular_solve(a_shape, b_shape, unit=False):
+    at, bt = (f"tensor<{'x'.join(map(str, s))}xf64>" for s in (a_shape, b_shape))
+    return hlo.parse(f"""module @m {{
+  func.func public @main(%a: {at}, %b: {bt}) -> {bt} {{
+    %0 = "mhlo.triangular_solve"(%a, %b) <{{left_side = true, lower = true,
+        transpose_a = #mhlo<transpose NO_TRANSPOSE>, unit_diagonal = {str(unit).lower()}}}>
+        : ({at}, {bt}) -> {bt}
+    return %0 : {bt}
+  }}
+}}""")
+
+
+def _dot(lhs, rhs, out, lc, rc):
+    def ty(s):
+        return f"tensor<{''.join(f'{d}x' for d in s)}f32>"
+    return hlo.parse(f"""module @m {{
+  func.func public @main(%a: {ty(lhs)}, %b: {ty(rhs)}) -> {ty(out)} {{
+    %0 = "mhlo.dot_general"(%a, %b) <{{dot_dimension_numbers = #mhlo.dot<
+        lhs_contracting_dimensions = {lc}, rhs_contracting_dimensions = {rc}>}}>
+        : ({ty(lhs)}, {ty(rhs)}) -> {ty(out)}
+    return %0 : {ty(out)}
+  }}
+}}""")
+
+
 # 2 feature groups of 2 features each, batch 3: a group's sizes differ
 CONV_GROUPS = _conv(3, 4, "f0b", 2)
 REFUSED = {"f32_fft": F32_FFT, "f32_rfft": F32_RFFT, "irfft_of_one": IRFFT_OF_ONE,
-           "conv_features_before_batch": CONV_FEATURES_FIRST, "conv_groups": CONV_GROUPS}
+           "conv_features_before_batch": CONV_FEATURES_FIRST, "conv_groups": CONV_GROUPS,
+           "batched_triangular_solve": _triangular_solve((1, 3, 3), (1, 3, 2)),
+           "empty_contraction": _dot((2, 0), (0, 3), (2, 3), [1], [0])}
 WORDS = {"f32_fft": "32-bit precision", "f32_rfft": "32-bit precision",
          "irfft_of_one": "last fft_length is 1",
          "conv_features_before_batch": "feature dimension comes before its batch",
-         "conv_groups": "features of one group"}
+         "conv_groups": "features of one group",
+         "batched_triangular_solve": "batched triangular_solve",
+         "empty_contraction": "contracts an empty dimension"}
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -106,6 +135,41 @@ def test_convolutions_it_gets_right_run_and_agree_with_xla(batch, features, layo
     (got,) = interpret(m, *ins)
     (want,) = verify.run(m, *ins)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_unbatched_or_unit_diagonal_solves_and_non_empty_contractions_run():
+    rng = np.random.default_rng(2)
+    a = np.tril(rng.standard_normal((3, 3))) + 3 * np.eye(3)
+    b = rng.standard_normal((3, 2))
+    (got,) = interpret(_triangular_solve((3, 3), (3, 2)), a, b)
+    np.testing.assert_allclose(got, np.linalg.solve(a, b), rtol=1e-12)
+    unit = np.tril(a, -1) + np.eye(3)
+    (got,) = interpret(_triangular_solve((1, 3, 3), (1, 3, 2), unit=True), a[None], b[None])
+    np.testing.assert_allclose(got[0], np.linalg.solve(unit, b), rtol=1e-12)
+    x, y = rng.standard_normal((2, 2)).astype(np.float32), np.ones((2, 3), np.float32)
+    (got,) = interpret(_dot((2, 2), (2, 3), (2, 3), [1], [0]), x, y)
+    np.testing.assert_allclose(got, x @ y, rtol=1e-6)
+    # an empty contraction into an empty result is not refused
+    (got,) = interpret(_dot((0, 0), (0, 3), (0, 3), [1], [0]), np.zeros((0, 0), np.float32),
+                       np.zeros((0, 3), np.float32))
+    assert got.shape == (0, 3)
+
+
+def test_refusals_read_what_the_route_makes():
+    # with a chlo op beside it, an einsum reaches the interpreter through XLA's HLO, as a
+    # dot_general: an empty contraction of it is refused too
+    m = hlo.parse("""module @m {
+  func.func public @main(%x: tensor<0xf32>, %y: tensor<4x0xf32>, %z: tensor<2xf64>)
+      -> (tensor<4xf32>, tensor<2xf64>) {
+    %0 = "mhlo.einsum"(%x, %y) <{einsum_config = "a,xa->x"}>
+        : (tensor<0xf32>, tensor<4x0xf32>) -> tensor<4xf32>
+    %1 = chlo.atanh %z : tensor<2xf64> -> tensor<2xf64>
+    return %0, %1 : tensor<4xf32>, tensor<2xf64>
+  }
+}""")
+    with pytest.raises(InterpreterUnsupported, match="contracts an empty dimension"):
+        interpret(m, np.zeros(0, np.float32), np.zeros((4, 0), np.float32),
+                  np.zeros(2, np.float64))
 
 
 _BYPASS = (

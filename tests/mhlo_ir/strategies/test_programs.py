@@ -117,3 +117,18 @@ def test_a_seeded_campaign_is_valid_in_jaxlib():
     report = json.loads(out)
     assert report["programs"] == 64
     assert report["valid_fraction"] == 1.0, report["findings"]
+
+
+def test_no_broadcast_select_beside_a_constant_in_a_closed_region():
+    # jaxlib's conversion rejects the pair (mhlo_ir.jaxlib_conversion); both halves still
+    # appear, in different programs
+    from mhlo_ir.jaxlib_conversion import constant_in_closed_region, hoisted_region_constant
+    o = hst.default_options(6, ["chlo.broadcast_select", "reduce", "map", "sort", "add"])
+    selects = closed_constants = 0
+    for seed in range(400):
+        m = hst.generate_seeded(seed, o).module
+        assert not hoisted_region_constant(m), seed
+        ops = [op for _, op in walk(m)]
+        selects += any(op.spec.name == "chlo.broadcast_select" for op in ops)
+        closed_constants += constant_in_closed_region(ops)
+    assert selects > 20 and closed_constants > 20, (selects, closed_constants)

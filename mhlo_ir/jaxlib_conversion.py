@@ -1,0 +1,42 @@
+"""Valid programs that jaxlib's conversion of MHLO to HLO (0.10.2) rejects, as predicates
+over ops: ``verify`` says why in Python before jaxlib's own, misleading message, and
+``mhlo_ir.strategies`` does not generate them. Each is a finding of docs/findings.md.
+
+Kept in the core package for the reason ``mhlo_ir.xla_cpu`` is: verify and the strategies
+both use them, and neither may import the other.
+"""
+
+from __future__ import annotations
+
+__all__ = ["constant_in_closed_region", "hoisted_region_constant"]
+
+
+def constant_in_closed_region(ops) -> bool:
+    """Whether a constant sits in the region of one of ``ops`` (or of an op nested in them)
+    whose regions are closed (reduction bodies, comparators, map bodies: the op table's
+    ``closed_regions``)."""
+    stack = [(op, False) for op in ops]
+    while stack:
+        op, closed = stack.pop()
+        if closed and op.spec.name == "constant":
+            return True
+        if op.regions:
+            inner = closed or op.spec.closed_regions
+            for region in op.regions:
+                for block in region.blocks:
+                    stack.extend((o, inner) for o in block.operations)
+    return False
+
+
+def hoisted_region_constant(module) -> bool:
+    """A ``chlo.broadcast_select`` in a module whose closed regions hold a constant: jaxlib's
+    legalization of chlo to MHLO (which that op's presence sets off) moves constants out of
+    every region into the function, and its export to HLO then rejects the closed region
+    ("requires all operands to be defined in the parent region for export"). While and if
+    bodies, whose export captures outer values, are not affected."""
+    from .ir import walk
+    if not any(op.spec.name == "chlo.broadcast_select" for _, op in walk(module)):
+        return False
+    return constant_in_closed_region([op for fn in module.functions
+                                      for block in fn.body.blocks
+                                      for op in block.operations])

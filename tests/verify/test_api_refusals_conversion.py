@@ -1,0 +1,96 @@
+"""What jaxlib's conversion to HLO rejects with words about its own rewrite is refused in
+Python, for Modules and text, with the reason and a way out: a chlo.broadcast_select beside
+a constant in a closed region (the bypassed program shows jaxlib's own rejection)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+import verify
+import verify.api as api
+from mhlo_ir.jaxlib_conversion import hoisted_region_constant
+from verify.errors import VerificationError
+
+_SELECT = """    %p = mhlo.compare LT, %y, %y : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
+    %s = chlo.broadcast_select %p, %y, %y
+        : (tensor<2xi1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+"""
+
+
+def _program(region_op: str, select: bool = True):
+    bodies = {
+        "map": """    %0 = "mhlo.map"(%x) <{dimensions = dense<0> : tensor<1xi64>}> ({
+    ^bb0(%a: tensor<f32>):
+      %c = mhlo.constant dense<3.750000e-01> : tensor<f32>
+      %d = mhlo.add %c, %a : tensor<f32>
+      mhlo.return %d : tensor<f32>
+    }) : (tensor<2xf32>) -> tensor<2xf32>
+""",
+        "sort": """    %0 = "mhlo.sort"(%x) <{dimension = 0 : i64}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %c = mhlo.constant dense<3.750000e-01> : tensor<f32>
+      %d = mhlo.add %a, %c : tensor<f32>
+      %e = mhlo.compare LT, %d, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      mhlo.return %e : tensor<i1>
+    }) : (tensor<2xf32>) -> tensor<2xf32>
+""",
+        "while": """    %n = mhlo.constant dense<0> : tensor<i32>
+    %w:2 = mhlo.while(%i = %n, %v = %x) : tensor<i32>, tensor<2xf32>
+     cond {
+      %c = mhlo.constant dense<3> : tensor<i32>
+      %b = mhlo.compare LT, %i, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      mhlo.return %b : tensor<i1>
+    } do {
+      %c = mhlo.constant dense<1> : tensor<i32>
+      %j = mhlo.add %i, %c : tensor<i32>
+      %u = mhlo.add %v, %v : tensor<2xf32>
+      mhlo.return %j, %u : tensor<i32>, tensor<2xf32>
+    }
+    %0 = mhlo.add %w#1, %x : tensor<2xf32>
+""",
+    }
+    tail = (_SELECT + "    return %0, %s : tensor<2xf32>, tensor<2xf32>\n" if select else
+            "    return %0, %y : tensor<2xf32>, tensor<2xf32>\n")
+    return hlo.parse("module @m {\n  func.func public @main(%x: tensor<2xf32>, "
+                     "%y: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {\n"
+                     + bodies[region_op] + tail + "  }\n}\n")
+
+
+X, Y = np.array([1.0, -2.0], np.float32), np.array([0.5, 3.0], np.float32)
+
+
+@pytest.mark.parametrize("region_op", ["map", "sort"])
+def test_refused_in_python_with_the_reason(region_op):
+    m = _program(region_op)
+    assert hoisted_region_constant(m)
+    for source in (m, m.to_text()):
+        with pytest.raises(VerificationError, match="broadcast_select") as e:
+            verify.check(source)
+        assert e.value.jaxlib_message is None and "mhlo.select" in str(e.value)
+
+
+@pytest.mark.parametrize("region_op", ["map", "sort"])
+def test_the_refused_program_is_what_jaxlib_rejects(region_op, monkeypatch):
+    monkeypatch.setattr(api, "_conversion_problem", lambda module: None)
+    try:
+        verify.run(_program(region_op), X, Y)
+    except VerificationError as e:
+        assert "requires all operands to be defined in the parent region" in str(e)
+    else:
+        pytest.skip("this jaxlib converts it: the refusal can be lifted for it")
+
+
+def test_its_neighbours_run():
+    # the same closed regions without the broadcast_select, and a while loop's constants
+    # beside one, compile and run
+    (got, _) = verify.run(_program("map", select=False), X, Y)
+    np.testing.assert_array_equal(got, X + np.float32(0.375))
+    (got, _) = verify.run(_program("sort", select=False), X, Y)
+    np.testing.assert_array_equal(got, np.sort(X))
+    m = _program("while")
+    assert not hoisted_region_constant(m)
+    got, sel = verify.run(m, X, Y)
+    np.testing.assert_array_equal(got, 8 * X + X)
+    np.testing.assert_array_equal(sel, Y)
