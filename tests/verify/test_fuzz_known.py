@@ -172,6 +172,45 @@ def test_ffts_of_infinities_or_of_very_different_sizes_differ():
         "fft_direct_dft"
 
 
+@pytest.mark.parametrize("et", [hlo.i2, hlo.i4])
+def test_shift_right_logical_of_a_broadcast_scalar_on_signed_sub_byte_types(et):
+    def shift(b, s):
+        c = b.broadcast_in_dim(b.constant(np.array(-1, et.dtype), et), (4,), ())
+        return [b.shift_right_logical(c, s)]
+    m = _module([hlo.tensor((4,), et)], shift)
+    s = np.array([1, 1, 1, 1], et.dtype)
+    xla, ref = verify.run(m, s)[0], verify.interpret(m, s)[0]
+    want = (2 ** et.bits - 1) >> 1  # the pattern of -1 shifted right by one
+    assert (ref.astype(np.int8) == want).all()
+    assert (xla.astype(np.int8) == -1).all()  # the bug (0.10.2); the argument case is right
+    arg = _module([hlo.tensor((4,), et)] * 2, lambda b, x, y: [b.shift_right_logical(x, y)])
+    np.testing.assert_array_equal(verify.run(arg, np.full(4, -1, et.dtype), s)[0], ref)
+    assert known_finding(m, differential.compare([xla], [ref])) == \
+        "xla_sub_byte_shift_right_logical_splat"
+
+
+def test_the_interpreters_scatter_updates_its_operand_in_place():
+    t = hlo.tensor((4,), hlo.f32)
+
+    def body(b, x, u):
+        dn = hlo.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                         scatter_dims_to_operand_dims=(0,),
+                                         index_vector_dim=1)
+        s = b.scatter(x, b.constant(np.array([[1]], np.int64)), u, dn,
+                      lambda r, old, new: new)
+        return [s, x]
+    m = _module([t, hlo.tensor((1,), hlo.f32)], body)
+    x, u = np.arange(4, dtype=np.float32), np.array([9], np.float32)
+    xla, ref = verify.run(m, x, u), verify.interpret(m, x, u)
+    np.testing.assert_array_equal(xla[0], [0, 9, 2, 3])
+    np.testing.assert_array_equal(xla[1], x)  # SSA values are immutable
+    np.testing.assert_array_equal(ref[0], xla[0])
+    if np.array_equal(ref[1], x):
+        pytest.skip("this interpreter copies the operand (fixed upstream)")
+    np.testing.assert_array_equal(ref[1], [0, 9, 2, 3])
+    assert known_finding(m, differential.compare(xla, ref)) == "interpreter_scatter_in_place"
+
+
 def test_triangular_solve_through_an_infinity():
     a = np.array([[224, 0.5625, 0.0253906, 32], [1.5, -0.8125, -4.5, 160],
                   [240, -0.8125, -0.875, -176], [-0.0273438, -0.0292969, np.inf, 176]],

@@ -96,9 +96,19 @@ KNOWN = (
     KnownFinding("interpreter_odd_irfft", 16, "the interpreter's IRFFT of an odd length "
                  "is wrong", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"fft:irfft_odd"})),
+    KnownFinding("xla_sub_byte_shift_right_logical_splat", 19, "XLA's shift_right_logical "
+                 "of a broadcast scalar on signed sub-byte integers shifts in sign bits",
+                 frozenset({"integer"}),
+                 lambda sigs: _has(sigs, {"shift_right_logical",
+                                          "chlo.broadcast_shift_right_logical"},
+                                   lambda ts: bool(_SUB_BYTE_SIGNED & set(ts)))),
+    KnownFinding("interpreter_scatter_in_place", 20, "the interpreter's scatter updates "
+                 "its operand in place: the operand's other users see the updates",
+                 frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"scatter:shared_operand"})),
     KnownFinding("fft_direct_dft", 18, "an FFT of infinities or of values of very different "
                  "sizes: the interpreter's direct DFT (rounded twiddles) against XLA's FFT",
-                 frozenset({"float", "nan"}), lambda sigs: _has(sigs, {"fft"})),
+                 frozenset({"float", "nan", "integer"}), lambda sigs: _has(sigs, {"fft"})),
     KnownFinding("triangular_solve_non_finite", 17, "triangular_solve through infinite "
                  "entries: NaN on one executor, an infinity on the other", frozenset({"nan"}),
                  lambda sigs: _has(sigs, {"triangular_solve"})),
@@ -111,9 +121,14 @@ KNOWN = (
 
 def op_signatures(module) -> list:
     """``(op name, element type names of its operands and results)`` for every op, with
-    scatters whose index vectors are empty marked ``scatter:empty_index``."""
+    scatters whose index vectors are empty marked ``scatter:empty_index`` and those whose
+    operand something else uses too ``scatter:shared_operand``."""
     from mhlo_ir.ir import walk
     out = []
+    uses: dict = {}
+    for _, op in walk(module):
+        for v in op.operands:
+            uses[id(v)] = uses.get(id(v), 0) + 1
     for _, op in walk(module):
         types = []
         for v in (*op.operands, *op.results):
@@ -123,6 +138,9 @@ def op_signatures(module) -> list:
         name = op.spec.name
         if name == "scatter" and _empty_index_vectors(op):
             out.append(("scatter:empty_index", tuple(types)))
+        if name == "scatter" and any(uses.get(id(v), 0) > 1
+                                     for v in op.operands[:len(op.operands) // 2]):
+            out.append(("scatter:shared_operand", tuple(types)))
         if name == "compare" and _total_order(op):
             out.append(("compare:totalorder", tuple(types)))
         if name == "fft" and _odd_irfft(op):
