@@ -106,16 +106,34 @@ def _natural(sign, digits, exp, precision: int) -> str:
     return f"{out}0.{'0' * -whole}{s}"
 
 
+# (type name, exact bits) -> spelling: format_float is a pure function of the two, and the
+# values of 8- and 16-bit types (and generated programs' small numbers) recur. Keyed by
+# bits, never by value (0.0 == -0.0, and NaNs differ in payload); cleared when full.
+_SPELLED: dict = {}
+_SPELLED_MAX = 65536
+
+
 def format_float(value, et: ElementType) -> str:
     """``value`` (a scalar of ``et``'s dtype) as MLIR prints a float of type ``et``."""
-    x = np.asarray(value, dtype=et.dtype).reshape(())
+    x = np.asarray(value, dtype=et.dtype).reshape(1)
+    want = int(x.view(_UINT_FOR_SIZE[et.dtype.itemsize])[0])
+    key = (et.name, want)
+    s = _SPELLED.get(key)
+    if s is None:
+        s = _format_float(x.reshape(()), et, want)
+        if len(_SPELLED) >= _SPELLED_MAX:
+            _SPELLED.clear()
+        _SPELLED[key] = s
+    return s
+
+
+def _format_float(x, et: ElementType, want: int) -> str:
     f = float(x)
     if f != f or f in (float("inf"), float("-inf")):
-        return f"0x{_bits(x, et):X}"
+        return f"0x{want:X}"
     if f == 0.0:
         # The sign is the top bit of the type's own width (bit 3 of a 4-bit float's byte).
-        return "-0.000000e+00" if _bits(x, et) >> (et.bits - 1) & 1 else "0.000000e+00"
-    want = _bits(x, et)
+        return "-0.000000e+00" if want >> (et.bits - 1) & 1 else "0.000000e+00"
     s = _scientific6(*_decimal(f, 6))
     if _parses_to(s, et, want):
         return s

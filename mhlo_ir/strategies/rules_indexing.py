@@ -43,7 +43,12 @@ def _index_array(s, shape, vector_dim, bounds, et):
     n = int(np.prod(shape)) if shape else 1
     flat = np.zeros(n, np.int64)
     arr = flat.reshape(shape) if shape else flat.reshape(())
-    moved = np.moveaxis(arr, vector_dim, -1) if len(shape) > vector_dim else arr[..., None]
+    if len(shape) > vector_dim:  # a view with the index vectors last (np.moveaxis's
+        # argument checks cost more than the rest of this function)
+        perm = [d for d in range(len(shape)) if d != vector_dim] + [vector_dim]
+        moved = arr.transpose(perm)
+    else:
+        moved = arr[..., None]
     for idx in np.ndindex(moved.shape):
         moved[idx] = s.c.integer(0, bounds[idx[-1]])
     return s.b.constant(arr.astype(et.dtype))

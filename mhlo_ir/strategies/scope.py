@@ -39,6 +39,14 @@ def _refused(op: str):
     entry = REFUSED.get(op)
     return _never if entry is None else entry[1]
 
+@functools.lru_cache(maxsize=4096)
+def _allowed(types: tuple, op: str) -> tuple:
+    """Which of ``types`` op ``op`` may compute on (a pure function of its arguments, so
+    memoised: the generator asks it for every operand it draws)."""
+    refused = _refused(op)
+    return tuple(t for t in types if not refused(t))
+
+
 class Skip(Exception):
     """A rule cannot apply in this scope (no operand it could use): draw another op."""
 
@@ -89,9 +97,8 @@ class Generation:
     # -- types and arrays ----------------------------------------------------------------
 
     def element_type(self, accepts=None):
-        refused = _refused(self.current)
-        pool = [t for t in self.types if (accepts is None or accepts(t))
-                and not refused(t)]
+        allowed = _allowed(self.types, self.current)
+        pool = allowed if accepts is None else [t for t in allowed if accepts(t)]
         if not pool:
             raise Skip("no allowed element type fits")
         return self.c.choice(pool)

@@ -31,6 +31,11 @@ def test_a_seeded_campaign_compares_both_executors(tmp_path):
     assert sum(r["outcomes"].values()) == 40
     assert r["compared"] > 0 and len(r["ops_covered"]) > 30
     assert all(f["outcome"] in r["outcomes"] for f in r["findings"])
+    # where the workers' time went, by phase; their sum cannot exceed the jobs' wall time
+    phases = r["phase_seconds"]
+    assert set(phases) == {"draw", "xla", "interpreter"}
+    assert all(v > 0 for v in phases.values())
+    assert sum(phases.values()) <= r["seconds"] * r["jobs"] * 1.05
 
 
 def test_an_interpreter_crash_is_recorded_and_the_campaign_goes_on(tmp_path):

@@ -56,6 +56,9 @@ def _cfg(args):
 
 def _draw_only(args):
     from mhlo_ir import strategies as hst
+
+    from .worker import tune_gc
+    tune_gc()  # as the workers do
     c = _cfg(args)
     options = hst.default_options(c["max_ops"], c["ops"], c["element_types"],
                                   division_by_zero=c["division_by_zero"])

@@ -208,7 +208,24 @@ def _flush(a):
     return out
 
 
+# A campaign process makes and drops thousands of small programs a second, each a graph of
+# GC-tracked objects with back pointers (ops to blocks, results to ops): cyclic garbage
+# that only the collector frees. CPython's default young-generation threshold (700
+# allocations) runs a collection every few ops, and survivors pile into full collections
+# that walk the whole heap (jax, numpy, hypothesis included). A larger young generation
+# lets most of a dropped program die in one young collection: the collector's share of
+# drawing and printing falls from ~11% to ~5.5% (gc.callbacks, 6,000 programs). Set only
+# in the campaign's own processes (their main functions), never by the library.
+CAMPAIGN_GC_THRESHOLD = (50_000, 20, 20)
+
+
+def tune_gc() -> None:
+    import gc
+    gc.set_threshold(*CAMPAIGN_GC_THRESHOLD)
+
+
 def main() -> None:
+    tune_gc()
     cfg = json.loads(sys.stdin.readline())
     options = _options(cfg)
     out = sys.stdout
