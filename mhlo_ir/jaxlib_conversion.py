@@ -8,7 +8,8 @@ both use them, and neither may import the other.
 
 from __future__ import annotations
 
-__all__ = ["constant_in_closed_region", "hoisted_region_constant"]
+__all__ = ["constant_in_closed_region", "hoisted_region_constant",
+           "stochastic_convert_layouts_differ"]
 
 
 def constant_in_closed_region(ops) -> bool:
@@ -40,3 +41,36 @@ def hoisted_region_constant(module) -> bool:
     return constant_in_closed_region([op for fn in module.functions
                                       for block in fn.body.blocks
                                       for op in block.operations])
+
+
+def _upstream_transposes(value) -> frozenset:
+    """The non-identity transposes (their permutations; einsums, which XLA's HLO spells
+    with transposes, as "einsum") that ``value`` is computed through, transitively through
+    operands, within its function (block arguments end the walk)."""
+    found = set()
+    seen = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        op = getattr(v, "owner", None)
+        if op is None or getattr(op, "spec", None) is None or id(op) in seen:
+            continue  # a block argument
+        seen.add(id(op))
+        name = op.spec.name
+        if name == "transpose":
+            perm = tuple(op.attributes["permutation"].ints)
+            if perm != tuple(range(len(perm))):
+                found.add(perm)
+        elif name == "einsum":
+            found.add("einsum")
+        stack.extend(op.operands)
+    return frozenset(found)
+
+
+def stochastic_convert_layouts_differ(op) -> bool:
+    """A ``stochastic_convert`` whose operand and random bits come through different
+    transposes: XLA's conversion gives a transpose's result a permuted layout, and its HLO
+    verifier then compares the two operands' shapes layouts included ("Stochastic convert
+    operand shape does not match random tensor shape: f32[2,2,1] vs u32[2,2,1]")."""
+    return op.spec.name == "stochastic_convert" and \
+        _upstream_transposes(op.operands[0]) != _upstream_transposes(op.operands[1])

@@ -8,9 +8,10 @@ other (verify needs no hypothesis; mhlo_ir never imports verify).
 
 from __future__ import annotations
 
-from .ir import defining_ops
+from .ir import BlockArgument, defining_ops
 
 __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
+           "widening_sub_byte_bitwise",
            "complex_quotient_of_constants", "two_bit_all_to_all", "domain_in_loop"]
 
 
@@ -35,6 +36,39 @@ def bitwise_crashes(name: str, operands) -> bool:
 def bitwise_crash(op) -> bool:
     """``bitwise_crashes`` of a built op."""
     return bitwise_crashes(op.spec.name, op.operands)
+
+
+_BITWISE = {"and": "and", "or": "or", "chlo.broadcast_and": "and", "chlo.broadcast_or": "or"}
+_SHAPE_ONLY = ("broadcast_in_dim", "reshape")
+
+
+def _widened_sub_byte_unsigned(value):
+    """The source of ``value`` if it is a ``convert`` (seen through broadcasts and reshapes)
+    from ui2/ui4 to a type wider than 8 bits, else None."""
+    op = getattr(value, "owner", None)
+    while getattr(getattr(op, "spec", None), "name", None) in _SHAPE_ONLY:
+        value = op.operands[0]
+        op = getattr(value, "owner", None)
+    if getattr(getattr(op, "spec", None), "name", None) != "convert":
+        return None
+    src = op.operands[0]
+    st, dt = src.type.element_type, value.type.element_type
+    return src if st.kind == "uint" and st.bits < 8 and dt.bits > 8 else None
+
+
+def widening_sub_byte_bitwise(name: str, operands) -> bool:
+    """Whether op ``name`` (``and``/``or``, or chlo's broadcasting forms) of ``operands`` is
+    what XLA:CPU's fusion compiler fails on ("Failed to translate module to LLVM IR": it
+    emits ``trunc i8 to i16``): both operands converts of one unsigned sub-byte type (ui2,
+    ui4) to a type wider than 8 bits, not both of arguments (ui4 to ui8, i4, and xor
+    compile)."""
+    if name not in _BITWISE or len(operands) != 2:
+        return False
+    srcs = [_widened_sub_byte_unsigned(v) for v in operands]
+    if any(s is None for s in srcs) or srcs[0].type.element_type is not \
+            srcs[1].type.element_type:
+        return False
+    return any(s.__class__ is not BlockArgument for s in srcs)
 
 
 def complex_quotient_of_constants(value) -> bool:

@@ -190,6 +190,15 @@ def _conversion_problem(module) -> str | None:
                 "the closed region (\"requires all operands to be defined in the parent "
                 "region for export\"); use mhlo.select where the operands' shapes agree, or "
                 "broadcast_in_dim the operands and use mhlo.select")
+    from mhlo_ir.ir import walk
+    for fn, op in walk(module):
+        if jaxlib_conversion.stochastic_convert_layouts_differ(op):
+            return (f"@{fn.name}: a stochastic_convert whose operand and random bits come "
+                    "through different transposes: jaxlib's conversion to HLO gives a "
+                    "transpose's result a permuted layout and its verifier then compares the "
+                    "two operands with their layouts (\"Stochastic convert operand shape does "
+                    "not match random tensor shape\"); transpose the stochastic_convert's "
+                    "result instead, or both of its operands alike")
     return None
 
 
@@ -512,6 +521,11 @@ def _cpu_refusals(module) -> None:
                    "compiling it (jax.jit of `a.astype(jnp.int8) | c` does too), so it is "
                    "refused here; do the bitwise op in the wider type and convert after (the "
                    "low bits are the same)")
+        elif xla_cpu.widening_sub_byte_bitwise(name, op.operands):
+            et = next(v.type.element_type for v in op.operands)
+            why = (f"'{name}' of two converts from a 2- or 4-bit unsigned type to {et.name}: "
+                   "XLA:CPU's fusion compiler fails on it (\"Failed to translate module to "
+                   "LLVM IR\"); do the bitwise op in the narrow type and convert its result")
         elif name in ("all_reduce", "reduce_scatter") and any(
                 xla_cpu.complex_quotient_of_constants(v) for v in op.operands):
             why = (f"'{name}' of a complex value divided from constants alone: XLA:CPU aborts "

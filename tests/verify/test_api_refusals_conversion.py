@@ -94,3 +94,50 @@ def test_its_neighbours_run():
     got, sel = verify.run(m, X, Y)
     np.testing.assert_array_equal(got, 8 * X + X)
     np.testing.assert_array_equal(sel, Y)
+
+
+def _stochastic(transpose_operand: bool, transpose_bits: bool):
+    def side(name, t, value):
+        if not value:
+            return name, ""
+        return f"%t{name[1:]}", (f'    %t{name[1:]} = "mhlo.transpose"({name}) <{{permutation = '
+                                 f'dense<[1, 0, 2]> : tensor<3xi64>}}> : ({t}) -> {t}\n')
+    x, tx = side("%x", "tensor<2x2x1xf32>", transpose_operand)
+    r, tr = side("%r", "tensor<2x2x1xui32>", transpose_bits)
+    return hlo.parse(f"""module @m {{
+  func.func public @main(%x: tensor<2x2x1xf32>, %r: tensor<2x2x1xui32>) -> tensor<2x2x1xi8> {{
+{tx}{tr}    %0 = "mhlo.stochastic_convert"({x}, {r})
+        : (tensor<2x2x1xf32>, tensor<2x2x1xui32>) -> tensor<2x2x1xi8>
+    return %0 : tensor<2x2x1xi8>
+  }}
+}}""")
+
+
+SX = np.arange(4, dtype=np.float32).reshape(2, 2, 1)
+SR = np.zeros((2, 2, 1), np.uint32)
+
+
+def test_a_stochastic_convert_through_one_transpose_is_refused(monkeypatch):
+    m = _stochastic(True, False)
+    for source in (m, m.to_text()):
+        with pytest.raises(VerificationError, match="stochastic_convert whose operand") as e:
+            verify.check(source)
+        assert e.value.jaxlib_message is None
+    # what jaxlib says without the refusal
+    monkeypatch.setattr(api, "_conversion_problem", lambda module: None)
+    try:
+        verify.run(m, SX, SR)
+    except VerificationError as e:
+        assert "does not match random tensor shape" in str(e)
+    else:
+        pytest.skip("this jaxlib converts it: the refusal can be lifted for it")
+
+
+def test_stochastic_converts_with_equal_layouts_run():
+    # neither side transposed, or both alike: they run, and with zero random bits a
+    # stochastic rounding of integers is the integers themselves
+    for m in (_stochastic(False, False), _stochastic(True, True)):
+        (got,) = verify.run(m, SX, SR)
+        assert got.shape == (2, 2, 1) and got.dtype == np.int8
+    (got,) = verify.run(_stochastic(False, False), SX, SR)
+    np.testing.assert_array_equal(got, SX.astype(np.int8))

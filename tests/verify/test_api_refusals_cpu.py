@@ -203,3 +203,45 @@ def test_xla_cpu_segfaults_on_the_refused_bitwise_op():
     r = subprocess.run([sys.executable, "-c", code], input=_bitwise_of_narrowed("or").to_text(),
                        capture_output=True, text=True, timeout=120)
     _still_fails(r, "ran")
+
+
+def _widened_bitwise(op="and", src="ui4", dst="ui16", computed=(True, True)):
+    """``op`` of two converts from ``src`` to ``dst``; ``computed``: whether each convert's
+    source is an add (else the argument itself)."""
+    m = hlo.Module("m")
+    st = hlo.tensor((2,), hlo.element_type(src))
+    f = m.add_function("main", [st, st], visibility="public")
+    b = f.builder()
+    ins = [b.add(a, a) if c else a for a, c in zip(f.arguments, computed)]
+    x, y = (b.convert(v, hlo.element_type(dst)) for v in ins)
+    b.return_(b.create(op, (x, y)).results[0])
+    return m
+
+
+def test_and_or_of_widened_sub_byte_unsigned_converts_is_refused():
+    for op in ("and", "or"):
+        _refused(_widened_bitwise(op), "fusion compiler fails on it")
+
+
+def test_the_refused_bitwise_op_does_fail_in_xla(monkeypatch):
+    import verify.api as api
+    monkeypatch.setattr(api, "_cpu_refusals", lambda m: None)
+    try:
+        verify.compile(_widened_bitwise())
+    except CompileError as e:
+        assert "Failed to translate module to LLVM IR" in str(e)
+    else:
+        pytest.skip("this jaxlib compiles it: the refusal can be lifted for it")
+
+
+def test_its_neighbours_compile_and_run():
+    # xor, a narrower target, a signed source, and converts of the arguments themselves
+    u4 = np.array([3, 5], hlo.element_type("ui4").dtype)
+    i4 = np.array([3, 5], hlo.element_type("i4").dtype)
+    cases = [(_widened_bitwise("xor"), u4, [0, 0]),           # 6^6, 10^10
+             (_widened_bitwise(dst="ui8"), u4, [6, 10]),      # (3+3) & (3+3) ...
+             (_widened_bitwise(src="i4", dst="i16"), i4, [6, -6]),  # 5+5 wraps to -6 in i4
+             (_widened_bitwise(computed=(False, False)), u4, [3, 5])]
+    for m, x, want in cases:
+        (got,) = verify.run(m, x, x)
+        np.testing.assert_array_equal(got.astype(np.int64), want)

@@ -132,3 +132,26 @@ def test_no_broadcast_select_beside_a_constant_in_a_closed_region():
         selects += any(op.spec.name == "chlo.broadcast_select" for op in ops)
         closed_constants += constant_in_closed_region(ops)
     assert selects > 20 and closed_constants > 20, (selects, closed_constants)
+
+
+def test_no_stochastic_convert_through_different_transposes():
+    from mhlo_ir.jaxlib_conversion import stochastic_convert_layouts_differ
+    o = hst.default_options(5, ["stochastic_convert", "transpose", "einsum", "add"])
+    converts = 0
+    for seed in range(300):
+        ops = [op for _, op in walk(hst.generate_seeded(seed, o).module)]
+        assert not any(stochastic_convert_layouts_differ(op) for op in ops), seed
+        converts += any(op.spec.name == "stochastic_convert" for op in ops)
+    assert converts > 30
+
+
+def test_no_and_or_of_widened_sub_byte_unsigned_converts():
+    from mhlo_ir.xla_cpu import widening_sub_byte_bitwise
+    o = hst.default_options(6, ["and", "or", "chlo.broadcast_and", "add"],
+                            ["ui4", "ui16", "ui32"])
+    bitwise = 0
+    for seed in range(400):
+        for _, op in walk(hst.generate_seeded(seed, o).module):
+            assert not widening_sub_byte_bitwise(op.spec.name, op.operands), seed
+            bitwise += op.spec.name in ("and", "or", "chlo.broadcast_and")
+    assert bitwise > 100
