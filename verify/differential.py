@@ -4,7 +4,8 @@ The policy, per result array (``compare``):
 
 - integers and i1: exactly;
 - floats: equal bits, or both NaN, or at most ``ULP_LIMIT`` units in the last place apart,
-  counted in the result's own type (complex numbers: per component);
+  counted in the result's own type (complex numbers: per component, except that elements of
+  the same non-finite class — C99's complex infinities and NaNs — agree);
 - a shape or dtype difference is always a disagreement.
 
 What is left is a ``Difference``. A ``Rule`` explains a difference when it is a known
@@ -61,6 +62,13 @@ RULES = {
         "- 6) instead of 4 ULP, relative to the larger of the element and the result's own "
         "magnitude (the smaller of the two executors' largest finite magnitudes, and at "
         "least 1): a sum whose terms cancel is only exact to about the terms' size."),
+    "inexact_upstream": Rule(
+        "inexact_upstream",
+        "An integer or boolean result computed from floats whose last bits the spec leaves "
+        "to the executor (sums in an order it picks, approximated functions: the program's "
+        "\"reassociates\" and \"approximates\" ops, traced value by value by the "
+        "generator): a conversion to an integer, a comparison or an is_finite of such a "
+        "float may come out either way."),
     "complex_non_finite": Rule(
         "complex_non_finite",
         "C99 Annex G: a complex value with an infinite part is an infinity (whatever its other "
@@ -105,10 +113,16 @@ def _is_subnormal(a: np.ndarray, dtype) -> np.ndarray:
 
 
 def _compare_floats(i, x, y, traits, name, scale=None):
-    """Differences between float arrays ``x`` (XLA) and ``y`` (interpreter). ``scale``: the
-    magnitude of the whole result (see ``_array_scale``), passed down to complex parts."""
+    """Differences between float arrays ``x`` (XLA) and ``y`` (interpreter). ``scale``: a
+    function giving the magnitude of the whole result (``_array_scale``), passed down to the
+    parts of a complex one."""
     if x.dtype.kind == "c":
-        scale = _array_scale(x, y)
+        memo = []
+
+        def scale():  # the complex magnitude, computed only where parts differ
+            if not memo:
+                memo.append(_array_scale(x, y))
+            return memo[0]
         out = _complex_parts(i, x, y, traits, name, scale)
         if any(d.explained_by is None for d in out):
             cx, cy = _complex_class(x), _complex_class(y)
@@ -125,7 +139,7 @@ def _compare_floats(i, x, y, traits, name, scale=None):
         return []
     with np.errstate(all="ignore"):
         return _explain(i, x, y, bad, traits, name,
-                        _array_scale(x, y) if scale is None else scale)
+                        _array_scale(x, y) if scale is None else scale())
 
 
 def _complex_parts(i, x, y, traits, name, scale):
@@ -184,8 +198,10 @@ def _explain(i, x, y, bad, traits, name, array_scale=0.0):
     return [Difference(i, kind, detail, explained)]
 
 
-def compare(xla: list, interpreter: list, traits=frozenset()) -> list:
-    """The differences between two executors' results (empty: they agree)."""
+def compare(xla: list, interpreter: list, traits=frozenset(), inexact=()) -> list:
+    """The differences between two executors' results (empty: they agree). ``inexact``: per
+    result, whether it is computed from inexact floats (``Program.inexact``); an integer or
+    boolean difference in such a result is explained (``inexact_upstream``)."""
     if "random" in traits:
         return []
     out = []
@@ -212,7 +228,9 @@ def compare(xla: list, interpreter: list, traits=frozenset()) -> list:
             where = tuple(int(v) for v in np.argwhere(bad)[0]) if bad.ndim else ()
             out.append(Difference(i, "integer", f"{name}: {int(bad.sum())} of {bad.size} "
                                                 f"elements differ, e.g. at {list(where)}: XLA "
-                                                f"{x[where]!r}, interpreter {y[where]!r}"))
+                                                f"{x[where]!r}, interpreter {y[where]!r}",
+                                  "inexact_upstream" if i < len(inexact) and inexact[i]
+                                  else None))
     if "e8m0_lossy" in traits:
         out = [d if d.explained_by or d.kind == "type" else
                attrs.evolve(d, explained_by="e8m0_no_zero") for d in out]

@@ -12,7 +12,10 @@ optimisations, because the bindings carry no chlo legalization pass of their own
 The interpreter lacks some ops and takes its process down on them (LLVM ERROR "Unsupported
 op", an abort), and dies of SIGFPE on integer division by zero: ``UNSUPPORTED`` lists the ops
 measured to do so, which ``interpret`` looks for in the converted program and refuses up
-front with ``InterpreterUnsupported``.
+front with ``InterpreterUnsupported``; ``aborting_op`` does the same for ops it has but
+aborts on in some forms (32-bit FFTs, batched triangular solves, empty contractions,
+convolutions with features before batch), read from the converted program with mhlo_ir's
+parser.
 Anything else that might crash should run in a worker process (``verify.fuzz`` does).
 Inputs go in, and results come out, as text of dense attributes that mhlo_ir prints and
 parses, so every element type survives the trip (the bindings' buffer protocol handles only

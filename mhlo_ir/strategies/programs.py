@@ -33,12 +33,14 @@ RULE_OPS = tuple(sorted(RULES, key=lambda n: (RULES[n].nests, n)))
 @attrs.frozen
 class Program:
     """A generated program: the module, the inputs of its ``main``, the ops it was drawn
-    from, and its traits (see ``Generation``)."""
+    from, its traits, and which of ``main``'s results are inexact (computed from sums in an
+    order each executor picks or from approximated functions; see ``Generation``)."""
 
     module: Module
     inputs: list
     ops: tuple
     traits: frozenset
+    inexact: tuple = ()
 
 
 def default_options(max_ops: int = 8, ops=None, element_types=None, **kw) -> Options:
@@ -79,7 +81,8 @@ def generate(choices, options: Options, n_ops: int | None = None) -> Program:
     results = _results(scope, main)
     scope.b.return_(*results)
     inputs = [gen.array(t) for t in arg_types]
-    return Program(gen.module, inputs, tuple(gen.ops_used), frozenset(gen.traits))
+    inexact = tuple(id(v) in gen.inexact for v in results)
+    return Program(gen.module, inputs, tuple(gen.ops_used), frozenset(gen.traits), inexact)
 
 
 def _results(scope, main):

@@ -68,12 +68,33 @@ class Options:
     division_by_zero: bool = False
 
 
+INEXACT_TRAITS = frozenset({"reassociates", "approximates"})
+
+
+class _Traits(set):
+    """The program's traits; adding an inexact one also marks the op being drawn as inexact
+    (``Scope.fill`` reads and resets ``drawn_inexact`` around each rule)."""
+
+    __slots__ = ("drawn_inexact",)
+
+    def __init__(self):
+        super().__init__()
+        self.drawn_inexact = False
+
+    def add(self, trait) -> None:
+        if trait in INEXACT_TRAITS:
+            self.drawn_inexact = True
+        set.add(self, trait)
+
+
 class Generation:
     """One program being drawn: its module, its decisions, its op budget, and what the
     comparison of executors must know (``traits``: "reassociates" when float sums may be
     computed in another order, "approximates" for ops whose float results are not correctly
     rounded, "random" when results depend on implementation-defined random bits,
-    "e8m0_lossy" when values are converted into f8E8M0FNU, which cannot hold them all)."""
+    "e8m0_lossy" when values are converted into f8E8M0FNU, which cannot hold them all;
+    ``inexact``: the values computed, directly or through others, by ops of the first two
+    kinds, whose exact bits the spec leaves to the executor)."""
 
     def __init__(self, choices, options: Options, rules):
         self.c = choices
@@ -81,7 +102,9 @@ class Generation:
         self.rules = rules
         self.module = Module("generated")
         self.ops_left = options.max_ops
-        self.traits: set = set()
+        self.traits = _Traits()
+        # id -> value (held, so that ids of values dropped with a skipped rule are not reused)
+        self.inexact: dict = {}
         self.ops_used: list = []
         self._functions = 0
         self.types = tuple(options.element_types)
@@ -317,6 +340,8 @@ class Scope:
                 outer, self.gen.current = self.gen.current, rule.name
                 left = self.gen.ops_left
                 self.gen.ops_left -= 1  # before the rule: ops in its regions count after it
+                traits = self.gen.traits
+                outer_inexact, traits.drawn_inexact = traits.drawn_inexact, False
                 try:
                     out = rule.fn(self)
                     if self.gen.broadcast_select and constant_in_closed_region(
@@ -328,6 +353,28 @@ class Scope:
                     continue
                 finally:
                     self.gen.current = outer
+                    inexact, traits.drawn_inexact = traits.drawn_inexact, outer_inexact
+                self._mark_inexact(self.b.block.operations[saved:], inexact)
                 self.gen.ops_used.append(rule.name)
                 self.add(*out)
                 break
+
+    def _mark_inexact(self, ops, drawn_inexact: bool) -> None:
+        """Record the results of a rule's ``ops`` as inexact when the rule drew an inexact
+        op, or when any of them (or of the ops in their regions) reads an inexact value."""
+        marked = self.gen.inexact
+        if not drawn_inexact:
+            if not marked:
+                return
+            stack = list(ops)
+            while stack and not drawn_inexact:
+                op = stack.pop()
+                drawn_inexact = any(id(v) in marked for v in op.operands)
+                for region in op.regions:
+                    for block in region.blocks:
+                        stack.extend(block.operations)
+            if not drawn_inexact:
+                return
+        for op in ops:
+            for v in op.results:
+                marked[id(v)] = v

@@ -135,3 +135,15 @@ def test_complex_non_finite_classes_agree():
     # and finite parts beside them still count
     v = np.array([complex(np.nan, np.nan), complex(-np.inf, np.nan), 1 + 2j])
     assert d.classify(d.compare([v], [y])) == "disagreement:float"
+
+
+def test_integers_computed_from_inexact_floats_are_explained():
+    x, y = np.array([1, 2], np.int8), np.array([1, 3], np.int8)
+    (diff,) = d.compare([x], [y], frozenset({"reassociates"}), inexact=(True,))
+    assert diff.kind == "integer" and diff.explained_by == "inexact_upstream"
+    assert d.classify([diff]) is None
+    # a result the generator did not mark is still held exactly, whatever the program's traits
+    (diff,) = d.compare([x], [y], frozenset({"reassociates"}), inexact=(False,))
+    assert diff.explained_by is None
+    (diff,) = d.compare([x], [y])
+    assert diff.explained_by is None

@@ -151,7 +151,7 @@ def compare_with_interpreter(p, rec, xla, say):
         return rec
     finally:
         _spent(rec, "interpreter", start)
-    diffs = differential.compare(xla, ref, p.traits)
+    diffs = differential.compare(xla, ref, p.traits, p.inexact)
     if differential.classify(diffs) is not None and any(
             d.explained_by is None for d in diffs if d.kind in ("float", "nan")):
         # subnormal inputs: XLA flushes them; agreeing once they are zero explains it
@@ -160,7 +160,8 @@ def compare_with_interpreter(p, rec, xla, say):
             try:
                 x2 = verify.run(p.module, *flushed)
                 r2 = interpret(p.module, *flushed)
-                if differential.classify(differential.compare(x2, r2, p.traits)) is None:
+                again = differential.compare(x2, r2, p.traits, p.inexact)
+                if differential.classify(again) is None:
                     import attrs
                     diffs = [attrs.evolve(d, explained_by=d.explained_by or "subnormal_flush")
                              for d in diffs]

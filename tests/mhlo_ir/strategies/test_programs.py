@@ -155,3 +155,39 @@ def test_no_and_or_of_widened_sub_byte_unsigned_converts():
             assert not widening_sub_byte_bitwise(op.spec.name, op.operands), seed
             bitwise += op.spec.name in ("and", "or", "chlo.broadcast_and")
     assert bitwise > 100
+
+
+def _computed_by(value, names) -> bool:
+    """Whether ``value`` is computed through an op named in ``names`` or a complex add
+    (operands followed; the op sets used below have no regions)."""
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        op = getattr(v, "owner", None)
+        if getattr(op, "spec", None) is None or id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.spec.name in names or (op.spec.name == "add" and
+                                     op.results[0].type.element_type.kind == "complex"):
+            return True  # (complex arithmetic counts as approximated)
+        stack.extend(op.operands)
+    return False
+
+
+def test_results_computed_from_inexact_ops_are_marked_inexact():
+    # fft reassociates and approximates, and so does complex arithmetic; real adds, converts
+    # and compares are exact: the marks follow the data, not the program
+    o = hst.default_options(5, ["fft", "add", "compare", "convert"],
+                            ["f64", "complex<f64>", "i32", "i1"])
+    marked = unmarked = 0
+    for seed in range(300):
+        p = hst.generate_seeded(seed, o)
+        results = p.module.lookup("main").entry_block.operations[-1].operands
+        assert len(p.inexact) == len(results)
+        for v, flag in zip(results, p.inexact):
+            assert flag == _computed_by(v, {"fft"}), seed
+            marked += flag
+            unmarked += not flag
+        if not p.traits & {"reassociates", "approximates"}:
+            assert not any(p.inexact)
+    assert marked > 20 and unmarked > 20
