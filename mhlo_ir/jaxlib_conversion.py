@@ -68,9 +68,12 @@ def _upstream_transposes(value) -> frozenset:
 
 
 def stochastic_convert_layouts_differ(op) -> bool:
-    """A ``stochastic_convert`` whose operand and random bits come through different
-    transposes: XLA's conversion gives a transpose's result a permuted layout, and its HLO
-    verifier then compares the two operands' shapes layouts included ("Stochastic convert
-    operand shape does not match random tensor shape: f32[2,2,1] vs u32[2,2,1]")."""
-    return op.spec.name == "stochastic_convert" and \
-        _upstream_transposes(op.operands[0]) != _upstream_transposes(op.operands[1])
+    """A ``stochastic_convert`` whose operand or random bits come through a transpose (or
+    an einsum): XLA's conversion gives a transpose's result a permuted layout, which some
+    ops pass on (elementwise ones, bitcast_convert) and others reset (a slice to a scalar
+    and a broadcast), and its HLO verifier then compares the two operands' shapes layouts
+    included ("Stochastic convert operand shape does not match random tensor shape:
+    f32[2,2,1] vs u32[2,2,1]"). Which layout each side ends with is XLA's to work out, so
+    any transpose upstream counts (both sides transposed alike would convert)."""
+    return op.spec.name == "stochastic_convert" and any(
+        _upstream_transposes(v) for v in op.operands[:2])

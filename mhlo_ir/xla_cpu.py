@@ -12,7 +12,8 @@ from .ir import BlockArgument, defining_ops
 
 __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "widening_sub_byte_bitwise",
-           "complex_quotient_of_constants", "two_bit_all_to_all", "domain_in_loop"]
+           "complex_quotient_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
+           "fft_into_all_gather", "domain_in_loop"]
 
 
 def narrowing_signed_convert(value) -> bool:
@@ -79,11 +80,39 @@ def complex_quotient_of_constants(value) -> bool:
         op.spec.name == "divide" and op.results[0].type.element_type.is_complex for op in ops)
 
 
-def two_bit_all_to_all(op) -> bool:
-    """An ``all_to_all`` of i2 or ui2, which corrupts XLA:CPU's heap when it runs."""
-    return op.spec.name == "all_to_all" and any(
+# The collectives that move 2-bit integers by memory copies XLA:CPU gets wrong: each run of
+# one corrupts the heap (the process dies later, in free()); measured 300 runs each in a
+# subprocess, 4- and 8-bit integers survive.
+TWO_BIT_COLLECTIVES = ("all_to_all", "collective_permute", "all_gather")
+
+
+def two_bit_collective(op) -> bool:
+    """An ``all_to_all``, ``collective_permute`` or ``all_gather`` of i2 or ui2."""
+    return op.spec.name in TWO_BIT_COLLECTIVES and any(
         getattr(v.type, "element_type", None) is not None and v.type.element_type.bits == 2
         and v.type.element_type.kind in ("sint", "uint") for v in op.operands)
+
+
+def fft_into_all_gather(op) -> bool:
+    """An ``all_gather`` along a dimension other than 0 of a value computed through an
+    ``fft``: XLA:CPU's layout assignment then gives the FFT a result layout its runtime
+    refuses ("RET_CHECK failure (fft_thunk.cc) LayoutUtil::IsMonotonicWithDim0Major"), when
+    the program runs."""
+    if op.spec.name != "all_gather":
+        return False
+    dim = op.attributes.get("all_gather_dim") if op.attributes else None
+    if dim is None or dim.value == 0:
+        return False
+    stack, seen = list(op.operands), set()
+    while stack:
+        producer = getattr(stack.pop(), "owner", None)
+        if getattr(producer, "spec", None) is None or id(producer) in seen:
+            continue  # a block argument, or seen
+        seen.add(id(producer))
+        if producer.spec.name == "fft":
+            return True
+        stack.extend(producer.operands)
+    return False
 
 
 def domain_in_loop(op) -> bool:

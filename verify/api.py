@@ -193,12 +193,12 @@ def _conversion_problem(module) -> str | None:
     from mhlo_ir.ir import walk
     for fn, op in walk(module):
         if jaxlib_conversion.stochastic_convert_layouts_differ(op):
-            return (f"@{fn.name}: a stochastic_convert whose operand and random bits come "
-                    "through different transposes: jaxlib's conversion to HLO gives a "
+            return (f"@{fn.name}: a stochastic_convert whose operand or random bits come "
+                    "through a transpose (or an einsum): jaxlib's conversion to HLO gives a "
                     "transpose's result a permuted layout and its verifier then compares the "
                     "two operands with their layouts (\"Stochastic convert operand shape does "
                     "not match random tensor shape\"); transpose the stochastic_convert's "
-                    "result instead, or both of its operands alike")
+                    "result instead")
     return None
 
 
@@ -501,9 +501,11 @@ def _cpu_refusals(module) -> None:
     """What XLA:CPU cannot run, said in Python (measured on jaxlib 0.10.2): send and recv,
     host transfers included ("HLO opcode `send` is not supported by XLA:CPU ThunkEmitter"),
     and the programs of ``mhlo_ir.xla_cpu`` (docs/findings.md): a domain inside a while loop,
-    an all_to_all of 2-bit integers (it corrupts the heap), an all_reduce or reduce_scatter
-    of a complex quotient of constants (the compile aborts), and/or of a narrowing signed
-    convert (it segfaults)."""
+    an all_to_all, collective_permute or all_gather of 2-bit integers (it corrupts the
+    heap), an all_gather of an fft's result along a minor dimension (the run fails), an
+    all_reduce or reduce_scatter of a complex quotient of constants (the compile aborts),
+    and/or of a narrowing signed convert (it segfaults) or of two converts widening ui2/ui4
+    (the compile fails)."""
     from mhlo_ir import xla_cpu
     from mhlo_ir.ir import walk
     for fn, op in walk(module):
@@ -532,12 +534,17 @@ def _cpu_refusals(module) -> None:
                    "the process compiling it (\"Check failed: buffer != nullptr\" in "
                    "shape.h), so it is refused here; compute the quotient in numpy and pass "
                    "it as a constant, or as an argument")
-        elif xla_cpu.two_bit_all_to_all(op):
+        elif xla_cpu.two_bit_collective(op):
             et = next(v.type.element_type for v in op.operands
                       if v.type.element_type.bits == 2)
-            why = (f"'all_to_all' of {et.name}: XLA:CPU corrupts its heap running it (the "
+            why = (f"'{name}' of {et.name}: XLA:CPU corrupts its heap running it (the "
                    "process dies later, in free()), so it is refused here; convert to i8 "
                    "around it")
+        elif xla_cpu.fft_into_all_gather(op):
+            why = ("an 'all_gather' along a dimension other than 0 of a value computed by an "
+                   "fft: XLA:CPU gives the fft a result layout its runtime then refuses "
+                   "(\"IsMonotonicWithDim0Major\" in fft_thunk.cc); gather along dimension "
+                   "0 and transpose, or gather the fft's input")
         else:
             continue
         raise CompileError(f"@{fn.name}: {why}", from_jaxlib=False)

@@ -12,6 +12,8 @@ from typing import Callable
 
 import attrs
 
+from ..xla_cpu import TWO_BIT_COLLECTIVES
+
 __all__ = ["Rule", "RULES", "EXCLUDED", "REFUSED", "rule", "exclude", "refuses"]
 
 
@@ -87,8 +89,8 @@ REFUSED: dict = {
              "sub-byte operands)", _sub_byte),
     "concatenate": ("XLA:CPU aborts the process compiling a concatenate of i2 or ui2",
                     _two_bits),
-    "all_to_all": ("XLA:CPU corrupts its heap running an all_to_all of i2 or ui2 (verify "
-                   "refuses it)", _two_bits),
+    **{name: (f"XLA:CPU corrupts its heap running a {name} of i2 or ui2 (verify refuses "
+              "it)", _two_bits) for name in TWO_BIT_COLLECTIVES},
     "cross-replica-sum": ("XLA:CPU: AllReduce for 2-bit datatypes is not supported",
                           _two_bits),
     "all_reduce": ("XLA:CPU: AllReduce for 2-bit datatypes is not supported", _two_bits),

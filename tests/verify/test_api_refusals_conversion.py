@@ -117,9 +117,9 @@ SX = np.arange(4, dtype=np.float32).reshape(2, 2, 1)
 SR = np.zeros((2, 2, 1), np.uint32)
 
 
-def test_a_stochastic_convert_through_one_transpose_is_refused(monkeypatch):
+def test_a_stochastic_convert_through_a_transpose_is_refused(monkeypatch):
     m = _stochastic(True, False)
-    for source in (m, m.to_text()):
+    for source in (m, m.to_text(), _stochastic(False, True), _stochastic(True, True)):
         with pytest.raises(VerificationError, match="stochastic_convert whose operand") as e:
             verify.check(source)
         assert e.value.jaxlib_message is None
@@ -133,11 +133,31 @@ def test_a_stochastic_convert_through_one_transpose_is_refused(monkeypatch):
         pytest.skip("this jaxlib converts it: the refusal can be lifted for it")
 
 
-def test_stochastic_converts_with_equal_layouts_run():
-    # neither side transposed, or both alike: they run, and with zero random bits a
-    # stochastic rounding of integers is the integers themselves
-    for m in (_stochastic(False, False), _stochastic(True, True)):
-        (got,) = verify.run(m, SX, SR)
-        assert got.shape == (2, 2, 1) and got.dtype == np.int8
+def test_stochastic_converts_without_transposes_run():
+    # with zero random bits a stochastic rounding of integers is the integers themselves
     (got,) = verify.run(_stochastic(False, False), SX, SR)
     np.testing.assert_array_equal(got, SX.astype(np.int8))
+
+
+def test_the_campaigns_stochastic_convert_is_refused():
+    # seed 16006786: both sides come from one einsum, the bits through a slice to a scalar
+    # (whose layout is reset) and the operand through a bitcast_convert (which keeps it)
+    m = hlo.parse("""module @m {
+  func.func public @main(%a: tensor<4x3x2xf64>, %b: tensor<3x2xf64>) -> tensor<4x2x3x2x2xi16> {
+    %5 = "mhlo.einsum"(%a, %b) <{einsum_config = "abc,bx->acbx"}>
+        : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<4x2x3x2xf64>
+    %6 = "mhlo.slice"(%5) <{limit_indices = dense<1> : tensor<4xi64>,
+        start_indices = dense<0> : tensor<4xi64>, strides = dense<1> : tensor<4xi64>}>
+        : (tensor<4x2x3x2xf64>) -> tensor<1x1x1x1xf64>
+    %7 = mhlo.reshape %6 : (tensor<1x1x1x1xf64>) -> tensor<f64>
+    %8 = mhlo.convert %7 : (tensor<f64>) -> tensor<ui32>
+    %9 = "mhlo.broadcast_in_dim"(%8) <{broadcast_dimensions = dense<> : tensor<0xi64>}>
+        : (tensor<ui32>) -> tensor<4x2x3x2x2xui32>
+    %10 = mhlo.bitcast_convert %5 : (tensor<4x2x3x2xf64>) -> tensor<4x2x3x2x2xf32>
+    %11 = "mhlo.stochastic_convert"(%10, %9)
+        : (tensor<4x2x3x2x2xf32>, tensor<4x2x3x2x2xui32>) -> tensor<4x2x3x2x2xi16>
+    return %11 : tensor<4x2x3x2x2xi16>
+  }
+}""")
+    with pytest.raises(VerificationError, match="stochastic_convert whose operand"):
+        verify.check(m)

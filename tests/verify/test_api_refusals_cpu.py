@@ -245,3 +245,66 @@ def test_its_neighbours_compile_and_run():
     for m, x, want in cases:
         (got,) = verify.run(m, x, x)
         np.testing.assert_array_equal(got.astype(np.int64), want)
+
+
+def _collective(kind, et):
+    t = f"tensor<3x3x4x{et.name}>"  # (12 elements survive 300 runs; 36 do not)
+    body = {"collective_permute": f'"mhlo.collective_permute"(%x) <{{source_target_pairs = '
+                                  f'dense<0> : tensor<1x2xi64>}}> : ({t}) -> {t}',
+            "all_gather": f'"mhlo.all_gather"(%x) <{{all_gather_dim = 0 : i64, replica_groups '
+                          f'= dense<0> : tensor<1x1xi64>}}> : ({t}) -> {t}'}[kind]
+    return hlo.parse(f"module @m {{\n  func.func public @main(%x: {t}) -> {t} {{\n"
+                     f"    %0 = {body}\n    return %0 : {t}\n  }}\n}}\n")
+
+
+@pytest.mark.parametrize("kind", ["collective_permute", "all_gather"])
+def test_other_two_bit_collectives_are_refused_and_wider_ones_run(kind):
+    for et in (hlo.i2, hlo.ui2):
+        _refused(_collective(kind, et), f"'{kind}' of {et.name}: XLA:CPU corrupts")
+    x = (np.arange(36) % 2).astype(hlo.ui4.dtype).reshape(3, 3, 4)
+    np.testing.assert_array_equal(verify.run(_collective(kind, hlo.ui4), x)[0], x)
+
+
+@pytest.mark.parametrize("kind", ["collective_permute", "all_gather"])
+def test_the_refused_two_bit_collectives_do_corrupt_the_heap(kind):
+    code = (
+        "import numpy as np, mhlo_ir as hlo, verify, verify.api as api\n"
+        "api._cpu_refusals = lambda m: None\n"
+        "c = verify.compile(hlo.parse(open(0).read()))\n"
+        "x = (np.arange(36) % 2).astype(hlo.ui2.dtype).reshape(3, 3, 4)\n"
+        "for _ in range(300):\n"
+        "    if not np.array_equal(c(x)[0].astype(np.int8), x.astype(np.int8)):\n"
+        "        raise SystemExit('wrong result')\n"
+        "print('survived')\n")
+    r = subprocess.run([sys.executable, "-c", code], input=_collective(kind, hlo.ui2).to_text(),
+                       capture_output=True, text=True, timeout=120)
+    _still_fails(r, "survived")
+
+
+def _fft_gathered(dim):
+    t = "tensor<3x4xcomplex<f32>>"
+    return hlo.parse(f"""module @m {{
+  func.func public @main(%y: {t}) -> {t} {{
+    %0 = "mhlo.fft"(%y) <{{fft_length = dense<4> : tensor<1xi64>,
+        fft_type = #mhlo<fft_type FFT>}}> : ({t}) -> {t}
+    %1 = mhlo.add %0, %0 : {t}
+    %2 = "mhlo.all_gather"(%1) <{{all_gather_dim = {dim} : i64,
+        replica_groups = dense<0> : tensor<1x1xi64>}}> : ({t}) -> {t}
+    return %2 : {t}
+  }}
+}}""")
+
+
+def test_an_all_gather_of_an_fft_along_a_minor_dimension_is_refused(monkeypatch):
+    _refused(_fft_gathered(1), "all_gather' along a dimension other than 0")
+    y = (np.arange(12) + 1j).astype(np.complex64).reshape(3, 4)
+    np.testing.assert_allclose(verify.run(_fft_gathered(0), y)[0], 2 * np.fft.fft(y),
+                               rtol=1e-5, atol=1e-4)
+    import verify.api as api
+    monkeypatch.setattr(api, "_cpu_refusals", lambda m: None)
+    try:
+        verify.run(_fft_gathered(1), y)
+    except Exception as e:  # noqa: BLE001 - jaxlib's runtime error
+        assert "IsMonotonicWithDim0Major" in str(e)
+    else:
+        pytest.skip("this jaxlib runs it: the refusal can be lifted for it")
