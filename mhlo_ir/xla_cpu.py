@@ -13,7 +13,8 @@ from .ir import BlockArgument, defining_ops
 __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "widening_sub_byte_bitwise",
            "complex_quotient_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
-           "fft_into_all_gather", "domain_in_loop"]
+           "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
+           "domain_in_loop"]
 
 
 def narrowing_signed_convert(value) -> bool:
@@ -113,6 +114,41 @@ def fft_into_all_gather(op) -> bool:
             return True
         stack.extend(producer.operands)
     return False
+
+
+def fusion_of_aliased_arguments(callee, args) -> bool:
+    """Whether calling function ``callee`` with ``args`` (a ``func.call`` or a composite's
+    decomposition) hands one value to two operands of a ``fusion`` over its arguments: once
+    XLA inlines the call, the fusion takes that value twice, and its compile aborts
+    ("Check failed: instruction_count() == post_order.size()"), as it does for a fusion
+    built that way (which the builder refuses). Measured with a computed value passed
+    twice; an argument of ``main`` passed twice survives, but counts here too (the value
+    may reach the call through other calls' arguments)."""
+    from .ir import walk
+    params = {id(a): i for i, a in enumerate(callee.arguments)}
+    for _, op in walk(callee):
+        if op.spec.name != "fusion":
+            continue
+        seen = set()
+        for v in op.operands:
+            i = params.get(id(v))
+            if i is None or i >= len(args):
+                continue
+            if id(args[i]) in seen:
+                return True
+            seen.add(id(args[i]))
+    return False
+
+
+def aliasing_call(op, module) -> bool:
+    """``fusion_of_aliased_arguments`` of a built ``func.call`` or ``composite``."""
+    name = op.spec.name
+    key = {"func.call": "callee", "composite": "decomposition"}.get(name)
+    if key is None or not op.attributes:
+        return False
+    ref = op.attributes.get(key)
+    callee = module.lookup(getattr(ref, "name", None) or getattr(ref, "value", None) or "")
+    return callee is not None and fusion_of_aliased_arguments(callee, list(op.operands))
 
 
 def domain_in_loop(op) -> bool:

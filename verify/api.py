@@ -540,6 +540,12 @@ def _cpu_refusals(module) -> None:
             why = (f"'{name}' of {et.name}: XLA:CPU corrupts its heap running it (the "
                    "process dies later, in free()), so it is refused here; convert to i8 "
                    "around it")
+        elif xla_cpu.aliasing_call(op, module):
+            why = (f"'{name}' passes one value to two arguments that a fusion in the callee "
+                   "takes: once XLA inlines the call the fusion takes that value twice, and "
+                   "its compile aborts the process (\"Check failed: instruction_count() == "
+                   "post_order.size()\"); pass distinct values, or give the fusion one "
+                   "operand")
         elif xla_cpu.fft_into_all_gather(op):
             why = ("an 'all_gather' along a dimension other than 0 of a value computed by an "
                    "fft: XLA:CPU gives the fft a result layout its runtime then refuses "

@@ -303,3 +303,47 @@ def test_an_all_gather_of_an_fft_along_a_minor_dimension_is_refused(monkeypatch)
                                rtol=1e-5, atol=1e-4)
     _bypassed_fails(monkeypatch, lambda: verify.run(_fft_gathered(1), y),
                     "IsMonotonicWithDim0Major")
+
+
+def _fusion_called(kind, same):
+    """``main`` calls (``func.call`` or ``composite``) a function whose fusion multiplies its
+    two arguments, with ``x + x`` twice (``same``) or with ``x + x`` and ``y``. (With an
+    argument of ``main`` twice, XLA survives.)"""
+    call = ("%1 = call @f1(%s, {b}) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>"
+            if kind == "call" else
+            '%1 = mhlo.composite "my.op" %s, {b} {{decomposition = @f1}} : (tensor<3xi32>, '
+            "tensor<3xi32>) -> tensor<3xi32>").format(b="%s" if same else "%y")
+    return hlo.parse(f"""module @m {{
+  func.func public @main(%x: tensor<3xi32>, %y: tensor<3xi32>) -> tensor<3xi32> {{
+    %s = mhlo.add %x, %x : tensor<3xi32>
+    {call}
+    return %1 : tensor<3xi32>
+  }}
+  func.func private @f1(%a: tensor<3xi32>, %b: tensor<3xi32>) -> tensor<3xi32> {{
+    %0 = "mhlo.fusion"(%a, %b) <{{fusion_kind = #mhlo<fusion_kind kLoop>}}> ({{
+    ^bb0(%p: tensor<3xi32>, %q: tensor<3xi32>):
+      %m = mhlo.multiply %p, %q : tensor<3xi32>
+      mhlo.return %m : tensor<3xi32>
+    }}) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+    return %0 : tensor<3xi32>
+  }}
+}}""")
+
+
+@pytest.mark.parametrize("kind", ["call", "composite"])
+def test_a_call_handing_one_value_to_two_fusion_operands_is_refused(kind):
+    _refused(_fusion_called(kind, True), "passes one value to two arguments")
+    x, y = np.arange(3, dtype=np.int32), np.array([2, 3, 4], np.int32)
+    np.testing.assert_array_equal(verify.run(_fusion_called(kind, False), x, y)[0], 2 * x * y)
+
+
+def test_the_refused_call_does_abort_xla():
+    code = ("import numpy as np, mhlo_ir as hlo, verify, verify.api as api\n"
+            "api._cpu_refusals = lambda m: None\n"
+            "x = np.arange(3, dtype=np.int32)\n"
+            "print(verify.run(hlo.parse(open(0).read()), x, x))\n"
+            "print('survived')\n")
+    r = subprocess.run([sys.executable, "-c", code],
+                       input=_fusion_called("composite", True).to_text(),
+                       capture_output=True, text=True, timeout=120)
+    _still_fails(r, "survived")

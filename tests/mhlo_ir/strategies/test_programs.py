@@ -221,3 +221,15 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-800:]
+
+
+def test_no_call_hands_one_value_to_two_fusion_operands():
+    from mhlo_ir.xla_cpu import aliasing_call
+    o = hst.default_options(4, ["func.call", "composite", "fusion", "add"])
+    fusions = 0
+    for seed in range(300):
+        m = hst.generate_seeded(seed, o).module
+        ops = [op for _, op in walk(m)]
+        assert not any(aliasing_call(op, m) for op in ops), seed
+        fusions += any(op.spec.name == "fusion" for op in ops)
+    assert fusions > 50
