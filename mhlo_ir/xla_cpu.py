@@ -14,6 +14,7 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "widening_sub_byte_bitwise",
            "complex_quotient_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
+           "chained_rank_changing_bitcasts",
            "domain_in_loop"]
 
 
@@ -149,6 +150,33 @@ def aliasing_call(op, module) -> bool:
     ref = op.attributes.get(key)
     callee = module.lookup(getattr(ref, "name", None) or getattr(ref, "value", None) or "")
     return callee is not None and fusion_of_aliased_arguments(callee, list(op.operands))
+
+
+def _rank_change(op) -> int:
+    return op.results[0].type.rank - op.operands[0].type.rank
+
+
+def chained_rank_changing_bitcasts(op) -> bool:
+    """A ``bitcast_convert`` that adds (or drops) a dimension, of a value that another one
+    added (or dropped) the same way, maybe through bitcasts of equal width: XLA's
+    simplifier folds the pair into one bitcast with the two dimensions merged, which its
+    verifier then rejects ("Expected instruction to have shape equal to u8[3,8], actual
+    shape is u8[3,2,4]"; the widening pair: "Last dimension of input shape=4 is not equal
+    to ratio of bit-widths=8"). Narrowing then widening compiles."""
+    if op.spec.name != "bitcast_convert":
+        return False
+    delta = _rank_change(op)
+    if delta == 0:
+        return False
+    v = op.operands[0]
+    while True:
+        producer = getattr(v, "owner", None)
+        if getattr(getattr(producer, "spec", None), "name", None) != "bitcast_convert":
+            return False
+        d = _rank_change(producer)
+        if d:
+            return d == delta
+        v = producer.operands[0]
 
 
 def domain_in_loop(op) -> bool:

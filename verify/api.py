@@ -546,6 +546,11 @@ def _cpu_refusals(module) -> None:
                    "its compile aborts the process (\"Check failed: instruction_count() == "
                    "post_order.size()\"); pass distinct values, or give the fusion one "
                    "operand")
+        elif xla_cpu.chained_rank_changing_bitcasts(op):
+            why = ("a 'bitcast_convert' that changes the rank, of a value another one changed "
+                   "the same way: XLA's simplifier merges the two into one bitcast with the "
+                   "new dimensions folded together, which its verifier then rejects; bitcast "
+                   "in one step to the final element type, or reshape in between")
         elif xla_cpu.fft_into_all_gather(op):
             why = ("an 'all_gather' along a dimension other than 0 of a value computed by an "
                    "fft: XLA:CPU gives the fft a result layout its runtime then refuses "

@@ -14,7 +14,8 @@ from .. import dtypes
 from ..jaxlib_conversion import stochastic_convert_layouts_differ
 from ..ops.elementwise import BINARY, COMPARE_TYPES, UNARY, UNARY_WITHOUT_HLO
 from ..types import tensor
-from ..xla_cpu import bitwise_crashes, narrowing_signed_convert, widening_sub_byte_bitwise
+from ..xla_cpu import (bitwise_crashes, chained_rank_changing_bitcasts,
+                       narrowing_signed_convert, widening_sub_byte_bitwise)
 from .scope import Skip
 from .table import exclude, rule
 
@@ -173,7 +174,10 @@ def _bitcast_convert(s, name):
     options = same + wider + narrower
     if x.type.element_type.bits < 8 or not options:
         raise Skip("no bitcast target")
-    return [s.b.bitcast_convert(x, s.c.choice(options))]
+    out = s.b.bitcast_convert(x, s.c.choice(options))
+    if chained_rank_changing_bitcasts(out.owner):  # XLA rejects it (mhlo_ir.xla_cpu)
+        raise Skip("two rank-changing bitcasts in a row")
+    return [out]
 
 
 @rule("reduce_precision")

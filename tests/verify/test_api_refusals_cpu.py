@@ -347,3 +347,33 @@ def test_the_refused_call_does_abort_xla():
                        input=_fusion_called("composite", True).to_text(),
                        capture_output=True, text=True, timeout=120)
     _still_fails(r, "survived")
+
+
+def _bitcasts(*types):
+    """``main`` bitcasts ``x + x`` (of the first type) through each next type in turn."""
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.parse_type(types[0])], visibility="public")
+    b = f.builder()
+    v = b.add(f.arguments[0], f.arguments[0])
+    for t in types[1:]:
+        v = b.bitcast_convert(v, hlo.parse_type(t).element_type)
+    b.return_(v)
+    return m
+
+
+def test_chained_rank_changing_bitcasts_are_refused(monkeypatch):
+    narrowing = _bitcasts("tensor<3xf64>", "tensor<3x2xui32>", "tensor<3x2x4xui8>")
+    _refused(narrowing, "changes the rank, of a value another one changed")
+    _refused(_bitcasts("tensor<3x2x4xui8>", "tensor<3x2xui32>", "tensor<3xf64>"),
+             "changes the rank")
+    _refused(_bitcasts("tensor<3xf64>", "tensor<3x2xui32>", "tensor<3x2xf32>",
+                       "tensor<3x2x2xui16>"), "changes the rank")
+    # narrowing then widening back, or one step, compile and keep the bits
+    x = np.array([1.5, -2.0, 3.25])
+    for m, want in ((_bitcasts("tensor<3xf64>", "tensor<3x2xui32>", "tensor<3xui64>"),
+                     (2 * x).view(np.uint64)),
+                    (_bitcasts("tensor<3xf64>", "tensor<3x8xui8>"),
+                     (2 * x).view(np.uint8).reshape(3, 8))):
+        np.testing.assert_array_equal(verify.run(m, x)[0], want)
+    _bypassed_fails(monkeypatch, lambda: verify.compile(narrowing),
+                    "Expected instruction to have shape equal to")

@@ -233,3 +233,14 @@ def test_no_call_hands_one_value_to_two_fusion_operands():
         assert not any(aliasing_call(op, m) for op in ops), seed
         fusions += any(op.spec.name == "fusion" for op in ops)
     assert fusions > 50
+
+
+def test_no_chained_rank_changing_bitcasts():
+    from mhlo_ir.xla_cpu import chained_rank_changing_bitcasts
+    o = hst.default_options(5, ["bitcast_convert", "add"])
+    chains = 0
+    for seed in range(300):
+        ops = [op for _, op in walk(hst.generate_seeded(seed, o).module)]
+        assert not any(chained_rank_changing_bitcasts(op) for op in ops), seed
+        chains += sum(op.spec.name == "bitcast_convert" for op in ops) >= 2
+    assert chains > 50
