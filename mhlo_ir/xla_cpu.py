@@ -95,14 +95,18 @@ def two_bit_collective(op) -> bool:
         and v.type.element_type.kind in ("sint", "uint") for v in op.operands)
 
 
+_GATHERING = {"all_gather": "all_gather_dim", "reduce_scatter": "scatter_dimension"}
+
+
 def fft_into_all_gather(op) -> bool:
-    """An ``all_gather`` along a dimension other than 0 of a value computed through an
-    ``fft``: XLA:CPU's layout assignment then gives the FFT a result layout its runtime
-    refuses ("RET_CHECK failure (fft_thunk.cc) LayoutUtil::IsMonotonicWithDim0Major"), when
-    the program runs."""
-    if op.spec.name != "all_gather":
+    """An ``all_gather`` (or ``reduce_scatter``) along a dimension other than 0 of a value
+    computed through an ``fft``: XLA:CPU's layout assignment then gives the FFT a result
+    layout its runtime refuses ("RET_CHECK failure (fft_thunk.cc) LayoutUtil::
+    IsMonotonicWithDim0Major"), when the program runs."""
+    key = _GATHERING.get(op.spec.name)
+    if key is None:
         return False
-    dim = op.attributes.get("all_gather_dim") if op.attributes else None
+    dim = op.attributes.get(key) if op.attributes else None
     if dim is None or dim.value == 0:
         return False
     stack, seen = list(op.operands), set()

@@ -552,10 +552,10 @@ def _cpu_refusals(module) -> None:
                    "new dimensions folded together, which its verifier then rejects; bitcast "
                    "in one step to the final element type, or reshape in between")
         elif xla_cpu.fft_into_all_gather(op):
-            why = ("an 'all_gather' along a dimension other than 0 of a value computed by an "
+            why = (f"'{name}' along a dimension other than 0 of a value computed by an "
                    "fft: XLA:CPU gives the fft a result layout its runtime then refuses "
-                   "(\"IsMonotonicWithDim0Major\" in fft_thunk.cc); gather along dimension "
-                   "0 and transpose, or gather the fft's input")
+                   "(\"IsMonotonicWithDim0Major\" in fft_thunk.cc); gather or scatter along "
+                   "dimension 0 and transpose, or apply it to the fft's input")
         else:
             continue
         raise CompileError(f"@{fn.name}: {why}", from_jaxlib=False)

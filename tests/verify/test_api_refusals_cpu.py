@@ -296,8 +296,32 @@ def _fft_gathered(dim):
 }}""")
 
 
+def test_a_reduce_scatter_of_an_fft_along_a_minor_dimension_is_refused(monkeypatch):
+    t = "tensor<3x4xcomplex<f32>>"
+
+    def program(dim):
+        return hlo.parse(f"""module @m {{
+  func.func public @main(%y: {t}) -> {t} {{
+    %0 = "mhlo.fft"(%y) <{{fft_length = dense<4> : tensor<1xi64>,
+        fft_type = #mhlo<fft_type FFT>}}> : ({t}) -> {t}
+    %1 = "mhlo.reduce_scatter"(%0) <{{replica_groups = dense<0> : tensor<1x1xi64>,
+        scatter_dimension = {dim} : i64}}> ({{
+    ^bb0(%a: tensor<complex<f32>>, %b: tensor<complex<f32>>):
+      %s = mhlo.add %a, %b : tensor<complex<f32>>
+      mhlo.return %s : tensor<complex<f32>>
+    }}) : ({t}) -> {t}
+    return %1 : {t}
+  }}
+}}""")
+    _refused(program(1), "'reduce_scatter' along a dimension other than 0")
+    y = (np.arange(12) + 1j).astype(np.complex64).reshape(3, 4)
+    np.testing.assert_allclose(verify.run(program(0), y)[0], np.fft.fft(y), rtol=1e-5,
+                               atol=1e-4)
+    _bypassed_fails(monkeypatch, lambda: verify.run(program(1), y), "IsMonotonicWithDim0Major")
+
+
 def test_an_all_gather_of_an_fft_along_a_minor_dimension_is_refused(monkeypatch):
-    _refused(_fft_gathered(1), "all_gather' along a dimension other than 0")
+    _refused(_fft_gathered(1), "'all_gather' along a dimension other than 0")
     y = (np.arange(12) + 1j).astype(np.complex64).reshape(3, 4)
     np.testing.assert_allclose(verify.run(_fft_gathered(0), y)[0], 2 * np.fft.fft(y),
                                rtol=1e-5, atol=1e-4)

@@ -244,3 +244,14 @@ def test_no_chained_rank_changing_bitcasts():
         assert not any(chained_rank_changing_bitcasts(op) for op in ops), seed
         chains += sum(op.spec.name == "bitcast_convert" for op in ops) >= 2
     assert chains > 50
+
+
+def test_no_fft_result_gathered_or_scattered_along_a_minor_dimension():
+    from mhlo_ir.xla_cpu import fft_into_all_gather
+    o = hst.default_options(4, ["fft", "all_gather", "reduce_scatter", "add"])
+    collectives = 0
+    for seed in range(300):
+        ops = [op for _, op in walk(hst.generate_seeded(seed, o).module)]
+        assert not any(fft_into_all_gather(op) for op in ops), seed
+        collectives += any(op.spec.name in ("all_gather", "reduce_scatter") for op in ops)
+    assert collectives > 100
