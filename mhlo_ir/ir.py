@@ -551,6 +551,23 @@ def walk(module):
                         stack.extend(op.regions)
 
 
+def producers(value):
+    """The ops ``value`` is computed through, transitively through operands, each once
+    (block arguments end a path; values an op's regions capture are not followed)."""
+    seen = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v.__class__ is BlockArgument:
+            continue
+        op = v.owner
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        yield op
+        stack.extend(op.operands)
+
+
 def defining_ops(value):
     """The ops ``value`` is computed by, transitively through operands (each once), or None
     when a block argument is among its inputs: a value computed from constants alone is one

@@ -8,7 +8,7 @@ both use them, and neither may import the other.
 
 from __future__ import annotations
 
-__all__ = ["constant_in_closed_region", "hoisted_region_constant",
+__all__ = ["constant_in_closed_region", "closed_region_constant_in", "hoisted_region_constant",
            "stochastic_convert_layouts_differ"]
 
 
@@ -29,6 +29,13 @@ def constant_in_closed_region(ops) -> bool:
     return False
 
 
+def closed_region_constant_in(module) -> bool:
+    """``constant_in_closed_region`` over every function of ``module``."""
+    return constant_in_closed_region([op for fn in module.functions
+                                      for block in fn.body.blocks
+                                      for op in block.operations])
+
+
 def hoisted_region_constant(module) -> bool:
     """A ``chlo.broadcast_select`` in a module whose closed regions hold a constant: jaxlib's
     legalization of chlo to MHLO (which that op's presence sets off) moves constants out of
@@ -36,35 +43,23 @@ def hoisted_region_constant(module) -> bool:
     ("requires all operands to be defined in the parent region for export"). While and if
     bodies, whose export captures outer values, are not affected."""
     from .ir import walk
-    if not any(op.spec.name == "chlo.broadcast_select" for _, op in walk(module)):
-        return False
-    return constant_in_closed_region([op for fn in module.functions
-                                      for block in fn.body.blocks
-                                      for op in block.operations])
+    return any(op.spec.name == "chlo.broadcast_select" for _, op in walk(module)) and \
+        closed_region_constant_in(module)
 
 
-def _upstream_transposes(value) -> frozenset:
-    """The non-identity transposes (their permutations; einsums, which XLA's HLO spells
-    with transposes, as "einsum") that ``value`` is computed through, transitively through
-    operands, within its function (block arguments end the walk)."""
-    found = set()
-    seen = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        op = getattr(v, "owner", None)
-        if op is None or getattr(op, "spec", None) is None or id(op) in seen:
-            continue  # a block argument
-        seen.add(id(op))
+def _through_transpose(value) -> bool:
+    """Whether ``value`` is computed through a non-identity transpose or an einsum (which
+    XLA's HLO spells with transposes)."""
+    from .ir import producers
+    for op in producers(value):
         name = op.spec.name
+        if name == "einsum":
+            return True
         if name == "transpose":
             perm = tuple(op.attributes["permutation"].ints)
             if perm != tuple(range(len(perm))):
-                found.add(perm)
-        elif name == "einsum":
-            found.add("einsum")
-        stack.extend(op.operands)
-    return frozenset(found)
+                return True
+    return False
 
 
 def stochastic_convert_layouts_differ(op) -> bool:
@@ -76,4 +71,4 @@ def stochastic_convert_layouts_differ(op) -> bool:
     f32[2,2,1] vs u32[2,2,1]"). Which layout each side ends with is XLA's to work out, so
     any transpose upstream counts (both sides transposed alike would convert)."""
     return op.spec.name == "stochastic_convert" and any(
-        _upstream_transposes(v) for v in op.operands[:2])
+        _through_transpose(v) for v in op.operands[:2])

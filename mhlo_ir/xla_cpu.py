@@ -8,7 +8,7 @@ other (verify needs no hypothesis; mhlo_ir never imports verify).
 
 from __future__ import annotations
 
-from .ir import BlockArgument, defining_ops
+from .ir import BlockArgument, defining_ops, producers
 
 __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "widening_sub_byte_bitwise",
@@ -41,7 +41,7 @@ def bitwise_crash(op) -> bool:
     return bitwise_crashes(op.spec.name, op.operands)
 
 
-_BITWISE = {"and": "and", "or": "or", "chlo.broadcast_and": "and", "chlo.broadcast_or": "or"}
+_BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
 _SHAPE_ONLY = ("broadcast_in_dim", "reshape")
 
 
@@ -109,16 +109,7 @@ def fft_into_all_gather(op) -> bool:
     dim = op.attributes.get(key) if op.attributes else None
     if dim is None or dim.value == 0:
         return False
-    stack, seen = list(op.operands), set()
-    while stack:
-        producer = getattr(stack.pop(), "owner", None)
-        if getattr(producer, "spec", None) is None or id(producer) in seen:
-            continue  # a block argument, or seen
-        seen.add(id(producer))
-        if producer.spec.name == "fft":
-            return True
-        stack.extend(producer.operands)
-    return False
+    return any(p.spec.name == "fft" for v in op.operands for p in producers(v))
 
 
 def fusion_of_aliased_arguments(callee, args) -> bool:
@@ -152,7 +143,7 @@ def aliasing_call(op, module) -> bool:
     if key is None or not op.attributes:
         return False
     ref = op.attributes.get(key)
-    callee = module.lookup(getattr(ref, "name", None) or getattr(ref, "value", None) or "")
+    callee = module.lookup(ref.name) if ref is not None else None
     return callee is not None and fusion_of_aliased_arguments(callee, list(op.operands))
 
 

@@ -183,15 +183,10 @@ def _conversion_problem(module) -> str | None:
     """Valid programs jaxlib's conversion to HLO rejects with a message about its own
     rewrite rather than the program (``mhlo_ir.jaxlib_conversion``; measured on 0.10.2)."""
     from mhlo_ir import jaxlib_conversion
-    if jaxlib_conversion.hoisted_region_constant(module):
-        return ("a chlo.broadcast_select beside a constant inside a closed region (a reduction "
-                "body, comparator or map body): jaxlib's chlo legalization moves every "
-                "region's constants out into the function, and its export to HLO then rejects "
-                "the closed region (\"requires all operands to be defined in the parent "
-                "region for export\"); use mhlo.select where the operands' shapes agree, or "
-                "broadcast_in_dim the operands and use mhlo.select")
     from mhlo_ir.ir import walk
+    select = False
     for fn, op in walk(module):
+        select = select or op.spec.name == "chlo.broadcast_select"
         if jaxlib_conversion.stochastic_convert_layouts_differ(op):
             return (f"@{fn.name}: a stochastic_convert whose operand or random bits come "
                     "through a transpose (or an einsum): jaxlib's conversion to HLO gives a "
@@ -199,6 +194,13 @@ def _conversion_problem(module) -> str | None:
                     "two operands with their layouts (\"Stochastic convert operand shape does "
                     "not match random tensor shape\"); transpose the stochastic_convert's "
                     "result instead")
+    if select and jaxlib_conversion.closed_region_constant_in(module):
+        return ("a chlo.broadcast_select beside a constant inside a closed region (a reduction "
+                "body, comparator or map body): jaxlib's chlo legalization moves every "
+                "region's constants out into the function, and its export to HLO then rejects "
+                "the closed region (\"requires all operands to be defined in the parent "
+                "region for export\"); use mhlo.select where the operands' shapes agree, or "
+                "broadcast_in_dim the operands and use mhlo.select")
     return None
 
 

@@ -278,9 +278,11 @@ def interpret(module, *arrays) -> list:
             raise InterpreterError(f"the route's StableHLO does not parse: {e}") from None
         converted = str(parsed)
         _refuse_unsupported_text(converted)
-        # what the interpreter is given, as our parser reads it: the route may have made the
-        # ops (einsum becomes dot_general through XLA's HLO)
-        read = _read_text(converted)
+        # What the interpreter is given: the Module itself where mhlo_to_stablehlo converted
+        # it op for op; else the converted text as our parser reads it, since XLA's HLO
+        # may have made the ops (an einsum becomes a dot_general).
+        read = module if route == "direct" and isinstance(module, Module) else \
+            _read_text(converted)
         if read is not None:
             _refuse_aborting_ops(read)
         inputs = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..ops import chlo as chlo_ops
 from ..types import tensor
-from ..jaxlib_conversion import constant_in_closed_region
+from ..jaxlib_conversion import closed_region_constant_in
 from ..xla_cpu import bitwise_crashes, widening_sub_byte_bitwise
 from .rules_elementwise import (APPROXIMATE, compare_types, no_arithmetic, safe_divisor,
                                 shift_amount)
@@ -97,8 +97,7 @@ def _broadcast(s, name):
 def _broadcast_select(s, name):
     # jaxlib's conversion rejects it beside a constant in a closed region (finding in
     # docs/findings.md; mhlo_ir.jaxlib_conversion): Scope.fill keeps later ones out
-    if constant_in_closed_region([op for fn in s.gen.module.functions
-                                  for block in fn.body.blocks for op in block.operations]):
+    if closed_region_constant_in(s.gen.module):
         raise Skip("a closed region holds a constant")
     x = s.operand(lambda et: True)
     pshape, _ = _broadcast_partner(s, x.type)

@@ -166,18 +166,10 @@ def test_no_and_or_of_widened_sub_byte_unsigned_converts():
 def _computed_by(value, names) -> bool:
     """Whether ``value`` is computed through an op named in ``names`` or a complex add
     (operands followed; the op sets used below have no regions)."""
-    stack, seen = [value], set()
-    while stack:
-        v = stack.pop()
-        op = getattr(v, "owner", None)
-        if getattr(op, "spec", None) is None or id(op) in seen:
-            continue
-        seen.add(id(op))
-        if op.spec.name in names or (op.spec.name == "add" and
-                                     op.results[0].type.element_type.kind == "complex"):
-            return True  # (complex arithmetic counts as approximated)
-        stack.extend(op.operands)
-    return False
+    from mhlo_ir.ir import producers
+    return any(op.spec.name in names or (op.spec.name == "add" and
+                                         op.results[0].type.element_type.kind == "complex")
+               for op in producers(value))  # (complex arithmetic counts as approximated)
 
 
 def test_results_computed_from_inexact_ops_are_marked_inexact():
