@@ -241,7 +241,15 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
             chain = _traceback_location(traceback, cache)
             if cache is not None:
                 cache[("tb", traceback)] = chain
-        loc = hlo.NameLoc(name, chain)
+        # Distinct tracebacks of one line share their chain (see _traceback_location), so
+        # equations with the same name there share one NameLoc; the chain is held by the
+        # cache, so its id is not reused while the entry lives.
+        named = (_NAMED, name, id(chain))
+        loc = cache.get(named) if cache is not None else None
+        if loc is None:
+            loc = hlo.NameLoc(name, chain)
+            if cache is not None:
+                cache[named] = loc
     else:
         loc = hlo.NameLoc(name)
     if cache is not None:
@@ -250,12 +258,16 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
 
 
 _NO_CHAIN = object()  # a traceback not seen yet (None: one without user frames)
+_NAMED = object()  # marks the location cache's (name, chain) entries
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The lowering benchmark's workloads are what user code is there: their frames are located
+# as a user's are (JAX's lowering, measured beside ours, locates them too).
+_USER_FILES_HERE = frozenset({_OWN_DIR + "bench_lowering.py"})
 _FRAME_LIMIT = 100  # jax's jax_traceback_in_locations_limit default
 
 
 def _is_user_file(filename: str) -> bool:
-    if filename.startswith(_OWN_DIR):
+    if filename.startswith(_OWN_DIR) and filename not in _USER_FILES_HERE:
         return False
     util = sys.modules.get("jax._src.source_info_util")
     check = getattr(util, "is_user_filename", None)
@@ -266,42 +278,70 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
     """The callsite chain of a jaxlib Traceback's user frames (None if it has none).
 
     ``cache`` (the module context's) keeps, per code object, whether its file is the user's
-    and, per (code, instruction), the frame's location: a traceback has ~20 frames, nearly
-    all shared with the program's other equations, so each is judged once per lowering."""
+    and, per (code, instruction), the frame's location. A traceback has ~20 frames, nearly
+    all jax's own and shared with the program's other tracebacks, so the frames are judged
+    in bulk: code objects map to their verdict through one dict keyed by ``id`` (C-level
+    ``map``; hashing a code object would hash its bytecode), and only user frames take the
+    Python loop. The cache holds every code object it has an entry for, so an id in it is
+    not reused while it lives. Chains that share their outer frames share those links."""
     codes, lastis = traceback.raw_frames()
     if cache is None:
         cache = {}
+    state = cache.get(_TRACEBACKS)
+    if state is None:
+        state = cache[_TRACEBACKS] = ({}, [], {}, {})
+    user, held, frame_locs, links = state
+    flags = list(map(user.get, map(id, codes)))
+    if None in flags:
+        for i, flag in enumerate(flags):
+            if flag is None:
+                code = codes[i]
+                flag = user.get(id(code))  # the same code twice in one traceback
+                if flag is None:
+                    flag = user[id(code)] = bool(_is_user_file(code.co_filename))
+                    held.append(code)
+                flags[i] = flag
+    if True not in flags:
+        return None
     frames = []
-    for code, lasti in zip(codes, lastis):
-        # By identity (hashing a code object hashes its bytecode); each entry holds its
-        # code object, so the id is not reused while cached.
-        hit = cache.get(id(code))
-        if hit is None or hit[0] is not code:
-            hit = cache[id(code)] = (code, _is_user_file(code.co_filename))
-        if not hit[1]:
-            continue
-        key = ("frame", id(code), lasti)
-        loc = cache.get(key)
-        if loc is None or loc[0] is not code:
-            line, col, end_line, end_col = type(traceback).code_addr2location(code, lasti)
+    addr2location = None
+    for code, lasti in itertools.compress(zip(codes, lastis), flags):
+        key = (id(code), lasti)
+        loc = frame_locs.get(key)
+        if loc is None:
+            if addr2location is None:
+                addr2location = type(traceback).code_addr2location
+            line, col, end_line, end_col = addr2location(code, lasti)
             if line is None or line < 0:
-                continue
-            file = hlo.FileLineColLoc(code.co_filename, line, max(col, 0),
-                                      end_line if end_col is not None and end_col >= 0
-                                      else None,
-                                      end_col if end_col is not None and end_col >= 0
-                                      else None)
-            loc = (code, hlo.NameLoc(getattr(code, "co_qualname", code.co_name), file))  # 3.10
-            cache[key] = loc
-        frames.append(loc[1])
-        if len(frames) == _FRAME_LIMIT:
-            break
+                loc = frame_locs[key] = False
+            else:
+                has_end = end_col is not None and end_col >= 0
+                file = hlo.FileLineColLoc(code.co_filename, line, max(col, 0),
+                                          end_line if has_end else None,
+                                          end_col if has_end else None)
+                name = getattr(code, "co_qualname", code.co_name)  # co_qualname: 3.11
+                loc = frame_locs[key] = hlo.NameLoc(name, file)
+        if loc is not False:
+            frames.append(loc)
+            if len(frames) == _FRAME_LIMIT:
+                break
     if not frames:
         return None
     loc = frames[-1]
     for callee in reversed(frames[:-1]):
-        loc = hlo.CallSiteLoc(callee, loc)
+        # Keyed by the two locations' identities: both are held by the cache already.
+        key = (id(callee), id(loc))
+        link = links.get(key)
+        if link is None:
+            link = links[key] = hlo.CallSiteLoc(callee, loc)
+        loc = link
     return loc
+
+
+# The location cache's entry for tracebacks: (id(code) -> whether its file is the user's, the
+# code objects judged, (id(code), lasti) -> frame location or False, (id(callee), id(caller
+# chain)) -> CallSiteLoc). A string key no other entry of that cache uses.
+_TRACEBACKS = "tracebacks"
 
 
 # -- jaxprs to functions ---------------------------------------------------------------------

@@ -72,6 +72,11 @@ class FileLineColLoc(Location):
     end_line: int | None = attrs.field(default=None, validator=lambda _, __, v: _end(v, "end"))
     end_column: int | None = attrs.field(default=None,
                                          validator=lambda _, __, v: _end(v, "end column"))
+    # The rendered text, kept once made: a location is immutable and its text a function of
+    # it alone, and JAX's callsite chains share their outer links among many ops, so each
+    # link renders once however many chains and prints hold it.
+    _text: str | None = attrs.field(default=None, init=False, eq=False, hash=False,
+                                    repr=False)
 
     def __attrs_post_init__(self):
         if self.end_line is not None:
@@ -84,12 +89,16 @@ class FileLineColLoc(Location):
             object.__setattr__(self, "end_column", None)  # MLIR prints an empty range so
 
     def render(self) -> str:
-        head = f"{quote(self.filename)}:{int(self.line)}:{int(self.column)}"
-        if self.end_column is None:
-            return head
-        if self.end_line is None or self.end_line == self.line:
-            return f"{head} to :{int(self.end_column)}"
-        return f"{head} to {int(self.end_line)}:{int(self.end_column)}"
+        text = self._text
+        if text is None:
+            text = f"{quote(self.filename)}:{int(self.line)}:{int(self.column)}"
+            if self.end_column is not None:
+                if self.end_line is None or self.end_line == self.line:
+                    text = f"{text} to :{int(self.end_column)}"
+                else:
+                    text = f"{text} to {int(self.end_line)}:{int(self.end_column)}"
+            object.__setattr__(self, "_text", text)
+        return text
 
     @classmethod
     def parse(cls, ts, aliases=None) -> "FileLineColLoc":
@@ -116,11 +125,20 @@ class NameLoc(Location):
 
     name: str = attrs.field(validator=lambda _, __, v: check_string(v, "location name"))
     child: Location | None = None
+    # See FileLineColLoc._text.
+    _text: str | None = attrs.field(default=None, init=False, eq=False, hash=False,
+                                    repr=False)
 
     def render(self) -> str:
-        if self.child is None or isinstance(self.child, UnknownLoc):
-            return quote(self.name)
-        return f"{quote(self.name)}({self.child.render()})"
+        text = self._text
+        if text is None:
+            child = self.child
+            if child is None or isinstance(child, UnknownLoc):
+                text = quote(self.name)
+            else:
+                text = f"{quote(self.name)}({child.render()})"
+            object.__setattr__(self, "_text", text)
+        return text
 
     @classmethod
     def parse(cls, ts, aliases=None) -> "NameLoc":
@@ -145,9 +163,16 @@ class CallSiteLoc(Location):
 
     callee: Location
     caller: Location
+    # See FileLineColLoc._text.
+    _text: str | None = attrs.field(default=None, init=False, eq=False, hash=False,
+                                    repr=False)
 
     def render(self) -> str:
-        return f"callsite({self.callee.render()} at {self.caller.render()})"
+        text = self._text
+        if text is None:
+            text = f"callsite({self.callee.render()} at {self.caller.render()})"
+            object.__setattr__(self, "_text", text)
+        return text
 
     @classmethod
     def parse(cls, ts, aliases=None) -> "CallSiteLoc":

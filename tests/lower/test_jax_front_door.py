@@ -193,3 +193,53 @@ def test_locations_carry_jaxs_name_stacks_and_the_users_frames():
     # jaxlib reads the text with its locations (ranges, call sites) and verifies it.
     import verify
     verify.check(lowered.module)
+
+
+def _tanh_layer(w, x):
+    return jnp.tanh(x @ w)  # the line every equation of a layer, and its transpose, comes from
+
+
+def test_shared_location_chains_are_what_each_equation_builds_alone():
+    """Locations are built once per distinct frame, chain link and (name, chain) within one
+    lowering; each equation's location equals the one built for it with no cache at all."""
+    from jax.extend import core as jcore
+
+    import mhlo_ir as hlo
+    from lower import core, lower_jaxpr_to_module
+    from lower.mlir import source_info_to_location
+
+    def loss(w, x):
+        return _tanh_layer(w, _tanh_layer(w, x)).sum()
+    w = np.ones((4, 4), np.float32)
+    closed = jax.jit(jax.value_and_grad(loss)).trace(w, np.ones((2, 4), np.float32)).jaxpr
+    cache: dict = {}
+    built, alone = [], []
+
+    def walk(jaxpr, stack):
+        for e in jaxpr.eqns:
+            built.append(source_info_to_location(e.primitive, e.source_info, stack, cache))
+            alone.append(source_info_to_location(e.primitive, e.source_info, stack))
+            for v in e.params.values():
+                for j in (v if isinstance(v, (tuple, list)) else (v,)):
+                    if isinstance(j, jcore.ClosedJaxpr):
+                        walk(j.jaxpr, stack)
+    walk(closed.jaxpr, core.NameStack())
+    assert built == alone and [b.render() for b in built] == [a.render() for a in alone]
+    layer = [b for b in built if "_tanh_layer" in b.render()]
+    assert len(layer) > 4
+    # Different tracebacks of the line (forward, jvp, transpose) share one chain object.
+    chains = {id(b.child) for b in layer if b.child is not None}
+    texts = {b.child.render() for b in layer if b.child is not None}
+    assert len(chains) == len(texts)
+    text = lower_jaxpr_to_module("m", closed).module.to_text()
+    assert text.count('"_tanh_layer"(') >= len(layer)
+    assert isinstance(layer[0].child, hlo.CallSiteLoc)
+
+
+def test_the_benchmarks_workloads_are_located_as_user_code():
+    """``python -m lower.bench`` compares with JAX's lowering, which locates the workloads'
+    frames: ours must do the same work, though the file lives in this package."""
+    import lower.bench_lowering as bl
+    import lower.mlir as lm
+    assert lm._is_user_file(bl.__file__)
+    assert not lm._is_user_file(lm.__file__)

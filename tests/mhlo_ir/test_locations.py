@@ -274,3 +274,19 @@ def test_mismatched_argument_locations_are_rejected():
         hlo.Function("f", [T, T], arg_locations=[F("a.py", 1, 2)])
 
 
+
+
+def test_a_rendered_location_keeps_its_text_without_changing_equality():
+    """Locations keep their rendered text (chains are shared by many ops): that cache is not
+    part of equality, hashing, repr or what a copy prints."""
+    import pickle
+    mk = lambda: hlo.NameLoc("jit(f)/add", hlo.CallSiteLoc(  # noqa: E731
+        hlo.NameLoc("g", F("a.py", 3, 4, end_column=9)), F("b.py", 5, 6)))
+    a, b = mk(), mk()
+    text = a.render()
+    assert text == ('"jit(f)/add"(callsite("g"("a.py":3:4 to :9) at "b.py":5:6))')
+    assert a == b and hash(a) == hash(b) and repr(a) == repr(b)
+    assert a.render() is text and b.render() == text
+    c = pickle.loads(pickle.dumps(a))
+    assert c == a and c.render() == text
+    assert hlo.NameLoc("x\n\"y").render() == r'"x\0A\22y"'
