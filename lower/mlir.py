@@ -244,12 +244,10 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
         # Distinct tracebacks of one line share their chain (see _traceback_location), so
         # equations with the same name there share one NameLoc; the chain is held by the
         # cache, so its id is not reused while the entry lives.
-        named = (_NAMED, name, id(chain))
-        loc = cache.get(named) if cache is not None else None
+        named = _traceback_tables(cache).named if cache is not None else {}
+        loc = named.get((name, id(chain)))
         if loc is None:
-            loc = hlo.NameLoc(name, chain)
-            if cache is not None:
-                cache[named] = loc
+            loc = named[(name, id(chain))] = hlo.NameLoc(name, chain)
     else:
         loc = hlo.NameLoc(name)
     if cache is not None:
@@ -258,7 +256,6 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
 
 
 _NO_CHAIN = object()  # a traceback not seen yet (None: one without user frames)
-_NAMED = object()  # marks the location cache's (name, chain) entries
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # The lowering benchmark's workloads are what user code is there: their frames are located
 # as a user's are (JAX's lowering, measured beside ours, locates them too).
@@ -287,10 +284,8 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
     codes, lastis = traceback.raw_frames()
     if cache is None:
         cache = {}
-    state = cache.get(_TRACEBACKS)
-    if state is None:
-        state = cache[_TRACEBACKS] = ({}, [], {}, {})
-    user, held, frame_locs, links = state
+    tables = _traceback_tables(cache)
+    user, frame_locs, links = tables.user, tables.frames, tables.links
     flags = list(map(user.get, map(id, codes)))
     if None in flags:
         for i, flag in enumerate(flags):
@@ -299,7 +294,7 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
                 flag = user.get(id(code))  # the same code twice in one traceback
                 if flag is None:
                     flag = user[id(code)] = bool(_is_user_file(code.co_filename))
-                    held.append(code)
+                    tables.held.append(code)
                 flags[i] = flag
     if True not in flags:
         return None
@@ -338,10 +333,23 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
     return loc
 
 
-# The location cache's entry for tracebacks: (id(code) -> whether its file is the user's, the
-# code objects judged, (id(code), lasti) -> frame location or False, (id(callee), id(caller
-# chain)) -> CallSiteLoc). A string key no other entry of that cache uses.
-_TRACEBACKS = "tracebacks"
+class _TracebackTables:
+    """What one lowering learns from JAX's tracebacks, kept in its location cache: per code
+    object (by id) whether its file is the user's, and the code objects judged (held, so
+    those ids are not reused); per (id(code), lasti) a frame's location, or False; per
+    (id(callee), id(caller chain)) a CallSiteLoc link; per (name, id(chain)) a NameLoc."""
+
+    __slots__ = ("user", "held", "frames", "links", "named")
+
+    def __init__(self):
+        self.user, self.held, self.frames, self.links, self.named = {}, [], {}, {}, {}
+
+
+def _traceback_tables(cache: dict) -> _TracebackTables:
+    tables = cache.get(_TracebackTables)  # the class itself: a key no other entry uses
+    if tables is None:
+        tables = cache[_TracebackTables] = _TracebackTables()
+    return tables
 
 
 # -- jaxprs to functions ---------------------------------------------------------------------
