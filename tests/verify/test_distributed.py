@@ -60,9 +60,15 @@ def test_two_processes_equal_one(name, tmp_path):
     # a killed process ends the others within the timeout
     ("killed_in_psum", ["[launch] process 1 was killed by SIGKILL",
                         "stopped sending heartbeats"]),       # what process 0 is told
-    # a process that exits makes the others fail clearly
-    ("die", ["[launch] process 1 exited with status 3", "DistributedError: process 0: barrier",
-             "heartbeat timeout"]),
+    # a process that exits makes the others fail clearly: the barrier's DistributedError, or
+    # jaxlib's own abort when its error-polling thread wins the race (the same instant; no
+    # Python callback can stop it: jaxlib 0.10.2's missed_heartbeat_callback cannot pass its
+    # absl::Status to Python and terminates with std::bad_cast)
+    ("die", ["[launch] process 1 exited with status 3",
+             ("DistributedError: process 0: barrier 'never reached by process 1' was not "
+              "reached by every process within 8 s",
+              "Terminating process because the JAX distributed service detected fatal errors"),
+             ("Task 1 heartbeat timeout", "stopped sending heartbeats")]),
     # mismatched programs are an error, not a hang
     ("mismatched", ["DistributedError: process 0: processes 1 compiled a different program",
                     "DistributedError: process 1: processes 0 compiled a different program"]),
@@ -70,8 +76,9 @@ def test_two_processes_equal_one(name, tmp_path):
 def test_a_failing_process_ends_the_run_clearly_within_the_timeout(scenario, said):
     r, seconds = launch(scenario, timeout=8)
     assert r.returncode != 0
-    for line in said:
-        assert line in r.stdout
+    for line in said:   # a tuple: one of these
+        assert any(one in r.stdout for one in ((line,) if isinstance(line, str) else line)), \
+            (line, r.stdout[-3000:])
     assert seconds < 8 + 20, seconds
 
 
