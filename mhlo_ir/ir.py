@@ -568,10 +568,17 @@ def producers(value):
         stack.extend(op.operands)
 
 
+# Ops whose results do not depend on their operands' values, only on their static types:
+# a value computed through them from constants is still a constant to XLA.
+_SHAPE_ONLY_SOURCES = frozenset({"chlo.constant_like", "get_dimension_size"})
+
+
 def defining_ops(value):
     """The ops ``value`` is computed by, transitively through operands (each once), or None
     when a block argument is among its inputs: a value computed from constants alone is one
-    XLA may fold, which some of its bugs need (see verify's XLA:CPU refusals)."""
+    XLA may fold, which some of its bugs need (see verify's XLA:CPU refusals). The operands
+    of ops that read only their operands' static shapes (``chlo.constant_like``,
+    ``get_dimension_size``) are not inputs."""
     seen: dict = {}
     stack = [value]
     while stack:
@@ -582,5 +589,6 @@ def defining_ops(value):
         if id(op) in seen:
             continue
         seen[id(op)] = op
-        stack.extend(op.operands)
+        if op.spec.name not in _SHAPE_ONLY_SOURCES:
+            stack.extend(op.operands)
     return list(seen.values())

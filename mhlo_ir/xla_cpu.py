@@ -12,7 +12,7 @@ from .ir import BlockArgument, defining_ops, producers
 
 __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "widening_sub_byte_bitwise",
-           "complex_quotient_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
+           "complex_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts",
            "domain_in_loop"]
@@ -74,12 +74,18 @@ def widening_sub_byte_bitwise(name: str, operands) -> bool:
     return any(s.__class__ is not BlockArgument for s in srcs)
 
 
-def complex_quotient_of_constants(value) -> bool:
-    """Whether ``value`` is computed from constants alone and through a complex divide (an
-    all_reduce or reduce_scatter of it aborts XLA:CPU's compile)."""
-    ops = defining_ops(value)
-    return ops is not None and any(
-        op.spec.name == "divide" and op.results[0].type.element_type.is_complex for op in ops)
+def complex_of_constants(value) -> bool:
+    """Whether ``value`` is a complex tensor of more than one element computed from
+    constants alone: an ``all_reduce`` or ``reduce_scatter`` of it aborts XLA:CPU's compile
+    ("Check failed: buffer != nullptr", shape.h) when XLA folds it to a splat (every element
+    equal: a splat constant, a broadcast scalar, ``c / c``...). Which values XLA folds, and
+    to what, is its choice (non-splat constants and iotas compile), so every such value is
+    taken as one that may crash; one element, real types, and values that depend on an
+    argument compile."""
+    t = value.type
+    et = getattr(t, "element_type", None)
+    return (et is not None and et.is_complex and t.num_elements > 1
+            and defining_ops(value) is not None)
 
 
 # The collectives that move 2-bit integers by memory copies XLA:CPU gets wrong: each run of

@@ -505,7 +505,7 @@ def _cpu_refusals(module) -> None:
     and the programs of ``mhlo_ir.xla_cpu`` (docs/findings.md): a domain inside a while loop,
     an all_to_all, collective_permute or all_gather of 2-bit integers (it corrupts the
     heap), an all_gather of an fft's result along a minor dimension (the run fails), an
-    all_reduce or reduce_scatter of a complex quotient of constants (the compile aborts),
+    all_reduce or reduce_scatter of a complex value of constants alone (the compile aborts),
     and/or of a narrowing signed convert (it segfaults) or of two converts widening ui2/ui4
     (the compile fails)."""
     from mhlo_ir import xla_cpu
@@ -531,11 +531,14 @@ def _cpu_refusals(module) -> None:
                    "XLA:CPU's fusion compiler fails on it (\"Failed to translate module to "
                    "LLVM IR\"); do the bitwise op in the narrow type and convert its result")
         elif name in ("all_reduce", "reduce_scatter") and any(
-                xla_cpu.complex_quotient_of_constants(v) for v in op.operands):
-            why = (f"'{name}' of a complex value divided from constants alone: XLA:CPU aborts "
-                   "the process compiling it (\"Check failed: buffer != nullptr\" in "
-                   "shape.h), so it is refused here; compute the quotient in numpy and pass "
-                   "it as a constant, or as an argument")
+                xla_cpu.complex_of_constants(v) for v in op.operands):
+            why = (f"'{name}' of a complex tensor computed from constants alone: XLA:CPU "
+                   "aborts the process compiling it when it folds the value to a splat "
+                   "(\"Check failed: buffer != nullptr\" in shape.h; a splat constant, a "
+                   "broadcast scalar or c / c), and which values it folds is its choice, so "
+                   "every such operand is refused here; reduce a value that depends on an "
+                   "argument, or compute the collective's result (the combiner applied "
+                   "across the group) in numpy and use that constant instead")
         elif xla_cpu.two_bit_collective(op):
             et = next(v.type.element_type for v in op.operands
                       if v.type.element_type.bits == 2)

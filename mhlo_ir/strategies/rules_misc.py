@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..types import tensor
-from ..xla_cpu import complex_quotient_of_constants, fft_into_all_gather
+from ..xla_cpu import complex_of_constants, fft_into_all_gather
 from .combiners import combiner
 from .scope import Skip
 from .table import exclude, rule
@@ -75,8 +75,8 @@ def _ids(s, name):
 @rule("all_reduce")
 def _all_reduce(s, name):
     x = s.pick()
-    if complex_quotient_of_constants(x):  # XLA:CPU aborts on it (mhlo_ir.xla_cpu)
-        raise Skip("a complex quotient of constants")
+    if complex_of_constants(x):  # XLA:CPU aborts on it (mhlo_ir.xla_cpu)
+        raise Skip("a complex value of constants alone")
     part = combiner(s, x.type.element_type, collective=True)
     if part is None:
         raise Skip("no combiner")
@@ -116,8 +116,8 @@ def _collective_permute(s, name):
 @rule("reduce_scatter")
 def _reduce_scatter(s, name):
     x = s.pick(lambda t: t.rank >= 1 and any(t.shape))
-    if complex_quotient_of_constants(x):  # XLA:CPU aborts on it (mhlo_ir.xla_cpu)
-        raise Skip("a complex quotient of constants")
+    if complex_of_constants(x):  # XLA:CPU aborts on it (mhlo_ir.xla_cpu)
+        raise Skip("a complex value of constants alone")
     part = combiner(s, x.type.element_type, collective=True)
     if part is None:
         raise Skip("no combiner")

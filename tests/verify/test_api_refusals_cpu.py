@@ -124,41 +124,68 @@ def test_xla_rejects_the_domain_in_a_loop_itself(monkeypatch):
                     "Unhandled opcode for elemental IR emission: domain")
 
 
-def _reduced_quotient(op_name, divide_by_argument=False, et=hlo.complex64):
+def _collective_of(op_name, make, et=hlo.complex64):
+    """``op_name`` (add across replica group [0]) of the value ``make(b, x, et)`` builds in a
+    main taking a (1, 2, 1) tensor ``x`` of ``et``."""
     m = hlo.Module("m")
-    t = hlo.tensor((1, 2, 1), et)
-    f = m.add_function("main", [t], visibility="public")
+    f = m.add_function("main", [hlo.tensor((1, 2, 1), et)], visibility="public")
     b = f.builder()
-    c = b.constant(np.array([[[1 + 2j], [3 + 4j]]], et.dtype))
-    q = b.divide(c, f.arguments[0] if divide_by_argument else c)
+    q = make(b, f.arguments[0], et)
     summed = lambda r, x, y: r.add(x, y)  # noqa: E731
     if op_name == "all_reduce":
         y = b.all_reduce(q, summed, replica_groups=[[0]])
     else:
-        y = b.reduce_scatter(q, 2, summed, replica_groups=[[0]])
+        y = b.reduce_scatter(q, 1, summed, replica_groups=[[0]])
     b.return_(y)
     return m
 
 
+def _c(b, et):
+    return b.constant(np.array([[[1 + 2j], [3 + 4j]]], et.dtype))
+
+
+# Complex values of constants alone that XLA folds to a splat (seeds 6004042, 19007619).
+_SPLATS = {
+    "c / c": lambda b, x, et: b.divide(_c(b, et), _c(b, et)),
+    "splat constant": lambda b, x, et: b.constant(np.full((1, 2, 1), 1 - 2j, et.dtype)),
+    "broadcast scalar": lambda b, x, et: b.broadcast_in_dim(
+        b.constant(np.asarray(3 + 1j, et.dtype)), (1, 2, 1), ()),
+    "complex of broadcasts": lambda b, x, et: b.complex(*[b.broadcast_in_dim(
+        b.constant(np.float32(v)), (1, 2, 1), ()) for v in (2.0, 5.0)]),
+    # constant_like reads only its operand's shape: a constant, though made from an argument
+    "complex of constant_like": lambda b, x, et: b.complex(
+        b.chlo_constant_like(9.0, b.real(x)), b.chlo_constant_like(-1.5, b.real(x))),
+}
+
+
+@pytest.mark.parametrize("what", sorted(_SPLATS))
 @pytest.mark.parametrize("op_name", ["all_reduce", "reduce_scatter"])
-def test_a_reduced_complex_quotient_of_constants_is_refused(op_name):
-    m = _reduced_quotient(op_name)
-    _refused(m, f"'{op_name}' of a complex value divided from constants alone: XLA:CPU "
-                "aborts")
-    # Divided by an argument, it compiles and runs.
+def test_a_complex_collective_of_constants_is_refused(op_name, what):
+    _refused(_collective_of(op_name, _SPLATS[what]),
+             f"'{op_name}' of a complex tensor computed from constants alone: XLA:CPU aborts")
+
+
+@pytest.mark.parametrize("op_name", ["all_reduce", "reduce_scatter"])
+def test_complex_collectives_that_depend_on_an_argument_run(op_name):
     x = np.array([[[1 + 1j], [2 - 1j]]], np.complex64)
-    got = verify.run(_reduced_quotient(op_name, divide_by_argument=True), x)[0]
-    np.testing.assert_allclose(got, np.array([[[1 + 2j], [3 + 4j]]]) / x, rtol=1e-6)
+    divided = _collective_of(op_name, lambda b, x, et: b.divide(_c(b, et), x))
+    np.testing.assert_allclose(verify.run(divided, x)[0],
+                               np.array([[[1 + 2j], [3 + 4j]]]) / x, rtol=1e-6)
+    # a broadcast of an argument's element is a splat too, but not a constant: it compiles
+    spread = _collective_of(op_name, lambda b, x, et: b.broadcast_in_dim(
+        b.reshape(b.slice(x, (0, 0, 0), (1, 1, 1)), ()), (1, 2, 1), ()))
+    np.testing.assert_array_equal(verify.run(spread, x)[0], np.full((1, 2, 1), 1 + 1j))
 
 
-def test_xla_cpu_aborts_on_the_refused_quotient():
+@pytest.mark.parametrize("what", ["c / c", "splat constant", "complex of constant_like"])
+def test_xla_cpu_aborts_on_the_refused_complex_collective(what):
     code = ("import mhlo_ir as hlo, verify, verify.api as api\n"
             "api._cpu_refusals = lambda m: None\n"
             "verify.compile(hlo.parse(open(0).read()))\n"
             "print('compiled')\n")
     r = subprocess.run([sys.executable, "-c", code],
-                       input=_reduced_quotient("all_reduce").to_text(), capture_output=True,
-                       text=True, timeout=120)
+                       input=_collective_of("all_reduce", _SPLATS[what]).to_text(),
+                       capture_output=True, text=True, timeout=120)
     _still_fails(r, "compiled")
     assert "buffer != nullptr" in r.stderr
 
