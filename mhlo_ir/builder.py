@@ -69,12 +69,15 @@ class Builder:
     terminator (``return_``).
     """
 
-    __slots__ = ("block", "function", "location", "enclosing")
+    __slots__ = ("block", "function", "location", "enclosing", "_module")
 
     def __init__(self, block: Block, function: Function | None = None,
                  location: Location = UNKNOWN, enclosing: Function | None = None) -> None:
         self.block = block
         self.function = function
+        # The program points up to its module only weakly (mhlo_ir.ir): a builder keeps the
+        # module it builds into alive, so that ``builder.function.module`` stays usable.
+        self._module = None if function is None else function.module
         self.location = location
         # The function this block is in, however deeply nested (a region's block is built
         # before the op that will hold it exists, so it cannot be found by walking up).

@@ -4,10 +4,20 @@ These are identity objects (two adds of the same operands are two operations). T
 small on purpose, since a program has one Operation and one result Value per op and Python's
 per-object costs dominate building and printing: ``__slots__`` everywhere, tuples rather than
 lists for operands and results, and no use-lists.
+
+NOTE: every pointer back up the tree (an op's ``parent`` block, a block's region, a region's
+op, an argument's block, a result's op, a function's module) is a weak reference, so that a
+program holds no reference cycles: a dropped module is freed at once by reference counting,
+in the memory the next one reuses, instead of waiting as cyclic garbage for Python's collector
+(whose collections of dropped programs were a fifth of building and printing small modules in
+a loop). Containers keep their contents alive (a module its functions, a block its ops, an op
+its operands); a contained object does not keep its container alive: once the module is gone,
+``op.parent`` and ``function.module`` are None.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -49,15 +59,23 @@ class Value:
         return f"<{type(self).__name__} {self.type}>"
 
 
+_weak = weakref.ref
+
+
 class OpResult(Value):
     """Result ``index`` of a multi-result operation ``owner``."""
 
-    __slots__ = ("type", "owner", "index")
+    __slots__ = ("type", "_owner", "index")
 
     def __init__(self, type, owner, index):
         self.type = type
-        self.owner = owner
+        self._owner = _weak(owner)
         self.index = index
+
+    @property
+    def owner(self):
+        """The operation (None once nothing holds it)."""
+        return self._owner()
 
     def __repr__(self):
         return f"<OpResult #{self.index} of {self.owner.spec.name}: {self.type}>"
@@ -66,13 +84,18 @@ class OpResult(Value):
 class BlockArgument(Value):
     """Argument ``index`` of block ``owner``."""
 
-    __slots__ = ("type", "owner", "index", "location")
+    __slots__ = ("type", "_owner", "index", "location")
 
     def __init__(self, type, owner, index, location=UNKNOWN):
         self.type = type
-        self.owner = owner
+        self._owner = owner._ref
         self.index = index
         self.location = location
+
+    @property
+    def owner(self):
+        """The block (None once nothing holds it)."""
+        return self._owner()
 
     def __repr__(self):
         return f"<BlockArgument #{self.index}: {self.type}>"
@@ -94,7 +117,8 @@ class Operation:
     ops.
     """
 
-    __slots__ = ("spec", "operands", "attributes", "regions", "location", "parent", "_results")
+    __slots__ = ("spec", "operands", "attributes", "regions", "location", "_parent", "_results",
+                 "__weakref__")
 
     def __init__(self, spec, operands: tuple, result_types: Sequence[Type],
                  attributes: dict | None = None, regions: tuple = (),
@@ -104,11 +128,21 @@ class Operation:
         self.attributes = attributes
         self.regions = regions
         self.location = location
-        self.parent = parent
+        self._parent = None if parent is None else parent._ref
         self._results = tuple([OpResult(t, self, i) for i, t in enumerate(result_types)])
         if regions:
             for r in regions:
                 r.parent = self
+
+    @property
+    def parent(self):
+        """The block holding the op (None when it is in none, or nothing holds the block)."""
+        r = self._parent
+        return None if r is None else r()
+
+    @parent.setter
+    def parent(self, block) -> None:
+        self._parent = None if block is None else block._ref
 
     @property
     def results(self) -> tuple:
@@ -264,7 +298,7 @@ def _new_single_result_op(spec, a, b, attributes, type_, location, parent):
     op.attributes = attributes
     op.regions = ()
     op.location = location
-    op.parent = parent
+    op._parent = None if parent is None else parent._ref
     op.type = type_
     return op
 
@@ -275,7 +309,7 @@ _object_new = object.__new__
 class Block:
     """A list of operations with typed arguments; the last operation is its terminator."""
 
-    __slots__ = ("arguments", "operations", "parent")
+    __slots__ = ("arguments", "operations", "_parent", "_ref", "__weakref__")
 
     def __init__(self, arg_types: Iterable[Type] = (), arg_locations=None):
         types = tuple(arg_types)
@@ -285,15 +319,26 @@ class Block:
                           "locations")
         # Laid out here rather than through BlockArgument(...): a class call with a Python
         # __init__ costs a microsecond, and a 200-argument function made 200 of them.
+        self._ref = ref = _weak(self)  # what its ops and arguments hold (one, shared)
         new, cls = _object_new, BlockArgument
         args = []
         for i, t in enumerate(types):
             a = new(cls)
-            a.type, a.owner, a.index, a.location = t, self, i, locs[i]
+            a.type, a._owner, a.index, a.location = t, ref, i, locs[i]
             args.append(a)
         self.arguments = tuple(args)
         self.operations: list = []
-        self.parent = None
+        self._parent = None
+
+    @property
+    def parent(self):
+        """The region holding the block (None if none, or nothing holds it)."""
+        r = self._parent
+        return None if r is None else r()
+
+    @parent.setter
+    def parent(self, region) -> None:
+        self._parent = None if region is None else region._ref
 
     @property
     def arg_types(self) -> tuple:
@@ -304,7 +349,7 @@ class Block:
         return self.operations[-1] if self.operations else None
 
     def append(self, op: Operation) -> Operation:
-        op.parent = self
+        op._parent = self._ref
         self.operations.append(op)
         return op
 
@@ -312,13 +357,25 @@ class Block:
 class Region:
     """A list of blocks belonging to an operation (MHLO regions have exactly one block)."""
 
-    __slots__ = ("blocks", "parent")
+    __slots__ = ("blocks", "_parent", "_ref", "__weakref__")
 
     def __init__(self, blocks: Iterable[Block] = ()):
         self.blocks = list(blocks)
-        self.parent = None
+        self._parent = None
+        self._ref = ref = _weak(self)
         for b in self.blocks:
-            b.parent = self
+            b._parent = ref
+
+    @property
+    def parent(self):
+        """The operation holding the region (None for a function's body, or once nothing
+        holds the op)."""
+        r = self._parent
+        return None if r is None else r()
+
+    @parent.setter
+    def parent(self, op) -> None:
+        self._parent = None if op is None else _weak(op)
 
     @property
     def block(self) -> Block:
@@ -336,7 +393,7 @@ class Function:
     """
 
     __slots__ = ("name", "arg_types", "result_types", "visibility", "arg_attrs", "res_attrs",
-                 "attributes", "body", "location", "module")
+                 "attributes", "body", "location", "_module", "__weakref__")
 
     def __init__(self, name: str, arg_types: Sequence[Type], result_types=None, *,
                  visibility: str | None = None, arg_attrs=None, res_attrs=None,
@@ -364,7 +421,17 @@ class Function:
                 to_attribute(v) for k, v in (attributes or {}).items()}
         self.body = Region([Block(self.arg_types, arg_locations)])
         self.location = location
-        self.module = None
+        self._module = None
+
+    @property
+    def module(self) -> Module | None:
+        """The module holding the function (None if none, or nothing holds it)."""
+        r = self._module
+        return None if r is None else r()
+
+    @module.setter
+    def module(self, module) -> None:
+        self._module = None if module is None else _weak(module)
 
     @property
     def arguments(self) -> tuple:
@@ -433,7 +500,7 @@ class Module:
     """
 
     __slots__ = ("name", "attributes", "functions", "_symbols", "_next_suffix", "location",
-                 "host_callbacks")
+                 "host_callbacks", "__weakref__")
 
     def __init__(self, name: str | None = None, attributes=None,
                  location: Location = UNKNOWN) -> None:

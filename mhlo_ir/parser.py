@@ -65,7 +65,13 @@ def parse(text: str, *, source: str | None = None, verify: bool = True,
     describes an ill-formed op; ``ModuleVerificationError`` for what only the whole module
     shows. ``check_ops=False`` (with ``verify=False``) reads ill-formed ops as written,
     checking only what the text itself must say (types of uses, names, structure)."""
-    module = _Parser(text, source, check_ops).module()
+    parser = _Parser(text, source, check_ops)
+    try:
+        module = parser.module()
+    finally:
+        # its line cache and alias table point back at it: left as they are, every parse
+        # would leave cyclic garbage behind for the collector
+        parser.lines = parser.aliases = None
     if verify:
         from .verifier import verify_module
         verify_module(module, ops_checked=check_ops)  # each op was validated as it was read
