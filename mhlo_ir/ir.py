@@ -62,6 +62,20 @@ class Value:
 _weak = weakref.ref
 
 
+def _upward(slot: str, doc: str, shared: bool = True) -> property:
+    """A property for the weak pointer up the tree held in ``slot``: reading gives the
+    container (None if there is none, or nothing holds it any more); assigning one stores
+    its shared ``_ref`` (``shared``: blocks and regions keep one) or a new weak reference."""
+    def get(self) -> object:
+        r = getattr(self, slot)
+        return None if r is None else r()
+
+    def put(self, target) -> None:
+        setattr(self, slot, None if target is None else
+                target._ref if shared else _weak(target))
+    return property(get, put, doc=doc)
+
+
 class OpResult(Value):
     """Result ``index`` of a multi-result operation ``owner``."""
 
@@ -134,15 +148,7 @@ class Operation:
             for r in regions:
                 r.parent = self
 
-    @property
-    def parent(self):
-        """The block holding the op (None when it is in none, or nothing holds the block)."""
-        r = self._parent
-        return None if r is None else r()
-
-    @parent.setter
-    def parent(self, block) -> None:
-        self._parent = None if block is None else block._ref
+    parent = _upward("_parent", "The block holding the op.")
 
     @property
     def results(self) -> tuple:
@@ -330,15 +336,7 @@ class Block:
         self.operations: list = []
         self._parent = None
 
-    @property
-    def parent(self):
-        """The region holding the block (None if none, or nothing holds it)."""
-        r = self._parent
-        return None if r is None else r()
-
-    @parent.setter
-    def parent(self, region) -> None:
-        self._parent = None if region is None else region._ref
+    parent = _upward("_parent", "The region holding the block.")
 
     @property
     def arg_types(self) -> tuple:
@@ -366,16 +364,8 @@ class Region:
         for b in self.blocks:
             b._parent = ref
 
-    @property
-    def parent(self):
-        """The operation holding the region (None for a function's body, or once nothing
-        holds the op)."""
-        r = self._parent
-        return None if r is None else r()
-
-    @parent.setter
-    def parent(self, op) -> None:
-        self._parent = None if op is None else _weak(op)
+    parent = _upward("_parent", "The operation holding the region (None for a function's "
+                     "body).", shared=False)
 
     @property
     def block(self) -> Block:
@@ -423,15 +413,7 @@ class Function:
         self.location = location
         self._module = None
 
-    @property
-    def module(self) -> Module | None:
-        """The module holding the function (None if none, or nothing holds it)."""
-        r = self._module
-        return None if r is None else r()
-
-    @module.setter
-    def module(self, module) -> None:
-        self._module = None if module is None else _weak(module)
+    module = _upward("_module", "The module holding the function.", shared=False)
 
     @property
     def arguments(self) -> tuple:
