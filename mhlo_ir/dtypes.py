@@ -164,7 +164,8 @@ _COMPLEX_OF = {"f32": complex64, "f64": complex128}
 
 
 def parse_element_type(ts) -> ElementType:
-    """Reads one element type (``f32``, ``ui4``, ``complex<f64>``) from token stream ``ts``."""
+    """Reads one element type (``f32``, ``ui4``, ``complex<f64>``, ``!quant.uniform<...>``)
+    from token stream ``ts``."""
     tok = ts.peek()
     if tok.kind == "bare":
         if tok.text == "complex":
@@ -181,6 +182,9 @@ def parse_element_type(ts) -> ElementType:
         if et is not None:
             ts.next()
             return et
+    elif tok.kind == "!" and tok.text.startswith("!quant."):
+        from .quant import read_quantized
+        return read_quantized(ts)
     raise ts.expected("an element type (" + ", ".join(t.name for t in ALL_ELEMENT_TYPES) + ")")
 
 

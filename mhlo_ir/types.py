@@ -38,6 +38,9 @@ class Type:
     """Base of all types. ``render(dialect)`` gives the MLIR text of the type."""
 
     __slots__ = ()
+    # Tensor types have one; every other type says None, so that a check over operand types
+    # reads ``t.element_type`` without asking which kind of type ``t`` is.
+    element_type = None
 
     def render(self, dialect) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -111,6 +114,8 @@ class TensorType(Type):
         self = cls._interned.get((dims, et))
         if self is None:
             _check_size(dims, et)
+            if et.kind == "quant":
+                et.check_shape(dims)
             new = object.__new__(cls)
             object.__setattr__(new, "shape", dims)
             object.__setattr__(new, "element_type", et)
@@ -307,6 +312,8 @@ def read_type(ts, dialect):
             return TupleType.parse(ts, dialect)
         return parse_element_type(ts)
     if tok.kind == "!":
+        if tok.text.startswith("!quant."):
+            return parse_element_type(ts)
         if tok.text.endswith(".async_bundle"):
             return AsyncBundleType.parse(ts, dialect)
         return TokenType.parse(ts, dialect)

@@ -16,14 +16,32 @@ def _context():
     return context()
 
 
+def readable(text: str) -> bool:
+    """Whether jaxlib's MLIR can read ``text`` at all: its bindings do not register the quant
+    dialect, so no ``!quant.uniform`` type parses (the quantized ops' cases are judged by
+    running them through mhlo_ir.quant_lowering, and their text against StableHLO's corpus,
+    which MLIR printed: tests/mhlo_ir/test_quant*.py)."""
+    return (b"!quant." if isinstance(text, (bytes, bytearray)) else "!quant.") not in text
+
+
+def skip_unless_readable(text: str) -> None:
+    if not readable(text):
+        import pytest
+        pytest.skip("jaxlib's MLIR cannot read !quant types (no quant dialect registered)")
+
+
 def parse(text: str):
-    """Parse + verify with MLIR; returns the ir.Module (raises ir.MLIRError)."""
+    """Parse + verify with MLIR; returns the ir.Module (raises ir.MLIRError). Skips the test
+    for text MLIR here cannot read (``readable``)."""
+    skip_unless_readable(text)
     ir, ctx = _context()
     with ctx, ir.Location.unknown():
         return ir.Module.parse(text)
 
 
 def mlir_generic(text: str) -> str:
+    """MLIR's generic print of ``text`` (parsed and verified); skips like ``parse``."""
+    skip_unless_readable(text)
     ir, ctx = _context()
     with ctx, ir.Location.unknown():
         return ir.Module.parse(text).operation.get_asm(print_generic_op_form=True)

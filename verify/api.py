@@ -12,7 +12,7 @@ from .compiled import Compiled
 from .errors import (ArgumentError, CompileError, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
 
-__all__ = ["check", "compile", "run", "Executable", "to_text", "source_name"]
+__all__ = ["check", "compile", "run", "Executable", "to_text", "source_name", "dequantized"]
 
 
 def to_text(module_or_text) -> str:
@@ -150,7 +150,38 @@ def check(module_or_text, *, filename: str | None = None) -> str:
     the parser and verifier only. Errors name the text ``filename`` (default: see
     ``source_name``) and show the offending line.
     """
-    return _check(module_or_text, filename)[0]
+    return _check(dequantized(module_or_text), filename)[0]
+
+
+def dequantized(module_or_text) -> object:
+    """``module_or_text`` with its quantized types lowered to integer and float math
+    (``mhlo_ir.quant_lowering``, StableHLO's own lowering), a Module then; unchanged when it
+    has none. jaxlib 0.10.2's MLIR does not register the quant dialect (it cannot read
+    ``!quant.uniform`` at all) and XLA cannot translate ``uniform_quantize``, so a quantized
+    program reaches jaxlib only this way. Text is read with mhlo_ir's parser, and the lowered
+    module is verified: what cannot be lowered is a VerificationError naming the op."""
+    from mhlo_ir.errors import IRError
+    from mhlo_ir.quant_lowering import has_quantized, lower_quantized
+    from mhlo_ir.syntax import ParseError
+    module = module_or_text
+    if isinstance(module_or_text, (str, bytes)):
+        text = module_or_text.decode() if isinstance(module_or_text, bytes) else module_or_text
+        if "!quant." not in text:
+            return module_or_text
+        from mhlo_ir.parser import parse
+        try:
+            module = parse(text)
+        except (ParseError, IRError) as e:
+            raise VerificationError(f"quantized program: mhlo_ir reads it to lower its "
+                                    f"quantized types, and cannot: {e}", text,
+                                    from_jaxlib=False) from None
+    elif not has_quantized(module_or_text):
+        return module_or_text
+    try:
+        return lower_quantized(module)
+    except IRError as e:
+        raise VerificationError(f"quantized program: {e}", to_text(module),
+                                from_jaxlib=False) from None
 
 
 def _check(module_or_text, filename: str | None):
@@ -405,6 +436,7 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         raise ValueError("a TPU compile needs topology= (for example 'v5e:2x2'), and only "
                          "a TPU compile takes one" if platform == "tpu" else
                          f"topology= is for platform='tpu', not {platform!r}")
+    module_or_text = dequantized(module_or_text)
     text, computation, read = _check(module_or_text, filename)
     _check_entry(module_or_text)
     if platform == "cpu" and read is not None:

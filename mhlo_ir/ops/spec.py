@@ -15,6 +15,8 @@ from typing import Callable
 import attrs
 
 from ..errors import OpBuildError
+from ..quant import _INTERNED as _QUANT_TYPES
+from ..quant import QuantizedType
 from ..types import TensorType, TokenType, TupleType, Type
 
 __all__ = ["OpSpec", "AttrSpec", "fail", "tensor_operand", "same_shape", "REGISTRY", "register",
@@ -97,7 +99,18 @@ class OpSpec:
         checked against the spec's rule; required attributes and the region count are
         checked too. The one validation of an op: the builder runs it when an op is made
         and ``Module.verify`` again on every op (ops can be edited after building), so the
-        two can never disagree. Raises OpBuildError."""
+        two can never disagree. Raises OpBuildError.
+
+        Quantized tensors (``mhlo_ir.quant``) are judged by ``mhlo_ir.quant_checks``, by the
+        op's family in StableHLO's spec, wherever they appear in operands or results."""
+        if _QUANT_TYPES and (_holds_quantized(types) or (
+                result_types is not None and _holds_quantized(result_types))):
+            from ..quant_checks import validate_quantized
+            return validate_quantized(self, types, attributes, result_types, regions)
+        return self.validate_plain(types, attributes, result_types, regions)
+
+    def validate_plain(self, types: tuple, attributes, result_types, regions) -> tuple:
+        """``validate`` by the op's own rule alone, whatever the element types."""
         name = self.name
         for k, a in self.attributes.items():
             if a.required and (not attributes or k not in attributes):
@@ -128,6 +141,13 @@ class OpSpec:
                 fail(name, f"result types ({', '.join(map(str, result_types))}) differ "
                            f"from the inferred ({', '.join(map(str, inferred))})")
         return result_types
+
+
+def _holds_quantized(types) -> bool:
+    for t in types:
+        if getattr(t, "element_type", None).__class__ is QuantizedType:
+            return True
+    return False
 
 
 def _inferred(spec, name, types, attributes) -> tuple:
@@ -207,10 +227,6 @@ BUILDER_METHODS: dict = {}
 UNDECLARED = {
     "mhlo.minimum_broadcast_shapes": "operands are tensor<Nxindex> shape values (no index "
                                      "type here) and XLA cannot convert the op to HLO",
-    "mhlo.uniform_quantize": "needs !quant.uniform element types (not in the type system); "
-                             "jaxlib 0.10 cannot translate it to HLO either",
-    "mhlo.uniform_dequantize": "needs !quant.uniform element types (not in the type system); "
-                               "jaxlib 0.10 cannot translate it to HLO either",
     "chlo.ragged_dot": "not yet: needs the #chlo.ragged_dot attribute (mhlo.ragged_dot is "
                        "declared)",
     "chlo.scan": "not yet: several variadic operand groups and regions (mhlo.scan is "

@@ -2,7 +2,8 @@
 
 parse (``mhlo_ir.parse``; with ``generic_input``, of MLIR's generic print of the module) →
 ``program.transform`` → ``Module.verify`` and ``to_text(dialect=...)`` → ``verify.compile``
-→ run with the ``@inputs`` values → judge. Each step's failure has its own status.
+(which lowers quantized programs first: ``verify.api.dequantized``) → run with the
+``@inputs`` values → judge. Each step's failure has its own status.
 """
 
 from __future__ import annotations
@@ -33,9 +34,6 @@ def _line(e, limit: int = 400) -> str:
 def _unsupported_parse(text: str, e: ParseError) -> str | None:
     """Why a module our parser refuses is out of the run's reach today, or None when the
     refusal is a parser gap to count as parse_error."""
-    if "!quant." in text:
-        return ("quantized element types (!quant.uniform): mhlo_ir's types cannot represent "
-                f"them yet ({_line(e.message, 200)})")
     if "dynamic dimensions" in e.message:
         return f"dynamic shapes: mhlo_ir's tensor types are static ({_line(e.message, 200)})"
     return None
@@ -53,8 +51,8 @@ def run_module(text: str, source: str, dialect: str = "mhlo",
         except ir.MLIRError as e:
             if "!quant." in text:
                 return ModuleOutcome("unsupported", "quantized element types (!quant.uniform): "
-                                     "mhlo_ir's types cannot represent them yet (and MLIR "
-                                     "here cannot read them for --generic-input)")
+                                     "jaxlib's MLIR cannot read them, so --generic-input has "
+                                     "no generic print to give our parser")
             return ModuleOutcome("parse_error", "(generic input) MLIR cannot read the module: "
                                  + _line(mlir.error_text(e)))
         source = f"{source} (MLIR's generic print)"

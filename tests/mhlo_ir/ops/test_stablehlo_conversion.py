@@ -90,6 +90,7 @@ def _with_stderr(fn, *args):
 def jaxlib_stablehlo(mhlo_text: str) -> str:
     """jaxlib's conversion of ``mhlo_text``, in MLIR's generic print (raises on failure)."""
     from verify import _jaxlib
+    oracle.skip_unless_readable(mhlo_text)
     _, X = _jaxlib.xla()
     return oracle.mlir_generic(X.mlir.mhlo_to_stablehlo(mhlo_text))
 
@@ -191,7 +192,7 @@ def runs(cpu_client) -> dict:
     as StableHLO; outputs are lists of arrays or the exception raised."""
     todo = []
     for case in CASE_LIST:
-        if case.reference is None:
+        if case.reference is None or not _readable(case):
             continue
         m, inputs, _, _ = conversion(case.id)
         try:
@@ -245,8 +246,14 @@ def _compare_runs(case, m, ours, runs):
             assert_close(b, a, rtol=16 * eps, atol=16 * eps, what=what + " (HLO differs)")
 
 
+def _readable(case) -> bool:
+    """Whether jaxlib can read the case's text to convert it (not quantized cases)."""
+    return oracle.readable(case.build()[0].to_text(locations=False))
+
+
 @pytest.mark.parametrize("case", CASE_LIST, ids=lambda c: c.id)
 def test_stablehlo_is_jaxlibs_conversion(case, runs):
+    oracle.skip_unless_readable(case.build()[0].to_text(locations=False))
     m, inputs, theirs, error = conversion(case.id)
     try:
         ours = m.to_text(locations=False, dialect=STABLEHLO)

@@ -1,0 +1,489 @@
+"""Quantized programs as integer and float math: what XLA can run.
+
+``lower_quantized(module)`` returns a new module in which no quantized type is left: stored
+integers travel as their storage type, and every op on quantized values becomes the arithmetic
+that defines it. It follows StableHLO's own lowering, ``stablehlo-legalize-quant-to-math``
+(``stablehlo/transforms/StablehloLegalizeQuantToMath.cpp``, the pass StableHLO's reference
+interpreter runs before it interprets a quantized program), pattern for pattern and constant
+for constant, so that a program gives the numbers StableHLO's interpreter gives (its test
+corpus holds the expected values):
+
+- ``uniform_quantize`` of f32: ``convert(round_nearest_even(clamp(x / scale + zp)))`` with the
+  scale, zero point and storage bounds as f32 constants; of a quantized value (requantize):
+  ``x * (s_in / s_out) + (zp_out - zp_in * s_in / s_out)``, the merged constants computed in
+  double and rounded to f32, clamped (below 32 bits), rounded to even;
+- ``uniform_dequantize``: ``convert(convert(x, i32) - zp, f32) * scale``;
+- ``add`` of per-tensor types: both operands requantized to the result's parameters in i32,
+  ``l + r - zp``, clamped to the storage range below 32 bits;
+- ``dot``/``dot_general``/``convolution`` of quantized lhs and rhs: the integer product in
+  i32, the zero points' contribution subtracted (sums of the other operand over the
+  contracting dimensions), scaled by ``s_l * s_r / s_res`` in f32 unless that is within 0.001
+  of 1; convolutions only as StableHLO's lowering takes them (rhs zero point 0, NHWC/NCHW or
+  NDHWC/NCDHW layouts, no lhs dilation), with the lhs padded by its zero point; hybrid
+  (float lhs, quantized rhs) ops dequantize the rhs behind an ``optimization_barrier``;
+- ops that move stored integers (transpose, reshape, gather, pad, slice, concatenate, ...;
+  ``maximum``/``minimum``/``select`` of one type) on the storage type unchanged;
+- every other op on quantized values (and the dot-like and add cases above that the patterns
+  do not take): ``quantize(op(dequantize(x)))`` in f32.
+
+StableHLO's lowering takes f32 expressed types only (it builds f32 math); so does this, and
+anything it cannot lower is an error naming the op, not a program that computes otherwise.
+The input module is not changed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .builder import Builder
+from .errors import OpBuildError
+from .ir import Block, Function, Module, Region, make_operation
+from .quant import QuantizedType, expressed_tensor, storage_tensor
+from .types import FunctionType, tensor
+
+__all__ = ["lower_quantized", "has_quantized"]
+
+_F32, _I32 = dtypes.f32, dtypes.i32
+
+# Ops StableHLO's lowering keeps, with their quantized types replaced by the storage type
+# (its ConvertGenericOp list, with the carriers and the collectives that only move values).
+_STORAGE = frozenset({
+    "bitcast_convert", "broadcast_in_dim", "composite", "concatenate", "dynamic_reshape",
+    "dynamic_slice", "gather", "pad", "reduce_window", "reshape", "slice", "transpose",
+    "get_dimension_size", "dynamic_broadcast_in_dim", "return", "func.return", "func.call",
+    "while", "if", "case", "optimization_barrier", "tuple", "get_tuple_element", "custom_call",
+    "all_gather", "all_to_all", "collective_broadcast", "collective_permute"})
+
+
+def _q(t):
+    et = getattr(t, "element_type", None)
+    return et if et.__class__ is QuantizedType else None
+
+
+def _lower_type(t):
+    if isinstance(t, FunctionType):
+        return FunctionType([_lower_type(x) for x in t.inputs],
+                            [_lower_type(x) for x in t.results])
+    return storage_tensor(t)
+
+
+def has_quantized(module) -> bool:
+    """Whether any function signature, operand or result of ``module`` is quantized."""
+    from .ir import walk
+    for fn in module.functions:
+        if any(_q(t) for t in fn.arg_types) or any(_q(t) for t in fn.result_types or ()):
+            return True
+    for _, op in walk(module):
+        if any(_q(v.type) for v in op.operands) or any(_q(r.type) for r in op.results):
+            return True
+    return False
+
+
+def lower_quantized(module: Module) -> Module:
+    """A new module computing what ``module`` computes, with no quantized type left (see the
+    module docstring). Raises OpBuildError for what cannot be lowered, naming the op."""
+    out = Module(module.name, attributes=dict(module.attributes or {}),
+                 location=module.location)
+    for fn in module.functions:
+        new = Function(fn.name, [_lower_type(t) for t in fn.arg_types],
+                       None if fn.result_types is None else
+                       [_lower_type(t) for t in fn.result_types],
+                       visibility=fn.visibility, arg_attrs=fn.arg_attrs, res_attrs=fn.res_attrs,
+                       attributes=fn.attributes, location=fn.location,
+                       arg_locations=[a.location for a in fn.arguments])
+        out.insert(new, exact=True)
+        _Lowering().block(fn.entry_block, new.entry_block, new)
+    out.host_callbacks = list(module.host_callbacks)
+    out.verify()
+    return out
+
+
+class _Lowering:
+    """One function's rewrite: old values to new ones."""
+
+    def __init__(self):
+        self.values: dict = {}
+
+    def block(self, old: Block, new: Block, fn: Function | None) -> None:
+        for a, b in zip(old.arguments, new.arguments):
+            self.values[a] = b
+        builder = Builder(new, fn)
+        for op in old.operations:
+            builder.location = op.location
+            results = self.op(builder, op)
+            for r, v in zip(op.results, results):
+                self.values[r] = v
+
+    def region(self, old: Region) -> Region:
+        blocks = []
+        for ob in old.blocks:
+            nb = Block([_lower_type(a.type) for a in ob.arguments],
+                       [a.location for a in ob.arguments])
+            self.block(ob, nb, None)
+            blocks.append(nb)
+        return Region(blocks)
+
+    def copy(self, b: Builder, op, result_types=None):
+        """``op`` again on the new values, its quantized types made storage types."""
+        operands = tuple(self.values[v] for v in op.operands)
+        types = result_types if result_types is not None else \
+            [_lower_type(r.type) for r in op.results]
+        regions = tuple(self.region(r) for r in op.regions)
+        new = make_operation(op.spec, operands, types, op.attributes, regions, op.location,
+                             b.block)
+        b.block.operations.append(new)
+        return new.results
+
+    # -- dispatch -------------------------------------------------------------------------
+
+    def op(self, b: Builder, op) -> tuple:
+        name = op.spec.name
+        qin = [_q(v.type) for v in op.operands]
+        qout = [_q(r.type) for r in op.results]
+        if not any(qin) and not any(qout):
+            return self.copy(b, op)
+        x = [self.values[v] for v in op.operands]
+        if name == "uniform_quantize":
+            return (self.quantize_op(b, op, x[0], qin[0], op.results[0].type),)
+        if name == "uniform_dequantize":
+            return (dequantize(b, x[0], qin[0]),)
+        if name == "add" and all(qin) and all(qout) and \
+                not any(q.axis is not None for q in qin + qout):
+            return (_add(b, x[0], x[1], qin[0], qin[1], qout[0], op.results[0].type),)
+        if name == "add" and all(qin) and all(qout) and qin[0] is qin[1] is qout[0] and \
+                qout[0].storage.bits == 32:
+            return (_add_per_axis(b, x[0], x[1], qout[0]),)
+        if name in ("dot", "dot_general", "convolution"):
+            lowered = self.dot_like(b, op, x, qin, qout)
+            if lowered is not None:
+                return lowered
+            return self.qdq(b, op, x, qin)
+        if name in ("maximum", "minimum", "select"):
+            quantized = [q for q in qin + qout if q is not None]
+            if all(q is quantized[0] for q in quantized) and quantized[0].axis is None:
+                return self.copy(b, op)
+            return self.qdq(b, op, x, qin)
+        if name in _STORAGE or op.spec.chapter == "opaque":
+            return self.copy(b, op)
+        return self.qdq(b, op, x, qin)
+
+    def quantize_op(self, b, op, x, qin, result_type):
+        q = result_type.element_type
+        _f32_only(op.spec.name, q)
+        if qin is None:
+            if x.type.element_type is not _F32:
+                raise OpBuildError(f"'uniform_quantize' of {x.type}: the quantization lowering "
+                                   f"takes f32 operands only (as StableHLO's does)")
+            return quantize(b, x, q)
+        if qin.axis is not None and q.axis is not None and qin.axis != q.axis:
+            raise OpBuildError("'uniform_quantize' cannot requantize while changing the "
+                               "quantization axis")
+        return requantize(b, x, qin, q, q.storage)
+
+    def qdq(self, b, op, x, qin) -> tuple:
+        """``quantize(op(dequantize(x)))``: StableHLO's fallback for every quantized op."""
+        operands = [dequantize(b, v, q) if q is not None else v for v, q in zip(x, qin)]
+        types = [expressed_tensor(r.type) for r in op.results]
+        for r in op.results:
+            if _q(r.type) is not None:
+                _f32_only(op.spec.name, _q(r.type))
+        regions = tuple(self.region(r) for r in op.regions)
+        new = make_operation(op.spec, tuple(operands), types, op.attributes, regions,
+                             op.location, b.block)
+        b.block.operations.append(new)
+        return tuple(quantize(b, v, _q(r.type)) if _q(r.type) is not None else v
+                     for v, r in zip(new.results, op.results))
+
+    def dot_like(self, b, op, x, qin, qout):
+        """The integer (or hybrid) lowering of a dot-like op, or None where StableHLO's
+        patterns do not apply (then the op is dequantized, computed and quantized)."""
+        name = op.spec.name
+        ql, qr = qin[0], qin[1]
+        qres = qout[0]
+        if ql is None and qr is not None and qres is None:
+            return (_hybrid(b, op, x[0], x[1], qr),)
+        if not (ql is not None and ql.axis is None and qr is not None and qres is not None
+                and (qr.axis is None) == (qres.axis is None)):
+            return None
+        if name == "convolution":
+            dims = _conv_dims(op, qr, qres)
+            if dims is None:
+                return None
+        elif name == "dot":
+            dims = ((), (), (1,), (), (), (0,))
+        else:
+            dn = op.attr("dot_dimension_numbers")
+            dims = (tuple(dn.lhs_batching_dimensions), (), tuple(dn.lhs_contracting_dimensions),
+                    tuple(dn.rhs_batching_dimensions), (), tuple(dn.rhs_contracting_dimensions))
+        return (_dot_like(b, op, x[0], x[1], ql, qr, qres, dims),)
+
+
+def _f32_only(op: str, q: QuantizedType) -> None:
+    if q.expressed is not _F32:
+        raise OpBuildError(f"'{op}': the quantization lowering handles f32 expressed types only "
+                           f"(as StableHLO's does), got {q.name}")
+
+
+# -- constants and broadcasts --------------------------------------------------------------
+
+def _scalar(b, value, et):
+    return b.constant(np.array(value, dtype=et.dtype))
+
+
+def _bcast(b, c, shape, dims=()):
+    """Scalar (or per-axis vector, along ``dims``) constant ``c`` at ``shape``: what
+    StableHLO's chlo broadcasting ops become."""
+    return b.broadcast_in_dim(c, shape, dims)
+
+
+def _params(b, q: QuantizedType, zp_float: bool):
+    """(scales, zero points, broadcast dims) as constants: f32 scales, zero points in f32 or
+    i32, scalars for per-tensor types, vectors along the axis for per-axis ones."""
+    zet = _F32 if zp_float else _I32
+    if q.axis is None:
+        return (_scalar(b, np.float32(q.scales[0]), _F32),
+                _scalar(b, q.zero_points[0], zet), ())
+    return (b.constant(np.array(q.scales, np.float32)),
+            b.constant(np.array(q.zero_points, zet.dtype)), (q.axis,))
+
+
+def _binary(b, fn, x, c, dims=()):
+    return fn(x, _bcast(b, c, x.type.shape, dims))
+
+
+def quantize(b, x, q: QuantizedType):
+    """f32 ``x`` quantized as ``q``, StableHLO's way."""
+    scales, zps, dims = _params(b, q, zp_float=True)
+    r = _binary(b, b.divide, x, scales, dims)
+    r = _binary(b, b.add, r, zps, dims)
+    r = b.clamp(_scalar(b, np.float32(q.storage_min), _F32), r,
+                _scalar(b, np.float32(q.storage_max), _F32))
+    r = b.round_nearest_even(r)
+    return b.convert(r, q.storage)
+
+
+def dequantize(b, x, q: QuantizedType):
+    """The f32 values stored ``x`` (of type ``q``) stands for."""
+    _f32_only("uniform_dequantize", q)
+    scales, zps, dims = _params(b, q, zp_float=False)
+    r = b.convert(x, _I32)
+    r = _binary(b, b.subtract, r, zps, dims)
+    r = b.convert(r, _F32)
+    return _binary(b, b.multiply, r, scales, dims)
+
+
+def _merged(qin: QuantizedType, qout: QuantizedType):
+    """Per channel: (merged scale, merged zero point) in double, as StableHLO computes them."""
+    if qin.axis is None and qout.axis is None:
+        s = qin.scales[0] / qout.scales[0]
+        return [s], [qout.zero_points[0] - qin.zero_points[0] * s], None
+    n = len((qout if qout.axis is not None else qin).scales)
+    axis = qout.axis if qout.axis is not None else qin.axis
+    scales, zps = [], []
+    for i in range(n):
+        s_in = qin.scales[i] if qin.axis is not None else qin.scales[0]
+        s_out = qout.scales[i] if qout.axis is not None else qout.scales[0]
+        z_in = qin.zero_points[i] if qin.axis is not None else qin.zero_points[0]
+        z_out = qout.zero_points[i] if qout.axis is not None else qout.zero_points[0]
+        s = s_in / s_out
+        scales.append(s)
+        zps.append(z_out - z_in * s)
+    return scales, zps, axis
+
+
+def requantize(b, x, qin: QuantizedType, qout: QuantizedType, out_et):
+    """Stored ``x`` of ``qin`` as stored values of ``qout`` in element type ``out_et``."""
+    if qin is qout:
+        return b.convert(x, out_et)
+    _f32_only("uniform_quantize", qout)
+    r = b.convert(x, _F32)
+    scales, zps, axis = _merged(qin, qout)
+    if axis is None:
+        r = _binary(b, b.multiply, r, _scalar(b, np.float32(scales[0]), _F32))
+        if zps[0] != 0:
+            r = _binary(b, b.add, r, _scalar(b, np.float32(zps[0]), _F32))
+    else:
+        r = _binary(b, b.multiply, r, b.constant(np.array(scales, np.float32)), (axis,))
+        if any(z != 0 for z in zps):
+            r = _binary(b, b.add, r, b.constant(np.array(zps, np.float32)), (axis,))
+    if out_et.bits < 32:
+        r = b.clamp(_scalar(b, np.float32(qout.storage_min), _F32), r,
+                    _scalar(b, np.float32(qout.storage_max), _F32))
+    r = b.round_nearest_even(r)
+    return b.convert(r, out_et)
+
+
+def _add(b, lhs, rhs, ql, qr, qres, result_type):
+    lhs = requantize(b, lhs, ql, qres, _I32)
+    rhs = requantize(b, rhs, qr, qres, _I32)
+    s = b.subtract(b.add(lhs, rhs), _bcast(b, _scalar(b, qres.zero_points[0], _I32),
+                                           lhs.type.shape))
+    if qres.storage.bits == 32:
+        return b.convert(s, qres.storage) if qres.storage is not _I32 else s
+    s = b.clamp(_scalar(b, qres.storage_min, _I32), s, _scalar(b, qres.storage_max, _I32))
+    return b.convert(s, qres.storage)
+
+
+def _add_per_axis(b, lhs, rhs, q):
+    s = b.add(lhs, rhs)
+    if any(z != 0 for z in q.zero_points):
+        s = b.subtract(s, _bcast(b, b.constant(np.array(q.zero_points, q.storage.dtype)),
+                                 s.type.shape, (q.axis,)))
+    return s
+
+
+# -- dot-like ops --------------------------------------------------------------------------
+
+def _hybrid(b, op, lhs, rhs, qr):
+    """Weight-only quantization: float lhs times the dequantized rhs, as StableHLO lowers it
+    (behind an optimization_barrier, so that XLA does not fold the dequantized weights)."""
+    _f32_only(op.spec.name, qr)
+    rhs = b.optimization_barrier(rhs)
+    scales, zps, dims = _params(b, qr, zp_float=True)
+    r = b.convert(rhs, _F32)
+    if any(z != 0 for z in qr.zero_points):
+        r = _binary(b, b.subtract, r, zps, dims)
+    r = _binary(b, b.multiply, r, scales, dims)
+    return b.create(op.spec.name, (lhs, r), op.attributes,
+                    result_types=[op.results[0].type]).results[0]
+
+
+_CONV_LAYOUTS = {
+    # (input b, f, spatial; kernel i, o, spatial; output b, f, spatial) -> DotLike dims
+    (0, 3, (1, 2), 2, 3, (0, 1), 0, 3, (1, 2)): ((0,), (1, 2), (3,), (), (0, 1), (2,)),
+    (0, 1, (2, 3), 1, 0, (2, 3), 0, 1, (2, 3)): ((0,), (2, 3), (1,), (), (2, 3), (1,)),
+    (0, 4, (1, 2, 3), 3, 4, (0, 1, 2), 0, 4, (1, 2, 3)):
+        ((0,), (1, 2, 3), (4,), (), (0, 1, 2), (3,)),
+    (0, 1, (2, 3, 4), 0, 1, (2, 3, 4), 0, 1, (2, 3, 4)):
+        ((0,), (2, 3, 4), (1,), (), (2, 3, 4), (1,)),
+}
+
+
+def _conv_dims(op, qr, qres):
+    """StableHLO's conditions for the integer convolution (verifyAndConstructDims), and its
+    dimension roles; None when they do not hold."""
+    if qr.axis is None:
+        if qr.zero_points[0] != 0:
+            return None
+    else:
+        if any(z != 0 for z in qr.zero_points + qres.zero_points):
+            return None
+        if qr.axis != op.operands[1].type.rank - 1:
+            return None
+        ratios = [rs / ks for rs, ks in zip(qres.scales, qr.scales)]
+        if any(abs((r - ratios[0]) / ratios[0]) > 0.001 for r in ratios):
+            return None
+    dil = op.attr("lhs_dilation")
+    if dil is not None and any(d != 1 for d in dil):
+        return None
+    dn = op.attr("dimension_numbers")
+    key = (dn.input_batch_dimension, dn.input_feature_dimension,
+           tuple(dn.input_spatial_dimensions), dn.kernel_input_feature_dimension,
+           dn.kernel_output_feature_dimension, tuple(dn.kernel_spatial_dimensions),
+           dn.output_batch_dimension, dn.output_feature_dimension,
+           tuple(dn.output_spatial_dimensions))
+    return _CONV_LAYOUTS.get(key)
+
+
+def _padding_pairs(op):
+    pad = op.attr("padding")
+    if pad is None:
+        return None
+    values = pad.to_array().reshape(-1, 2) if hasattr(pad, "to_array") else np.array(pad)
+    return [tuple(int(v) for v in row) for row in values]
+
+
+def _kernel(b, op, lhs, rhs, ql, dims):
+    """The integer product: dot_general/dot as is with an i32 result; a convolution with its
+    lhs padded by the lhs zero point instead of zeros."""
+    res_i32 = tensor(op.results[0].type.shape, _I32)
+    attrs = dict(op.attributes or {})
+    name = op.spec.name
+    if name == "dot":
+        name = "dot_general"
+        attrs = {k: v for k, v in attrs.items() if k == "precision_config"}
+        attrs["dot_dimension_numbers"] = {"lhs_contracting_dimensions": (1,),
+                                          "rhs_contracting_dimensions": (0,)}
+    if name == "convolution":
+        pads = _padding_pairs(op)
+        if pads is not None and any(p != 0 for row in pads for p in row):
+            rank = lhs.type.rank
+            low, high = [0] * rank, [0] * rank
+            for i, d in enumerate(dims[1]):
+                low[d], high[d] = pads[i]
+            # StableHLO pads with the zero point as an i8 constant (its lowering assumes i8)
+            zp = b.constant(np.array(ql.zero_points[0], ql.storage.dtype))
+            lhs = b.pad(lhs, zp, low, high, [0] * rank)
+            attrs["padding"] = [(0, 0)] * (rank - 2)
+    return lhs, b.create(name, (lhs, rhs), attrs, result_types=[res_i32]).results[0]
+
+
+def _zp_partial(b, t, other_zp, reduction_dims):
+    """Sum of ``t`` over ``reduction_dims`` in i32, times the other operand's zero point."""
+    t = b.convert(t, _I32)
+    s = b.reduce([t], [_scalar(b, 0, _I32)], list(reduction_dims),
+                 lambda rb, x, y: rb.add(x, y))
+    return b.multiply(s, _bcast(b, _scalar(b, other_zp, _I32), s.type.shape))
+
+
+def _bcast_contribution(b, c, reduction_dims, batching_dims, start, out_shape):
+    dims = []
+    batch_idx, other_idx = 0, start
+    original = 0
+    for _ in range(c.type.rank):
+        while original in reduction_dims:
+            original += 1
+        if original in batching_dims:
+            dims.append(batch_idx)
+            batch_idx += 1
+        else:
+            dims.append(other_idx)
+            other_idx += 1
+        original += 1
+    return b.broadcast_in_dim(c, out_shape, dims)
+
+
+def _zp_offset(b, lhs, rhs, lhs_zp, rhs_zp, out_shape, dims):
+    lb, ls, lc, rb_, rs, rc = dims
+    result = None
+    if rhs_zp != 0:
+        red = tuple(ls) + tuple(lc)
+        c = _zp_partial(b, lhs, rhs_zp, red)
+        result = _bcast_contribution(b, c, red, lb, len(lb), out_shape)
+    if lhs_zp != 0:
+        red = tuple(rs) + tuple(rc)
+        c = _zp_partial(b, rhs, lhs_zp, red)
+        start = lhs.type.rank - len(lc)
+        if ls and rs:
+            start = lc[0]
+        c = _bcast_contribution(b, c, red, rb_, start, out_shape)
+        result = c if result is None else b.add(result, c)
+    if lhs_zp != 0 and rhs_zp != 0:
+        total = 1
+        for d in tuple(rs) + tuple(rc):
+            total *= rhs.type.shape[d]
+        # int32 arithmetic, wrapping as the C++ does
+        v = np.int64(np.int32(lhs_zp)) * np.int64(np.int32(rhs_zp)) * np.int64(total)
+        v = int(np.array(v & 0xFFFFFFFF, np.uint32).astype(np.int32))
+        result = b.subtract(result, _bcast(b, _scalar(b, v, _I32), out_shape))
+    return result
+
+
+def _dot_like(b, op, lhs, rhs, ql, qr, qres, dims):
+    lhs, res = _kernel(b, op, lhs, rhs, ql, dims)
+    shape = res.type.shape
+    offset = _zp_offset(b, lhs, rhs, ql.zero_points[0],
+                        qr.zero_points[0] if qr.axis is None else 0, shape, dims)
+    combined = ql.scales[0] * qr.scales[0] / qres.scales[0]
+    if abs(combined - 1.0) > 0.001:
+        c = _scalar(b, np.float32(combined), _F32)
+        res = b.convert(b.multiply(b.convert(res, _F32), _bcast(b, c, shape)), _I32)
+        if offset is not None:
+            offset = b.convert(b.multiply(b.convert(offset, _F32), _bcast(b, c, shape)), _I32)
+    zp = _scalar(b, qres.zero_points[0] if qres.axis is None else 0, _I32)
+    if offset is not None:
+        zp = b.subtract(_bcast(b, zp, shape), offset)
+    else:
+        zp = _bcast(b, zp, shape)
+    return b.convert(b.add(res, zp), qres.storage)

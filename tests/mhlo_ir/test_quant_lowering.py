@@ -1,0 +1,279 @@
+"""mhlo_ir.quant_lowering: quantized programs as integer and float math, run by XLA.
+
+Oracles: StableHLO's spec semantics computed in numpy (quantize, dequantize exactly, in f32 as
+the spec's expressed type; requantization, add and dot products within one storage step of
+the dequantize-compute-quantize result, as StableHLO's lowering reassociates the scales), and
+StableHLO's own expected values for the corpus' 106 quantized modules (tests/verify/
+test_conformance.py runs them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import mhlo_ir as hlo
+import verify
+from mhlo_ir.quant import quantized
+from mhlo_ir.quant_lowering import has_quantized, lower_quantized
+
+T = hlo.tensor
+F32 = np.float32
+
+
+def build(arg_types, body):
+    m = hlo.Module("q")
+    f = m.add_function("main", list(arg_types), visibility="public")
+    b = f.builder()
+    out = body(b, *f.arguments)
+    b.return_(*((out,) if isinstance(out, hlo.Value) else out))
+    return m
+
+
+# -- numpy models of StableHLO's spec ---------------------------------------------------------
+
+def np_quantize(x, q):
+    """spec.md's quantize: round_nearest_even(x / scale + zero_point), clamped, in f32."""
+    x = np.asarray(x, F32)
+    if q.axis is None:
+        s, z = F32(q.scales[0]), F32(q.zero_points[0])
+    else:
+        shape = [1] * x.ndim
+        shape[q.axis] = -1
+        s = np.array(q.scales, F32).reshape(shape)
+        z = np.array(q.zero_points, F32).reshape(shape)
+    r = np.round(x / s + z)
+    return np.clip(r, q.storage_min, q.storage_max).astype(q.storage.dtype)
+
+
+def np_dequantize(stored, q, dtype=F32):
+    stored = np.asarray(stored).astype(np.int64)
+    if q.axis is None:
+        return ((stored - q.zero_points[0]) * np.float64(q.scales[0])).astype(dtype)
+    shape = [1] * stored.ndim
+    shape[q.axis] = -1
+    z = np.array(q.zero_points).reshape(shape)
+    s = np.array(q.scales).reshape(shape)
+    return ((stored - z) * s).astype(dtype)
+
+
+storage_types = st.sampled_from([hlo.i8, hlo.ui8, hlo.i4, hlo.i16, hlo.ui4, hlo.i2])
+
+
+@st.composite
+def per_tensor_types(draw, storage=storage_types):
+    et = draw(storage)
+    lo, hi = ((-(1 << (et.bits - 1)), (1 << (et.bits - 1)) - 1) if et.kind == "sint"
+              else (0, (1 << et.bits) - 1))
+    scale = draw(st.floats(1e-3, 10.0))
+    zp = draw(st.integers(lo, hi))
+    return quantized(et, hlo.f32, scale, zp)
+
+
+# -- quantize and dequantize -----------------------------------------------------------------
+
+@given(per_tensor_types(), st.lists(st.floats(-300, 300, width=32), min_size=1, max_size=8))
+def test_quantize_and_dequantize_are_the_spec_exactly(q, xs):
+    x = np.array(xs, F32)
+    m = build([T(x.shape, hlo.f32)], lambda b, v: (b.uniform_quantize(v, q),
+                                                    b.uniform_dequantize(b.uniform_quantize(v, q))))
+    stored, back = verify.run(m, x)  # main returns the stored integers of a quantized tensor
+    want = np_quantize(x, q)
+    np.testing.assert_array_equal(stored, want)
+    assert stored.dtype == q.storage.dtype
+    np.testing.assert_array_equal(back, ((want.astype(np.int32) - np.int32(q.zero_point))
+                                         .astype(F32) * F32(q.scale)))
+
+
+def test_per_axis_quantize_and_dequantize():
+    q = quantized(hlo.i8, hlo.f32, [0.5, 0.25, 2.0], [0, -3, 7], axis=1)
+    x = np.array([[1.3, -2.6, 7.7], [100.0, -100.0, 0.2]], F32)
+    m = build([T((2, 3), hlo.f32)], lambda b, v: (
+        b.uniform_quantize(v, q), b.uniform_dequantize(b.uniform_quantize(v, q))))
+    stored, back = verify.run(m, x)
+    np.testing.assert_array_equal(stored, np_quantize(x, q))
+    np.testing.assert_array_equal(back, np_dequantize(np_quantize(x, q), q))
+
+
+@given(per_tensor_types(st.just(hlo.i8)), per_tensor_types(st.just(hlo.i8)),
+       st.lists(st.integers(-128, 127), min_size=1, max_size=8))
+def test_requantize_is_within_a_step_of_dequantize_then_quantize(qa, qb, values):
+    stored = np.array(values, np.int8)
+    x = np_dequantize(stored, qa)
+    m = build([T(x.shape, hlo.f32)], lambda b, v: b.uniform_quantize(b.uniform_quantize(v, qa),
+                                                                     qb))
+    # the input is exactly representable: quantizing it gives ``stored`` back
+    assert (np_quantize(x, qa) == stored).all()
+    (got,) = verify.run(m, x)
+    want = np_quantize(np_dequantize(stored, qa, np.float64), qb)
+    assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+
+
+@given(per_tensor_types(st.just(hlo.i8)), per_tensor_types(st.just(hlo.i8)),
+       per_tensor_types(st.just(hlo.i8)), st.lists(st.integers(-128, 127), min_size=2,
+                                                    max_size=8))
+def test_add_is_within_a_step_of_the_spec(qa, qb, qr, values):
+    a = np.array(values, np.int8)
+    bv = a[::-1].copy()
+    xa, xb = np_dequantize(a, qa), np_dequantize(bv, qb)
+
+    def body(b, u, v):
+        s = b.create("add", (b.uniform_quantize(u, qa), b.uniform_quantize(v, qb)),
+                     result_types=[T(a.shape, qr)]).results[0]
+        return s
+    (got,) = verify.run(build([T(a.shape, hlo.f32)] * 2, body), xa, xb)
+    exact = np_dequantize(a, qa, np.float64) + np_dequantize(bv, qb, np.float64)
+    want = np_quantize(exact, qr)
+    assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+
+
+# -- dot-like ops -----------------------------------------------------------------------------
+
+def _dot_case(lhs_zp, rhs_zp, res_zp, res_scale):
+    rng = np.random.default_rng(abs(lhs_zp * 7 + rhs_zp))
+    ql = quantized(hlo.i8, hlo.f32, 0.05, lhs_zp)
+    qr = quantized(hlo.i8, hlo.f32, 0.02, rhs_zp)
+    qres = quantized(hlo.i32, hlo.f32, res_scale, res_zp)
+    a = rng.integers(-128, 128, (2, 3, 4)).astype(np.int8)
+    c = rng.integers(-128, 128, (2, 4, 5)).astype(np.int8)
+    return ql, qr, qres, a, c
+
+
+@pytest.mark.parametrize("lhs_zp, rhs_zp, res_zp, res_scale", [
+    (0, 0, 0, 0.001),     # the corpus' case: no zero points
+    (-128, 0, 0, 0.001),  # lhs zero point: the rhs sums
+    (0, 5, 3, 0.001),     # rhs zero point: the lhs sums
+    (-20, 9, -7, 0.001),  # both: and the product of the two
+    (-20, 9, -7, 0.001 + 1e-7),  # combined scale near 1: no f32 rescaling
+])
+def test_quantized_dot_general_is_within_a_step_of_the_spec(lhs_zp, rhs_zp, res_zp, res_scale):
+    ql, qr, qres, a, c = _dot_case(lhs_zp, rhs_zp, res_zp, res_scale)
+    xa, xc = np_dequantize(a, ql), np_dequantize(c, qr)
+
+    def body(b, u, v):
+        return b.create("dot_general", (b.uniform_quantize(u, ql), b.uniform_quantize(v, qr)),
+                        {"dot_dimension_numbers": {
+                            "lhs_batching_dimensions": (0,), "rhs_batching_dimensions": (0,),
+                            "lhs_contracting_dimensions": (2,),
+                            "rhs_contracting_dimensions": (1,)}},
+                        result_types=[T((2, 3, 5), qres)]).results[0]
+    m = build([T(a.shape, hlo.f32), T(c.shape, hlo.f32)], body)
+    (got,) = verify.run(m, xa, xc)
+    exact = np.einsum("bij,bjk->bik", np_dequantize(a, ql, np.float64),
+                      np_dequantize(c, qr, np.float64))
+    want = np.round(exact / res_scale) + res_zp
+    assert got.dtype == np.int32
+    # the lowering scales the i32 product in f32 and truncates: a step, and f32's rounding
+    # of products in the thousands
+    assert np.abs(got.astype(np.int64) - want).max() <= 2
+
+
+def test_hybrid_dot_general_dequantizes_the_weights():
+    qr = quantized(hlo.i8, hlo.f32, 0.5, 3)
+    w = np.array([[1, -2, 3], [4, 5, -6]], np.int8)
+    x = np.array([[1.5, -2.0], [0.25, 4.0]], F32)
+
+    def body(b, u, v):
+        return b.create("dot_general", (u, b.uniform_quantize(v, qr)), {
+            "dot_dimension_numbers": {"lhs_contracting_dimensions": (1,),
+                                      "rhs_contracting_dimensions": (0,)}},
+            result_types=[T((2, 3), hlo.f32)]).results[0]
+    m = build([T((2, 2), hlo.f32), T((2, 3), hlo.f32)], body)
+    (got,) = verify.run(m, x, np_dequantize(w, qr))
+    np.testing.assert_allclose(got, x @ np_dequantize(w, qr), rtol=1e-6)
+    assert "optimization_barrier" in lower_quantized(m).to_text()
+
+
+def test_nhwc_convolution_pads_with_the_zero_point():
+    """The integer convolution (rhs zero point 0, NHWC) pads the lhs with its zero point,
+    which stands for 0.0: the result equals a float convolution of the dequantized values
+    padded with zeros."""
+    ql = quantized(hlo.i8, hlo.f32, 0.1, -50)
+    qr = quantized(hlo.i8, hlo.f32, 0.05, 0)
+    qres = quantized(hlo.i32, hlo.f32, 0.005)
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (1, 4, 4, 2)).astype(np.int8)
+    k = rng.integers(-128, 128, (3, 3, 2, 3)).astype(np.int8)
+    dn = hlo.ConvDimensionNumbers(  # [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
+        input_batch_dimension=0, input_feature_dimension=3, input_spatial_dimensions=(1, 2),
+        kernel_input_feature_dimension=2, kernel_output_feature_dimension=3,
+        kernel_spatial_dimensions=(0, 1), output_batch_dimension=0, output_feature_dimension=3,
+        output_spatial_dimensions=(1, 2))
+
+    def body(b, u, v):
+        out_q = b.create("convolution", (b.uniform_quantize(u, ql), b.uniform_quantize(v, qr)),
+                         {"dimension_numbers": dn, "padding": [(1, 1), (1, 1)],
+                          "feature_group_count": 1, "batch_group_count": 1},
+                         result_types=[T((1, 4, 4, 3), qres)]).results[0]
+        out_f = b.convolution(u, v, dn, padding=[(1, 1), (1, 1)])
+        return out_q, out_f
+    m = build([T(a.shape, hlo.f32), T(k.shape, hlo.f32)], body)
+    lowered = lower_quantized(m).to_text()
+    assert '"mhlo.pad"' in lowered and "-50" in lowered
+    got, ref = verify.run(m, np_dequantize(a, ql), np_dequantize(k, qr))
+    want = np.round(ref.astype(np.float64) / qres.scale)
+    assert np.abs(got - want).max() <= 2
+
+
+# -- the rest ---------------------------------------------------------------------------------
+
+def test_other_ops_dequantize_compute_and_quantize():
+    q = quantized(hlo.i8, hlo.f32, 0.02, -10)
+    qo = quantized(hlo.i8, hlo.f32, 0.01, 0)
+    x = np.linspace(-2.5, 2.3, 12).astype(F32)
+    m = build([T((12,), hlo.f32)], lambda b, v: b.create(
+        "sine", (b.uniform_quantize(v, q),), result_types=[T((12,), qo)]).results[0])
+    (got,) = verify.run(m, x)
+    want = np_quantize(np.sin(np_dequantize(np_quantize(x, q), q).astype(np.float64)), qo)
+    assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+
+
+def test_data_movement_moves_stored_integers():
+    q = quantized(hlo.i8, hlo.f32, 0.5, 1)
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+
+    def body(b, v):
+        s = b.uniform_quantize(v, q)
+        t = b.transpose(s, (1, 0))
+        c = b.concatenate([t, t], 0)
+        return b.slice(c, (1, 0), (4, 2)), b.maximum(s, s)
+    stored, mx = verify.run(build([T((2, 3), hlo.f32)], body), x)
+    q_x = np_quantize(x, q)
+    np.testing.assert_array_equal(stored, np.concatenate([q_x.T, q_x.T])[1:4, 0:2])
+    np.testing.assert_array_equal(mx, q_x)
+    text = lower_quantized(build([T((2, 3), hlo.f32)], body)).to_text()
+    assert "!quant" not in text and "tensor<3x2xi8>" in text
+
+
+def test_text_with_quantized_types_runs_through_verify():
+    q = "tensor<3x!quant.uniform<i8:f32, 0.5:2>>"
+    text = f"""
+    func.func public @main(%x: tensor<3xf32>) -> tensor<3xf32> {{
+      %q = stablehlo.uniform_quantize %x : (tensor<3xf32>) -> {q}
+      %n = stablehlo.negate %q : {q}
+      %d = stablehlo.uniform_dequantize %n : ({q}) -> tensor<3xf32>
+      return %d : tensor<3xf32>
+    }}"""
+    (got,) = verify.run(text, np.array([1.0, -3.0, 70.0], F32))
+    # 70 is stored as 127 (the clamp), which stands for (127 - 2) * 0.5 = 62.5
+    np.testing.assert_array_equal(got, [-1.0, 3.0, -62.5])
+
+
+def test_the_input_module_is_left_as_it_was():
+    q = quantized(hlo.i8, hlo.f32, 0.5)
+    m = build([T((2,), hlo.f32)], lambda b, v: b.uniform_dequantize(b.uniform_quantize(v, q)))
+    before = m.to_text()
+    lowered = lower_quantized(m)
+    assert m.to_text() == before and has_quantized(m) and not has_quantized(lowered)
+
+
+@pytest.mark.parametrize("expressed", [hlo.bf16, hlo.f16])
+def test_what_stablehlos_lowering_does_not_take_is_an_error(expressed):
+    q = quantized(hlo.i8, expressed, 0.5)
+    m = build([T((2,), expressed)], lambda b, v: b.uniform_dequantize(b.uniform_quantize(v, q)))
+    with pytest.raises(hlo.OpBuildError, match="f32 expressed types only"):
+        lower_quantized(m)
+    with pytest.raises(verify.VerificationError, match="f32 expressed types only"):
+        verify.compile(m)
