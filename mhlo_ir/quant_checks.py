@@ -138,6 +138,8 @@ def _qdq(spec, types, attributes, result_types, regions) -> tuple:
 
 
 def _dot_like(spec, types, attributes, result_types, regions) -> tuple:
+    # StableHLO's verifyConvolutionDotGeneralCommonQuantizationConstraints and the dot_general
+    # and convolution ones (spec: dot_general C14-C20, convolution C28-C34)
     name = spec.name
     if result_types is None:
         _fail(name, "with quantized operands needs explicit result types (the result's "
@@ -149,6 +151,26 @@ def _dot_like(spec, types, attributes, result_types, regions) -> tuple:
         _fail(name, f"with quantized tensors needs a quantized rhs, got {rhs} (lhs {lhs}, "
                     f"result {res})")
     er = rhs.element_type
+    if name in ("dot", "dot_general"):
+        if any(z != 0 for z in er.zero_points):
+            _fail(name, f"rhs must have zero points 0 (StableHLO's C15), got {rhs}")
+        if er.axis is not None:
+            dn = attributes.get("dot_dimension_numbers") if attributes else None
+            contracting = (1,) if name == "dot" else \
+                tuple(dn.rhs_contracting_dimensions) if dn is not None else ()
+            if er.axis in contracting:
+                _fail(name, f"rhs is quantized along dimension {er.axis}, which it "
+                            f"contracts (StableHLO's C16): {rhs}")
+    else:
+        dn = attributes["dimension_numbers"]
+        if er.axis is not None and er.axis != dn.kernel_output_feature_dimension:
+            _fail(name, f"rhs must be quantized along its kernel output feature dimension "
+                        f"{dn.kernel_output_feature_dimension}, got {rhs}")
+        eres = res.element_type
+        if eres.__class__ is QuantizedType and eres.axis is not None and \
+                eres.axis != dn.output_feature_dimension:
+            _fail(name, f"result must be quantized along its output feature dimension "
+                        f"{dn.output_feature_dimension}, got {res}")
     if ql:
         if not qres:
             _fail(name, f"of quantized lhs and rhs must have a quantized result, got {res}")
@@ -160,6 +182,9 @@ def _dot_like(spec, types, attributes, result_types, regions) -> tuple:
                         f"{rhs}")
         if eres.expressed is not el.expressed:
             _fail(name, f"result must express {el.expressed.name} like its operands, got {res}")
+        if er.axis is None and eres.axis is not None:
+            _fail(name, f"a rhs quantized per tensor gives a result quantized per tensor, "
+                        f"got {res}")
     else:
         # hybrid (weight-only) quantization: float lhs and result, quantized rhs
         if qres:
@@ -184,30 +209,74 @@ def _storage(spec, types, attributes, result_types, regions) -> tuple:
                      else f"result {i - len(types)}")
             _fail(name, f"moves quantized values, so {where} must be quantized like the "
                         f"others, got {t}")
-    if name == "transpose" and first.axis is not None:
-        perm = attributes["permutation"].ints
-        src, dst = types[0].element_type, results[0].element_type
-        if dst.__class__ is not QuantizedType or dst.axis is None or \
-                dst.baseline != src.baseline or dst.scales != src.scales or \
-                dst.zero_points != src.zero_points or perm[dst.axis] != src.axis:
-            _fail(name, f"of a per-axis quantized {types[0]} must give "
-                        f"the same type quantized along the permuted dimension, got "
-                        f"{results[0]}")
-        return results
-    if name == "broadcast_in_dim" and first.axis is not None:
-        dims = attributes["broadcast_dimensions"].ints
-        src, dst = types[0].element_type, results[0].element_type
-        if dst.__class__ is not QuantizedType or src.axis is None or \
-                dst.baseline != src.baseline or dst.axis != dims[src.axis] or \
-                dst.scales != src.scales or dst.zero_points != src.zero_points:
-            _fail(name, f"of a per-axis quantized {types[0]} must give the same type "
-                        f"quantized along the mapped dimension, got {results[0]}")
+    if first.axis is not None and name in _PER_AXIS:
+        src, dst = types[0], results[0]
+        if dst.element_type.__class__ is not QuantizedType or \
+                src.element_type.__class__ is not QuantizedType:
+            _fail(name, f"moves quantized values: operand {src} and result {dst} must both be "
+                        f"quantized")
+        _PER_AXIS[name](name, src, dst, attributes)
         return results
     for _, t in quantized:
         if t.element_type is not first:
             _fail(name, f"moves stored integers, so its quantized tensors must have one type: "
                         f"{quantized[0][1]} vs {t} (requantize with uniform_quantize first)")
-    if first.axis is not None and name not in ("get_dimension_size",):
-        _fail(name, f"of per-axis quantized tensors is not supported ({quantized[0][1]}): the "
-                    f"quantization dimension would have to be tracked through the op")
+    if first.axis is not None and name != "get_dimension_size":
+        _fail(name, f"of per-axis quantized tensors is not supported ({quantized[0][1]}): "
+                    f"mhlo_ir knows how transpose, reshape and broadcast_in_dim move the "
+                    f"quantization dimension, not how {name} does")
     return results
+
+
+def _same_params(name, src, dst):
+    a, b = src.element_type, dst.element_type
+    if a.baseline != b.baseline or a.scales != b.scales or a.zero_points != b.zero_points:
+        _fail(name, f"must keep the quantization (scales and zero points): {src} vs {dst}")
+
+
+def _transpose_axis(name, src, dst, attributes):
+    # StableHLO's transpose_c1, transpose_c4
+    _same_params(name, src, dst)
+    perm = attributes["permutation"].ints
+    if perm[dst.element_type.axis] != src.element_type.axis:
+        _fail(name, f"result must be quantized along the dimension the operand's "
+                    f"quantization dimension {src.element_type.axis} moves to, got {dst}")
+
+
+def _reshape_axis(name, src, dst, attributes):
+    # StableHLO's reshape_c1, reshape_c3: the quantized dimension keeps its size and what
+    # comes before it its number of elements
+    _same_params(name, src, dst)
+    a, b = src.element_type.axis, dst.element_type.axis
+    before = (_product(src.shape[:a]), _product(dst.shape[:b]))
+    if src.shape[a] != dst.shape[b] or before[0] != before[1]:
+        _fail(name, f"must keep the quantization dimension whole (its size, and the number "
+                    f"of elements before it): {src} vs {dst}")
+
+
+def _broadcast_axis(name, src, dst, attributes):
+    # StableHLO's broadcast_in_dim_c6: the axis maps through broadcast_dimensions; a
+    # size-1 quantized dimension may broadcast its one scale to many
+    dims = attributes["broadcast_dimensions"].ints
+    a, b = src.element_type, dst.element_type
+    if b.axis != dims[a.axis]:
+        _fail(name, f"result must be quantized along broadcast_dimensions[{a.axis}] = "
+                    f"{dims[a.axis]}, got {dst}")
+    if src.shape[a.axis] == 1:
+        if a.baseline != b.baseline or set(b.scales) != {a.scales[0]} or \
+                set(b.zero_points) != {a.zero_points[0]}:
+            _fail(name, f"broadcasts one scale and zero point: every result scale and zero "
+                        f"point must be the operand's, got {src} to {dst}")
+    else:
+        _same_params(name, src, dst)
+
+
+def _product(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+_PER_AXIS = {"transpose": _transpose_axis, "reshape": _reshape_axis,
+             "broadcast_in_dim": _broadcast_axis}

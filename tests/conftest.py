@@ -39,6 +39,13 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if item.get_closest_marker("tpu"):
                 item.add_marker(skip_tpu)
+    if any(item.get_closest_marker("tpu_device") for item in items):
+        from verify._jaxlib import tpu_attached
+        if not tpu_attached():  # looked up in /dev: libtpu is not started for the answer
+            skip_device = pytest.mark.skip(reason="no TPU is attached to this machine")
+            for item in items:
+                if item.get_closest_marker("tpu_device"):
+                    item.add_marker(skip_device)
     if not any(item.get_closest_marker("gpu") for item in items):
         return
     from verify import has_platform

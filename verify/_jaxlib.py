@@ -63,11 +63,13 @@ class _NoClient(Exception):
 
 def normalize(platform: str) -> str:
     """The canonical platform name (``gpu`` is ``cuda``); ValueError for an unknown one.
-    ``tpu`` is a compile-only platform (``verify.tpu``), not one of ``PLATFORMS``."""
+    ``tpu`` is not one of ``PLATFORMS``: it compiles for a topology without chips
+    (``verify.tpu``) or runs on the chips attached to a TPU VM (``tpu_attached``)."""
     p = _ALIASES.get(platform, platform)
     if p not in PLATFORMS and p != "tpu":
         raise ValueError(f"unknown platform {platform!r}; expected one of 'cpu', 'cuda' "
-                         "(or 'gpu'), 'rocm', or 'tpu' (compile-only, with a topology)")
+                         "(or 'gpu'), 'rocm', or 'tpu' (the attached TPU, or compile-only with "
+                         "a topology)")
     return p
 
 
@@ -79,9 +81,15 @@ def client(platform: str = "cpu", num_devices: int | None = None) -> Client:
     """
     platform = normalize(platform)
     if platform == "tpu":
-        raise PlatformUnavailable("tpu", "TPUs are compile-only here: verify.compile(module, "
-                                  "platform='tpu', topology='v5e:2x2') compiles without one, "
-                                  "and nothing runs", available_platforms())
+        if not tpu_attached():
+            raise PlatformUnavailable("tpu", "no TPU is attached to this machine: "
+                                      "verify.compile(module, platform='tpu', "
+                                      "topology='v5e:2x2') compiles without one, and nothing "
+                                      "runs", available_platforms())
+        try:
+            return _cached_client("tpu", None)
+        except _NoClient as e:
+            raise PlatformUnavailable("tpu", str(e), available_platforms()) from None
     try:
         return _cached_client(platform, num_devices)
     except _NoClient as e:
@@ -117,8 +125,32 @@ def available_platforms() -> list:
     return out
 
 
+def tpu_attached() -> bool:
+    """Whether this machine has TPU chips (Cloud TPU VMs expose them as ``/dev/accel*`` or,
+    v5e and newer, ``/dev/vfio/<n>``), without loading libtpu: starting a TPU runtime takes
+    the chips and libtpu's process lock, which compile-only use must not."""
+    import glob
+    return bool(glob.glob("/dev/accel[0-9]*") or glob.glob("/dev/vfio/[0-9]*"))
+
+
+def _tpu_client():
+    """The attached TPUs' client, through jax (``jax[tpu]`` on a TPU VM), which starts
+    libtpu's runtime the way Cloud TPU expects."""
+    try:
+        import jax
+    except ImportError:
+        raise _NoClient("running on the attached TPU goes through jax: pip install "
+                        "'jax[tpu]'") from None
+    try:
+        return jax.devices("tpu")[0].client
+    except RuntimeError as e:
+        raise _NoClient(f"jax: {e}") from None
+
+
 def _make_client(platform, num_devices):
     xc, X = xla()
+    if platform == "tpu":
+        return _tpu_client()
     if platform == "cpu":
         if num_devices is None:
             return X.get_tfrt_cpu_client(asynchronous=False)

@@ -411,16 +411,17 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
             topology: str | None = None, distributed=None,
             host_callbacks=None) -> Compiled:
     """Verify (in Python for an mhlo_ir Module, then in jaxlib) and compile for ``platform``
-    ("cpu", "cuda"/"gpu", "rocm", or "tpu" with a ``topology``).
+    ("cpu", "cuda"/"gpu", "rocm", or "tpu": the attached TPU, or a ``topology``).
 
     Several replicas or partitions compile for that many devices of the platform (on CPU the
     client is created with enough devices); partitions use XLA's SPMD partitioner. A platform
     with no device here raises PlatformUnavailable, which names the platforms there are.
 
-    CPU and GPU give an ``Executable``, which runs. "tpu" compiles ahead of time through
-    libtpu for ``topology`` ("v5e:2x2", "v5e:2x4"...; see ``verify.tpu``) on this machine,
-    with no TPU, and gives a ``Compiled``: everything XLA made (optimized HLO, cost, memory,
-    per-shard shapes, serialized bytes) but nothing to run.
+    CPU, GPU and an attached TPU (a Cloud TPU VM with ``jax[tpu]``: its client comes from
+    jax) give an ``Executable``, which runs. "tpu" with a ``topology`` compiles ahead of time
+    through libtpu ("v5e:2x2", "v5e:2x4"...; see ``verify.tpu``) on this machine, with no TPU,
+    and gives a ``Compiled``: everything XLA made (optimized HLO, cost, memory, per-shard
+    shapes, serialized bytes) but nothing to run.
 
     ``distributed`` (a ``verify.distributed.Context``) compiles on CPU for the devices of
     every process in the group, in order (process 0's first); each process then runs its
@@ -432,10 +433,10 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     here, and what a callable returns is checked when it runs (``CallbackError``).
     """
     platform = _jaxlib.normalize(platform)  # a misspelt platform fails before any work
-    if (platform == "tpu") != (topology is not None):
-        raise ValueError("a TPU compile needs topology= (for example 'v5e:2x2'), and only "
-                         "a TPU compile takes one" if platform == "tpu" else
-                         f"topology= is for platform='tpu', not {platform!r}")
+    if topology is not None and platform != "tpu":
+        raise ValueError(f"topology= is for platform='tpu', not {platform!r}")
+    if platform == "tpu" and topology is None and client is None:
+        client = _jaxlib.client("tpu")  # the attached TPU; PlatformUnavailable without one
     module_or_text = dequantized(module_or_text)
     text, computation, read = _check(module_or_text, filename)
     _check_entry(module_or_text)
@@ -456,14 +457,15 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     opts = _options(xc, num_replicas, num_partitions,
                     [d.id for d in client.devices()[:n]] if distributed is not None else None)
     if platform == "tpu":
-        from . import tpu
         from .host_callbacks import mentions_callbacks
         if mentions_callbacks(text) or host_callbacks:
             raise CompileError("the program has host callbacks, which XLA:CPU and XLA:GPU "
                                "call through FFI custom calls; XLA:TPU calls back through "
-                               "send/recv host transfers, which a compile-only TPU program "
-                               "cannot serve", from_jaxlib=False)
-        _tpu_refusals(module_or_text)
+                               "send/recv host transfers, which verify does not serve on "
+                               "TPU", from_jaxlib=False)
+        _tpu_refusals(module_or_text)  # what XLA:TPU aborts the process on, and non-StableHLO
+    if platform == "tpu" and topology is not None:
+        from . import tpu
         try:
             compiled, devices = tpu.compile_text(text, topology, opts, n)
         except (ValueError, PlatformUnavailable, JaxlibMissing):

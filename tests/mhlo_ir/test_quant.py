@@ -146,17 +146,59 @@ def test_mistakes_with_quantized_tensors_fail_at_build_time(build, message):
         build(b, a, x)
 
 
-def test_per_axis_transpose_moves_the_axis():
-    m, b, (x,) = _main(1, (2, 3))
+def test_per_axis_types_move_through_transpose_reshape_and_broadcast():
+    """StableHLO's transpose_c4, reshape_c3 and broadcast_in_dim_c6."""
+    m, b, (x,) = _main(1, (2, 2))
     p0 = quantized(hlo.i8, hlo.f32, [1.0, 2.0], axis=0)
     a = b.uniform_quantize(x, p0)
-    moved = b.create("transpose", (a,), {"permutation": (1, 0)},
-                     result_types=[hlo.tensor((3, 2), p0.with_axis(1))]).results[0]
-    assert moved.type.element_type.axis == 1
-    with pytest.raises(hlo.OpBuildError, match="quantized along the permuted dimension"):
-        b.create("transpose", (a,), {"permutation": (1, 0)},
-                 result_types=[hlo.tensor((3, 2), quantized(hlo.i8, hlo.f32, [1.0, 2.0, 3.0],
-                                                             axis=0))])
+
+    def op(name, attrs, shape, q):
+        return b.create(name, (a,), attrs, result_types=[hlo.tensor(shape, q)]).results[0]
+    assert op("transpose", {"permutation": (1, 0)}, (2, 2), p0.with_axis(1)).type \
+        .element_type.axis == 1
+    with pytest.raises(hlo.OpBuildError, match="the operand's quantization dimension 0 moves"):
+        op("transpose", {"permutation": (1, 0)}, (2, 2), p0)
+    assert op("reshape", None, (2, 1, 2), p0).type.shape == (2, 1, 2)
+    assert op("reshape", None, (1, 2, 2), p0.with_axis(1)).type.shape == (1, 2, 2)
+    with pytest.raises(hlo.OpBuildError, match="must keep the quantization dimension whole"):
+        op("reshape", None, (2, 2), p0.with_axis(1))  # 2 elements before it, not 1
+    assert op("broadcast_in_dim", {"broadcast_dimensions": (0, 2)}, (2, 3, 2), p0)
+    with pytest.raises(hlo.OpBuildError, match=r"broadcast_dimensions\[0\] = 1"):
+        op("broadcast_in_dim", {"broadcast_dimensions": (1, 2)}, (3, 2, 2), p0.with_axis(2))
+    # a size-1 quantized dimension broadcasts its one scale
+    m, b, (y,) = _main(1, (1, 2))
+    one = b.uniform_quantize(y, quantized(hlo.i8, hlo.f32, [0.5], axis=0))
+    wide = quantized(hlo.i8, hlo.f32, [0.5, 0.5, 0.5], axis=0)
+    b.create("broadcast_in_dim", (one,), {"broadcast_dimensions": (0, 1)},
+             result_types=[hlo.tensor((3, 2), wide)])
+    with pytest.raises(hlo.OpBuildError, match="broadcasts one scale"):
+        b.create("broadcast_in_dim", (one,), {"broadcast_dimensions": (0, 1)},
+                 result_types=[hlo.tensor((3, 2), quantized(hlo.i8, hlo.f32, [0.5, 1.0, 0.5],
+                                                            axis=0))])
+    with pytest.raises(hlo.OpBuildError, match="per-axis quantized tensors is not supported"):
+        b.slice(one, (0, 0), (1, 1))
+
+
+def test_dot_like_constraints_are_stablehlos():
+    m, b, (x, y) = _main(2, (2, 2))
+    ql = quantized(hlo.i8, hlo.f32, 0.5, -3)
+    lhs = b.uniform_quantize(x, ql)
+    dn = {"lhs_contracting_dimensions": (1,), "rhs_contracting_dimensions": (0,)}
+    i32q = quantized(hlo.i32, hlo.f32, 0.25)
+
+    def dot(rhs_q, result_t):
+        return b.create("dot_general", (lhs, b.uniform_quantize(y, rhs_q)),
+                        {"dot_dimension_numbers": dn}, result_types=[result_t]).results[0]
+    dot(quantized(hlo.i8, hlo.f32, 0.5), hlo.tensor((2, 2), i32q))
+    with pytest.raises(hlo.OpBuildError, match=r"zero points 0 \(StableHLO's C15\)"):
+        dot(quantized(hlo.i8, hlo.f32, 0.5, 4), hlo.tensor((2, 2), i32q))
+    with pytest.raises(hlo.OpBuildError, match="which it contracts"):
+        dot(quantized(hlo.i8, hlo.f32, [0.5, 0.5], axis=0), hlo.tensor((2, 2), i32q))
+    with pytest.raises(hlo.OpBuildError, match="gives a result quantized per tensor"):
+        dot(quantized(hlo.i8, hlo.f32, 0.5), hlo.tensor((2, 2), quantized(
+            hlo.i32, hlo.f32, [0.25, 0.25], axis=1)))
+    with pytest.raises(hlo.OpBuildError, match="share storage and expressed types"):
+        dot(quantized(hlo.i4, hlo.f32, 0.5), hlo.tensor((2, 2), i32q))
 
 
 # -- StableHLO's quantized corpus, as MLIR printed it ------------------------------------------

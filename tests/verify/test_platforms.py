@@ -53,12 +53,15 @@ def test_compile_for_a_missing_platform(platform):
 def test_unknown_platform_is_a_value_error_before_any_work():
     with pytest.raises(ValueError, match=r"unknown platform 'npu'; expected one of 'cpu', "
                                          r"'cuda' \(or 'gpu'\), 'rocm', or 'tpu' "
-                                         r"\(compile-only, with a topology\)"):
+                                         r"\(the attached TPU, or compile-only with a "
+                                         r"topology\)"):
         verify.compile("this is not MLIR", platform="npu")  # the text is not even parsed
-    with pytest.raises(ValueError, match="a TPU compile needs topology="):
-        verify.compile("this is not MLIR", platform="tpu")
+    if not verify._jaxlib.tpu_attached():
+        with pytest.raises(verify.PlatformUnavailable, match="no TPU is attached"):
+            verify.compile("this is not MLIR", platform="tpu")  # before any work
     assert verify.has_platform("npu") is False
-    assert verify.has_platform("tpu") is False   # nothing runs on a compile-only platform
+    # "tpu" runs only on the TPU attached to a TPU VM
+    assert verify.has_platform("tpu") is verify._jaxlib.tpu_attached()
 
 
 @no_cuda
