@@ -109,6 +109,18 @@ def _results(spec, types, attributes, result_types, regions) -> tuple:
                  q.expressed else r for r in inferred)
 
 
+def _float_tensor(spec, types, results):
+    """``(where, type)`` of the first float operand or result (where: "operand lhs",
+    "result 0"), or None: beside quantized tensors, one the op would compute with as is."""
+    for i, t in enumerate(list(types) + list(results)):
+        et = getattr(t, "element_type", None)
+        if et is not None and et.kind == "float":
+            where = (f"operand {spec_operand(spec, i)}" if i < len(types)
+                     else f"result {i - len(types)}")
+            return where, t
+    return None
+
+
 def _baseline_fail(name, a, b):
     _fail(name, f"quantized tensors must share storage type, storage range and expressed type "
                 f"(only scales and zero points may differ): {a} vs {b}")
@@ -117,16 +129,12 @@ def _baseline_fail(name, a, b):
 def _qdq(spec, types, attributes, result_types, regions) -> tuple:
     name = spec.name
     results = _results(spec, types, attributes, result_types, regions)
-    everything = list(types) + list(results)
-    quantized = _quantized(everything)
+    quantized = _quantized(list(types) + list(results))
     first = quantized[0][1]
-    for i, t in enumerate(everything):
-        et = getattr(t, "element_type", None)
-        if et is not None and et.kind == "float":
-            where = (f"operand {spec_operand(spec, i)}" if i < len(types)
-                     else f"result {i - len(types)}")
-            _fail(name, f"mixes quantized and float tensors ({where} is {t}, but {first} is "
-                        f"quantized): StableHLO quantizes all or none of them")
+    mixed = _float_tensor(spec, types, results)
+    if mixed is not None:
+        _fail(name, f"mixes quantized and float tensors ({mixed[0]} is {mixed[1]}, but {first} "
+                    f"is quantized): StableHLO quantizes all or none of them")
     for _, t in quantized[1:]:
         if t.element_type.baseline != first.element_type.baseline:
             _baseline_fail(name, first, t)
@@ -199,16 +207,12 @@ def _dot_like(spec, types, attributes, result_types, regions) -> tuple:
 def _storage(spec, types, attributes, result_types, regions) -> tuple:
     name = spec.name
     results = _results(spec, types, attributes, result_types, regions)
-    everything = list(types) + list(results)
-    quantized = _quantized(everything)
+    quantized = _quantized(list(types) + list(results))
     first = quantized[0][1].element_type
-    for i, t in enumerate(everything):
-        et = getattr(t, "element_type", None)
-        if et is not None and et.kind == "float":
-            where = (f"operand {spec_operand(spec, i)}" if i < len(types)
-                     else f"result {i - len(types)}")
-            _fail(name, f"moves quantized values, so {where} must be quantized like the "
-                        f"others, got {t}")
+    mixed = _float_tensor(spec, types, results)
+    if mixed is not None:
+        _fail(name, f"moves quantized values, so {mixed[0]} must be quantized like the "
+                    f"others, got {mixed[1]}")
     if first.axis is not None and name in _PER_AXIS:
         src, dst = types[0], results[0]
         if dst.element_type.__class__ is not QuantizedType or \

@@ -18,18 +18,10 @@ import mhlo_ir as hlo
 import verify
 from mhlo_ir.quant import quantized
 from mhlo_ir.quant_lowering import has_quantized, lower_quantized
+from tests.mhlo_ir.ops.cases import module
 
 T = hlo.tensor
 F32 = np.float32
-
-
-def build(arg_types, body):
-    m = hlo.Module("q")
-    f = m.add_function("main", list(arg_types), visibility="public")
-    b = f.builder()
-    out = body(b, *f.arguments)
-    b.return_(*((out,) if isinstance(out, hlo.Value) else out))
-    return m
 
 
 # -- numpy models of StableHLO's spec ---------------------------------------------------------
@@ -77,7 +69,7 @@ def per_tensor_types(draw, storage=storage_types):
 @given(per_tensor_types(), st.lists(st.floats(-300, 300, width=32), min_size=1, max_size=8))
 def test_quantize_and_dequantize_are_the_spec_exactly(q, xs):
     x = np.array(xs, F32)
-    m = build([T(x.shape, hlo.f32)], lambda b, v: (b.uniform_quantize(v, q),
+    m = module([T(x.shape, hlo.f32)], lambda b, v: (b.uniform_quantize(v, q),
                                                     b.uniform_dequantize(b.uniform_quantize(v, q))))
     stored, back = verify.run(m, x)  # main returns the stored integers of a quantized tensor
     want = np_quantize(x, q)
@@ -90,7 +82,7 @@ def test_quantize_and_dequantize_are_the_spec_exactly(q, xs):
 def test_per_axis_quantize_and_dequantize():
     q = quantized(hlo.i8, hlo.f32, [0.5, 0.25, 2.0], [0, -3, 7], axis=1)
     x = np.array([[1.3, -2.6, 7.7], [100.0, -100.0, 0.2]], F32)
-    m = build([T((2, 3), hlo.f32)], lambda b, v: (
+    m = module([T((2, 3), hlo.f32)], lambda b, v: (
         b.uniform_quantize(v, q), b.uniform_dequantize(b.uniform_quantize(v, q))))
     stored, back = verify.run(m, x)
     np.testing.assert_array_equal(stored, np_quantize(x, q))
@@ -102,7 +94,7 @@ def test_per_axis_quantize_and_dequantize():
 def test_requantize_is_within_a_step_of_dequantize_then_quantize(qa, qb, values):
     stored = np.array(values, np.int8)
     x = np_dequantize(stored, qa)
-    m = build([T(x.shape, hlo.f32)], lambda b, v: b.uniform_quantize(b.uniform_quantize(v, qa),
+    m = module([T(x.shape, hlo.f32)], lambda b, v: b.uniform_quantize(b.uniform_quantize(v, qa),
                                                                      qb))
     # the input is exactly representable: quantizing it gives ``stored`` back
     assert (np_quantize(x, qa) == stored).all()
@@ -123,7 +115,7 @@ def test_add_is_within_a_step_of_the_spec(qa, qb, qr, values):
         s = b.create("add", (b.uniform_quantize(u, qa), b.uniform_quantize(v, qb)),
                      result_types=[T(a.shape, qr)]).results[0]
         return s
-    (got,) = verify.run(build([T(a.shape, hlo.f32)] * 2, body), xa, xb)
+    (got,) = verify.run(module([T(a.shape, hlo.f32)] * 2, body), xa, xb)
     exact = np_dequantize(a, qa, np.float64) + np_dequantize(bv, qb, np.float64)
     want = np_quantize(exact, qr)
     assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
@@ -163,7 +155,7 @@ def test_quantized_dot_general_is_within_a_step_of_the_spec(lhs_zp, res_zp, res_
                             "lhs_contracting_dimensions": (2,),
                             "rhs_contracting_dimensions": (1,)}},
                         result_types=[T((2, 3, 5), qres)]).results[0]
-    m = build([T(a.shape, hlo.f32), T(c.shape, hlo.f32)], body)
+    m = module([T(a.shape, hlo.f32), T(c.shape, hlo.f32)], body)
     (got,) = verify.run(m, xa, xc)
     exact = np.einsum("bij,bjk->bik", np_dequantize(a, ql, np.float64),
                       np_dequantize(c, qr, np.float64))
@@ -187,7 +179,7 @@ def test_hybrid_dot_general_dequantizes_the_weights():
             "dot_dimension_numbers": {"lhs_contracting_dimensions": (1,),
                                       "rhs_contracting_dimensions": (0,)}},
             result_types=[T((2, 3), hlo.f32)]).results[0]
-    m = build([T((2, 2), hlo.f32), T((2, 3), hlo.f32)], body)
+    m = module([T((2, 2), hlo.f32), T((2, 3), hlo.f32)], body)
     (got,) = verify.run(m, x, np_dequantize(w, qr))
     np.testing.assert_allclose(got, x @ np_dequantize(w, qr), rtol=1e-6)
     assert "optimization_barrier" in lower_quantized(m).to_text()
@@ -209,7 +201,7 @@ def test_hybrid_convolution_subtracts_the_weights_zero_point():
         return b.create("convolution", (u, b.uniform_quantize(v, qr)), {
             "dimension_numbers": dn, "feature_group_count": 1, "batch_group_count": 1},
             result_types=[T((1, 2, 2, 2), hlo.f32)]).results[0], b.convolution(u, v, dn)
-    m = build([T(x.shape, hlo.f32), T(k.shape, hlo.f32)], body)
+    m = module([T(x.shape, hlo.f32), T(k.shape, hlo.f32)], body)
     got, ref = verify.run(m, x, np_dequantize(k, qr))
     np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-6)
     text = lower_quantized(m).to_text()
@@ -235,7 +227,7 @@ def test_nhwc_convolution_pads_with_the_zero_point():
                          result_types=[T((1, 4, 4, 3), qres)]).results[0]
         out_f = b.convolution(u, v, dn, padding=[(1, 1), (1, 1)])
         return out_q, out_f
-    m = build([T(a.shape, hlo.f32), T(k.shape, hlo.f32)], body)
+    m = module([T(a.shape, hlo.f32), T(k.shape, hlo.f32)], body)
     lowered = lower_quantized(m).to_text()
     assert '"mhlo.pad"' in lowered and "-50" in lowered
     got, ref = verify.run(m, np_dequantize(a, ql), np_dequantize(k, qr))
@@ -249,7 +241,7 @@ def test_other_ops_dequantize_compute_and_quantize():
     q = quantized(hlo.i8, hlo.f32, 0.02, -10)
     qo = quantized(hlo.i8, hlo.f32, 0.01, 0)
     x = np.linspace(-2.5, 2.3, 12).astype(F32)
-    m = build([T((12,), hlo.f32)], lambda b, v: b.create(
+    m = module([T((12,), hlo.f32)], lambda b, v: b.create(
         "sine", (b.uniform_quantize(v, q),), result_types=[T((12,), qo)]).results[0])
     (got,) = verify.run(m, x)
     want = np_quantize(np.sin(np_dequantize(np_quantize(x, q), q).astype(np.float64)), qo)
@@ -265,11 +257,11 @@ def test_data_movement_moves_stored_integers():
         t = b.transpose(s, (1, 0))
         c = b.concatenate([t, t], 0)
         return b.slice(c, (1, 0), (4, 2)), b.maximum(s, s)
-    stored, mx = verify.run(build([T((2, 3), hlo.f32)], body), x)
+    stored, mx = verify.run(module([T((2, 3), hlo.f32)], body), x)
     q_x = np_quantize(x, q)
     np.testing.assert_array_equal(stored, np.concatenate([q_x.T, q_x.T])[1:4, 0:2])
     np.testing.assert_array_equal(mx, q_x)
-    text = lower_quantized(build([T((2, 3), hlo.f32)], body)).to_text()
+    text = lower_quantized(module([T((2, 3), hlo.f32)], body)).to_text()
     assert "!quant" not in text and "tensor<3x2xi8>" in text
 
 
@@ -289,7 +281,7 @@ def test_text_with_quantized_types_runs_through_verify():
 
 def test_the_input_module_is_left_as_it_was():
     q = quantized(hlo.i8, hlo.f32, 0.5)
-    m = build([T((2,), hlo.f32)], lambda b, v: b.uniform_dequantize(b.uniform_quantize(v, q)))
+    m = module([T((2,), hlo.f32)], lambda b, v: b.uniform_dequantize(b.uniform_quantize(v, q)))
     before = m.to_text()
     lowered = lower_quantized(m)
     assert m.to_text() == before and has_quantized(m) and not has_quantized(lowered)
@@ -298,7 +290,7 @@ def test_the_input_module_is_left_as_it_was():
 @pytest.mark.parametrize("expressed", [hlo.bf16, hlo.f16])
 def test_what_stablehlos_lowering_does_not_take_is_an_error(expressed):
     q = quantized(hlo.i8, expressed, 0.5)
-    m = build([T((2,), expressed)], lambda b, v: b.uniform_dequantize(b.uniform_quantize(v, q)))
+    m = module([T((2,), expressed)], lambda b, v: b.uniform_dequantize(b.uniform_quantize(v, q)))
     with pytest.raises(hlo.OpBuildError, match="f32 expressed types only"):
         lower_quantized(m)
     with pytest.raises(verify.VerificationError, match="f32 expressed types only"):

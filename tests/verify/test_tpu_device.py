@@ -18,6 +18,7 @@ import pytest
 import mhlo_ir as hlo
 import verify
 from mhlo_ir.quant import quantized
+from tests.mhlo_ir.ops.cases import module
 
 pytestmark = pytest.mark.tpu_device
 
@@ -27,27 +28,18 @@ TPU_RESULTS = Path(__file__).resolve().parents[2] / "docs" / "tpu_results.json"
 INTEGER_DIFFERENCES = {"bitcast_convert:f64_to_ui32_pairs"}
 
 
-def _main(arg_types, body):
-    m = hlo.Module("tpu")
-    f = m.add_function("main", list(arg_types), visibility="public")
-    b = f.builder()
-    out = body(b, *f.arguments)
-    b.return_(*((out,) if isinstance(out, hlo.Value) else out))
-    return m
-
-
 def test_integer_float_and_quantized_programs_run_on_the_chip():
     x = np.arange(12, dtype=np.int32).reshape(3, 4) - 5
-    (got,) = verify.run(_main([hlo.tensor((3, 4), hlo.i32)],
+    (got,) = verify.run(module([hlo.tensor((3, 4), hlo.i32)],
                               lambda b, v: b.multiply(b.add(v, v), v)), x, platform="tpu")
     np.testing.assert_array_equal(got, (x + x) * x)
     a = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
-    m = _main([hlo.tensor((3, 4), hlo.f32)] * 2, lambda b, u, v: b.dot_general(
+    m = module([hlo.tensor((3, 4), hlo.f32)] * 2, lambda b, u, v: b.dot_general(
         u, v, ((1,), (1,)), precision_config=["HIGHEST", "HIGHEST"]))
     (got,) = verify.run(m, a, a, platform="tpu")
     np.testing.assert_allclose(got, a @ a.T, rtol=1e-6, atol=1e-6)
     q = quantized(hlo.i8, hlo.f32, 0.25, -3)
-    (stored,) = verify.run(_main([hlo.tensor((3, 4), hlo.f32)],
+    (stored,) = verify.run(module([hlo.tensor((3, 4), hlo.f32)],
                                  lambda b, v: b.uniform_quantize(v, q)), a * 20, platform="tpu")
     want = np.clip(np.round(a * 20 / np.float32(0.25) - 3), -128, 127).astype(np.int8)
     np.testing.assert_array_equal(stored, want)
