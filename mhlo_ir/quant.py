@@ -109,8 +109,9 @@ class QuantizedType(ElementType):
         return f"mhlo_ir.quant.parse_quantized({self.name!r})"
 
     def __reduce__(self):
-        return (_make, (self.storage, self.storage_min, self.storage_max, self.expressed,
-                        self.scales, self.zero_points, self.axis))
+        # through the validating constructor: a pickle cannot intern a type quantized() refuses
+        return (_unpickle, (self.storage, self.storage_min, self.storage_max, self.expressed,
+                            self.scales, self.zero_points, self.axis))
 
     @staticmethod
     def parse(ts, dialect=None) -> "QuantizedType":
@@ -122,6 +123,19 @@ def _range(storage: ElementType) -> tuple:
     if storage.kind == "sint":
         return -(1 << (storage.bits - 1)), (1 << (storage.bits - 1)) - 1
     return 0, (1 << storage.bits) - 1
+
+
+def _scale_range(expressed: ElementType) -> tuple:
+    """The scales ``expressed`` can hold: its smallest subnormal to its largest finite."""
+    import ml_dtypes
+    info = ml_dtypes.finfo(expressed.dtype)
+    return float(info.smallest_subnormal), float(info.max)
+
+
+def _unpickle(storage, smin, smax, expressed, scales, zero_points, axis) -> QuantizedType:
+    return quantized(storage, expressed, scales if axis is not None else scales[0],
+                     zero_points if axis is not None else zero_points[0], axis=axis,
+                     storage_min=smin, storage_max=smax)
 
 
 def _make(storage, smin, smax, expressed, scales, zero_points, axis) -> QuantizedType:
@@ -180,7 +194,8 @@ def quantized(storage, expressed, scale, zero_point=0, *, axis: int | None = Non
             raise TypeError(f"a per-axis quantized type takes a sequence of scales, got "
                             f"{type(scale).__name__} {scale!r:.40}")
         scales = tuple(scale)
-        zps = (0,) * len(scales) if isinstance(zero_point, int) and zero_point == 0 \
+        # one zero point for every channel, or one each
+        zps = (zero_point,) * len(scales) if hasattr(zero_point, "__index__") \
             else tuple(zero_point)
         if not scales:
             raise ValueError("a per-axis quantized type needs at least one scale")
@@ -195,6 +210,11 @@ def quantized(storage, expressed, scale, zero_point=0, *, axis: int | None = Non
         s = float(s)
         if not (s > 0 and math.isfinite(s)):
             raise ValueError(f"quantization scale must be positive and finite, got {s!r}")
+        lo_s, hi_s = _scale_range(ex)
+        if not lo_s <= s <= hi_s:
+            # MLIR's quant verifier: "scale out of expressed type range"
+            raise ValueError(f"quantization scale {s!r} is out of {ex.name}'s range "
+                             f"[{lo_s!r}, {hi_s!r}]")
         out_scales.append(s)
     lo, hi = _range(st)
     smin = lo if storage_min is None else _int(storage_min, "storage_min")

@@ -26,9 +26,14 @@ corpus holds the expected values):
 - every other op on quantized values (and the dot-like and add cases above that the patterns
   do not take): ``quantize(op(dequantize(x)))`` in f32.
 
-StableHLO's lowering takes f32 expressed types only (it builds f32 math); so does this, and
-anything it cannot lower is an error naming the op, not a program that computes otherwise.
-The input module is not changed.
+Where it departs from the C++ pass, on purpose: values of any type pass through the ops that
+only carry them (calls, loops, tuples, optimization_barrier, custom_call, collectives that
+move values), which the pass refuses; and the NCDHW integer convolution contracts the
+kernel's input features, where the pass contracts its output features (see ``_CONV_LAYOUTS``).
+Like the pass, it quantizes from and dequantizes to f32 only (requantization, add and
+dot-like products are f32 or integer math whatever the expressed type), and anything it
+cannot lower is an error naming the op, not a program that computes otherwise. The input
+module is not changed.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from .builder import Builder
 from .errors import OpBuildError
 from .ir import Block, Function, Module, Region, make_operation
 from .quant import QuantizedType, expressed_tensor, storage_tensor
-from .types import FunctionType, tensor
+from .types import FunctionType, TupleType, tensor
 
 __all__ = ["lower_quantized", "has_quantized"]
 
@@ -65,17 +70,29 @@ def _lower_type(t):
     if isinstance(t, FunctionType):
         return FunctionType([_lower_type(x) for x in t.inputs],
                             [_lower_type(x) for x in t.results])
+    if isinstance(t, TupleType):
+        return TupleType([_lower_type(x) for x in t.types])
     return storage_tensor(t)
+
+
+def _holds_quantized(t) -> bool:
+    if isinstance(t, TupleType):
+        return any(_holds_quantized(x) for x in t.types)
+    return _q(t) is not None
 
 
 def has_quantized(module) -> bool:
     """Whether any function signature, operand or result of ``module`` is quantized."""
     from .ir import walk
+    from .quant import _INTERNED
+    if not _INTERNED:  # no quantized type was ever made in this process: none can be here
+        return False
+    q = _holds_quantized
     for fn in module.functions:
-        if any(_q(t) for t in fn.arg_types) or any(_q(t) for t in fn.result_types or ()):
+        if any(q(t) for t in fn.arg_types) or any(q(t) for t in fn.result_types or ()):
             return True
     for _, op in walk(module):
-        if any(_q(v.type) for v in op.operands) or any(_q(r.type) for r in op.results):
+        if any(q(v.type) for v in op.operands) or any(q(r.type) for r in op.results):
             return True
     return False
 
@@ -296,8 +313,7 @@ def requantize(b, x, qin: QuantizedType, qout: QuantizedType, out_et):
     """Stored ``x`` of ``qin`` as stored values of ``qout`` in element type ``out_et``."""
     if qin is qout:
         return b.convert(x, out_et)
-    _f32_only("uniform_quantize", qout)
-    r = b.convert(x, _F32)
+    r = b.convert(x, _F32)  # f32 math whatever the expressed type, as StableHLO's
     scales, zps, axis = _merged(qin, qout)
     if axis is None:
         r = _binary(b, b.multiply, r, _scalar(b, np.float32(scales[0]), _F32))
@@ -355,8 +371,12 @@ _CONV_LAYOUTS = {
     (0, 1, (2, 3), 1, 0, (2, 3), 0, 1, (2, 3)): ((0,), (2, 3), (1,), (), (2, 3), (1,)),
     (0, 4, (1, 2, 3), 3, 4, (0, 1, 2), 0, 4, (1, 2, 3)):
         ((0,), (1, 2, 3), (4,), (), (0, 1, 2), (3,)),
+    # NOTE: StableHLO's pass (isConvNCDHW) matches this kernel layout [i, o, 0, 1, 2] but
+    # declares rhs contracting dimension 1, the output features: its lhs zero-point share
+    # then sums the kernel over the wrong dimension (wrong numbers, or an invalid broadcast
+    # when the feature counts differ). Here the input features, dimension 0, as the spec means.
     (0, 1, (2, 3, 4), 0, 1, (2, 3, 4), 0, 1, (2, 3, 4)):
-        ((0,), (2, 3, 4), (1,), (), (2, 3, 4), (1,)),
+        ((0,), (2, 3, 4), (1,), (), (2, 3, 4), (0,)),
 }
 
 
@@ -444,25 +464,39 @@ def _bcast_contribution(b, c, reduction_dims, batching_dims, start, out_shape):
     return b.broadcast_in_dim(c, out_shape, dims)
 
 
-def _zp_offset(b, lhs, rhs, lhs_zp, out_shape, dims):
-    """The lhs zero point's share of the integer product: ``lhs_zp`` times the sums of the
-    rhs over its contracting (and spatial) dimensions, broadcast to the result. StableHLO's
-    lowering also has the rhs zero point's shares, but its verifier (dot_general's C15) and
-    our checks make that zero wherever the integer lowering runs (a convolution with a rhs
-    zero point is dequantized instead, as StableHLO's is)."""
-    _, ls, lc, rb_, rs, rc = dims
-    if lhs_zp == 0:
-        return None
-    red = tuple(rs) + tuple(rc)
-    c = _zp_partial(b, rhs, lhs_zp, red)
-    start = lc[0] if ls and rs else lhs.type.rank - len(lc)
-    return _bcast_contribution(b, c, red, rb_, start, out_shape)
+def _zp_offset(b, lhs, rhs, lhs_zp, rhs_zp, out_shape, dims):
+    """What the zero points add to the integer product: ``rhs_zp`` times the lhs summed over
+    its contracting (and spatial) dimensions, ``lhs_zp`` times the rhs summed likewise, less
+    ``lhs_zp * rhs_zp`` per product term, broadcast to the result (None when both are 0)."""
+    lb, ls, lc, rb_, rs, rc = dims
+    result = None
+    if rhs_zp != 0:
+        red = tuple(ls) + tuple(lc)
+        c = _zp_partial(b, lhs, rhs_zp, red)
+        result = _bcast_contribution(b, c, red, lb, len(lb), out_shape)
+    if lhs_zp != 0:
+        red = tuple(rs) + tuple(rc)
+        c = _zp_partial(b, rhs, lhs_zp, red)
+        start = lc[0] if ls and rs else lhs.type.rank - len(lc)
+        c = _bcast_contribution(b, c, red, rb_, start, out_shape)
+        result = c if result is None else b.add(result, c)
+    if lhs_zp != 0 and rhs_zp != 0:
+        terms = 1
+        for d in tuple(rs) + tuple(rc):
+            terms *= rhs.type.shape[d]
+        # int32 arithmetic, wrapping as StableHLO's C++ does
+        v = int(np.array((lhs_zp * rhs_zp * terms) & 0xFFFFFFFF, np.uint32).astype(np.int32))
+        result = b.subtract(result, _bcast(b, _scalar(b, v, _I32), out_shape))
+    return result
 
 
 def _dot_like(b, op, lhs, rhs, ql, qr, qres, dims):
     lhs, res = _kernel(b, op, lhs, rhs, ql, dims)
     shape = res.type.shape
-    offset = _zp_offset(b, lhs, rhs, ql.zero_points[0], shape, dims)
+    # (only dot may have a rhs zero point: dot_general's C15 and the convolution conditions
+    # above rule it out for the others)
+    offset = _zp_offset(b, lhs, rhs, ql.zero_points[0],
+                        qr.zero_points[0] if qr.axis is None else 0, shape, dims)
     combined = ql.scales[0] * qr.scales[0] / qres.scales[0]
     if abs(combined - 1.0) > 0.001:
         c = _scalar(b, np.float32(combined), _F32)

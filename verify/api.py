@@ -142,7 +142,8 @@ def _located_error(module_or_text, text: str, exc: Exception, cls,
 
 
 def check(module_or_text, *, filename: str | None = None) -> str:
-    """Parse and verify with jaxlib; return the text, or raise VerificationError.
+    """Parse and verify with jaxlib; return the text it verified (a quantized program's
+    lowering: see ``dequantized``), or raise VerificationError.
 
     Converts to HLO, which runs MLIR's parser and verifier and then XLA's shape checks (which
     catch, e.g., element types XLA does not support for an op). A module without ``main``
@@ -158,8 +159,9 @@ def dequantized(module_or_text) -> object:
     (``mhlo_ir.quant_lowering``, StableHLO's own lowering), a Module then; unchanged when it
     has none. jaxlib 0.10.2's MLIR does not register the quant dialect (it cannot read
     ``!quant.uniform`` at all) and XLA cannot translate ``uniform_quantize``, so a quantized
-    program reaches jaxlib only this way. Text is read with mhlo_ir's parser, and the lowered
-    module is verified: what cannot be lowered is a VerificationError naming the op."""
+    program reaches jaxlib only this way. Text that mentions ``!quant.`` is read with
+    mhlo_ir's parser; text it cannot read goes to jaxlib as it is, to be judged there. What
+    cannot be lowered is a VerificationError naming the op."""
     from mhlo_ir.errors import IRError
     from mhlo_ir.quant_lowering import has_quantized, lower_quantized
     from mhlo_ir.syntax import ParseError
@@ -171,11 +173,9 @@ def dequantized(module_or_text) -> object:
         from mhlo_ir.parser import parse
         try:
             module = parse(text)
-        except (ParseError, IRError) as e:
-            raise VerificationError(f"quantized program: mhlo_ir reads it to lower its "
-                                    f"quantized types, and cannot: {e}", text,
-                                    from_jaxlib=False) from None
-    elif not has_quantized(module_or_text):
+        except (ParseError, IRError):
+            return module_or_text  # not ours to read (jaxlib says what it makes of it)
+    if not has_quantized(module):
         return module_or_text
     try:
         return lower_quantized(module)

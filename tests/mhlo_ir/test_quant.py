@@ -80,6 +80,28 @@ def test_bad_types_are_parse_errors_naming_the_constraint(text, message):
         parse_quantized(text)
 
 
+def test_scales_fit_the_expressed_type_and_zero_points_broadcast():
+    with pytest.raises(ValueError, match="out of f16's range"):
+        quantized(hlo.i8, hlo.f16, 1e5)  # MLIR: "scale out of expressed type range"
+    with pytest.raises(ValueError, match="out of f32's range"):
+        quantized(hlo.i8, hlo.f32, 1e-300)
+    import numpy as np
+    p = quantized(hlo.i8, hlo.f32, [0.5, 0.25], np.int64(3), axis=0)
+    assert p.zero_points == (3, 3)
+
+
+def test_add_mixes_per_tensor_and_per_axis_as_stablehlo_does():
+    m, b, (x,) = _main(1, (2, 2))
+    pa = quantized(hlo.i8, hlo.f32, [0.5, 0.25], axis=1)
+    t = b.uniform_quantize(x, quantized(hlo.i8, hlo.f32, 0.5))
+    narrow = b.uniform_quantize(x, quantized(hlo.i8, hlo.f32, 0.5, storage_min=-127))
+    s = b.create("add", (t, b.uniform_quantize(x, pa)), result_types=[hlo.tensor((2, 2), pa)])
+    assert s.results[0].type.element_type is pa
+    b.create("add", (t, narrow), result_types=[t.type])  # add_c3 compares storage types only
+    with pytest.raises(hlo.OpBuildError, match="gives a per-axis result"):
+        b.create("add", (t, b.uniform_quantize(x, pa)), result_types=[t.type])
+
+
 def test_per_axis_types_fit_their_tensor():
     p = quantized(hlo.i8, hlo.f32, [1.0, 2.0, 3.0], axis=1)
     assert hlo.tensor((4, 3), p).shape == (4, 3)
@@ -124,7 +146,15 @@ def test_quantized_ops_build_print_and_read_back():
     (lambda b, a, x: b.concatenate([a, b.uniform_quantize(x, quantized(hlo.i8, hlo.f32, 2.0))],
                                    0), "must have one type"),
     (lambda b, a, x: b.add(a, b.uniform_quantize(x, quantized(hlo.i4, hlo.f32, 0.5))),
-     "must share storage type"),
+     "must share storage and expressed types"),
+    (lambda b, a, x: b.create("sine", (a,), result_types=[
+        hlo.tensor((4,), quantized(hlo.i4, hlo.f32, 1.0))]),
+     "must share storage type, storage range and expressed type"),
+    (lambda b, a, x: b.create("select", (b.compare(a, a, "LT"), a, b.uniform_quantize(
+        x, quantized(hlo.i8, hlo.f32, 0.5))), result_types=[a.type]),
+     "branches and result must have one type"),
+    (lambda b, a, x: b.multiply(*[b.uniform_quantize(b.reshape(x, (2, 2)), quantized(
+        hlo.i8, hlo.f32, [0.5, 0.25], axis=1))] * 2), "per tensor only"),
     (lambda b, a, x: b.reduce([a], [b.uniform_quantize(b.constant(0.0),  Q)], [0],
                               lambda rb, p, q: rb.add(p, q)),
      "'reduce' does not take quantized tensors"),
