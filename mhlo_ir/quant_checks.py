@@ -179,8 +179,10 @@ def _add_constraints(name, lhs, rhs, res):
     per_axis = [t for t in (el, er) if t.axis is not None]
     if per_axis and eres.axis is None:
         _fail(name, f"a per-axis quantized operand gives a per-axis result, got {res}")
-    if not per_axis and eres.axis is not None:
-        _fail(name, f"operands quantized per tensor give a per-tensor result, got {res}")
+    if (el.axis is None) != (eres.axis is None):
+        # StableHLO infers add's result type from lhs: the two are quantized alike
+        _fail(name, f"result must be quantized per {'tensor' if el.axis is None else 'axis'} "
+                    f"like lhs (StableHLO infers it from lhs), got {lhs} and {res}")
     if any(t.axis != eres.axis for t in per_axis):
         _fail(name, f"per-axis operands and result must share the quantization dimension, got "
                     f"{lhs}, {rhs} and {res}")

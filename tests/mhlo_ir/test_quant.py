@@ -95,11 +95,13 @@ def test_add_mixes_per_tensor_and_per_axis_as_stablehlo_does():
     pa = quantized(hlo.i8, hlo.f32, [0.5, 0.25], axis=1)
     t = b.uniform_quantize(x, quantized(hlo.i8, hlo.f32, 0.5))
     narrow = b.uniform_quantize(x, quantized(hlo.i8, hlo.f32, 0.5, storage_min=-127))
-    s = b.create("add", (t, b.uniform_quantize(x, pa)), result_types=[hlo.tensor((2, 2), pa)])
+    s = b.create("add", (b.uniform_quantize(x, pa), t), result_types=[hlo.tensor((2, 2), pa)])
     assert s.results[0].type.element_type is pa
     b.create("add", (t, narrow), result_types=[t.type])  # add_c3 compares storage types only
     with pytest.raises(hlo.OpBuildError, match="gives a per-axis result"):
-        b.create("add", (t, b.uniform_quantize(x, pa)), result_types=[t.type])
+        b.create("add", (b.uniform_quantize(x, pa), t), result_types=[t.type])
+    with pytest.raises(hlo.OpBuildError, match="infers it from lhs"):  # measured: StableHLO
+        b.create("add", (t, b.uniform_quantize(x, pa)), result_types=[hlo.tensor((2, 2), pa)])
 
 
 def test_per_axis_types_fit_their_tensor():
@@ -267,3 +269,97 @@ def test_every_quantized_module_of_the_corpus_prints_as_mlir_printed_it():
         assert any(isinstance(getattr(v.type, "element_type", None), QuantizedType)
                    for fn in m.functions for op in fn.entry_block.operations
                    for v in op.results)
+
+
+# -- against StableHLO's own verifier, inside jaxlib -------------------------------------------
+
+_Q = "!quant.uniform<i8:f32, 5.000000e-01:2>"
+_Q2 = "!quant.uniform<i8:f32, 2.500000e-01>"
+_P = "!quant.uniform<i8:f32:1, {5.000000e-01,2.500000e-01:3}>"
+_I32 = "!quant.uniform<i32:f32, 1.250000e-01>"
+
+
+def _text(args, body, result):
+    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(args))
+    return f"func.func @main({params}) -> {result} {{\n  %r = {body}\n  return %r : {result}\n}}"
+
+
+# (case, text): each is judged alike by mhlo_ir's checks and StableHLO's verifier
+VERDICTS = [
+    ("add_scales_differ", _text([f"tensor<2x2x{_Q}>", f"tensor<2x2x{_Q2}>"],
+                                f"stablehlo.add %a0, %a1 : (tensor<2x2x{_Q}>, tensor<2x2x{_Q2}>)"
+                                f" -> tensor<2x2x{_Q}>", f"tensor<2x2x{_Q}>")),
+    ("add_per_axis_lhs", _text([f"tensor<2x2x{_P}>", f"tensor<2x2x{_Q}>"],
+                               f"stablehlo.add %a0, %a1 : (tensor<2x2x{_P}>, tensor<2x2x{_Q}>) ->"
+                               f" tensor<2x2x{_P}>", f"tensor<2x2x{_P}>")),
+    ("add_per_axis_rhs", _text([f"tensor<2x2x{_Q}>", f"tensor<2x2x{_P}>"],
+                               f"stablehlo.add %a0, %a1 : (tensor<2x2x{_Q}>, tensor<2x2x{_P}>) ->"
+                               f" tensor<2x2x{_P}>", f"tensor<2x2x{_P}>")),
+    ("add_float_and_quantized", _text([f"tensor<2x2x{_Q}>", "tensor<2x2xf32>"],
+                                      f"stablehlo.add %a0, %a1 : (tensor<2x2x{_Q}>, "
+                                      f"tensor<2x2xf32>) -> tensor<2x2x{_Q}>",
+                                      f"tensor<2x2x{_Q}>")),
+    ("multiply_per_axis", _text([f"tensor<2x2x{_P}>"], f"stablehlo.multiply %a0, %a0 : "
+                                f"tensor<2x2x{_P}>", f"tensor<2x2x{_P}>")),
+    ("sine_scales_differ", _text([f"tensor<2x2x{_Q}>"], f"stablehlo.sine %a0 : "
+                                 f"(tensor<2x2x{_Q}>) -> tensor<2x2x{_Q2}>", f"tensor<2x2x{_Q2}>")),
+    ("and_quantized", _text([f"tensor<2x2x{_Q}>"], f"stablehlo.and %a0, %a0 : "
+                            f"tensor<2x2x{_Q}>", f"tensor<2x2x{_Q}>")),
+    ("convert_quantized", _text([f"tensor<2x2x{_Q}>"], f"stablehlo.convert %a0 : "
+                                f"(tensor<2x2x{_Q}>) -> tensor<2x2xi8>", "tensor<2x2xi8>")),
+    ("dot_general_rhs_zero_point", _text(
+        [f"tensor<2x2x{_Q}>", f"tensor<2x2x{_Q}>"],
+        f"stablehlo.dot_general %a0, %a1, contracting_dims = [1] x [0] : (tensor<2x2x{_Q}>, "
+        f"tensor<2x2x{_Q}>) -> tensor<2x2x{_I32}>", f"tensor<2x2x{_I32}>")),
+    ("dot_general", _text(
+        [f"tensor<2x2x{_Q}>", f"tensor<2x2x{_Q2}>"],
+        f"stablehlo.dot_general %a0, %a1, contracting_dims = [1] x [0] : (tensor<2x2x{_Q}>, "
+        f"tensor<2x2x{_Q2}>) -> tensor<2x2x{_I32}>", f"tensor<2x2x{_I32}>")),
+    ("dot_general_per_axis_rhs_contracted", _text(
+        [f"tensor<2x2x{_Q}>", "tensor<2x2x!quant.uniform<i8:f32:0, {5.000000e-01,2.500000e-01}>>"],
+        "stablehlo.dot_general %a0, %a1, contracting_dims = [1] x [0] : (tensor<2x2x" + _Q +
+        ">, tensor<2x2x!quant.uniform<i8:f32:0, {5.000000e-01,2.500000e-01}>>) -> "
+        f"tensor<2x2x{_I32}>", f"tensor<2x2x{_I32}>")),
+    ("transpose_per_axis_unmoved", _text([f"tensor<2x2x{_P}>"], f"stablehlo.transpose %a0, dims "
+                                         f"= [1, 0] : (tensor<2x2x{_P}>) -> tensor<2x2x{_P}>",
+                                         f"tensor<2x2x{_P}>")),
+    ("transpose_requantizes", _text([f"tensor<2x2x{_Q}>"], f"stablehlo.transpose %a0, dims = "
+                                    f"[1, 0] : (tensor<2x2x{_Q}>) -> tensor<2x2x{_Q2}>",
+                                    f"tensor<2x2x{_Q2}>")),
+    ("reshape_per_axis", _text([f"tensor<2x2x{_P}>"], "stablehlo.reshape %a0 : (tensor<2x2x" + _P
+                               + ">) -> tensor<2x1x2x!quant.uniform<i8:f32:2, {5.000000e-01,"
+                               "2.500000e-01:3}>>", "tensor<2x1x2x!quant.uniform<i8:f32:2, "
+                               "{5.000000e-01,2.500000e-01:3}>>")),
+    ("select_branches_differ", _text(
+        ["tensor<2x2xi1>", f"tensor<2x2x{_Q}>", f"tensor<2x2x{_Q2}>"],
+        f"stablehlo.select %a0, %a1, %a2 : (tensor<2x2xi1>, tensor<2x2x{_Q}>, tensor<2x2x{_Q2}>)"
+        f" -> tensor<2x2x{_Q}>", f"tensor<2x2x{_Q}>")),
+    ("optimization_barrier_per_axis", _text([f"tensor<2x2x{_P}>"], "stablehlo.optimization_"
+                                            f"barrier %a0 : tensor<2x2x{_P}>",
+                                            f"tensor<2x2x{_P}>")),
+    ("requantize_across_expressed_types", _text(
+        [f"tensor<2x2x{_Q}>"], f"stablehlo.uniform_quantize %a0 : (tensor<2x2x{_Q}>) -> "
+        "tensor<2x2x!quant.uniform<i8:f16, 5.000000e-01>>",
+        "tensor<2x2x!quant.uniform<i8:f16, 5.000000e-01>>")),
+]
+
+
+# the valid ones (each of the others is refused for the reason its name gives)
+ACCEPTED = {"add_scales_differ", "add_per_axis_lhs", "sine_scales_differ", "dot_general",
+            "reshape_per_axis"}
+
+
+@pytest.mark.parametrize("case, text", VERDICTS, ids=[c for c, _ in VERDICTS])
+def test_checks_judge_as_stablehlos_verifier_does(case, text):
+    """What mhlo_ir accepts, StableHLO's parser and verifier (in jaxlib's C++, through its
+    portable-artifact serializer) accept, and what it refuses they refuse."""
+    pytest.importorskip("jaxlib")
+    from verify.quantized import stablehlo_accepts
+    theirs = stablehlo_accepts(text)
+    assert (theirs is None) == (case in ACCEPTED), theirs
+    try:
+        hlo.parse(text)
+        ours = None
+    except (hlo.ParseError, hlo.IRError) as e:
+        ours = str(e)
+    assert (ours is None) == (theirs is None), f"ours: {ours}\nStableHLO: {theirs}"

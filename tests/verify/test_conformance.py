@@ -245,10 +245,11 @@ SAMPLE = [
     ("reduce_bfloat16_4_6_int32_4_6.mlir", "pass", "pass"),
     ("dot_general_int8_4_3_float32_3_6.mlir", "pass", "pass"),
     ("dynamic/add_dynamic.mlir", "unsupported", "unsupported"),
-    # quantized: ours lowers it (mhlo_ir.quant_lowering), jaxlib cannot read it
-    ("quantized/abs_shape_float32_20_20_qi8.mlir", "pass", "unsupported"),
+    # quantized: ours lowers it with mhlo_ir.quant_lowering, the reference with StableHLO's
+    # own lowering inside jaxlib (verify.quantized)
+    ("quantized/abs_shape_float32_20_20_qi8.mlir", "pass", "pass"),
     # 21 modules: the i1 add fails on both sides (XLA wraps true + true to false; the
-    # StableHLO interpreter's expected value is true), the quantized one passes on ours only.
+    # StableHLO interpreter's expected value is true), the quantized one passes on both.
     ("quantized/add_qi8.mlir", "fail", "fail"),
 ]
 
@@ -268,17 +269,14 @@ def test_sample_statuses(sample_report):
     statuses = [m["status"] for m in split["ours"]["modules"]]
     assert len(statuses) == 21
     assert statuses.count("fail") == 1 and statuses.count("pass") == 20
-    ref = [m["status"] for m in split["reference"]["modules"]]
-    assert ref.count("unsupported") == 1 and ref.count("pass") == 19
+    assert [m["status"] for m in split["reference"]["modules"]] == statuses
     assert "module" in split["ours"]["reason"] and "expect_eq_const" in split["ours"]["reason"]
     dyn = next(r for r in sample_report["files"] if r["file"] == "dynamic/add_dynamic.mlir")
     assert "dynamic" in dyn["ours"]["reason"]
     s = sample_report["summary"]
     assert s["differences"] == []
-    # the quantized files, which ours runs and the reference cannot, listed apart
-    assert sorted(b["file"] for b in s["beyond_reference"]) == [
-        "quantized/abs_shape_float32_20_20_qi8.mlir", "quantized/add_qi8.mlir"]
-    assert s["totals"]["ours"]["pass"] == 11
+    assert s["beyond_reference"] == []
+    assert s["totals"]["ours"]["pass"] == s["totals"]["reference"]["pass"] == 11
     assert s["families"]["abs"]["files"] == 3
     json.dumps(sample_report)  # --json prints exactly this
 

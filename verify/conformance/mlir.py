@@ -13,11 +13,7 @@ import functools
 from .. import bindings
 from .._jaxlib import require
 
-__all__ = ["context", "to_generic", "QUANT_PIPELINE"]
-
-# What StableHLO's reference interpreter runs before it interprets a quantized program
-# (stablehlo/reference/Api.cpp): quantized ops become float math on their integer storage.
-QUANT_PIPELINE = "builtin.module(func.func(stablehlo-legalize-quant-to-math))"
+__all__ = ["context", "to_generic"]
 
 
 @functools.lru_cache(maxsize=None)
