@@ -30,6 +30,7 @@ import numpy as np
 
 from . import _jaxlib
 from .api import to_text
+from .errors import VerificationError
 
 __all__ = ["interpret", "InterpreterUnsupported", "InterpreterError", "UNSUPPORTED", "route_of",
            "aborting_op", "ABORTING_OP_NAMES"]
@@ -169,6 +170,19 @@ def route_of(module) -> str:
     return "direct"
 
 
+def _stablehlo_only(module) -> None:
+    """InterpreterUnsupported unless every op of quantized ``module`` is StableHLO's: such a
+    program reaches the interpreter as StableHLO text through a portable artifact, which
+    neither XLA's HLO route nor jaxlib's chlo legalization (chlo.erf has none) can help."""
+    from mhlo_ir.ir import walk
+    for fn, op in walk(module):
+        if not op.spec.dialects & {"stablehlo", "func"}:
+            raise InterpreterUnsupported(
+                f"@{fn.name}: '{op.spec.name}' in a quantized program: quantized programs "
+                "reach the interpreter as StableHLO text (verify.quantized), which has no "
+                f"'{op.spec.name}'")
+
+
 def _stablehlo(text: str, route: str):
     _, X = _jaxlib.xla()
     if route == "direct":
@@ -253,6 +267,7 @@ def interpret(module, *arrays) -> list:
     numpy arrays. ``module`` is an mhlo_ir Module (text works, routed directly)."""
     from mhlo_ir.dense import DenseElementsAttr
     from mhlo_ir.ir import Module
+    from mhlo_ir.quant_lowering import has_quantized
     from mhlo_ir import parse_attribute
     from .bindings import context
     stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
@@ -264,13 +279,27 @@ def interpret(module, *arrays) -> list:
             result_types = main.result_types
             module, arrays, joined = _complex_as_parts(module, main.arg_types, result_types,
                                                        arrays)
+        if has_quantized(module):
+            # the bindings cannot parse quantized types: read through a portable artifact
+            # and lowered by StableHLO's own pass (verify.quantized), as StableHLO text
+            _stablehlo_only(module)
+            route = "quantized"
     else:
         route = "direct"
-    program = _stablehlo(to_text(module), route)
     ir, ctx = context()
     with ctx:
         try:
-            parsed = ir.Module.parse(program)
+            if route == "quantized":
+                from mhlo_ir.dialect import STABLEHLO
+                from .quantized import lower_in_place, read_quantized
+                parsed = read_quantized(module.to_text(dialect=STABLEHLO), ctx)
+                # StableHLO's own lowering, run here rather than by the interpreter, whose
+                # pipeline around it aborts on some (i4, narrowed) types: docs/findings.md
+                lower_in_place(parsed)
+            else:
+                parsed = ir.Module.parse(_stablehlo(to_text(module), route))
+        except VerificationError:
+            raise
         except Exception as e:  # noqa: BLE001 - the bindings' MLIRError
             if "but decomposition has" in str(e):
                 # XLA's HLO -> StableHLO conversion writes a composite of several results
@@ -289,7 +318,7 @@ def interpret(module, *arrays) -> list:
         # it op for op; else the converted text as our parser reads it, since XLA's HLO
         # may have made the ops (an einsum becomes a dot_general) — read only when it names
         # an op aborting_op judges (reading took 44% of interpreting generated programs).
-        if route == "direct" and isinstance(module, Module):
+        if route in ("direct", "quantized") and isinstance(module, Module):
             read = module
         else:
             read = _read_text(converted) if named & ABORTING_OP_NAMES else None

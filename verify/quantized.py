@@ -18,9 +18,12 @@ from .portable import _check_target
 __all__ = ["read_quantized", "stablehlo_lowering", "stablehlo_accepts", "QUANT_PIPELINE"]
 
 # What StableHLO's reference interpreter runs before it interprets a quantized program
-# (stablehlo/reference/Api.cpp, createStablehloLowerQuantPipeline's first pass): quantized
-# ops become integer and float math on their storage.
-QUANT_PIPELINE = "builtin.module(func.func(stablehlo-legalize-quant-to-math))"
+# (stablehlo/reference/Api.cpp, createStablehloLowerQuantPipeline's first two passes):
+# quantized ops become integer and float math on their storage, and the chlo broadcasting ops
+# that math is written with become StableHLO (the interpreter has no chlo ops; XLA would
+# legalize them itself).
+QUANT_PIPELINE = ("builtin.module(func.func(stablehlo-legalize-quant-to-math, "
+                  "chlo-legalize-to-stablehlo))")
 
 
 def _artifact(text: str) -> bytes:

@@ -58,12 +58,6 @@ def exclude_not_run(registry) -> None:
 
 exclude("a terminator: every function and region of a generated program ends with one",
         "func.return", "return")
-# NOTE: quantized programs run through mhlo_ir.quant_lowering (verify does it), but the
-# campaign's second executor, StableHLO's interpreter inside jaxlib, cannot read !quant types
-# either, and comparing two runs of our own lowering would test nothing: not generated yet.
-exclude("quantized types: jaxlib's MLIR cannot read them, so the campaign's interpreter "
-        "executor cannot run them (verify runs them through mhlo_ir.quant_lowering)",
-        "uniform_quantize", "uniform_dequantize")
 
 
 def _sub_byte(et):

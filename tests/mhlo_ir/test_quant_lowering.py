@@ -492,3 +492,24 @@ def test_equals_stablehlos_own_lowering_bit_for_bit(name):
     for a, b in zip(ours, theirs):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8), err_msg=name)
+
+
+def test_generated_quantized_programs_agree_with_stablehlos_interpreter():
+    """The generator's quantized programs (mhlo_ir.strategies, rule uniform_quantize): XLA
+    through our lowering and StableHLO's interpreter through StableHLO's own lowering give
+    the same results, under the campaign's comparison (tolerance only where the program
+    approximates: tanh, exp...)."""
+    import mhlo_ir.strategies as hst
+    from verify.differential import compare
+    from verify.interpreter import interpret
+    options = hst.default_options(4, ("uniform_quantize",))
+    compared = 0
+    for seed in range(40):
+        p = hst.generate_seeded(seed, options, n_ops=4)
+        if "uniform_quantize" not in p.ops:
+            continue
+        differences = compare(verify.run(p.module, *p.inputs), interpret(p.module, *p.inputs),
+                              p.traits, p.inexact)
+        assert [d for d in differences if not d.explained_by] == [], (seed, differences)
+        compared += 1
+    assert compared >= 30

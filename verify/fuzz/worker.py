@@ -22,17 +22,22 @@ def _options(cfg):
 
 
 def _types_of(module) -> list:
+    """The element types ``module`` computes in, a quantized type counted as
+    ``quant:<storage>`` (its scales and zero points are drawn afresh every time)."""
     from mhlo_ir.ir import walk
     from mhlo_ir.types import TensorType
     names = set()
+
+    def add(t):
+        if isinstance(t, TensorType):
+            et = t.element_type
+            names.add(et.name if et.kind != "quant" else f"quant:{et.storage.name}")
     for fn in module.functions:
         for t in fn.arg_types:
-            if isinstance(t, TensorType):
-                names.add(t.element_type.name)
+            add(t)
     for _, op in walk(module):
         for v in op.results:
-            if isinstance(v.type, TensorType):
-                names.add(v.type.element_type.name)
+            add(v.type)
     return sorted(names)
 
 

@@ -19,14 +19,10 @@ def test_every_op_has_a_rule_or_a_reason():
 
 
 def test_excluded_ops_are_the_ones_that_do_not_run_on_cpu():
-    # besides terminators, the async pair and the quantization ops (which run, lowered, but
-    # not in the campaign's interpreter), an op is left out only when the op table itself
-    # says it does not run on XLA:CPU
+    # besides terminators and the async pair, an op is left out only when the op table
+    # itself says it does not run on XLA:CPU
     for name, why in hst.EXCLUDED.items():
         if name in ("func.return", "return", "async_start", "async_done"):
-            continue
-        if name in ("uniform_quantize", "uniform_dequantize"):
-            assert why.startswith("quantized types"), name
             continue
         assert spec.REGISTRY[name].not_run, name
         assert why.startswith("does not run on XLA:CPU") or "HLO instruction" in why, name
