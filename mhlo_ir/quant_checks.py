@@ -92,8 +92,10 @@ def validate_quantized(spec, types, attributes, result_types, regions) -> tuple:
             f"result {_quantized(result_types)[0][0]} is {_quantized(result_types)[0][1]}")
     why = (f"StableHLO defines quantized {name}, but mhlo_ir does not take it yet"
            if name in NOT_YET else f"StableHLO defines quantized {name} nowhere")
-    _fail(name, f"does not take quantized tensors ({what}): {why}; dequantize first "
-                f"(uniform_dequantize) and quantize the result (uniform_quantize)")
+    instead = ("make a float constant and quantize it (uniform_quantize)" if name == "constant"
+               else "dequantize first (uniform_dequantize) and quantize the result "
+                    "(uniform_quantize)")
+    _fail(name, f"does not take quantized tensors ({what}): {why}; {instead}")
 
 
 def spec_operand(spec, i: int) -> str:

@@ -363,3 +363,12 @@ def test_checks_judge_as_stablehlos_verifier_does(case, text):
     except (hlo.ParseError, hlo.IRError) as e:
         ours = str(e)
     assert (ours is None) == (theirs is None), f"ours: {ours}\nStableHLO: {theirs}"
+
+
+def test_a_quantized_constant_is_refused_saying_what_to_do():
+    text = f"""func.func @main() -> tensor<2x{_Q}> {{
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2x{_Q}>
+  return %0 : tensor<2x{_Q}>
+}}"""
+    with pytest.raises(hlo.ParseError, match="make a float constant and quantize it"):
+        hlo.parse(text)
