@@ -275,7 +275,16 @@ def _number(ts, what: str) -> float:
     if tok.kind not in ("float", "int"):
         raise ts.expected(what)
     ts.next()
-    v = float(int(tok.text, 0)) if tok.kind == "int" else float(tok.text)
+    if tok.text.startswith("0x"):
+        # MLIR's float syntax: a hex integer is the double's bit pattern (what MLIR prints
+        # for a scale whose shortest decimal would not read back as the same double)
+        import struct
+        bits = int(tok.text, 16)
+        if bits >= 1 << 64:
+            raise ts.error(f"{tok.text} has more than 64 bits: not an f64 bit pattern", tok)
+        v = struct.unpack("<d", bits.to_bytes(8, "little"))[0]
+    else:
+        v = float(tok.text)
     return -v if neg else v
 
 

@@ -15,7 +15,8 @@ from . import _jaxlib, bindings
 from .errors import VerificationError
 from .portable import _check_target
 
-__all__ = ["read_quantized", "stablehlo_lowering", "stablehlo_accepts", "QUANT_PIPELINE"]
+__all__ = ["read_quantized", "stablehlo_lowering", "stablehlo_accepts", "mlir_print",
+           "QUANT_PIPELINE"]
 
 # What StableHLO's reference interpreter runs before it interprets a quantized program
 # (stablehlo/reference/Api.cpp, createStablehloLowerQuantPipeline's first two passes):
@@ -70,3 +71,11 @@ def stablehlo_lowering(text: str) -> str:
         module = read_quantized(text, ctx)
         lower_in_place(module)
         return module.operation.get_asm()
+
+
+def mlir_print(text: str) -> str:
+    """MLIR's own print of quantized ``text`` (read through a portable artifact): the oracle
+    for how mhlo_ir prints quantized types."""
+    ir, ctx = bindings.context()
+    with ctx, ir.Location.unknown():
+        return str(read_quantized(text, ctx))

@@ -10,7 +10,8 @@
 - ``programs()``: whole well-typed programs over the op table (every op that runs on
   XLA:CPU, all 28 element types), and their inputs; ``op_calls(name)``: one op with drawn
   attributes and regions.
-- ``element_types``, ``shapes``, ``tensor_types``, ``arrays``: the leaves. Arrays are drawn
+- ``element_types``, ``shapes``, ``tensor_types``, ``arrays``: the leaves;
+  ``quantized_types`` the quantized element types (``!quant.uniform``). Arrays are drawn
   as raw bit patterns, so every value a type can hold appears: NaN payloads, -0.0,
   infinities, subnormals, integer extremes.
 - ``types``, ``attributes``, ``locations`` and friends: every kind the printer writes and
@@ -30,9 +31,11 @@ from .programs import (RULE_OPS, Program, default_options, generate, generate_se
                        op_calls, programs)
 from .scope import Options
 from .table import EXCLUDED, RULES
-from .values import arrays, element_types, float_values, shapes, tensor_types
+from .values import (arrays, element_types, float_values, quantized_types, shapes,
+                     tensor_types)
 
-__all__ = ["element_types", "shapes", "tensor_types", "arrays", "float_values", "programs",
+__all__ = ["element_types", "shapes", "tensor_types", "arrays", "float_values",
+           "quantized_types", "programs",
            "op_calls", "types", "integer_attrs", "float_attrs", "dense_array_attrs",
            "dense_elements_attrs", "mhlo_attributes", "attributes", "locations", "Program",
            "generate", "generate_seeded", "default_options", "Options", "RULES", "EXCLUDED",

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from .. import dtypes
 from ..types import TensorType, tensor
 
-__all__ = ["element_types", "shapes", "tensor_types", "arrays", "float_values", "UINT"]
+__all__ = ["element_types", "shapes", "tensor_types", "arrays", "float_values",
+           "quantized_types", "UINT"]
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -20,6 +21,41 @@ UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 def element_types(kinds=("bool", "sint", "uint", "float", "complex")):
     """One of the 28 element types, restricted to ``kinds``."""
     return st.sampled_from([t for t in dtypes.ALL_ELEMENT_TYPES if t.kind in kinds])
+
+
+@st.composite
+def quantized_types(draw, shape=None, storage=None, expressed=None):
+    """Uniformly quantized element types (``mhlo_ir.quant``): storage of 2 to 32 bits, signed
+    or unsigned (or ``storage``), expressed bf16/f16/f32/f64 (or ``expressed``), scales from
+    the expressed type's smallest subnormal to its largest value, zero points and narrowed
+    storage ranges anywhere in the storage type's; per axis too when ``shape`` is given, with
+    one scale and zero point per index of a drawn dimension of 1 to 8 elements."""
+    import ml_dtypes
+
+    from ..quant import quantized
+    st_types = [t for t in dtypes.ALL_ELEMENT_TYPES
+                if t.kind in ("sint", "uint") and 2 <= t.bits <= 32]
+    et = storage if storage is not None else draw(st.sampled_from(st_types))
+    ex = expressed if expressed is not None else draw(st.sampled_from(
+        [dtypes.bf16, dtypes.f16, dtypes.f32, dtypes.f64]))
+    info = ml_dtypes.finfo(ex.dtype)
+    scale = st.floats(float(info.smallest_subnormal), float(info.max), allow_nan=False,
+                      allow_infinity=False)
+    lo, hi = ((-(1 << (et.bits - 1)), (1 << (et.bits - 1)) - 1) if et.kind == "sint"
+              else (0, (1 << et.bits) - 1))
+    smin, smax = lo, hi
+    if draw(st.booleans()):
+        smin = draw(st.integers(lo, hi - 1))
+        smax = draw(st.integers(smin + 1, hi))
+    axes = [d for d, n in enumerate(shape or ()) if 1 <= n <= 8]
+    if axes and draw(st.booleans()):
+        axis = draw(st.sampled_from(axes))
+        n = shape[axis]
+        return quantized(et, ex, draw(st.lists(scale, min_size=n, max_size=n)),
+                         draw(st.lists(st.integers(smin, smax), min_size=n, max_size=n)),
+                         axis=axis, storage_min=smin, storage_max=smax)
+    return quantized(et, ex, draw(scale), draw(st.integers(smin, smax)), storage_min=smin,
+                     storage_max=smax)
 
 
 def shapes(max_rank: int = 3, max_dim: int = 4, min_dim: int = 0):

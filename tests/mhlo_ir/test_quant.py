@@ -10,6 +10,8 @@ from __future__ import annotations
 import pickle
 import re
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import mhlo_ir as hlo
 from mhlo_ir.quant import QuantizedType, parse_quantized, quantized
@@ -37,6 +39,8 @@ Q = quantized(hlo.i8, hlo.f32, 0.0039172410964965817, -128)
      "!quant.uniform<i8:f32, 0.0039188104517319626:-128>"),
     ("!quant.uniform<i32:f32, 1.537725862903607E-5>",
      "!quant.uniform<i32:f32, 1.537725862903607E-5>"),
+    # a scale whose decimal would not read back (1000001.0): MLIR writes the double's bits
+    ("!quant.uniform<i2:bf16, 0x412E848200000000>", "!quant.uniform<i2:bf16, 0x412E848200000000>"),
     # the storage type's full range is not spelled; a zero zero point neither
     ("!quant.uniform<i8<-128:127>:f32, 1.5:0>", "!quant.uniform<i8:f32, 1.500000e+00>"),
 ])
@@ -372,3 +376,28 @@ def test_a_quantized_constant_is_refused_saying_what_to_do():
 }}"""
     with pytest.raises(hlo.ParseError, match="make a float constant and quantize it"):
         hlo.parse(text)
+
+
+@st.composite
+def _quantized_tensors(draw):
+    import mhlo_ir.strategies as hst
+    shape = draw(st.lists(st.integers(0, 4), max_size=3).map(tuple))
+    return hlo.tensor(shape, draw(hst.quantized_types(shape)))
+
+
+@given(st.lists(_quantized_tensors(), min_size=1, max_size=5))
+def test_quantized_types_print_as_mlir_prints_them_and_read_back(ts):
+    """Drawn quantized tensor types (any storage, expressed type, scale, zero point, range,
+    per axis): our text reads back as the same interned type, and MLIR's own print of a
+    function taking them (read through jaxlib's portable-artifact serializer, which runs
+    StableHLO's verifier) spells each one exactly as we do."""
+    pytest.importorskip("jaxlib")
+    from verify.quantized import mlir_print
+    for t in ts:
+        assert hlo.parse_type(str(t)) is t
+    params = ", ".join(f"%arg{i}: {t}" for i, t in enumerate(ts))
+    text = (f"func.func @main({params}) -> {ts[0]} {{\n  return %arg0 : {ts[0]}\n}}")
+    printed = mlir_print(text)
+    header = next(line for line in printed.splitlines() if "func.func" in line)
+    assert header.strip().startswith(f"func.func @main({params}) -> {ts[0]}"), \
+        (header, params)
