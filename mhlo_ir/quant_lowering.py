@@ -45,20 +45,17 @@ from .builder import Builder
 from .errors import OpBuildError
 from .ir import Block, Function, Module, Region, make_operation
 from .quant import QuantizedType, expressed_tensor, storage_tensor
+from .quant_checks import CARRIERS, STORAGE_OPS
 from .types import FunctionType, TupleType, tensor
 
 __all__ = ["lower_quantized", "has_quantized"]
 
 _F32, _I32 = dtypes.f32, dtypes.i32
 
-# Ops StableHLO's lowering keeps, with their quantized types replaced by the storage type
-# (its ConvertGenericOp list, with the carriers and the collectives that only move values).
-_STORAGE = frozenset({
-    "bitcast_convert", "broadcast_in_dim", "composite", "concatenate", "dynamic_reshape",
-    "dynamic_slice", "gather", "pad", "reduce_window", "reshape", "slice", "transpose",
-    "get_dimension_size", "dynamic_broadcast_in_dim", "return", "func.return", "func.call",
-    "while", "if", "case", "optimization_barrier", "tuple", "get_tuple_element", "custom_call",
-    "all_gather", "all_to_all", "collective_broadcast", "collective_permute"})
+# Ops kept as they are with their quantized types replaced by the storage type: StableHLO's
+# ConvertGenericOp list as far as our checks let quantized values into it, plus the carriers
+# and collectives (and reverse and dynamic_update_slice, which the pass does not list).
+_STORAGE = STORAGE_OPS | CARRIERS
 
 
 def _q(t):

@@ -513,3 +513,23 @@ def test_generated_quantized_programs_agree_with_stablehlos_interpreter():
         assert [d for d in differences if not d.explained_by] == [], (seed, differences)
         compared += 1
     assert compared >= 30
+
+
+def test_reverse_and_dynamic_update_slice_move_stored_integers():
+    q = quantized(hlo.i8, hlo.f32, 0.5, 1)
+    x = np.arange(6, dtype=F32).reshape(2, 3) - 2
+
+    def body(b, u):
+        s = b.uniform_quantize(u, q)
+        r = b.reverse(s, (1,))
+        piece = b.slice(s, (0, 0), (1, 2))
+        return b.dynamic_update_slice(r, piece, [b.constant(np.int32(1)),
+                                                 b.constant(np.int32(1))])
+    (got,) = verify.run(module([T((2, 3), hlo.f32)], body), x)
+    stored = np_quantize(x, q)
+    want = stored[:, ::-1].copy()
+    want[1:2, 1:3] = stored[0:1, 0:2]
+    np.testing.assert_array_equal(got, want)
+    text = lower_quantized(module([T((2, 3), hlo.f32)], body)).to_text()
+    # stored integers reversed and updated as they are: no dequantization (a multiply)
+    assert '"mhlo.reverse"' in text and '"mhlo.multiply"' not in text
