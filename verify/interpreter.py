@@ -295,7 +295,7 @@ def interpret(module, *arrays) -> list:
                 parsed = read_quantized(module.to_text(dialect=STABLEHLO), ctx)
                 # StableHLO's own lowering, run here rather than by the interpreter, whose
                 # pipeline around it aborts on some (i4, narrowed) types: docs/findings.md
-                lower_in_place(parsed)
+                lower_in_place(parsed, chlo=True)
             else:
                 parsed = ir.Module.parse(_stablehlo(to_text(module), route))
         except VerificationError:
