@@ -212,7 +212,7 @@ def _elementwise_method(spec):
     hashes by identity); only a type combination never seen before runs the spec's rule.
     """
     # A miss runs the spec's whole validation (which routes quantized types to their rules).
-    name, infer = spec.name, spec.validate
+    name, validate = spec.name, spec.validate
     op_names = spec.operands
     memo: dict = {}
     same: dict = {}  # for operands of one type
@@ -226,7 +226,7 @@ def _elementwise_method(spec):
             t = operand.type
             result_types = memo.get(t)
             if result_types is None:
-                result_types = memo[t] = infer((t,), None, None, ())
+                result_types = memo[t] = validate((t,), None, None, ())
             block = self.block
             op = new_op(spec, operand, None, None, result_types[0],
                         self.location if location is None else checked_location(location),
@@ -241,14 +241,14 @@ def _elementwise_method(spec):
             if lt is rhs.type:  # the usual case: keyed by the one type, no key tuple
                 result_types = same.get(lt)
                 if result_types is None:
-                    result_types = infer((lt, lt), None, None, ())
+                    result_types = validate((lt, lt), None, None, ())
                     if len(same) < 4096:
                         same[lt] = result_types
             else:
                 key = (lt, rhs.type)
                 result_types = memo.get(key)
                 if result_types is None:
-                    result_types = infer(key, None, None, ())
+                    result_types = validate(key, None, None, ())
                     if len(memo) < 4096:
                         memo[key] = result_types
             block = self.block

@@ -26,9 +26,10 @@ import math
 
 from . import dtypes
 from .dtypes import ElementType
+from .types import TupleType, tensor
 
 __all__ = ["QuantizedType", "quantized", "is_quantized", "storage_tensor", "expressed_tensor",
-           "parse_quantized"]
+           "storage_range", "parse_quantized"]
 
 # storage types MLIR's quant dialect takes (1 to 32 bits; i1 is not an integer here)
 _STORAGE = {(t.kind == "sint", t.bits): t for t in (
@@ -76,11 +77,6 @@ class QuantizedType(ElementType):
                              f"{what}")
 
     @property
-    def has_default_range(self) -> bool:
-        lo, hi = _range(self.storage)
-        return self.storage_min == lo and self.storage_max == hi
-
-    @property
     def baseline(self) -> tuple:
         """What StableHLO's ``baseline_element_type`` keeps: storage type and range,
         expressed type (and whether per axis); two types with equal baselines differ only
@@ -119,7 +115,8 @@ class QuantizedType(ElementType):
         return read_quantized(ts)
 
 
-def _range(storage: ElementType) -> tuple:
+def storage_range(storage: ElementType) -> tuple:
+    """The full range ``(min, max)`` of integer type ``storage``."""
     if storage.kind == "sint":
         return -(1 << (storage.bits - 1)), (1 << (storage.bits - 1)) - 1
     return 0, (1 << storage.bits) - 1
@@ -144,7 +141,7 @@ def _make(storage, smin, smax, expressed, scales, zero_points, axis) -> Quantize
     if t is not None:
         return t
     from .floatfmt import format_float
-    lo, hi = _range(storage)
+    lo, hi = storage_range(storage)
     bounds = "" if (smin, smax) == (lo, hi) else f"<{smin}:{smax}>"
     params = [format_float(s, dtypes.f64) + (f":{z}" if z else "")
               for s, z in zip(scales, zero_points)]
@@ -216,7 +213,7 @@ def quantized(storage, expressed, scale, zero_point=0, *, axis: int | None = Non
             raise ValueError(f"quantization scale {s!r} is out of {ex.name}'s range "
                              f"[{lo_s!r}, {hi_s!r}]")
         out_scales.append(s)
-    lo, hi = _range(st)
+    lo, hi = storage_range(st)
     smin = lo if storage_min is None else _int(storage_min, "storage_min")
     smax = hi if storage_max is None else _int(storage_max, "storage_max")
     if not lo <= smin < smax <= hi:
@@ -232,8 +229,11 @@ def quantized(storage, expressed, scale, zero_point=0, *, axis: int | None = Non
 
 
 def is_quantized(t) -> bool:
-    """Whether ``t`` (a type or element type) is or holds a quantized element type."""
-    return getattr(t, "element_type", t).__class__ is QuantizedType
+    """Whether ``t`` (a type or element type) is or holds a quantized element type, tuples
+    through their elements."""
+    if getattr(t, "element_type", t).__class__ is QuantizedType:
+        return True
+    return t.__class__ is TupleType and any(map(is_quantized, t.types))
 
 
 def storage_tensor(t):
@@ -241,7 +241,6 @@ def storage_tensor(t):
     et = getattr(t, "element_type", None)
     if et.__class__ is not QuantizedType:
         return t
-    from .types import tensor
     return tensor(t.shape, et.storage)
 
 
@@ -250,7 +249,6 @@ def expressed_tensor(t):
     et = getattr(t, "element_type", None)
     if et.__class__ is not QuantizedType:
         return t
-    from .types import tensor
     return tensor(t.shape, et.expressed)
 
 

@@ -26,8 +26,8 @@ rules (``mhlo_ir.ops.quantize``).
 from __future__ import annotations
 
 from .errors import OpBuildError
-from .quant import QuantizedType, expressed_tensor
-from .types import TensorType
+from .quant import QuantizedType, expressed_tensor, is_quantized
+from .types import TensorType, tensor
 
 __all__ = ["validate_quantized", "QDQ_OPS", "DOT_LIKE", "STORAGE_OPS", "CARRIERS"]
 
@@ -87,15 +87,22 @@ def validate_quantized(spec, types, attributes, result_types, regions) -> tuple:
         return _dot_like(spec, types, attributes, result_types, regions)
     if name in STORAGE_OPS:
         return _storage(spec, types, attributes, result_types, regions)
-    where = _quantized(types)
-    what = (f"operand {spec_operand(spec, where[0][0])} is {where[0][1]}" if where else
-            f"result {_quantized(result_types)[0][0]} is {_quantized(result_types)[0][1]}")
+    what = _first_quantized(spec, types, result_types or ())
     why = (f"StableHLO defines quantized {name}, but mhlo_ir does not take it yet"
            if name in NOT_YET else f"StableHLO defines quantized {name} nowhere")
     instead = ("make a float constant and quantize it (uniform_quantize)" if name == "constant"
                else "dequantize first (uniform_dequantize) and quantize the result "
                     "(uniform_quantize)")
     _fail(name, f"does not take quantized tensors ({what}): {why}; {instead}")
+
+
+def _first_quantized(spec, types, results) -> str:
+    """The first operand or result holding a quantized type, for a message."""
+    for i, t in enumerate(types):
+        if is_quantized(t):
+            return f"operand {spec_operand(spec, i)} is {t}"
+    i, t = next((i, t) for i, t in enumerate(results) if is_quantized(t))
+    return f"result {i} is {t}"
 
 
 def spec_operand(spec, i: int) -> str:
@@ -117,7 +124,6 @@ def _results(spec, types, attributes, result_types, regions) -> tuple:
     if not quantized:
         return inferred
     q = quantized[0][1].element_type
-    from .types import tensor
     return tuple(tensor(r.shape, q) if isinstance(r, TensorType) and r.element_type is
                  q.expressed else r for r in inferred)
 

@@ -43,8 +43,8 @@ import numpy as np
 from . import dtypes
 from .builder import Builder
 from .errors import OpBuildError
-from .ir import Block, Function, Module, Region, make_operation
-from .quant import QuantizedType, expressed_tensor, storage_tensor
+from .ir import Block, Function, Module, Region, make_operation, walk
+from .quant import _INTERNED, QuantizedType, expressed_tensor, is_quantized, storage_tensor
 from .quant_checks import CARRIERS, STORAGE_OPS
 from .types import FunctionType, TupleType, tensor
 
@@ -72,19 +72,11 @@ def _lower_type(t):
     return storage_tensor(t)
 
 
-def _holds_quantized(t) -> bool:
-    if isinstance(t, TupleType):
-        return any(_holds_quantized(x) for x in t.types)
-    return _q(t) is not None
-
-
 def has_quantized(module) -> bool:
     """Whether any function signature, operand or result of ``module`` is quantized."""
-    from .ir import walk
-    from .quant import _INTERNED
     if not _INTERNED:  # no quantized type was ever made in this process: none can be here
         return False
-    q = _holds_quantized
+    q = is_quantized
     for fn in module.functions:
         if any(q(t) for t in fn.arg_types) or any(q(t) for t in fn.result_types or ()):
             return True
@@ -138,11 +130,10 @@ class _Lowering:
             blocks.append(nb)
         return Region(blocks)
 
-    def copy(self, b: Builder, op, result_types=None):
+    def copy(self, b: Builder, op):
         """``op`` again on the new values, its quantized types made storage types."""
         operands = tuple(self.values[v] for v in op.operands)
-        types = result_types if result_types is not None else \
-            [_lower_type(r.type) for r in op.results]
+        types = [_lower_type(r.type) for r in op.results]
         regions = tuple(self.region(r) for r in op.regions)
         new = make_operation(op.spec, operands, types, op.attributes, regions, op.location,
                              b.block)
@@ -184,11 +175,8 @@ class _Lowering:
 
     def quantize_op(self, b, op, x, qin, result_type):
         q = result_type.element_type
-        _f32_only(op.spec.name, q)
-        if qin is None:
-            if x.type.element_type is not _F32:
-                raise OpBuildError(f"'uniform_quantize' of {x.type}: the quantization lowering "
-                                   f"takes f32 operands only (as StableHLO's does)")
+        if qin is None:  # from floats of the expressed type: f32 only, as StableHLO's
+            _f32_only(op.spec.name, q)
             return quantize(b, x, q)
         if qin.axis is not None and q.axis is not None and qin.axis != q.axis:
             raise OpBuildError("'uniform_quantize' cannot requantize while changing the "
@@ -407,8 +395,7 @@ def _padding_pairs(op):
     pad = op.attr("padding")
     if pad is None:
         return None
-    values = pad.to_array().reshape(-1, 2) if hasattr(pad, "to_array") else np.array(pad)
-    return [tuple(int(v) for v in row) for row in values]
+    return [tuple(int(v) for v in row) for row in pad.to_array().reshape(-1, 2)]
 
 
 def _kernel(b, op, lhs, rhs, ql, dims):

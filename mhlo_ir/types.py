@@ -38,9 +38,6 @@ class Type:
     """Base of all types. ``render(dialect)`` gives the MLIR text of the type."""
 
     __slots__ = ()
-    # Tensor types have one; every other type says None, so that a check over operand types
-    # reads ``t.element_type`` without asking which kind of type ``t`` is.
-    element_type = None
 
     def render(self, dialect) -> str:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -16,7 +16,7 @@ import attrs
 
 from ..errors import OpBuildError
 from ..quant import _INTERNED as _QUANT_TYPES
-from ..quant import QuantizedType
+from ..quant import is_quantized
 from ..types import TensorType, TokenType, TupleType, Type
 
 __all__ = ["OpSpec", "AttrSpec", "fail", "tensor_operand", "same_shape", "REGISTRY", "register",
@@ -103,8 +103,8 @@ class OpSpec:
 
         Quantized tensors (``mhlo_ir.quant``) are judged by ``mhlo_ir.quant_checks``, by the
         op's family in StableHLO's spec, wherever they appear in operands or results."""
-        if _QUANT_TYPES and (_holds_quantized(types) or (
-                result_types is not None and _holds_quantized(result_types))):
+        if _QUANT_TYPES and (any(map(is_quantized, types)) or (
+                result_types is not None and any(map(is_quantized, result_types)))):
             from ..quant_checks import validate_quantized
             return validate_quantized(self, types, attributes, result_types, regions)
         return self.validate_plain(types, attributes, result_types, regions)
@@ -141,13 +141,6 @@ class OpSpec:
                 fail(name, f"result types ({', '.join(map(str, result_types))}) differ "
                            f"from the inferred ({', '.join(map(str, inferred))})")
         return result_types
-
-
-def _holds_quantized(types) -> bool:
-    for t in types:
-        if getattr(t, "element_type", None).__class__ is QuantizedType:
-            return True
-    return False
 
 
 def _inferred(spec, name, types, attributes) -> tuple:

@@ -1,9 +1,8 @@
 """Rules for quantization: an f32 value quantized, worked on as quantized values, dequantized.
 
 Quantized values stay inside the rule: the pool holds the float, integer and complex tensors
-every other rule knows. A draw quantizes an f32 value with a drawn type (storage i2..i32, a
-scale and a zero point; ``draw_type`` can draw per-axis types and narrowed storage ranges
-too), applies up to three quantized steps (requantization, an elementwise op by
+every other rule knows. A draw quantizes an f32 value with a drawn type (signed storage, a scale
+and a zero point), applies up to three quantized steps (requantization, an elementwise op by
 dequantize-compute-quantize, add, transpose, reshape), and dequantizes. Both executors see
 the same program: XLA through mhlo_ir's lowering (``verify.compile``), StableHLO's
 interpreter through its own (``verify.quantized``), so a disagreement is a lowering's, XLA's
@@ -16,17 +15,19 @@ them to integers is left to the implementation, where the two executors differ.
 from __future__ import annotations
 
 from .. import dtypes
-from ..quant import quantized
+from ..quant import quantized, storage_range
+from ..types import tensor
 from .table import rule
 
-# NOTE: signed storage, full ranges and per-tensor types only, by default: StableHLO's own
-# lowering (which the interpreter executor runs) converts to unsigned storage as if it were
-# signed (u4 and u8 results wrap), its pipeline cannot legalize the broadcasts of per-axis
-# scales, and the interpreter aborts on narrowed storage ranges ("LLVM ERROR: Unsupported op"):
-# docs/findings.md. Drawing them would only find those three again.
-# And no i32 storage: StableHLO's lowering (and ours, which follows it bit for bit) clamps in
-# f32, where i32's bounds round to +-2**31, and skips the clamp for 32-bit results, so its
-# final conversion to i32 can overflow, which XLA saturates and the interpreter wraps.
+# NOTE: signed storage, full ranges and per-tensor types only (``hst.quantized_types`` draws
+# the rest): StableHLO's own lowering (which the interpreter executor runs) converts to
+# unsigned storage as if it were signed (u4 and u8 results wrap), its pipeline cannot legalize
+# the broadcasts of per-axis scales, and the interpreter aborts on narrowed storage ranges
+# ("LLVM ERROR: Unsupported op"): docs/findings.md 21. Drawing them would only find those
+# three again. And no i32 storage: StableHLO's lowering (and ours, which follows it bit for
+# bit) clamps in f32, where i32's bounds round to +-2**31, and skips the clamp for 32-bit
+# results, so its final conversion to i32 can overflow, which XLA saturates and the
+# interpreter wraps.
 _STORAGE = (dtypes.i8, dtypes.i8, dtypes.i8, dtypes.i4, dtypes.i16, dtypes.i2)
 # Per-tensor ops StableHLO quantizes by dequantize-compute-quantize, the correctly rounded
 # ones: a last-ulp difference of an approximated function (XLA's polynomial tanh, exp...)
@@ -36,41 +37,15 @@ _UNARY = ("negate", "abs", "sign", "floor", "ceil", "round_nearest_afz", "round_
 _LIMIT = 1e6  # what quantized inputs are clamped to
 
 
-def _storage_range(et):
-    if et.kind == "sint":
-        return -(1 << (et.bits - 1)), (1 << (et.bits - 1)) - 1
-    return 0, (1 << et.bits) - 1
-
-
 def _scale(s) -> float:
     # powers of two times a mantissa: from 2**-10 to 2**6, both exact and odd ones
     return (1 + s.c.integer(0, 255) / 256) * 2.0 ** s.c.integer(-10, 6)
 
 
-def draw_type(s, shape, storage=None, per_axis=False, narrowed=False):
-    """A quantized element type of ``storage`` (drawn if None) for a tensor of ``shape``;
-    ``per_axis`` and ``narrowed`` (storage ranges) are off by default: StableHLO's
-    interpreter cannot lower per-axis types, and aborts on narrowed ones (docs/findings.md)."""
+def draw_type(s, storage=None):
+    """A per-tensor quantized type of ``storage`` (drawn if None) expressing f32."""
     st = storage if storage is not None else s.c.choice(_STORAGE)
-    lo, hi = _storage_range(st)
-    smin, smax = lo, hi
-    if narrowed and st.bits >= 4 and s.c.boolean(0.15):
-        smin, smax = lo + 1, hi - 1  # a narrowed range (i8<-127:126>)
-    axes = [d for d, n in enumerate(shape) if 1 <= n <= 8]
-    if per_axis and axes and s.c.boolean(0.25):
-        axis = s.c.choice(axes)
-        n = shape[axis]
-        return quantized(st, dtypes.f32, [_scale(s) for _ in range(n)],
-                         [s.c.integer(smin, smax) for _ in range(n)], axis=axis,
-                         storage_min=smin, storage_max=smax)
-    return quantized(st, dtypes.f32, _scale(s), s.c.integer(smin, smax), storage_min=smin,
-                     storage_max=smax)
-
-
-def _like(s, q):
-    """Another type of ``q``'s baseline (storage and range), per tensor."""
-    return quantized(q.storage, q.expressed, _scale(s), s.c.integer(q.storage_min, q.storage_max),
-                     storage_min=q.storage_min, storage_max=q.storage_max)
+    return quantized(st, dtypes.f32, _scale(s), s.c.integer(*storage_range(st)))
 
 
 def _finite(s, x):
@@ -84,42 +59,30 @@ def _finite(s, x):
 def _quantize(s, q=None, shape=None):
     pred = (lambda t: True) if shape is None else (lambda t: t.shape == shape)
     x = s.operand(lambda et: et is dtypes.f32, pred)
-    if q is None:
-        q = draw_type(s, x.type.shape)
-    return s.b.uniform_quantize(_finite(s, x), q)
+    return s.b.uniform_quantize(_finite(s, x), q if q is not None else draw_type(s))
 
 
 def _step(s, v):
     b = s.b
     q, t = v.type.element_type, v.type
     kind = s.c.choice(("requantize", "unary", "add", "transpose", "reshape"))
-    if kind == "requantize" or q.axis is not None and kind in ("unary", "reshape"):
-        to = draw_type(s, t.shape, q.storage if s.c.boolean(0.5) else None)
-        if q.axis is not None and to.axis is not None and to.axis != q.axis:
-            to = _like(s, q)
-        return b.uniform_quantize(v, to)
+    if kind == "requantize":
+        return b.uniform_quantize(v, draw_type(s, q.storage if s.c.boolean(0.5) else None))
     if kind == "unary":
         name = s.c.choice(_UNARY)
-        return b.create(name, (v,), result_types=[_tensor(t.shape, _like(s, q))]) \
+        return b.create(name, (v,), result_types=[tensor(t.shape, draw_type(s, q.storage))]) \
             .results[0]
     if kind == "add":
-        other = _quantize(s, _like(s, q) if q.axis is None else q, t.shape)
-        result = q if q.axis is not None else _like(s, q)
-        return b.create("add", (v, other), result_types=[_tensor(t.shape, result)]).results[0]
+        other = _quantize(s, draw_type(s, q.storage), t.shape)
+        return b.create("add", (v, other),
+                        result_types=[tensor(t.shape, draw_type(s, q.storage))]).results[0]
     if kind == "transpose" and t.rank >= 2:
         perm = s.c.permutation(t.rank)
-        shape = tuple(t.shape[p] for p in perm)
-        rq = q if q.axis is None else q.with_axis(perm.index(q.axis))
         return b.create("transpose", (v,), {"permutation": perm},
-                        result_types=[_tensor(shape, rq)]).results[0]
+                        result_types=[tensor(tuple(t.shape[p] for p in perm), q)]).results[0]
     if kind == "reshape" and t.rank >= 1:
         return b.reshape(v, (t.num_elements,))
     return v
-
-
-def _tensor(shape, et):
-    from ..types import tensor
-    return tensor(shape, et)
 
 
 @rule("uniform_quantize", "uniform_dequantize")

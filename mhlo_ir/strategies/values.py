@@ -32,7 +32,7 @@ def quantized_types(draw, shape=None, storage=None, expressed=None):
     one scale and zero point per index of a drawn dimension of 1 to 8 elements."""
     import ml_dtypes
 
-    from ..quant import quantized
+    from ..quant import quantized, storage_range
     st_types = [t for t in dtypes.ALL_ELEMENT_TYPES
                 if t.kind in ("sint", "uint") and 2 <= t.bits <= 32]
     et = storage if storage is not None else draw(st.sampled_from(st_types))
@@ -41,8 +41,7 @@ def quantized_types(draw, shape=None, storage=None, expressed=None):
     info = ml_dtypes.finfo(ex.dtype)
     scale = st.floats(float(info.smallest_subnormal), float(info.max), allow_nan=False,
                       allow_infinity=False)
-    lo, hi = ((-(1 << (et.bits - 1)), (1 << (et.bits - 1)) - 1) if et.kind == "sint"
-              else (0, (1 << et.bits) - 1))
+    lo, hi = storage_range(et)
     smin, smax = lo, hi
     if draw(st.booleans()):
         smin = draw(st.integers(lo, hi - 1))

@@ -533,3 +533,24 @@ def test_reverse_and_dynamic_update_slice_move_stored_integers():
     text = lower_quantized(module([T((2, 3), hlo.f32)], body)).to_text()
     # stored integers reversed and updated as they are: no dequantization (a multiply)
     assert '"mhlo.reverse"' in text and '"mhlo.multiply"' not in text
+
+
+def test_requantize_and_add_work_for_any_expressed_type():
+    """Requantization and add are f32 and integer math on stored values whatever the
+    expressed type (as in StableHLO's pass, which gives the same bits): bf16 here, with the
+    stored integers as main's arguments and results."""
+    from verify.quantized import stablehlo_lowering
+    qa, qb = quantized(hlo.i8, hlo.bf16, 0.5, 3), quantized(hlo.i8, hlo.bf16, 0.25, -2)
+    qr = quantized(hlo.i8, hlo.bf16, 0.75, 1)
+    m = module([T((5,), qa), T((5,), qb)], lambda b, u, v: (
+        b.create("add", (u, v), result_types=[T((5,), qr)]).results[0],
+        b.uniform_quantize(u, qb)))
+    a = np.array([-128, -3, 0, 7, 127], np.int8)
+    c = np.array([5, -100, 127, 0, -128], np.int8)
+    ours = verify.run(m, a, c)
+    theirs = verify.run(stablehlo_lowering(m.to_text(dialect=hlo.STABLEHLO)), a, c)
+    for x, y in zip(ours, theirs):
+        np.testing.assert_array_equal(x, y)
+    exact = np_dequantize(a, qa, np.float64) + np_dequantize(c, qb, np.float64)
+    want = np.clip(np.round(exact / 0.75) + 1, -128, 127)
+    assert np.abs(ours[0].astype(int) - want).max() <= 1
