@@ -46,7 +46,8 @@ def _frozen_bytes(data) -> bytes:
     raise TypeError(f"dense elements attribute: data must be bytes, got {type(data).__name__}")
 
 
-def _is_splat(raw: bytes, itemsize: int, n: int) -> bool:
+def is_splat(raw: bytes, itemsize: int, n: int) -> bool:
+    """Whether the ``n`` elements of ``itemsize`` bytes in ``raw`` all have the same bits."""
     if n <= 1:
         return n == 1
     first = raw[:itemsize]
@@ -110,7 +111,7 @@ class DenseElementsAttr(Attribute):
             return cls(type, _le_bytes(arr.reshape(1)), True)
         raw = _le_bytes(arr)
         itemsize = arr.dtype.itemsize
-        if _is_splat(raw, itemsize, arr.size):
+        if is_splat(raw, itemsize, arr.size):
             return cls(type, raw[:itemsize], True)
         return cls(type, raw, False)
 
@@ -282,7 +283,7 @@ def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
         return cls(t, b"", False)
     if splat or n == 1:
         return cls(t, raw[:itemsize], True)
-    if _is_splat(raw, itemsize, n):
+    if is_splat(raw, itemsize, n):
         return cls(t, raw[:itemsize], True)
     return cls(t, raw, False)
 

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..dense import DenseElementsAttr, dense_i64, i64_array
+from ..dense import DenseElementsAttr, is_splat, dense_i64, i64_array
 from ..index_array import index_ints
 from ..dtypes import i32
 from ..types import TensorType, tensor
@@ -197,6 +197,10 @@ def constant(b, value, dtype=None, *, location=None) -> Value:
     dtype=f16)`` (which numpy would make inf) raise OpBuildError, as do strings and object
     arrays; bools become 0 and 1 in integer types."""
     cls = value.__class__
+    if cls is np.ndarray and dtype is None:
+        op = _array_constant(b, value, location)
+        if op is not None:
+            return op
     if cls is not DenseElementsAttr:
         # Scalars (literals: 0, 1.0, np.float32(0)...) repeat in every program: keyed by
         # their exact bits and class (never by equality: -0.0 == 0.0), the second one
@@ -235,6 +239,66 @@ def constant(b, value, dtype=None, *, location=None) -> Value:
                                block)
     block.operations.append(op)
     return op
+
+
+def _array_constant(b, arr, location):
+    """``constant`` of a numpy array of a dtype the table takes as it is, or None where the
+    general path must answer (byte-swapped, object and string arrays, dtypes no type has:
+    its messages).
+
+    Splats (a ReLU's zeros, a mask of ones) and arrays of at most 16 elements are keyed by
+    their type and exact bits (never by value: -0.0 and 0.0 differ), so every layer's
+    constant after the first reuses the first's attribute, check and printed text. Larger
+    arrays get their own attribute made from one copy of their bytes, and the check made
+    once per type."""
+    dt = arr.dtype
+    if dt.byteorder == _SWAPPED:
+        return None
+    # numpy's shapes are tuples of ints: the interned type is looked up without the checks
+    # TensorType makes of other shapes (where True would pass for 1).
+    t = _interned_get((arr.shape, dt))
+    if t is None:
+        if dt.kind not in _ARRAY_KINDS:
+            return None
+        try:
+            t = TensorType(arr.shape, dt)
+        except (TypeError, ValueError):
+            return None
+    raw = arr.tobytes()
+    n = arr.size
+    size = dt.itemsize
+    splat = is_splat(raw, size, n)
+    if splat or n <= 16:
+        key = ("constant", t, raw[:size] if splat else raw)
+        hit = memo_get(key)
+        if hit is None:
+            value = DenseElementsAttr(t, raw[:size] if splat else raw, splat)
+            return memo(b, key, "constant", (), location, _constant_make, value)
+        block = b.block
+        op = _new_single_result_op(hit[0], (), _MANY, hit[1], t,
+                                   b.location if location is None
+                                   else checked_location(location), block)
+        block.operations.append(op)
+        return op
+    value = DenseElementsAttr(t, raw, False)
+    hit = memo_get(("constant", t))
+    if hit is None:
+        op = b._one("constant", (), {"value": value}, location=location)
+        memo_put(("constant", t), (op.spec, None, (t,)))
+        return op
+    block = b.block
+    op = _new_single_result_op(hit[0], (), _MANY, OpAttributes({"value": value}), t,
+                               b.location if location is None else checked_location(location),
+                               block)
+    block.operations.append(op)
+    return op
+
+
+# Array kinds the fast path takes (ml_dtypes' types are "V"; a structured dtype is refused
+# by TensorType and goes the general way), and the byte order it leaves to it.
+_ARRAY_KINDS = frozenset("biufcV")
+_SWAPPED = "<" if not np.little_endian else ">"
+_interned_get = TensorType._interned.get
 
 
 def _scalar_key(value, cls):
