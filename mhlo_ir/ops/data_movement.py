@@ -19,7 +19,7 @@ import numpy as np
 
 from ..dense import DenseElementsAttr, is_splat, dense_i64, i64_array
 from ..index_array import index_ints
-from ..dtypes import i32
+from ..dtypes import ALL_ELEMENT_TYPES, i32
 from ..types import TensorType, tensor
 from ..ir import _MANY, VALUE_CLASSES, Value, _new_single_result_op
 from ..op_attributes import OpAttributes
@@ -307,9 +307,23 @@ def _scalar_key(value, cls):
         return None if value != value else ("constant", float, value.hex())  # NaN payloads
     if cls is int or cls is bool:
         return ("constant", cls, value)
+    how = _SCALAR_CLASSES.get(cls)
+    if how is int:
+        return ("constant", cls, int(value))
+    if how is float:
+        f = float(value)  # exact: every float type here is a subset of f64
+        if f == f:
+            return ("constant", cls, f.hex())
     if isinstance(value, np.generic) and value.dtype.kind in "biufcV":
-        return ("constant", cls, value.dtype, value.tobytes())
+        return ("constant", cls, value.dtype, value.tobytes())  # NaNs, complex numbers
     return None
+
+
+# How a numpy (or ml_dtypes) scalar of each element type's class is keyed: integers and
+# bools by their int, real floats by the hex of their exact f64 value (its sign included;
+# NaNs, whose payloads it would lose, by their bytes). A numpy scalar's tobytes costs 0.7 us.
+_SCALAR_CLASSES = {et.dtype.type: (float if et.is_float else int)
+                   for et in ALL_ELEMENT_TYPES if et.is_float or et.is_integer or et.is_bool}
 
 
 def _constant_make(value):

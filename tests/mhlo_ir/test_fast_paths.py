@@ -175,3 +175,24 @@ def test_numpy_array_constants_keep_their_bits_through_jaxlib():
         np.testing.assert_array_equal(g, want)
     with pytest.raises(OpBuildError, match="'constant'.*strings"):
         b.constant(np.array(["a", "b"]))
+
+
+def test_numpy_scalar_constants_of_every_type_are_keyed_by_their_bits():
+    # Each element type's scalars: the memoised constant equals the general path's, and
+    # values that compare equal (0.0 and -0.0) or not at all (NaN) are never mixed up.
+    from mhlo_ir.dense import DenseElementsAttr
+    from mhlo_ir.dtypes import ALL_ELEMENT_TYPES
+    m, f, b = _fn()
+    for et in ALL_ELEMENT_TYPES:
+        dt = et.dtype
+        values = [np.zeros((), dt)[()], np.ones((), dt)[()]]
+        if et.is_float and dt.name != "float8_e8m0fnu":
+            values.append(-np.zeros((), dt)[()])
+        if (et.is_float and dt.name not in ("float4_e2m1fn",)) or et.is_complex:
+            values.append(np.full((), np.nan, dt)[()])
+        for _ in range(2):  # the second round takes the memo's hit path
+            for v in values:
+                got = b.constant(v).attributes["value"]
+                want = DenseElementsAttr.from_array(v)
+                assert (got.type, got.data, got.splat) == (want.type, want.data, want.splat), \
+                    (et.name, v)
