@@ -244,3 +244,59 @@ def test_negative_nans_come_first_in_total_order_on_xla_only(et):
     assert xla.all() and not ref.any()
     assert known_finding(m, differential.compare([xla], [ref])) == \
         "interpreter_total_order_negative_nan"
+
+
+def test_xla_compares_complex_maxima_and_minima_by_their_real_parts():
+    # Finding 22 (seed 101000005): on a tie of the real parts XLA returns the lhs; the spec,
+    # the interpreter and numpy order (real, imaginary) lexicographically.
+    t = hlo.tensor((2,), hlo.complex128)
+    m = _module([t, t], lambda b, x, y: [b.maximum(x, y), b.minimum(x, y)])
+    x, y = np.array([3 - 4.5j, 3 + 0j]), np.array([3 + 0j, 3 - 4.5j])
+    xla, ref = verify.run(m, x, y), verify.interpret(m, x, y)
+    for got, want in zip(ref, (np.maximum(x, y), np.minimum(x, y))):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(xla[0], x)  # the bug (jaxlib 0.10.2)
+    np.testing.assert_array_equal(xla[1], x)
+    assert known_finding(m, differential.compare(xla, ref)) == "xla_complex_minmax_real_part"
+
+
+def _conv(b, x, k, **kw):
+    # [b, f, 0] x [o, i, 0] -> [b, f, 0]
+    dn = hlo.ConvDimensionNumbers(0, 1, (2,), 1, 0, (2,), 0, 1, (2,))
+    return b.convolution(x, k, dn, **kw)
+
+
+@pytest.mark.parametrize("et", [hlo.f32, hlo.complex128])
+def test_xla_leaves_a_convolutions_padding_out_of_its_sums(et):
+    # Finding 23 (seed 101000475): the window over the padding alone is 0 x NaN, NaN by the
+    # spec (pad with zeros, then a dot of each window) and by numpy; XLA gives 0.
+    t = hlo.tensor((1, 1, 1), et)
+    m = _module([t, t], lambda b, x, k: [_conv(b, x, k, padding=[(0, 1)])])
+    x, k = np.zeros((1, 1, 1), et.dtype), np.full((1, 1, 1), np.nan, et.dtype)
+    xla, ref = verify.run(m, x, k), verify.interpret(m, x, k)
+    assert np.isnan(ref[0]).all()
+    assert np.isnan(np.correlate(np.array([0.0, 0.0]), np.array([np.nan]), "valid")).all()
+    assert np.isnan(xla[0][0, 0, 0]) and xla[0][0, 0, 1] == 0
+    assert known_finding(m, differential.compare(xla, ref)) == "xla_convolution_skips_padding"
+    unpadded = _module([t, t], lambda b, x, k: [_conv(b, x, k)])
+    assert known_finding(unpadded, differential.compare(xla, ref)) is None
+
+
+def test_xla_saturates_a_constant_folded_integer_convolution():
+    # Finding 24 (seed 101001077): 1 + 10*22 + 19*43 + 28*64 = 2830, which wraps to 14 in
+    # i8; XLA folds the convolution of two constants to 127, and wraps when an operand is an
+    # argument.
+    x = np.array([[[1, 10], [19, 28]]], np.int8)      # [b, 0, f]
+    k = np.array([[[1, 22]], [[43, 64]]], np.int8)     # [0, o, i]
+    dn = hlo.ConvDimensionNumbers(0, 2, (1,), 2, 1, (0,), 0, 1, (2,))
+    folded = _module([], lambda b: [b.convolution(b.constant(x), b.constant(k), dn)])
+    compiled = _module([hlo.tensor(k.shape, hlo.i8)],
+                       lambda b, kk: [b.convolution(b.constant(x), kk, dn)])
+    want = np.int8(2830 - 11 * 256)
+    assert verify.interpret(folded)[0].item() == want
+    assert verify.run(compiled, k)[0].item() == want
+    xla, ref = verify.run(folded), verify.interpret(folded)
+    assert xla[0].item() == 127  # the bug (jaxlib 0.10.2)
+    assert known_finding(folded, differential.compare(xla, ref)) == \
+        "xla_folded_integer_convolution"
+    assert known_finding(compiled, differential.compare(xla, ref)) is None

@@ -112,6 +112,20 @@ KNOWN = (
     KnownFinding("triangular_solve_non_finite", 17, "triangular_solve through infinite "
                  "entries: NaN on one executor, an infinity on the other", frozenset({"nan"}),
                  lambda sigs: _has(sigs, {"triangular_solve"})),
+    KnownFinding("xla_complex_minmax_real_part", 22, "XLA's maximum/minimum of complex "
+                 "numbers compare the real parts only", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"maximum", "minimum", "chlo.broadcast_maximum",
+                                          "chlo.broadcast_minimum"},
+                                   lambda ts: bool(_COMPLEX & set(ts)))),
+    KnownFinding("xla_convolution_skips_padding", 23, "XLA's convolution leaves padding out "
+                 "of its sums: 0 x NaN or 0 x inf there is not NaN", frozenset({"nan", "float"}),
+                 lambda sigs: _has(sigs, {"convolution:padded"},
+                                   lambda ts: bool((_FLOATS | _COMPLEX) & set(ts)))),
+    KnownFinding("xla_folded_integer_convolution", 24, "XLA's constant folding of an integer "
+                 "convolution saturates where its compiled code wraps",
+                 frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"convolution:constant"},
+                                   lambda ts: any(map(_int, ts)))),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
@@ -122,8 +136,10 @@ KNOWN = (
 def op_signatures(module) -> list:
     """``(op name, element type names of its operands and results)`` for every op, with
     scatters whose index vectors are empty marked ``scatter:empty_index`` and those whose
-    operand something else uses too ``scatter:shared_operand``."""
-    from mhlo_ir.ir import walk
+    operand something else uses too ``scatter:shared_operand``, and convolutions with
+    padding (or lhs dilation) ``convolution:padded``, those of constants alone
+    ``convolution:constant``."""
+    from mhlo_ir.ir import defining_ops, walk
     out = []
     uses: dict = {}
     for _, op in walk(module):
@@ -145,6 +161,11 @@ def op_signatures(module) -> list:
             out.append(("compare:totalorder", tuple(types)))
         if name == "fft" and _odd_irfft(op):
             out.append(("fft:irfft_odd", tuple(types)))
+        if name == "convolution":
+            if _padded(op):
+                out.append(("convolution:padded", tuple(types)))
+            if all(defining_ops(v) is not None for v in op.operands):
+                out.append(("convolution:constant", tuple(types)))
         out.append((name, tuple(types)))
     return out
 
@@ -157,6 +178,17 @@ def _odd_irfft(op) -> bool:
     if ints is None and lengths is not None:
         ints = tuple(int(v) for v in lengths.to_array().reshape(-1))
     return kind == "IRFFT" and bool(ints) and ints[-1] % 2 == 1
+
+
+def _padded(op) -> bool:
+    """Whether a convolution's windows reach zeros it adds: positive padding or lhs
+    dilation."""
+    attrs = op.attributes or {}
+    for name, positive in (("padding", lambda v: v > 0), ("lhs_dilation", lambda v: v > 1)):
+        a = attrs.get(name)
+        if a is not None and any(positive(int(v)) for v in a.to_array().reshape(-1)):
+            return True
+    return False
 
 
 def _total_order(op) -> bool:
