@@ -84,11 +84,22 @@ def _array(attr) -> np.ndarray:
 # -- convolution -----------------------------------------------------------------------------
 
 def _conv_dnums(v):
+    """A ConvDimensionNumbers, a dict of its fields, or the layout as MLIR prints it inside
+    ``#mhlo.conv<...>``: ``"[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"``."""
     if isinstance(v, ConvDimensionNumbers):
         return v
     if isinstance(v, dict):
         return ConvDimensionNumbers(**v)
-    raise TypeError(f"expected ConvDimensionNumbers, got {v!r}")
+    if isinstance(v, str):
+        from ..attributes import parse_attribute
+        from ..syntax import ParseError
+        try:
+            return parse_attribute(f"#mhlo.conv<{v}>")
+        except ParseError as e:
+            raise ValueError(f"{v!r} is not a convolution layout such as "
+                             f"'[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]': {e}") from None
+    raise TypeError(f"expected ConvDimensionNumbers (or a layout such as "
+                    f"'[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]'), got {v!r}")
 
 
 def _window_list(op, attributes, name, n, default):
@@ -252,8 +263,10 @@ def convolution(b, lhs, rhs, dimension_numbers, *, window_strides=None, padding=
                 lhs_dilation=None, rhs_dilation=None, window_reversal=None,
                 feature_group_count=1, batch_group_count=1, precision_config=None,
                 result_element_type=None, location=None) -> Value:
-    """``mhlo.convolution``; ``dimension_numbers`` is a ConvDimensionNumbers, ``padding`` a
-    list of ``(low, high)`` pairs per spatial dimension."""
+    """``mhlo.convolution``; ``dimension_numbers`` is a ConvDimensionNumbers or its layout as
+    the printer writes it (``"[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"``: batch, feature and
+    spatial dimensions of the input, kernel and output), ``padding`` a list of ``(low, high)``
+    pairs per spatial dimension."""
     attrs = _conv_builder_attrs("convolution", dimension_numbers, window_strides, padding,
                                 lhs_dilation, rhs_dilation, window_reversal,
                                 feature_group_count, batch_group_count, precision_config)

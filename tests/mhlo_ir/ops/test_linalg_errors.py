@@ -264,3 +264,34 @@ def test_negative_padded_size_is_refused_before_xla_aborts():
     with pytest.raises(hlo.OpBuildError, match=r"'reduce_window' dimension 0: padding \(-2, -1\)"):
         b.reduce_window(f.arguments[0], b.constant(np.float32(0)), [1],
                         lambda r, a, e: r.add(a, e), padding=[(-2, -1)])
+
+
+def test_convolution_takes_its_layout_as_the_printer_writes_it():
+    # The layout string is MLIR's spelling inside #mhlo.conv<...>: the same numbers as the
+    # ConvDimensionNumbers it stands for, and the printed text reads back to it.
+    import verify
+    b, (x, k) = _args(T((1, 4, 4, 2), hlo.f32), T((3, 3, 2, 5), hlo.f32))
+    text = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
+    y = b.convolution(x, k, text, padding=[(1, 1), (1, 1)])
+    assert y.attributes["dimension_numbers"] == NHWC
+    b.return_(y)
+    assert f"#mhlo.conv<{text}>" in hlo.parse(b.function.module.to_text()).to_text()
+    xs = np.random.default_rng(0).standard_normal((1, 4, 4, 2)).astype(np.float32)
+    ks = np.random.default_rng(1).standard_normal((3, 3, 2, 5)).astype(np.float32)
+    got = verify.run(b.function.module, xs, ks)[0]
+    xp = np.pad(xs, ((0, 0), (1, 1), (1, 1), (0, 0))).astype(np.float64)
+    want = np.array([[[np.einsum("hwi,hwio->o", xp[0, i:i + 3, j:j + 3], ks)
+                       for j in range(4)] for i in range(4)]])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout, why", [
+    ("[b, 0, f]x[0, i]->[b, 0, f]", "conv dimensions must name 'i' and 'o'"),
+    ("NHWC", "expected '\\['"),
+    ("[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f", "expected ',' or '\\]'"),
+])
+def test_convolution_layouts_that_do_not_read_name_the_op_and_the_reason(layout, why):
+    b, (x, k) = _args(T((1, 4, 4, 2), hlo.f32), T((3, 3, 2, 5), hlo.f32))
+    with pytest.raises(OpBuildError, match=r"'convolution' attribute dimension_numbers: .* "
+                                           r"is not a convolution layout.*" + why):
+        b.convolution(x, k, layout)
