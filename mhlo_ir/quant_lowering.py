@@ -43,9 +43,10 @@ import numpy as np
 from . import dtypes
 from .builder import Builder
 from .errors import OpBuildError
-from .ir import Block, Function, Module, Region, make_operation, walk
+from .ir import Module, make_operation, walk
 from .quant import _INTERNED, QuantizedType, expressed_tensor, is_quantized, storage_tensor
 from .quant_checks import CARRIERS, STORAGE_OPS
+from .rewrite import Rewriter, rewrite_module
 from .types import FunctionType, TupleType, tensor
 
 __all__ = ["lower_quantized", "has_quantized"]
@@ -89,56 +90,15 @@ def has_quantized(module) -> bool:
 def lower_quantized(module: Module) -> Module:
     """A new module computing what ``module`` computes, with no quantized type left (see the
     module docstring). Raises OpBuildError for what cannot be lowered, naming the op."""
-    out = Module(module.name, attributes=dict(module.attributes or {}),
-                 location=module.location)
-    for fn in module.functions:
-        new = Function(fn.name, [_lower_type(t) for t in fn.arg_types],
-                       None if fn.result_types is None else
-                       [_lower_type(t) for t in fn.result_types],
-                       visibility=fn.visibility, arg_attrs=fn.arg_attrs, res_attrs=fn.res_attrs,
-                       attributes=fn.attributes, location=fn.location,
-                       arg_locations=[a.location for a in fn.arguments])
-        out.insert(new, exact=True)
-        _Lowering().block(fn.entry_block, new.entry_block, new)
-    out.host_callbacks = list(module.host_callbacks)
-    out.verify()
-    return out
+    return rewrite_module(module, _Lowering)
 
 
-class _Lowering:
-    """One function's rewrite: old values to new ones."""
+class _Lowering(Rewriter):
+    """One function's rewrite: quantized types become their storage types, ops on quantized
+    values the math that defines them."""
 
-    def __init__(self):
-        self.values: dict = {}
-
-    def block(self, old: Block, new: Block, fn: Function | None) -> None:
-        for a, b in zip(old.arguments, new.arguments):
-            self.values[a] = b
-        builder = Builder(new, fn)
-        for op in old.operations:
-            builder.location = op.location
-            results = self.op(builder, op)
-            for r, v in zip(op.results, results):
-                self.values[r] = v
-
-    def region(self, old: Region) -> Region:
-        blocks = []
-        for ob in old.blocks:
-            nb = Block([_lower_type(a.type) for a in ob.arguments],
-                       [a.location for a in ob.arguments])
-            self.block(ob, nb, None)
-            blocks.append(nb)
-        return Region(blocks)
-
-    def copy(self, b: Builder, op):
-        """``op`` again on the new values, its quantized types made storage types."""
-        operands = tuple(self.values[v] for v in op.operands)
-        types = [_lower_type(r.type) for r in op.results]
-        regions = tuple(self.region(r) for r in op.regions)
-        new = make_operation(op.spec, operands, types, op.attributes, regions, op.location,
-                             b.block)
-        b.block.operations.append(new)
-        return new.results
+    def type(self, t):
+        return _lower_type(t)
 
     # -- dispatch -------------------------------------------------------------------------
 

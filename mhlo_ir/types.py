@@ -197,15 +197,20 @@ class TokenType(Type):
 
     @classmethod
     def parse(cls, ts, dialect) -> "TokenType":
-        """Reads the dialect's token type (``!mhlo.token``)."""
+        """Reads a token type: the dialect's (``!mhlo.token``) or the other's, which MLIR
+        takes for either dialect's ops (jaxlib's conversion from HLO writes
+        ``mhlo.add_dependency`` of a ``!stablehlo.token``)."""
         tok = ts.peek()
-        if tok.kind != "!" or tok.text != dialect.token_type:
+        if tok.kind != "!" or tok.text not in _TOKEN_SPELLINGS:
             raise ts.expected(dialect.token_type)
         ts.next()
         return TOKEN
 
     def __str__(self):
         return "!token"
+
+
+_TOKEN_SPELLINGS = frozenset({"!mhlo.token", "!stablehlo.token"})
 
 
 @attrs.frozen(cache_hash=True)

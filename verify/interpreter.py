@@ -9,6 +9,10 @@ XLA's own conversion to HLO and back (``mlir_module_to_xla_computation`` then
 ``xla_computation_to_mlir_module``): the interpreter runs what XLA was given, before any of its
 optimisations, because the bindings carry no chlo legalization pass of their own.
 
+Ops it lacks that other ops compute exactly (copy, domain, fusion, create_token, broadcast,
+dot, and on one device the collectives and replica/partition ids) are first written with
+those ops (``mhlo_ir.decompose``): XLA runs the originals, the interpreter their definition.
+
 The interpreter lacks some ops and takes its process down on them (LLVM ERROR "Unsupported
 op", an abort), and dies of SIGFPE on integer division by zero: ``UNSUPPORTED`` lists the ops
 measured to do so, which ``interpret`` looks for in the converted program and refuses up
@@ -27,6 +31,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from mhlo_ir.errors import OpBuildError
 
 from . import _jaxlib
 from .api import to_text
@@ -160,6 +165,14 @@ def _refuse_unsupported_text(text: str) -> set:
     return {n.split(".", 1)[1] for n in names}
 
 
+def _single_device(module) -> bool:
+    """Whether ``module`` runs on one replica and one partition (its ``mhlo.num_replicas``
+    and ``mhlo.num_partitions``, where it has them), as ``verify.run`` runs it."""
+    attrs = module.attributes or {}
+    return all(getattr(attrs.get(k), "value", 1) == 1
+               for k in ("mhlo.num_replicas", "mhlo.num_partitions"))
+
+
 def route_of(module) -> str:
     """``"direct"`` (mhlo_to_stablehlo) when every op has a StableHLO twin, else ``"hlo"``
     (through XLA's HLO)."""
@@ -189,6 +202,26 @@ def _stablehlo(text: str, route: str):
         return _jaxlib.on_big_stack(X.mlir.mhlo_to_stablehlo, text)
     computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
     return X.mlir.xla_computation_to_mlir_module(computation)
+
+
+def _decompose_converted(ir, parsed, converted: str, single: bool) -> tuple:
+    """XLA's conversion back from HLO writes some ops ``mhlo_ir.decompose`` replaced
+    (an operand-less after_all comes back as create_token, a dot_general as dot): the
+    converted program, as the bindings and as text, with those written out again."""
+    from mhlo_ir.decompose import RULES, SINGLE_DEVICE_RULES, decompose, decomposable
+    from mhlo_ir.dialect import STABLEHLO
+    rules = {**RULES, **SINGLE_DEVICE_RULES} if single else RULES
+    if not any(n.split(".", 1)[1] in rules for n in set(_OP_NAME.findall(converted))):
+        return parsed, converted
+    read = _read_text(converted)
+    if read is None or not decomposable(read, single_device=single):
+        return parsed, converted
+    try:
+        text = decompose(read, single_device=single).to_text(dialect=STABLEHLO)
+    except OpBuildError:  # an mhlo op XLA's conversion kept (add_dependency) has no
+        return parsed, converted  # StableHLO spelling: the interpreter judges it as it is
+    parsed = ir.Module.parse(text)
+    return parsed, str(parsed)
 
 
 def _read_text(text):
@@ -268,11 +301,19 @@ def interpret(module, *arrays) -> list:
     from mhlo_ir.dense import DenseElementsAttr
     from mhlo_ir.ir import Module
     from mhlo_ir.quant_lowering import has_quantized
+    from mhlo_ir.decompose import decompose, decomposable
     from mhlo_ir import parse_attribute
     from .bindings import context
     stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
     joined = None
+    single = True
     if isinstance(module, Module):
+        single = _single_device(module)
+        if not has_quantized(module):
+            # ops it lacks, written with ops it has (exactly: mhlo_ir.decompose); XLA, run
+            # on the original, is compared with their definition
+            if decomposable(module, single_device=single):
+                module = decompose(module, single_device=single)
         route = route_of(module)
         main = module.lookup("main")
         if main is not None and any(map(_is_complex, main.arg_types + main.result_types)):
@@ -313,6 +354,8 @@ def interpret(module, *arrays) -> list:
                                              "writes an op as mhlo.unknown") from None
             raise InterpreterError(f"the route's StableHLO does not parse: {e}") from None
         converted = str(parsed)
+        if route == "hlo":
+            parsed, converted = _decompose_converted(ir, parsed, converted, single)
         named = _refuse_unsupported_text(converted)
         # What the interpreter is given: the Module itself where mhlo_to_stablehlo converted
         # it op for op; else the converted text as our parser reads it, since XLA's HLO

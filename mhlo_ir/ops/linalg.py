@@ -137,8 +137,8 @@ def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
                  "lhs contracting dimensions", "rhs contracting dimensions"), dn))
     # The memo key and the validation see the same value (a str or a generator would
     # otherwise be keyed as one thing and checked as another).
-    if precision_config is None:
-        pc = None
+    if precision_config is None or precision_config.__class__ is ArrayAttr:
+        pc = precision_config  # (an ArrayAttr: as an op holds it; the converter checks it)
     elif isinstance(precision_config, str) or not hasattr(precision_config, "__iter__"):
         fail("dot_general", f"precision_config must be a list of precisions (DEFAULT, "
                             f"HIGH, HIGHEST), one per operand, got "

@@ -63,7 +63,7 @@ def test_spellings(text, want):
     ("tensor<2xcomplex<i32>>", 18, "expected f32 or f64"),
     ("tensor<9223372036854775808xf32>", 1, "too large"),
     ("complex64", 1, "expected an element type"),
-    ("!stablehlo.token", 1, "expected !mhlo.token"),
+    ("!chlo.token", 1, "expected !mhlo.token"),
     ("(i32) -> (i32) -> i32", 16, "expected end of input, found '->'"),
     ("(i32 -> i32", 6, "expected ',' or ')', found '->'"),
     ("tuple<i32", 10, "expected ',' or '>'"),
@@ -75,10 +75,29 @@ def test_errors(text, column, message):
     assert message in e.value.message and e.value.column == column, str(e.value)
 
 
-def test_token_is_spelled_by_the_dialect():
-    assert parse_type("!stablehlo.token", STABLEHLO) is hlo.token()
+def test_token_is_spelled_by_the_dialect_and_read_in_either_spelling():
+    # One token type, printed in the output dialect's spelling; both spellings read, since
+    # jaxlib's conversion from HLO writes mhlo ops of !stablehlo.token values (which MLIR's
+    # verifier, the oracle here, accepts).
+    for text in ("!stablehlo.token", "!mhlo.token"):
+        for dialect in (STABLEHLO, hlo.MHLO):
+            assert parse_type(text, dialect) is hlo.token()
+    assert hlo.token().render(STABLEHLO) == "!stablehlo.token"
+    assert hlo.token().render(hlo.MHLO) == "!mhlo.token"
     with pytest.raises(ParseError, match="expected !stablehlo.token"):
-        parse_type("!mhlo.token", STABLEHLO)
+        parse_type("!chlo.token", STABLEHLO)
+    import verify
+    text = """module {
+  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = stablehlo.create_token : !stablehlo.token
+    %1 = mhlo.add_dependency %arg0, %0 : (tensor<2xf32>, !stablehlo.token) -> tensor<2xf32>
+    return %1 : tensor<2xf32>
+  }
+}"""
+    verify.check(text)  # jaxlib reads the mixed text
+    m = hlo.parse(text)
+    assert "!stablehlo.token" not in m.to_text() and "!mhlo.token" in m.to_text()
+    verify.check(m)
 
 
 def test_types_read_before_are_reused_and_errors_still_point_at_their_column():

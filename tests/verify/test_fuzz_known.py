@@ -300,3 +300,20 @@ def test_xla_saturates_a_constant_folded_integer_convolution():
     assert known_finding(folded, differential.compare(xla, ref)) == \
         "xla_folded_integer_convolution"
     assert known_finding(compiled, differential.compare(xla, ref)) is None
+
+
+@pytest.mark.parametrize("et", [hlo.i4, hlo.ui4])
+def test_xla_shifts_4_bit_mulhi_by_8_bits(et):
+    # Finding 25: XLA's mulhi of 4-bit integers is the product's bits above bit 8; the
+    # interpreter runs it written out (mhlo_ir.decompose) and agrees with Python.
+    if et is hlo.i4:
+        x, y = np.array([7, -8, 5, -3]), np.array([7, -8, 3, 6])
+    else:
+        x, y = np.array([15, 8, 5, 3]), np.array([15, 8, 3, 6])
+    t = hlo.tensor((4,), et)
+    m = _module([t, t], lambda b, p, q: [b.mulhi(p, q)])
+    args = [x.astype(et.dtype), y.astype(et.dtype)]
+    xla, ref = verify.run(m, *args), verify.interpret(m, *args)
+    assert ref[0].astype(int).tolist() == [(int(p) * int(q)) >> 4 for p, q in zip(x, y)]
+    assert xla[0].astype(int).tolist() == [(int(p) * int(q)) >> 8 for p, q in zip(x, y)]
+    assert known_finding(m, differential.compare(xla, ref)) == "xla_mulhi_4_bit"

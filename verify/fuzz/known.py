@@ -126,6 +126,10 @@ KNOWN = (
                  frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"convolution:constant"},
                                    lambda ts: any(map(_int, ts)))),
+    KnownFinding("xla_mulhi_4_bit", 25, "XLA's mulhi of 4-bit integers gives the product's "
+                 "bits above bit 8", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"mulhi", "chlo.mulhi"},
+                                   lambda ts: bool({"i4", "ui4"} & set(ts)))),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},

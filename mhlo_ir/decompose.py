@@ -1,0 +1,182 @@
+"""Ops written with other ops that compute the same: for consumers that lack the originals.
+
+``decompose(module)`` returns a new module in which each op with a rule below is replaced by
+ops StableHLO has and its reference interpreter runs, computing exactly what the op computes
+(no approximation: the same values, bit for bit):
+
+- ``copy``, ``domain`` and ``add_dependency`` (identities on values when run: the last
+  orders effects, which a program run op after op keeps in order) by their operand;
+  ``fusion`` by its body, inlined;
+- ``create_token`` by ``after_all()`` of no tokens; ``broadcast`` by ``broadcast_in_dim``;
+  ``dot`` by ``dot_general`` contracting the lhs's last dimension with the rhs's first;
+- ``mulhi`` (and ``chlo.mulhi``) of integers up to 32 bits by the product in the type twice
+  as wide, shifted right.
+
+With ``single_device=True`` (a program run on one replica and one partition, as
+``verify.run`` and ``verify.interpret`` run it) the collectives, whose only participant is
+then the device itself, become what they compute there: ``replica_id`` and ``partition_id``
+the constant 0; ``all_reduce``, ``cross-replica-sum``, ``all_gather``, ``reduce_scatter`` and
+``all_to_all`` their operands; ``collective_permute`` its operand when it sends device 0 to
+itself, else zeros. A collective whose groups name another device is left as it is.
+
+The StableHLO interpreter inside jaxlib has none of these ops (it aborts on them); programs
+holding them could not be compared with XLA before (``verify.interpret`` decomposes first).
+XLA runs the original ops, so a fault of XLA's in them still shows as a difference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ir import BlockArgument, Module, OpResult, walk
+from .rewrite import Rewriter, rewrite_module
+
+__all__ = ["decompose", "decomposable", "RULES", "SINGLE_DEVICE_RULES"]
+
+
+def _local(v, block) -> bool:
+    """Whether value ``v`` is defined in ``block`` (an argument of it or a result of one of
+    its ops)."""
+    if v.__class__ is BlockArgument:
+        return v.owner is block
+    owner = v.owner if v.__class__ is OpResult else v
+    return owner.parent is block
+
+
+def _identity(r, b, op, x):
+    """``x`` itself, except where a closed region (a map, reduce or sort body...) would then
+    use a value from outside it, which XLA's export refuses ("requires all operands to be
+    defined in the parent region"): there the op is kept."""
+    if r.closed and not all(_local(v, b.block) for v in x):
+        return None
+    return x
+
+
+def _fusion(r, b, op, x):
+    """The fused computation's ops, rebuilt in place of the fusion on its operands."""
+    block = op.regions[0].blocks[0]
+    passed = {a: v for a, v in zip(block.arguments, x)}
+    if r.closed and not all(_local(passed[v], b.block) for v in block.operations[-1].operands
+                            if v in passed):
+        return None
+    for a, v in zip(block.arguments, x):
+        r.values[a] = v
+    *body, term = block.operations
+    for inner in body:
+        b.location = inner.location
+        for old, new in zip(inner.results, r.op(b, inner)):
+            r.values[old] = new
+    return tuple(r.values[v] for v in term.operands)
+
+
+def _create_token(r, b, op, x):
+    return (b.after_all(),)
+
+
+def _broadcast(r, b, op, x):
+    sizes = tuple(op.attr("broadcast_sizes").to_array().tolist())
+    rank = x[0].type.rank
+    return (b.broadcast_in_dim(x[0], sizes + x[0].type.shape,
+                               tuple(range(len(sizes), len(sizes) + rank))),)
+
+
+def _dot(r, b, op, x):
+    lhs, rhs = x
+    et = op.results[0].type.element_type
+    return (b.dot_general(lhs, rhs, ((lhs.type.rank - 1,), (0,)),
+                          precision_config=op.attr("precision_config"),
+                          result_element_type=None if et is lhs.type.element_type else et),)
+
+
+# The integer type a product of two values of a type fits in, by type name.
+_WIDER = {"i2": "i8", "i4": "i8", "i8": "i16", "i16": "i32", "i32": "i64",
+          "ui2": "ui8", "ui4": "ui8", "ui8": "ui16", "ui16": "ui32", "ui32": "ui64"}
+
+
+def _mulhi(r, b, op, x):
+    """The high half of the double-width product, computed in a type that holds the whole
+    product: ``convert(shift_right(wide(l) * wide(r), bits))`` (arithmetic for signed
+    types, whose high half is then in range). 64-bit types have no wider type: kept."""
+    from . import dtypes
+    et = x[0].type.element_type
+    wide = _WIDER.get(et.name)
+    if wide is None:
+        return None
+    wt = dtypes.element_type(wide)
+    lhs, rhs = (b.convert(v, wt) for v in x)
+    shape = x[0].type.shape
+    bits = b.broadcast_in_dim(b.constant(np.array(et.bits, wt.dtype)), shape, ())
+    product = b.multiply(lhs, rhs)
+    high = b.shift_right_arithmetic(product, bits) if et.kind == "sint" else \
+        b.shift_right_logical(product, bits)
+    return (b.convert(high, et),)
+
+
+def _zero_id(r, b, op, x):
+    return (b.constant(np.uint32(0)),)
+
+
+def _same_types(r, b, op, x):
+    """A collective of one participant: its operands, where its results have their types."""
+    if tuple(v.type for v in x) != tuple(r.type(t.type) for t in op.results):
+        return None
+    return _identity(r, b, op, x)
+
+
+def _permute(r, b, op, x):
+    pairs = op.attr("source_target_pairs").to_array().reshape(-1, 2).tolist()
+    if pairs == [[0, 0]]:
+        return _identity(r, b, op, x)
+    if not pairs:  # device 0 is nobody's target: it gets zeros
+        t = op.results[0].type
+        return (b.broadcast_in_dim(b.constant(np.zeros((), t.element_type.dtype)),
+                                   t.shape, ()),)
+    return None
+
+
+# op name -> rule(rewriter, builder, op, new operands) -> new results (None: keep the op)
+RULES = {"copy": _identity, "domain": _identity, "fusion": _fusion,
+         "add_dependency": lambda r, b, op, x: _identity(r, b, op, x[:1]),
+         "mulhi": _mulhi, "chlo.mulhi": _mulhi,
+         "create_token": _create_token, "broadcast": _broadcast, "dot": _dot}
+SINGLE_DEVICE_RULES = {"replica_id": _zero_id, "partition_id": _zero_id,
+                       "all_reduce": _same_types, "cross-replica-sum": _same_types,
+                       "all_gather": _same_types, "reduce_scatter": _same_types,
+                       "all_to_all": _same_types, "collective_permute": _permute}
+
+
+def _one_device(op) -> bool:
+    """Whether every device ``op``'s replica groups name is device 0 (-1 pads groups)."""
+    groups = op.attr("replica_groups")
+    return groups is None or all(v in (0, -1) for v in groups.to_array().reshape(-1).tolist())
+
+
+class _Decomposition(Rewriter):
+    def __init__(self, rules) -> None:
+        super().__init__()
+        self.rules = rules
+
+    def op(self, b, op) -> tuple:
+        rule = self.rules.get(op.spec.name)
+        if rule is not None and _one_device(op):
+            x = tuple(self.values[v] for v in op.operands)
+            out = rule(self, b, op, x)
+            if out is not None:
+                return out
+        return self.copy(b, op)
+
+
+def _rules(single_device: bool) -> dict:
+    return {**RULES, **SINGLE_DEVICE_RULES} if single_device else RULES
+
+
+def decomposable(module, *, single_device: bool = False) -> bool:
+    """Whether ``module`` holds an op ``decompose`` has a rule for."""
+    rules = _rules(single_device)
+    return any(op.spec.name in rules for _, op in walk(module))
+
+
+def decompose(module: Module, *, single_device: bool = False) -> Module:
+    """A new module computing what ``module`` computes with the ops above written out (see
+    the module docstring); the input is not changed."""
+    return rewrite_module(module, _Decomposition, _rules(single_device))
