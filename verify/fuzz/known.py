@@ -54,7 +54,8 @@ def _abs_of_square(sigs):
 KNOWN = (
     KnownFinding("xla_abs_square_fold", 1, "XLA folds abs(multiply(x, x)) to x*x on "
                  "wrapping integers", frozenset({"integer"}), _abs_of_square),
-    # (the wrong integers may be converted to floats before they are returned)
+    # (wrong integers may be converted to floats before they are returned, and wrong floats
+    # to integers: a finding's kinds are every kind it has been seen to show as)
     KnownFinding("xla_int_power", 2, "XLA's integer power with a large exponent is wrong",
                  frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"power", "chlo.broadcast_power"},
@@ -66,11 +67,11 @@ KNOWN = (
                  "every update", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"scatter:empty_index"})),
     KnownFinding("xla_f4e2m1fn_max_to_int", 5, "XLA converts f4E2M1FN's largest value to the "
-                 "integer maximum", frozenset({"integer"}),
+                 "integer maximum", frozenset({"integer", "float"}),
                  lambda sigs: _has(sigs, {"convert"}, lambda ts: "f4E2M1FN" in ts and
                                    any(map(_int, ts)))),
     KnownFinding("interpreter_f8e3m4_rounding", 6, "the interpreter's rounding ops on f8E3M4 "
-                 "give NaN", frozenset({"nan", "float"}),
+                 "give NaN", frozenset({"nan", "float", "integer"}),
                  lambda sigs: _has(sigs, _ROUNDING, lambda ts: "f8E3M4" in ts)),
     KnownFinding("nan_sign_through_bitcast", 11, "NaN signs differ (unspecified), and "
                  "bitcast_convert of a float shows them", frozenset({"integer", "float", "nan"}),
