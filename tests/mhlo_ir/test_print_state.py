@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import mhlo_ir as hlo
 from mhlo_ir.attributes import ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAttr
 from tests import oracle
+from tests.child_env import child_env
 from tests.mhlo_ir import state_calls
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -207,7 +208,7 @@ _CALL = st.one_of(
 def _fresh(calls) -> list:
     out = subprocess.run([sys.executable, os.path.join(HERE, "state_calls.py")],
                          input=json.dumps(calls), capture_output=True, text=True, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+                         env=child_env(), timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 
+from tests.child_env import child_env
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _SCRIPT = r"""
@@ -37,7 +39,7 @@ else:
 def _run(depth, what):
     out = subprocess.run([sys.executable, "-c", _SCRIPT, str(depth), what], cwd=ROOT,
                          capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONPATH": ROOT})
+                         env=child_env())
     assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
     return out.stdout.split()
 

@@ -9,7 +9,6 @@ clear error within the stated timeout.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -21,13 +20,14 @@ import pytest
 import verify
 from tests.verify import distributed_program as progs
 from verify.distributed.launch import free_port
+from tests.child_env import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(progs.__file__)
 
 
 def launch(*args, timeout=60):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = child_env()
     start = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "verify.distributed.launch", "-n", "2",
                         "--local-devices", "4", "--timeout", str(timeout), str(SCRIPT),
@@ -92,7 +92,7 @@ def test_an_unreachable_coordinator_is_an_error_within_the_timeout():
             "    print('ERR', e)\n")
     start = time.monotonic()
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT, timeout=120)
+                       env=child_env(), cwd=ROOT, timeout=120)
     seconds = time.monotonic() - start
     assert f"ERR process 1 could not join the group at 127.0.0.1:{port} within 3 s" \
         in r.stdout, r.stdout + r.stderr
@@ -120,7 +120,7 @@ def test_launcher_prefixes_output_and_returns_the_worst_status(tmp_path):
     r = subprocess.run([sys.executable, "-m", "verify.distributed.launch", "-n", "3",
                         "--local-devices", "2", "--timeout", "5", str(script)],
                        capture_output=True, text=True, cwd=ROOT,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+                       env=child_env(), timeout=120)
     assert r.returncode == 5
     for i in range(3):
         assert f"[{i}] hello from {i} 3 2" in r.stdout
@@ -148,7 +148,7 @@ def test_the_readme_script_runs_under_the_launcher(tmp_path):
     script.write_text(code)
     r = subprocess.run([sys.executable, "-m", "verify.distributed.launch", "-n", "2",
                         "--local-devices", "4", str(script)], capture_output=True, text=True,
-                       cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+                       cwd=ROOT, env=child_env(), timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     for i in (0, 1):
         assert f"[{i}] {i} [28. 28. 28.]" in r.stdout, r.stdout

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import verify
+from tests.child_env import child_env
 
 ROOT = Path(verify.__file__).resolve().parents[1]
 HINT = "pip install 'mhlo-ir[verify]'"
@@ -49,7 +50,7 @@ def env(tmp_path_factory):
     d = tmp_path_factory.mktemp("nojaxlib")
     (d / "sitecustomize.py").write_text(BLOCKER)
     e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join([str(d), str(ROOT)])
+    e["PYTHONPATH"] = child_env(str(d))["PYTHONPATH"]
     return e
 
 
@@ -174,7 +175,7 @@ def test_jaxlib_present_but_broken_says_so():
         except verify.JaxlibMissing as e:
             print(e)
     """)
-    proc = python(dict(os.environ, PYTHONPATH=str(ROOT)), "-c", code)
+    proc = python(child_env(), "-c", code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ("verify needs jaxlib, which could not be imported (jaxlib "
                                    f"was built for another numpy): {HINT}")

@@ -9,7 +9,6 @@ into the optimized HLO, its cost model), hand-counted flops, and the committed
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from lower import lax, lower_jaxpr_to_module
 from lower import tracing as tr
 from lower.axis_context import Mesh, P, spec_to_hlo_sharding
 from mhlo_ir import f32, tensor
+from tests.child_env import child_env
 
 pytestmark = pytest.mark.tpu
 
@@ -222,7 +222,7 @@ def test_without_libtpu_the_error_names_the_extra():
             "try:\n    verify.compile(m, 'tpu', topology='v5e:2x2')\n"
             "except verify.PlatformUnavailable as e:\n    print('ERR', e)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+                       cwd=ROOT, env=child_env(), timeout=300)
     assert "ERR platform 'tpu' is not available here (libtpu is not installed: pip install "\
            "'mhlo-ir[tpu]')" in r.stdout, r.stdout + r.stderr
 
