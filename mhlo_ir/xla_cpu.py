@@ -15,7 +15,7 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "complex_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts",
-           "domain_in_loop"]
+           "in_loop", "domain_in_loop", "boolean_clamp_in_loop"]
 
 
 def narrowing_signed_convert(value) -> bool:
@@ -180,15 +180,26 @@ def chained_rank_changing_bitcasts(op) -> bool:
         v = producer.operands[0]
 
 
-def domain_in_loop(op) -> bool:
-    """A ``domain`` inside a while loop's body (XLA:CPU: "Unhandled opcode for elemental IR
-    emission: domain"; in the entry function and in if branches it compiles)."""
-    if op.spec.name != "domain":
-        return False
+def in_loop(op) -> bool:
+    """Whether ``op`` is inside a ``while`` or ``scan`` body, however deep (XLA emits loop
+    bodies with its elemental IR emitter, which lacks some ops the fusion emitters have)."""
     node = op.parent  # block -> region -> op holding it, up to the function's body
     while node is not None:
         holder = getattr(node, "parent", None)
-        if getattr(getattr(holder, "spec", None), "name", None) == "while":
+        if getattr(getattr(holder, "spec", None), "name", None) in ("while", "scan"):
             return True
         node = holder
     return False
+
+
+def domain_in_loop(op) -> bool:
+    """A ``domain`` inside a while or scan body (XLA:CPU: "Unhandled opcode for elemental IR
+    emission: domain"; in the entry function and in if branches it compiles)."""
+    return op.spec.name == "domain" and in_loop(op)
+
+
+def boolean_clamp_in_loop(op) -> bool:
+    """A ``clamp`` of i1 values inside a while or scan body (XLA:CPU: "Clamp unimplemented
+    for PRED"; in the entry function, branches and reduction or map bodies it compiles)."""
+    return op.spec.name == "clamp" and op.results[0].type.element_type.name == "i1" and \
+        in_loop(op)

@@ -536,7 +536,8 @@ def _tiled_results_refusal(module) -> None:
 def _cpu_refusals(module) -> None:
     """What XLA:CPU cannot run, said in Python (measured on jaxlib 0.10.2): send and recv,
     host transfers included ("HLO opcode `send` is not supported by XLA:CPU ThunkEmitter"),
-    and the programs of ``mhlo_ir.xla_cpu`` (docs/findings.md): a domain inside a while loop,
+    and the programs of ``mhlo_ir.xla_cpu`` (docs/findings.md): a domain or a clamp of i1
+    inside a while or scan body,
     an all_to_all, collective_permute or all_gather of 2-bit integers (it corrupts the
     heap), an all_gather of an fft's result along a minor dimension (the run fails), an
     all_reduce or reduce_scatter of a complex value of constants alone (the compile aborts),
@@ -551,9 +552,14 @@ def _cpu_refusals(module) -> None:
             why = (f"'{name}'{host} has no XLA:CPU implementation (XLA:GPU and XLA:TPU have "
                    "one); on CPU a program reaches the host through Builder.host_callback")
         elif xla_cpu.domain_in_loop(op):
-            why = ("'domain' inside a while loop: XLA:CPU cannot compile it (\"Unhandled "
-                   "opcode for elemental IR emission: domain\"); a domain only marks a "
-                   "sharding boundary for XLA's partitioner, so leave it out of loop bodies")
+            why = ("'domain' inside a while loop (or scan): XLA:CPU cannot compile it "
+                   "(\"Unhandled opcode for elemental IR emission: domain\"); a domain only "
+                   "marks a sharding boundary for XLA's partitioner, so leave it out of loop "
+                   "bodies")
+        elif xla_cpu.boolean_clamp_in_loop(op):
+            why = ("'clamp' of i1 values inside a while loop (or scan): XLA:CPU cannot "
+                   "compile it (\"Clamp unimplemented for PRED\"); for booleans clamp(lo, x, "
+                   "hi) is and(or(x, lo), hi): write that")
         elif xla_cpu.bitwise_crash(op):
             why = (f"'{name}' of a convert narrowing a signed integer: XLA:CPU segfaults "
                    "compiling it (jax.jit of `a.astype(jnp.int8) | c` does too), so it is "

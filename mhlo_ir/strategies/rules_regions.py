@@ -109,10 +109,11 @@ def _select_and_scatter(s, name):
         padding=padding)]
 
 
-def _scalar_body(s, args, result_types, n_ops):
-    """Fill a closed scalar region over ``args`` and return values of ``result_types``."""
+def _scalar_body(s, args, result_types, n_ops, loop=False):
+    """Fill a closed scalar region over ``args`` and return values of ``result_types``
+    (``loop``: a scan's body, which XLA runs as a loop's)."""
     def body(r, *block_args):
-        inner = s.child(r, block_args)
+        inner = s.child(r, block_args, loop=loop)
         inner.fill(n_ops, _names(s, SCALAR_OPS))
         return [inner.value_of(t) for t in result_types]
     return body
@@ -136,7 +137,7 @@ def _scan(s, name):
     dim = s.c.integer(0, x.type.rank - 1)
     step = tensor(tuple(n for i, n in enumerate(x.type.shape) if i != dim), x.type.element_type)
     carry = s.value_of(tensor((), s.gen.element_type()))
-    body = _scalar_body(s, None, [step, carry.type], s.c.integer(1, 3))
+    body = _scalar_body(s, None, [step, carry.type], s.c.integer(1, 3), loop=True)
     out, final = s.b.scan(x, carry, dim, body, is_reverse=s.c.boolean())
     return [out, final]
 

@@ -202,7 +202,8 @@ class Scope:
         self.b = builder
         self.values = [v for v in values if isinstance(v.type, TensorType)]
         self.depth = depth
-        # Inside a while loop's body, however deep: XLA:CPU cannot compile a domain there.
+        # Inside a while loop's or scan's body, however deep: XLA:CPU cannot compile a
+        # domain or a clamp of i1 there (mhlo_ir.xla_cpu).
         self.in_loop = in_loop
 
     # -- the pool ------------------------------------------------------------------------
@@ -321,7 +322,7 @@ class Scope:
     # -- drawing ops ---------------------------------------------------------------------
 
     def child(self, builder: Builder, values, loop: bool = False) -> "Scope":
-        """The scope of a nested region (``loop``: a while loop's body)."""
+        """The scope of a nested region (``loop``: a while loop's or a scan's body)."""
         return Scope(self.gen, builder, values, self.depth + 1, self.in_loop or loop)
 
     def fill(self, n: int, names=None) -> None:

@@ -428,3 +428,53 @@ def test_chained_rank_changing_bitcasts_are_refused(monkeypatch):
         np.testing.assert_array_equal(verify.run(m, x)[0], want)
     _bypassed_fails(monkeypatch, lambda: verify.compile(narrowing),
                     "Expected instruction to have shape equal to")
+
+
+def _in_scan(make):
+    """A scan over the rows of a (2, 3) i1 argument whose body is ``make(r, row, carry)``."""
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((2, 3), hlo.i1)], visibility="public")
+    b = f.builder()
+    b.return_(*b.scan(f.arguments[0], b.constant(np.bool_(True)), 0,
+                      lambda r, row, c: [make(r, row, c), c]))
+    return m
+
+
+def _clamp_in_while():
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((3,), hlo.i1), hlo.tensor((), hlo.i1)],
+                       visibility="public")
+    b = f.builder()
+    x, lo = f.arguments
+    out = b.while_([b.constant(np.int32(0)), x],
+                   lambda r, i, y: r.compare(i, r.constant(np.int32(2)), "LT"),
+                   lambda r, i, y: [r.add(i, r.constant(np.int32(1))), r.clamp(lo, y, lo)])
+    b.return_(out[1])
+    return m
+
+
+def test_a_boolean_clamp_in_a_loop_body_is_refused_and_elsewhere_runs():
+    _refused(_clamp_in_while(), "'clamp' of i1 values inside a while loop")
+    _refused(_in_scan(lambda r, row, c: r.clamp(c, row, c)), "'clamp' of i1 values")
+    _refused(_in_scan(lambda r, row, c: r.domain(row, "{maximal device=0}",
+                                                 "{maximal device=0}")), "'domain' inside")
+    # at the top level it runs, and the advice (and(or(x, lo), hi)) computes the same
+    m = hlo.Module("m")
+    t, s = hlo.tensor((4,), hlo.i1), hlo.tensor((), hlo.i1)
+    f = m.add_function("main", [t, s, s], visibility="public")
+    b = f.builder()
+    x, lo, hi = f.arguments
+    b.return_(b.clamp(lo, x, hi), b.and_(b.or_(x, b.broadcast_in_dim(lo, (4,), ())),
+                                        b.broadcast_in_dim(hi, (4,), ())))
+    xs = np.array([False, True, False, True])
+    for bounds in ((False, True), (True, True), (False, False)):
+        got, advice = verify.run(m, xs, np.bool_(bounds[0]), np.bool_(bounds[1]))
+        np.testing.assert_array_equal(got, advice)
+        np.testing.assert_array_equal(got, np.minimum(np.maximum(xs, bounds[0]), bounds[1]))
+
+
+def test_xla_rejects_the_boolean_clamp_in_a_loop_itself(monkeypatch):
+    _bypassed_fails(monkeypatch, lambda: verify.compile(_clamp_in_while()),
+                    "Clamp unimplemented for PRED")
+    _bypassed_fails(monkeypatch, lambda: verify.compile(
+        _in_scan(lambda r, row, c: r.clamp(c, row, c))), "Clamp unimplemented for PRED")
