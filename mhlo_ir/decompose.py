@@ -10,7 +10,13 @@ ops StableHLO has and its reference interpreter runs, computing exactly what the
 - ``create_token`` by ``after_all()`` of no tokens; ``broadcast`` by ``broadcast_in_dim``;
   ``dot`` by ``dot_general`` contracting the lhs's last dimension with the rhs's first;
 - ``mulhi`` (and ``chlo.mulhi``) of integers up to 32 bits by the product in the type twice
-  as wide, shifted right.
+  as wide, shifted right;
+- ``topk`` of floats and integers by a stable sort of the values with their indices, in total
+  order, sliced to the first k (XLA's own topk gives the same bits, ties and NaNs included).
+
+Not here because they would not be exact: ``erf`` (a polynomial, XLA's own), the batch norms
+(XLA's expansion rounds otherwise than the spec's formula); nor ``scan`` yet (a while loop of
+dynamic slices would be exact).
 
 With ``single_device=True`` (a program run on one replica and one partition, as
 ``verify.run`` and ``verify.interpret`` run it) the collectives, whose only participant is
@@ -112,6 +118,28 @@ def _mulhi(r, b, op, x):
     return (b.convert(high, et),)
 
 
+def _topk(r, b, op, x):
+    """A stable sort of the values with their indices along the last dimension, largest (or
+    smallest) first in total order, sliced to the first k: ties keep the lower index first,
+    as XLA's TopK does."""
+    from . import dtypes
+    v = x[0]
+    t = v.type
+    k = op.attr("k").value
+    largest = getattr(op.attr("largest"), "value", True)
+    last = t.rank - 1
+    kind = t.element_type.kind
+    if kind not in ("float", "sint", "uint"):
+        return None
+    ct = "TOTALORDER" if kind == "float" else None
+    direction = "GT" if largest else "LT"
+    idx = b.iota(t.shape, dtypes.i32, last)
+    vals, inds = b.sort([v, idx], lambda r, a, c, ia, ic: r.compare(a, c, direction, ct),
+                        last, True)
+    limit = t.shape[:-1] + (k,)
+    return tuple(b.slice(y, (0,) * t.rank, limit) for y in (vals, inds))
+
+
 def _zero_id(r, b, op, x):
     return (b.constant(np.uint32(0)),)
 
@@ -137,7 +165,7 @@ def _permute(r, b, op, x):
 # op name -> rule(rewriter, builder, op, new operands) -> new results (None: keep the op)
 RULES = {"copy": _identity, "domain": _identity, "fusion": _fusion,
          "add_dependency": lambda r, b, op, x: _identity(r, b, op, x[:1]),
-         "mulhi": _mulhi, "chlo.mulhi": _mulhi,
+         "mulhi": _mulhi, "chlo.mulhi": _mulhi, "topk": _topk,
          "create_token": _create_token, "broadcast": _broadcast, "dot": _dot}
 SINGLE_DEVICE_RULES = {"replica_id": _zero_id, "partition_id": _zero_id,
                        "all_reduce": _same_types, "cross-replica-sum": _same_types,

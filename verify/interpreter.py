@@ -10,8 +10,9 @@ XLA's own conversion to HLO and back (``mlir_module_to_xla_computation`` then
 optimisations, because the bindings carry no chlo legalization pass of their own.
 
 Ops it lacks that other ops compute exactly (copy, domain, fusion, create_token, broadcast,
-dot, and on one device the collectives and replica/partition ids) are first written with
-those ops (``mhlo_ir.decompose``): XLA runs the originals, the interpreter their definition.
+dot, mulhi, topk, and on one device the collectives and replica/partition ids) are first
+written with those ops (``mhlo_ir.decompose``): XLA runs the originals, the interpreter
+their definition.
 
 The interpreter lacks some ops and takes its process down on them (LLVM ERROR "Unsupported
 op", an abort), and dies of SIGFPE on integer division by zero: ``UNSUPPORTED`` lists the ops

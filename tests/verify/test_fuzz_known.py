@@ -317,3 +317,21 @@ def test_xla_shifts_4_bit_mulhi_by_8_bits(et):
     assert ref[0].astype(int).tolist() == [(int(p) * int(q)) >> 4 for p, q in zip(x, y)]
     assert xla[0].astype(int).tolist() == [(int(p) * int(q)) >> 8 for p, q in zip(x, y)]
     assert known_finding(m, differential.compare(xla, ref)) == "xla_mulhi_4_bit"
+
+
+def test_the_interpreters_total_order_compares_nans_and_signed_zeros_as_floats():
+    # Finding 14, measured wider: every TOTALORDER comparison with a NaN is false in the
+    # interpreter, and 0 and -0 compare equal; XLA follows totalOrder. A topk of floats
+    # (sorted in total order for the interpreter) is named after the finding.
+    t = hlo.tensor((4,), hlo.f32)
+    m = _module([t, t], lambda b, x, y: [b.compare(x, y, "GT", "TOTALORDER")])
+    x = np.array([np.nan, 1, 0.0, -0.0], np.float32)
+    y = np.array([1, np.nan, -0.0, 0.0], np.float32)
+    assert verify.run(m, x, y)[0].tolist() == [True, False, True, False]
+    assert verify.interpret(m, x, y)[0].tolist() == [False, False, False, False]
+    m = _module([t], lambda b, v: list(b.topk(v, 2)))
+    v = np.array([1, np.nan, -0.0, 0.0], np.float32)
+    xla, ref = verify.run(m, v), verify.interpret(m, v)
+    assert np.isnan(xla[0][0]) and xla[1].tolist() == [1, 0]
+    assert known_finding(m, differential.compare(xla, ref)) == \
+        "interpreter_total_order_negative_nan"

@@ -87,7 +87,7 @@ KNOWN = (
     KnownFinding("interpreter_total_order_negative_nan", 14, "the interpreter's total order "
                  "puts NaNs with the sign bit set last, not first", frozenset(
                      {"integer", "float", "nan"}),
-                 lambda sigs: _has(sigs, {"compare:totalorder"},
+                 lambda sigs: _has(sigs, {"compare:totalorder", "topk", "chlo.top_k"},
                                    lambda ts: bool(_FLOATS & set(ts)))),
     KnownFinding("interpreter_e8m0_nan_to_inf", 15, "the interpreter converts "
                  "f8E8M0FNU's NaN (0xFF) to infinity", frozenset({"integer", "float", "nan"}),
