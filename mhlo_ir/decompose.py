@@ -12,11 +12,12 @@ ops StableHLO has and its reference interpreter runs, computing exactly what the
 - ``mulhi`` (and ``chlo.mulhi``) of integers up to 32 bits by the product in the type twice
   as wide, shifted right;
 - ``topk`` of floats and integers by a stable sort of the values with their indices, in total
-  order, sliced to the first k (XLA's own topk gives the same bits, ties and NaNs included).
+  order, sliced to the first k (XLA's own topk gives the same bits, ties and NaNs included);
+- ``scan`` by a while loop that slices the inputs at each trip's index, runs the body inline
+  and writes the output slices into place.
 
 Not here because they would not be exact: ``erf`` (a polynomial, XLA's own), the batch norms
-(XLA's expansion rounds otherwise than the spec's formula); nor ``scan`` yet (a while loop of
-dynamic slices would be exact).
+(XLA's expansion rounds otherwise than the spec's formula).
 
 With ``single_device=True`` (a program run on one replica and one partition, as
 ``verify.run`` and ``verify.interpret`` run it) the collectives, whose only participant is
@@ -140,6 +141,67 @@ def _topk(r, b, op, x):
     return tuple(b.slice(y, (0,) * t.rank, limit) for y in (vals, inds))
 
 
+def _segments(op, name) -> tuple:
+    a = op.attr(name)
+    return tuple(int(v) for v in (a.to_array().tolist() if hasattr(a, "to_array")
+                                  else a.values))
+
+
+def _scan(r, b, op, x):
+    """A while loop over the scanned dimension: each trip slices the inputs at its index
+    (counted from the end when ``is_reverse``), runs the body (rebuilt inline) on the slices
+    and the carries, and writes the output slices into their place in the stacked outputs,
+    which start as zeros every trip overwrites."""
+    n_in, n_init = _segments(op, "operandSegmentSizes")
+    n_out, _ = _segments(op, "resultSegmentSizes")
+    inputs, inits = x[:n_in], x[n_in:]
+    d = op.attr("dimension").value
+    out_types = [res.type for res in op.results[:n_out]]
+    length = out_types[0].shape[d] if out_types else \
+        (inputs[0].type.shape[d] if inputs else op.attr("scan_dim_size").value)
+    reverse = bool(getattr(op.attr("is_reverse"), "value", False))
+    block = op.regions[0].blocks[0]
+
+    def zeros(t):
+        return b.broadcast_in_dim(b.constant(np.zeros((), t.element_type.dtype)), t.shape, ())
+
+    def starts(w, at, rank):
+        zero = w.constant(np.int32(0))
+        return [at if k == d else zero for k in range(rank)]
+
+    def cond(w, i, *state):
+        return w.compare(i, w.constant(np.int32(length)), "LT")
+
+    def body(w, i, *state):
+        carries, accs = state[:n_init], state[n_init:]
+        at = w.subtract(w.constant(np.int32(length - 1)), i) if reverse else i
+        for a, v in zip(block.arguments[:n_in], inputs):
+            t = v.type
+            piece = w.dynamic_slice(v, starts(w, at, t.rank),
+                                    t.shape[:d] + (1,) + t.shape[d + 1:])
+            r.values[a] = w.reshape(piece, t.shape[:d] + t.shape[d + 1:])
+        for a, v in zip(block.arguments[n_in:], carries):
+            r.values[a] = v
+        *ops, term = block.operations
+        for inner in ops:
+            w.location = inner.location
+            for old, new in zip(inner.results, r.op(w, inner)):
+                r.values[old] = new
+        got = [r.values[v] for v in term.operands]
+        slices, new_carries = got[:n_out], got[n_out:]
+        new_accs = [w.dynamic_update_slice(acc, w.reshape(s_, acc.type.shape[:d] + (1,) +
+                                                          acc.type.shape[d + 1:]),
+                                           starts(w, at, acc.type.rank))
+                    for acc, s_ in zip(accs, slices)]
+        return [w.add(i, w.constant(np.int32(1))), *new_carries, *new_accs]
+
+    state = [b.constant(np.int32(0)), *inits, *[zeros(t) for t in out_types]]
+    out = b.while_(state, cond, body)
+    out = out if isinstance(out, tuple) else (out,)
+    carries, accs = out[1:1 + n_init], out[1 + n_init:]
+    return (*accs, *carries)
+
+
 def _zero_id(r, b, op, x):
     return (b.constant(np.uint32(0)),)
 
@@ -166,6 +228,7 @@ def _permute(r, b, op, x):
 RULES = {"copy": _identity, "domain": _identity, "fusion": _fusion,
          "add_dependency": lambda r, b, op, x: _identity(r, b, op, x[:1]),
          "mulhi": _mulhi, "chlo.mulhi": _mulhi, "topk": _topk,
+         "scan": _scan,
          "create_token": _create_token, "broadcast": _broadcast, "dot": _dot}
 SINGLE_DEVICE_RULES = {"replica_id": _zero_id, "partition_id": _zero_id,
                        "all_reduce": _same_types, "cross-replica-sum": _same_types,

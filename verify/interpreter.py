@@ -10,7 +10,7 @@ XLA's own conversion to HLO and back (``mlir_module_to_xla_computation`` then
 optimisations, because the bindings carry no chlo legalization pass of their own.
 
 Ops it lacks that other ops compute exactly (copy, domain, fusion, create_token, broadcast,
-dot, mulhi, topk, and on one device the collectives and replica/partition ids) are first
+dot, mulhi, topk, scan, and on one device the collectives and replica/partition ids) are first
 written with those ops (``mhlo_ir.decompose``): XLA runs the originals, the interpreter
 their definition.
 

@@ -67,6 +67,11 @@ CASES = [
      # (no NaN or -0.0 here: the interpreter's total order is wrong about them, finding 14;
      # the next test holds those to XLA's own topk)
      [np.array([[1, 3, -2, 0, 1, -np.inf], [2, 2, 5, np.inf, 0, -1]], np.float32)]),
+    ("scan", lambda: _module([F], lambda b, x: list(b.scan(
+        x, b.constant(np.float32(1)), 1, lambda r, col, c: [
+            r.multiply(col, r.broadcast_in_dim(c, (2,), ())),
+            r.add(c, r.reduce(col, r.constant(np.float32(0)), [0],
+                              lambda q, p, e: q.add(p, e)))], is_reverse=True))), [_X]),
     ("create_token", lambda: _module([F], lambda b, x: [b.add_dependency(
         b.negate(x), b.after_all(b.create_token()))]), [_X]),
 ]
@@ -173,6 +178,11 @@ def test_verify_interpret_decomposes_one_device_programs_only():
         verify.interpret(m, _X)
 
 
+def _four_bit_mulhi(m) -> bool:
+    return any(op.spec.name in ("mulhi", "chlo.mulhi") and
+               op.results[0].type.element_type.name in ("i4", "ui4") for _, op in walk(m))
+
+
 def _subnormal(a) -> bool:
     import ml_dtypes
     a = np.asarray(a)
@@ -193,8 +203,10 @@ def test_generated_programs_run_alike_once_decomposed(program):
     # payload, both being NaN).
     m, inputs = program
     if not decomposable(m, single_device=True) or _names(m) & {"rng", "rng_bit_generator"} \
-            or any(map(_subnormal, inputs)):
-        return  # (XLA:CPU flushes subnormals in some ops: removing a copy changes that)
+            or any(map(_subnormal, inputs)) or _four_bit_mulhi(m):
+        # (XLA:CPU flushes subnormals in some ops: removing a copy changes that; XLA's
+        # 4-bit mulhi is wrong, finding 25, and its decomposition right)
+        return
     a = verify.run(m, *inputs)
     c = verify.run(decompose(m, single_device=True), *inputs)
     for x, y in zip(a, c):
