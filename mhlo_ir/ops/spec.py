@@ -174,8 +174,8 @@ INSTEAD_OF = {
             + _CUSTOM_CALL.format(op="topk"),
     "ragged_dot": "use chlo.ragged_dot, what JAX emits (not in mhlo_ir's op table yet)"
                   + _NO_CONVERSION,
-    "copy": "it is the identity on values (an XLA-internal op): use the operand itself"
-            + _NO_CONVERSION,
+    "copy": "it is the identity on values (an XLA-internal op): use the operand itself "
+            "(mhlo_ir.decompose does)" + _NO_CONVERSION,
     "bitcast": "it is a layout-level reinterpretation inside XLA: use bitcast_convert (and "
                "reshape)" + _NO_CONVERSION + " (only an identity bitcast, which it folds "
                                               "away)",
@@ -183,10 +183,11 @@ INSTEAD_OF = {
                           "and convert yourself" + _NO_CONVERSION,
     "trace": "it only tags XLA's traces: drop it" + _NO_CONVERSION,
     "add_dependency": "StableHLO orders effects through token operands only (pass the token "
-                      "to the side-effecting op)" + _NO_CONVERSION,
-    "domain": "it marks XLA's sharding domains: drop it and state shardings with "
-              "mhlo.sharding attributes" + _NO_CONVERSION,
-    "fusion": "it is XLA's own fused computation: inline its body" + _NO_CONVERSION,
+                      "to the side-effecting op; mhlo_ir.decompose drops it)" + _NO_CONVERSION,
+    "domain": "it marks XLA's sharding domains: drop it (mhlo_ir.decompose does) and state "
+              "shardings with mhlo.sharding attributes" + _NO_CONVERSION,
+    "fusion": "it is XLA's own fused computation: inline its body (mhlo_ir.decompose "
+              "does)" + _NO_CONVERSION,
     "async_update": "use the synchronous op (all_reduce, ...)" + _NO_CONVERSION,
     "async_start": "stablehlo.async_start is a different op (its body is a region, not a "
                    "called_computation): use the synchronous op (all_reduce, ...)"
@@ -195,7 +196,8 @@ INSTEAD_OF = {
                   "this one: use the synchronous op (all_reduce, ...)" + _NO_CONVERSION,
     "xla.rng_get_and_update_state": "it is XLA's internal RNG state: use rng_bit_generator "
                                     "with an explicit state" + _NO_CONVERSION,
-    "scan": "use a while loop (chlo.scan is not in mhlo_ir's op table yet)" + _NO_CONVERSION,
+    "scan": "use a while loop (mhlo_ir.decompose writes one; chlo.scan is not in mhlo_ir's op "
+            "table yet)" + _NO_CONVERSION,
 }
 # Ops jaxlib's conversion to StableHLO cannot convert (what reaches a PJRT plugin, such as
 # the TPU's, must be StableHLO); an identity bitcast it folds away.

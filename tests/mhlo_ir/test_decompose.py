@@ -86,6 +86,9 @@ def test_each_rule_computes_what_its_op_computes(name, program, inputs):
     assert _same_bits(verify.run(m, *inputs), verify.run(d, *inputs))
     # ... and the interpreter, which aborts on the op itself, runs the program now
     assert _same_bits(verify.interpret(m, *inputs), verify.run(m, *inputs))
+    # ... and MHLO-only ops become printable as StableHLO (which jaxlib reads and runs)
+    stablehlo = d.to_text(dialect=hlo.STABLEHLO)
+    assert _same_bits(verify.run(stablehlo, *inputs), verify.run(m, *inputs))
 
 
 def test_every_rule_has_a_case():
