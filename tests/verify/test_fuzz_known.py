@@ -335,3 +335,21 @@ def test_the_interpreters_total_order_compares_nans_and_signed_zeros_as_floats()
     assert np.isnan(xla[0][0]) and xla[1].tolist() == [1, 0]
     assert known_finding(m, differential.compare(xla, ref)) == \
         "interpreter_total_order_negative_nan"
+
+
+def test_xla_folds_the_i2_maximum_of_a_broadcast_minus_one():
+    # Finding 26 (seed 104009151): max(x, -1) on i2 is -1 everywhere on XLA; an argument -1,
+    # other constants, i4 and minimum are right.
+    t = hlo.tensor((4,), hlo.i2)
+
+    def body(b, x):
+        c = b.broadcast_in_dim(b.constant(np.array(-1, hlo.i2.dtype), hlo.i2), (4,), ())
+        return [b.maximum(x, c)]
+    m = _module([t], body)
+    x = np.array([0, 1, -2, -1], hlo.i2.dtype)
+    xla, ref = verify.run(m, x), verify.interpret(m, x)
+    assert ref[0].astype(int).tolist() == np.maximum(x.astype(int), -1).tolist()
+    assert xla[0].astype(int).tolist() == [-1, -1, -1, -1]  # the bug (jaxlib 0.10.2)
+    arg = _module([t, t], lambda b, p, q: [b.maximum(p, q)])
+    np.testing.assert_array_equal(verify.run(arg, x, np.full(4, -1, hlo.i2.dtype))[0], ref[0])
+    assert known_finding(m, differential.compare(xla, ref)) == "xla_i2_maximum_of_minus_one"

@@ -131,6 +131,10 @@ KNOWN = (
                  "bits above bit 8", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"mulhi", "chlo.mulhi"},
                                    lambda ts: bool({"i4", "ui4"} & set(ts)))),
+    KnownFinding("xla_i2_maximum_of_minus_one", 26, "XLA folds the maximum of i2 values and "
+                 "a broadcast -1 to -1", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"maximum", "chlo.broadcast_maximum"},
+                                   lambda ts: "i2" in ts)),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
