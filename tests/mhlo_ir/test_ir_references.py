@@ -108,3 +108,22 @@ def test_a_long_chain_is_freed_without_deep_recursion():
         x = b.negate(x)
     b.return_(x)
     del m, f, b, x   # (CPython's trashcan bounds the depth of nested deallocation)
+
+
+def test_a_single_result_op_carries_no_tuple_slots_and_operation_makes_the_general_layout():
+    # The two layouts share Operation's slots; only the general one has operand and result
+    # tuples (a SingleResultOp keeps up to two operands in slots of its own and is its
+    # result), so that a 100,000-op chain does not carry 16 empty bytes an op.
+    import sys
+    from mhlo_ir.ir import GeneralOperation, Operation, SingleResultOp
+    assert not hasattr(SingleResultOp, "_results")
+    assert isinstance(vars(SingleResultOp)["operands"], property)
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((2,), hlo.f32)] * 2)
+    b = f.builder()
+    x, y = f.arguments
+    op = b.add(x, y)
+    assert sys.getsizeof(op) <= sys.getsizeof(object.__new__(GeneralOperation)) + 8
+    general = Operation(op.spec, (x, y), [op.type])
+    assert type(general) is GeneralOperation and isinstance(general, Operation)
+    assert general.operands == (x, y) and general.results[0].type is op.type
