@@ -100,9 +100,12 @@ def test_ops_it_would_abort_on_are_refused_up_front():
     t = T((2,), hlo.f32)
     with pytest.raises(InterpreterUnsupported, match="mhlo.erf"):
         interpret(_module([t], lambda b, x: b.erf(x)), np.zeros(2, np.float32))
-    with pytest.raises(InterpreterUnsupported, match="topk"):
-        interpret(_module([t], lambda b, x: b.topk(x, 1)[0]), np.zeros(2, np.float32))
-    # (create_token and add_dependency, once refused here, are written out first now:
+    v = T((2, 3), hlo.f32)
+    with pytest.raises(InterpreterUnsupported, match="batch_norm_inference"):
+        interpret(_module([v], lambda b, x: b.batch_norm_inference(
+            x, *[b.constant(np.ones(3, np.float32))] * 4, epsilon=0.1, feature_index=1)),
+            np.zeros((2, 3), np.float32))
+    # (create_token, add_dependency and topk, once refused here, are written out first now:
     # tests/mhlo_ir/test_decompose.py)
 
 
