@@ -353,3 +353,25 @@ def test_xla_folds_the_i2_maximum_of_a_broadcast_minus_one():
     arg = _module([t, t], lambda b, p, q: [b.maximum(p, q)])
     np.testing.assert_array_equal(verify.run(arg, x, np.full(4, -1, hlo.i2.dtype))[0], ref[0])
     assert known_finding(m, differential.compare(xla, ref)) == "xla_i2_maximum_of_minus_one"
+
+
+def test_xla_stores_a_negative_i2_select_and_scatter_source_sign_extended():
+    # Finding 27 (seed 104008235): -2 written as the byte 11111110 over four packed i2
+    # elements; an argument source is right.
+    et = hlo.i2
+
+    def body(b, x, *src):
+        s = src[0] if src else b.constant(np.full((1, 1), -2, et.dtype), et)
+        return [b.select_and_scatter(
+            x, s, b.constant(np.array(0, et.dtype), et),
+            lambda r, p, q: r.compare(p, q, "LE"), lambda r, p, q: r.add(p, q),
+            window_dimensions=[3, 3], window_strides=[2, 2], padding=[(1, 0), (0, 1)])]
+    t = hlo.tensor((2, 3), et)
+    m = _module([t], body)
+    x = np.array([[-2, -1, -2], [1, 0, 0]], et.dtype)
+    xla, ref = verify.run(m, x), verify.interpret(m, x)
+    assert ref[0].astype(int).tolist() == [[-2, 0, 0], [0, 0, 0]]
+    assert xla[0].astype(int).tolist() == [[-2, -1, -1], [-1, 0, 0]]  # the bug (0.10.2)
+    arg = _module([t, hlo.tensor((1, 1), et)], body)
+    np.testing.assert_array_equal(verify.run(arg, x, np.full((1, 1), -2, et.dtype))[0], ref[0])
+    assert known_finding(m, differential.compare(xla, ref)) == "xla_i2_select_and_scatter"

@@ -135,6 +135,10 @@ KNOWN = (
                  "a broadcast -1 to -1", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"maximum", "chlo.broadcast_maximum"},
                                    lambda ts: "i2" in ts)),
+    KnownFinding("xla_i2_select_and_scatter", 27, "XLA's padded select_and_scatter of i2 "
+                 "stores a negative constant source sign-extended over its neighbours",
+                 frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"select_and_scatter"}, lambda ts: "i2" in ts)),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
