@@ -140,7 +140,7 @@ KNOWN = (
                  frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"select_and_scatter"}, lambda ts: "i2" in ts)),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
-                 "(to be ruled)", frozenset({"nan", "float"}),
+                 "(to be ruled)", frozenset({"nan", "float", "integer"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
                                    lambda ts: bool(_NON_IEEE & set(ts)))),
 )
