@@ -38,7 +38,7 @@ import numpy as np
 from .ir import BlockArgument, Module, OpResult, walk
 from .rewrite import Rewriter, rewrite_module
 
-__all__ = ["decompose", "decomposable", "RULES", "SINGLE_DEVICE_RULES"]
+__all__ = ["decompose", "decomposable", "rules", "RULES", "SINGLE_DEVICE_RULES"]
 
 
 def _local(v, block) -> bool:
@@ -66,14 +66,7 @@ def _fusion(r, b, op, x):
     if r.closed and not all(_local(passed[v], b.block) for v in block.operations[-1].operands
                             if v in passed):
         return None
-    for a, v in zip(block.arguments, x):
-        r.values[a] = v
-    *body, term = block.operations
-    for inner in body:
-        b.location = inner.location
-        for old, new in zip(inner.results, r.op(b, inner)):
-            r.values[old] = new
-    return tuple(r.values[v] for v in term.operands)
+    return tuple(r.inline(b, block, x))
 
 
 def _create_token(r, b, op, x):
@@ -141,10 +134,10 @@ def _topk(r, b, op, x):
     return tuple(b.slice(y, (0,) * t.rank, limit) for y in (vals, inds))
 
 
-def _segments(op, name) -> tuple:
-    a = op.attr(name)
-    return tuple(int(v) for v in (a.to_array().tolist() if hasattr(a, "to_array")
-                                  else a.values))
+def _with(shape, d, middle) -> tuple:
+    """``shape`` with dimension ``d`` replaced by ``middle`` (``(1,)``, or ``()`` to drop
+    it)."""
+    return shape[:d] + middle + shape[d + 1:]
 
 
 def _scan(r, b, op, x):
@@ -152,8 +145,8 @@ def _scan(r, b, op, x):
     (counted from the end when ``is_reverse``), runs the body (rebuilt inline) on the slices
     and the carries, and writes the output slices into their place in the stacked outputs,
     which start as zeros every trip overwrites."""
-    n_in, n_init = _segments(op, "operandSegmentSizes")
-    n_out, _ = _segments(op, "resultSegmentSizes")
+    n_in, n_init = op.attr("operandSegmentSizes").values
+    n_out = op.attr("resultSegmentSizes").values[0]
     inputs, inits = x[:n_in], x[n_in:]
     d = op.attr("dimension").value
     out_types = [res.type for res in op.results[:n_out]]
@@ -175,22 +168,13 @@ def _scan(r, b, op, x):
     def body(w, i, *state):
         carries, accs = state[:n_init], state[n_init:]
         at = w.subtract(w.constant(np.int32(length - 1)), i) if reverse else i
-        for a, v in zip(block.arguments[:n_in], inputs):
-            t = v.type
-            piece = w.dynamic_slice(v, starts(w, at, t.rank),
-                                    t.shape[:d] + (1,) + t.shape[d + 1:])
-            r.values[a] = w.reshape(piece, t.shape[:d] + t.shape[d + 1:])
-        for a, v in zip(block.arguments[n_in:], carries):
-            r.values[a] = v
-        *ops, term = block.operations
-        for inner in ops:
-            w.location = inner.location
-            for old, new in zip(inner.results, r.op(w, inner)):
-                r.values[old] = new
-        got = [r.values[v] for v in term.operands]
+        pieces = [w.reshape(w.dynamic_slice(v, starts(w, at, v.type.rank),
+                                            _with(v.type.shape, d, (1,))),
+                            _with(v.type.shape, d, ()))
+                  for v in inputs]
+        got = r.inline(w, block, [*pieces, *carries])
         slices, new_carries = got[:n_out], got[n_out:]
-        new_accs = [w.dynamic_update_slice(acc, w.reshape(s_, acc.type.shape[:d] + (1,) +
-                                                          acc.type.shape[d + 1:]),
+        new_accs = [w.dynamic_update_slice(acc, w.reshape(s_, _with(acc.type.shape, d, (1,))),
                                            starts(w, at, acc.type.rank))
                     for acc, s_ in zip(accs, slices)]
         return [w.add(i, w.constant(np.int32(1))), *new_carries, *new_accs]
@@ -207,8 +191,9 @@ def _zero_id(r, b, op, x):
 
 
 def _same_types(r, b, op, x):
-    """A collective of one participant: its operands, where its results have their types."""
-    if tuple(v.type for v in x) != tuple(r.type(t.type) for t in op.results):
+    """A collective of one participant: its operands, where its results have their types
+    (and its groups name no device but 0)."""
+    if not _one_device(op) or tuple(v.type for v in x) != tuple(t.type for t in op.results):
         return None
     return _identity(r, b, op, x)
 
@@ -249,7 +234,7 @@ class _Decomposition(Rewriter):
 
     def op(self, b, op) -> tuple:
         rule = self.rules.get(op.spec.name)
-        if rule is not None and _one_device(op):
+        if rule is not None:
             x = tuple(self.values[v] for v in op.operands)
             out = rule(self, b, op, x)
             if out is not None:
@@ -257,17 +242,21 @@ class _Decomposition(Rewriter):
         return self.copy(b, op)
 
 
-def _rules(single_device: bool) -> dict:
-    return {**RULES, **SINGLE_DEVICE_RULES} if single_device else RULES
+_ALL_RULES = {**RULES, **SINGLE_DEVICE_RULES}
+
+
+def rules(single_device: bool = False) -> dict:
+    """Op name -> rule of the decompositions that apply (the collectives' on one device)."""
+    return _ALL_RULES if single_device else RULES
 
 
 def decomposable(module, *, single_device: bool = False) -> bool:
     """Whether ``module`` holds an op ``decompose`` has a rule for."""
-    rules = _rules(single_device)
-    return any(op.spec.name in rules for _, op in walk(module))
+    names = rules(single_device)
+    return any(op.spec.name in names for _, op in walk(module))
 
 
 def decompose(module: Module, *, single_device: bool = False) -> Module:
     """A new module computing what ``module`` computes with the ops above written out (see
     the module docstring); the input is not changed."""
-    return rewrite_module(module, _Decomposition, _rules(single_device))
+    return rewrite_module(module, _Decomposition, rules(single_device))

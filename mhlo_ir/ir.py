@@ -243,7 +243,9 @@ def make_operation(spec, operands, result_types, attributes=None, regions=(),
             for r in regions:
                 r.parent = op
         return op
-    return Operation(spec, operands, result_types, attributes, regions, location, parent)
+    op = _object_new(GeneralOperation)  # (as _new_single_result_op: no class call)
+    _general_init(op, spec, operands, result_types, attributes, regions, location, parent)
+    return op
 
 
 class SingleResultOp(Operation, Value):
@@ -322,6 +324,7 @@ def _new_single_result_op(spec, a, b, attributes, type_, location, parent):
 
 
 _object_new = object.__new__
+_general_init = GeneralOperation.__init__
 
 
 class Block:

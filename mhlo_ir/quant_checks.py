@@ -25,6 +25,8 @@ rules (``mhlo_ir.ops.quantize``).
 
 from __future__ import annotations
 
+import math
+
 from .errors import OpBuildError
 from .quant import QuantizedType, expressed_tensor, is_quantized
 from .types import TensorType, tensor
@@ -304,7 +306,7 @@ def _reshape_axis(name, src, dst, attributes):
     # comes before it its number of elements
     _same_params(name, src, dst)
     a, b = src.element_type.axis, dst.element_type.axis
-    before = (_product(src.shape[:a]), _product(dst.shape[:b]))
+    before = (math.prod(src.shape[:a]), math.prod(dst.shape[:b]))
     if src.shape[a] != dst.shape[b] or before[0] != before[1]:
         _fail(name, f"must keep the quantization dimension whole (its size, and the number "
                     f"of elements before it): {src} vs {dst}")
@@ -325,13 +327,6 @@ def _broadcast_axis(name, src, dst, attributes):
                         f"point must be the operand's, got {src} to {dst}")
     else:
         _same_params(name, src, dst)
-
-
-def _product(dims) -> int:
-    n = 1
-    for d in dims:
-        n *= d
-    return n
 
 
 _PER_AXIS = {"transpose": _transpose_axis, "reshape": _reshape_axis,

@@ -34,15 +34,27 @@ class Rewriter:
 
     def block(self, old: Block, new: Block, fn: Function | None) -> None:
         """Rebuild ``old``'s ops at the end of ``new`` (whose arguments stand for old's)."""
-        values = self.values
         for a, b in zip(old.arguments, new.arguments):
-            values[a] = b
-        builder = Builder(new, fn)
-        for op in old.operations:
-            builder.location = op.location
-            results = self.op(builder, op)
-            for r, v in zip(op.results, results):
+            self.values[a] = b
+        self.ops(Builder(new, fn), old.operations)
+
+    def ops(self, b: Builder, ops) -> None:
+        """Rebuild ``ops`` with ``b``, each at its own location, mapping their results."""
+        values = self.values
+        for op in ops:
+            b.location = op.location
+            for r, v in zip(op.results, self.op(b, op)):
                 values[r] = v
+
+    def inline(self, b: Builder, block: Block, args) -> list:
+        """``block``'s ops rebuilt with ``b`` (not a block of their own) on the new values
+        ``args`` for its arguments; the new values its terminator returns."""
+        values = self.values
+        for a, v in zip(block.arguments, args):
+            values[a] = v
+        *body, term = block.operations
+        self.ops(b, body)
+        return [values[v] for v in term.operands]
 
     def region(self, old: Region) -> Region:
         blocks = []

@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 import attrs
 import numpy as np
 
+from .dialect import MHLO, STABLEHLO
 from .dtypes import from_numpy, parse_element_type
 
 # The canonical text of each static tensor type read so far -> the type (interned: the text
@@ -210,7 +211,7 @@ class TokenType(Type):
         return "!token"
 
 
-_TOKEN_SPELLINGS = frozenset({"!mhlo.token", "!stablehlo.token"})
+_TOKEN_SPELLINGS = frozenset({MHLO.token_type, STABLEHLO.token_type})
 
 
 @attrs.frozen(cache_hash=True)

@@ -209,10 +209,10 @@ def _decompose_converted(ir, parsed, converted: str, single: bool) -> tuple:
     """XLA's conversion back from HLO writes some ops ``mhlo_ir.decompose`` replaced
     (an operand-less after_all comes back as create_token, a dot_general as dot): the
     converted program, as the bindings and as text, with those written out again."""
-    from mhlo_ir.decompose import RULES, SINGLE_DEVICE_RULES, decompose, decomposable
+    from mhlo_ir.decompose import decompose, decomposable, rules
     from mhlo_ir.dialect import STABLEHLO
-    rules = {**RULES, **SINGLE_DEVICE_RULES} if single else RULES
-    if not any(n.split(".", 1)[1] in rules for n in set(_OP_NAME.findall(converted))):
+    names = rules(single)
+    if not any(n.split(".", 1)[1] in names for n in set(_OP_NAME.findall(converted))):
         return parsed, converted
     read = _read_text(converted)
     if read is None or not decomposable(read, single_device=single):
@@ -310,18 +310,18 @@ def interpret(module, *arrays) -> list:
     single = True
     if isinstance(module, Module):
         single = _single_device(module)
-        if not has_quantized(module):
+        quantized = has_quantized(module)
+        if not quantized and decomposable(module, single_device=single):
             # ops it lacks, written with ops it has (exactly: mhlo_ir.decompose); XLA, run
             # on the original, is compared with their definition
-            if decomposable(module, single_device=single):
-                module = decompose(module, single_device=single)
+            module = decompose(module, single_device=single)
         route = route_of(module)
         main = module.lookup("main")
         if main is not None and any(map(_is_complex, main.arg_types + main.result_types)):
             result_types = main.result_types
             module, arrays, joined = _complex_as_parts(module, main.arg_types, result_types,
                                                        arrays)
-        if has_quantized(module):
+        if quantized:
             # the bindings cannot parse quantized types: read through a portable artifact
             # and lowered by StableHLO's own pass (verify.quantized), as StableHLO text
             _stablehlo_only(module)

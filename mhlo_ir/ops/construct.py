@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..attributes import to_attribute
 from ..errors import OpBuildError
-from ..ir import _MANY, VALUE_CLASSES, Operation, Value, _new_single_result_op
+from ..ir import _MANY, VALUE_CLASSES, Value, _new_single_result_op, make_operation
 from ..op_attributes import OpAttributes
 from ..types import MAX_DIMENSION, TensorType, tensor
 from ..location import checked_location
@@ -118,7 +118,7 @@ def memo(b, key, name, operands, location, make, *make_args) -> Value:
                                        block)
         block.operations.append(op)
         return op
-    op = Operation(hit[0], operands, rts, hit[1], (), loc, block)
+    op = make_operation(hit[0], operands, rts, hit[1], (), loc, block)
     block.operations.append(op)
     return op.results[0]
 
