@@ -39,6 +39,7 @@ Results = Union[Value, tuple, Operation]
 
 _RESERVED = {"and", "or", "not", "if", "while", "return"}
 _RETURN = REGISTRY["return"]
+_FUNC_RETURN = REGISTRY["func.return"]
 
 
 def _method_name(op: str) -> str:
@@ -194,15 +195,24 @@ class Builder:
             block.operations.append(op)
             return _terminated(block, op)
         fn = self.function
-        types = tuple([v.type for v in _values("func.return", "operands", values)])
+        for v in values:
+            if v.__class__ not in VALUE_CLASSES:
+                _values("func.return", "operands", values)
+        types = tuple([v.type for v in values])
         if fn.result_types is None:
             fn.result_types = types
         elif fn.result_types != types:
             raise OpBuildError(
                 f"'func.return' in @{fn.name}: returns ({', '.join(map(str, types))}), but the "
                 f"function's result types are ({', '.join(map(str, fn.result_types))})")
-        return _terminated(self.block,
-                           self.create("func.return", (list(values),), location=location))
+        # What func.return's spec checks (operands are Values, no results) is checked above:
+        # built directly, as a region's return is.
+        block = self.block
+        op = make_operation(_FUNC_RETURN, values, (), None, (),
+                            self.location if location is None else checked_location(location),
+                            block)
+        block.operations.append(op)
+        return _terminated(block, op)
 
 
 def _elementwise_method(spec):

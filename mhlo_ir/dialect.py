@@ -12,7 +12,7 @@ import attrs
 __all__ = ["Dialect", "MHLO", "STABLEHLO"]
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # a key of the printer's shared caches, hashed per print
 class Dialect:
     """How one output dialect spells ops, tokens and its enum/structured attributes."""
 

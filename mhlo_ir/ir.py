@@ -418,12 +418,13 @@ class Function:
                 raise TypeError(f"function @{name}: argument {i} type {t!r} is not a Type")
         self.result_types = None if result_types is None else tuple(result_types)
         self.visibility = visibility
-        self.arg_attrs = _attr_dicts(arg_attrs, len(self.arg_types), name, "argument")
+        self.arg_attrs = None if arg_attrs is None else _attr_dicts(
+            arg_attrs, len(self.arg_types), name, "argument")
         self.res_attrs = None if res_attrs is None else _attr_dicts(
             res_attrs, len(res_attrs), name, "result")
         self.attributes = {
             check_attr_name(k, "function attribute name", reserved=FUNCTION_RESERVED):
-                to_attribute(v) for k, v in (attributes or {}).items()}
+                to_attribute(v) for k, v in attributes.items()} if attributes else {}
         self.body = Region([Block(self.arg_types, arg_locations)])
         self.location = location
         self._module = None
@@ -509,7 +510,7 @@ class Module:
                           f"{location!r:.60}")
         self.name = name
         self.attributes = {_module_attr_name(k): to_attribute(v)
-                           for k, v in (attributes or {}).items()}
+                           for k, v in attributes.items()} if attributes else {}
         self.functions: list = []
         self._symbols: dict = {}
         # Per base name, the first suffix not yet tried: uniquifying the n-th "g" costs one
@@ -528,7 +529,9 @@ class Module:
     def insert(self, fn: Function, *, exact: bool = False) -> Function:
         """Add ``fn``, renamed ``name_0``, ``name_1``... if its name is taken (unless
         ``exact``, which makes a taken name an IRError). Returns ``fn``."""
-        _check_symbol(fn.name, "function name")
+        name = fn.name
+        if name.__class__ is not str or not name or not name.isascii():
+            _check_symbol(name, "function name")  # (a name set after the Function was made)
         symbols = self._symbols
         base = fn.name
         if base in symbols:

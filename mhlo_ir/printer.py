@@ -295,7 +295,9 @@ class _Printer:
         region, which ``drive`` prints before resuming it (no recursion)."""
         out = self.out
         names = self.names
-        if label:
+        if label.__class__ is str:  # given whole (see function)
+            out.append(label)
+        elif label:
             tt = self.type_text
             args = ", ".join(f"{names[a]}: {tt(a.type)}{self.loc(a.location)}"
                              for a in block.arguments)
@@ -567,6 +569,40 @@ class _Printer:
     def function(self, fn) -> None:
         if self.pretty:
             return self.function_pretty(fn)
+        plain = not (fn.arg_attrs or fn.res_attrs or fn.attributes)
+        if plain:
+            # The header of a function without attribute dicts depends only on its name,
+            # visibility and (interned) types: kept with the signatures (generated programs
+            # print thousands of small modules, each with one such function).
+            key = ("func.func", fn.name, fn.visibility, fn.arg_types, fn.result_types)
+            head = self.sigs.get(key)
+            if head is None:
+                head = self.sigs[key] = self.function_head(fn)
+            self.out.append(head)
+            blocks = fn.body.blocks
+            args = blocks[0].arguments if len(blocks) == 1 else None
+            if args and self.locs is None:
+                # So is its entry block's label, given the first argument's name (names are
+                # consecutive in a block) and the arguments' own types.
+                key = ("^bb0", self.names[args[0]], tuple([a.type for a in args]))
+                label = self.sigs.get(key)
+                if label is None:
+                    tt = self.type_text
+                    names = self.names
+                    label = self.sigs[key] = "  ^bb0(" + ", ".join(
+                        [f"{names[a]}: {tt(a.type)}" for a in args]) + "):\n"
+                self.drive(self.block(blocks[0], "    ", label))
+            else:
+                self.drive(self.region(fn.body, "    "))
+            self.out.append(f"  }}) : () -> (){self.loc(fn.location)}\n")
+            return
+        self.out.append(self.function_head(fn))
+        self.drive(self.region(fn.body, "    "))
+        extra = f" {{{self.named(fn.attributes.items())}}}" if fn.attributes else ""
+        self.out.append(f"  }}){extra} : () -> (){self.loc(fn.location)}\n")
+
+    def function_head(self, fn) -> str:
+        """``  "func.func"() <{function_type = ..., sym_name = ...}> ({``, a line."""
         d = self.dialect
         props = []
         if fn.arg_attrs and any(fn.arg_attrs):
@@ -587,10 +623,7 @@ class _Printer:
         if fn.visibility is not None:
             props.append(("sym_visibility", quote(fn.visibility)))
         body = ", ".join(f"{k} = {v}" for k, v in props)
-        self.out.append(f'  "func.func"() <{{{body}}}> ({{\n')
-        self.drive(self.region(fn.body, "    "))
-        extra = f" {{{self.named(fn.attributes.items())}}}" if fn.attributes else ""
-        self.out.append(f"  }}){extra} : () -> (){self.loc(fn.location)}\n")
+        return f'  "func.func"() <{{{body}}}> ({{\n'
 
     def module(self, module) -> str:
         if self.pretty:
@@ -607,8 +640,13 @@ class _Printer:
                 self.function(fn)
             out.append(f"}}{self.loc(module.location)}\n")
         else:
-            props = f" <{{sym_name = {quote(module.name)}}}>" if module.name is not None else ""
-            out.append(f'"builtin.module"(){props} ({{\n')
+            key = ("builtin.module", module.name)
+            head = self.sigs.get(key)
+            if head is None:
+                props = f" <{{sym_name = {quote(module.name)}}}>" \
+                    if module.name is not None else ""
+                head = self.sigs[key] = f'"builtin.module"(){props} ({{\n'
+            out.append(head)
             for fn in module.functions:
                 self.function(fn)
             extra = f" {{{self.named(module.attributes.items())}}}" if module.attributes else ""
