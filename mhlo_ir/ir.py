@@ -212,7 +212,8 @@ class GeneralOperation(Operation):
         self.regions = regions
         self.location = location
         self._parent = None if parent is None else parent._ref
-        self._results = tuple([OpResult(t, self, i) for i, t in enumerate(result_types)])
+        self._results = tuple([OpResult(t, self, i) for i, t in enumerate(result_types)]) \
+            if result_types else ()  # (every region's return: none)
         if regions:
             for r in regions:
                 r.parent = self
@@ -355,7 +356,7 @@ class Block:
 
     @property
     def arg_types(self) -> tuple:
-        return tuple(a.type for a in self.arguments)
+        return tuple([a.type for a in self.arguments])
 
     @property
     def terminator(self):

@@ -290,18 +290,34 @@ class _Printer:
             sig = self.sigs[key] = f" : ({ins}) -> {outs}"
         return sig
 
+    def label(self, block, indent: str) -> str:
+        """``^bb0(%arg3: tensor<f32>, ...):``, a line. Where no argument has a location to
+        print (region bodies: every reduction's, comparator's, loop's), it depends only on
+        the indent, the first argument's name (a block's are consecutive) and the types:
+        kept with the shared signatures."""
+        args = block.arguments
+        if not args:
+            return f"{indent[:-2]}^bb0:\n"
+        names = self.names
+        if self.locs is None or all([a.location.__class__ is UnknownLoc for a in args]):
+            key = ("^bb0", indent, names[args[0]], tuple([a.type for a in args]))
+            text = self.sigs.get(key)
+            if text is None:
+                tt = self.type_text
+                text = self.sigs[key] = f"{indent[:-2]}^bb0(" + ", ".join(
+                    [f"{names[a]}: {tt(a.type)}" for a in args]) + "):\n"
+            return text
+        tt, loc = self.type_text, self.loc
+        return f"{indent[:-2]}^bb0(" + ", ".join(
+            [f"{names[a]}: {tt(a.type)}{loc(a.location)}" for a in args]) + "):\n"
+
     def block(self, block, indent: str, label: bool):
         """Print ``block``: a generator that yields ``(region, indent)`` for each nested
         region, which ``drive`` prints before resuming it (no recursion)."""
         out = self.out
         names = self.names
-        if label.__class__ is str:  # given whole (see function)
-            out.append(label)
-        elif label:
-            tt = self.type_text
-            args = ", ".join(f"{names[a]}: {tt(a.type)}{self.loc(a.location)}"
-                             for a in block.arguments)
-            out.append(f"{indent[:-2]}^bb0({args}):\n" if args else f"{indent[:-2]}^bb0:\n")
+        if label:
+            out.append(self.label(block, indent))
         headers = self.headers
         op_names = self.op_names
         dialect = self.dialect
@@ -579,21 +595,7 @@ class _Printer:
             if head is None:
                 head = self.sigs[key] = self.function_head(fn)
             self.out.append(head)
-            blocks = fn.body.blocks
-            args = blocks[0].arguments if len(blocks) == 1 else None
-            if args and self.locs is None:
-                # So is its entry block's label, given the first argument's name (names are
-                # consecutive in a block) and the arguments' own types.
-                key = ("^bb0", self.names[args[0]], tuple([a.type for a in args]))
-                label = self.sigs.get(key)
-                if label is None:
-                    tt = self.type_text
-                    names = self.names
-                    label = self.sigs[key] = "  ^bb0(" + ", ".join(
-                        [f"{names[a]}: {tt(a.type)}" for a in args]) + "):\n"
-                self.drive(self.block(blocks[0], "    ", label))
-            else:
-                self.drive(self.region(fn.body, "    "))
+            self.drive(self.region(fn.body, "    "))
             self.out.append(f"  }}) : () -> (){self.loc(fn.location)}\n")
             return
         self.out.append(self.function_head(fn))

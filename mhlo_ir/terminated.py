@@ -27,23 +27,22 @@ class _TerminatedOps(list):
     NOTE: the check lives here, not in the builder's methods, so building ops costs nothing
     more: the builder swaps the block's list for this one once per block, in ``return_``.
     Hand edits of the list (insert, pop, remove, item assignment...) are the user's: they
-    disarm the check, and ``Module.verify`` reports an op left after the terminator.
+    disarm the check (the list becomes an ``_EditedOps``), and ``Module.verify`` reports an
+    op left after the terminator. No ``__init__`` and no slots: made by list's own C
+    constructor, once per region of every reduce, sort, map and loop built.
     """
 
-    __slots__ = ("armed",)
+    __slots__ = ()
 
-    def __init__(self, ops=()):
-        super().__init__(ops)
-        self.armed = True
-
+    # (Each checks its class: ``ops.append(ops.pop(0))`` binds append before pop disarms.)
     def append(self, op):
-        if self.armed and self and self[-1].spec.terminator:
+        if self.__class__ is _TerminatedOps and self and self[-1].spec.terminator:
             _after_terminator(self, op)
         list.append(self, op)
 
     def extend(self, ops):
         ops = list(ops)
-        if ops and self.armed and self and self[-1].spec.terminator:
+        if ops and self.__class__ is _TerminatedOps and self and self[-1].spec.terminator:
             _after_terminator(self, ops[0])
         list.extend(self, ops)
 
@@ -55,11 +54,21 @@ class _TerminatedOps(list):
         return (list, (list(self),))
 
 
+class _EditedOps(list):
+    """A terminated op list after a hand edit: a plain list again (the same layout, so the
+    edit swaps the class in place)."""
+
+    __slots__ = ()
+
+    def __reduce__(self):
+        return (list, (list(self),))
+
+
 def _disarming(name):
     method = getattr(list, name)
 
     def edit(self, *args):
-        self.armed = False
+        self.__class__ = _EditedOps
         return method(self, *args)
     edit.__name__ = name
     return edit

@@ -16,7 +16,7 @@ from . import convert
 from .data_movement import ints
 from typing import Callable, Sequence, Union
 
-from ..ir import Function, Operation, Value, make_operation
+from ..ir import VALUE_CLASSES, Function, Operation, Value, make_operation
 from ..location import checked_location
 from .construct import memo_get, memo_put
 from .args import arg_names, check_values, results, tensor_of, value_list
@@ -157,6 +157,8 @@ register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(convert.symbol,
 
 __all__ = ["check_region", "region_returns", "inputs_and_inits"]
 
+_ACC_X = ("acc", "x")  # a one-input reduction's region arguments, as errors name them
+
 
 # -- builder methods ---------------------------------------------------------------------
 
@@ -166,11 +168,14 @@ def reduce(b, inputs, init_values, dimensions, body: Callable, *,
     """Reduce ``inputs`` (a Value or a list) over ``dimensions``; ``body(b, *accs,
     *elems)`` combines scalars. Returns a Value for one input, else a tuple.
     """
-    inputs = value_list("reduce", "inputs", inputs)
-    inits = value_list("reduce", "init_values", init_values)
+    if inputs.__class__ in VALUE_CLASSES and init_values.__class__ in VALUE_CLASSES:
+        inputs, inits = [inputs], [init_values]  # one input: most reductions
+    else:
+        inputs = value_list("reduce", "inputs", inputs)
+        inits = value_list("reduce", "init_values", init_values)
     scalar = [tensor((), tensor_of(v, "reduce").element_type) for v in inits]
     region = b.region(scalar + scalar, body, op="reduce",
-                      arg_names=arg_names(len(inits), "acc", "x"))
+                      arg_names=_ACC_X if len(inits) == 1 else arg_names(len(inits), "acc", "x"))
     dims = int_list("reduce", "dimensions", dimensions)
     # The op's checks but the region's depend only on the operand types and dimensions:
     # a reduction repeated over a program (every layer norm, every bias gradient) runs them
@@ -185,7 +190,11 @@ def reduce(b, inputs, init_values, dimensions, body: Callable, *,
         return results(op)
     spec, attrs, rts = hit
     inits_t = key[2]
-    check_region("reduce", "body", region, inits_t + inits_t, inits_t)
+    # The region's arguments are the scalars made above: only what it returns is checked.
+    ops = region.blocks[0].operations if len(region.blocks) == 1 else None
+    if not ops or not ops[-1].spec.terminator or \
+            tuple([v.type for v in ops[-1].operands]) != inits_t:
+        check_region("reduce", "body", region, inits_t + inits_t, inits_t)
     block = b.block
     op = make_operation(spec, (*inputs, *inits), rts, attrs, (region,),
                         b.location if location is None else checked_location(location),
