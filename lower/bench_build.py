@@ -13,7 +13,9 @@ Workloads:
 
 Timing: samples of ours and the bindings' alternate, each sample repeating the build (and
 then the print) until it covers ~20,000 ops, GC enabled as users run it; a row reports the
-median sample of each side, so the ratio is of two medians taken under the same load.
+median sample of each side, so the ratio is of two medians taken under the same load. The
+"in GC" column is the part of our build + print that CPython's cyclic collector took
+(``gc.callbacks``): what keeps the 100,000-op chain from the 1,000-op one's cost per op.
 """
 
 from __future__ import annotations
@@ -102,29 +104,56 @@ def n_ops(module: hlo.Module) -> int:
 
 # -- timing -------------------------------------------------------------------------------------
 
+class _CollectorClock:
+    """Seconds CPython's cyclic collector ran while installed (``gc.callbacks``): what part
+    of a sample the GC took. Its own cost is two calls per collection."""
+
+    def __init__(self):
+        self.total = 0.0
+        self._start = 0.0
+
+    def __call__(self, phase, info):
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.total += time.perf_counter() - self._start
+
+    def __enter__(self):
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        gc.callbacks.remove(self)
+
+
 def _sample(build, print_, inner):
+    """(build, print, in the collector) seconds per repetition."""
     gc.collect()
-    t0 = time.perf_counter()
-    for _ in range(inner):
-        m = build()
-    t1 = time.perf_counter()
-    for _ in range(inner):
-        print_(m)
-    t2 = time.perf_counter()
-    return (t1 - t0) / inner, (t2 - t1) / inner
+    with _CollectorClock() as clock:
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            m = build()
+        t1 = time.perf_counter()
+        for _ in range(inner):
+            print_(m)
+        t2 = time.perf_counter()
+    return (t1 - t0) / inner, (t2 - t1) / inner, clock.total / inner
 
 
-def interleaved(ours, theirs, samples: int, ops: int | None = None):
+def interleaved(ours, theirs, samples: int, ops: int | None = None, collector: bool = False):
     """Median (build, print) seconds of each side, ``(build, print)`` pairs given, sampled
-    alternately."""
+    alternately; with ``collector``, each side's median seconds in the GC too."""
     inner = 1 if ops is None else max(1, 20_000 // ops)
     mine, peer = [], []
     for _ in range(samples):
         mine.append(_sample(*ours, inner))
         peer.append(_sample(*theirs, inner))
     med = statistics.median
-    return ((med(s[0] for s in mine), med(s[1] for s in mine)),
-            (med(s[0] for s in peer), med(s[1] for s in peer)))
+    out = ((med(s[0] for s in mine), med(s[1] for s in mine)),
+           (med(s[0] for s in peer), med(s[1] for s in peer)))
+    if collector:
+        out += ((med(s[2] for s in mine), med(s[2] for s in peer)),)
+    return out
 
 
 def _ours_print(m):
@@ -143,9 +172,11 @@ def program_rows(quick: bool, samples: int, mlir) -> list:
     rows = []
     for name, ops, ours, theirs in programs:
         s = samples if ops <= 10_000 else max(3, samples // 2)
-        (ob, op), (mb, mp) = interleaved((ours, _ours_print), (theirs, mlir.print), s, ops)
+        (ob, op), (mb, mp), (ogc, _) = interleaved((ours, _ours_print), (theirs, mlir.print),
+                                                   s, ops, collector=True)
         rows.append(dict(workload=name, ops=ops, ours_us=(ob + op) / ops * 1e6,
                          ours_build_us=ob / ops * 1e6, ours_print_us=op / ops * 1e6,
+                         ours_gc_us=ogc / ops * 1e6,
                          mlir_us=(mb + mp) / ops * 1e6, ratio=(mb + mp) / (ob + op)))
     return rows
 
@@ -218,8 +249,8 @@ def memory_row(quick: bool) -> dict:
 
 
 def print_table(rows) -> None:
-    print(f"{'build + print':<22}{'ours us/op':>11}{'(build':>8}{'print)':>8}{'mlir us/op':>12}"
-          f"{'ratio':>8}")
+    print(f"{'build + print':<22}{'ours us/op':>11}{'(build':>8}{'print':>8}{'in GC)':>8}"
+          f"{'mlir us/op':>12}{'ratio':>8}")
     for r in rows:
         if "ours_MBps" in r:
             print(f"{r['workload']:<22}{r['ours_MBps']:>9.0f}MB/s{'':>16}{r['mlir_MBps']:>8.0f}"
@@ -230,4 +261,5 @@ def print_table(rows) -> None:
                   f"{r['mlir_rss_bytes_per_op']:.0f} B/op resident")
         else:
             print(f"{r['workload']:<22}{r['ours_us']:>11.2f}{r['ours_build_us']:>8.2f}"
-                  f"{r['ours_print_us']:>8.2f}{r['mlir_us']:>12.2f}{r['ratio']:>7.2f}x")
+                  f"{r['ours_print_us']:>8.2f}{r['ours_gc_us']:>8.2f}{r['mlir_us']:>12.2f}"
+                  f"{r['ratio']:>7.2f}x")
