@@ -232,7 +232,7 @@ def i64_array(v) -> IndexArrayAttr:
 _UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-# ``tensor<Nxindex>``: custom-call layouts (ops.misc.IndexLayout), the one dense attribute of
+# ``tensor<Nxindex>``: custom-call layouts (ops.custom_call.IndexLayout), the one dense attribute of
 # index elements, which are no element type of ours.
 _INDEX_TENSOR = re.compile(r"tensor\s*<\s*(?:\d+\s*x\s*)*index\s*>")
 
@@ -257,7 +257,7 @@ def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
     ts.expect(":")
     type_tok = ts.peek()
     if type_tok.text == "tensor" and _INDEX_TENSOR.match(ts.text, type_tok.pos):
-        from .ops.misc import IndexLayout
+        from .ops.custom_call import IndexLayout
         ts.reset(start)
         return IndexLayout.parse(ts, dialect)
     t = read_type(ts, dialect)

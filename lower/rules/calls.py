@@ -25,9 +25,12 @@ import numpy as np
 
 from mhlo_ir.builder import as_results
 
+from ..axis_context import ShardingContext, SPMDAxisContext
 from ..core import ClosedJaxpr
-from ..helpers import as_values, compare_type, lower_closed
-from ..mlir import register_lowering, wrap_with_sharding_op
+from ..semantics import compare_type
+from ..inline import lower_closed
+from ..mlir import as_values
+from ..mlir import call_lowering, register_lowering, wrap_with_sharding_op
 from .elementwise import broadcast_operands
 
 
@@ -208,3 +211,55 @@ def _total_order_compare(direction: str):
 
 for _prim, _dir in (("eq_to", "EQ"), ("le_to", "LE"), ("lt_to", "LT")):
     register_lowering(_prim, _total_order_compare(_dir))
+
+
+# -- other bodies: calls, linear calls, custom partitioning and linear solves ----------------
+
+def _closed(jaxpr):
+    return jaxpr if hasattr(jaxpr, "consts") else ClosedJaxpr(jaxpr, [])
+
+
+def _call(ctx, *args, call_jaxpr, **_):
+    return call_lowering(ctx, "core_call", _closed(call_jaxpr), *args)
+
+
+register_lowering("call", _call)
+register_lowering("custom_vmap_call", lambda ctx, *args, call, **_: _inline(ctx, call, args))
+register_lowering("linear_call", lambda ctx, *args, callee, **_: _inline(ctx, callee, args))
+
+
+def _custom_partitioning(ctx, *args, call, **_):
+    """The body inline where nothing is left to partition: one device, or inside a region
+    manual over every mesh axis (jax's rule does the same). Across several devices XLA's
+    partitioner would call back into the Python ``partition`` rule, which a serialized
+    module cannot."""
+    ac = ctx.module_context.axis_context
+    devices = 1
+    if isinstance(ac, SPMDAxisContext):
+        if set(ac.manual_axes) != set(ac.mesh.axis_names):
+            devices = int(np.size(ac.mesh.devices))
+    elif isinstance(ac, ShardingContext):
+        devices = ac.num_devices
+    if devices > 1:
+        raise NotImplementedError(
+            f"custom_partitioning over {devices} devices needs XLA to call the Python "
+            "partition rule back; lower it on one device or inside a fully manual shard_map")
+    return _inline(ctx, call, args)
+
+
+register_lowering("custom_partitioning", _custom_partitioning)
+
+
+def _custom_linear_solve(ctx, *args, const_lengths, jaxprs):
+    """Operands are the matvec, vecmat, solve and transpose_solve constants, then b."""
+    start = const_lengths.matvec + const_lengths.vecmat
+    consts = args[start:start + const_lengths.solve]
+    b = args[sum(const_lengths):]
+    return _inline(ctx, jaxprs.solve, [*consts, *b])
+
+
+register_lowering("custom_linear_solve", _custom_linear_solve)
+
+
+register_lowering("optimization_barrier",
+                  lambda ctx, *xs, **_: list(as_results(ctx.builder.optimization_barrier(*xs))))

@@ -16,7 +16,7 @@ import mhlo_ir as hlo
 from mhlo_ir.builder import as_results
 
 from .. import mlir
-from ..helpers import lower_closed
+from ..inline import lower_closed
 from ..mlir import TokenSet, aval_to_ir_types, register_lowering
 
 

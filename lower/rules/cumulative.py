@@ -4,7 +4,7 @@ reductions), so element j reduces elements 0..j (or j..n-1 with ``reverse``)."""
 
 from __future__ import annotations
 
-from ..helpers import MONOIDS, compare_hlo, lowest, minmax_hlo, monoid_identity
+from ..semantics import MONOIDS, compare_hlo, lowest, minmax_hlo, monoid_identity
 from ..mlir import register_lowering
 
 

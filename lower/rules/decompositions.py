@@ -24,11 +24,11 @@ import numpy as np
 import mhlo_ir as hlo
 from mhlo_ir import BoolAttr, DictionaryAttr, IntegerAttr, OutputOperandAlias
 from mhlo_ir.builder import as_results
-from mhlo_ir.ops.misc import IndexLayout
+from mhlo_ir.ops.custom_call import IndexLayout
 
 from .. import core
 from .. import lax as L
-from ..helpers import compare_hlo, full_like
+from ..semantics import compare_hlo, full_like
 from ..mlir import aval_to_ir_type, lower_fun, register_lowering
 from ..lax.bodies import lift
 

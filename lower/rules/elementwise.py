@@ -6,7 +6,7 @@ import numpy as np
 
 import mhlo_ir as hlo
 
-from ..helpers import compare_hlo, convert_hlo, full_like, minmax_hlo
+from ..semantics import compare_hlo, convert_hlo, full_like, minmax_hlo
 from ..mlir import register_lowering
 
 # jax primitive -> Builder method (same operands, same result type)
@@ -191,3 +191,39 @@ def _clamp(ctx, lo, x, hi):
 
 
 register_lowering("clamp", _clamp)
+
+
+# -- chlo functions and complex helpers -----------------------------------------------------------
+
+# jax primitive -> Builder method, same operands (chlo functions XLA can compile)
+_DIRECT = {
+    "acos": "chlo_acos", "acosh": "chlo_acosh", "asin": "chlo_asin", "asinh": "chlo_asinh",
+    "atan": "chlo_atan", "atanh": "chlo_atanh", "cosh": "chlo_cosh", "sinh": "chlo_sinh",
+    "bessel_i1e": "chlo_bessel_i1e", "erfc": "chlo_erfc", "polygamma": "chlo_polygamma",
+    "zeta": "chlo_zeta", "mulhi": "mulhi", "complex": "complex",
+}
+
+
+def _direct(method):
+    def rule(ctx, *args, **_):
+        if len(args) > 1 and any(a.type.shape != args[0].type.shape for a in args):
+            args = broadcast_operands(ctx, args)
+        return [getattr(ctx.builder, method)(*args)]
+    return rule
+
+
+for _prim, _method in _DIRECT.items():
+    register_lowering(_prim, _direct(_method))
+
+
+def _conj(ctx, x, *, input_dtype=None):
+    """conj of a complex value; a real input (input_dtype real) becomes complex, as in JAX."""
+    b = ctx.builder
+    if x.type.element_type.kind != "complex":
+        x = b.convert(x, np.dtype(ctx.avals_out[0].dtype))
+    return [b.chlo_conj(x)]
+
+
+register_lowering("conj", _conj)
+register_lowering("square", lambda ctx, x, **_: [ctx.builder.multiply(x, x)])
+register_lowering("add_any", lambda ctx, x, y, **_: [ctx.builder.add(x, y)])

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..helpers import compare_hlo, full_like
+from ..semantics import compare_hlo, full_like
 from ..mlir import register_lowering
 from .elementwise import _direct
 

@@ -13,7 +13,7 @@ import numpy as np
 
 import mhlo_ir as hlo
 
-from ..helpers import compare_hlo, full_like, minmax_hlo
+from ..semantics import compare_hlo, full_like, minmax_hlo
 from ..mlir import TokenSet, ir_constants, jaxpr_subcomp, register_lowering
 
 

@@ -1,8 +1,13 @@
-"""Rules for linear algebra primitives."""
+"""Rules for linear algebra primitives: dot_general, cholesky, triangular_solve, fft,
+``symmetric_product`` (``alpha * a @ a^T + beta * c``), ``cholesky_update`` (Givens
+rotations, unrolled as jax's ``lower_fun`` rule unrolls them) and ``ragged_dot_general``
+(jax's decomposition, ``_ragged_dot_general_impl``, into masks and one dot_general)."""
 
 from __future__ import annotations
 
-from ..mlir import register_lowering
+from .. import lax as L
+from ..semantics import full_like
+from ..mlir import lower_fun, register_lowering
 
 _PRECISIONS = {None: None, "DEFAULT": "DEFAULT", "HIGH": "HIGH", "HIGHEST": "HIGHEST"}
 
@@ -24,7 +29,7 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
     out_dtype = ctx.avals_out[0].dtype
     if lhs.type.element_type is not rhs.type.element_type:
         # jax allows mixed operand types with a preferred element type: convert both to it.
-        from ..helpers import convert_hlo
+        from ..semantics import convert_hlo
         lhs = convert_hlo(ctx.builder, lhs, out_dtype)
         rhs = convert_hlo(ctx.builder, rhs, out_dtype)
     in_dtype = lhs.type.dtype
@@ -36,3 +41,141 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
 
 
 register_lowering("dot_general", _dot_general)
+
+
+def _cholesky(ctx, x, **_):
+    return [ctx.builder.cholesky(x, lower=True)]
+
+
+register_lowering("cholesky", _cholesky)
+
+
+def _triangular_solve(ctx, a, rhs, *, left_side, lower, transpose_a, conjugate_a,
+                      unit_diagonal):
+    b = ctx.builder
+    if conjugate_a and not transpose_a:
+        a = b.chlo_conj(a)
+    mode = "NO_TRANSPOSE" if not transpose_a else ("ADJOINT" if conjugate_a else "TRANSPOSE")
+    return [b.triangular_solve(a, rhs, left_side=left_side, lower=lower,
+                               unit_diagonal=unit_diagonal, transpose_a=mode)]
+
+
+register_lowering("triangular_solve", _triangular_solve)
+
+_FFT_TYPES = {0: "FFT", 1: "IFFT", 2: "RFFT", 3: "IRFFT"}
+
+
+def _fft(ctx, x, *, fft_type, fft_lengths):
+    name = getattr(fft_type, "name", None) or _FFT_TYPES[int(fft_type)]
+    return [ctx.builder.fft(x, name, fft_lengths)]
+
+
+register_lowering("fft", _fft)
+
+
+# -- symmetric_product, cholesky_update ---------------------------------------------------------
+
+def _scaled(b, factor, x):
+    return b.multiply(full_like(b, factor, x.type), x)
+
+
+def _symmetric_product(ctx, a, c, *, alpha, beta):
+    b = ctx.builder
+    nd = len(a.type.shape)
+    batch = tuple(range(nd - 2))
+    aat = b.dot_general(a, a, ((nd - 1,), (nd - 1,)), (batch, batch),
+                        precision_config=_precision_config("HIGHEST"))
+    return [b.add(_scaled(b, alpha, aat), _scaled(b, beta, c))]
+
+
+register_lowering("symmetric_product", _symmetric_product)
+
+
+def _cholesky_update(ctx, r, z):
+    """Row k of R and z rotate by the Givens rotation zeroing z[k] against R[k, k]; a zero
+    z[k] is the identity rotation (jax's cond, here a select)."""
+    b = ctx.builder
+    n = r.type.shape[0]
+    rows = [b.reshape(b.slice(r, [k, 0], [k + 1, n]), (n,)) for k in range(n)]
+
+    def at(v, k):
+        return b.reshape(b.slice(v, [k], [k + 1]), ())
+
+    def const(v, like):
+        return full_like(b, v, like.type)
+
+    for k in range(n):
+        x, y = at(rows[k], k), at(z, k)
+        ax, ay = b.abs(x), b.abs(y)
+        den = b.select(b.compare(ax, ay, "GT", "FLOAT"), ax, ay)
+        xs, ys = b.divide(x, den), b.divide(y, den)
+        rh = b.divide(const(1, x), b.sqrt(b.add(b.multiply(xs, xs), b.multiply(ys, ys))))
+        zero = b.compare(y, const(0, y), "EQ", "FLOAT")
+        c = b.select(zero, const(1, x), b.multiply(xs, rh))
+        s = b.select(zero, const(0, x), b.negate(b.multiply(ys, rh)))
+        cv, sv = (b.broadcast_in_dim(v, (n,), ()) for v in (c, s))
+        row = rows[k]
+        rows[k] = b.subtract(b.multiply(cv, row), b.multiply(sv, z))
+        z = b.add(b.multiply(cv, z), b.multiply(sv, row))
+    return [b.concatenate([b.reshape(row, (1, n)) for row in rows], 0)]
+
+
+register_lowering("cholesky_update", _cholesky_update)
+
+
+# -- ragged dot ----------------------------------------------------------------------------------
+
+def _ragged_to_dense(x, gs, dim: int, axes):
+    """``(g, *x.shape)``: slice j of x keeps the entries whose index along ``dim`` lies in
+    group j (``gs`` is ``(*prefix, g)``: its sizes vary along x's dimensions ``axes``)."""
+    shape = (gs.shape[-1], *x.shape)
+    ends = L.cumsum(gs, axis=gs.ndim - 1)
+    starts = L.sub(ends, gs)  # the exclusive sums
+    order = sorted(range(len(axes)), key=lambda j: axes[j])
+    perm = (gs.ndim - 1, *order)
+    dims = (0, *sorted(a + 1 for a in axes))
+    starts, ends = (L.broadcast_in_dim(L.transpose(v, perm), shape, dims) for v in (starts, ends))
+    idx = L.iota(x, gs.dtype, shape, dim + 1)
+    mask = L.and_(L.le(starts, idx), L.lt(idx, ends))
+    return L.where(mask, L.broadcast_in_dim(x, shape, range(1, len(shape))), 0)
+
+
+def _ragged_dot_general(lhs, rhs, group_sizes, *, ragged_dot_dimension_numbers, precision=None,
+                        preferred_element_type=None, group_offset=None, out_sharding=None):
+    """jax's decomposition: the ragged operand expanded to one dense slice per group (zeros
+    outside it), then one dot_general contracting or batching the group dimension."""
+    if group_offset is not None:
+        raise NotImplementedError("ragged_dot_general: group_offset is not supported (nor "
+                                  "by jax)")
+    rd = ragged_dot_dimension_numbers
+    (lc, rc), (lb, rb) = rd.dot_dimension_numbers
+    lc, rc, lb, rb = map(list, (lc, rc, lb, rb))
+    (ragged,) = rd.lhs_ragged_dimensions
+
+    def dot(x, y, dn):
+        return L.dot_general(x, y, dn, precision=precision,
+                             preferred_element_type=preferred_element_type)
+
+    def incr(ds):
+        return [d + 1 for d in ds]
+
+    if ragged in lb:
+        return dot(lhs, rhs, ((lc, rc), (lb, rb)))
+    noncontract = [d for d in range(lhs.ndim) if d not in lc and d not in lb]
+    contracting = ragged in lc
+    prefix = lb + (lc[:lc.index(ragged)] if contracting else
+                   noncontract[:noncontract.index(ragged)])
+    gs = group_sizes
+    if gs.ndim == 1:
+        gs = L.broadcast_in_dim(gs, (*[lhs.shape[i] for i in prefix], gs.shape[0]),
+                                (len(prefix),))
+    dense = _ragged_to_dense(lhs, gs, ragged, prefix)
+    if not contracting:
+        (group,) = rd.rhs_group_dimensions
+        return dot(dense, rhs, ((incr(lc) + [0], rc + [group]), (incr(lb), rb)))
+    rhs_ragged = rc[lc.index(ragged)]
+    rhs_dense = _ragged_to_dense(rhs, gs, rhs_ragged, rb + rc[:rc.index(rhs_ragged)])
+    return dot(dense, rhs_dense, ((incr(lc), incr(rc)), ([0] + incr(lb), [0] + incr(rb))))
+
+
+register_lowering("ragged_dot_general", lower_fun(_ragged_dot_general, multiple_results=False))

@@ -22,7 +22,7 @@ from mhlo_ir import DenseElementsAttr, IntegerAttr, i64, tensor
 from ..axis_context import (PartitionSpec, SPMDAxisContext, axis_env_of, is_spmd, manual_axes_of,
                             manual_sharding, replica_groups, replica_groups_array,
                             spec_to_hlo_sharding)
-from ..helpers import MONOIDS, monoid_identity
+from ..semantics import MONOIDS, monoid_identity
 from ..mlir import call_lowering, register_lowering
 
 _DEVICE_TO_DEVICE = 1

@@ -35,7 +35,7 @@ import numpy as np
 import mhlo_ir as hlo
 
 from .. import core
-from ..helpers import full_like
+from ..semantics import full_like
 from ..mlir import register_lowering
 
 _U32 = np.dtype(np.uint32)

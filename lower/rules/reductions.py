@@ -8,7 +8,7 @@ import numpy as np
 
 import mhlo_ir as hlo
 
-from ..helpers import MONOIDS, monoid_identity
+from ..semantics import MONOIDS, monoid_identity
 from ..mlir import register_lowering
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from mhlo_ir.builder import as_results
+from mhlo_ir.dtypes import from_numpy
 
-from ..helpers import compare_hlo, highest, lowest
+from ..semantics import compare_hlo, highest, lowest
 from ..mlir import register_lowering
 
 
@@ -110,3 +111,28 @@ def _argminmax(kind):
 
 register_lowering("argmax", _argminmax("argmax"))
 register_lowering("argmin", _argminmax("argmin"))
+
+
+# -- approx_top_k: exact, as jax's CPU fallback --------------------------------------------------
+
+def _approx_top_k(ctx, x, *, k, reduction_dimension, recall_target, is_max_k,
+                  reduction_input_size_override, aggregate_to_topk):
+    """Exact: the (floating) operand sorted along the dimension (largest first for max-k),
+    indices carried along, then the first ``out`` entries (``k``, or the aval's size when
+    not aggregated). Ties keep the lower index first (a stable sort), as ``top_k`` does;
+    jax's fallback leaves their order unspecified."""
+    b = ctx.builder
+    shape = x.type.shape
+    dim = reduction_dimension % len(shape)
+    idx = b.iota(shape, from_numpy(np.dtype(np.int32)), dim)
+    direction = "GT" if is_max_k else "LT"
+    vals, ids = b.sort([x, idx], lambda r, p, q, _i, _j: r.compare(p, q, direction, "FLOAT"),
+                       dim, True)
+    n = ctx.avals_out[0].shape[dim]
+    limit = list(shape)
+    limit[dim] = n
+    start = [0] * len(shape)
+    return [b.slice(vals, start, limit), b.slice(ids, start, limit)]
+
+
+register_lowering("approx_top_k", _approx_top_k)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import sys
 
-from ..helpers import lower_closed
+from ..inline import lower_closed
 from ..lax import special as sp
 from ..mlir import lower_fun, register_lowering
 from .random import key_impl, physical_aval

@@ -20,7 +20,7 @@ import numpy as np
 import mhlo_ir as hlo
 from mhlo_ir.builder import as_results
 
-from ..helpers import MONOIDS, compare_hlo, full_like, highest, lowest, monoid_identity
+from ..semantics import MONOIDS, compare_hlo, full_like, highest, lowest, monoid_identity
 from ..mlir import TokenSet, ir_constants, jaxpr_subcomp, register_lowering
 
 

@@ -2,9 +2,9 @@
 
 Every module of this package other than ``spec`` is imported here, in name order, so adding a
 chapter is adding a file. The chapters (elementwise, chlo, data movement, indexing, linalg,
-convolution, windows, control flow, collectives, misc, ...) register specs and their typed
-front doors; ``args``, ``convert`` and ``construct`` hold what the chapters share and register
-nothing.
+convolution, windows, control flow, collectives, custom calls, tuples and tokens, ...)
+register specs and their typed front doors; ``args``, ``convert`` and ``construct`` hold what
+the chapters share and register nothing.
 """
 
 import importlib as _importlib

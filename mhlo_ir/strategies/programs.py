@@ -14,8 +14,8 @@ from ..ir import Module
 from ..ops import spec
 from ..types import TensorType
 from . import (rules_chlo, rules_convolution, rules_elementwise,  # noqa: F401
-               rules_indexing, rules_linalg, rules_misc, rules_quantize, rules_regions,
-               rules_shape)
+               rules_indexing, rules_linalg, rules_tuples_tokens, rules_collectives,
+               rules_random, rules_quantize, rules_regions, rules_shape)
 from .choices import HypothesisChoices, RandomChoices
 from .scope import Generation, Options, Scope, Skip
 from .table import EXCLUDED, RULES, exclude_not_run

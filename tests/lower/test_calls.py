@@ -18,7 +18,7 @@ import verify
 from lower import core, lax, lower_jaxpr_to_module
 from lower.axis_context import Mesh, P, SPMDAxisContext
 from lower.rules.calls import platform_choice, sharding_text
-from tests.lower.helpers import check, ops, ordered_effect_identity, run
+from tests.lower.harness import check, ops, ordered_effect_identity, run
 from tests.oracle import assert_fixed_point
 
 I32 = np.int32

@@ -13,7 +13,7 @@ import verify
 from lower import core, lax, lower_jaxpr_to_module, register_lowering
 from lower.mlir import cache_lowering, ir_constant
 from mhlo_ir import dtypes
-from tests.lower.helpers import ops
+from tests.lower.harness import ops
 from tests.oracle import assert_fixed_point
 
 # The sub-byte and one-byte element types, and int8/uint8/bool beside them (the '<V1' and

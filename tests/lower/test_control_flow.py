@@ -10,7 +10,7 @@ import pytest
 import mhlo_ir as hlo
 import verify
 from lower import core, lax, lower_jaxpr_to_module
-from tests.lower.helpers import ordered_effect_identity, walk
+from tests.lower.harness import ordered_effect_identity, walk
 from tests.oracle import assert_fixed_point
 
 RNG = np.random.default_rng(4)

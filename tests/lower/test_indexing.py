@@ -12,7 +12,7 @@ from lower import core, lax, lower_jaxpr_to_module
 from lower.lax import GatherDimensionNumbers as GDN
 from lower.lax import GatherScatterMode as Mode
 from lower.lax import ScatterDimensionNumbers as SDN
-from tests.lower.helpers import check, run
+from tests.lower.harness import check, run
 
 RNG = np.random.default_rng(4)
 

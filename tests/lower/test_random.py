@@ -13,7 +13,7 @@ import pytest
 import verify
 from lower import lax, lower_jaxpr_to_module
 from lower import tracing as tr
-from tests.lower.helpers import check, run
+from tests.lower.harness import check, run
 
 U32 = np.uint32
 

@@ -9,7 +9,7 @@ import pytest
 
 from lower import lax, lower_jaxpr_to_module
 from lower.lax import ConvDimensionNumbers
-from tests.lower.helpers import check, run
+from tests.lower.harness import check, run
 
 RNG = np.random.default_rng(7)
 

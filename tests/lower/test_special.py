@@ -17,7 +17,7 @@ import pytest
 
 import verify
 from lower import lax, lower_jaxpr_to_module
-from tests.lower.helpers import run
+from tests.lower.harness import run
 
 # Edge cases: zeros, subnormal-ish and tiny, around the series/fraction switch (x = 1, x = a),
 # large, negative, nan, inf.

@@ -8,7 +8,7 @@ import pytest
 import verify
 from lower import lax, lower_jaxpr_to_module
 from lower import tracing as tr
-from tests.lower.helpers import check, run
+from tests.lower.harness import check, run
 
 
 def test_python_operators_record_lax_primitives():

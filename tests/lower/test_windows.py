@@ -19,7 +19,7 @@ import pytest
 import verify
 from lower import lax, lower_jaxpr_to_module
 from lower.lax import ScatterDimensionNumbers as SDN
-from tests.lower.helpers import check, ops, run
+from tests.lower.harness import check, ops, run
 
 RNG = np.random.default_rng(11)
 X = RNG.permutation(20).astype(np.float32).reshape(4, 5) - 7  # distinct: no ties in a window

@@ -18,7 +18,7 @@ import mhlo_ir as hlo
 from mhlo_ir import mhlo_attributes as ma
 from mhlo_ir.attributes import ArrayAttr, TypeAttr, parse_attribute
 from mhlo_ir.dialect import MHLO
-from mhlo_ir.ops.misc import IndexLayout
+from mhlo_ir.ops.custom_call import IndexLayout
 from mhlo_ir.syntax import ParseError
 from mhlo_ir.types import AsyncBundleType, parse_type
 from tests.mhlo_ir.parse_support import mlir_dictionary

@@ -16,7 +16,7 @@ from mhlo_ir import attributes as A
 from mhlo_ir.dense import DenseElementsAttr
 from mhlo_ir.mhlo_attributes import ChannelHandle, EnumAttr, OutputOperandAlias
 from mhlo_ir.ops import convert
-from mhlo_ir.ops.misc import IndexLayout
+from mhlo_ir.ops.custom_call import IndexLayout
 from mhlo_ir.syntax import TokenStream
 from tests.mhlo_ir.ops.probe import case_op, forced_text, jaxlib_verdicts, rebuild
 from tests.oracle import assert_fixed_point

@@ -1,7 +1,7 @@
-"""Build-time errors of the collectives, async, transfer and misc ops: each names the op, the
-operand or attribute, and what was expected. Where MLIR has the same rule, the same program
-written as text is shown to be rejected by jaxlib too, so our checks are not stricter than
-MHLO's."""
+"""Build-time errors of the collectives, async, transfer, tuple, token and custom-call ops:
+each names the op, the operand or attribute, and what was expected. Where MLIR has the same
+rule, the same program written as text is shown to be rejected by jaxlib too, so our checks
+are not stricter than MHLO's."""
 
 from __future__ import annotations
 
@@ -195,7 +195,7 @@ def test_collective_permute_pairs_not_pairs():
         _build([T4], lambda b, x: b.collective_permute(x, [[0, 1, 2]]))
 
 
-# -- transfers, async, misc ------------------------------------------------------------------
+# -- transfers, async, tuples, custom calls -------------------------------------------------
 
 def test_send_needs_a_token():
     with pytest.raises(OpBuildError, match=r"'send' operand token must be a token, got "

@@ -1,4 +1,5 @@
-"""The simple primitives of lower/rules/extra.py, on JAX's own jaxprs, against jax.jit."""
+"""Simple primitives (chlo functions, complex helpers, identities, split/tile, cholesky,
+triangular_solve, fft), on JAX's own jaxprs, against jax.jit."""
 
 from __future__ import annotations
 

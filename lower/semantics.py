@@ -1,6 +1,6 @@
-"""Helpers every rule uses: comparisons typed by element type, complex-aware min/max, XLA's
-conversion semantics, full-like broadcasts, the monoid reductions' identities and combiners,
-and lowering a sub-jaxpr inline.
+"""XLA's element semantics as the rule families share them: comparisons typed by element
+type, complex-aware min/max, conversions, full-like broadcasts, each dtype's extremes, and
+the monoid reductions' identities and combiners.
 
 They live here, not in one rule family, so that families share them without importing each
 other's private names (a reduction, a window reduction and an all-reduce combine alike)."""
@@ -14,7 +14,6 @@ import numpy as np
 import mhlo_ir as hlo
 from mhlo_ir import dtypes
 
-from .mlir import as_values, flat_values, ir_constants, jaxpr_subcomp  # noqa: F401
 
 
 def compare_type(element_type) -> str:
@@ -127,15 +126,3 @@ def monoid_identity(kind: str, dtype) -> np.ndarray:
     if kind == "min":
         return highest(dtype)
     raise KeyError(f"no monoid {kind!r}; known: {', '.join(MONOIDS)}")
-
-
-# -- sub-jaxprs ---------------------------------------------------------------------------------
-
-def lower_closed(mctx, b, closed, tokens, args) -> tuple:
-    """Lower a ClosedJaxpr inline at the builder ``b`` on ``args``, its constants rebuilt
-    there (``ir_constants`` reads JAX's device arrays back through ``__array__``). Returns
-    (the output IR values, flat; the tokens after it)."""
-    consts = [ir_constants(b, c) for c in closed.consts]
-    outs, tokens = jaxpr_subcomp(mctx, b, closed.jaxpr, tokens, consts,
-                                 *[as_values(a) for a in args])
-    return flat_values(outs), tokens

@@ -1,5 +1,7 @@
-"""lower/rules/misc.py: jax 0.10's remaining primitives, lowered from jax's own jaxprs
-(``jax.make_jaxpr``) and run against ``jax.jit`` of the same program.
+"""jax 0.10's less common primitives (lower/rules/passthrough.py, calls.py, custom_calls.py,
+sorting.py's approx_top_k, linalg.py's symmetric_product, cholesky_update and ragged dot),
+lowered from jax's own jaxprs (``jax.make_jaxpr``) and run against ``jax.jit`` of the same
+program.
 
 Each compile costs seconds, so programs gather several primitives.
 """
@@ -11,7 +13,7 @@ import pytest
 
 import verify
 from lower import lax, lower_jaxpr_to_module
-from tests.lower.helpers import check, ops
+from tests.lower.harness import check, ops
 from tests.oracle import assert_fixed_point
 
 jax = pytest.importorskip("jax")
