@@ -291,15 +291,17 @@ class _Printer:
         return sig
 
     def label(self, block, indent: str) -> str:
-        """``^bb0(%arg3: tensor<f32>, ...):``, a line. Where no argument has a location to
-        print (region bodies: every reduction's, comparator's, loop's), it depends only on
-        the indent, the first argument's name (a block's are consecutive) and the types:
-        kept with the shared signatures."""
+        """``^bb0(%arg3: tensor<f32>, ...):``, a line. In the generic form, where no argument
+        has a location to print (region bodies: every reduction's, comparator's, loop's), it
+        depends only on the indent, the first argument's name (the generic form numbers a
+        block's arguments consecutively; custom forms may name them otherwise) and the
+        types: kept with the shared signatures."""
         args = block.arguments
         if not args:
             return f"{indent[:-2]}^bb0:\n"
         names = self.names
-        if self.locs is None or all([a.location.__class__ is UnknownLoc for a in args]):
+        if not self.pretty and (self.locs is None or
+                                all([a.location.__class__ is UnknownLoc for a in args])):
             key = ("^bb0", indent, names[args[0]], tuple([a.type for a in args]))
             text = self.sigs.get(key)
             if text is None:

@@ -1,6 +1,7 @@
 """Which ops take quantized tensors, and how: StableHLO's spec, by family.
 
-``OpSpec.validate`` sends every op with a quantized operand or result here. The op's own rule
+``OpSpec.validate`` sends every op with a quantized operand or result here. Each op's family is
+its ``OpSpec.quantized``, declared with the op. The op's own rule
 still decides shapes and attributes: it runs on the op's types with each quantized element type
 replaced by its expressed float type (what the values mean), and the family adds the quantized
 constraints StableHLO's spec states for it:
@@ -31,32 +32,13 @@ from .errors import OpBuildError
 from .quant import QuantizedType, expressed_tensor, is_quantized
 from .types import TensorType, tensor
 
-__all__ = ["validate_quantized", "QDQ_OPS", "DOT_LIKE", "STORAGE_OPS", "CARRIERS"]
+__all__ = ["validate_quantized", "family_ops"]
 
-# StableHLO's dequantize-op-quantize ops (stablehlo/transforms/
-# StablehloLegalizeQuantizedOpToQDQ.cpp and the spec's "For quantized types:" lines).
-QDQ_OPS = frozenset({
-    "abs", "add", "atan2", "batch_norm_grad", "batch_norm_inference", "batch_norm_training",
-    "cbrt", "ceil", "cholesky", "clamp", "compare", "cosine", "divide", "exponential",
-    "exponential_minus_one", "floor", "log", "log_plus_one", "logistic", "maximum", "minimum",
-    "multiply", "negate", "power", "reduce_precision", "remainder", "round_nearest_afz",
-    "round_nearest_even", "rsqrt", "select", "sign", "sine", "sqrt", "subtract", "tan", "tanh",
-    "triangular_solve"})
-DOT_LIKE = frozenset({"dot", "dot_general", "convolution"})
-# Ops that move stored integers: StableHLO's quantization lowering changes only their types.
-STORAGE_OPS = frozenset({
-    "broadcast_in_dim", "concatenate", "dynamic_broadcast_in_dim", "dynamic_reshape",
-    "dynamic_slice", "dynamic_update_slice", "gather", "get_dimension_size", "pad", "reshape",
-    "reverse", "slice", "transpose",
-    "all_gather", "all_to_all", "collective_broadcast", "collective_permute"})
-# Ops StableHLO's spec takes quantized tensors in that these checks (and the lowering) do not
-# yet: their regions compute on quantized scalars, or their constants hold stored integers.
-NOT_YET = frozenset({
-    "reduce", "sort", "scatter", "select_and_scatter", "reduce_scatter", "reduce_window", "map",
-    "all_reduce", "bitcast_convert", "constant"})
-CARRIERS = frozenset({
-    "func.return", "func.call", "return", "while", "if", "case", "optimization_barrier",
-    "tuple", "get_tuple_element", "custom_call", "composite"})
+
+def family_ops(family: str) -> frozenset:
+    """The names of the ops of one ``OpSpec.quantized`` family (``"storage"``...)."""
+    from .ops import REGISTRY
+    return frozenset(n for n, spec in REGISTRY.items() if spec.quantized == family)
 
 
 def _fail(op: str, message: str):
@@ -80,18 +62,19 @@ def validate_quantized(spec, types, attributes, result_types, regions) -> tuple:
         for _, t in _quantized(types):
             if t.element_type.axis is not None:
                 _fail(name, f"takes tensors quantized per tensor only, got {t}")
-    if name in ("uniform_quantize", "uniform_dequantize") or name in CARRIERS or \
+    family = spec.quantized
+    if name in ("uniform_quantize", "uniform_dequantize") or family == "carrier" or \
             spec.chapter == "opaque":
         return spec.validate_plain(types, attributes, result_types, regions)
-    if name in QDQ_OPS:
+    if family == "qdq":
         return _qdq(spec, types, attributes, result_types, regions)
-    if name in DOT_LIKE:
+    if family == "dot_like":
         return _dot_like(spec, types, attributes, result_types, regions)
-    if name in STORAGE_OPS:
+    if family == "storage":
         return _storage(spec, types, attributes, result_types, regions)
     what = _first_quantized(spec, types, result_types or ())
     why = (f"StableHLO defines quantized {name}, but mhlo_ir does not take it yet"
-           if name in NOT_YET else f"StableHLO defines quantized {name} nowhere")
+           if family == "not_yet" else f"StableHLO defines quantized {name} nowhere")
     instead = ("make a float constant and quantize it (uniform_quantize)" if name == "constant"
                else "dequantize first (uniform_dequantize) and quantize the result "
                     "(uniform_quantize)")

@@ -45,7 +45,6 @@ from .builder import Builder
 from .errors import OpBuildError
 from .ir import Module, make_operation, walk
 from .quant import _INTERNED, QuantizedType, expressed_tensor, is_quantized, storage_tensor
-from .quant_checks import CARRIERS, STORAGE_OPS
 from .rewrite import Rewriter, rewrite_module
 from .types import FunctionType, TupleType, tensor
 
@@ -56,7 +55,6 @@ _F32, _I32 = dtypes.f32, dtypes.i32
 # Ops kept as they are with their quantized types replaced by the storage type: StableHLO's
 # ConvertGenericOp list as far as our checks let quantized values into it, plus the carriers
 # and collectives (and reverse and dynamic_update_slice, which the pass does not list).
-_STORAGE = STORAGE_OPS | CARRIERS
 
 
 def _q(t):
@@ -119,7 +117,7 @@ class _Lowering(Rewriter):
         if name == "add" and all(qin) and all(qout) and qin[0] is qin[1] is qout[0] and \
                 qout[0].storage.bits == 32:
             return (_add_per_axis(b, x[0], x[1], qout[0]),)
-        if name in ("dot", "dot_general", "convolution"):
+        if op.spec.quantized == "dot_like":
             lowered = self.dot_like(b, op, x, qin, qout)
             if lowered is not None:
                 return lowered
@@ -129,7 +127,7 @@ class _Lowering(Rewriter):
             if all(q is quantized[0] for q in quantized) and quantized[0].axis is None:
                 return self.copy(b, op)
             return self.qdq(b, op, x, qin)
-        if name in _STORAGE or op.spec.chapter == "opaque":
+        if op.spec.quantized in ("storage", "carrier") or op.spec.chapter == "opaque":
             return self.copy(b, op)
         return self.qdq(b, op, x, qin)
 

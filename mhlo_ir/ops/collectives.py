@@ -233,7 +233,7 @@ def _all_reduce_check(op, types, attributes, results, regions):
 register(OpSpec("all_reduce", ("operands*",), {**_GROUP_ATTRS, **_GLOBAL}, regions=1,
                 infer=_all_reduce, check=_all_reduce_check,
                 doc="Reduces each operand elementwise across the replicas of each group.",
-                closed_regions=True))
+                closed_regions=True, quantized="not_yet"))
 
 
 def _scalar_region(b, x, body, op="all_reduce"):
@@ -327,7 +327,8 @@ def _all_gather_check(op, types, attributes, results, regions):
 register(OpSpec("all_gather", ("operands*",),
                 {"all_gather_dim": AttrSpec(_i64, True), **_GROUP_ATTRS, **_GLOBAL},
                 infer=_all_gather, check=_all_gather_check,
-                doc="Concatenates each replica's operand along all_gather_dim, in group order."))
+                doc="Concatenates each replica's operand along all_gather_dim, in group order.",
+                quantized="storage"))
 
 
 @builder_method
@@ -411,7 +412,7 @@ register(OpSpec("all_to_all", ("operand*",), {
     "split_count": AttrSpec(_i64), **_GROUP_ATTRS}, infer=_all_to_all,
     dialect_check=_all_to_all_dialect,
     doc="Splits each operand along split_dimension, sends piece j to replica j of the group, "
-        "and concatenates what it receives along concat_dimension."))
+        "and concatenates what it receives along concat_dimension.", quantized="storage"))
 
 
 def _opt_int(what, v):
@@ -488,7 +489,7 @@ register(OpSpec("reduce_scatter", ("operand",),
                 regions=1, infer=_reduce_scatter, check=_reduce_scatter_check,
                 doc="all_reduce, then replica j of each group keeps block j of "
                     "scatter_dimension.",
-                closed_regions=True))
+                closed_regions=True, quantized="not_yet"))
 
 
 @builder_method
@@ -545,7 +546,7 @@ register(OpSpec("collective_permute", ("operand",), {
     "source_target_pairs": AttrSpec(source_target_pairs, True),
     "channel_handle": AttrSpec(channel_handle)}, infer=_permute,
     doc="Sends the operand from each source replica to its target; replicas that are no "
-        "target get zeros."))
+        "target get zeros.", quantized="storage"))
 
 
 @builder_method
@@ -564,7 +565,8 @@ def _same(op, types, attributes):
 register(OpSpec("collective_broadcast", ("operand",), dict(_GROUP_ATTRS), infer=_same,
                 not_run="XLA:CPU cannot compile it: 'HLO opcode collective-broadcast is not "
                         "supported by XLA:CPU ThunkEmitter' (jaxlib 0.10)",
-                doc="Every replica of a group gets the operand of the group's first replica."))
+                doc="Every replica of a group gets the operand of the group's first replica.",
+                quantized="storage"))
 
 
 @builder_method

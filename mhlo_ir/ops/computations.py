@@ -102,7 +102,8 @@ register(OpSpec("composite", ("inputs*",), {
     "name": AttrSpec(_composite_name, True), "decomposition": AttrSpec(_symbol, True),
     "composite_attributes": AttrSpec(_dictionary),
     "version": AttrSpec(_i32)}, check=_composite_check,
-    doc="A named op whose meaning is the call of its decomposition function.", pretty=pf.COMPOSITE))
+    doc="A named op whose meaning is the call of its decomposition function.", pretty=pf.COMPOSITE,
+    quantized="carrier"))
 
 
 @builder_method

@@ -41,7 +41,7 @@ def _dense_value(v):
 
 
 register(OpSpec("constant", (), {"value": AttrSpec(_dense_value, True)},
-                infer=_constant, pretty=pf.CONSTANT))
+                infer=_constant, pretty=pf.CONSTANT, quantized="not_yet"))
 
 
 #

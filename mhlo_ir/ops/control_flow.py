@@ -99,7 +99,7 @@ def _reduce_check(op, types, attributes, results, regions):
 register(OpSpec("reduce", ("inputs*", "init_values*"),
                 {"dimensions": AttrSpec(i64_array, True)},
                 regions=1, infer=_reduce, check=_reduce_check,
-                closed_regions=True, pretty=pf.REDUCE))
+                closed_regions=True, pretty=pf.REDUCE, quantized="not_yet"))
 
 
 def _while(op, types, attributes):
@@ -114,7 +114,7 @@ def _while_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("while", ("operand*",), regions=2, infer=_while, check=_while_check,
-                pretty=pf.WHILE))
+                pretty=pf.WHILE, quantized="carrier"))
 
 
 def _if_check(op, types, attributes, results, regions):
@@ -125,7 +125,7 @@ def _if_check(op, types, attributes, results, regions):
     check_region(op, "false_branch", regions[1], (), results)
 
 
-register(OpSpec("if", ("pred",), regions=2, check=_if_check))
+register(OpSpec("if", ("pred",), regions=2, check=_if_check, quantized="carrier"))
 
 
 def _case_check(op, types, attributes, results, regions):
@@ -138,12 +138,13 @@ def _case_check(op, types, attributes, results, regions):
         check_region(op, f"branches[{i}]", r, (), results)
 
 
-register(OpSpec("case", ("index",), regions=1, variadic_regions=True, check=_case_check))
+register(OpSpec("case", ("index",), regions=1, variadic_regions=True, check=_case_check,
+                quantized="carrier"))
 
 register(OpSpec("return", ("results*",), terminator=True, infer=lambda op, t, a: (),
-                pretty=pf.HLO_RETURN))
+                pretty=pf.HLO_RETURN, quantized="carrier"))
 register(OpSpec("func.return", ("operands*",), namespace="func", dialects=FUNC, terminator=True,
-                infer=lambda op, t, a: (), pretty=pf.RETURN))
+                infer=lambda op, t, a: (), pretty=pf.RETURN, quantized="carrier"))
 
 
 def _call_check(op, types, attributes, results, regions):
@@ -153,7 +154,8 @@ def _call_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(convert.symbol, True)},
-                namespace="func", dialects=FUNC, check=_call_check, pretty=pf.CALL))
+                namespace="func", dialects=FUNC, check=_call_check, pretty=pf.CALL,
+                quantized="carrier"))
 
 __all__ = ["check_region", "region_returns", "inputs_and_inits"]
 

@@ -224,7 +224,8 @@ _CONV_ATTRS = {
 
 register(OpSpec("convolution", ("lhs", "rhs"), dict(_CONV_ATTRS), infer=_convolution,
                 check=_convolution_check, pretty=pf.CONVOLUTION,
-                doc="windowed products with strides, padding, dilations and groups"))
+                doc="windowed products with strides, padding, dilations and groups",
+                quantized="dot_like"))
 
 
 def _dynamic_conv_check(op, types, attributes, results, regions):

@@ -203,7 +203,7 @@ register(OpSpec("custom_call", ("inputs*",), {
     "operand_layouts": AttrSpec(_layouts),
     "result_layouts": AttrSpec(_layouts),
     "output_operand_aliases": AttrSpec(_aliases),
-}, check=_custom_call_check, pretty=pf.CUSTOM_CALL))
+}, check=_custom_call_check, pretty=pf.CUSTOM_CALL, quantized="carrier"))
 
 
 @builder_method

@@ -75,7 +75,7 @@ def _broadcast_check(op, types, attributes, results, regions):
 
 register(OpSpec("broadcast_in_dim", ("operand",),
                 {"broadcast_dimensions": AttrSpec(i64_array, True)},
-                check=_broadcast_check, pretty=pf.BROADCAST_IN_DIM))
+                check=_broadcast_check, pretty=pf.BROADCAST_IN_DIM, quantized="storage"))
 
 
 def _reshape_check(op, types, attributes, results, regions):
@@ -88,7 +88,8 @@ def _reshape_check(op, types, attributes, results, regions):
                  f"operand {x})")
 
 
-register(OpSpec("reshape", ("operand",), check=_reshape_check, pretty=pf.FUNCTIONAL_FORM))
+register(OpSpec("reshape", ("operand",), check=_reshape_check, pretty=pf.FUNCTIONAL_FORM,
+                quantized="storage"))
 
 
 def _transpose(op, types, attributes):
@@ -101,7 +102,7 @@ def _transpose(op, types, attributes):
 
 
 register(OpSpec("transpose", ("operand",), {"permutation": AttrSpec(i64_array, True)},
-                infer=_transpose, pretty=pf.TRANSPOSE))
+                infer=_transpose, pretty=pf.TRANSPOSE, quantized="storage"))
 
 
 def _slice(op, types, attributes):
@@ -127,7 +128,7 @@ register(OpSpec("slice", ("operand",),
                 {"start_indices": AttrSpec(i64_array, True),
                  "limit_indices": AttrSpec(i64_array, True),
                  "strides": AttrSpec(i64_array, True)},
-                infer=_slice, pretty=pf.SLICE))
+                infer=_slice, pretty=pf.SLICE, quantized="storage"))
 
 
 def _concatenate(op, types, attributes):
@@ -154,7 +155,7 @@ def _concatenate(op, types, attributes):
 
 
 register(OpSpec("concatenate", ("inputs*",), {"dimension": AttrSpec(_i64, True)},
-                infer=_concatenate, pretty=pf.CONCATENATE))
+                infer=_concatenate, pretty=pf.CONCATENATE, quantized="storage"))
 
 
 # -- builder methods: static data movement (constant: ``constants.py``) ---------------------
@@ -369,7 +370,7 @@ register(OpSpec("pad", ("operand", "padding_value"),
                  "interior_padding": AttrSpec(i64_array, True)},
                 infer=_pad,
                 doc="Pad with padding_value: low/high edge padding (negative crops) and "
-                    "interior padding between elements.", pretty=pf.PAD))
+                    "interior padding between elements.", pretty=pf.PAD, quantized="storage"))
 
 
 @builder_method
@@ -396,7 +397,7 @@ def _reverse(op, types, attributes):
 
 
 register(OpSpec("reverse", ("operand",), {"dimensions": AttrSpec(i64_array, True)},
-                infer=_reverse, pretty=pf.REVERSE))
+                infer=_reverse, pretty=pf.REVERSE, quantized="storage"))
 
 
 @builder_method
@@ -484,7 +485,8 @@ def _get_dimension_size(op, types, attributes):
 
 register(OpSpec("get_dimension_size", ("operand",), {"dimension": AttrSpec(_i64, True)},
                 infer=_get_dimension_size,
-                doc="The size of one dimension as tensor<i32>.", pretty=pf.DIM_FORM))
+                doc="The size of one dimension as tensor<i32>.", pretty=pf.DIM_FORM,
+                quantized="storage"))
 
 
 @builder_method
@@ -544,7 +546,8 @@ register(OpSpec("dynamic_broadcast_in_dim", ("operand", "output_dimensions"),
                 check=_dynamic_broadcast_check,
                 doc="broadcast_in_dim to the shape held by output_dimensions (explicit result "
                     "type). XLA compiles it with a static result type, the shape operand being "
-                    "a constant or an argument.", pretty=pf.DYNAMIC_BROADCAST_IN_DIM))
+                    "a constant or an argument.", pretty=pf.DYNAMIC_BROADCAST_IN_DIM,
+                    quantized="storage"))
 
 
 def _known(v):
@@ -577,7 +580,7 @@ def _dynamic_reshape_check(op, types, attributes, results, regions):
 register(OpSpec("dynamic_reshape", ("operand", "output_shape"), check=_dynamic_reshape_check,
                 doc="reshape to the shape held by output_shape (explicit result type). With a "
                     "static result type XLA uses the result type and ignores output_shape's "
-                    "values.", pretty=pf.FUNCTIONAL_FORM))
+                    "values.", pretty=pf.FUNCTIONAL_FORM, quantized="storage"))
 
 
 @builder_method

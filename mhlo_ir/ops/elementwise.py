@@ -140,14 +140,25 @@ NO_PRETTY: frozenset = frozenset({"complex"})
 # Elementwise ops StableHLO lacks: erf is chlo.erf there, mulhi has no counterpart.
 NOT_IN_STABLEHLO: frozenset = frozenset({"erf", "mulhi"})
 
+# The elementwise ops StableHLO evaluates on quantized tensors as quantize(op(dequantize(x)))
+# (its spec's "For quantized types" lines; StablehloLegalizeQuantizedOpToQDQ.cpp): their
+# OpSpec.quantized family. The rest of UNARY and BINARY refuse quantized tensors.
+QUANTIZED_QDQ: frozenset = frozenset({
+    "abs", "add", "atan2", "cbrt", "ceil", "cosine", "divide", "exponential",
+    "exponential_minus_one", "floor", "log", "log_plus_one", "logistic", "maximum", "minimum",
+    "multiply", "negate", "power", "remainder", "round_nearest_afz", "round_nearest_even",
+    "rsqrt", "sign", "sine", "sqrt", "subtract", "tan", "tanh"})
+
 for _name, (_kinds, _result) in UNARY.items():
     register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result),
                     pretty=pf.ELEMENTWISE,
-                    dialects=MHLO_ONLY if _name in NOT_IN_STABLEHLO else HLO_DIALECTS))
+                    dialects=MHLO_ONLY if _name in NOT_IN_STABLEHLO else HLO_DIALECTS,
+                    quantized="qdq" if _name in QUANTIZED_QDQ else ""))
 for _name, (_kinds, _result) in BINARY.items():
     register(OpSpec(_name, ("lhs", "rhs"), infer=binary_rule(_kinds, _result),
                     pretty=pf.COMPLEX_FORM if _name == "complex" else pf.ELEMENTWISE,
-                    dialects=MHLO_ONLY if _name in NOT_IN_STABLEHLO else HLO_DIALECTS))
+                    dialects=MHLO_ONLY if _name in NOT_IN_STABLEHLO else HLO_DIALECTS,
+                    quantized="qdq" if _name in QUANTIZED_QDQ else ""))
 
 
 # Unary ops the MHLO dialect declares but XLA has no HLO instruction for: converting them to
@@ -206,7 +217,7 @@ register(OpSpec(
     "compare", ("lhs", "rhs"),
     {"comparison_direction": AttrSpec(comparison_direction, required=True),
      "compare_type": AttrSpec(comparison_type)},
-    infer=_compare, pretty=pf.COMPARE))
+    infer=_compare, pretty=pf.COMPARE, quantized="qdq"))
 
 
 def _select(op, types, attributes):
@@ -224,7 +235,7 @@ def _select(op, types, attributes):
 
 
 register(OpSpec("select", ("pred", "on_true", "on_false"), infer=_select,
-                pretty=pf.SELECT_FORM))
+                pretty=pf.SELECT_FORM, quantized="qdq"))
 
 
 def _clamp(op, types, attributes):
@@ -239,7 +250,8 @@ def _clamp(op, types, attributes):
     return (x,)
 
 
-register(OpSpec("clamp", ("min", "operand", "max"), infer=_clamp, pretty=pf.ELEMENTWISE))
+register(OpSpec("clamp", ("min", "operand", "max"), infer=_clamp, pretty=pf.ELEMENTWISE,
+                quantized="qdq"))
 
 
 def _convert_check(op, types, attributes, results, regions):
@@ -339,7 +351,8 @@ def _reduce_precision(op, types, attributes):
 register(OpSpec("reduce_precision", ("operand",),
                 {"exponent_bits": AttrSpec(_i32, True), "mantissa_bits": AttrSpec(_i32, True)},
                 infer=_reduce_precision, pretty=pf.REDUCE_PRECISION,
-                doc="Round to a float format of exponent_bits and mantissa_bits (same type)."))
+                doc="Round to a float format of exponent_bits and mantissa_bits (same type).",
+                quantized="qdq"))
 
 
 @builder_method
@@ -397,7 +410,7 @@ register(OpSpec("bitcast_convert", ("operand",), check=_bitcast_convert_check,
                 pretty=pf.FUNCTIONAL_FORM,
                 doc="Reinterpret the bits of each element as another element type (result type "
                     "is explicit; the shape gains or loses a trailing dimension when the bit "
-                    "widths differ)."))
+                    "widths differ).", quantized="not_yet"))
 
 
 def _element_type(op, et):

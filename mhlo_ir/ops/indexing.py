@@ -79,7 +79,7 @@ register(OpSpec("dynamic_slice", ("operand", "start_indices*"),
                 {"slice_sizes": AttrSpec(i64_array, True)},
                 infer=_dynamic_slice,
                 doc="A slice of slice_sizes at runtime start indices (scalars; clamped so the "
-                    "slice stays in bounds).", pretty=pf.DYNAMIC_SLICE))
+                    "slice stays in bounds).", pretty=pf.DYNAMIC_SLICE, quantized="storage"))
 
 
 @builder_method
@@ -109,7 +109,7 @@ def _dynamic_update_slice(op, types, attributes):
 register(OpSpec("dynamic_update_slice", ("operand", "update", "start_indices*"),
                 infer=_dynamic_update_slice,
                 doc="operand with update written at runtime start indices (clamped).",
-                pretty=pf.FUNCTIONAL_FORM))
+                pretty=pf.FUNCTIONAL_FORM, quantized="storage"))
 
 
 @builder_method
@@ -235,7 +235,8 @@ _GATHER_ATTRS = {"dimension_numbers": AttrSpec(_gather_dims, True),
 register(OpSpec("gather", ("operand", "start_indices"),
                 {**_GATHER_ATTRS, "slice_sizes": AttrSpec(i64_array, True)},
                 infer=_gather, check=_gather_check,
-                doc="Slices of operand at the start indices held by start_indices."))
+                doc="Slices of operand at the start indices held by start_indices.",
+                quantized="storage"))
 
 
 @builder_method
@@ -382,7 +383,7 @@ register(OpSpec("scatter", ("inputs*", "scatter_indices", "updates*"),
                 regions=1, infer=_scatter, check=_scatter_check,
                 doc="inputs with updates combined in by update_computation at the indices held "
                     "by scatter_indices.",
-                closed_regions=True))
+                closed_regions=True, quantized="not_yet"))
 
 
 @builder_method
@@ -445,7 +446,7 @@ register(OpSpec("sort", ("inputs*",),
                 {"dimension": AttrSpec(_i64), "is_stable": AttrSpec(_bool)},
                 regions=1, infer=_sort, check=_sort_check,
                 doc="Sort inputs together along dimension, ordered by the comparator region.",
-                closed_regions=True))
+                closed_regions=True, quantized="not_yet"))
 
 
 @builder_method

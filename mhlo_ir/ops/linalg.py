@@ -101,7 +101,8 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
                     lambda v: v if isinstance(v, DotDimensionNumbers) else DotDimensionNumbers(**v),
                     True),
                  "precision_config": AttrSpec(_precision_config)},
-                infer=_dot_general, check=_dot_general_check, pretty=pf.DOT_GENERAL))
+                infer=_dot_general, check=_dot_general_check, pretty=pf.DOT_GENERAL,
+                quantized="dot_like"))
 
 
 @builder_method
@@ -226,7 +227,8 @@ def _dot(op, types, attributes):
 register(OpSpec("dot", ("lhs", "rhs"), {"precision_config": AttrSpec(_precision_config)},
                 infer=_dot, check=lambda op, t, a, r, g: _check_result_shape(
                     op, _dot(op, t, a)[0], r),
-                doc="matrix/vector products of rank-1 and rank-2 tensors", pretty=pf.DOT))
+                doc="matrix/vector products of rank-1 and rank-2 tensors", pretty=pf.DOT,
+                quantized="dot_like"))
 
 
 def _result_et(op, inferred, result_element_type):
@@ -324,7 +326,8 @@ register(OpSpec("triangular_solve", ("a", "b"),
                  "unit_diagonal": AttrSpec(_bool, True),
                  "transpose_a": AttrSpec(transpose, True)},
                 infer=_triangular_solve,
-                doc="solves op(a) x = b (left_side) or x op(a) = b for triangular a"))
+                doc="solves op(a) x = b (left_side) or x op(a) = b for triangular a",
+                quantized="qdq"))
 
 
 @builder_method
@@ -344,7 +347,8 @@ def _cholesky(op, types, attributes):
 
 
 register(OpSpec("cholesky", ("a",), {"lower": AttrSpec(_bool)}, infer=_cholesky,
-                doc="Cholesky factor of Hermitian positive definite matrices", pretty=pf.CHOLESKY))
+                doc="Cholesky factor of Hermitian positive definite matrices", pretty=pf.CHOLESKY,
+                quantized="qdq"))
 
 
 @builder_method
@@ -446,11 +450,11 @@ _BN_ATTRS = {"epsilon": AttrSpec(_f32, True), "feature_index": AttrSpec(_i64, Tr
 register(OpSpec("batch_norm_training", ("operand", "scale", "offset"), dict(_BN_ATTRS),
                 infer=_bn_training,
                 doc="normalizes over all but feature_index; returns output, mean, variance",
-                pretty=pf.BATCH_NORM_TRAINING))
+                pretty=pf.BATCH_NORM_TRAINING, quantized="qdq"))
 register(OpSpec("batch_norm_inference", ("operand", "scale", "offset", "mean", "variance"),
-                dict(_BN_ATTRS), infer=_bn_inference))
+                dict(_BN_ATTRS), infer=_bn_inference, quantized="qdq"))
 register(OpSpec("batch_norm_grad", ("operand", "scale", "mean", "variance", "grad_output"),
-                dict(_BN_ATTRS), infer=_bn_grad, pretty=pf.BATCH_NORM_GRAD))
+                dict(_BN_ATTRS), infer=_bn_grad, pretty=pf.BATCH_NORM_GRAD, quantized="qdq"))
 
 
 @builder_method

@@ -27,6 +27,9 @@ __all__ = ["OpSpec", "AttrSpec", "fail", "tensor_operand", "same_shape", "REGIST
 # test_op_dialects.py checks every op's against the op names jaxlib registers.
 HLO_DIALECTS = frozenset({"mhlo", "stablehlo"})
 MHLO_ONLY = frozenset({"mhlo"})  # no StableHLO twin: XLA-internal, or spelled otherwise there
+# The values of OpSpec.quantized.
+QUANTIZED_FAMILIES = ("", "qdq", "dot_like", "storage", "carrier", "not_yet")
+
 CHLO = frozenset({"chlo"})
 FUNC = frozenset({"func"})
 
@@ -78,6 +81,14 @@ class OpSpec:
     # comparators): jaxlib rejects captured outer values in them ("requires all operands to
     # be defined in the parent region for export"). while/if/case regions may capture.
     closed_regions: bool = False
+    # How the op takes quantized tensors, by its family in StableHLO's spec (mhlo_ir.
+    # quant_checks says what each family requires): "qdq" (evaluated as quantize(op(
+    # dequantize(x))): elementwise math, compare, select, batch norms...), "dot_like" (dot,
+    # dot_general, convolution), "storage" (moves stored integers: one quantized type
+    # throughout), "carrier" (any types, as its own rule says: returns, calls, loops,
+    # tuples, custom calls), "not_yet" (StableHLO takes them, mhlo_ir does not yet), or ""
+    # (StableHLO defines no quantized form: refused).
+    quantized: str = attrs.field(default="", validator=attrs.validators.in_(QUANTIZED_FAMILIES))
 
     @property
     def variadic(self) -> bool:

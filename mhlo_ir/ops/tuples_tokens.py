@@ -21,7 +21,7 @@ def _tuple(op, types, attributes):
     return (TupleType(tuple(types)),)
 
 
-register(OpSpec("tuple", ("val*",), infer=_tuple, pretty=pf.TUPLE_FORM))
+register(OpSpec("tuple", ("val*",), infer=_tuple, pretty=pf.TUPLE_FORM, quantized="carrier"))
 
 
 _i32 = convert.i32
@@ -38,7 +38,7 @@ def _get_tuple_element(op, types, attributes):
 
 
 register(OpSpec("get_tuple_element", ("operand",), {"index": AttrSpec(_i32, True)},
-                infer=_get_tuple_element, pretty=pf.GET_TUPLE_ELEMENT))
+                infer=_get_tuple_element, pretty=pf.GET_TUPLE_ELEMENT, quantized="carrier"))
 
 register(OpSpec("create_token", (), infer=lambda op, t, a: (TOKEN,), pretty=pf.NULLARY))
 
@@ -76,7 +76,8 @@ def add_dependency(b, operand, token, *, location=None) -> Value:
 
 register(OpSpec("optimization_barrier", ("operand*",), infer=lambda op, t, a: tuple(t),
                 doc="Its operands unchanged; XLA does not move computations "
-                                    "across it.", pretty=pf.OPTIMIZATION_BARRIER))
+                                    "across it.", pretty=pf.OPTIMIZATION_BARRIER,
+                                    quantized="carrier"))
 
 
 @builder_method

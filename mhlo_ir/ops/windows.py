@@ -102,7 +102,7 @@ _WINDOW_ATTRS = {"window_dimensions": AttrSpec(i64_array, True),
 register(OpSpec("reduce_window", ("inputs*", "init_values*"), _WINDOW_ATTRS, regions=1,
                 infer=_reduce_window, check=_reduce_window_check,
                 doc="reduces every window of the inputs with a region (pooling)",
-                closed_regions=True))
+                closed_regions=True, quantized="not_yet"))
 
 
 @builder_method
@@ -156,7 +156,7 @@ register(OpSpec("select_and_scatter", ("operand", "source", "init_value"),
                 regions=2, infer=_select_and_scatter, check=_select_and_scatter_check,
                 doc="scatters source into the element each window's select picks (pooling "
                     "gradients)",
-                closed_regions=True))
+                closed_regions=True, quantized="not_yet"))
 
 
 @builder_method
@@ -203,7 +203,7 @@ def _map_check(op, types, attributes, results, regions):
 register(OpSpec("map", ("inputs*",), {"dimensions": AttrSpec(i64_array, True)}, regions=1,
                 check=_map_check,
                 doc="applies a scalar region to every element of the inputs",
-                closed_regions=True))
+                closed_regions=True, quantized="not_yet"))
 
 
 def _map(b, inputs, body, *, dimensions=None, location=None) -> Value:
