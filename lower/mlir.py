@@ -441,7 +441,6 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     loc_cache = ctx.location_cache
     name_stack = ctx.name_stack
     locs: dict = {}  # (primitive name, eqn name stack, file, line, column) -> Location
-    by_identity: dict = {}  # (primitive name, id(traceback), id(name stack)) -> (Location, both)
     saved = b.location
     no_tokens = TokenSet()
     value_classes = VALUE_CLASSES
@@ -468,17 +467,8 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                     loc = locs.get(key)
                 except (AttributeError, TypeError):  # not our SourceInfo after all
                     key, loc = None, None
-            else:
-                # JAX's: keyed here by the identities of its traceback and name stack, which
-                # the entry holds (so their ids are not reused while it lives); a miss asks
-                # source_info_to_location's cache, keyed by value.
-                tb = getattr(si, "traceback", None)
-                ns = getattr(si, "name_stack", None)
-                hit = by_identity.get((name, id(tb), id(ns)))
-                loc = hit[0] if hit is not None and hit[1] is tb and hit[2] is ns else None
-                if loc is None:
-                    loc = source_info_to_location(prim, si, name_stack, loc_cache)
-                    by_identity[(name, id(tb), id(ns))] = (loc, tb, ns)
+            else:  # JAX's: source_info_to_location's own cache (by traceback) answers
+                key, loc = None, None
             if loc is None:
                 loc = source_info_to_location(prim, si, name_stack, loc_cache)
                 if key is not None:
