@@ -69,3 +69,16 @@ def test_lowering_rows_report_each_workload():
     assert [r["workload"].split()[1] for r in rows] == ["chain", "mlp", "mlp", "transformer",
                                                         "transformer"]
     assert all(r["lower_us_per_eqn"] > 0 and r["jax_ratio"] > 0 for r in rows)
+
+
+def test_columnar_probe_prints_the_chain_as_the_object_ir_does():
+    """benchmarks/columnar_probe.py compares like with like: its op lines are ours."""
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parents[2] / "benchmarks" / "columnar_probe.py"
+    spec = importlib.util.spec_from_file_location("columnar_probe", path)
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    from lower.bench_build import _ours_print, ours_chain
+    ours = [line for line in _ours_print(ours_chain(40)).splitlines() if '= "mhlo.' in line]
+    assert probe.columnar_print(probe.columnar_chain(40)).splitlines() == ours
