@@ -17,6 +17,8 @@ its operands); a contained object does not keep its container alive: once the mo
 
 from __future__ import annotations
 
+import itertools
+
 import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Iterable, Sequence
@@ -344,10 +346,16 @@ class Block:
         self._ref = ref = _weak(self)  # what its ops and arguments hold (one, shared)
         new, cls = _object_new, BlockArgument
         args = []
-        for i, t in enumerate(types):
+        append = args.append
+        i = 0
+        for t in types:
             a = new(cls)
-            a.type, a._owner, a.index, a.location = t, ref, i, locs[i]
-            args.append(a)
+            a.type = t
+            a._owner = ref
+            a.index = i
+            a.location = locs[i]
+            append(a)
+            i += 1
         self.arguments = tuple(args)
         self.operations: list = []
         self._parent = None
@@ -391,6 +399,10 @@ class Region:
         return self.blocks[0]
 
 
+_is_type = isinstance
+_TYPE_REPEATED = itertools.repeat(Type)
+
+
 class Function:
     """``func.func``: a named, typed body in a module.
 
@@ -413,10 +425,11 @@ class Function:
                           f"hlo.FileLineColLoc(...)), got {type(location).__name__} "
                           f"{location!r:.60}")
         self.name = name
-        self.arg_types = tuple(arg_types)
-        for i, t in enumerate(self.arg_types):
-            if not isinstance(t, Type):
-                raise TypeError(f"function @{name}: argument {i} type {t!r} is not a Type")
+        self.arg_types = types = tuple(arg_types)
+        if not all(map(_is_type, types, _TYPE_REPEATED)):  # (C-level: 201-argument MLPs)
+            for i, t in enumerate(types):
+                if not isinstance(t, Type):
+                    raise TypeError(f"function @{name}: argument {i} type {t!r} is not a Type")
         self.result_types = None if result_types is None else tuple(result_types)
         self.visibility = visibility
         self.arg_attrs = None if arg_attrs is None else _attr_dicts(
