@@ -20,7 +20,7 @@ __all__ = [
     "rng_algorithm", "rng_distribution", "DotDimensionNumbers", "GatherDimensionNumbers",
     "ScatterDimensionNumbers", "ConvDimensionNumbers", "ChannelHandle", "OutputOperandAlias",
     "RaggedDotDimensionNumbers", "MiscEnumAttr", "ChloEnumAttr", "ENUM_VALUES",
-    "MISC_ENUM_VALUES", "read_dialect_attribute", "register_dialect_attribute",
+    "MISC_ENUM_VALUES", "misc_enum", "read_dialect_attribute", "register_dialect_attribute",
 ]
 
 ENUM_VALUES = {
@@ -63,26 +63,32 @@ class EnumAttr(Attribute):
         return ts.make(tok, cls, kind, tok.text)
 
 
-def _enum_factory(kind):
+def _enum_factory(kind, cls=None, values=None, upper: bool = True):
+    """The converter to ``kind`` enum attributes of class ``cls`` (EnumAttr, whose values
+    are read case-insensitively, or MiscEnumAttr, whose are not): an attribute of that kind
+    passes, a string naming a value becomes one (made once per value)."""
+    cls = EnumAttr if cls is None else cls
+    values = ENUM_VALUES if values is None else values
     cache = {}
 
-    def make(value) -> EnumAttr:
-        if isinstance(value, EnumAttr):
+    def make(value):
+        if isinstance(value, cls):
             if value.kind != kind:
                 raise ValueError(f"expected a {kind} attribute, got {value.kind}")
             return value
         if not isinstance(value, str):
             raise TypeError(f"{kind}: {value!r:.60} is not one of "
-                            f"{', '.join(ENUM_VALUES[kind])}")
-        key = value.upper()
+                            f"{', '.join(values[kind])}")
+        key = value.upper() if upper else value
         try:
             return cache[key]
         except KeyError:
-            cache[key] = attr = EnumAttr(kind, key)
+            cache[key] = attr = cls(kind, key)  # (validated: a bad value raises, uncached)
             return attr
 
     make.__name__ = kind
-    make.__doc__ = f"The ``{kind}`` enum value named ``value`` (case-insensitive)."
+    make.__doc__ = f"The ``{kind}`` enum value named ``value``" + \
+        (" (case-insensitive)." if upper else ".")
     return make
 
 
@@ -126,6 +132,12 @@ class MiscEnumAttr(Attribute):
             raise ts.expected(f"#{dialect.name}<fusion_kind ...> or #{dialect.name}<kind ...>")
         tok = dialect.read_enum(ts, kind)
         return ts.make(tok, cls, kind, tok.text)
+
+
+def misc_enum(kind: str):
+    """The converter of a MiscEnumAttr of kind ``kind`` (domain's kind, fusion's
+    fusion_kind): such an attribute, or a string naming one of its values."""
+    return _enum_factory(kind, MiscEnumAttr, MISC_ENUM_VALUES, upper=False)
 
 
 _CHLO_ENUMS = ("comparison_direction", "comparison_type")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..mhlo_attributes import MISC_ENUM_VALUES, MiscEnumAttr
+from ..mhlo_attributes import misc_enum  # noqa: F401  (the chapters' converter of it)
 from ..attributes import (FALSE, TRUE, ArrayAttr, Attribute, BoolAttr, FloatAttr, IntegerAttr,
                           StringAttr, SymbolRefAttr)
 
@@ -127,19 +127,3 @@ def symbol_array(v) -> ArrayAttr:
     custom_call's ``called_computations`` must be ("flat symbol ref array attribute")."""
     return array_of(v, lambda e: e.__class__ is SymbolRefAttr, _symbol_entry,
                     "an array of symbol references", "a list of functions or function names")
-
-
-def misc_enum(kind: str):
-    """The converter of an enum attribute of kind ``kind`` that MHLO spells
-    ``#mhlo<kind value>`` (domain's kind, fusion's fusion_kind): a MiscEnumAttr of that kind,
-    or a string naming one of its values."""
-    def convert(v):
-        if isinstance(v, MiscEnumAttr):
-            if v.kind != kind:
-                raise ValueError(f"expected a {kind} attribute, got {v.kind}")
-            return v
-        if not isinstance(v, str):
-            raise TypeError(f"{kind}: {v!r:.60} is not one of "
-                            f"{', '.join(MISC_ENUM_VALUES[kind])}")
-        return MiscEnumAttr(kind, v)
-    return convert
