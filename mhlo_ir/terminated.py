@@ -28,8 +28,8 @@ class _TerminatedOps(list):
     more: the builder swaps the block's list for this one once per block, in ``return_``.
     Hand edits of the list (insert, pop, remove, item assignment...) are the user's: they
     disarm the check (the list becomes an ``_EditedOps``), and ``Module.verify`` reports an
-    op left after the terminator. No ``__init__`` and no slots: made by list's own C
-    constructor, once per region of every reduce, sort, map and loop built.
+    op left after the terminator. No ``__init__`` and no instance slots: made by list's own
+    C constructor, once per region of every reduce, sort, map and loop built.
     """
 
     __slots__ = ()

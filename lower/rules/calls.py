@@ -17,6 +17,11 @@ computing anything, as jax 0.10 names them:
   one module is lowered for one platform.
 - ``eq_to`` / ``le_to`` / ``lt_to``: comparisons in XLA's total order for floats (``-NaN <
   -inf < -0.0 < 0.0 < inf < NaN``), which JAX's sort comparators use.
+- other bodies lowered inline: ``custom_vmap_call`` (``call``), ``linear_call``
+  (``callee``), ``custom_partitioning`` (``call``, on one device or fully manual, as jax
+  does) and ``custom_linear_solve`` (``jaxprs.solve`` on its constants and the right-hand
+  side); ``call`` (the core call primitive) becomes a call of a private function;
+- ``optimization_barrier``: mhlo's, over all its operands.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Rules for elementwise primitives: one table line per primitive that maps to one op."""
+"""Rules for elementwise primitives: one table line per primitive that maps to one op, the
+chlo functions XLA compiles (acos... zeta, mulhi, complex), ``conj``, ``square`` and
+``add_any``."""
 
 from __future__ import annotations
 

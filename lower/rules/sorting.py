@@ -1,4 +1,5 @@
-"""Rules for sort (several operands, ``num_keys`` keys), top_k, argmax and argmin.
+"""Rules for sort (several operands, ``num_keys`` keys), top_k, argmax, argmin and
+approx_top_k (exact: a sort with the indices carried along, as jax's CPU fallback).
 
 Orders follow JAX's: floats sort with NaNs last and -0.0 equal to 0.0 (a strict weak order, so
 stable sorts keep ties in place); complex numbers lexicographically; argmax/argmin return the
