@@ -111,6 +111,19 @@ MONOIDS: dict = {
 }
 
 
+def monoid_op(kind: str, element_type) -> str | None:
+    """The binary elementwise op that combines the ``kind`` reduction's values of
+    ``element_type`` on its own (a reduce region ``Builder.reduce`` builds from the op's
+    name), or None where the combiner takes more ops (complex min/max)."""
+    if kind in ("max", "min"):
+        return None if element_type.kind == "complex" else _MINMAX_OPS[kind]
+    return _MONOID_OPS.get(kind)
+
+
+_MONOID_OPS = {"sum": "add", "prod": "multiply", "and": "and", "or": "or", "xor": "xor"}
+_MINMAX_OPS = {"max": "maximum", "min": "minimum"}
+
+
 def monoid_identity(kind: str, dtype) -> np.ndarray:
     """The identity of the ``kind`` reduction in ``dtype``: the init of a reduction, and what
     window padding holds, so that neither changes a result."""

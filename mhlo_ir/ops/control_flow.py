@@ -16,12 +16,15 @@ from . import convert
 from .data_movement import ints
 from typing import Callable, Sequence, Union
 
-from ..ir import VALUE_CLASSES, Function, Operation, Value, make_operation
+from ..ir import (VALUE_CLASSES, Block, Function, Operation, Region, Value,
+                  _new_single_result_op, make_operation)
+from ..terminated import terminated
 from ..location import checked_location
 from .construct import memo_get, memo_put
 from .args import arg_names, check_values, results, tensor_of, value_list
 from .args import ints as int_list
-from .spec import FUNC, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+from .spec import (FUNC, REGISTRY, AttrSpec, OpSpec, builder_method, fail, register,
+                   tensor_operand)
 
 # What builder methods return: a Value for one result, a tuple for several, the Operation
 # for none (see Builder).
@@ -160,15 +163,49 @@ register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(convert.symbol,
 __all__ = ["check_region", "region_returns", "inputs_and_inits"]
 
 _ACC_X = ("acc", "x")  # a one-input reduction's region arguments, as errors name them
+_RETURN = REGISTRY["return"]
+
+
+def combining_region(b, op: str, name: str, scalar) -> Region:
+    """The region ``^bb0(%acc, %x): return name(%acc, %x)`` over ``scalar`` (a rank-0
+    tensor type), built without a Builder or a body call: what most reductions hold. ``name``
+    must be a binary elementwise op taking ``scalar`` operands; the ops get ``b``'s location.
+    """
+    key = ("combining region", name, scalar)
+    hit = memo_get(key)
+    if hit is None:
+        spec = REGISTRY.get(name)
+        if spec is None or len(spec.operands) != 2 or spec.chapter != "elementwise" or \
+                spec.attributes or spec.regions:
+            fail(op, f"body {name!r} is not a binary elementwise op (add, multiply, maximum, "
+                     f"minimum, and, or, xor...); pass a function (b, acc, x) -> value")
+        rts = spec.validate((scalar, scalar), None, None, ())
+        if rts != (scalar,):
+            fail(op, f"body {name!r} of {scalar} operands gives {rts[0]}, not {scalar}")
+        hit = (spec, scalar)
+        memo_put(key, hit)
+    block = Block((scalar, scalar))
+    acc, x = block.arguments
+    loc = b.location
+    combined = _new_single_result_op(hit[0], acc, x, None, scalar, loc, block)
+    ops = block.operations
+    ops.append(combined)
+    ret = make_operation(_RETURN, (combined,), (), None, (), loc, block)
+    ops.append(ret)
+    terminated(block, ret)
+    return Region([block])
 
 
 # -- builder methods ---------------------------------------------------------------------
 
 @builder_method
-def reduce(b, inputs, init_values, dimensions, body: Callable, *,
+def reduce(b, inputs, init_values, dimensions, body: Callable | str, *,
            location=None) -> Value | tuple:
     """Reduce ``inputs`` (a Value or a list) over ``dimensions``; ``body(b, *accs,
     *elems)`` combines scalars. Returns a Value for one input, else a tuple.
+
+    With one input, ``body`` may instead name a binary elementwise op (``"add"``,
+    ``"maximum"``, ``"and"``...): the body is then ``op(acc, x)``, built directly.
     """
     if inputs.__class__ in VALUE_CLASSES and init_values.__class__ in VALUE_CLASSES:
         inputs, inits = [inputs], [init_values]  # one input: most reductions
@@ -176,8 +213,15 @@ def reduce(b, inputs, init_values, dimensions, body: Callable, *,
         inputs = value_list("reduce", "inputs", inputs)
         inits = value_list("reduce", "init_values", init_values)
     scalar = [tensor((), tensor_of(v, "reduce").element_type) for v in inits]
-    region = b.region(scalar + scalar, body, op="reduce",
-                      arg_names=_ACC_X if len(inits) == 1 else arg_names(len(inits), "acc", "x"))
+    if body.__class__ is str:
+        if len(inits) != 1:
+            fail("reduce", f"a body named by its op ({body!r}) combines one input; "
+                           f"{len(inits)} inputs need a function (b, *accs, *xs) -> values")
+        region = combining_region(b, "reduce", body, scalar[0])
+    else:
+        region = b.region(scalar + scalar, body, op="reduce",
+                          arg_names=_ACC_X if len(inits) == 1 else
+                          arg_names(len(inits), "acc", "x"))
     dims = int_list("reduce", "dimensions", dimensions)
     # The op's checks but the region's depend only on the operand types and dimensions:
     # a reduction repeated over a program (every layer norm, every bias gradient) runs them

@@ -196,3 +196,44 @@ def test_numpy_scalar_constants_of_every_type_are_keyed_by_their_bits():
                 want = DenseElementsAttr.from_array(v)
                 assert (got.type, got.data, got.splat) == (want.type, want.data, want.splat), \
                     (et.name, v)
+
+
+def test_a_reduce_body_named_by_its_op_is_the_function_body_and_computes_numpys():
+    """``reduce(..., "maximum")`` builds the region a function body builds, without the body
+    call; jaxlib runs both to numpy's answers."""
+    ops = (("add", np.add, np.float32, 0), ("multiply", np.multiply, np.int32, 1),
+           ("maximum", np.maximum, np.int8, -128), ("minimum", np.minimum, np.float32, np.inf),
+           ("and", np.bitwise_and, np.uint8, 255), ("or", np.bitwise_or, np.bool_, False),
+           ("xor", np.bitwise_xor, np.int16, 0))
+    rng = np.random.default_rng(1)
+    for name, ufunc, dtype, identity in ops:
+        arr = (rng.integers(-3, 4, (3, 4)) != 0 if dtype is np.bool_ else
+               rng.integers(-3, 4, (3, 4))).astype(dtype)
+        texts = []
+        for body in (name, lambda r, a, c, name=name: getattr(r, name + "_" * (
+                name in ("and", "or")))(a, c)):
+            m, f, b = _fn(tensor(arr.shape, hlo.dtypes.from_numpy(arr.dtype)))
+            x, = f.arguments
+            b.return_(b.reduce(x, b.constant(np.array(identity, dtype)), [1], body))
+            texts.append(m.to_text())
+        assert texts[0] == texts[1], name
+        got, = verify.run(m, arr)
+        np.testing.assert_array_equal(got, ufunc.reduce(arr, axis=1))
+
+
+def test_a_reduce_body_named_by_its_op_is_checked():
+    m, f, b = _fn(tensor((4, 3), f32), tensor((4, 3), f32))
+    x, y = f.arguments
+    zero = b.constant(np.float32(0))
+    with pytest.raises(OpBuildError, match="'reduce'.*'exponential' is not a binary elementwise"):
+        b.reduce(x, zero, [1], "exponential")
+    with pytest.raises(OpBuildError, match="'reduce'.*'compare' is not a binary elementwise"):
+        b.reduce(x, zero, [1], "compare")
+    with pytest.raises(OpBuildError, match="'reduce'.*'nope' is not a binary elementwise"):
+        b.reduce(x, zero, [1], "nope")
+    with pytest.raises(OpBuildError, match="'reduce'.*combines one input; 2 inputs"):
+        b.reduce([x, y], [zero, zero], [1], "add")
+    # An op that takes the scalars but gives another type (a comparison would; complex's
+    # parts do): refused, as the function body returning it is.
+    with pytest.raises(OpBuildError, match="'reduce'"):
+        b.reduce(x, zero, [1], "complex")
