@@ -24,6 +24,7 @@ from .ops import REGISTRY
 from .ops.elementwise import BINARY, UNARY
 from .ops.args import as_results, check_values
 from .ops.construct import validate as _validate
+from .ops.control_flow import combining_region as _combining_region
 from .ops.spec import BUILDER_METHODS, fail
 from .types import Type
 from .region_bodies import ARITY as _ARITY, arity as _arity, arity_error as _arity_error
@@ -138,7 +139,7 @@ class Builder:
 
     # -- regions -----------------------------------------------------------------------------
 
-    def region(self, arg_types: Sequence[Type], body: Callable, *, op: str = "region",
+    def region(self, arg_types: Sequence[Type], body: Callable | str, *, op: str = "region",
                what: str = "body", arg_names: Sequence[str] | None = None) -> Region:
         """A one-block region: ``body(builder, *args)`` builds it and returns what it yields.
 
@@ -146,7 +147,13 @@ class Builder:
         returns None it must have built its own terminator. ``body`` must take the builder
         and one argument per block argument; otherwise the OpBuildError names ``op``, the
         region (``what``) and its arguments (``arg_names``) and shows the lambda to write.
+
+        A region of two scalar arguments of one type (a reduction's, a window's, an
+        all-reduce's, a scatter's update) may name a binary elementwise op instead:
+        ``"add"`` is ``lambda b, x, y: b.add(x, y)``, built without the call.
         """
+        if body.__class__ is str:
+            return _named_body(self, tuple(arg_types), body, op, what)
         arg_types = tuple(arg_types)
         n = len(arg_types) + 1
         # A lambda without defaults (the usual body) is looked up by its code object alone.
@@ -213,6 +220,16 @@ class Builder:
                             block)
         block.operations.append(op)
         return _terminated(block, op)
+
+
+def _named_body(b, arg_types, name, op, what) -> Region:
+    """``Builder.region`` of a body named by its op (see there)."""
+    if len(arg_types) != 2 or arg_types[0] is not arg_types[1] or \
+            getattr(arg_types[0], "shape", None) != ():
+        fail(op, f"{what} named by its op ({name!r}) combines two scalars of one type; this "
+                 f"region takes ({', '.join(map(str, arg_types))}): pass a function "
+                 f"(b, {', '.join(['x'] * len(arg_types))}) -> values")
+    return _combining_region(b, op, name, arg_types[0])
 
 
 def _elementwise_method(spec):

@@ -4,7 +4,7 @@ reductions), so element j reduces elements 0..j (or j..n-1 with ``reverse``)."""
 
 from __future__ import annotations
 
-from ..semantics import MONOIDS, compare_hlo, lowest, minmax_hlo, monoid_identity
+from ..semantics import MONOIDS, compare_hlo, lowest, minmax_hlo, monoid_identity, monoid_op
 from ..mlir import register_lowering
 
 
@@ -40,7 +40,9 @@ def _cumulative(name):
         padding = [(0, 0)] * rank
         padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
         init = b.constant(_init(aval.dtype, name))
-        return [b.reduce_window(x, init, window, _COMBINE[name], padding=padding)]
+        combine = _COMBINE[name] if name == "cumlogsumexp" else \
+            monoid_op(_MONOID_OF[name], x.type.element_type) or _COMBINE[name]
+        return [b.reduce_window(x, init, window, combine, padding=padding)]
     rule.__name__ = f"_{name}_lowering"
     return rule
 

@@ -20,7 +20,8 @@ import numpy as np
 import mhlo_ir as hlo
 from mhlo_ir.builder import as_results
 
-from ..semantics import MONOIDS, compare_hlo, full_like, highest, lowest, monoid_identity
+from ..semantics import (MONOIDS, compare_hlo, full_like, highest, lowest, monoid_identity,
+                         monoid_op)
 from ..mlir import TokenSet, ir_constants, jaxpr_subcomp, register_lowering
 
 
@@ -86,7 +87,8 @@ def _monoid_reduce_window(kind):
              window_dilation):
         b = ctx.builder
         init = b.constant(monoid_identity(kind, ctx.avals_in[0].dtype))
-        return [b.reduce_window(x, init, _ints(window_dimensions), combine,
+        return [b.reduce_window(x, init, _ints(window_dimensions),
+                                monoid_op(kind, x.type.element_type) or combine,
                                 window_strides=_ints(window_strides),
                                 base_dilations=_ints(base_dilation),
                                 window_dilations=_ints(window_dilation),

@@ -160,7 +160,7 @@ register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(convert.symbol,
                 namespace="func", dialects=FUNC, check=_call_check, pretty=pf.CALL,
                 quantized="carrier"))
 
-__all__ = ["check_region", "region_returns", "inputs_and_inits"]
+__all__ = ["check_region", "region_returns", "inputs_and_inits", "combining_region"]
 
 _ACC_X = ("acc", "x")  # a one-input reduction's region arguments, as errors name them
 _RETURN = REGISTRY["return"]
@@ -205,7 +205,8 @@ def reduce(b, inputs, init_values, dimensions, body: Callable | str, *,
     *elems)`` combines scalars. Returns a Value for one input, else a tuple.
 
     With one input, ``body`` may instead name a binary elementwise op (``"add"``,
-    ``"maximum"``, ``"and"``...): the body is then ``op(acc, x)``, built directly.
+    ``"maximum"``, ``"and"``...): the body is then ``op(acc, x)``, built directly (see
+    ``Builder.region``).
     """
     if inputs.__class__ in VALUE_CLASSES and init_values.__class__ in VALUE_CLASSES:
         inputs, inits = [inputs], [init_values]  # one input: most reductions
@@ -213,15 +214,8 @@ def reduce(b, inputs, init_values, dimensions, body: Callable | str, *,
         inputs = value_list("reduce", "inputs", inputs)
         inits = value_list("reduce", "init_values", init_values)
     scalar = [tensor((), tensor_of(v, "reduce").element_type) for v in inits]
-    if body.__class__ is str:
-        if len(inits) != 1:
-            fail("reduce", f"a body named by its op ({body!r}) combines one input; "
-                           f"{len(inits)} inputs need a function (b, *accs, *xs) -> values")
-        region = combining_region(b, "reduce", body, scalar[0])
-    else:
-        region = b.region(scalar + scalar, body, op="reduce",
-                          arg_names=_ACC_X if len(inits) == 1 else
-                          arg_names(len(inits), "acc", "x"))
+    region = b.region(scalar + scalar, body, op="reduce",
+                      arg_names=_ACC_X if len(inits) == 1 else arg_names(len(inits), "acc", "x"))
     dims = int_list("reduce", "dimensions", dimensions)
     # The op's checks but the region's depend only on the operand types and dimensions:
     # a reduction repeated over a program (every layer norm, every bias gradient) runs them

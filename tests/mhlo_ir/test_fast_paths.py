@@ -231,9 +231,31 @@ def test_a_reduce_body_named_by_its_op_is_checked():
         b.reduce(x, zero, [1], "compare")
     with pytest.raises(OpBuildError, match="'reduce'.*'nope' is not a binary elementwise"):
         b.reduce(x, zero, [1], "nope")
-    with pytest.raises(OpBuildError, match="'reduce'.*combines one input; 2 inputs"):
+    with pytest.raises(OpBuildError, match="'reduce'.*combines two scalars of one type; this "
+                                           "region takes \\(tensor<f32>, tensor<f32>, "):
         b.reduce([x, y], [zero, zero], [1], "add")
     # An op that takes the scalars but gives another type (a comparison would; complex's
     # parts do): refused, as the function body returning it is.
     with pytest.raises(OpBuildError, match="'reduce'"):
         b.reduce(x, zero, [1], "complex")
+
+
+def test_any_two_scalar_region_may_be_named_by_its_op():
+    """reduce_window and scatter take a named body as reduce does: the same text as the
+    function body, numpy's answers through jaxlib."""
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    texts = []
+    for body in ("maximum", lambda r, a, c: r.maximum(a, c)):
+        m, f, b = _fn(tensor((3, 4), f32))
+        x, = f.arguments
+        b.return_(b.reduce_window(x, b.constant(np.float32(-np.inf)), [1, 2], body))
+        texts.append(m.to_text())
+    assert texts[0] == texts[1]
+    got, = verify.run(m, arr)
+    np.testing.assert_array_equal(got, np.maximum(arr[:, :-1], arr[:, 1:]))
+    m, f, b = _fn(tensor((3, 4), f32))
+    x, = f.arguments
+    with pytest.raises(OpBuildError, match="'map'.*named by its op .'add'. combines two "
+                                           "scalars of one type; this region takes "
+                                           r"\(tensor<f32>\)"):
+        b.map([x], "add")
