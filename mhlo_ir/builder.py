@@ -152,8 +152,8 @@ class Builder:
         all-reduce's, a scatter's update) may name a binary elementwise op instead:
         ``"add"`` is ``lambda b, x, y: b.add(x, y)``, built without the call.
         """
-        if body.__class__ is str:
-            return _named_body(self, tuple(arg_types), body, op, what)
+        if body.__class__ is str or isinstance(body, str):
+            return _named_body(self, tuple(arg_types), str(body), op, what)
         arg_types = tuple(arg_types)
         n = len(arg_types) + 1
         # A lambda without defaults (the usual body) is looked up by its code object alone.

@@ -291,25 +291,28 @@ class _Printer:
         return sig
 
     def label(self, block, indent: str) -> str:
-        """``^bb0(%arg3: tensor<f32>, ...):``, a line. In the generic form, where no argument
-        has a location to print (region bodies: every reduction's, comparator's, loop's), it
-        depends only on the indent, the first argument's name (the generic form numbers a
-        block's arguments consecutively; custom forms may name them otherwise) and the
-        types: kept with the shared signatures."""
+        """``^bb0(%arg3: tensor<f32>, ...):``, a line. Where no argument has a location to
+        print, the label of the module's first block (``%arg0``...: every small generated
+        program's entry) is kept with the shared signatures, keyed by all it prints (indent,
+        names, types); later blocks' names are unique to their module, so keeping them would
+        only fill the shared caches."""
         args = block.arguments
         if not args:
             return f"{indent[:-2]}^bb0:\n"
         names = self.names
-        if not self.pretty and (self.locs is None or
-                                all([a.location.__class__ is UnknownLoc for a in args])):
-            key = ("^bb0", indent, names[args[0]], tuple([a.type for a in args]))
+        tt = self.type_text
+        if self.locs is None or all([a.location.__class__ is UnknownLoc for a in args]):
+            arg_names = tuple([names[a] for a in args])
+            if arg_names[0] != "%arg0":
+                return f"{indent[:-2]}^bb0(" + ", ".join(
+                    [f"{n}: {tt(a.type)}" for n, a in zip(arg_names, args)]) + "):\n"
+            key = ("^bb0", indent, arg_names, tuple([a.type for a in args]))
             text = self.sigs.get(key)
             if text is None:
-                tt = self.type_text
                 text = self.sigs[key] = f"{indent[:-2]}^bb0(" + ", ".join(
-                    [f"{names[a]}: {tt(a.type)}" for a in args]) + "):\n"
+                    [f"{n}: {tt(a.type)}" for n, a in zip(arg_names, args)]) + "):\n"
             return text
-        tt, loc = self.type_text, self.loc
+        loc = self.loc
         return f"{indent[:-2]}^bb0(" + ", ".join(
             [f"{names[a]}: {tt(a.type)}{loc(a.location)}" for a in args]) + "):\n"
 

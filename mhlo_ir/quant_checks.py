@@ -41,6 +41,17 @@ def family_ops(family: str) -> frozenset:
     return frozenset(n for n, spec in REGISTRY.items() if spec.quantized == family)
 
 
+# The families' former names (name tables here before each OpSpec declared its family).
+_FORMER = {"QDQ_OPS": "qdq", "DOT_LIKE": "dot_like", "STORAGE_OPS": "storage",
+           "NOT_YET": "not_yet", "CARRIERS": "carrier"}
+
+
+def __getattr__(name: str):
+    if name in _FORMER:
+        return family_ops(_FORMER[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _fail(op: str, message: str):
     raise OpBuildError(f"'{op}' {message}")
 

@@ -67,15 +67,15 @@ class _EditedOps(list):
 def _disarming(name):
     method = getattr(list, name)
 
-    def edit(self, *args):
+    def edit(self, *args, **kwargs):
         self.__class__ = _EditedOps
-        return method(self, *args)
+        return method(self, *args, **kwargs)
     edit.__name__ = name
     return edit
 
 
 for _name in ("insert", "pop", "remove", "clear", "sort", "reverse", "__setitem__",
-              "__delitem__"):
+              "__delitem__", "__imul__"):
     setattr(_TerminatedOps, _name, _disarming(_name))
 
 

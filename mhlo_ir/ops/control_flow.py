@@ -169,7 +169,8 @@ _RETURN = REGISTRY["return"]
 def combining_region(b, op: str, name: str, scalar) -> Region:
     """The region ``^bb0(%acc, %x): return name(%acc, %x)`` over ``scalar`` (a rank-0
     tensor type), built without a Builder or a body call: what most reductions hold. ``name``
-    must be a binary elementwise op taking ``scalar`` operands; the ops get ``b``'s location.
+    must be a binary elementwise op taking ``scalar`` operands (what it returns is for the op
+    holding the region to check, as with a function body); the ops get ``b``'s location.
     """
     key = ("combining region", name, scalar)
     hit = memo_get(key)
@@ -179,15 +180,12 @@ def combining_region(b, op: str, name: str, scalar) -> Region:
                 spec.attributes or spec.regions:
             fail(op, f"body {name!r} is not a binary elementwise op (add, multiply, maximum, "
                      f"minimum, and, or, xor...); pass a function (b, acc, x) -> value")
-        rts = spec.validate((scalar, scalar), None, None, ())
-        if rts != (scalar,):
-            fail(op, f"body {name!r} of {scalar} operands gives {rts[0]}, not {scalar}")
-        hit = (spec, scalar)
+        hit = (spec, spec.validate((scalar, scalar), None, None, ())[0])
         memo_put(key, hit)
     block = Block((scalar, scalar))
     acc, x = block.arguments
     loc = b.location
-    combined = _new_single_result_op(hit[0], acc, x, None, scalar, loc, block)
+    combined = _new_single_result_op(hit[0], acc, x, None, hit[1], loc, block)
     ops = block.operations
     ops.append(combined)
     ret = make_operation(_RETURN, (combined,), (), None, (), loc, block)

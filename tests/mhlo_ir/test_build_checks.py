@@ -816,3 +816,29 @@ def test_python_scalar_constants_are_kept_by_exact_value(sb):
     assert _const(sb.and_(p, True).operands[1]).type == p.type
     with pytest.raises(OpBuildError, match="Python int 1 does not go into"):
         sb.and_(p, 1)  # True was cached for i1: 1 is still refused
+
+
+def test_every_hand_edit_of_a_terminated_op_list_disarms_it():
+    """sort with a key and ``*=`` are edits like the others: the list takes them and
+    Module.verify judges the result."""
+    t = hlo.tensor((2,), hlo.f32)
+    m = hlo.Module("m")
+    f = m.add_function("main", [t])
+    b = f.builder()
+    y = b.negate(f.arguments[0])
+    b.return_(y)
+    ops = f.entry_block.operations
+    ops.sort(key=lambda op: op.spec.name)  # func.return sorts before negate
+    assert [op.spec.name for op in ops] == ["func.return", "negate"]
+    ops.append(b.abs(f.arguments[0]))       # disarmed: appending is the user's business
+    with pytest.raises(hlo.ModuleVerificationError):
+        m.verify()
+    m2 = hlo.Module("m")
+    f2 = m2.add_function("main", [t])
+    b2 = f2.builder()
+    b2.return_(f2.arguments[0])
+    ops2 = f2.entry_block.operations
+    ops2 *= 2
+    assert len(ops2) == 2
+    with pytest.raises(hlo.ModuleVerificationError):
+        m2.verify()

@@ -259,3 +259,24 @@ def test_any_two_scalar_region_may_be_named_by_its_op():
                                            "scalars of one type; this region takes "
                                            r"\(tensor<f32>\)"):
         b.map([x], "add")
+
+
+def test_a_named_body_is_the_function_body_where_the_result_type_differs_too():
+    """map's region may return another type: ``"complex"`` builds what the lambda builds;
+    a str subclass names an op as a str does."""
+    texts = []
+    for body in ("complex", np.str_("complex"), lambda r, a, c: r.complex(a, c)):
+        m, f, b = _fn(tensor((3,), f32))
+        x, = f.arguments
+        b.return_(b.map([x, x], body))
+        m.verify()
+        texts.append(m.to_text())
+    assert texts[0] == texts[1] == texts[2]
+    arr = np.float32([1.5, -2, 0])
+    got, = verify.run(m, arr)
+    np.testing.assert_array_equal(got, arr + 1j * arr)
+    # A reduction's body must give the accumulator's type: refused as the lambda's is.
+    m, f, b = _fn(tensor((3,), f32))
+    x, = f.arguments
+    with pytest.raises(OpBuildError, match="'reduce'"):
+        b.reduce(x, b.constant(np.float32(0)), [0], "complex")

@@ -405,3 +405,24 @@ def test_headers_and_labels_kept_across_prints_are_exact():
         m.to_text(locations=False)
         assert m.to_text(pretty=True, locations=False) == text
         assert oracle.mlir_generic(text) == m.to_text(locations=False)
+
+
+def test_a_block_label_kept_from_a_hand_edited_module_is_not_reused():
+    """A label is kept by every name it prints: a hand-edited block whose arguments repeat
+    one value (which Module.verify accepts) does not lend its text to a later block."""
+    t = hlo.tensor((4,), hlo.f32)
+    m = hlo.Module("m")
+    f = m.add_function("main", [t, t])
+    b = f.builder()
+    x, y = f.arguments
+    b.return_(b.add(y, y))
+    f.body.blocks[0].arguments = (y, y)
+    m.verify()
+    m.to_text(locations=False)
+    good = hlo.Module("m")
+    g = good.add_function("g", [t, t])
+    bg = g.builder()
+    bg.return_(bg.add(*g.arguments))
+    h = good.add_function("main", [t])
+    h.builder().return_(h.arguments[0])
+    oracle.assert_fixed_point(good)
