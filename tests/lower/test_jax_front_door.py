@@ -206,7 +206,7 @@ def test_shared_location_chains_are_what_each_equation_builds_alone():
 
     import mhlo_ir as hlo
     from lower import core, lower_jaxpr_to_module
-    from lower.mlir import source_info_to_location
+    from lower.locations import source_info_to_location
 
     def loss(w, x):
         return _tanh_layer(w, _tanh_layer(w, x)).sum()
@@ -240,6 +240,8 @@ def test_the_benchmarks_workloads_are_located_as_user_code():
     """``python -m lower.bench`` compares with JAX's lowering, which locates the workloads'
     frames: ours must do the same work, though the file lives in this package."""
     import lower.bench_lowering as bl
+    import lower.locations as locations
     import lower.mlir as lm
-    assert lm._is_user_file(bl.__file__)
-    assert not lm._is_user_file(lm.__file__)
+    assert locations._is_user_file(bl.__file__)
+    assert not locations._is_user_file(lm.__file__)
+    assert not locations._is_user_file(locations.__file__)

@@ -1,0 +1,162 @@
+"""Locations of lowered ops: an equation's name stack and where in the user's code it came
+from, as JAX's lowering writes them (``"jit(f)/add"(callsite("f"("f.py":3:7) at ...))``),
+with the caches that make building them per lowering cheap."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+
+import mhlo_ir as hlo
+
+
+def source_info_to_location(primitive, source_info, name_stack, cache=None) -> hlo.Location:
+    """``"jit(f)/add"(...)``: the op's name stack and where in the user's code it came from.
+
+    Our own tracer's equations carry one user ``frame``: ``"f.py":3:7``. JAX's carry a
+    ``traceback`` (jaxlib's), which becomes what jax.jit's lowering writes: the user's frames
+    (jax's and the standard library's left out, as jax's ``is_user_filename`` decides, and
+    this package's own) innermost first, each ``"function"("file":line:col to :end)``,
+    chained by ``callsite(... at ...)``.
+
+    ``cache`` (a dict; the module context's) shares one Location among equations with the same
+    primitive, name stack and source: locations repeat heavily, and building one is costly."""
+    frame = getattr(source_info, "frame", None)
+    traceback = getattr(source_info, "traceback", None) if frame is None else None
+    eqn_stack = getattr(source_info, "name_stack", None)
+    where = traceback if frame is None else (frame.file_name, frame.start_line,
+                                             frame.start_column)
+    stacks = (primitive.name, name_stack.stack, getattr(eqn_stack, "stack", eqn_stack))
+    key = (*stacks, where)
+    name = None
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        name = cache.get(stacks)  # the name part, shared by all of a traceback's equations
+    if name is None:
+        names = str(name_stack + eqn_stack) if eqn_stack is not None else str(name_stack)
+        name = f"{names}/{primitive.name}" if names else primitive.name
+        if cache is not None:
+            cache[stacks] = name
+    if frame is not None:
+        loc = hlo.NameLoc(name, hlo.FileLineColLoc(frame.file_name, frame.start_line,
+                                                   frame.start_column))
+    elif traceback is not None:
+        # One traceback (a line of user code) is shared by the several equations it traced:
+        # its callsite chain is built once.
+        chain = cache.get(("tb", traceback), _NO_CHAIN) if cache is not None else _NO_CHAIN
+        if chain is _NO_CHAIN:
+            chain = _traceback_location(traceback, cache)
+            if cache is not None:
+                cache[("tb", traceback)] = chain
+        # Distinct tracebacks of one line share their chain (see _traceback_location), so
+        # equations with the same name there share one NameLoc; the chain is held by the
+        # cache, so its id is not reused while the entry lives.
+        named = _traceback_tables(cache).named if cache is not None else {}
+        loc = named.get((name, id(chain)))
+        if loc is None:
+            loc = named[(name, id(chain))] = hlo.NameLoc(name, chain)
+    else:
+        loc = hlo.NameLoc(name)
+    if cache is not None:
+        cache[key] = loc
+    return loc
+
+
+_NO_CHAIN = object()  # a traceback not seen yet (None: one without user frames)
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The lowering benchmark's workloads are what user code is there: their frames are located
+# as a user's are (JAX's lowering, measured beside ours, locates them too).
+_USER_FILES_HERE = frozenset({_OWN_DIR + "bench_lowering.py"})
+_FRAME_LIMIT = 100  # jax's jax_traceback_in_locations_limit default
+
+
+def _is_user_file(filename: str) -> bool:
+    if filename.startswith(_OWN_DIR) and filename not in _USER_FILES_HERE:
+        return False
+    util = sys.modules.get("jax._src.source_info_util")
+    check = getattr(util, "is_user_filename", None)
+    return check(filename) if check is not None else True
+
+
+def _traceback_location(traceback, cache) -> hlo.Location | None:
+    """The callsite chain of a jaxlib Traceback's user frames (None if it has none).
+
+    ``cache`` (the module context's) keeps, per code object, whether its file is the user's
+    and, per (code, instruction), the frame's location. A traceback has ~20 frames, nearly
+    all jax's own and shared with the program's other tracebacks, so the frames are judged
+    in bulk: code objects map to their verdict through one dict keyed by ``id`` (C-level
+    ``map``; hashing a code object would hash its bytecode), and only user frames take the
+    Python loop. The cache holds every code object it has an entry for, so an id in it is
+    not reused while it lives. Chains that share their outer frames share those links."""
+    codes, lastis = traceback.raw_frames()
+    if cache is None:
+        cache = {}
+    tables = _traceback_tables(cache)
+    user, frame_locs, links = tables.user, tables.frames, tables.links
+    flags = list(map(user.get, map(id, codes)))
+    if None in flags:
+        for i, flag in enumerate(flags):
+            if flag is None:
+                code = codes[i]
+                flag = user.get(id(code))  # the same code twice in one traceback
+                if flag is None:
+                    flag = user[id(code)] = bool(_is_user_file(code.co_filename))
+                    tables.held.append(code)
+                flags[i] = flag
+    if True not in flags:
+        return None
+    frames = []
+    addr2location = None
+    for code, lasti in itertools.compress(zip(codes, lastis), flags):
+        key = (id(code), lasti)
+        loc = frame_locs.get(key)
+        if loc is None:
+            if addr2location is None:
+                addr2location = type(traceback).code_addr2location
+            line, col, end_line, end_col = addr2location(code, lasti)
+            if line is None or line < 0:
+                loc = frame_locs[key] = False
+            else:
+                has_end = end_col is not None and end_col >= 0
+                file = hlo.FileLineColLoc(code.co_filename, line, max(col, 0),
+                                          end_line if has_end else None,
+                                          end_col if has_end else None)
+                name = getattr(code, "co_qualname", code.co_name)  # co_qualname: 3.11
+                loc = frame_locs[key] = hlo.NameLoc(name, file)
+        if loc is not False:
+            frames.append(loc)
+            if len(frames) == _FRAME_LIMIT:
+                break
+    if not frames:
+        return None
+    loc = frames[-1]
+    for callee in reversed(frames[:-1]):
+        # Keyed by the two locations' identities: both are held by the cache already.
+        key = (id(callee), id(loc))
+        link = links.get(key)
+        if link is None:
+            link = links[key] = hlo.CallSiteLoc(callee, loc)
+        loc = link
+    return loc
+
+
+class _TracebackTables:
+    """What one lowering learns from JAX's tracebacks, kept in its location cache: per code
+    object (by id) whether its file is the user's, and the code objects judged (held, so
+    those ids are not reused); per (id(code), lasti) a frame's location, or False; per
+    (id(callee), id(caller chain)) a CallSiteLoc link; per (name, id(chain)) a NameLoc."""
+
+    __slots__ = ("user", "held", "frames", "links", "named")
+
+    def __init__(self):
+        self.user, self.held, self.frames, self.links, self.named = {}, [], {}, {}, {}
+
+
+def _traceback_tables(cache: dict) -> _TracebackTables:
+    tables = cache.get(_TracebackTables)  # the class itself: a key no other entry uses
+    if tables is None:
+        tables = cache[_TracebackTables] = _TracebackTables()
+    return tables
