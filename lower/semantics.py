@@ -7,7 +7,6 @@ other's private names (a reduction, a window reduction and an all-reduce combine
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 import numpy as np
 
@@ -91,37 +90,27 @@ def all_ones(dtype) -> np.ndarray:
 
 # -- monoids ------------------------------------------------------------------------------------
 
-def _combine(method: str) -> Callable:
-    def combine(r, acc, x):
-        return getattr(r, method)(acc, x)
-    combine.__name__ = f"_{method}_combiner"
-    return combine
-
-
-#: ``kind -> combine(builder, acc, x)`` for the reductions with an identity: a region body of
-#: reduce, reduce_window, all_reduce and reduce_scatter.
+#: ``kind -> the region body that combines two of the kind reduction's scalars``: the name
+#: of the one op that does (``Builder.region`` builds ``op(acc, x)`` from it without a body
+#: call), or for max and min a function (complex numbers take several ops; see ``monoid``).
+#: What reduce, reduce_window, all_reduce, reduce_scatter and scatter regions hold.
 MONOIDS: dict = {
-    "sum": _combine("add"),
-    "prod": _combine("multiply"),
+    "sum": "add",
+    "prod": "multiply",
     "max": lambda r, a, e: minmax_hlo(r, a, e, "max"),
     "min": lambda r, a, e: minmax_hlo(r, a, e, "min"),
-    "and": _combine("and_"),
-    "or": _combine("or_"),
-    "xor": _combine("xor"),
+    "and": "and",
+    "or": "or",
+    "xor": "xor",
 }
 
 
-def monoid_op(kind: str, element_type) -> str | None:
-    """The binary elementwise op that combines the ``kind`` reduction's values of
-    ``element_type`` on its own (a reduce region ``Builder.reduce`` builds from the op's
-    name), or None where the combiner takes more ops (complex min/max)."""
-    if kind in ("max", "min"):
-        return None if element_type.kind == "complex" else _MINMAX_OPS[kind]
-    return _MONOID_OPS.get(kind)
-
-
-_MONOID_OPS = {"sum": "add", "prod": "multiply", "and": "and", "or": "or", "xor": "xor"}
-_MINMAX_OPS = {"max": "maximum", "min": "minimum"}
+def monoid(kind: str, element_type):
+    """``MONOIDS[kind]`` for values of ``element_type``: max and min of real numbers are one
+    op (``maximum``, ``minimum``), named as the others are."""
+    if kind in ("max", "min") and element_type.kind != "complex":
+        return "maximum" if kind == "max" else "minimum"
+    return MONOIDS[kind]
 
 
 def monoid_identity(kind: str, dtype) -> np.ndarray:

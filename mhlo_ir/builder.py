@@ -152,7 +152,7 @@ class Builder:
         all-reduce's, a scatter's update) may name a binary elementwise op instead:
         ``"add"`` is ``lambda b, x, y: b.add(x, y)``, built without the call.
         """
-        if body.__class__ is str or isinstance(body, str):
+        if isinstance(body, str):
             return _named_body(self, tuple(arg_types), str(body), op, what)
         arg_types = tuple(arg_types)
         n = len(arg_types) + 1

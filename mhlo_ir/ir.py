@@ -547,7 +547,7 @@ class Module:
         if name.__class__ is not str or not name or not name.isascii():
             _check_symbol(name, "function name")  # (a name set after the Function was made)
         symbols = self._symbols
-        base = fn.name
+        base = name
         if base in symbols:
             if exact:
                 raise IRError(f"module already has a symbol named @{base}")

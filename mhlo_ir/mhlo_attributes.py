@@ -63,12 +63,10 @@ class EnumAttr(Attribute):
         return ts.make(tok, cls, kind, tok.text)
 
 
-def _enum_factory(kind, cls=None, values=None, upper: bool = True):
+def _enum_factory(kind, cls=EnumAttr, values=ENUM_VALUES, upper: bool = True):
     """The converter to ``kind`` enum attributes of class ``cls`` (EnumAttr, whose values
     are read case-insensitively, or MiscEnumAttr, whose are not): an attribute of that kind
     passes, a string naming a value becomes one (made once per value)."""
-    cls = EnumAttr if cls is None else cls
-    values = ENUM_VALUES if values is None else values
     cache = {}
 
     def make(value):

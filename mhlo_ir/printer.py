@@ -299,22 +299,21 @@ class _Printer:
         args = block.arguments
         if not args:
             return f"{indent[:-2]}^bb0:\n"
-        names = self.names
-        tt = self.type_text
-        if self.locs is None or all([a.location.__class__ is UnknownLoc for a in args]):
-            arg_names = tuple([names[a] for a in args])
-            if arg_names[0] != "%arg0":
-                return f"{indent[:-2]}^bb0(" + ", ".join(
-                    [f"{n}: {tt(a.type)}" for n, a in zip(arg_names, args)]) + "):\n"
-            key = ("^bb0", indent, arg_names, tuple([a.type for a in args]))
+        names, tt = self.names, self.type_text
+        plain = self.locs is None or all([a.location.__class__ is UnknownLoc for a in args])
+        key = None
+        if plain and names[args[0]] == "%arg0":
+            key = ("^bb0", indent, tuple([names[a] for a in args]),
+                   tuple([a.type for a in args]))
             text = self.sigs.get(key)
-            if text is None:
-                text = self.sigs[key] = f"{indent[:-2]}^bb0(" + ", ".join(
-                    [f"{n}: {tt(a.type)}" for n, a in zip(arg_names, args)]) + "):\n"
-            return text
-        loc = self.loc
-        return f"{indent[:-2]}^bb0(" + ", ".join(
+            if text is not None:
+                return text
+        loc = _no_location if plain else self.loc
+        text = f"{indent[:-2]}^bb0(" + ", ".join(
             [f"{names[a]}: {tt(a.type)}{loc(a.location)}" for a in args]) + "):\n"
+        if key is not None:
+            self.sigs[key] = text
+        return text
 
     def block(self, block, indent: str, label: bool):
         """Print ``block``: a generator that yields ``(region, indent)`` for each nested
@@ -590,8 +589,9 @@ class _Printer:
     def function(self, fn) -> None:
         if self.pretty:
             return self.function_pretty(fn)
-        plain = not (fn.arg_attrs or fn.res_attrs or fn.attributes)
-        if plain:
+        if fn.arg_attrs or fn.res_attrs or fn.attributes:
+            head = self.function_head(fn)
+        else:
             # The header of a function without attribute dicts depends only on its name,
             # visibility and (interned) types: kept with the signatures (generated programs
             # print thousands of small modules, each with one such function).
@@ -599,11 +599,7 @@ class _Printer:
             head = self.sigs.get(key)
             if head is None:
                 head = self.sigs[key] = self.function_head(fn)
-            self.out.append(head)
-            self.drive(self.region(fn.body, "    "))
-            self.out.append(f"  }}) : () -> (){self.loc(fn.location)}\n")
-            return
-        self.out.append(self.function_head(fn))
+        self.out.append(head)
         self.drive(self.region(fn.body, "    "))
         extra = f" {{{self.named(fn.attributes.items())}}}" if fn.attributes else ""
         self.out.append(f"  }}){extra} : () -> (){self.loc(fn.location)}\n")
@@ -689,6 +685,10 @@ _SHARED_NAMES: tuple = ()
 _NAMES_CAP = 1 << 18  # 262,144 names, ~15 MB once a module that large has been printed
 
 _BARE: dict = {}
+
+
+def _no_location(location) -> str:
+    return ""
 
 
 def _bare(k) -> bool:

@@ -4,7 +4,7 @@ reductions), so element j reduces elements 0..j (or j..n-1 with ``reverse``)."""
 
 from __future__ import annotations
 
-from ..semantics import MONOIDS, compare_hlo, lowest, minmax_hlo, monoid_identity, monoid_op
+from ..semantics import compare_hlo, lowest, minmax_hlo, monoid, monoid_identity
 from ..mlir import register_lowering
 
 
@@ -18,8 +18,7 @@ def _logaddexp(r, a, b):
 
 # The running reductions and their monoids; logsumexp's identity is -inf, max's.
 _MONOID_OF = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}
-_COMBINE = {**{name: MONOIDS[kind] for name, kind in _MONOID_OF.items()},
-            "cumlogsumexp": _logaddexp}
+_RUNNING = (*_MONOID_OF, "cumlogsumexp")
 
 
 def _init(dtype, name):
@@ -40,12 +39,12 @@ def _cumulative(name):
         padding = [(0, 0)] * rank
         padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
         init = b.constant(_init(aval.dtype, name))
-        combine = _COMBINE[name] if name == "cumlogsumexp" else \
-            monoid_op(_MONOID_OF[name], x.type.element_type) or _COMBINE[name]
+        combine = _logaddexp if name == "cumlogsumexp" else \
+            monoid(_MONOID_OF[name], x.type.element_type)
         return [b.reduce_window(x, init, window, combine, padding=padding)]
     rule.__name__ = f"_{name}_lowering"
     return rule
 
 
-for _name in _COMBINE:
+for _name in _RUNNING:
     register_lowering(_name, _cumulative(_name))

@@ -8,7 +8,7 @@ import numpy as np
 
 import mhlo_ir as hlo
 
-from ..semantics import MONOIDS, monoid_identity, monoid_op
+from ..semantics import MONOIDS, monoid, monoid_identity
 from ..mlir import register_lowering
 
 
@@ -20,14 +20,10 @@ def _init_attr(kind: str, dtype: np.dtype) -> hlo.DenseElementsAttr:
 
 
 def _reduction(kind):
-    combine = MONOIDS[kind]
-
     def rule(ctx, x, *, axes, out_sharding=None):
         b = ctx.builder
         init = b.constant(_init_attr(kind, np.dtype(ctx.avals_in[0].dtype)))
-        # A region of one op is built from the op's name, without a body call.
-        return [b.reduce(x, init, axes,
-                         monoid_op(kind, x.type.element_type) or combine)]
+        return [b.reduce(x, init, axes, monoid(kind, x.type.element_type))]
     rule.__name__ = f"_reduce_{kind}_lowering"
     return rule
 

@@ -20,8 +20,8 @@ import numpy as np
 import mhlo_ir as hlo
 from mhlo_ir.builder import as_results
 
-from ..semantics import (MONOIDS, compare_hlo, full_like, highest, lowest, monoid_identity,
-                         monoid_op)
+from ..semantics import (MONOIDS, compare_hlo, full_like, highest, lowest, monoid,
+                         monoid_identity)
 from ..mlir import TokenSet, ir_constants, jaxpr_subcomp, register_lowering
 
 
@@ -81,14 +81,12 @@ register_lowering("reduce_window", _reduce_window)
 def _monoid_reduce_window(kind):
     """reduce_window_{sum,max,min}: the monoid's identity is the init, and what padding and
     base-dilation holes hold."""
-    combine = MONOIDS[kind]
-
     def rule(ctx, x, *, window_dimensions, window_strides, padding, base_dilation,
              window_dilation):
         b = ctx.builder
         init = b.constant(monoid_identity(kind, ctx.avals_in[0].dtype))
         return [b.reduce_window(x, init, _ints(window_dimensions),
-                                monoid_op(kind, x.type.element_type) or combine,
+                                monoid(kind, x.type.element_type),
                                 window_strides=_ints(window_strides),
                                 base_dilations=_ints(base_dilation),
                                 window_dilations=_ints(window_dilation),

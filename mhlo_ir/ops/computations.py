@@ -11,6 +11,7 @@ from ..dtypes import i32
 from ..ir import Operation, Value
 from ..types import AsyncBundleType, TensorType, TupleType
 from .. import op_forms as pf
+from ..mhlo_attributes import misc_enum
 from . import convert
 from .args import arg_names, results, value_list
 from .convert import show as _show
@@ -30,7 +31,7 @@ def _fusion_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("fusion", ("inputs*",),
-                {"fusion_kind": AttrSpec(convert.misc_enum("fusion_kind"), True),
+                {"fusion_kind": AttrSpec(misc_enum("fusion_kind"), True),
                  "output_operand_aliases": AttrSpec(_aliases)},
                 regions=1, check=_fusion_check, dialects=MHLO_ONLY,
                 doc="A fused computation: its region runs on the inputs (XLA-internal; "

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..mhlo_attributes import misc_enum  # noqa: F401  (the chapters' converter of it)
 from ..attributes import (FALSE, TRUE, ArrayAttr, Attribute, BoolAttr, FloatAttr, IntegerAttr,
                           StringAttr, SymbolRefAttr)
 

@@ -10,6 +10,7 @@ from .. import op_forms as pf
 from ..attributes import StringAttr
 from ..ir import Value
 from ..types import TOKEN, TensorType, TokenType, TupleType
+from ..mhlo_attributes import misc_enum
 from . import convert
 from .args import results, value_list
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register
@@ -107,7 +108,7 @@ def _sharding_text(v) -> StringAttr:
 
 
 register(OpSpec("domain", ("operand",), {
-    "kind": AttrSpec(convert.misc_enum("kind"), True),
+    "kind": AttrSpec(misc_enum("kind"), True),
     "entry_metadata": AttrSpec(_sharding_text, True),
     "exit_metadata": AttrSpec(_sharding_text, True)}, infer=_domain, dialects=MHLO_ONLY,
     doc="XLA-internal marker of a sharding-domain boundary (an identity when run)."))
