@@ -8,7 +8,8 @@ across the whole module, with regions numbered last-in first-out (so the last fu
 ``%arg0``).
 
 Speed matters here (a program has one line per op): type strings are cached on the types,
-op-name strings per spec, and SSA names are assigned in one pre-pass into a dict keyed by value.
+op-name strings per spec, and SSA names are assigned before the ops print, into a dict keyed by
+value (``mhlo_ir.ssa_names``, where a one-function module is named in one C-level pass).
 
 Exactness comes first: the text depends on the module alone, never on what was printed
 before or in another thread. SSA names and every text keyed by something mutable belong to
@@ -28,6 +29,7 @@ from .errors import IRError
 from .location import Location, UnknownLoc
 from .ir import _MANY, SingleResultOp
 from .op_attributes import OpAttributes
+from . import ssa_names
 from .text import is_bare_identifier, quote, symbol_name
 from .types import FunctionType, TensorType
 
@@ -75,9 +77,10 @@ class _Locations:
 class _Printer:
     __slots__ = ("dialect", "names", "headers", "out", "locs", "hex_threshold", "op_names",
                  "attr_cache", "sigs", "attr_parts", "pretty", "fast", "vn", "own_fast",
-                 "own_parts", "form_keys")
+                 "own_parts", "form_keys", "flat")
 
-    def __init__(self, dialect: Dialect, locations, hex_threshold: int, pretty: bool = False):
+    def __init__(self, dialect: Dialect, locations, hex_threshold: int, pretty: bool = False,
+                 flat: bool = True):
         self.pretty = pretty
         self.dialect = dialect
         self.names: dict = {}
@@ -93,135 +96,8 @@ class _Printer:
         self.own_parts: dict = {}
         self.vn = ()
         self.form_keys = frozenset()  # attributes the custom form being printed spells
-
-    # -- SSA numbering, as MLIR's SSANameState does it -----------------------------------------
-
-    def number(self, module) -> None:
-        names, headers = self.names, self.headers
-        next_value = next_arg = 0
-        stack = [fn.body for fn in module.functions]
-        pop, push = stack.pop, stack.append
-        while stack:
-            region = pop()
-            nested = []
-            for block in region.blocks:
-                for a in block.arguments:
-                    names[a] = f"%arg{next_arg}"
-                    next_arg += 1
-                ops = block.operations
-                vn = self.value_names(next_value + len(ops))
-                for op in ops:
-                    if op.__class__ is SingleResultOp:
-                        names[op] = vn[next_value]
-                        next_value += 1
-                        if op.regions:
-                            nested.extend(op.regions)
-                        continue
-                    results = op.results
-                    if results:
-                        if len(results) == 1:
-                            names[results[0]] = f"%{next_value}"
-                        else:
-                            for i, r in enumerate(results):
-                                names[r] = f"%{next_value}#{i}"
-                            headers[op] = f"%{next_value}:{len(results)} = "
-                        next_value += 1
-                    if op.regions:
-                        nested.extend(op.regions)
-            for r in nested:
-                push(r)
-
-    def number_pretty(self, module) -> None:
-        """SSA names as MLIR's default (custom-form) print gives them. Unlike its generic
-        print, each region starts from the counters its parent region ended with (so every
-        function starts at ``%arg0`` and ``%0``, and sibling regions share numbers); results
-        and region arguments may be named by their op's form (``Form.result_names``,
-        ``Form.arg_name``: ``%values``, ``%iterArg``, StableHLO's ``%c``), made unique
-        against the names visible in the region by MLIR's ``_N`` suffixes, one counter
-        of which each region also restores."""
-        names, headers, dialect = self.names, self.headers, self.dialect
-        # (region, its op's form, next value, next argument, next conflict, visible names)
-        stack = [(fn.body, None, None, 0, 0, 0, {}) for fn in module.functions]
-        while stack:
-            region, form, owner, nv, na, nc, visible = stack.pop()
-            used = dict(visible)
-
-            def unique(name):
-                nonlocal nc
-                if name not in used:
-                    used[name] = True
-                    return name
-                while True:
-                    probe = f"{name}_{nc}"
-                    nc += 1
-                    if probe not in used:
-                        used[probe] = True
-                        return probe
-
-            if form is not None and form.arg_name and dialect.name in form.dialects:
-                given = form.arg_name
-                if given.__class__ is str:
-                    for block in region.blocks:
-                        for a in block.arguments:
-                            names[a] = "%" + unique(given)
-                elif region.blocks:
-                    for a, n in zip(region.blocks[0].arguments, given(owner)):
-                        names[a] = "%" + unique(n)
-            nested = []
-            for bi, block in enumerate(region.blocks):
-                for a in block.arguments:
-                    if a in names:
-                        continue
-                    if bi == 0:
-                        names[a] = "%" + unique(f"arg{na}")
-                        na += 1
-                    else:
-                        names[a] = f"%{nv}"
-                        nv += 1
-                for op in block.operations:
-                    spec_form = op.spec.pretty
-                    results = op.results
-                    given = spec_form.names_for(op, dialect) if spec_form and results else ()
-                    if given:
-                        texts = ["%" + unique(n) for n in given]
-                        for r, t in zip(results, texts):
-                            names[r] = t
-                        if len(results) != 1:
-                            headers[op] = ", ".join(texts) + " = "
-                    elif len(results) == 1:
-                        names[results[0]] = f"%{nv}"
-                        nv += 1
-                    elif results:
-                        for i, r in enumerate(results):
-                            names[r] = f"%{nv}#{i}"
-                        headers[op] = f"%{nv}:{len(results)} = "
-                        nv += 1
-                    for r in op.regions:
-                        nested.append((r, spec_form or None, op))
-            for r, f, o in nested:
-                stack.append((r, f, o, nv, na, nc, used))
-
-    def value_names(self, n: int):
-        """``("%0", "%1", ...)`` with at least ``n`` entries: formatting an int per value was a
-        third of the numbering pass. The first ``_NAMES_CAP`` are one immutable tuple shared
-        by all printers (replaced whole, never changed, so threads cannot see it half
-        made); a bigger module extends a list of its own."""
-        vn = self.vn
-        if len(vn) >= n:
-            return vn
-        global _SHARED_NAMES
-        shared = _SHARED_NAMES
-        if n <= _NAMES_CAP:
-            if len(shared) < n:
-                shared = tuple([f"%{i}" for i in range(min(max(n, 2 * len(shared), 1024),
-                                                           _NAMES_CAP))])
-                _SHARED_NAMES = shared
-            self.vn = shared
-            return shared
-        own = vn if vn.__class__ is list else list(shared)
-        own.extend([f"%{i}" for i in range(len(own), max(n, 2 * len(own)))])
-        self.vn = own
-        return own
+        # The entry block named ahead of its ops' kinds (see number), or None; False: never.
+        self.flat = None if flat else False
 
     # -- pieces ---------------------------------------------------------------------------
 
@@ -278,7 +154,8 @@ class _Printer:
 
     def signature(self, operands, results) -> str:
         """`` : (operand types) -> result types``, cached per distinct type combination."""
-        key = (tuple([v.type for v in operands]), tuple([r.type for r in results]))
+        key = (tuple([v.type for v in operands]),
+               tuple([r.type for r in results]) if results else ())
         sig = self.sigs.get(key)
         if sig is None:
             tt = self.type_text
@@ -303,8 +180,9 @@ class _Printer:
         plain = self.locs is None or all([a.location.__class__ is UnknownLoc for a in args])
         key = None
         if plain and names[args[0]] == "%arg0":
-            key = ("^bb0", indent, tuple([names[a] for a in args]),
-                   tuple([a.type for a in args]))
+            # Named %arg0, %arg1... in order where number named them ahead (self.flat).
+            key = ("^bb0", indent, len(args) if self.flat is block else
+                   tuple([names[a] for a in args]), tuple([a.type for a in args]))
             text = self.sigs.get(key)
             if text is not None:
                 return text
@@ -409,6 +287,9 @@ class _Printer:
                             yield op.regions[part[1]], indent + "  ", len(part) > 2
                             out.append(indent + "}")
                     continue
+            if self.flat is block and (op.__class__ is not SRO or op.regions) and (
+                    op.regions or op.results or op is not block.operations[-1]):
+                ssa_names.unflatten(self, block, op)  # (not for the terminator: nothing follows it)
             name = op_names.get(spec)
             if name is None:
                 name = op_names[spec] = f'"{spec.full_name(dialect)}"'
@@ -630,9 +511,9 @@ class _Printer:
 
     def module(self, module) -> str:
         if self.pretty:
-            self.number_pretty(module)
+            ssa_names.number_pretty(self, module)
         else:
-            self.number(module)
+            ssa_names.number(self, module)
         out = self.out
         if self.pretty:
             name = f" @{symbol_name(module.name)}" if module.name is not None else ""
@@ -681,9 +562,6 @@ def _shared_caches(dialect, hex_threshold) -> tuple:
     return caches
 
 
-_SHARED_NAMES: tuple = ()
-_NAMES_CAP = 1 << 18  # 262,144 names, ~15 MB once a module that large has been printed
-
 _BARE: dict = {}
 
 
@@ -716,5 +594,8 @@ def print_module(module, *, dialect: Dialect = MHLO, locations=True,
     printed, so jaxlib's messages then point at line:column of this text).
     ``hex_threshold``: non-splat constants with more elements than this print as hex.
     """
-    return _Printer(dialect, locations, hex_threshold, pretty).module(module)
+    try:
+        return _Printer(dialect, locations, hex_threshold, pretty).module(module)
+    except ssa_names.Renumber:  # see ssa_names.unflatten
+        return _Printer(dialect, locations, hex_threshold, pretty, flat=False).module(module)
 

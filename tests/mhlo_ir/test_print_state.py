@@ -103,8 +103,8 @@ import sys, threading
 sys.setswitchinterval(1e-6)  # switch threads as often as CPython allows
 import numpy as np
 import mhlo_ir as hlo
-import mhlo_ir.printer
-mhlo_ir.printer._NAMES_CAP = 1 << 16  # so the first module outgrows the shared SSA names
+import mhlo_ir.ssa_names
+mhlo_ir.ssa_names._NAMES_CAP = 1 << 16  # so the first module outgrows the shared SSA names
 
 def build(n, k):
     m = hlo.Module(f"m{k}")

@@ -158,3 +158,4 @@ def test_an_op_the_output_dialect_lacks_is_refused_not_printed():
     assert '"mhlo.copy"' in m.to_text()
     with pytest.raises(_hlo.OpBuildError, match="'copy' has no stablehlo form"):
         m.to_text(dialect=_hlo.STABLEHLO)
+
