@@ -18,7 +18,6 @@ __all__ = ["number", "unflatten", "number_regions", "number_pretty", "value_name
            "arg_names", "Renumber"]
 
 
-
 def number(p, module) -> None:
     """Name every value as MLIR's generic print does: a stack of regions, each region's
     block arguments (``%argN``) and op results (``%N``, ``%N#i``) numbered before the
@@ -41,6 +40,7 @@ def number(p, module) -> None:
         return
     number_regions(p, [fn.body for fn in fns], 0, 0)
 
+
 def unflatten(p, block, op) -> None:
     """Finish the numbering ``number`` began ahead for ``block``, whose printing loop met
     ``op``: not a region-free single-result op. The ops before it were, so their names
@@ -50,7 +50,6 @@ def unflatten(p, block, op) -> None:
     definition): ``Renumber`` then starts the print over, numbered first."""
     ops = block.operations
     p.flat = False
-    names, headers = p.names, p.headers
     next_value = k = ops.index(op)
     nested = []
     last = len(ops) - 1
@@ -61,12 +60,7 @@ def unflatten(p, block, op) -> None:
         else:
             results = o.results
             if results:
-                if len(results) == 1:
-                    names[results[0]] = f"%{next_value}"
-                else:
-                    for j, r in enumerate(results):
-                        names[r] = f"%{next_value}#{j}"
-                    headers[o] = f"%{next_value}:{len(results)} = "
+                _name_results(p, o, results, next_value)
                 next_value += 1
             elif i != last:
                 raise Renumber
@@ -75,9 +69,10 @@ def unflatten(p, block, op) -> None:
     # As number_regions leaves them after the entry block: popped last op's first.
     number_regions(p, nested, next_value, len(block.arguments))
 
+
 def number_regions(p, stack: list, next_value: int, next_arg: int) -> None:
     """Number the regions on ``stack`` (the last first) and those nested in them."""
-    names, headers = p.names, p.headers
+    names = p.names
     pop, push = stack.pop, stack.append
     while stack:
         region = pop()
@@ -97,17 +92,24 @@ def number_regions(p, stack: list, next_value: int, next_arg: int) -> None:
                     continue
                 results = op.results
                 if results:
-                    if len(results) == 1:
-                        names[results[0]] = f"%{next_value}"
-                    else:
-                        for i, r in enumerate(results):
-                            names[r] = f"%{next_value}#{i}"
-                        headers[op] = f"%{next_value}:{len(results)} = "
+                    _name_results(p, op, results, next_value)
                     next_value += 1
                 if op.regions:
                     nested.extend(op.regions)
         for r in nested:
             push(r)
+
+def _name_results(p, op, results: tuple, n: int) -> None:
+    """Name the results of ``op``, not a single-result op, numbered ``n``: ``%n`` for one
+    result; ``%n#0``, ``%n#1``... and the line's head ``%n:2 = `` for several."""
+    names = p.names
+    if len(results) == 1:
+        names[results[0]] = f"%{n}"
+    else:
+        for i, r in enumerate(results):
+            names[r] = f"%{n}#{i}"
+        p.headers[op] = f"%{n}:{len(results)} = "
+
 
 def number_pretty(p, module) -> None:
     """SSA names as MLIR's default (custom-form) print gives them. Unlike its generic
