@@ -27,7 +27,7 @@ from .dense import HEX_THRESHOLD, DenseElementsAttr
 from .dialect import MHLO, Dialect
 from .errors import IRError
 from .location import Location, UnknownLoc
-from .ir import _MANY, SingleResultOp
+from .ir import _MANY, GeneralOperation, SingleResultOp
 from .op_attributes import OpAttributes
 from . import ssa_names
 from .text import is_bare_identifier, quote, symbol_name
@@ -152,6 +152,12 @@ class _Printer:
         tail = f"){props}{extra}" + self.signature(op.operands, (op,))
         return (f" = {name}(", tail, tail + "\n", op.attributes)
 
+    def bare_parts(self, op):
+        """('"name"(', ') : signature', the same with a newline) of a result-less op
+        without attributes or regions."""
+        tail = ")" + self.signature(op.operands, ())
+        return (f'"{op.spec.full_name(self.dialect)}"(', tail, tail + "\n")
+
     def signature(self, operands, results) -> str:
         """`` : (operand types) -> result types``, cached per distinct type combination."""
         key = (tuple([v.type for v in operands]),
@@ -213,16 +219,17 @@ class _Printer:
         frozen = OpAttributes
         loc_cache = locs.cache if locs is not None else None
         SRO = SingleResultOp
+        GOP = GeneralOperation
         append = out.append
         many = _MANY
         same: dict = {}  # op spec -> (type, parts) of its last same-typed binary op
         for op in block.operations:
-            if op.__class__ is SRO and not op.regions and not pretty and (
-                    op._b is not many or not op._a):
+            if op.__class__ is SRO and not op.regions and not pretty:
                 # The common case: one cached (' = "mhlo.add"(', ') <{...}> : (...) -> ...')
                 # pair per op kind, attribute dict (builders share them) and signature. Keys
-                # of different shapes cannot collide (an id is an int, never a type). The
-                # operands are read from the op's slots (see SingleResultOp).
+                # of different shapes cannot collide (an id is an int, a tuple of operand
+                # types is neither an int nor a type). The operands are read from the op's
+                # slots (see SingleResultOp).
                 attrs = op.attributes
                 b = op._b
                 parts = None
@@ -232,8 +239,14 @@ class _Printer:
                     key = (op.spec, a.type, op.type, id(attrs)) if attrs else \
                         (op.spec, a.type, op.type)
                 elif b is many:
-                    a = None
-                    key = (op.spec, op.type, id(attrs)) if attrs else (op.spec, op.type)
+                    a = op._a  # the operand tuple: none, or more than two (select, clamp...)
+                    if a:
+                        types = tuple([v.type for v in a])
+                        key = (op.spec, op.type, types, id(attrs)) if attrs else \
+                            (op.spec, op.type, types)
+                    else:
+                        a = None
+                        key = (op.spec, op.type, id(attrs)) if attrs else (op.spec, op.type)
                 else:
                     a = op._a
                     t = op.type
@@ -268,9 +281,26 @@ class _Printer:
                         append(f"{indent}{names[op]}{parts[0]}{names[a]}{tail}")
                     elif a is None:
                         append(f"{indent}{names[op]}{parts[0]}{tail}")
+                    elif b is many:
+                        append(f"{indent}{names[op]}{parts[0]}"
+                               f"{', '.join([names[v] for v in a])}{tail}")
                     else:
                         append(f"{indent}{names[op]}{parts[0]}{names[a]}, {names[b]}{tail}")
                     continue
+            elif op.__class__ is GOP and not op._results and not op.regions and \
+                    not op.attributes and not pretty and op.spec.dialect_check is None and (
+                    self.flat is not block or op is block.operations[-1]):
+                # A terminator (func.return, a region's return; a result-less op without
+                # attributes): the parts around its operands' names, kept per op kind and
+                # operand types (the None in the key: never a type, as in the keys above).
+                operands = op.operands
+                key = (op.spec, None, tuple([v.type for v in operands]))
+                parts = shared_fast.get(key)
+                if parts is None:
+                    parts = shared_fast[key] = self.bare_parts(op)
+                tail = parts[2] if locs is None else f"{parts[1]}{locs.suffix(op.location)}\n"
+                append(f"{indent}{parts[0]}{', '.join([names[v] for v in operands])}{tail}")
+                continue
             spec = op.spec
             if spec.dialect_check is not None:  # a form of the op some dialect lacks
                 spec.dialect_check(op, dialect)
