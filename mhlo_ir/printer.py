@@ -192,9 +192,13 @@ class _Printer:
             text = self.sigs.get(key)
             if text is not None:
                 return text
-        loc = _no_location if plain else self.loc
-        text = f"{indent[:-2]}^bb0(" + ", ".join(
-            [f"{names[a]}: {tt(a.type)}{loc(a.location)}" for a in args]) + "):\n"
+        if plain:
+            text = f"{indent[:-2]}^bb0(" + ", ".join(
+                [f"{names[a]}: {tt(a.type)}" for a in args]) + "):\n"
+        else:
+            loc = self.loc
+            text = f"{indent[:-2]}^bb0(" + ", ".join(
+                [f"{names[a]}: {tt(a.type)}{loc(a.location)}" for a in args]) + "):\n"
         if key is not None:
             self.sigs[key] = text
         return text
@@ -455,8 +459,15 @@ class _Printer:
     def region(self, region, indent: str, entry_label: bool = True):
         """A generator printing ``region``'s blocks (see ``block``); without
         ``entry_label`` the first block's label is left out (a custom form names its
-        arguments)."""
-        for i, block in enumerate(region.blocks):
+        arguments). A one-block region (MHLO's are) is its block's generator itself."""
+        blocks = region.blocks
+        if len(blocks) == 1:
+            block = blocks[0]
+            return self.block(block, indent, bool(entry_label and block.arguments))
+        return self.blocks(blocks, indent, entry_label)
+
+    def blocks(self, blocks, indent: str, entry_label: bool):
+        for i, block in enumerate(blocks):
             yield from self.block(block, indent,
                                   label=bool(i or (entry_label and block.arguments)))
 
@@ -593,10 +604,6 @@ def _shared_caches(dialect, hex_threshold) -> tuple:
 
 
 _BARE: dict = {}
-
-
-def _no_location(location) -> str:
-    return ""
 
 
 def _bare(k) -> bool:
