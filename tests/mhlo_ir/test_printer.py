@@ -159,3 +159,25 @@ def test_an_op_the_output_dialect_lacks_is_refused_not_printed():
     with pytest.raises(_hlo.OpBuildError, match="'copy' has no stablehlo form"):
         m.to_text(dialect=_hlo.STABLEHLO)
 
+
+
+def test_the_line_shapes_kept_across_prints_match_mlir():
+    """Each kind of op line the printer keeps parts for (one, two and more operands, none,
+    a terminator, a region's return), printed twice in one module and in a second print,
+    against MLIR's print: the kept parts give what the general path gives."""
+    def build():
+        m = hlo.Module("lines")
+        f = m.add_function("main", [F, F, F])
+        b = f.builder()
+        x, y, z = f.arguments
+        s = b.select(b.compare(x, y, "GT"), x, y)
+        c = b.clamp(x, s, z)
+        cc = b.concatenate([x, y, z, c], 0)
+        cc2 = b.concatenate([c, z, y, x], 0)
+        t = b.tuple([x, y, z])
+        r = b.reduce(cc, b.constant(np.float32(0)), [0], "add")
+        r2 = b.reduce(cc2, b.constant(np.float32(0)), [0], "maximum")
+        b.return_(b.add(b.select(b.compare(y, z, "LT"), y, z), s), t, r, r2)
+        return m
+    first = assert_fixed_point(build())
+    assert assert_fixed_point(build()) == first
