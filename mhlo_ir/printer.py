@@ -140,9 +140,11 @@ class _Printer:
 
     def fast_parts(self, op):
         """(' = "name"(', ') <{props}> {attrs} : signature', the same with a newline) for one
-        op, or False when a big
-        constant needs the piecewise path. Keyed by the attribute dict's identity, so the
+        op, or False when a big constant needs the piecewise path or the op's spec checks
+        each op against the dialect. Keyed by the attribute dict's identity, so the
         cache also keeps that dict alive while printing (ids stay unique)."""
+        if op.spec.dialect_check is not None:
+            return False  # the general path runs it on each op
         name = f'"{op.spec.full_name(self.dialect)}"'
         props = extra = ""
         if op.attributes:
@@ -633,6 +635,9 @@ def print_module(module, *, dialect: Dialect = MHLO, locations=True,
     """
     try:
         return _Printer(dialect, locations, hex_threshold, pretty).module(module)
-    except ssa_names.Renumber:  # see ssa_names.unflatten
+    except (ssa_names.Renumber, KeyError):
+        # A hand-edited block the one-pass naming does not cover (see ssa_names.number):
+        # printed again, numbered the full way first (a value of no block of this module
+        # still raises KeyError there).
         return _Printer(dialect, locations, hex_threshold, pretty, flat=False).module(module)
 

@@ -27,7 +27,11 @@ def number(p, module) -> None:
     chain) names its block's ops in one C-level pass, ``%0``, ``%1``..., as if each had
     exactly one result and no regions, which the printing loop's fast path checks op by
     op anyway: the first op it finds otherwise calls ``unflatten``, which finishes the
-    numbering from there. That saves a Python pass over the ops, a sixth of printing."""
+    numbering from there. That saves a Python pass over the ops, a sixth of printing.
+    A hand-edited block that lists one op (or argument) twice is numbered the full way,
+    and a value used before the op naming it (a later multi-result op's result, a later
+    region's argument) makes the print start over the full way (``KeyError`` in
+    ``print_module``): positions, not identities, decide names there."""
     fns = module.functions
     if p.flat is None and len(fns) == 1 and len(fns[0].body.blocks) == 1:
         block = fns[0].body.blocks[0]
@@ -36,8 +40,10 @@ def number(p, module) -> None:
         names.update(zip(args, arg_names(len(args))))
         ops = block.operations
         names.update(zip(ops, value_names(p, len(ops))))
-        p.flat = block
-        return
+        if len(names) == len(args) + len(ops):  # each op and argument once
+            p.flat = block
+            return
+        names.clear()
     number_regions(p, [fn.body for fn in fns], 0, 0)
 
 

@@ -70,7 +70,7 @@ class OpSpec:
     terminator: bool = False
     # dialect_check(op, dialect) raises OpBuildError when this instance of the op has no
     # form in ``dialect`` though the op has (all_to_all's tuple form in StableHLO); the
-    # printer calls it on ops off its single-result fast path, which such forms never take.
+    # printer's fast paths leave every op of such a spec to its general path, which calls it.
     dialect_check: Callable | None = None
     variadic_regions: bool = False
     doc: str = ""

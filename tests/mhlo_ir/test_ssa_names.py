@@ -59,3 +59,45 @@ def test_a_use_before_its_definition_prints_as_numbered_first():
     assert text == _full_numbering(m)
     # The negate is %1 (named ahead it would be %2): the custom call takes no number.
     assert '%0 = "mhlo.add"(%1, %1)' in text
+
+
+def _used_early(value_of) -> hlo.Module:
+    """``_flat_program("m")`` or ``("r")`` with its first add using ``value_of(ops)``, a value
+    named only by an op after it (a hand edit Module.verify reports; printing must not
+    fail on it, as it did not before the one-pass naming)."""
+    m = _flat_program("m" if value_of.__name__.startswith("multi") else "r")
+    ops = m.functions[0].entry_block.operations
+    v = value_of(ops)
+    ops[0].operands = (v, v)
+    return m
+
+
+def multi_result(ops):
+    return ops[1].results[0]  # the while's first result: %1#0
+
+
+def region_argument(ops):
+    return ops[1].regions[0].blocks[0].arguments[0]  # the reduce's %arg2
+
+
+@pytest.mark.parametrize("value_of, name", [(multi_result, "%1#0"), (region_argument, "%arg2")])
+def test_a_value_named_after_its_use_prints_as_numbered_first(value_of, name):
+    m = _used_early(value_of)
+    text = m.to_text(locations=False)
+    assert text == _full_numbering(m)
+    assert f'%0 = "mhlo.add"({name}, {name})' in text
+
+
+def test_an_op_listed_twice_is_numbered_by_position():
+    """A hand edit listing the terminator twice, [add, return, negate, return]: the
+    negate is %1 (the return takes no number), whichever copy of the return is met."""
+    m = hlo.Module("twice")
+    f = m.add_function("main", [F])
+    b = f.builder()
+    (x,) = f.arguments
+    b.return_(b.negate(b.add(x, x)))
+    ops = f.entry_block.operations
+    ops.insert(1, ops[-1])
+    text = m.to_text(locations=False)
+    assert text == _full_numbering(m)
+    assert '"func.return"(%1)' in text and '%1 = "mhlo.negate"(%0)' in text
