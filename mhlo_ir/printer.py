@@ -95,7 +95,7 @@ class _Printer:
         self.own_fast: dict = {}
         self.own_parts: dict = {}
         self.vn = ()
-        self.form_keys = frozenset()  # attributes the custom form being printed spells
+        self.form_keys = _NO_KEYS  # attributes the custom form being printed spells
         # The entry block named ahead of its ops' kinds (see number), or None; False: never.
         self.flat = None if flat else False
 
@@ -525,8 +525,11 @@ class _Printer:
                 head = self.sigs[key] = self.function_head(fn)
         self.out.append(head)
         self.drive(self.region(fn.body, "    "))
-        extra = f" {{{self.named(fn.attributes.items())}}}" if fn.attributes else ""
-        self.out.append(f"  }}){extra} : () -> (){self.loc(fn.location)}\n")
+        if fn.attributes or self.locs is not None:
+            extra = f" {{{self.named(fn.attributes.items())}}}" if fn.attributes else ""
+            self.out.append(f"  }}){extra} : () -> (){self.loc(fn.location)}\n")
+        else:
+            self.out.append("  }) : () -> ()\n")
 
     def function_head(self, fn) -> str:
         """``  "func.func"() <{function_type = ..., sym_name = ...}> ({``, a line."""
@@ -576,8 +579,12 @@ class _Printer:
             out.append(head)
             for fn in module.functions:
                 self.function(fn)
-            extra = f" {{{self.named(module.attributes.items())}}}" if module.attributes else ""
-            out.append(f"}}){extra} : () -> (){self.loc(module.location)}\n")
+            if module.attributes or self.locs is not None:
+                extra = f" {{{self.named(module.attributes.items())}}}" \
+                    if module.attributes else ""
+                out.append(f"}}){extra} : () -> (){self.loc(module.location)}\n")
+            else:
+                out.append("}) : () -> ()\n")
         if self.locs is not None and self.locs.aliases:
             out.extend(line + "\n" for line in self.locs.trailer())
         return "".join(out)
@@ -598,7 +605,9 @@ def _shared_caches(dialect, hex_threshold) -> tuple:
     """(op names, attribute texts, signatures, line parts, attribute-dict parts)."""
     key = (dialect, hex_threshold)
     caches = _SHARED.get(key)
-    if caches is None or max(map(len, caches)) > _SHARED_LIMIT:
+    # (The op names, one per spec of the table, need no limit.)
+    if caches is None or len(caches[3]) > _SHARED_LIMIT or len(caches[2]) > _SHARED_LIMIT or \
+            len(caches[1]) > _SHARED_LIMIT or len(caches[4]) > _SHARED_LIMIT:
         if len(_SHARED) >= 8:  # bounded in hex thresholds and dialects too
             _SHARED.clear()
         caches = _SHARED[key] = ({}, {}, {}, {}, {})
@@ -606,6 +615,7 @@ def _shared_caches(dialect, hex_threshold) -> tuple:
 
 
 _BARE: dict = {}
+_NO_KEYS = frozenset()
 
 
 def _bare(k) -> bool:
