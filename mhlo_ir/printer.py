@@ -96,7 +96,8 @@ class _Printer:
         self.own_parts: dict = {}
         self.vn = ()
         self.form_keys = _NO_KEYS  # attributes the custom form being printed spells
-        # The entry block named ahead of its ops' kinds (see number), or None; False: never.
+        # The block ssa_names.number named ahead; None: not numbered yet; False: numbered (or
+        # to be numbered) the full way.
         self.flat = None if flat else False
 
     # -- pieces ---------------------------------------------------------------------------
