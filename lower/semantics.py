@@ -7,12 +7,10 @@ other's private names (a reduction, a window reduction and an all-reduce combine
 
 from __future__ import annotations
 
-
 import numpy as np
 
 import mhlo_ir as hlo
 from mhlo_ir import dtypes
-
 
 
 def compare_type(element_type) -> str:

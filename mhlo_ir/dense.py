@@ -232,8 +232,8 @@ def i64_array(v) -> IndexArrayAttr:
 _UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-# ``tensor<Nxindex>``: custom-call layouts (ops.custom_call.IndexLayout), the one dense attribute of
-# index elements, which are no element type of ours.
+# ``tensor<Nxindex>``: custom-call layouts (ops.custom_call.IndexLayout), the one dense
+# attribute of index elements, which are no element type of ours.
 _INDEX_TENSOR = re.compile(r"tensor\s*<\s*(?:\d+\s*x\s*)*index\s*>")
 
 

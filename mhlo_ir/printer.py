@@ -606,9 +606,9 @@ def _shared_caches(dialect, hex_threshold) -> tuple:
     """(op names, attribute texts, signatures, line parts, attribute-dict parts)."""
     key = (dialect, hex_threshold)
     caches = _SHARED.get(key)
-    # (The op names, one per spec of the table, need no limit.)
     if caches is None or len(caches[3]) > _SHARED_LIMIT or len(caches[2]) > _SHARED_LIMIT or \
-            len(caches[1]) > _SHARED_LIMIT or len(caches[4]) > _SHARED_LIMIT:
+            len(caches[1]) > _SHARED_LIMIT or len(caches[4]) > _SHARED_LIMIT or \
+            len(caches[0]) > _SHARED_LIMIT:  # (op names: opaque ops add specs as they are read)
         if len(_SHARED) >= 8:  # bounded in hex thresholds and dialects too
             _SHARED.clear()
         caches = _SHARED[key] = ({}, {}, {}, {}, {})
