@@ -59,10 +59,9 @@ def ours_mlp(layers: int, width: int = 64, batch: int = 8) -> hlo.Module:
     f = m.add_function("main", [t_x] + [t_w, t_b] * layers)
     b = f.builder()
     x, *params = f.arguments
-    zeros = np.zeros((batch, width), np.float32)
     for i in range(layers):
         w, bias = params[2 * i], params[2 * i + 1]
-        zero = b.constant(zeros)
+        zero = b.constant(0.0, shape=(batch, width))  # a splat, as the bindings' get_splat
         y = b.dot_general(x, w, ((1,), (0,)))
         y = b.add(y, b.broadcast_in_dim(bias, (batch, width), [1]))
         x = b.maximum(y, zero)
@@ -77,7 +76,7 @@ def ours_small() -> hlo.Module:
     f = m.add_function("main", [t, u])
     b = f.builder()
     x, y = f.arguments
-    e = b.exponential(b.add(x, b.constant(np.ones((4, 8), np.float32))))
+    e = b.exponential(b.add(x, b.constant(1.0, shape=(4, 8))))
     d = b.dot_general(e, y, ((1,), (0,)))
     mm = b.multiply(d, b.transpose(d, [1, 0]))
     zb = b.broadcast_in_dim(b.constant(np.float32(0)), (4, 4), [])

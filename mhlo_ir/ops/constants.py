@@ -17,8 +17,9 @@ from ..dtypes import ALL_ELEMENT_TYPES
 from ..ir import _MANY, Value, _new_single_result_op
 from ..location import checked_location
 from ..op_attributes import OpAttributes
-from ..types import TensorType
+from ..types import TensorType, tensor
 from .args import constant_attr
+from .args import shape as shape_arg
 from .construct import memo, memo_get, memo_put
 from .spec import AttrSpec, OpSpec, builder_method, fail, register
 
@@ -49,17 +50,24 @@ register(OpSpec("constant", (), {"value": AttrSpec(_dense_value, True)},
 # ints before they become part of a memo key, where 1.0 and True would pass for 1.
 
 @builder_method
-def constant(b, value, dtype=None, *, location=None) -> Value:
+def constant(b, value, dtype=None, *, shape=None, location=None) -> Value:
     """A constant tensor from a numpy array, a numpy or Python scalar, a nested list of
     numbers, or a DenseElementsAttr. Without ``dtype``, numpy values keep their dtype and
     Python numbers, alone or in lists, take 32-bit types as in JAX without x64: ints become
     i32, floats f32 and complex numbers complex64 (``constant([1, 2])`` is a
     ``tensor<2xi32>``; numpy would make it i64). Pass ``dtype`` or a numpy array for others.
 
+    ``shape``: the constant is ``value`` (then a scalar) in every element of a tensor of
+    that shape, a splat: ``constant(0.0, shape=(8, 64))`` is ``dense<0.000000e+00> :
+    tensor<8x64xf32>``, made without an array of that size (``np.zeros`` would be copied and
+    scanned for being a splat on every call).
+
     Values are converted exactly (see ``mhlo_ir.exact``): ``constant(1.5, dtype=i32)``,
     ``constant(300, dtype=i8)``, ``constant(-1, dtype=ui8)`` and ``constant(1e10,
     dtype=f16)`` (which numpy would make inf) raise OpBuildError, as do strings and object
     arrays; bools become 0 and 1 in integer types."""
+    if shape is not None:
+        return _splat_constant(b, value, dtype, shape, location)
     cls = value.__class__
     if cls is np.ndarray and dtype is None:
         op = _array_constant(b, value, location)
@@ -85,6 +93,47 @@ def constant(b, value, dtype=None, *, location=None) -> Value:
         return memo(b, ("constant", id(value)), "constant", (), location, _constant_make,
                     value)
     return _large_constant(b, value, location)
+
+
+def _splat_constant(b, value, dtype, shape, location):
+    """``constant(value, dtype, shape=shape)``. Without ``dtype``, a scalar's memo key is its
+    exact bits and class (``_scalar_key``) with the shape, so a splat built again (every
+    layer's zeros) costs a lookup; otherwise the value is converted first and the key is the
+    attribute's type and bits, as an array splat's is."""
+    dims = shape
+    if dims.__class__ is tuple:
+        for d in dims:  # ints (1.0 and True equal 1) before keying
+            if d.__class__ is not int or d < 0:
+                dims = shape_arg("constant", "shape", shape)
+                break
+    else:
+        dims = shape_arg("constant", "shape", shape)
+    cls = value.__class__
+    if dtype is not None:
+        key = None
+    elif cls is float and value == value:  # the common case, _scalar_key's first
+        key = ("constant splat", dims, float, value.hex())
+    else:
+        key = _scalar_key(value, cls)
+        if key is not None:
+            key = ("constant splat", dims, *key[1:])
+    if key is not None:
+        hit = memo_get(key)
+        if hit is not None:
+            return _reuse(b, hit, hit[1], location)
+    scalar = constant_attr("constant", value, dtype)
+    if scalar.type.shape != ():
+        fail("constant", f"shape={list(dims)} spreads one scalar value over the tensor; "
+                         f"got a value of type {scalar.type} (leave shape out to make the "
+                         "constant of an array)")
+    t = tensor(dims, scalar.type.element_type)
+    if t.num_elements == 0:
+        attr = DenseElementsAttr(t, b"", False)
+    else:
+        attr = DenseElementsAttr(t, scalar.data, True)
+    if key is None:
+        key = ("constant splat", t, attr.data)
+    return memo(b, key, "constant", (), location, _constant_make, attr)
 
 
 def _reuse(b, hit, attributes, location):

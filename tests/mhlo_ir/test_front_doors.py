@@ -115,3 +115,82 @@ def test_list_constants_run_with_their_values():
     ints, floats = verify.run(m)
     assert ints.dtype == np.int32 and ints.tolist() == [1, 2, 3]
     assert floats.dtype == np.float32 and floats.tolist() == [[0.5, -1.0]]
+
+
+# -- constant(value, shape=...): a splat of one scalar ------------------------------------------
+
+SPLATS = [  # value, dtype, shape, what numpy makes of it
+    (0.0, None, (2, 3), np.zeros((2, 3), np.float32)),
+    (-0.0, None, (3,), np.full((3,), -0.0, np.float32)),
+    (7, None, (2, 2), np.full((2, 2), 7, np.int32)),
+    (True, None, (4,), np.ones((4,), bool)),
+    (np.float16(1.5), None, (2,), np.full((2,), 1.5, np.float16)),
+    (np.array(-2, np.int64), None, (3,), np.full((3,), -2, np.int64)),
+    (-128, hlo.i8, (2,), np.full((2,), -128, np.int8)),
+    (2.5, hlo.f64, (1, 2), np.full((1, 2), 2.5, np.float64)),
+    (255, hlo.ui8, (3,), np.full((3,), 255, np.uint8)),
+    (float("-inf"), None, (2,), np.full((2,), -np.inf, np.float32)),
+    (1.0, None, (0, 3), np.zeros((0, 3), np.float32)),
+    (5.0, None, (), np.float32(5.0)),
+]
+
+
+def _run_splats(cases):
+    m = hlo.Module("splats")
+    f = m.add_function("main", [], visibility="public")
+    fb = f.builder()
+    fb.return_(*[fb.constant(v, dt, shape=s) for v, dt, s, _ in cases])
+    return m, verify.run(m)
+
+
+def test_splat_constants_run_with_numpys_values():
+    # One value, every element: dtype and bits (-0.0's sign too) as np.full gives them.
+    m, outs = _run_splats(SPLATS)
+    for (value, _, _, want), got in zip(SPLATS, outs):
+        assert got.dtype == want.dtype and got.shape == want.shape, value
+        assert got.tobytes() == want.tobytes(), value
+
+
+def test_splat_constants_print_as_mlir_prints_them():
+    from tests.oracle import assert_fixed_point
+    m, _ = _run_splats(SPLATS)
+    text = assert_fixed_point(m)
+    assert "dense<0.000000e+00> : tensor<2x3xf32>" in text
+    assert "dense<-0.000000e+00> : tensor<3xf32>" in text
+
+
+def test_splat_constants_equal_the_array_constant_of_the_same_values(b):
+    for value, dtype, shape, want in SPLATS:
+        splat = b.constant(value, dtype, shape=shape).owner.attributes["value"]
+        assert splat == b.constant(want).owner.attributes["value"], value
+
+
+def test_splat_constants_are_keyed_by_exact_value_shape_and_dtype(b):
+    # Remembered splats must not answer for values equal by ==: 0.0 and -0.0, 1 and True
+    # and 1.0, nor for another shape or dtype; built in both orders.
+    cases = [(0.0, None, (2,)), (-0.0, None, (2,)), (1, None, (2,)), (True, None, (2,)),
+             (1.0, None, (2,)), (1.0, None, (3,)), (1.0, hlo.f16, (2,)), (1, hlo.i8, (2,))]
+    for order in (cases, cases[::-1]):
+        for value, dtype, shape in order:
+            c = b.constant(value, dtype, shape=shape)
+            want = np.full(shape, value, dtype=np.dtype(dtype.dtype) if dtype else
+                           b.constant(value).type.dtype)
+            got = c.owner.attributes["value"].to_array()
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), \
+                (value, dtype, shape)
+
+
+@pytest.mark.parametrize("value, dtype, shape, message", [
+    (np.ones(3), None, (3,), "'constant' shape=[3] spreads one scalar value over the tensor; "
+                             "got a value of type tensor<3xf64>"),
+    ([1.0], None, (1,), "got a value of type tensor<1xf32>"),
+    (1.0, None, (-1,), "'constant' shape[0] = -1 is negative"),
+    (1.0, None, (2.0,), "'constant' shape: expected an integer, got float 2.0"),
+    (1.0, None, (True,), "'constant' shape: expected an integer, got bool True"),
+    (1.0, None, 3, "'constant' shape must be a list of integers, got int 3"),
+    (300, hlo.i8, (2,), "'constant' value 300 is out of range for i8"),
+    ("a", None, (2,), "'constant' value str 'a' holds strings"),
+])
+def test_splat_constants_refuse_bad_input(b, value, dtype, shape, message):
+    with pytest.raises(OpBuildError, match=re.escape(message)):
+        b.constant(value, dtype, shape=shape)
