@@ -10,6 +10,8 @@ Workloads:
                creation excluded on both sides
   const     -- a 16 MiB f32 and a 2 MiB bf16 dense constant of random data, in MB/s
   memory    -- bytes per op a 100,000-op chain holds, each side in a fresh process
+  ..., pretty -- the 10,000-op chain, the MLP and the small module printed in custom form
+               (``pretty=True``; the bindings' default ``get_asm()``), not generic
 
 Timing: samples of ours and the bindings' alternate, each sample repeating the build (and
 then the print) until it covers ~20,000 ops, GC enabled as users run it; a row reports the
@@ -159,6 +161,10 @@ def _ours_print(m):
     return m.to_text(locations=False)
 
 
+def _ours_pretty(m):
+    return m.to_text(locations=False, pretty=True)
+
+
 def program_rows(quick: bool, samples: int, mlir) -> list:
     """Chains at each size, the MLP, the 20-op module: per-op microseconds and ratios."""
     sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
@@ -168,10 +174,16 @@ def program_rows(quick: bool, samples: int, mlir) -> list:
     programs.append((f"mlp {layers} layers", n_ops(ours_mlp(layers)),
                      lambda: ours_mlp(layers), lambda: mlir.mlp(layers)))
     programs.append(("small module", n_ops(ours_small()), ours_small, mlir.small))
+    # The custom form too (pretty=True; MLIR's default print, what people read), for the
+    # 10,000-op chain, the MLP and the small module.
+    programs += [(f"{name}, pretty", ops, ours, theirs) for name, ops, ours, theirs in programs
+                 if name != "chain 1000" and ops <= 10_000]
     rows = []
     for name, ops, ours, theirs in programs:
         s = samples if ops <= 10_000 else max(3, samples // 2)
-        (ob, op), (mb, mp), (ogc, _) = interleaved((ours, _ours_print), (theirs, mlir.print),
+        printers = ((_ours_pretty, mlir.print_pretty) if name.endswith("pretty")
+                    else (_ours_print, mlir.print))
+        (ob, op), (mb, mp), (ogc, _) = interleaved((ours, printers[0]), (theirs, printers[1]),
                                                    s, ops, collector=True)
         rows.append(dict(workload=name, ops=ops, ours_us=(ob + op) / ops * 1e6,
                          ours_build_us=ob / ops * 1e6, ours_print_us=op / ops * 1e6,

@@ -29,7 +29,7 @@ from .errors import IRError
 from .location import Location, UnknownLoc
 from .ir import _MANY, GeneralOperation, SingleResultOp
 from .op_attributes import OpAttributes
-from . import ssa_names
+from . import pretty_lines, ssa_names
 from .text import is_bare_identifier, quote, symbol_name
 from .types import FunctionType, TensorType
 
@@ -77,7 +77,7 @@ class _Locations:
 class _Printer:
     __slots__ = ("dialect", "names", "headers", "out", "locs", "hex_threshold", "op_names",
                  "attr_cache", "sigs", "attr_parts", "pretty", "fast", "vn", "own_fast",
-                 "own_parts", "form_keys", "flat")
+                 "own_parts", "form_keys", "flat", "plain")
 
     def __init__(self, dialect: Dialect, locations, hex_threshold: int, pretty: bool = False,
                  flat: bool = True):
@@ -89,7 +89,7 @@ class _Printer:
         self.locs = None if not locations else _Locations(locations == "alias")
         self.hex_threshold = hex_threshold
         (self.op_names, self.attr_cache, self.sigs, self.fast,
-         self.attr_parts) = _shared_caches(dialect, hex_threshold)
+         self.attr_parts, self.plain) = _shared_caches(dialect, hex_threshold)
         # Line parts of ops whose attribute mapping is not an OpAttributes (so may change
         # between prints): kept for this print only.
         self.own_fast: dict = {}
@@ -230,8 +230,11 @@ class _Printer:
         append = out.append
         many = _MANY
         same: dict = {}  # op spec -> (type, parts) of its last same-typed binary op
+        same_pretty: dict = {}  # the same for custom-form templates
+        same_key = None  # the key of the last same-typed binary op looked up (see below)
+        plain = self.plain
         for op in block.operations:
-            if op.__class__ is SRO and not op.regions and not pretty:
+            if op.__class__ is SRO and not op.regions and (not pretty or plain[op.spec]):
                 # The common case: one cached (' = "mhlo.add"(', ') <{...}> : (...) -> ...')
                 # pair per op kind, attribute dict (builders share them) and signature. Keys
                 # of different shapes cannot collide (an id is an int, a tuple of operand
@@ -308,6 +311,59 @@ class _Printer:
                 tail = parts[2] if locs is None else f"{parts[1]}{locs.suffix(op.location)}\n"
                 append(f"{indent}{parts[0]}{', '.join([names[v] for v in operands])}{tail}")
                 continue
+            elif pretty and op.__class__ is SRO and not op.regions:
+                # The custom form's line from its template (see pretty_lines), kept per op
+                # kind, operand and result types and attribute dict; the second entry of a
+                # key (_ONE, _PAIR, _MANY_P) tells these keys from the generic path's.
+                attrs = op.attributes
+                a = op._a
+                b = op._b
+                t = op.type
+                if b is None:
+                    key = (op.spec, _ONE, a.type, t, id(attrs)) if attrs else \
+                        (op.spec, _ONE, a.type, t)
+                elif b is many:
+                    types = tuple([v.type for v in a])
+                    key = (op.spec, _MANY_P, types, t, id(attrs)) if attrs else \
+                        (op.spec, _MANY_P, types, t)
+                elif attrs or a.type is not t or b.type is not t:
+                    key = (op.spec, _PAIR, a.type, b.type, t, id(attrs)) if attrs else \
+                        (op.spec, _PAIR, a.type, b.type, t)
+                else:  # same-typed binary ops: the kind's last template, as on the generic path
+                    hit = same_pretty.get(op.spec)
+                    if hit is not None and hit[0] is t:
+                        key = None
+                        parts = hit[1]
+                    else:
+                        key = same_key = (op.spec, _PAIR, t, t, t)
+                if key is not None:
+                    fast = shared_fast if attrs is None or attrs.__class__ is frozen else own_fast
+                    parts = fast.get(key)
+                    if parts is None:
+                        parts = pretty_lines.template(self, op)
+                        if parts is not None:
+                            fast[key] = parts
+                    if parts and key is same_key:
+                        same_pretty[op.spec] = (t, parts)
+                if parts:
+                    shape, lits = parts[0], parts[1]
+                    tail = "\n" if locs is None else f"{locs.suffix(op.location)}\n"
+                    if shape == 0:
+                        append(f"{indent}{names[op]} = {lits[0]}{tail}")
+                    elif shape == 1 and b is None:
+                        append(f"{indent}{names[op]} = {lits[0]}{names[a]}{lits[1]}{tail}")
+                    elif shape == 2 and b is not many:
+                        append(f"{indent}{names[op]} = {lits[0]}{names[a]}{lits[1]}"
+                               f"{names[b]}{lits[2]}{tail}")
+                    else:
+                        operands = op.operands
+                        line = [indent, names[op], " = ", lits[0]]
+                        for i, lit in zip(parts[2], lits[1:]):
+                            line.append(names[operands[i]])
+                            line.append(lit)
+                        line.append(tail)
+                        append("".join(line))
+                    continue
             spec = op.spec
             if spec.dialect_check is not None:  # a form of the op some dialect lacks
                 spec.dialect_check(op, dialect)
@@ -445,11 +501,7 @@ class _Printer:
             head = f"{indent}{self.names[results[0]]} = "
         else:
             head = indent + self.headers[op] if results else indent
-        spec = op.spec
-        kw = spec.name if spec.namespace == "func" else spec.full_name(d)
-        if kw.startswith("func."):
-            kw = kw[5:]
-        parts = [head, kw]
+        parts = [head, pretty_lines.keyword(op.spec, d)]
         parts.extend(form.render(self, op))
         parts.append(f"{self.loc(op.location)}\n")
         return parts
@@ -488,11 +540,14 @@ class _Printer:
 
     def function_pretty(self, fn) -> None:
         names, tt = self.names, self.type_text
-        args = []
-        for i, a in enumerate(fn.arguments):
-            attrs = fn.arg_attrs[i] if fn.arg_attrs else None
-            extra = f" {{{self.named(attrs.items())}}}" if attrs else ""
-            args.append(f"{names[a]}: {tt(a.type)}{extra}{self.loc(a.location)}")
+        if fn.arg_attrs or self.locs is not None:
+            args = []
+            for i, a in enumerate(fn.arguments):
+                attrs = fn.arg_attrs[i] if fn.arg_attrs else None
+                extra = f" {{{self.named(attrs.items())}}}" if attrs else ""
+                args.append(f"{names[a]}: {tt(a.type)}{extra}{self.loc(a.location)}")
+        else:  # (most functions: name and type only)
+            args = [f"{names[a]}: {tt(a.type)}" for a in fn.arguments]
         res_attrs = list(fn.res_attrs or ())
         res_attrs += [{}] * (len(fn.result_types) - len(res_attrs))
         if not fn.result_types:
@@ -603,20 +658,41 @@ _SHARED_LIMIT = 8192
 
 
 def _shared_caches(dialect, hex_threshold) -> tuple:
-    """(op names, attribute texts, signatures, line parts, attribute-dict parts)."""
+    """(op names, attribute texts, signatures, line parts, attribute-dict parts, specs
+    without a custom form in the dialect)."""
     key = (dialect, hex_threshold)
     caches = _SHARED.get(key)
     if caches is None or len(caches[3]) > _SHARED_LIMIT or len(caches[2]) > _SHARED_LIMIT or \
             len(caches[1]) > _SHARED_LIMIT or len(caches[4]) > _SHARED_LIMIT or \
-            len(caches[0]) > _SHARED_LIMIT:  # (op names: opaque ops add specs as they are read)
+            len(caches[0]) > _SHARED_LIMIT or len(caches[5]) > _SHARED_LIMIT:
+        # (op names and plain specs: opaque ops add specs as they are read)
         if len(_SHARED) >= 8:  # bounded in hex thresholds and dialects too
             _SHARED.clear()
-        caches = _SHARED[key] = ({}, {}, {}, {}, {})
+        caches = _SHARED[key] = ({}, {}, {}, {}, {}, _Plain(dialect))
     return caches
+
+
+class _Plain(dict):
+    """spec -> whether ops of that kind print in the generic form with ``pretty=True`` too
+    (no custom form in this dialect), answered on first asking: those take the generic
+    line parts."""
+
+    def __init__(self, dialect):
+        super().__init__()
+        self.dialect = dialect
+
+    def __missing__(self, spec):
+        form = spec.pretty
+        plain = self[spec] = (form is None or not form.pieces or
+                              spec.namespace == "hlo" and self.dialect.name not in form.dialects)
+        return plain
 
 
 _BARE: dict = {}
 _NO_KEYS = frozenset()
+# The second entry of the custom-form fast path's keys (see block): never a type, an int, a
+# tuple or None, so never equal to what a generic-path key holds there.
+_ONE, _PAIR, _MANY_P = object(), object(), object()
 
 
 def _bare(k) -> bool:

@@ -144,7 +144,8 @@ def number_pretty(p, module) -> None:
                     used[probe] = True
                     return probe
 
-        if form is not None and form.arg_name and dialect.name in form.dialects:
+        prenamed = form is not None and form.arg_name and dialect.name in form.dialects
+        if prenamed:
             given = form.arg_name
             if given.__class__ is str:
                 for block in region.blocks:
@@ -155,7 +156,15 @@ def number_pretty(p, module) -> None:
                     names[a] = "%" + unique(n)
         nested = []
         for bi, block in enumerate(region.blocks):
-            for a in block.arguments:
+            args = block.arguments
+            if not bi and not used and not prenamed and args and names.keys().isdisjoint(args):
+                # A function's arguments: %arg0, %arg1... (nothing named yet to clash with)
+                texts = arg_names(na + len(args))[na:na + len(args)]
+                names.update(zip(args, texts))
+                used.update(dict.fromkeys([t[1:] for t in texts], True))
+                na += len(args)
+                args = ()
+            for a in args:
                 if a in names:
                     continue
                 if bi == 0:
@@ -164,8 +173,17 @@ def number_pretty(p, module) -> None:
                 else:
                     names[a] = f"%{nv}"
                     nv += 1
-            for op in block.operations:
+            ops = block.operations
+            vn = value_names(p, nv + len(ops))
+            for op in ops:
                 spec_form = op.spec.pretty
+                if op.__class__ is SingleResultOp and (
+                        spec_form is None or not spec_form.result_names):
+                    names[op] = vn[nv]  # numbered: most ops
+                    nv += 1
+                    if op.regions:
+                        nested.extend([(r, spec_form or None, op) for r in op.regions])
+                    continue
                 results = op.results
                 given = spec_form.names_for(op, dialect) if spec_form and results else ()
                 if given:

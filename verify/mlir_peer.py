@@ -46,6 +46,10 @@ class Mlir:
     def print(self, module) -> str:
         return module.operation.get_asm(print_generic_op_form=True)
 
+    def print_pretty(self, module) -> str:
+        """MLIR's default print: ops in their custom forms, no locations."""
+        return module.operation.get_asm()
+
     def chain(self, n: int, shape=(8,)) -> object:
         ir, mhlo = self.ir, self.mhlo
         with self.ctx, self.ir.Location.unknown():

@@ -31,6 +31,9 @@ def test_benchmark_programs_are_the_same_program():
         # The bindings' module has no name; ours is named after the workload.
         text = text.replace(f' <{{sym_name = "{ours.name}"}}>', "", 1)
         assert normalize_hex(text) == mlir.print(theirs)
+        # And the custom-form rows print the same text as MLIR's default print.
+        pretty = bench_build._ours_pretty(ours).replace(f"module @{ours.name} ", "module ", 1)
+        assert normalize_hex(pretty) == mlir.print_pretty(theirs)
     assert bench_build.n_ops(bench_build.ours_small()) == 21  # 20 ops and the return
     assert bench_build.n_ops(bench_build.ours_mlp(100)) == 501
 
@@ -38,8 +41,9 @@ def test_benchmark_programs_are_the_same_program():
 def test_build_rows_report_ratios():
     mlir = Mlir()
     rows = bench_build.program_rows(quick=True, samples=1, mlir=mlir)
-    assert [r["workload"] for r in rows] == ["chain 1000", "chain 10000", "mlp 20 layers",
-                                             "small module"]
+    assert [r["workload"] for r in rows] == [
+        "chain 1000", "chain 10000", "mlp 20 layers", "small module",
+        "chain 10000, pretty", "mlp 20 layers, pretty", "small module, pretty"]
     assert all(r["ours_us"] > 0 and r["mlir_us"] > 0 and r["ratio"] > 0 for r in rows)
 
 

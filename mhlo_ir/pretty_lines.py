@@ -1,0 +1,90 @@
+"""Line templates for ops printed in their custom form (``pretty=True``).
+
+A region-free op's custom form (``mhlo_ir.pretty_forms.Form``) is a function of its kind,
+operand and result types, attributes and output dialect, with its operands' SSA names
+inserted as they are. So the text after ``%5 = `` is rendered once per such combination with
+stand-ins for the operand names, split around them, and kept: every later op of that
+combination prints by joining the kept pieces with its own operands' names, without running
+the form's pieces (which made the custom form ten times slower than the generic one).
+
+A template is made only when it reproduces the form's own rendering of the op it was made
+from, with that op's real names: whatever a form might do that the split cannot follow
+(a name not spelled verbatim, an attribute holding a stand-in's character) leaves the op on
+the form's path. Big texts (a constant's data) are not kept.
+"""
+
+from __future__ import annotations
+
+__all__ = ["keyword", "template", "NONE", "ONE", "PAIR", "GENERAL"]
+
+# NUL cannot appear in printed text: strings escape it (``\00``), and names, types and
+# keywords never hold it.
+_MARK = "\x00"
+_LONGEST = 2048  # characters: texts above this are rendered each time, not kept
+
+
+def keyword(spec, dialect) -> str:
+    """The op's name as its custom form spells it (``mhlo.add``; ``return`` and ``call``
+    inside a function, without ``func.``)."""
+    kw = spec.name if spec.namespace == "func" else spec.full_name(dialect)
+    return kw[5:] if kw.startswith("func.") else kw
+
+
+def template(pr, op):
+    """``(shape, literals, indices, attributes)`` such that the text after ``op``'s ``%name = `` is
+    ``literals[0] + name(operands[indices[0]]) + literals[1] + ...`` (the location and the
+    newline excluded); False where ``op`` must take the form's own path: no custom form in
+    this dialect, a form with regions, a spec that checks each op against the dialect, or a
+    text over ``_LONGEST`` characters. None where this op cannot make the template but another
+    of its kind may (an operand given twice)."""
+    spec = op.spec
+    form = spec.pretty
+    dialect = pr.dialect
+    if form is None or not form.pieces or form.has_regions or op.regions or \
+            spec.dialect_check is not None or \
+            spec.namespace == "hlo" and dialect.name not in form.dialects:
+        return False
+    operands = op.operands
+    if len(set(map(id, operands))) != len(operands):
+        # One value twice (add %0, %0): which name stands for which operand is ambiguous;
+        # the next op of this kind makes the template.
+        return None
+    names = pr.names
+    try:
+        real = form.render(pr, op)
+        pr.names = {v: f"{_MARK}{i}{_MARK}" for i, v in enumerate(operands)}
+        try:
+            marked = form.render(pr, op)
+        finally:
+            pr.names = names
+    except KeyError:  # a value the stand-ins do not cover: the form's path says what
+        return False
+    if not all(x.__class__ is str for x in real) or not all(x.__class__ is str for x in marked):
+        return False
+    kw = keyword(spec, dialect)
+    text = kw + "".join(marked)
+    if len(text) > _LONGEST:
+        return False
+    split = text.split(_MARK)
+    literals = tuple(split[0::2])
+    try:
+        indices = tuple(int(x) for x in split[1::2])
+    except ValueError:
+        return False
+    if len(literals) != len(indices) + 1 or any(not 0 <= i < len(operands) for i in indices):
+        return False
+    rebuilt = [literals[0]]
+    for i, lit in zip(indices, literals[1:]):
+        rebuilt.append(names[operands[i]])
+        rebuilt.append(lit)
+    if "".join(rebuilt) != kw + "".join(real):
+        return False
+    # The attribute mapping is kept with the template: the printer keys templates by its
+    # id, which must not be reused by another mapping while the template lives.
+    return _SHAPES.get(indices, GENERAL), literals, indices, op.attributes
+
+
+# How a template's operand names are filled in (the printer's fast path spells out the first
+# three): no operand, the one operand, operands 0 and 1 in order, or any other way.
+NONE, ONE, PAIR, GENERAL = 0, 1, 2, 3
+_SHAPES = {(): NONE, (0,): ONE, (0, 1): PAIR}

@@ -1,0 +1,156 @@
+"""Line templates of the custom-form printer (``mhlo_ir.pretty_lines``): a template made from
+one op prints every later op of its kind, types and attributes as the form itself would.
+
+Oracles: MLIR's default print (the bindings in jaxlib) of our generic text, for ops MLIR
+prints in custom form; and, for generated programs over the whole op table, the printer with
+templates turned off and no kept texts (the form's own path, which test_pretty_forms checks
+against MLIR op by op).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+from mhlo_ir import pretty_lines, printer
+from tests import oracle
+
+DIALECTS = [hlo.MHLO, hlo.STABLEHLO]
+
+
+def _mlir_pretty(m, dialect) -> str:
+    return str(oracle.parse(m.to_text(locations=False, dialect=dialect)))
+
+
+def _mixed_module():
+    """Ops whose templates a first op of their kind makes for later ones: operands given
+    twice, in either order, other attribute values, variadic operands, constants."""
+    t = hlo.tensor((2, 3), hlo.f32)
+    m = hlo.Module("templates")
+    f = m.add_function("main", [t, t], visibility="public")
+    b = f.builder()
+    x, y = f.arguments
+    twice = b.add(x, x)  # the first add: one value for both operands
+    s = b.add(x, y)
+    r = b.add(y, twice)
+    lt = b.compare(s, r, "LT")
+    gt = b.compare(s, r, "GT")
+    ge = b.compare(r, r, "GE", "FLOAT")
+    sel = b.select(lt, s, s)
+    sel2 = b.select(gt, r, s)
+    sel3 = b.select(ge, s, r)
+    c = b.concatenate([sel, sel, sel2], 0)
+    c2 = b.concatenate([sel3, sel2, sel], 0)
+    one = b.constant(1.0, shape=(2, 3))
+    two = b.constant(2.0, shape=(2, 3))
+    half = b.constant(np.float32(0.5))
+    m2 = b.multiply(b.add(one, two), b.broadcast_in_dim(half, (2, 3), []))
+    b.return_(c, c2, m2, b.negate(b.negate(m2)))
+    return m
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_templates_print_as_mlir_does(dialect):
+    m = _mixed_module()
+    want = _mlir_pretty(m, dialect)
+    for _ in range(2):  # the second print takes every line from kept templates
+        assert oracle.normalize_hex(m.to_text(locations=False, dialect=dialect,
+                                              pretty=True)) == want
+
+
+def test_an_operand_given_twice_does_not_make_the_template():
+    # A template made from add(%0, %0) could not tell which name goes where: the first add
+    # with two distinct operands makes it, whichever add comes first.
+    t = hlo.tensor((2,), hlo.i32)
+    for first_twice in (True, False):
+        m = hlo.Module("twice")
+        f = m.add_function("main", [t, t], visibility="public")
+        b = f.builder()
+        x, y = f.arguments
+        pairs = [(x, x), (x, y), (y, x)] if first_twice else [(y, x), (x, x), (x, y)]
+        b.return_(*[b.subtract(p, q) for p, q in pairs])
+        text = m.to_text(locations=False, pretty=True)
+        assert text == _mlir_pretty(m, hlo.MHLO)
+        for p, q in pairs:
+            names = {x: "%arg0", y: "%arg1"}
+            assert f"mhlo.subtract {names[p]}, {names[q]} :" in text
+
+
+def test_attribute_mappings_made_and_dropped_between_prints_never_share_a_template():
+    # Templates are keyed by the attribute mapping's identity and keep it alive, so a new
+    # mapping cannot take the id (and the text) of one printed and dropped before. Constants
+    # of more than 16 elements get a mapping of their own each; plain dicts are kept for one
+    # print only.
+    t = hlo.tensor((3,), hlo.f32)
+    for i in range(60):
+        m = hlo.Module("ids")
+        f = m.add_function("main", [t, t], visibility="public")
+        b = f.builder()
+        x, y = f.arguments
+        c = b.constant(np.arange(i, i + 20, dtype=np.int32))
+        direction = ("EQ", "NE", "LT", "LE", "GT", "GE")[i % 6]
+        d = b.compare(x, y, direction)
+        d.attributes = dict(d.attributes)
+        b.return_(c, d)
+        text = m.to_text(locations=False, pretty=True)
+        assert f"dense<[{i}, {i + 1}, " in text and f"mhlo.compare {direction}, " in text
+        if i % 10 == 0:
+            assert text == _mlir_pretty(m, hlo.MHLO)
+        del m, f, b, x, y, c, d
+
+
+def test_template_refuses_what_it_cannot_reproduce():
+    t = hlo.tensor((4,), hlo.f32)
+    m = hlo.Module("refused")
+    f = m.add_function("main", [t], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+    big = b.constant(np.arange(4096, dtype=np.float32))  # its text is not kept
+    red = b.reduce(x, b.constant(np.float32(0)), [0], "add")  # a form with a region
+    b.return_(b.add(big, big), red)
+    p = printer._Printer(hlo.MHLO, False, 16, pretty=True)
+    from mhlo_ir import ssa_names
+    ssa_names.number_pretty(p, m)
+    ops = f.entry_block.operations
+    assert pretty_lines.template(p, ops[0]) is False  # 4096 elements of hex
+    assert pretty_lines.template(p, ops[2]) is False  # reduce
+    assert pretty_lines.template(p, ops[3]) is None  # add %0, %0: the next add makes it
+    shape, lits, idx, _ = pretty_lines.template(p, ops[1])  # constant 0.0
+    assert (shape, idx) == (pretty_lines.NONE, ()) and lits[0].startswith("mhlo.constant ")
+
+
+def _form_path(m, **kw) -> str:
+    """``m`` printed with templates off and nothing kept from earlier prints."""
+    saved_template, saved_shared = pretty_lines.template, printer._SHARED
+    pretty_lines.template = lambda pr, op: None
+    printer._SHARED = {}
+    try:
+        return m.to_text(pretty=True, **kw)
+    finally:
+        pretty_lines.template, printer._SHARED = saved_template, saved_shared
+
+
+def test_generated_programs_print_as_the_forms_themselves_print_them():
+    """Programs over the whole op table, printed twice each in this order and then again in
+    reverse (templates made by one program serve the next), with and without locations and in
+    both dialects: each text is the one the form path gives."""
+    from mhlo_ir import strategies as hst
+    options = hst.default_options(12)
+    variants = [dict(locations=False), dict(locations="alias"), dict(locations=True),
+                dict(locations=False, dialect=hlo.STABLEHLO)]
+    modules = [hst.generate_seeded(seed, options).module for seed in range(120)]
+    want = {}
+    for order in (modules, modules[::-1]):
+        for i, m in enumerate(order):
+            for j, kw in enumerate(variants):
+                try:
+                    ours = m.to_text(pretty=True, **kw)
+                except hlo.OpBuildError:  # an op the dialect lacks: refused either way
+                    with pytest.raises(hlo.OpBuildError):
+                        _form_path(m, **kw)
+                    continue
+                key = (id(m), j)
+                if key not in want:
+                    want[key] = _form_path(m, **kw)
+                assert ours == want[key], (i, kw)
