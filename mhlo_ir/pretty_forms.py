@@ -306,7 +306,9 @@ class TypePiece:
         outs = [r.type for r in op.results]
         if k == "same":
             t = outs[0] if outs else None
-            if t is not None and all(x is t for x in ins) and all(x is t for x in outs):
+            # Equal, not identical: tuple and token types are not interned, and MLIR's
+            # (uniqued) types are the same object exactly when they are equal.
+            if t is not None and all(x == t for x in ins) and all(x == t for x in outs):
                 return tt(t)
             return _functional(pr, op)
         if k == "functional":
@@ -319,7 +321,7 @@ class TypePiece:
         if k == "pairwise" or k == "operands":
             return ", ".join(tt(t) for t in ins)
         if k == "select":
-            if ins[1] is outs[0] and ins[2] is outs[0]:
+            if ins[1] == outs[0] and ins[2] == outs[0]:
                 return f"{tt(ins[0])}, {tt(outs[0])}"
             return _functional(pr, op)
         if k == "complex":

@@ -154,3 +154,29 @@ def test_generated_programs_print_as_the_forms_themselves_print_them():
                 if key not in want:
                     want[key] = _form_path(m, **kw)
                 assert ours == want[key], (i, kw)
+
+
+def test_equal_types_that_are_different_objects_print_alike():
+    # Tuple and token types are not interned: a parsed copy's result is a new TupleType equal
+    # to its operand's. The form spells a copy's type once when they are equal (as MLIR,
+    # whose types are uniqued), so a template made by either op serves the other.
+    s = hlo.tensor((), hlo.f32)
+    parsed_text = """module {
+  func.func public @main(%arg0: tuple<tensor<f32>>) -> tuple<tensor<f32>> {
+    %0 = "mhlo.copy"(%arg0) : (tuple<tensor<f32>>) -> tuple<tensor<f32>>
+    "func.return"(%0) : (tuple<tensor<f32>>) -> ()
+  }
+}"""
+    for parsed_first in (True, False):
+        printer._SHARED.clear()  # no template from an earlier test: this order decides
+        parsed = hlo.parse(parsed_text)
+        built = hlo.Module("built")
+        f = built.add_function("main", [hlo.tuple_type([s])], visibility="public")
+        b = f.builder()
+        b.return_(b.copy(f.arguments[0]))
+        copy = parsed.functions[0].entry_block.operations[0]
+        assert copy.type == copy.operands[0].type and copy.type is not copy.operands[0].type
+        for m in ((parsed, built) if parsed_first else (built, parsed)):
+            text = m.to_text(locations=False, pretty=True)
+            assert "mhlo.copy %arg0 : tuple<tensor<f32>>\n" in text
+            assert text == _mlir_pretty(m, hlo.MHLO)
