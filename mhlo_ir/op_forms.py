@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from .attributes import FALSE, TRUE
+from .attributes import FALSE, TRUE, IntegerAttr
+from .dtypes import i32
 from .pretty_forms import (ARROW, COMPLEX, FUNCTIONAL, OPERAND_TYPES, PAIRWISE, RESULTS, SAME,
                            SELECT, TUPLE, Attr, AttrDict, ConvWindow, Dims, DotDims, Enum, EnumList,
                            ExpMantissa, Form, Int, Operands, Optional, Reduce, Returned,
@@ -55,7 +56,9 @@ GET_TUPLE_ELEMENT = _form(" ", Operands(), "[", Int("index"), "]", AttrDict(), "
 CUSTOM_CALL = _form(" ", Symbol("call_target_name"), Operands(parens=True), AttrDict(), " : ",
                     FUNCTIONAL)
 CALL = _form(" ", Attr("callee"), Operands(parens=True), AttrDict(), " : ", FUNCTIONAL)
-COMPOSITE = _form(" ", Attr("name"), " ", Operands(), AttrDict(), " : ", FUNCTIONAL)
+# (version 0 is its default, which MLIR leaves out)
+COMPOSITE = _form(" ", Attr("name"), " ", Operands(),
+                  AttrDict(elide=(("version", IntegerAttr(0, i32)),)), " : ", FUNCTIONAL)
 TOPK = _form("(", Operands(), ", k = ", Int("k"),
              Optional("largest", (", largest = ", Attr("largest")), TRUE), ")", AttrDict(), " : ",
              ARROW, result_names=("values", "indices"))

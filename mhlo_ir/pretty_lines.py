@@ -23,25 +23,26 @@ _MARK = "\x00"
 _LONGEST = 2048  # characters: texts above this are rendered each time, not kept
 
 
-def keyword(spec, dialect) -> str:
-    """The op's name as its custom form spells it (``mhlo.add``; ``return`` and ``call``
-    inside a function, without ``func.``)."""
+def keyword(spec, dialect, top: bool = False) -> str:
+    """The op's name as its custom form spells it: ``mhlo.add``; ``return`` and ``call``
+    without ``func.`` in a function's body (``top``, where func is the default dialect),
+    ``func.call`` in an op's region."""
     kw = spec.name if spec.namespace == "func" else spec.full_name(dialect)
-    return kw[5:] if kw.startswith("func.") else kw
+    return kw[5:] if top and kw.startswith("func.") else kw
 
 
 def template(pr, op):
-    """``(shape, literals, indices, attributes)`` such that the text after ``op``'s ``%name = `` is
-    ``literals[0] + name(operands[indices[0]]) + literals[1] + ...`` (the location and the
-    newline excluded); False where ``op`` must take the form's own path: no custom form in
-    this dialect, a form with regions, a spec that checks each op against the dialect, or a
-    text over ``_LONGEST`` characters. None where this op cannot make the template but another
-    of its kind may (an operand given twice)."""
+    """``(shape, literals, indices, attributes)`` such that the text after ``op``'s
+    ``%name = `` is ``literals[0] + name(operands[indices[0]]) + literals[1] + ...`` (the
+    location and the newline excluded). False where ``op`` must take the form's own path: no
+    custom form in this dialect, a form with regions, a func op (``keyword``), a spec that
+    checks each op against the dialect, or a text over ``_LONGEST`` characters. None where
+    this op cannot make the template but another of its kind may (an operand given twice)."""
     spec = op.spec
     form = spec.pretty
     dialect = pr.dialect
     if form is None or not form.pieces or form.has_regions or op.regions or \
-            spec.dialect_check is not None or \
+            spec.dialect_check is not None or spec.namespace == "func" or \
             spec.namespace == "hlo" and dialect.name not in form.dialects:
         return False
     operands = op.operands
@@ -61,7 +62,7 @@ def template(pr, op):
         return False
     if not all(x.__class__ is str for x in real) or not all(x.__class__ is str for x in marked):
         return False
-    kw = keyword(spec, dialect)
+    kw = keyword(spec, dialect)  # (func ops, whose keyword depends on the block, are refused)
     text = kw + "".join(marked)
     if len(text) > _LONGEST:
         return False

@@ -206,9 +206,10 @@ class _Printer:
             self.sigs[key] = text
         return text
 
-    def block(self, block, indent: str, label: bool):
+    def block(self, block, indent: str, label: bool, top: bool = False):
         """Print ``block``: a generator that yields ``(region, indent)`` for each nested
-        region, which ``drive`` prints before resuming it (no recursion)."""
+        region, which ``drive`` prints before resuming it (no recursion). ``top``: a block of
+        a function's body (where custom forms spell func ops without ``func.``)."""
         out = self.out
         names = self.names
         if label:
@@ -368,7 +369,7 @@ class _Printer:
             if spec.dialect_check is not None:  # a form of the op some dialect lacks
                 spec.dialect_check(op, dialect)
             if pretty and spec.pretty:
-                parts = self.pretty_op(op, indent)
+                parts = self.pretty_op(op, indent, top)
                 if parts is not None:
                     for part in parts:
                         if part.__class__ is str:
@@ -487,7 +488,7 @@ class _Printer:
             else:
                 out.append(f"{sep}{key} = {self.attr_text(v)}")
 
-    def pretty_op(self, op, indent: str):
+    def pretty_op(self, op, indent: str, top: bool = False):
         """The pieces of ``op``'s line in its custom form (``OpSpec.pretty``, a
         ``mhlo_ir.pretty_forms.Form``): strings, ``("nl",)`` for a new line at this indent and
         ``("region", i)`` for a region printed in braces; None where the op has no custom
@@ -501,7 +502,7 @@ class _Printer:
             head = f"{indent}{self.names[results[0]]} = "
         else:
             head = indent + self.headers[op] if results else indent
-        parts = [head, pretty_lines.keyword(op.spec, d)]
+        parts = [head, pretty_lines.keyword(op.spec, d, top)]
         parts.extend(form.render(self, op))
         parts.append(f"{self.loc(op.location)}\n")
         return parts
@@ -563,7 +564,7 @@ class _Printer:
         self.out.append(f"  func.func {vis}@{symbol_name(fn.name)}({', '.join(args)})"
                         f"{results}{extra} {{\n")
         for i, block in enumerate(fn.body.blocks):
-            self.drive(self.block(block, "    ", label=bool(i)))
+            self.drive(self.block(block, "    ", label=bool(i), top=True))
         self.out.append(f"  }}{self.loc(fn.location)}\n")
 
     def function(self, fn) -> None:

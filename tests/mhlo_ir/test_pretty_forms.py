@@ -119,3 +119,26 @@ def test_regions_of_a_form_name_their_arguments():
     text = c.build()[0].to_text(locations=False, pretty=True)
     assert "%iterArg = " in text and "^bb0" not in text
     assert hlo.parse(text).to_text(locations=False, pretty=True) == text
+
+
+@pytest.mark.parametrize("dialect", [MHLO, STABLEHLO], ids=lambda d: d.name)
+def test_func_ops_drop_their_prefix_only_in_a_function_body(dialect):
+    # func is the default dialect of a func.func's body, not of an op's region: MLIR prints
+    # `call @g` there and `func.call @g` in a while's body.
+    t = hlo.tensor((3,), hlo.f32)
+    m = hlo.Module("calls")
+    g = m.add_function("g", [t], visibility="private")
+    gb = g.builder()
+    gb.return_(gb.negate(g.arguments[0]))
+    f = m.add_function("main", [t], visibility="public")
+    b = f.builder()
+    first = b.call(g, [f.arguments[0]])
+    w = b.while_([first],
+                 lambda bb, s: bb.compare(bb.reduce(s, bb.constant(0.0), [0], "add"),
+                                          bb.constant(10.0), "LT"),
+                 lambda bb, s: bb.call(g, [s]))
+    b.return_(w)
+    ours = m.to_text(locations=False, dialect=dialect, pretty=True)
+    assert " = call @g(%arg0)" in ours and " = func.call @g(%iterArg)" in ours
+    assert ours == str(oracle.parse(m.to_text(locations=False, dialect=dialect)))
+    assert hlo.parse(ours).to_text(locations=False, dialect=dialect, pretty=True) == ours

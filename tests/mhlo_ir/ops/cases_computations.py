@@ -30,7 +30,7 @@ def _():
         [rand((2, 3), np.float32)]
 
 
-def _composite_module(et, dtype):
+def _composite_module(et, dtype, version=1):
     m = hlo.Module("case")
     t = hlo.tensor((3,), et)
     dec = m.add_function("my_double", [t], visibility="private")
@@ -39,7 +39,7 @@ def _composite_module(et, dtype):
     f = m.add_function("main", [t], visibility="public")
     b = f.builder()
     r = b.composite("my.double", [f.arguments[0]], dec,
-                       composite_attributes={"factor": 2}, version=1)
+                       composite_attributes={"factor": 2}, version=version)
     b.return_(r)
     return m, [rand((3,), dtype)]
 
@@ -52,6 +52,12 @@ def _():
 @case("composite", "i16", reference=lambda x: [x + x])
 def _():
     return _composite_module(hlo.i16, np.int16)
+
+
+@case("composite", "version_0", reference=lambda x: [x + x])
+def _():
+    # Version 0 is the default, which MLIR's custom form leaves out.
+    return _composite_module(f32, np.float32, version=0)
 
 
 # -- async ------------------------------------------------------------------------------------
