@@ -28,6 +28,7 @@ from .dialect import MHLO
 from .errors import ModuleVerificationError, OpBuildError
 from .ir import (FUNCTION_RESERVED, walk, MODULE_RESERVED, VALUE_CLASSES, Block, BlockArgument,
                  Function, Module, Operation, OpResult, Region, SingleResultOp, Value)
+from .op_attributes import OpAttributes
 from .location import Location
 from .ops.spec import OpSpec
 from .text import check_attr_name
@@ -187,7 +188,8 @@ def _attr_dict(d, where, what, dialect, reserved=frozenset(), optional=False) ->
 
 
 class _Verifier:
-    __slots__ = ("module", "names", "defined", "seen_blocks", "calls", "_index", "ops_checked")
+    __slots__ = ("module", "names", "defined", "seen_blocks", "calls", "_index", "ops_checked",
+                 "passed")
 
     def __init__(self, module, names):
         self.module = module
@@ -197,6 +199,9 @@ class _Verifier:
         self.calls: dict = {}  # function name -> {callee names}
         self._index = None
         self.ops_checked = False
+        # What one op passed that another with the same key passes too (see _exit_op and
+        # _check_shape); ids are of OpAttributes the module holds while this runs.
+        self.passed: set = set()
 
     # -- functions -----------------------------------------------------------------------
 
@@ -388,6 +393,11 @@ class _Verifier:
             _fail(f"{_where(fn, op, fr)}: attributes must be a mapping of names to "
                   f"Attributes, got {_show(attrs)}")
         owned = spec.attributes
+        key = (spec, id(attrs)) if attrs.__class__ is OpAttributes else None
+        if key is not None and key in self.passed:
+            attrs = _NO_ATTRS  # this mapping's names and kinds passed for this op kind
+        elif key is not None:
+            self.passed.add(key)  # (added first: a failure below ends the verification)
         for k, a in attrs.items():
             if k.__class__ is not str or not k:
                 _fail(f"{_where(fn, op, fr)}: attribute name {_show(k)} is not a non-empty "
@@ -436,9 +446,20 @@ class _Verifier:
         attrs = op.attributes if op.attributes is not None else _NO_ATTRS
         results = op.results
         types = tuple([v.type for v in operands])
+        passed = self.passed
         try:
             if not self.ops_checked:
-                spec.validate(types, attrs, tuple([r.type for r in results]), op.regions)
+                rtypes = tuple([r.type for r in results])
+                # A region-free op's rules see only its kind, types and attributes: with a
+                # read-only OpAttributes (or none), ops alike are judged alike (a layer's
+                # ops, a chain's), so each distinct key runs them once per verification.
+                key = None
+                if not op.regions and (attrs is _NO_ATTRS or attrs.__class__ is OpAttributes):
+                    key = (spec, types, id(attrs), rtypes)
+                if key is None or key not in passed:
+                    spec.validate(types, attrs, rtypes, op.regions)
+                    if key is not None:
+                        passed.add(key)
         except OpBuildError as e:
             message = str(e)
             prefix = f"'{spec.name}' "  # the rules' messages start with the op's name
@@ -452,8 +473,10 @@ class _Verifier:
                 f"types {_types(r.type for r in results)}") from e
         if spec.name == "func.call":
             self._check_call(fn, op, fr)
-        elif attrs:
+        elif attrs and (attrs.__class__ is not OpAttributes or id(attrs) not in passed):
             self._check_symbols(fn, op, fr, attrs)
+            if attrs.__class__ is OpAttributes and _refers_to_nothing(attrs):
+                passed.add(id(attrs))  # (an int: never equal to the tuples kept here too)
         defined = self.defined
         for r in results:
             if r in defined:
@@ -634,6 +657,16 @@ def _index(module) -> dict:
 # Op attributes that name a function the op runs (besides func.call's callee and
 # custom_call's called_computations).
 _CALLING_ATTRS = frozenset({"decomposition", "called_computation"})
+
+
+def _refers_to_nothing(attrs) -> bool:
+    """Whether ``attrs`` names no function (what _check_symbols records or checks)."""
+    for name, attr in attrs.items():
+        if name == "called_computations" or name in _CALLING_ATTRS:
+            return False
+        for _ in _symbol_refs(attr):
+            return False
+    return True
 
 
 def _symbol_refs(attr):

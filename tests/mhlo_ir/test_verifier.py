@@ -418,3 +418,39 @@ def test_multi_block_function_is_rejected():
     hlo.Builder(blk, f).return_(blk.arguments[0])
     with pytest.raises(hlo.ModuleVerificationError, match="has 2 blocks"):
         m.verify()
+
+
+# -- ops alike are judged once per verification ---------------------------------------------
+# Module.verify runs an op's rules once per (kind, operand types, attribute mapping, result
+# types) for region-free ops holding a builder's read-only OpAttributes (or none). Each edit
+# that changes what the rules see must still be judged.
+
+def test_an_edited_op_among_ops_alike_is_judged_on_its_own():
+    m, f, b = module(2)
+    x, x2 = f.arguments
+    ts = [b.transpose(b.reshape(v, (1, 2)), [1, 0]) for v in (x, x2, x)]
+    assert ts[0].owner.attributes is ts[2].owner.attributes  # one shared mapping
+    b.return_(b.add(b.reshape(ts[0], (2,)), b.reshape(ts[2], (2,))))
+    m.verify()
+    ts[2].owner.operands = (x,)  # rank 1 now: the shared permutation [1, 0] no longer fits
+    with pytest.raises(ModuleVerificationError, match=E("in @main, op 'transpose'")):
+        m.verify()
+
+
+def test_a_shared_mapping_naming_a_function_is_followed_in_each_function():
+    # Both custom_calls hold one mapping naming @h: the one inside @h (verified after @main's)
+    # makes @h recursive, which only following every op that holds the mapping can see.
+    m = hlo.Module("shared")
+    f = m.add_function("main", [F2], visibility="public")
+    b = f.builder()
+    outer = first(b.custom_call("foo", [f.arguments[0]], [F2],
+                                called_computations=[hlo.SymbolRefAttr("h")]))
+    b.return_(outer)
+    h = m.add_function("h", [F2], [F2])
+    hb = h.builder()
+    inner = first(hb.custom_call("foo", [h.arguments[0]], [F2]))
+    hb.return_(inner)
+    m.verify()
+    inner.owner.attributes = outer.owner.attributes
+    with pytest.raises(ModuleVerificationError, match=E("(@h -> @h)")):
+        m.verify()
