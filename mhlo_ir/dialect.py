@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["Dialect", "MHLO", "STABLEHLO"]
+__all__ = ["Dialect", "MHLO", "STABLEHLO", "BY_PREFIX"]
 
 
 @attrs.frozen(cache_hash=True)  # a key of the printer's shared caches, hashed per print
@@ -106,3 +106,8 @@ MHLO = Dialect("mhlo", "!mhlo.token", frozenset({"rng_algorithm", "rng_distribut
 # ``#stablehlo.dot<...>``, ``.gather``, ``.scatter``, ``.conv``, ``.channel_handle``,
 # ``.output_operand_alias`` as in MHLO.
 STABLEHLO = Dialect("stablehlo", "!stablehlo.token", frozenset(), index_arrays="array")
+
+
+# The output dialect an op name's prefix (``mhlo.add``, ``stablehlo.add``) selects, where text
+# is read: its attribute and type spellings.
+BY_PREFIX = {"mhlo": MHLO, "stablehlo": STABLEHLO}

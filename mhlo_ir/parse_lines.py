@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from .dialect import BY_PREFIX
 from .ir import make_operation
 from .location import UNKNOWN
 from .op_attributes import OpAttributes
@@ -24,7 +25,7 @@ from .op_forms import ELEMENTWISE
 from .syntax import Token, TokenStream
 from .types import FunctionType
 
-__all__ = ["GENERIC_LINE", "PRETTY_LINE", "LineCache"]
+__all__ = ["GENERIC_LINE", "PRETTY_LINE", "LineCache", "generic_op", "pretty_op", "known_line"]
 
 _NAME = r"%[A-Za-z0-9_$.\-]+"
 _USE = r"%[A-Za-z0-9_$.\-]+(?:#[0-9]+)?"
@@ -42,7 +43,7 @@ PRETTY_LINE = re.compile(
 class LineCache:
     """Per-parse tables from a piece's text to what it means."""
 
-    __slots__ = ("parser", "sigs", "types", "props", "locs", "made")
+    __slots__ = ("parser", "sigs", "types", "props", "locs", "made", "tails")
 
     def __init__(self, parser):
         self.parser = parser
@@ -53,6 +54,10 @@ class LineCache:
         # (op name, properties text, signature) -> (spec, OpAttributes or None, result type)
         # for ops already made and checked once with those pieces.
         self.made: dict = {}
+        # (dialect name, op name, the line after its operands up to its location) -> (spec,
+        # OpAttributes or None, operand types, result type): what a GENERIC_LINE match made,
+        # for ``known_line`` to make again without the regular expression.
+        self.tails: dict = {}
 
     def _whole(self, text, read):
         """``read(ts)`` on all of ``text``, or None if it fails or leaves some unread."""
@@ -184,7 +189,76 @@ def generic_op(cache: LineCache, m, block):
     if len(results) != 1:
         return None
     frame[result] = results[0]
+    a = op.attributes
+    if a is None or a.__class__ is OpAttributes:
+        tails = cache.tails
+        if len(tails) < 4096:
+            tails[(dialect, name, f"{props_text or ''} : {sig_text}")] = (
+                op.spec, a, ins, results[0].type)
     return op
+
+
+_RESULT = re.compile(_NAME)
+
+
+def known_line(cache: LineCache, text: str, pos: int, block):
+    """The op of the line at ``pos`` when it is a GENERIC_LINE whose text after its operands
+    (properties and signature) an earlier line had: ``(op, end)``, or None.
+
+    The line is split by ``str.partition`` (a third of the cost of matching GENERIC_LINE)
+    and its tail looked up in ``cache.tails``, which holds only tails that GENERIC_LINE split
+    and whose pieces parsed whole. A tail this split gets wrong (a location holding
+    `` loc(``, a string attribute holding ``")"``) is not among them, so such a line goes
+    the regular expression's way; a hit is the very text an earlier op was made from."""
+    start = pos + 1 if text.startswith("\n", pos) else pos
+    end = text.find("\n", start)
+    if end < 0 or end - start > 4096:
+        return None
+    line = text[start:end].lstrip(" \t")
+    result, sep, rest = line.partition(' = "')
+    if not sep:
+        return None
+    name, sep, rest = rest.partition('"(')
+    if not sep:
+        return None
+    args, sep, rest = rest.partition(")")
+    if not sep:
+        return None
+    body, sep, loc_tail = rest.rpartition(" loc(")
+    if not sep:
+        body = rest
+    p = cache.parser
+    dialect = BY_PREFIX.get(name.partition(".")[0], p.dialect).name  # as parser._fast
+    hit = cache.tails.get((dialect, name, body))
+    if hit is None or _RESULT.fullmatch(result) is None:
+        return None
+    frame = p.scope.frames[-1]
+    if result in frame:
+        return None  # a redefinition: reported by the token-level path
+    spec, attributes, ins, rt = hit
+    operands = []
+    if args:
+        for a in args.split(", "):
+            v = frame.get(a)
+            if v is None:
+                v = p.scope.lookup(a)
+                if v is None:
+                    return None
+            operands.append(v)
+    if len(operands) != len(ins):
+        return None
+    for v, t in zip(operands, ins):
+        if v.type is not t:
+            return None
+    if sep:
+        location = cache.location(" loc(" + loc_tail)
+        if location is None:
+            return None
+    else:
+        location = UNKNOWN
+    op = make_operation(spec, operands, (rt,), attributes, (), location, block)
+    frame[result] = op
+    return op, end
 
 
 def pretty_op(cache: LineCache, m, block):

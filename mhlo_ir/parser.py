@@ -30,13 +30,14 @@ import re
 
 from .attributes import Attribute, DictionaryAttr, StringAttr, TypeAttr, UnitAttr, \
     read_attribute
-from .dialect import MHLO, STABLEHLO
+from .dialect import BY_PREFIX, MHLO, STABLEHLO
 from .errors import IRError, OpBuildError
 from .ir import FUNCTION_RESERVED, Block, Function, Module, Region, make_operation
 from .location import UNKNOWN, read_location
 from .op_attributes import OpAttributes
 from .opaque import is_opaque, opaque_spec
-from .parse_lines import GENERIC_LINE, PRETTY_LINE, LineCache, generic_op, pretty_op
+from .parse_lines import (GENERIC_LINE, PRETTY_LINE, LineCache, generic_op, known_line,
+                          pretty_op)
 from .ops.spec import REGISTRY
 from .syntax import ParseError, TokenStream
 from .text import check_attr_name
@@ -51,7 +52,7 @@ class IllFormedOpError(ParseError):
 
 # Op-name prefixes that name the HLO dialects (ops spelled through them are in the table by
 # their neutral name) and the dialect whose attribute spellings each implies.
-_HLO_PREFIXES = {"mhlo": MHLO, "stablehlo": STABLEHLO}
+_HLO_PREFIXES = BY_PREFIX
 _SPLIT = re.compile(r"^// -----[^\n]*$", re.M)
 _ALIAS_LINE = re.compile(r"^(#[A-Za-z_$.\-][A-Za-z0-9_$.\-]*)[ \t]*=[ \t]*loc\(", re.M)
 
@@ -514,6 +515,11 @@ class _Parser:
                 # Bounded: a longer line (a constant's hex) is left to the tokens, where the
                 # regex's lazy matching would crawl through megabytes.
                 pos = ts._pos
+                known = known_line(lines, text, pos, block)
+                if known is not None:
+                    block.operations.append(known[0])
+                    ts._pos = known[1]
+                    continue
                 m = GENERIC_LINE.match(text, pos, pos + 4096)
                 if m is not None:
                     op = self._fast(generic_op, lines, m, block)

@@ -1,0 +1,106 @@
+"""The parser's line fast paths (``mhlo_ir.parse_lines``): a line read whole, by a regular
+expression or by ``known_line``'s split and an earlier line's tail, means what the
+token-level parser reads it as, and fails with the same message.
+
+Oracle: the parser with its line paths turned off (every line read token by token), which the
+parser tests check against MLIR; and, for the generated programs, the text they were printed
+from.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import mhlo_ir as hlo
+from mhlo_ir import parser as parser_module
+
+_NEVER = re.compile(r"(?!)")
+
+
+def _tokens_only(text: str):
+    """``hlo.parse(text)`` with every line read token by token; the module or the error."""
+    saved = parser_module.known_line, parser_module.GENERIC_LINE, parser_module.PRETTY_LINE
+    parser_module.known_line = lambda *args: None
+    parser_module.GENERIC_LINE = parser_module.PRETTY_LINE = _NEVER
+    try:
+        return _outcome(text)
+    finally:
+        parser_module.known_line, parser_module.GENERIC_LINE, parser_module.PRETTY_LINE = saved
+
+
+def _outcome(text: str) -> str:
+    try:
+        return hlo.parse(text).to_text(locations=True)
+    except hlo.ParseError as e:
+        return f"ParseError {e}"
+
+
+_MODULE = """module {
+  func.func @main(%arg0: tensor<2xf32>, %arg1: tensor<2xi32>) -> tensor<2xf32> {
+    %0 = "mhlo.add"(%arg0, %arg0) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+BODY
+    "func.return"(%1) : (tensor<2xf32>) -> ()
+  }
+}
+"""
+_ADD = '"mhlo.add"({}) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>'
+
+# Lines after one whose tail (the text after its operands) they share, or nearly: each must
+# read as the token-level parser reads it.
+LINES = {
+    "same tail": f"    %1 = {_ADD.format('%0, %0')}",
+    "operand of another type": f"    %1 = {_ADD.format('%0, %arg1')}",
+    "undefined operand": f"    %1 = {_ADD.format('%0, %nope')}",
+    "three operands": f"    %1 = {_ADD.format('%0, %0, %0')}",
+    "redefinition": f"    %1 = {_ADD.format('%0, %0')}\n    %1 = {_ADD.format('%0, %0')}",
+    "location": f'    %1 = {_ADD.format("%0, %0")} loc("f.py":3:7)',
+    "location holding loc(": f'    %1 = {_ADD.format("%0, %0")} loc("a loc(b) = \\"c\\"(d)")',
+    "unclosed location": f"    %1 = {_ADD.format('%0, %0')} loc(",
+    "two locations": f'    %1 = {_ADD.format("%0, %0")} loc("x") loc("y")',
+    "attribute dict after": f"    %1 = {_ADD.format('%0, %0')} {{x = 1}}",
+    "space before (": '    %1 = "mhlo.add" (%0, %0) : (tensor<2xf32>, tensor<2xf32>) -> '
+                      'tensor<2xf32>',
+    "no space after comma": f"    %1 = {_ADD.format('%0,%0')}",
+    "trailing spaces": f"    %1 = {_ADD.format('%0, %0')}   ",
+    "comment": f"    %1 = {_ADD.format('%0, %0')} // a comment",
+    "carriage return": f"    %1 = {_ADD.format('%0, %0')}\r",
+    "stablehlo name": f"    %1 = {_ADD.format('%0, %0').replace('mhlo.', 'stablehlo.')}",
+    "odd result name": (f"    %a-b.c$ = {_ADD.format('%0, %0')}\n"
+                        f"    %1 = {_ADD.format('%a-b.c$, %0')}"),
+    "bad result name": f"    %1 x = {_ADD.format('%0, %0')}",
+    "result group": f"    %1:1 = {_ADD.format('%0, %0')}",
+    "string attribute holding ) and loc(": (
+        '    %1 = "mhlo.add"(%0, %0) {note = ") loc(x) : (y"} : (tensor<2xf32>, '
+        'tensor<2xf32>) -> tensor<2xf32>'),
+    "properties": '    %c = "mhlo.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> '
+                  'tensor<2xf32>\n    %1 = "mhlo.add"(%0, %c) : (tensor<2xf32>, tensor<2xf32>) '
+                  '-> tensor<2xf32>',
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINES))
+def test_a_line_reads_as_the_token_parser_reads_it(name):
+    # Twice in one text as well: the second copy finds the first's tail already known.
+    for body in (LINES[name], LINES[name] + "\n" + LINES[name].replace("%1 ", "%2 ", 1)
+                 .replace("%1:1 ", "%2:1 ", 1)):
+        text = _MODULE.replace("BODY", body)
+        assert _outcome(text) == _tokens_only(text), name
+
+
+def test_generated_programs_read_as_the_token_parser_reads_them():
+    from mhlo_ir import strategies as hst
+    options = hst.default_options(12)
+    variants = [dict(locations=False), dict(locations=True), dict(locations="alias"),
+                dict(locations=True, dialect=hlo.STABLEHLO), dict(locations=True, pretty=True)]
+    for seed in range(60):
+        m = hst.generate_seeded(seed, options).module
+        for kw in variants:
+            try:
+                text = m.to_text(**kw)
+            except hlo.OpBuildError:  # an op the dialect lacks
+                continue
+            fast = _outcome(text)
+            assert fast == _tokens_only(text), (seed, kw)
+            assert not fast.startswith("ParseError"), (seed, kw, fast)
