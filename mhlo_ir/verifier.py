@@ -32,7 +32,7 @@ from .op_attributes import OpAttributes
 from .location import Location
 from .ops.spec import OpSpec
 from .text import check_attr_name
-from .types import Type
+from .types import TensorType, Type
 
 __all__ = ["verify_module", "call_problem"]
 
@@ -303,7 +303,7 @@ class _Verifier:
             for j, v in enumerate(operands):
                 if v.__class__ not in VALUE_CLASSES and not isinstance(v, Value):
                     _fail(f"{_where(fn, op, fr)}: operand {j} is {_show(v)}, not a Value")
-                if not isinstance(v.type, Type):
+                if v.type.__class__ is not TensorType and not isinstance(v.type, Type):
                     _fail(f"{_where(fn, op, fr)}: operand {j}'s type is {_show(v.type)}, not "
                           "a Type")
                 d = defined.get(v)
@@ -442,13 +442,13 @@ class _Verifier:
         """The op's own rules, once its regions are known to be well formed; then its
         results become visible."""
         spec = op.spec
-        operands = op.operands
         attrs = op.attributes if op.attributes is not None else _NO_ATTRS
         results = op.results
-        types = tuple([v.type for v in operands])
         passed = self.passed
+        types = ()
         try:
             if not self.ops_checked:
+                types = tuple([v.type for v in op.operands])
                 rtypes = tuple([r.type for r in results])
                 # A region-free op's rules see only its kind, types and attributes: with a
                 # read-only OpAttributes (or none), ops alike are judged alike (a layer's
