@@ -37,7 +37,7 @@ from .location import UNKNOWN, read_location
 from .op_attributes import OpAttributes
 from .opaque import is_opaque, opaque_spec
 from .parse_lines import (GENERIC_LINE, PRETTY_LINE, LineCache, generic_op, known_line,
-                          pretty_op)
+                          label_line, pretty_op)
 from .ops.spec import REGISTRY
 from .syntax import ParseError, TokenStream
 from .text import check_attr_name
@@ -467,6 +467,13 @@ class _Parser:
     def block_label(self) -> list:
         """``^bb0(%a: T loc(..), ...):`` as [(name, type, location, token)]."""
         ts = self.ts
+        ahead = ts._ahead
+        if len(ahead) == 1 and ahead[0].kind == "^":  # (peeked by the caller)
+            fast = label_line(self.lines, ts.text, ahead[0].pos)
+            if fast is not None:
+                ahead.clear()
+                ts._pos = fast[1]
+                return fast[0]
         ts.expect_kind("^", "a block label")
         args = []
         if ts.at("("):

@@ -20,6 +20,10 @@ from .dtypes import from_numpy, parse_element_type
 # decides the type, so this changes nothing that is read, only how fast).
 _READ: dict = {}
 _TENSOR_TEXT = re.compile(r"tensor<(?:[0-9]+x)*[a-zA-Z][a-zA-Z0-9_]*>")
+# A function type of such tensors: its input list, and its one result or result list.
+_TENSORS = r"((?:tensor<(?:[0-9]+x)*[a-zA-Z][a-zA-Z0-9_]*>(?:, (?=t))?)*)"
+_FUNCTION_TEXT = re.compile(r"\(" + _TENSORS + r"\) -> (?:(tensor<(?:[0-9]+x)*[a-zA-Z]"
+                            r"[a-zA-Z0-9_]*>)|\(" + _TENSORS + r"\))")
 
 __all__ = [
     "Type", "TensorType", "TokenType", "TupleType", "FunctionType", "AsyncBundleType", "tensor",
@@ -251,6 +255,24 @@ class FunctionType(Type):
     def parse(cls, ts, dialect) -> "FunctionType":
         """Reads ``(ins) -> out`` or ``(ins) -> (outs)``; as in MLIR, a function-typed result
         needs the parentheses (``() -> ((i32) -> i32)``)."""
+        ahead = getattr(ts, "_ahead", None)
+        if ahead is not None and len(ahead) <= 1:
+            # Tensor types read before, looked up whole as in TensorType.parse: a function
+            # of 200 arguments spells 200 of them.
+            text = ts.text
+            pos = ahead[0].pos if ahead else ts._skip_re.match(text, ts._pos).end()
+            m = _FUNCTION_TEXT.match(text, pos)
+            if m is not None:
+                ins, one, outs = m.groups()
+                read = _READ.get
+                inputs = [read(x) for x in ins.split(", ")] if ins else []
+                results = [read(one)] if one is not None else \
+                    [read(x) for x in outs.split(", ")] if outs else []
+                if None not in inputs and None not in results:
+                    ahead.clear()
+                    ts._pos = m.end()
+                    return cls(inputs, results)
+
         def one():
             return read_type(ts, dialect)
         inputs = ts.comma_list(one, ")", open="(")

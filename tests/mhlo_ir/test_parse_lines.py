@@ -15,26 +15,32 @@ import pytest
 
 import mhlo_ir as hlo
 from mhlo_ir import parser as parser_module
+from mhlo_ir import types as types_module
 
 _NEVER = re.compile(r"(?!)")
 
 
 def _tokens_only(text: str):
-    """``hlo.parse(text)`` with every line read token by token; the module or the error."""
-    saved = parser_module.known_line, parser_module.GENERIC_LINE, parser_module.PRETTY_LINE
-    parser_module.known_line = lambda *args: None
+    """``hlo.parse(text)`` with every line, label and type read token by token; the module or
+    the error."""
+    saved = (parser_module.known_line, parser_module.label_line, parser_module.GENERIC_LINE,
+             parser_module.PRETTY_LINE, types_module._FUNCTION_TEXT, types_module._TENSOR_TEXT)
+    parser_module.known_line = parser_module.label_line = lambda *args: None
     parser_module.GENERIC_LINE = parser_module.PRETTY_LINE = _NEVER
+    types_module._FUNCTION_TEXT = types_module._TENSOR_TEXT = _NEVER
     try:
         return _outcome(text)
     finally:
-        parser_module.known_line, parser_module.GENERIC_LINE, parser_module.PRETTY_LINE = saved
+        (parser_module.known_line, parser_module.label_line, parser_module.GENERIC_LINE,
+         parser_module.PRETTY_LINE, types_module._FUNCTION_TEXT,
+         types_module._TENSOR_TEXT) = saved
 
 
 def _outcome(text: str) -> str:
     try:
         return hlo.parse(text).to_text(locations=True)
-    except hlo.ParseError as e:
-        return f"ParseError {e}"
+    except (hlo.ParseError, hlo.ModuleVerificationError) as e:
+        return f"{type(e).__name__} {e}"
 
 
 _MODULE = """module {
@@ -87,6 +93,58 @@ def test_a_line_reads_as_the_token_parser_reads_it(name):
                  .replace("%1:1 ", "%2:1 ", 1)):
         text = _MODULE.replace("BODY", body)
         assert _outcome(text) == _tokens_only(text), name
+
+
+# Function headers: the entry block's label and the function type, read whole when they are
+# tensors only (``parse_lines.label_line``, ``FunctionType.parse``).
+_HEADER = """module {
+  "func.func"() <{function_type = FTYPE, sym_name = "main"}> ({
+  LABEL
+    "func.return"(RET) : (RTYPES) -> ()
+  }) : () -> ()
+}
+"""
+HEADERS = {
+    "two tensors": ("(tensor<2xf32>, tensor<3xi32>) -> tensor<2xf32>",
+                    "^bb0(%arg0: tensor<2xf32>, %arg1: tensor<3xi32>):", "%arg0",
+                    "tensor<2xf32>"),
+    "no arguments": ("() -> ()", "^bb0():", "", ""),
+    "results in parentheses": ("(tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)",
+                               "^bb0(%x: tensor<2xf32>):", "%x, %x",
+                               "tensor<2xf32>, tensor<2xf32>"),
+    "argument with a location": ("(tensor<2xf32>) -> tensor<2xf32>",
+                                 '^bb0(%arg0: tensor<2xf32> loc("a.py":1:2)):', "%arg0",
+                                 "tensor<2xf32>"),
+    "a tuple argument": ("(tuple<tensor<2xf32>>, tensor<2xf32>) -> tensor<2xf32>",
+                         "^bb0(%t: tuple<tensor<2xf32>>, %arg1: tensor<2xf32>):", "%arg1",
+                         "tensor<2xf32>"),
+    "label type differs": ("(tensor<2xf32>) -> tensor<2xf32>", "^bb0(%arg0: tensor<3xf32>):",
+                           "%arg0", "tensor<2xf32>"),
+    "odd argument names": ("(tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>",
+                           "^bb0(%a.b-c$: tensor<2xf32>, %0: tensor<2xf32>):", "%0",
+                           "tensor<2xf32>"),
+    "argument named twice": ("(tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>",
+                             "^bb0(%a: tensor<2xf32>, %a: tensor<2xf32>):", "%a",
+                             "tensor<2xf32>"),
+    "non-canonical spelling": ("(tensor<02xf32>) -> tensor<2xf32>",
+                               "^bb0(%arg0: tensor<002xf32>):", "%arg0", "tensor<2xf32>"),
+    "function-typed result": ("(tensor<2xf32>) -> ((i32) -> i32)", "^bb0(%arg0: tensor<2xf32>):",
+                              "%arg0", "tensor<2xf32>"),
+    "no space after comma": ("(tensor<2xf32>,tensor<2xf32>) -> tensor<2xf32>",
+                             "^bb0(%arg0: tensor<2xf32>,%arg1: tensor<2xf32>):", "%arg0",
+                             "tensor<2xf32>"),
+    "unknown element type": ("(tensor<2xq32>) -> tensor<2xq32>", "^bb0(%arg0: tensor<2xq32>):",
+                             "%arg0", "tensor<2xq32>"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HEADERS))
+def test_a_function_header_reads_as_the_token_parser_reads_it(name):
+    ftype, label, ret, rtypes = HEADERS[name]
+    text = (_HEADER.replace("FTYPE", ftype).replace("LABEL", label).replace("RET", ret)
+            .replace("RTYPES", rtypes))
+    assert _outcome(text) == _tokens_only(text), name
+    assert _outcome(text) == _tokens_only(text), name  # the types now read before
 
 
 def test_generated_programs_read_as_the_token_parser_reads_them():
