@@ -1,6 +1,6 @@
 """The builder and printer rows of ``python -m lower.bench``: the same programs built and
-printed (generic form) by mhlo_ir and by the MLIR Python bindings inside jaxlib
-(``verify.mlir_peer``), in one process.
+printed (generic form; custom form in the pretty rows) by mhlo_ir and by the MLIR Python
+bindings inside jaxlib (``verify.mlir_peer``), in one process.
 
 Workloads:
   chain N   -- N chained elementwise ops (add/multiply alternating) on tensor<128x128xf32>
