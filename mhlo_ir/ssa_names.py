@@ -178,8 +178,9 @@ def number_pretty(p, module) -> None:
             for op in ops:
                 spec_form = op.spec.pretty
                 if op.__class__ is SingleResultOp and (
-                        spec_form is None or not spec_form.result_names):
-                    names[op] = vn[nv]  # numbered: most ops
+                        spec_form is None or not spec_form.result_names or
+                        not spec_form.names_for(op, dialect)):
+                    names[op] = vn[nv]  # numbered: most ops (and MHLO's constants)
                     nv += 1
                     if op.regions:
                         nested.extend([(r, spec_form or None, op) for r in op.regions])
