@@ -25,8 +25,8 @@ from .op_forms import ELEMENTWISE
 from .syntax import Token, TokenStream
 from .types import FunctionType
 
-__all__ = ["GENERIC_LINE", "PRETTY_LINE", "LineCache", "generic_op", "pretty_op", "known_line",
-           "label_line"]
+__all__ = ["GENERIC_LINE", "PRETTY_LINE", "LineCache", "one_line", "generic_op", "pretty_op",
+           "known_line", "label_line"]
 
 _NAME = r"%[A-Za-z0-9_$.\-]+"
 _USE = r"%[A-Za-z0-9_$.\-]+(?:#[0-9]+)?"
@@ -136,6 +136,52 @@ class LineCache:
         return loc
 
 
+def one_line(cache: LineCache, text: str, pos: int, block):
+    """``(op, end)`` for the one-line op at ``pos`` read whole (``known_line``, else a
+    GENERIC_LINE or PRETTY_LINE match), added to nothing yet; None to read it token by token.
+    The expressions look at most 4096 characters ahead: a longer line (a constant's hex) is
+    left to the tokens, where their lazy matching would crawl through megabytes."""
+    known = known_line(cache, text, pos, block)
+    if known is not None:
+        return known
+    m = GENERIC_LINE.match(text, pos, pos + 4096)
+    read = generic_op
+    if m is None:
+        m = PRETTY_LINE.match(text, pos, pos + 4096)
+        if m is None:
+            return None
+        read = pretty_op
+    p = cache.parser
+    outer = p.dialect
+    p.dialect = BY_PREFIX.get(m.group(2).partition(".")[0], outer)  # its pieces' spelling
+    try:
+        op = read(cache, m, block)
+    finally:
+        p.dialect = outer
+    return None if op is None else (op, m.end())
+
+
+def _typed_operands(p, frame, args: str, ins: tuple):
+    """The values ``args`` (``"%a, %b"``) names, innermost scope first (where a chain's
+    operands are), when they are as many as ``ins`` and of those types; else None (the
+    token-level path reports the problem at its place)."""
+    operands = []
+    if args:
+        for a in args.split(", "):
+            v = frame.get(a)
+            if v is None:
+                v = p.scope.lookup(a)
+                if v is None:
+                    return None
+            operands.append(v)
+    if len(operands) != len(ins):
+        return None
+    for v, t in zip(operands, ins):
+        if v.type is not t:
+            return None
+    return operands
+
+
 def generic_op(cache: LineCache, m, block):
     """The op of a GENERIC_LINE match, or None to read the line token by token."""
     result, name, args, props_text, sig_text, loc_text = m.groups()
@@ -153,22 +199,10 @@ def generic_op(cache: LineCache, m, block):
         if ftype is None:
             return None
         spec = None
-    # Operands: the innermost scope first (where a chain's operands are).
-    operands = []
-    if args:
-        for a in args.split(", "):
-            v = frame.get(a)
-            if v is None:
-                v = p.scope.lookup(a)
-                if v is None:
-                    return None  # the token-level path reports it at its place
-            operands.append(v)
     ins = ftype.inputs
-    if len(operands) != len(ins):
+    operands = _typed_operands(p, frame, args, ins)
+    if operands is None:
         return None
-    for v, t in zip(operands, ins):
-        if v.type is not t:
-            return None
     if loc_text is None:
         location = UNKNOWN
     else:
@@ -229,7 +263,7 @@ def known_line(cache: LineCache, text: str, pos: int, block):
     if not sep:
         body = rest
     p = cache.parser
-    dialect = BY_PREFIX.get(name.partition(".")[0], p.dialect).name  # as parser._fast
+    dialect = BY_PREFIX.get(name.partition(".")[0], p.dialect).name  # as one_line
     hit = cache.tails.get((dialect, name, body))
     if hit is None or _RESULT.fullmatch(result) is None:
         return None
@@ -237,20 +271,9 @@ def known_line(cache: LineCache, text: str, pos: int, block):
     if result in frame:
         return None  # a redefinition: reported by the token-level path
     spec, attributes, ins, rt = hit
-    operands = []
-    if args:
-        for a in args.split(", "):
-            v = frame.get(a)
-            if v is None:
-                v = p.scope.lookup(a)
-                if v is None:
-                    return None
-            operands.append(v)
-    if len(operands) != len(ins):
+    operands = _typed_operands(p, frame, args, ins)
+    if operands is None:
         return None
-    for v, t in zip(operands, ins):
-        if v.type is not t:
-            return None
     if sep:
         location = cache.location(" loc(" + loc_tail)
         if location is None:

@@ -36,8 +36,7 @@ from .ir import FUNCTION_RESERVED, Block, Function, Module, Region, make_operati
 from .location import UNKNOWN, read_location
 from .op_attributes import OpAttributes
 from .opaque import is_opaque, opaque_spec
-from .parse_lines import (GENERIC_LINE, PRETTY_LINE, LineCache, generic_op, known_line,
-                          label_line, pretty_op)
+from .parse_lines import LineCache, label_line, one_line
 from .ops.spec import REGISTRY
 from .syntax import ParseError, TokenStream
 from .text import check_attr_name
@@ -52,7 +51,6 @@ class IllFormedOpError(ParseError):
 
 # Op-name prefixes that name the HLO dialects (ops spelled through them are in the table by
 # their neutral name) and the dialect whose attribute spellings each implies.
-_HLO_PREFIXES = BY_PREFIX
 _SPLIT = re.compile(r"^// -----[^\n]*$", re.M)
 _ALIAS_LINE = re.compile(r"^(#[A-Za-z_$.\-][A-Za-z0-9_$.\-]*)[ \t]*=[ \t]*loc\(", re.M)
 
@@ -517,26 +515,12 @@ class _Parser:
         lines = self.lines
         while True:
             if not ahead:
-                # One-line ops in one match (mhlo_ir.parse_lines); anything else, or a line
-                # whose pieces do not parse whole, is read token by token below.
-                # Bounded: a longer line (a constant's hex) is left to the tokens, where the
-                # regex's lazy matching would crawl through megabytes.
-                pos = ts._pos
-                known = known_line(lines, text, pos, block)
-                if known is not None:
-                    block.operations.append(known[0])
-                    ts._pos = known[1]
-                    continue
-                m = GENERIC_LINE.match(text, pos, pos + 4096)
-                if m is not None:
-                    op = self._fast(generic_op, lines, m, block)
-                else:
-                    m = PRETTY_LINE.match(text, pos, pos + 4096)
-                    op = None if m is None else self._fast(pretty_op, lines, m, block)
-                if op is not None:
-                    block.operations.append(op)
-                    ahead.clear()
-                    ts._pos = m.end()
+                # One-line ops read whole (mhlo_ir.parse_lines); anything else, or a line whose
+                # pieces do not parse whole, is read token by token below.
+                line = one_line(lines, text, ts._pos, block)
+                if line is not None:
+                    block.operations.append(line[0])
+                    ts._pos = line[1]
                     continue
             tok = ts.peek()
             if tok.kind == "punct" and tok.text == close:
@@ -551,14 +535,6 @@ class _Parser:
             if tok.kind == "eof":
                 raise ts.expected(f"'{close}' closing the region")
             self.operation(block)
-
-    def _fast(self, read, lines, m, block):
-        outer = self.dialect
-        self.dialect = _HLO_PREFIXES.get(m.group(2).partition(".")[0], outer)
-        try:
-            return read(lines, m, block)
-        finally:
-            self.dialect = outer
 
     # -- operations -------------------------------------------------------------------------
 
@@ -586,11 +562,11 @@ class _Parser:
             if tok.kind == "string":
                 ts.next()
                 name = ts.string_value(tok)
-                self.dialect = _HLO_PREFIXES.get(name.partition(".")[0], outer)
+                self.dialect = BY_PREFIX.get(name.partition(".")[0], outer)
                 op = self.generic_op(name, tok, block)
             elif tok.kind == "bare":
                 from .pretty_forms import read_pretty
-                self.dialect = _HLO_PREFIXES.get(tok.text.partition(".")[0], outer)
+                self.dialect = BY_PREFIX.get(tok.text.partition(".")[0], outer)
                 op = read_pretty(self, tok, block)
             else:
                 raise ts.expected("an operation (\"dialect.name\"(...) or a custom form)",
@@ -676,7 +652,7 @@ class _Parser:
     def spec_of(self, name: str, props, n_regions: int):
         """(spec, dialect of its attributes): the table's, or an opaque one."""
         prefix, _, rest = name.partition(".")
-        dialect = _HLO_PREFIXES.get(prefix)
+        dialect = BY_PREFIX.get(prefix)
         if dialect is not None:
             spec = REGISTRY.get(rest)
             if spec is not None and spec.namespace == "hlo":

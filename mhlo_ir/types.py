@@ -162,20 +162,14 @@ class TensorType(Type):
     @classmethod
     def parse(cls, ts, dialect=None) -> "TensorType":
         """Reads ``tensor<2x3xf32>`` from token stream ``ts``: the inverse of ``render``."""
-        ahead = getattr(ts, "_ahead", None)
-        if ahead is not None and len(ahead) <= 1:
-            # A text read before is looked up whole: a signature spells the same few types
-            # hundreds of times, and lexing each one token by token was most of reading one.
-            # (The caller has usually peeked at "tensor" to pick this reader.)
-            text = ts.text
-            pos = ahead[0].pos if ahead else ts._skip_re.match(text, ts._pos).end()
-            m = _TENSOR_TEXT.match(text, pos)
-            if m is not None:
-                hit = _READ.get(m.group())
-                if hit is not None:
-                    ahead.clear()
-                    ts._pos = m.end()
-                    return hit
+        # A text read before is looked up whole: a signature spells the same few types
+        # hundreds of times, and lexing each one token by token was most of reading one.
+        m = _match_next(ts, _TENSOR_TEXT)
+        if m is not None:
+            hit = _READ.get(m.group())
+            if hit is not None:
+                _consume(ts, m)
+                return hit
         start = ts.expect("tensor")
         ts.expect("<")
         dims = ts.dimension_list()
@@ -255,23 +249,18 @@ class FunctionType(Type):
     def parse(cls, ts, dialect) -> "FunctionType":
         """Reads ``(ins) -> out`` or ``(ins) -> (outs)``; as in MLIR, a function-typed result
         needs the parentheses (``() -> ((i32) -> i32)``)."""
-        ahead = getattr(ts, "_ahead", None)
-        if ahead is not None and len(ahead) <= 1:
-            # Tensor types read before, looked up whole as in TensorType.parse: a function
-            # of 200 arguments spells 200 of them.
-            text = ts.text
-            pos = ahead[0].pos if ahead else ts._skip_re.match(text, ts._pos).end()
-            m = _FUNCTION_TEXT.match(text, pos)
-            if m is not None:
-                ins, one, outs = m.groups()
-                read = _READ.get
-                inputs = [read(x) for x in ins.split(", ")] if ins else []
-                results = [read(one)] if one is not None else \
-                    [read(x) for x in outs.split(", ")] if outs else []
-                if None not in inputs and None not in results:
-                    ahead.clear()
-                    ts._pos = m.end()
-                    return cls(inputs, results)
+        # Tensor types read before, looked up whole as in TensorType.parse: a function of 200
+        # arguments spells 200 of them.
+        m = _match_next(ts, _FUNCTION_TEXT)
+        if m is not None:
+            ins, one, outs = m.groups()
+            read = _READ.get
+            inputs = [read(x) for x in ins.split(", ")] if ins else []
+            results = [read(one)] if one is not None else \
+                [read(x) for x in outs.split(", ")] if outs else []
+            if None not in inputs and None not in results:
+                _consume(ts, m)
+                return cls(inputs, results)
 
         def one():
             return read_type(ts, dialect)
@@ -324,6 +313,22 @@ def tuple_type(types: Sequence[Type]) -> TupleType:
 
 def function_type(inputs: Sequence[Type], results: Sequence[Type]) -> FunctionType:
     return FunctionType(tuple(inputs), tuple(results))
+
+
+def _match_next(ts, pattern):
+    """``pattern`` matched where token stream ``ts`` reads next (None if it does not match, or
+    if more than one token was lexed ahead; the caller has usually peeked at the first)."""
+    ahead = getattr(ts, "_ahead", None)
+    if ahead is None or len(ahead) > 1:
+        return None
+    text = ts.text
+    return pattern.match(text, ahead[0].pos if ahead else ts._skip_re.match(text, ts._pos).end())
+
+
+def _consume(ts, m) -> None:
+    """Continue ``ts`` after match ``m`` of ``_match_next``."""
+    ts._ahead.clear()
+    ts._pos = m.end()
 
 
 def read_type(ts, dialect):

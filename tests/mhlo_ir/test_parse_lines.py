@@ -14,6 +14,7 @@ import re
 import pytest
 
 import mhlo_ir as hlo
+from mhlo_ir import parse_lines
 from mhlo_ir import parser as parser_module
 from mhlo_ir import types as types_module
 
@@ -23,16 +24,16 @@ _NEVER = re.compile(r"(?!)")
 def _tokens_only(text: str):
     """``hlo.parse(text)`` with every line, label and type read token by token; the module or
     the error."""
-    saved = (parser_module.known_line, parser_module.label_line, parser_module.GENERIC_LINE,
-             parser_module.PRETTY_LINE, types_module._FUNCTION_TEXT, types_module._TENSOR_TEXT)
-    parser_module.known_line = parser_module.label_line = lambda *args: None
-    parser_module.GENERIC_LINE = parser_module.PRETTY_LINE = _NEVER
+    saved = (parse_lines.known_line, parse_lines.GENERIC_LINE, parse_lines.PRETTY_LINE,
+             parser_module.label_line, types_module._FUNCTION_TEXT, types_module._TENSOR_TEXT)
+    parse_lines.known_line = parser_module.label_line = lambda *args: None
+    parse_lines.GENERIC_LINE = parse_lines.PRETTY_LINE = _NEVER
     types_module._FUNCTION_TEXT = types_module._TENSOR_TEXT = _NEVER
     try:
         return _outcome(text)
     finally:
-        (parser_module.known_line, parser_module.label_line, parser_module.GENERIC_LINE,
-         parser_module.PRETTY_LINE, types_module._FUNCTION_TEXT,
+        (parse_lines.known_line, parse_lines.GENERIC_LINE, parse_lines.PRETTY_LINE,
+         parser_module.label_line, types_module._FUNCTION_TEXT,
          types_module._TENSOR_TEXT) = saved
 
 
