@@ -28,8 +28,11 @@ from .types import FunctionType
 __all__ = ["GENERIC_LINE", "PRETTY_LINE", "LineCache", "one_line", "generic_op", "pretty_op",
            "known_line", "label_line"]
 
-_NAME = r"%[A-Za-z0-9_$.\-]+"
-_USE = r"%[A-Za-z0-9_$.\-]+(?:#[0-9]+)?"
+# The lexer's rule for a name after % or ^ (syntax._patterns): digits, or an identifier that
+# does not start with one (``%1a`` is two tokens there, so never one name here).
+_ID = r"(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)"
+_NAME = "%" + _ID
+_USE = _NAME + r"(?:#[0-9]+)?"
 # Group 1: result; 2: op name; 3: operands; 4: properties (with <{ }>); 5: signature;
 # 6: location (with loc( )). The line must end right after.
 GENERIC_LINE = re.compile(
@@ -140,7 +143,8 @@ def one_line(cache: LineCache, text: str, pos: int, block):
     """``(op, end)`` for the one-line op at ``pos`` read whole (``known_line``, else a
     GENERIC_LINE or PRETTY_LINE match), added to nothing yet; None to read it token by token.
     The expressions look at most 4096 characters ahead: a longer line (a constant's hex) is
-    left to the tokens, where their lazy matching would crawl through megabytes."""
+    left to the tokens, where their lazy matching would crawl through megabytes. A line
+    holding ``//`` is too: a comment may hide what looks like a location."""
     known = known_line(cache, text, pos, block)
     if known is not None:
         return known
@@ -151,6 +155,8 @@ def one_line(cache: LineCache, text: str, pos: int, block):
         if m is None:
             return None
         read = pretty_op
+    if text.find("//", m.start(), m.end()) >= 0:
+        return None  # a comment, which the expressions cannot tell from a piece
     p = cache.parser
     outer = p.dialect
     p.dialect = BY_PREFIX.get(m.group(2).partition(".")[0], outer)  # its pieces' spelling
@@ -247,9 +253,11 @@ def known_line(cache: LineCache, text: str, pos: int, block):
     the regular expression's way; a hit is the very text an earlier op was made from."""
     start = pos + 1 if text.startswith("\n", pos) else pos
     end = text.find("\n", start)
-    if end < 0 or end - start > 4096:
+    if end < 0 or end >= pos + 4096:  # (one_line's bound on the expressions)
         return None
     line = text[start:end].lstrip(" \t")
+    if "//" in line:
+        return None  # a comment: where it starts is the token reader's to say
     result, sep, rest = line.partition(' = "')
     if not sep:
         return None
@@ -351,8 +359,9 @@ def _named(p, name, op):
 # A block label whose arguments are tensors without locations, as functions of many arguments
 # print: ``^bb0(%arg0: tensor<8x64xf32>, %arg1: tensor<64x64xf32>):`` then the line's end.
 _TENSOR = r"tensor<[^<>\n]*>"
-LABEL_LINE = re.compile(r"\^[A-Za-z0-9_$.\-]+\(((?:" + _NAME + ": " + _TENSOR +
-                        r"(?:, (?=%))?)*)\):(?=\n)")
+_LABEL_ARGS = _NAME + ": " + _TENSOR
+LABEL_LINE = re.compile(r"\^" + _ID + r"\(((?:" + _LABEL_ARGS + "(?:, " + _LABEL_ARGS +
+                        r")*)?)\):(?=\n)")
 _LABEL_ARG = re.compile("(" + _NAME + "): (" + _TENSOR + ")")
 
 

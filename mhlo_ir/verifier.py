@@ -456,6 +456,10 @@ class _Verifier:
                 key = None
                 if not op.regions and (attrs is _NO_ATTRS or attrs.__class__ is OpAttributes):
                     key = (spec, types, id(attrs), rtypes)
+                    try:
+                        hash(key)
+                    except TypeError:  # an edit put an unhashable type in: the rules say so
+                        key = None
                 if key is None or key not in passed:
                     spec.validate(types, attrs, rtypes, op.regions)
                     if key is not None:

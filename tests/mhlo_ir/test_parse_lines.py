@@ -81,6 +81,12 @@ LINES = {
     "string attribute holding ) and loc(": (
         '    %1 = "mhlo.add"(%0, %0) {note = ") loc(x) : (y"} : (tensor<2xf32>, '
         'tensor<2xf32>) -> tensor<2xf32>'),
+    "comment holding loc(": (f"    %2 = {_ADD.format('%0, %0')} // loc(z\n"
+                             f'    %1 = {_ADD.format("%0, %0")} // loc(z loc("b")'),
+    "comment then a location": f'    %1 = {_ADD.format("%0, %0")} // note loc("b")',
+    "comment holding a location": (f'    %2 = {_ADD.format("%0, %0")} // loc("a")x\n'
+                                   f'    %1 = {_ADD.format("%0, %0")} // loc("a")x loc("b")'),
+    "result name the lexer splits": f"    %1a = {_ADD.format('%0, %0')}",
     "properties": '    %c = "mhlo.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> '
                   'tensor<2xf32>\n    %1 = "mhlo.add"(%0, %c) : (tensor<2xf32>, tensor<2xf32>) '
                   '-> tensor<2xf32>',
@@ -134,6 +140,13 @@ HEADERS = {
     "no space after comma": ("(tensor<2xf32>,tensor<2xf32>) -> tensor<2xf32>",
                              "^bb0(%arg0: tensor<2xf32>,%arg1: tensor<2xf32>):", "%arg0",
                              "tensor<2xf32>"),
+    "no comma between arguments": ("(tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>",
+                                   "^bb0(%arg0: tensor<2xf32>%arg1: tensor<2xf32>):", "%arg0",
+                                   "tensor<2xf32>"),
+    "argument name the lexer splits": ("(tensor<2xf32>) -> tensor<2xf32>",
+                                       "^bb0(%1a: tensor<2xf32>):", "%1a", "tensor<2xf32>"),
+    "label name the lexer splits": ("(tensor<2xf32>) -> tensor<2xf32>",
+                                    "^0a(%x: tensor<2xf32>):", "%x", "tensor<2xf32>"),
     "unknown element type": ("(tensor<2xq32>) -> tensor<2xq32>", "^bb0(%arg0: tensor<2xq32>):",
                              "%arg0", "tensor<2xq32>"),
 }
@@ -146,6 +159,18 @@ def test_a_function_header_reads_as_the_token_parser_reads_it(name):
             .replace("RTYPES", rtypes))
     assert _outcome(text) == _tokens_only(text), name
     assert _outcome(text) == _tokens_only(text), name  # the types now read before
+
+
+@pytest.mark.parametrize("length", range(4092, 4100))
+def test_a_long_line_reads_as_the_token_parser_reads_it(length):
+    # Around the 4096 characters the line readers look ahead, an earlier line's tail known.
+    head = f"    %1 = {_ADD.format('%0, %0')} loc(\""
+    line = head + "y" * (length - len(head) - 2) + '")'
+    assert len(line) == length
+    for body in (line, f"    %2 = {_ADD.format('%0, %0')}\n" + line,
+                 f"    %2 = {_ADD.format('%0, %0')}\n" + line.replace("%1 ", "%1a ", 1)):
+        text = _MODULE.replace("BODY", body)
+        assert _outcome(text) == _tokens_only(text), length
 
 
 def test_generated_programs_read_as_the_token_parser_reads_them():

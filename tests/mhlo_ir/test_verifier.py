@@ -454,3 +454,14 @@ def test_a_shared_mapping_naming_a_function_is_followed_in_each_function():
     inner.owner.attributes = outer.owner.attributes
     with pytest.raises(ModuleVerificationError, match=E("(@h -> @h)")):
         m.verify()
+
+
+def test_an_unhashable_type_edited_in_is_named_as_such():
+    m, f, b = module()
+    (x,) = f.arguments
+    y = b.negate(x)
+    b.return_(b.negate(y))
+    y.type = [y.type]
+    with pytest.raises(ModuleVerificationError,
+                       match=E("in @main, op 'negate'", "result type 0 must be a Type, got [")):
+        m.verify()
