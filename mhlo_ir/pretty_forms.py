@@ -30,6 +30,7 @@ import re
 import attrs
 
 from .attributes import StringAttr
+from .dense import DenseElementsAttr
 from .pretty_arrays import _WINDOW, ConvWindow, Dims, DotDims, EnumList, SliceRanges
 from .text import symbol_name
 from .types import FunctionType, TensorType
@@ -207,8 +208,13 @@ class ValueAttr:
 
     key: str = "value"
 
-    def render(self, pr, op) -> str:
-        return pr.attr_text(op.attributes[self.key])
+    def render(self, pr, op):
+        v = op.attributes[self.key]
+        if v.__class__ is DenseElementsAttr and not v.splat and \
+                v.type.num_elements > pr.hex_threshold:
+            # Big data: its hex as a piece of its own, not copied into a line (as generic).
+            return ['dense<"0x', v.data.hex(), f'"> : {pr.type_text(v.type)}']
+        return pr.attr_text(v)
 
     def read(self, r) -> None:
         ts = r.p.ts

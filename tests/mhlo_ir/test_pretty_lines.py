@@ -180,3 +180,19 @@ def test_equal_types_that_are_different_objects_print_alike():
             text = m.to_text(locations=False, pretty=True)
             assert "mhlo.copy %arg0 : tuple<tensor<f32>>\n" in text
             assert text == _mlir_pretty(m, hlo.MHLO)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_a_big_constant_prints_its_hex_as_mlir_does(dialect):
+    # Past the hex threshold a constant's data prints as one hex piece, in the custom form
+    # as in the generic one (MLIR prints large data in hex too, upper case).
+    m = hlo.Module("big")
+    f = m.add_function("main", [], visibility="public")
+    b = f.builder()
+    data = np.arange(5000, dtype=np.float32) * np.float32(0.25) - 7
+    b.return_(b.constant(data), b.constant(data.astype(np.int8)))
+    text = m.to_text(locations=False, dialect=dialect, pretty=True)
+    assert f'dense<"0x{data.tobytes().hex()}"> : tensor<5000xf32>' in text
+    assert oracle.normalize_hex(text) == _mlir_pretty(m, dialect)
+    back = hlo.parse(text)
+    assert back.to_text(locations=False, dialect=dialect, pretty=True) == text
