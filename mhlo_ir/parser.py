@@ -73,7 +73,8 @@ def parse(text: str, *, source: str | None = None, verify: bool = True,
         parser.lines = parser.aliases = None
     if verify:
         from .verifier import verify_module
-        verify_module(module, ops_checked=check_ops)  # each op was validated as it was read
+        # Each op was validated as it was read, each use resolved in scope.
+        verify_module(module, ops_checked=check_ops, parsed=True)
     return module
 
 

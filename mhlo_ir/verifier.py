@@ -116,10 +116,14 @@ def _where(fn, op, frame=None) -> str:
     return s
 
 
-def verify_module(module: Module, *, ops_checked: bool = False) -> None:
+def verify_module(module: Module, *, ops_checked: bool = False, parsed: bool = False) -> None:
     """Raise ModuleVerificationError describing the first problem found. ``ops_checked``:
     every op has passed ``OpSpec.validate`` since it last changed (the parser validates each
-    op as it reads it), so only what the whole module shows is checked."""
+    op as it reads it), so only what the whole module shows is checked. ``parsed`` (with
+    ``ops_checked``): the module is fresh from the parser, which resolved each use to a value
+    defined before it in an enclosing block of its function and made each op as its spec
+    makes it; so a region-free op outside closed regions is checked only for its place
+    (terminators, returns) and the functions it names."""
     if not isinstance(module, Module):
         _fail(f"expected a Module, got {_show(module)}")
     if module.name is not None and (not isinstance(module.name, str) or "\0" in module.name):
@@ -141,6 +145,7 @@ def verify_module(module: Module, *, ops_checked: bool = False) -> None:
         names[fn.name] = fn
     v = _Verifier(module, names)
     v.ops_checked = ops_checked
+    v.parsed = parsed and ops_checked
     for fn in functions:
         v.signature(fn)
     for fn in functions:
@@ -189,7 +194,7 @@ def _attr_dict(d, where, what, dialect, reserved=frozenset(), optional=False) ->
 
 class _Verifier:
     __slots__ = ("module", "names", "defined", "seen_blocks", "calls", "_index", "ops_checked",
-                 "passed")
+                 "passed", "parsed")
 
     def __init__(self, module, names):
         self.module = module
@@ -199,6 +204,7 @@ class _Verifier:
         self.calls: dict = {}  # function name -> {callee names}
         self._index = None
         self.ops_checked = False
+        self.parsed = False
         # What one op passed that another with the same key passes too (see _exit_op and
         # _check_shape); ids are of OpAttributes the module holds while this runs.
         self.passed: set = set()
@@ -273,6 +279,7 @@ class _Verifier:
     def function(self, fn) -> None:
         """Verify ``fn``'s body, walking nested regions with an explicit stack."""
         defined = self.defined
+        parsed = self.parsed
         stack = [_Frame(fn.body.blocks[0], 0, 0, None, True, None, 0)]
         while stack:
             fr = stack[-1]
@@ -296,6 +303,12 @@ class _Verifier:
             if not isinstance(spec, OpSpec):
                 _fail(f"in @{fn.name}: an op's spec is {_show(spec)}, not an OpSpec")
             self._check_position(fn, op, spec, ops, i, fr)
+            if parsed and not fr.floor and not op.regions:
+                # Its uses are visible and its shape is its spec's (see verify_module).
+                if fr.top and spec.terminator:
+                    self._check_return(fn, op, fr)
+                self._exit_op(fn, op, fr)
+                continue
             operands = op.operands
             if not isinstance(operands, (tuple, list)):
                 _fail(f"{_where(fn, op, fr)}: operands must be a tuple of Values, got "

@@ -188,3 +188,95 @@ def test_generated_programs_read_as_the_token_parser_reads_them():
             fast = _outcome(text)
             assert fast == _tokens_only(text), (seed, kw)
             assert not fast.startswith("ParseError"), (seed, kw, fast)
+
+
+# -- a parsed module's verification ---------------------------------------------------------
+# ``parse`` verifies with ``parsed=True``: region-free ops outside closed regions are checked
+# only for their place and the functions they name (the parser resolved their uses in scope
+# and made them as their specs make them). Whatever else is wrong must still be found, with
+# the message the full verification gives.
+
+_F = "tensor<2xf32>"
+_BROKEN = {
+    "a reduce body using an outer value": f"""module {{
+  func.func @main(%arg0: {_F}, %arg1: tensor<f32>) -> tensor<f32> {{
+    %0 = "mhlo.constant"() <{{value = dense<0.0> : tensor<f32>}}> : () -> tensor<f32>
+    %1 = "mhlo.reduce"(%arg0, %0) <{{dimensions = array<i64: 0>}}> ({{
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %2 = "mhlo.add"(%a, %arg1) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "mhlo.return"(%2) : (tensor<f32>) -> ()
+    }}) : ({_F}, tensor<f32>) -> tensor<f32>
+    "func.return"(%1) : (tensor<f32>) -> ()
+  }}
+}}
+""",
+    "no terminator": f"""module {{
+  func.func @main(%arg0: {_F}) -> {_F} {{
+    %0 = "mhlo.negate"(%arg0) : ({_F}) -> {_F}
+  }}
+}}
+""",
+    "an op after the return": f"""module {{
+  func.func @main(%arg0: {_F}) -> {_F} {{
+    "func.return"(%arg0) : ({_F}) -> ()
+    %0 = "mhlo.negate"(%arg0) : ({_F}) -> {_F}
+  }}
+}}
+""",
+    "a return of the wrong type": f"""module {{
+  func.func @main(%arg0: {_F}) -> tensor<3xf32> {{
+    %0 = "mhlo.negate"(%arg0) : ({_F}) -> {_F}
+    "func.return"(%0) : ({_F}) -> ()
+  }}
+}}
+""",
+    "mhlo.return ending a function": f"""module {{
+  func.func @main(%arg0: {_F}) -> {_F} {{
+    "mhlo.return"(%arg0) : ({_F}) -> ()
+  }}
+}}
+""",
+    "a custom_call naming a missing function": f"""module {{
+  func.func @main(%arg0: {_F}) -> {_F} {{
+    %0 = "mhlo.custom_call"(%arg0) <{{call_target_name = "foo",
+        called_computations = [@nope]}}> : ({_F}) -> {_F}
+    "func.return"(%0) : ({_F}) -> ()
+  }}
+}}
+""",
+    "recursive calls": f"""module {{
+  func.func @main(%arg0: {_F}) -> {_F} {{
+    %0 = "func.call"(%arg0) <{{callee = @main}}> : ({_F}) -> {_F}
+    "func.return"(%0) : ({_F}) -> ()
+  }}
+}}
+""",
+    "valid": f"""module {{
+  func.func @main(%arg0: {_F}) -> {_F} {{
+    %0 = "mhlo.negate"(%arg0) : ({_F}) -> {_F}
+    %1 = "mhlo.add"(%0, %arg0) : ({_F}, {_F}) -> {_F}
+    "func.return"(%1) : ({_F}) -> ()
+  }}
+}}
+""",
+}
+
+
+def _verdict(run) -> str:
+    try:
+        return run().to_text()
+    except (hlo.ParseError, hlo.ModuleVerificationError) as e:
+        return f"{type(e).__name__} {e}"
+
+
+@pytest.mark.parametrize("name", sorted(_BROKEN))
+def test_a_parsed_module_is_judged_as_the_full_verification_judges_it(name):
+    text = _BROKEN[name]
+
+    def fully():
+        m = hlo.parse(text, verify=False)
+        m.verify()
+        return m
+    want = _verdict(fully)
+    assert _verdict(lambda: hlo.parse(text)) == want
+    assert want.startswith("ModuleVerificationError") == (name != "valid"), want
