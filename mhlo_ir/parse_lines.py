@@ -45,23 +45,31 @@ PRETTY_LINE = re.compile(
 
 
 class LineCache:
-    """Per-parse tables from a piece's text to what it means."""
+    """Tables from a piece's text to what it means, for one parse.
 
-    __slots__ = ("parser", "sigs", "types", "props", "locs", "made", "tails")
+    All but the locations naming an alias (``loc(#loc3)``, which only the module's own alias
+    table means) are shared by every parse in the process, taken from ``_tables``: a piece's
+    text means the same in every module read with the same dialect and op checks, and a
+    program's pieces (types, signatures, attribute dictionaries, lines) recur across the
+    programs of a corpus or a test campaign. Each value is immutable, or never changed once
+    made (an attribute dictionary), so parses in several threads share them safely."""
+
+    __slots__ = ("parser", "sigs", "types", "props", "locs", "own_locs", "made", "tails")
 
     def __init__(self, parser):
         self.parser = parser
-        self.sigs: dict = {}    # signature text -> FunctionType (or None: not one)
-        self.types: dict = {}   # type text -> Type (or None)
-        self.props: dict = {}   # (dialect name, properties text) -> dict (or None)
-        self.locs: dict = {}    # location text -> Location (or None)
-        # (op name, properties text, signature) -> (spec, OpAttributes or None, result type)
-        # for ops already made and checked once with those pieces.
-        self.made: dict = {}
-        # (dialect name, op name, the line after its operands up to its location) -> (spec,
-        # OpAttributes or None, operand types, result type): what a GENERIC_LINE match made,
-        # for ``known_line`` to make again without the regular expression.
-        self.tails: dict = {}
+        # sigs: (dialect name, signature text) -> FunctionType (or None: not one)
+        # types: (dialect name, type text) -> Type (or None)
+        # props: (dialect name, properties text) -> dict (or None)
+        # locs: location text -> Location (or None), for texts without "#"
+        # made: (dialect name, op name, properties text, signature) -> (spec, OpAttributes
+        #   or None, result type) for ops already made and checked once with those pieces
+        # tails: (dialect name, op name, the line after its operands up to its location) ->
+        #   (spec, OpAttributes or None, operand types, result type): what a GENERIC_LINE
+        #   match made, for ``known_line`` to make again without the regular expression
+        (self.sigs, self.types, self.props, self.locs, self.made,
+         self.tails) = _tables(parser.check_ops)
+        self.own_locs: dict = {}  # location texts naming an alias, for this parse only
 
     def _whole(self, text, read):
         """``read(ts)`` on all of ``text``, or None if it fails or leaves some unread."""
@@ -75,27 +83,29 @@ class LineCache:
         return v
 
     def signature(self, text):
+        p = self.parser
+        key = (p.dialect.name, text)
         try:
-            return self.sigs[text]
+            return self.sigs[key]
         except KeyError:
             pass
-        p = self.parser
         from .types import read_type
         t = self._whole(text, lambda ts: read_type(ts, p.dialect))
         if not isinstance(t, FunctionType) or len(t.results) != 1:
             t = None
-        self.sigs[text] = t
+        self.sigs[key] = t
         return t
 
     def type(self, text):
+        p = self.parser
+        key = (p.dialect.name, text)
         try:
-            return self.types[text]
+            return self.types[key]
         except KeyError:
             pass
-        p = self.parser
         from .types import read_type
         t = self._whole(text, lambda ts: read_type(ts, p.dialect))
-        self.types[text] = t
+        self.types[key] = t
         return t
 
     def properties(self, text):
@@ -120,8 +130,9 @@ class LineCache:
         return d
 
     def location(self, text):
+        locs = self.locs if "#" not in text else self.own_locs
         try:
-            return self.locs[text]
+            return locs[text]
         except KeyError:
             pass
         p = self.parser
@@ -135,8 +146,23 @@ class LineCache:
                 p.ts = saved
 
         loc = self._whole(text[1:], read)
-        self.locs[text] = loc
+        locs[text] = loc
         return loc
+
+
+# The tables LineCache shares, per op-check setting: replaced whole (never emptied in place,
+# so a parse holding the old ones is undisturbed) once one grows past the limit.
+_TABLES: dict = {}
+_TABLE_LIMIT = 8192
+
+
+def _tables(check_ops: bool) -> tuple:
+    tables = _TABLES.get(check_ops)
+    if tables is None or len(tables[0]) > _TABLE_LIMIT or len(tables[1]) > _TABLE_LIMIT or \
+            len(tables[2]) > _TABLE_LIMIT or len(tables[3]) > _TABLE_LIMIT or \
+            len(tables[4]) > _TABLE_LIMIT or len(tables[5]) > _TABLE_LIMIT:
+        tables = _TABLES[check_ops] = ({}, {}, {}, {}, {}, {})
+    return tables
 
 
 def one_line(cache: LineCache, text: str, pos: int, block):
@@ -233,7 +259,7 @@ def generic_op(cache: LineCache, m, block):
     a = op.attributes
     if a is None or a.__class__ is OpAttributes:
         tails = cache.tails
-        if len(tails) < 4096:
+        if len(tails) <= _TABLE_LIMIT:
             tails[(dialect, name, f"{props_text or ''} : {sig_text}")] = (
                 op.spec, a, ins, results[0].type)
     return op

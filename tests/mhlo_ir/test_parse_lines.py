@@ -280,3 +280,66 @@ def test_a_parsed_module_is_judged_as_the_full_verification_judges_it(name):
     want = _verdict(fully)
     assert _verdict(lambda: hlo.parse(text)) == want
     assert want.startswith("ModuleVerificationError") == (name != "valid"), want
+
+
+# -- tables shared by the parses of a process -----------------------------------------------
+
+def _fresh(text: str) -> str:
+    """``_outcome(text)`` with no table left by earlier parses."""
+    saved = dict(parse_lines._TABLES)
+    parse_lines._TABLES.clear()
+    try:
+        return _outcome(text)
+    finally:
+        parse_lines._TABLES.clear()
+        parse_lines._TABLES.update(saved)
+
+
+_ALIASED = """module {
+  func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = "mhlo.negate"(%arg0) : (tensor<2xf32>) -> tensor<2xf32> loc(#loc0)
+    %1 = "mhlo.negate"(%0) : (tensor<2xf32>) -> tensor<2xf32> loc(#loc0)
+    "func.return"(%1) : (tensor<2xf32>) -> ()
+  }
+}
+#loc0 = loc(WHERE)
+"""
+_TOKENS = """module {
+  func.func @main(%arg0: !mhlo.token) -> !mhlo.token {
+    %0 = "PREFIX.after_all"(%arg0) : (!mhlo.token) -> !mhlo.token
+    %1 = "PREFIX.after_all"(%0) : (!mhlo.token) -> !mhlo.token
+    "func.return"(%1) : (!mhlo.token) -> ()
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("first, then", [
+    # An alias means what its own module says: the text naming it is not shared.
+    (_ALIASED.replace("WHERE", '"a.py":1:2'), _ALIASED.replace("WHERE", '"b.py":3:4')),
+    # A type's text is read in the dialect its op names (!mhlo.token is not StableHLO's).
+    (_TOKENS.replace("PREFIX", "mhlo"), _TOKENS.replace("PREFIX", "stablehlo")),
+])
+def test_a_text_reads_as_it_reads_alone_after_another(first, then):
+    alone = _fresh(then)
+    _outcome(first)
+    assert _outcome(then) == alone
+
+
+def test_generated_programs_read_as_they_read_alone():
+    from mhlo_ir import strategies as hst
+    options = hst.default_options(12)
+    texts = []
+    for seed in range(40):
+        m = hst.generate_seeded(seed, options).module
+        for kw in (dict(locations=True), dict(locations="alias"),
+                   dict(locations=True, dialect=hlo.STABLEHLO),
+                   dict(locations=False, pretty=True)):
+            try:
+                texts.append(m.to_text(**kw))
+            except hlo.OpBuildError:
+                continue
+    alone = [_fresh(t) for t in texts]
+    for order in (range(len(texts)), range(len(texts) - 1, -1, -1)):
+        for i in order:
+            assert _outcome(texts[i]) == alone[i], i
