@@ -30,16 +30,13 @@ from .ir import (FUNCTION_RESERVED, walk, MODULE_RESERVED, VALUE_CLASSES, Block,
                  Function, Module, Operation, OpResult, Region, SingleResultOp, Value)
 from .op_attributes import OpAttributes
 from .location import Location
-from .ops.spec import OpSpec
+from .ops.spec import OpSpec, operand_count_error
 from .text import check_attr_name
 from .types import TensorType, Type
 
 __all__ = ["verify_module", "call_problem"]
 
 _OP_CLASSES = frozenset({Operation, SingleResultOp})
-# OpSpec -> how many of its operands are not variadic (bounded: opaque specs are made at run
-# time, one per kind of unknown op a parse meets).
-_FIXED: dict = {}
 _MAPPING_CLASSES = frozenset({dict, MappingProxyType})
 _VISIBILITIES = (None, "public", "private", "nested")
 # Frame states: not yet entered (a later region of the same op), open, closed.
@@ -304,7 +301,11 @@ class _Verifier:
                 _fail(f"in @{fn.name}: an op's spec is {_show(spec)}, not an OpSpec")
             self._check_position(fn, op, spec, ops, i, fr)
             if parsed and not fr.floor and not op.regions:
-                # Its uses are visible and its shape is its spec's (see verify_module).
+                # Its uses are visible and its shape is its spec's (see verify_module; opaque
+                # ops, which no spec checks, still have their operands counted).
+                wrong = operand_count_error(spec, len(op.operands))
+                if wrong is not None:
+                    _fail(f"{_where(fn, op, fr)}: {wrong}")
                 if fr.top and spec.terminator:
                     self._check_return(fn, op, fr)
                 self._exit_op(fn, op, fr)
@@ -386,19 +387,9 @@ class _Verifier:
         """What the op's rules take for granted (``OpSpec.validate`` checks the rest):
         operands that are Values, their count, attributes of the kinds the spec's converters
         make, regions that are one-block Regions."""
-        names = spec.operands
-        fixed = _FIXED.get(spec)
-        if fixed is None:
-            if len(_FIXED) > 4096:  # opaque specs of parsed text are made at run time
-                _FIXED.clear()
-            fixed = _FIXED[spec] = sum(1 for n in names if not n.endswith("*"))
-        n = len(operands)
-        if fixed == len(names) and n != fixed:
-            _fail(f"{_where(fn, op, fr)}: has {n} operands, expected {fixed} "
-                  f"({', '.join(names)})")
-        if n < fixed:
-            _fail(f"{_where(fn, op, fr)}: has {n} operands, expected at least {fixed} "
-                  f"({', '.join(names)})")
+        wrong = operand_count_error(spec, len(operands))
+        if wrong is not None:
+            _fail(f"{_where(fn, op, fr)}: {wrong}")
         attrs = op.attributes
         if attrs is None:
             attrs = _NO_ATTRS

@@ -114,6 +114,9 @@ class OpSpec:
 
         Quantized tensors (``mhlo_ir.quant``) are judged by ``mhlo_ir.quant_checks``, by the
         op's family in StableHLO's spec, wherever they appear in operands or results."""
+        wrong = operand_count_error(self, len(types))
+        if wrong is not None:  # (before any rule indexes the types)
+            fail(self.name, wrong)
         if _QUANT_TYPES and (any(map(is_quantized, types)) or (
                 result_types is not None and any(map(is_quantized, result_types)))):
             from ..quant_checks import validate_quantized
@@ -152,6 +155,28 @@ class OpSpec:
                 fail(name, f"result types ({', '.join(map(str, result_types))}) differ "
                            f"from the inferred ({', '.join(map(str, inferred))})")
         return result_types
+
+
+def operand_count_error(spec, n: int) -> str | None:
+    """What is wrong with ``n`` operands for ``spec`` (``has 2 operands, expected 1
+    (operand)``), or None: as many as its operands, or at least the fixed ones when the last
+    is variadic (``inputs*``)."""
+    fixed = _FIXED.get(spec)
+    if fixed is None:
+        if len(_FIXED) > 4096:  # opaque specs of parsed text are made at run time
+            _FIXED.clear()
+        fixed = _FIXED[spec] = sum(1 for o in spec.operands if not o.endswith("*"))
+    names = spec.operands
+    if fixed == len(names) and n != fixed:
+        return f"has {n} operands, expected {fixed} ({', '.join(names)})"
+    if n < fixed:
+        return f"has {n} operands, expected at least {fixed} ({', '.join(names)})"
+    return None
+
+
+# OpSpec -> how many of its operands are not variadic (bounded: opaque specs are made at run
+# time, one per kind of unknown op a parse meets).
+_FIXED: dict = {}
 
 
 def _inferred(spec, name, types, attributes) -> tuple:
