@@ -123,6 +123,16 @@ class DenseElementsAttr(Attribute):
             return np.full(self.type.shape, flat[0], dtype=self.type.dtype)
         return flat.astype(self.type.dtype).reshape(self.type.shape)
 
+    def prints_hex(self, hex_threshold: int) -> bool:
+        """Whether ``render`` spells the data in hex (not a splat, more elements than
+        ``hex_threshold``): big data, which printers emit as a piece of its own."""
+        return not self.splat and self.type.num_elements > hex_threshold
+
+    def hex_pieces(self) -> list:
+        """``render``'s hex text in three pieces, the hex alone in the middle (not copied into
+        a line: for 16 MiB of data it is a 32 MiB string)."""
+        return ['dense<"0x', self.data.hex(), f'"> : {self.type._text}']
+
     def render(self, dialect=None, hex_threshold: int = HEX_THRESHOLD) -> str:
         t = self.type
         n = t.num_elements

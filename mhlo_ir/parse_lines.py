@@ -54,7 +54,7 @@ class LineCache:
     programs of a corpus or a test campaign. Each value is immutable, or never changed once
     made (an attribute dictionary), so parses in several threads share them safely."""
 
-    __slots__ = ("parser", "sigs", "types", "props", "locs", "own_locs", "made", "tails")
+    __slots__ = ("parser", "sigs", "types", "props", "locs", "own_locs", "tails")
 
     def __init__(self, parser):
         self.parser = parser
@@ -62,12 +62,12 @@ class LineCache:
         # types: (dialect name, type text) -> Type (or None)
         # props: (dialect name, properties text) -> dict (or None)
         # locs: location text -> Location (or None), for texts without "#"
-        # made: (dialect name, op name, properties text, signature) -> (spec, OpAttributes
-        #   or None, result type) for ops already made and checked once with those pieces
         # tails: (dialect name, op name, the line after its operands up to its location) ->
-        #   (spec, OpAttributes or None, operand types, result type): what a GENERIC_LINE
-        #   match made, for ``known_line`` to make again without the regular expression
-        (self.sigs, self.types, self.props, self.locs, self.made,
+        #   (spec, OpAttributes or None, operand types, result type): an op made and checked
+        #   once from those pieces, made again without the checks (and, by ``known_line``,
+        #   without the regular expression); a PRETTY_LINE's key is (dialect name, op name,
+        #   None, type text, operand count)
+        (self.sigs, self.types, self.props, self.locs,
          self.tails) = _tables(parser.check_ops)
         self.own_locs: dict = {}  # location texts naming an alias, for this parse only
 
@@ -158,10 +158,8 @@ _TABLE_LIMIT = 8192
 
 def _tables(check_ops: bool) -> tuple:
     tables = _TABLES.get(check_ops)
-    if tables is None or len(tables[0]) > _TABLE_LIMIT or len(tables[1]) > _TABLE_LIMIT or \
-            len(tables[2]) > _TABLE_LIMIT or len(tables[3]) > _TABLE_LIMIT or \
-            len(tables[4]) > _TABLE_LIMIT or len(tables[5]) > _TABLE_LIMIT:
-        tables = _TABLES[check_ops] = ({}, {}, {}, {}, {}, {})
+    if tables is None or max(map(len, tables)) > _TABLE_LIMIT:  # (once a parse)
+        tables = _TABLES[check_ops] = ({}, {}, {}, {}, {})
     return tables
 
 
@@ -222,16 +220,15 @@ def generic_op(cache: LineCache, m, block):
     frame = frames[-1]
     if result in frame:
         return None  # a redefinition: reported by the token-level path
-    dialect = p.dialect.name
-    made = cache.made.get((dialect, name, props_text, sig_text))
+    tail = (p.dialect.name, name, f"{props_text or ''} : {sig_text}")  # as known_line splits
+    made = cache.tails.get(tail)
     if made is not None:
-        spec, attributes, ftype = made
+        spec, attributes, ins, rt = made
     else:
         ftype = cache.signature(sig_text)
         if ftype is None:
             return None
-        spec = None
-    ins = ftype.inputs
+        spec, ins = None, ftype.inputs
     operands = _typed_operands(p, frame, args, ins)
     if operands is None:
         return None
@@ -242,7 +239,7 @@ def generic_op(cache: LineCache, m, block):
         if location is None:
             return None
     if spec is not None:
-        op = make_operation(spec, operands, ftype.results, attributes, (), location, block)
+        op = make_operation(spec, operands, (rt,), attributes, (), location, block)
     else:
         props = cache.properties(props_text) if props_text else {}
         if props is None:
@@ -250,18 +247,10 @@ def generic_op(cache: LineCache, m, block):
         op = p.make(name, operands, props, {}, (), ftype.results, location,
                     Token("string", name, m.start(2) - 1), block)
         a = op.attributes
-        if len(op.results) == 1 and (a is None or a.__class__ is OpAttributes):
-            cache.made[(dialect, name, props_text, sig_text)] = (op.spec, a, ftype)
-    results = op.results
-    if len(results) != 1:
-        return None
-    frame[result] = results[0]
-    a = op.attributes
-    if a is None or a.__class__ is OpAttributes:
         tails = cache.tails
-        if len(tails) <= _TABLE_LIMIT:
-            tails[(dialect, name, f"{props_text or ''} : {sig_text}")] = (
-                op.spec, a, ins, results[0].type)
+        if (a is None or a.__class__ is OpAttributes) and len(tails) <= _TABLE_LIMIT:
+            tails[tail] = (op.spec, a, ins, op.results[0].type)
+    frame[result] = op.results[0]
     return op
 
 
@@ -344,14 +333,15 @@ def pretty_op(cache: LineCache, m, block):
     location = _location(cache, m.group(5))
     if location is None:
         return None
+    # (a key of its own shape: a generic line's tail is a 3-tuple)
     key = (p.dialect.name, name, None, m.group(4), len(operands))
-    made = cache.made.get(key)
+    made = cache.tails.get(key)
     if made is not None:
-        op = make_operation(made[0], operands, made[2], None, (), location, block)
+        op = make_operation(made[0], operands, rt, None, (), location, block)
     else:
         op = p.make(name, operands, {}, {}, (), rt, location, Token("bare", name, m.start(2)),
                     block)
-        cache.made[key] = (op.spec, None, rt)
+        cache.tails[key] = (op.spec, None, ins, rt[0])
     return _named(p, m.group(1), op)
 
 

@@ -38,7 +38,7 @@ from .types import FunctionType, TensorType
 __all__ = ["Form", "Operands", "Enum", "Int", "Attr", "String", "Symbol", "Dims", "EnumList",
            "SliceRanges", "DotDims", "ConvWindow", "ExpMantissa", "ValueAttr", "AttrDict",
            "Optional", "TypePiece", "Returned", "While", "Reduce", "Scan", "scan_arg_names",
-           "read_pretty"]
+           "custom_form", "read_pretty"]
 
 
 # -- reading state ------------------------------------------------------------------------
@@ -210,10 +210,8 @@ class ValueAttr:
 
     def render(self, pr, op):
         v = op.attributes[self.key]
-        if v.__class__ is DenseElementsAttr and not v.splat and \
-                v.type.num_elements > pr.hex_threshold:
-            # Big data: its hex as a piece of its own, not copied into a line (as generic).
-            return ['dense<"0x', v.data.hex(), f'"> : {pr.type_text(v.type)}']
+        if v.__class__ is DenseElementsAttr and v.prints_hex(pr.hex_threshold):
+            return v.hex_pieces()  # big data: its hex a piece of its own, as in generic form
         return pr.attr_text(v)
 
     def read(self, r) -> None:
@@ -738,6 +736,16 @@ class Form:
                       loc, tok, block)
 
 
+def custom_form(spec, dialect):
+    """``spec``'s custom form (``OpSpec.pretty``) where ``dialect`` spells the op with it, else
+    None (an op without one, or whose form the dialect lacks, prints and reads generically)."""
+    form = spec.pretty
+    if form is None or not form.pieces or spec.namespace == "hlo" and \
+            dialect.name not in form.dialects:
+        return None
+    return form
+
+
 # -- reading ------------------------------------------------------------------------------
 
 # Bare op names MLIR resolves inside a function body without their dialect prefix.
@@ -753,9 +761,8 @@ def read_pretty(p, tok, block):
     if name in ("module", "builtin.module", "func.func"):
         raise ts.error(f"'{tok.text}' cannot appear inside a function", tok)
     spec, dialect = p.spec_of(name, {}, 0)
-    form = spec.pretty  # None for opaque specs
-    if form is None or not form.pieces or dialect.name not in form.dialects and \
-            spec.namespace == "hlo":
+    form = custom_form(spec, dialect)  # None for opaque specs
+    if form is None:
         raise ts.error(f"'{name}' has no custom form this parser reads: write it in the "
                        f"generic form (\"{name}\"(...) ... : (...) -> ...)", tok)
     return form.read(p, name, tok, block, spec)

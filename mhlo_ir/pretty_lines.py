@@ -15,6 +15,8 @@ the form's path. Big texts (a constant's data) are not kept.
 
 from __future__ import annotations
 
+from .pretty_forms import custom_form
+
 __all__ = ["keyword", "template", "NONE", "ONE", "PAIR", "GENERAL"]
 
 # NUL cannot appear in printed text: strings escape it (``\00``), and names, types and
@@ -39,11 +41,10 @@ def template(pr, op):
     checks each op against the dialect, or a text over ``_LONGEST`` characters. None where
     this op cannot make the template but another of its kind may (an operand given twice)."""
     spec = op.spec
-    form = spec.pretty
     dialect = pr.dialect
-    if form is None or not form.pieces or form.has_regions or op.regions or \
-            spec.dialect_check is not None or spec.namespace == "func" or \
-            spec.namespace == "hlo" and dialect.name not in form.dialects:
+    form = custom_form(spec, dialect)
+    if form is None or form.has_regions or op.regions or spec.dialect_check is not None or \
+            spec.namespace == "func":
         return False
     operands = op.operands
     if len(set(map(id, operands))) != len(operands):

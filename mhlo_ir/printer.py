@@ -29,6 +29,7 @@ from .errors import IRError
 from .location import Location, UnknownLoc
 from .ir import _MANY, GeneralOperation, SingleResultOp
 from .op_attributes import OpAttributes
+from .pretty_forms import custom_form
 from . import pretty_lines, ssa_names
 from .text import is_bare_identifier, quote, symbol_name
 from .types import FunctionType, TensorType
@@ -106,8 +107,7 @@ class _Printer:
         return t._text if t.__class__ is TensorType else t.render(self.dialect)
 
     def attr_text(self, a) -> str:
-        if a.__class__ is DenseElementsAttr and not a.splat and \
-                a.type.num_elements > self.hex_threshold:
+        if a.__class__ is DenseElementsAttr and a.prints_hex(self.hex_threshold):
             return a.render(self.dialect, self.hex_threshold)
         # Keyed by identity, never by equality: FloatAttr(0.0) == FloatAttr(-0.0), and so are
         # arrays and dictionaries holding them. The entry holds the attribute, so its id is
@@ -462,8 +462,7 @@ class _Printer:
         d = [(k, v) for k, v in attrs.items() if k not in owned]
         extra = f" {{{self.named(d)}}}" if d else ""
         threshold = self.hex_threshold
-        if any(v.__class__ is DenseElementsAttr and not v.splat and
-               v.type.num_elements > threshold for _, v in p):
+        if any(v.__class__ is DenseElementsAttr and v.prints_hex(threshold) for _, v in p):
             return None, extra
         props = f" <{{{self.named(p)}}}>" if p else ""
         cache = self.attr_parts if attrs.__class__ is OpAttributes else self.own_parts
@@ -478,11 +477,9 @@ class _Printer:
         for i, (k, v) in enumerate(sorted(items)):
             key = k if _bare(k) else quote(k)
             sep = ", " if i else ""
-            if v.__class__ is DenseElementsAttr and not v.splat and \
-                    v.type.num_elements > threshold:
-                out.append(f'{sep}{key} = dense<"0x')
-                out.append(v.data.hex())
-                out.append(f'"> : {v.type._text}')
+            if v.__class__ is DenseElementsAttr and v.prints_hex(threshold):
+                out.append(f"{sep}{key} = ")
+                out.extend(v.hex_pieces())
             elif v.__class__ is UnitAttr:
                 out.append(sep + key)
             else:
@@ -493,9 +490,9 @@ class _Printer:
         ``mhlo_ir.pretty_forms.Form``): strings, ``("nl",)`` for a new line at this indent and
         ``("region", i)`` for a region printed in braces; None where the op has no custom
         form in this dialect."""
-        form = op.spec.pretty
         d = self.dialect
-        if op.spec.namespace == "hlo" and d.name not in form.dialects or not form.pieces:
+        form = custom_form(op.spec, d)
+        if form is None:
             return None
         results = op.results
         if len(results) == 1:
@@ -683,9 +680,7 @@ class _Plain(dict):
         self.dialect = dialect
 
     def __missing__(self, spec):
-        form = spec.pretty
-        plain = self[spec] = (form is None or not form.pieces or
-                              spec.namespace == "hlo" and self.dialect.name not in form.dialects)
+        plain = self[spec] = custom_form(spec, self.dialect) is None
         return plain
 
 
