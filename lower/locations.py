@@ -36,7 +36,13 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
             return hit
         name = cache.get(stacks)  # the name part, shared by all of a traceback's equations
     if name is None:
-        names = str(name_stack + eqn_stack) if eqn_stack is not None else str(name_stack)
+        # The stacks' text is shared by every primitive under them (JAX's NameStack adds
+        # and prints in Python): keyed by the two stacks alone.
+        names = cache.get(("names", *stacks[1:])) if cache is not None else None
+        if names is None:
+            names = str(name_stack + eqn_stack) if eqn_stack is not None else str(name_stack)
+            if cache is not None:
+                cache[("names", *stacks[1:])] = names
         name = f"{names}/{primitive.name}" if names else primitive.name
         if cache is not None:
             cache[stacks] = name

@@ -25,8 +25,8 @@ from .op_forms import ELEMENTWISE
 from .syntax import Token, TokenStream
 from .types import FunctionType
 
-__all__ = ["GENERIC_LINE", "PRETTY_LINE", "LineCache", "one_line", "generic_op", "pretty_op",
-           "known_line", "label_line"]
+__all__ = ["GENERIC_LINE", "PRETTY_LINE", "VOID_LINE", "LineCache", "one_line", "generic_op",
+           "pretty_op", "void_op", "known_line", "label_line"]
 
 # The lexer's rule for a name after % or ^ (syntax._patterns): digits, or an identifier that
 # does not start with one (``%1a`` is two tokens there, so never one name here).
@@ -42,6 +42,13 @@ GENERIC_LINE = re.compile(
 PRETTY_LINE = re.compile(
     r"[ \t\n]*(" + _NAME + r") = ([a-z_]+\.[a-z_0-9]+) (" + _USE + r"(?:, " + _USE +
     r")*) : ([^\n]*?)( loc\([^\n]*\))?(?=\n)")
+
+
+# A line of an op without results, regions or properties (a return): group 1: op name;
+# 2: operands; 3: its function type (ending ``-> ()``); 4: location.
+VOID_LINE = re.compile(
+    r'[ \t\n]*"([A-Za-z0-9_$.\-]+)"\(((?:' + _USE + r"(?:, " + _USE + r")*)?)\)"
+    r" : (\([^\n]*?\) -> \(\))( loc\([^\n]*\))?(?=\n)")
 
 
 class LineCache:
@@ -176,14 +183,18 @@ def one_line(cache: LineCache, text: str, pos: int, block):
     read = generic_op
     if m is None:
         m = PRETTY_LINE.match(text, pos, pos + 4096)
-        if m is None:
-            return None
         read = pretty_op
+        if m is None:
+            m = VOID_LINE.match(text, pos, pos + 4096)
+            if m is None:
+                return None
+            read = void_op
     if text.find("//", m.start(), m.end()) >= 0:
         return None  # a comment, which the expressions cannot tell from a piece
     p = cache.parser
     outer = p.dialect
-    p.dialect = BY_PREFIX.get(m.group(2).partition(".")[0], outer)  # its pieces' spelling
+    name = m.group(1 if read is void_op else 2)
+    p.dialect = BY_PREFIX.get(name.partition(".")[0], outer)  # its pieces' spelling
     try:
         op = read(cache, m, block)
     finally:
@@ -252,6 +263,22 @@ def generic_op(cache: LineCache, m, block):
             tails[tail] = (op.spec, a, ins, op.results[0].type)
     frame[result] = op.results[0]
     return op
+
+
+def void_op(cache: LineCache, m, block):
+    """The op of a VOID_LINE match, made as ``_Parser.make`` makes it, or None."""
+    p = cache.parser
+    ftype = cache.type(m.group(3))
+    if not isinstance(ftype, FunctionType) or ftype.results:
+        return None
+    operands = _typed_operands(p, p.scope.frames[-1], m.group(2), ftype.inputs)
+    if operands is None:
+        return None
+    location = _location(cache, m.group(4))
+    if location is None:
+        return None
+    return p.make(m.group(1), operands, {}, {}, (), (), location,
+                  Token("string", m.group(1), m.start(1) - 1), block)
 
 
 _RESULT = re.compile(_NAME)

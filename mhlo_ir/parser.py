@@ -36,6 +36,8 @@ from .ir import FUNCTION_RESERVED, Block, Function, Module, Region, make_operati
 from .location import UNKNOWN, read_location
 from .op_attributes import OpAttributes
 from .opaque import is_opaque, opaque_spec
+from .parse_aliases import Aliases
+from .parse_heads import empty_tail, function_head, module_head
 from .parse_lines import LineCache, label_line, one_line
 from .ops.spec import REGISTRY
 from .syntax import ParseError, TokenStream
@@ -52,7 +54,6 @@ class IllFormedOpError(ParseError):
 # Op-name prefixes that name the HLO dialects (ops spelled through them are in the table by
 # their neutral name) and the dialect whose attribute spellings each implies.
 _SPLIT = re.compile(r"^// -----[^\n]*$", re.M)
-_ALIAS_LINE = re.compile(r"^(#[A-Za-z_$.\-][A-Za-z0-9_$.\-]*)[ \t]*=[ \t]*loc\(", re.M)
 
 
 def parse(text: str, *, source: str | None = None, verify: bool = True,
@@ -68,8 +69,8 @@ def parse(text: str, *, source: str | None = None, verify: bool = True,
     try:
         module = parser.module()
     finally:
-        # its line cache and alias table point back at it: left as they are, every parse
-        # would leave cyclic garbage behind for the collector
+        # its line cache points back at it: left as it is, every parse would leave cyclic
+        # garbage behind for the collector
         parser.lines = parser.aliases = None
     if verify:
         from .verifier import verify_module
@@ -100,23 +101,6 @@ def _spells_stablehlo(text: str) -> bool:
             return stable
         at = find("hlo.", at + 4)
     return False
-
-
-class _Aliases:
-    """The ``#loc`` alias definitions of the text, read the first time a reference needs
-    them (finding them scans the whole text)."""
-
-    __slots__ = ("parser", "text", "table")
-
-    def __init__(self, parser, text):
-        self.parser = parser
-        self.text = text
-        self.table = None
-
-    def get(self, name):
-        if self.table is None:
-            self.table = self.parser._aliases(self.text)
-        return self.table.get(name)
 
 
 def parse_modules(text: str, *, source: str | None = None, verify: bool = True) -> list:
@@ -171,50 +155,11 @@ class _Parser:
         self.check_ops = check_ops
         self.lines = LineCache(self)
         self.ts = TokenStream(text, source)
-        self.aliases = _Aliases(self, text)
+        self.aliases = Aliases(text, source)
         self.scope = _Scope()
         self.dialect = STABLEHLO if _spells_stablehlo(text) else MHLO
 
     # -- top level --------------------------------------------------------------------------
-
-    def _aliases(self, text) -> dict:
-        """``#name = loc(...)`` definitions, wherever they are at top level (MLIR prints
-        them after the module that uses them)."""
-        found = []
-        # str.find, not a multi-line regex search: a 16 MiB constant's hex would take the
-        # regex a tenth of a second.
-        at = 0 if text.startswith("#") else text.find("\n#")
-        while at >= 0:
-            m = _ALIAS_LINE.match(text, at + (text[at] == "\n"))
-            if m is not None:
-                found.append(m)
-            at = text.find("\n#", at + 1)
-        if not found:
-            return {}
-        aliases: dict = {}
-        pending = found
-        # An alias may use one defined after it; read until nothing new resolves.
-        while pending:
-            left = []
-            for m in pending:
-                ts = TokenStream(text, self.ts.source)
-                ts._pos = m.end()
-                try:
-                    loc = read_location(ts, aliases)
-                    ts.expect(")")
-                except ParseError as e:
-                    if "undefined location alias" in e.message:
-                        left.append(m)
-                        continue
-                    raise
-                aliases[m.group(1)] = loc
-            if len(left) == len(pending):
-                m = left[0]
-                ts = TokenStream(text, self.ts.source)
-                ts._pos = m.end()
-                read_location(ts, aliases)  # raises the undefined alias at its place
-            pending = left
-        return aliases
 
     def _skip_alias_definition(self) -> bool:
         ts = self.ts
@@ -264,20 +209,26 @@ class _Parser:
         ts = self.ts
         tok = ts.next()
         if tok.kind == "string":  # generic
-            ts.expect("(")
-            ts.expect(")")
-            props = self.properties()
-            name = self._string_prop(props, "sym_name", "builtin.module", tok)
-            for k in props:
-                if k != "sym_name":
-                    raise ts.error(f"'builtin.module' has no property {k!r}", tok)
-            module = self._new_module(name, None, tok)
-            ts.expect("(")
+            head = module_head(ts)
+            if head is not None:
+                name, ts._pos = head
+                module = self._new_module(name, None, tok)
+            else:
+                ts.expect("(")
+                ts.expect(")")
+                props = self.properties()
+                name = self._string_prop(props, "sym_name", "builtin.module", tok)
+                for k in props:
+                    if k != "sym_name":
+                        raise ts.error(f"'builtin.module' has no property {k!r}", tok)
+                module = self._new_module(name, None, tok)
+                ts.expect("(")
             self.module_body(module)
-            ts.expect(")")
-            attrs = self.attr_dict() if ts.at("{") else {}
-            self._set_module_attrs(module, attrs, tok)
-            self._empty_signature("builtin.module")
+            if not empty_tail(ts):
+                ts.expect(")")
+                attrs = self.attr_dict() if ts.at("{") else {}
+                self._set_module_attrs(module, attrs, tok)
+                self._empty_signature("builtin.module")
         else:
             name = None
             if ts.peek().kind == "@":
@@ -337,25 +288,31 @@ class _Parser:
 
     def function_generic(self, tok) -> Function:
         ts = self.ts
-        ts.expect("(")
-        ts.expect(")")
-        props = self.properties()
-        name = self._string_prop(props, "sym_name", "func.func", tok)
-        if name is None:
-            raise ts.error("'func.func' needs a sym_name property", tok)
-        ftype = props.get("function_type")
-        if not isinstance(ftype, TypeAttr) or not isinstance(ftype.type, FunctionType):
-            raise ts.error(f"function @{name} needs a function_type property holding a "
-                           "function type", tok)
-        visibility = self._string_prop(props, "sym_visibility", "func.func", tok)
-        arg_attrs = self._attr_dicts(props.get("arg_attrs"), "arg_attrs", tok)
-        res_attrs = self._attr_dicts(props.get("res_attrs"), "res_attrs", tok)
-        for k in props:
-            if k not in FUNCTION_RESERVED:
-                raise ts.error(f"'func.func' has no property {k!r}", tok)
-        ts.expect("(")
-        ts.expect("{")
-        arg_types = ftype.type.inputs
+        head = function_head(self.lines, ts)
+        if head is not None:
+            name, ftype, visibility, ts._pos = head
+            arg_attrs = res_attrs = None
+        else:
+            ts.expect("(")
+            ts.expect(")")
+            props = self.properties()
+            name = self._string_prop(props, "sym_name", "func.func", tok)
+            if name is None:
+                raise ts.error("'func.func' needs a sym_name property", tok)
+            ftype = props.get("function_type")
+            if not isinstance(ftype, TypeAttr) or not isinstance(ftype.type, FunctionType):
+                raise ts.error(f"function @{name} needs a function_type property holding a "
+                               "function type", tok)
+            ftype = ftype.type
+            visibility = self._string_prop(props, "sym_visibility", "func.func", tok)
+            arg_attrs = self._attr_dicts(props.get("arg_attrs"), "arg_attrs", tok)
+            res_attrs = self._attr_dicts(props.get("res_attrs"), "res_attrs", tok)
+            for k in props:
+                if k not in FUNCTION_RESERVED:
+                    raise ts.error(f"'func.func' has no property {k!r}", tok)
+            ts.expect("(")
+            ts.expect("{")
+        arg_types = ftype.inputs
         label = ts.peek()
         if label.kind == "^":
             args = self.block_label()
@@ -369,13 +326,14 @@ class _Parser:
             raise ts.error(f"function @{name}: the entry block takes "
                            f"({', '.join(map(str, types))}) but function_type says "
                            f"({', '.join(map(str, arg_types))})", label)
-        fn = self._new_function(name, arg_types, ftype.type.results, visibility, arg_attrs,
+        fn = self._new_function(name, arg_types, ftype.results, visibility, arg_attrs,
                                 res_attrs, [loc for _, _, loc, _ in args], tok)
         self.function_body(fn, [(n, p) for n, _, _, p in args], "}")
-        ts.expect(")")
-        attrs = self.attr_dict() if ts.at("{") else {}
-        self._set_function_attrs(fn, attrs, tok)
-        self._empty_signature("func.func")
+        if not empty_tail(ts):
+            ts.expect(")")
+            attrs = self.attr_dict() if ts.at("{") else {}
+            self._set_function_attrs(fn, attrs, tok)
+            self._empty_signature("func.func")
         fn.location = self.trailing_location()
         return fn
 

@@ -211,7 +211,10 @@ def reduce(b, inputs, init_values, dimensions, body: Callable | str, *,
     else:
         inputs = value_list("reduce", "inputs", inputs)
         inits = value_list("reduce", "init_values", init_values)
-    scalar = [tensor((), tensor_of(v, "reduce").element_type) for v in inits]
+    scalar = []
+    for v in inits:
+        t = tensor_of(v, "reduce")
+        scalar.append(t if t.shape == () else tensor((), t.element_type))  # (interned)
     region = b.region(scalar + scalar, body, op="reduce",
                       arg_names=_ACC_X if len(inits) == 1 else arg_names(len(inits), "acc", "x"))
     dims = int_list("reduce", "dimensions", dimensions)

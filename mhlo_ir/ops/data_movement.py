@@ -162,8 +162,24 @@ register(OpSpec("concatenate", ("inputs*",), {"dimension": AttrSpec(_i64, True)}
 
 @builder_method
 def iota(b, shape, element_type, dimension: int = 0, *, location=None) -> Value:
+    # Validated once per (shape, element type, dimension): every causal mask and one-hot
+    # makes one. Ints are checked before keying (1.0 and True equal 1), and the element
+    # type is keyed with its class (np.dtype("float64") == float, which is f32 here).
+    if shape.__class__ is list:
+        shape = tuple(shape)
+    if shape.__class__ is tuple and dimension.__class__ is int:
+        for d in shape:
+            if d.__class__ is not int:
+                break
+        else:
+            return memo(b, ("iota", shape, element_type.__class__, element_type, dimension),
+                        "iota", (), location, _iota_make, shape, element_type, dimension)
     return b._one("iota", (), {"iota_dimension": dimension},
                   (result_type("iota", shape, element_type),), location=location)
+
+
+def _iota_make(shape, element_type, dimension):
+    return {"iota_dimension": dimension}, (result_type("iota", shape, element_type),)
 
 
 @builder_method

@@ -1,11 +1,17 @@
-"""Shared by the parse tests: an exact comparison key, and MLIR (jaxlib's bindings) as the
-independent reader and printer of attribute, type and location text."""
+"""Shared by the parse tests: an exact comparison key, MLIR (jaxlib's bindings) as the
+independent reader and printer of attribute, type and location text, and the parser with its
+fast paths off (every piece read token by token) as the oracle of those paths."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
 import mhlo_ir as hlo
+from mhlo_ir import parse_lines
+from mhlo_ir import parser as parser_module
+from mhlo_ir import types as types_module
 from mhlo_ir.location import parse_location, parse_location_aliases
 from tests.oracle import _context
 
@@ -74,3 +80,35 @@ def mlir_locations(texts: list) -> list:
              if line.startswith("  }) : () -> () loc(")]
     assert len(found) == len(texts), out
     return [parse_location(f, aliases) for f in found]
+
+
+_NEVER = re.compile(r"(?!)")
+
+
+def outcome(text: str) -> str:
+    """``hlo.parse(text)`` printed with its locations, or its error's class and message."""
+    try:
+        return hlo.parse(text).to_text(locations=True)
+    except (hlo.ParseError, hlo.ModuleVerificationError) as e:
+        return f"{type(e).__name__} {e}"
+
+
+def tokens_only(text: str) -> str:
+    """``outcome(text)`` with every line, label, type, module and function head and tail read
+    token by token (mhlo_ir.parse_lines, parse_heads and the types' whole-text readers off)."""
+    names = [(parse_lines, "known_line", lambda *args: None),
+             (parse_lines, "GENERIC_LINE", _NEVER), (parse_lines, "PRETTY_LINE", _NEVER),
+             (parse_lines, "VOID_LINE", _NEVER),
+             (parser_module, "label_line", lambda *args: None),
+             (parser_module, "module_head", lambda *args: None),
+             (parser_module, "function_head", lambda *args: None),
+             (parser_module, "empty_tail", lambda *args: False),
+             (types_module, "_FUNCTION_TEXT", _NEVER), (types_module, "_TENSOR_TEXT", _NEVER)]
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in names]
+    for owner, name, off in names:
+        setattr(owner, name, off)
+    try:
+        return outcome(text)
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)

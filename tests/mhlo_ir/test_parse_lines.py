@@ -9,40 +9,12 @@ from.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 import mhlo_ir as hlo
 from mhlo_ir import parse_lines
-from mhlo_ir import parser as parser_module
-from mhlo_ir import types as types_module
-
-_NEVER = re.compile(r"(?!)")
-
-
-def _tokens_only(text: str):
-    """``hlo.parse(text)`` with every line, label and type read token by token; the module or
-    the error."""
-    saved = (parse_lines.known_line, parse_lines.GENERIC_LINE, parse_lines.PRETTY_LINE,
-             parser_module.label_line, types_module._FUNCTION_TEXT, types_module._TENSOR_TEXT)
-    parse_lines.known_line = parser_module.label_line = lambda *args: None
-    parse_lines.GENERIC_LINE = parse_lines.PRETTY_LINE = _NEVER
-    types_module._FUNCTION_TEXT = types_module._TENSOR_TEXT = _NEVER
-    try:
-        return _outcome(text)
-    finally:
-        (parse_lines.known_line, parse_lines.GENERIC_LINE, parse_lines.PRETTY_LINE,
-         parser_module.label_line, types_module._FUNCTION_TEXT,
-         types_module._TENSOR_TEXT) = saved
-
-
-def _outcome(text: str) -> str:
-    try:
-        return hlo.parse(text).to_text(locations=True)
-    except (hlo.ParseError, hlo.ModuleVerificationError) as e:
-        return f"{type(e).__name__} {e}"
-
+from tests.mhlo_ir.parse_support import outcome as _outcome
+from tests.mhlo_ir.parse_support import tokens_only as _tokens_only
 
 _MODULE = """module {
   func.func @main(%arg0: tensor<2xf32>, %arg1: tensor<2xi32>) -> tensor<2xf32> {
