@@ -22,6 +22,7 @@ from .ir import make_operation
 from .location import UNKNOWN
 from .op_attributes import OpAttributes
 from .op_forms import ELEMENTWISE
+from .parse_templates import template_line
 from .syntax import Token, TokenStream
 from .types import FunctionType
 
@@ -187,7 +188,7 @@ def one_line(cache: LineCache, text: str, pos: int, block):
         if m is None:
             m = VOID_LINE.match(text, pos, pos + 4096)
             if m is None:
-                return None
+                return template_line(cache, text, pos, block)
             read = void_op
     if text.find("//", m.start(), m.end()) >= 0:
         return None  # a comment, which the expressions cannot tell from a piece
@@ -199,7 +200,9 @@ def one_line(cache: LineCache, text: str, pos: int, block):
         op = read(cache, m, block)
     finally:
         p.dialect = outer
-    return None if op is None else (op, m.end())
+    if op is None:  # (a custom form PRETTY_LINE's shape takes for elementwise, say)
+        return template_line(cache, text, pos, block)
+    return op, m.end()
 
 
 def _typed_operands(p, frame, args: str, ins: tuple):
@@ -339,11 +342,23 @@ def pretty_op(cache: LineCache, m, block):
     """The op of a PRETTY_LINE match (an elementwise custom form), or None."""
     p = cache.parser
     name = m.group(2)
-    spec, _ = p.spec_of(name, {}, 0)
-    if spec.pretty is not ELEMENTWISE:  # opaque specs have no form
-        return None
     operands = _operands(p, m.group(3))
     if operands is None:
+        return None
+    # (a key of its own shape: a generic line's tail is a 3-tuple)
+    key = (p.dialect.name, name, None, m.group(4), len(operands))
+    made = cache.tails.get(key)
+    if made is not None:  # a line like it was read: only the operands' types to check
+        for v, want in zip(operands, made[2]):
+            if v.type is not want:
+                return None
+        location = _location(cache, m.group(5))
+        if location is None:
+            return None
+        return _named(p, m.group(1), make_operation(made[0], operands, (made[3],), None, (),
+                                                    location, block))
+    spec, _ = p.spec_of(name, {}, 0)
+    if spec.pretty is not ELEMENTWISE:  # opaque specs have no form
         return None
     t = cache.type(m.group(4))
     if t is None:
@@ -360,14 +375,9 @@ def pretty_op(cache: LineCache, m, block):
     location = _location(cache, m.group(5))
     if location is None:
         return None
-    # (a key of its own shape: a generic line's tail is a 3-tuple)
-    key = (p.dialect.name, name, None, m.group(4), len(operands))
-    made = cache.tails.get(key)
-    if made is not None:
-        op = make_operation(made[0], operands, rt, None, (), location, block)
-    else:
-        op = p.make(name, operands, {}, {}, (), rt, location, Token("bare", name, m.start(2)),
-                    block)
+    op = p.make(name, operands, {}, {}, (), rt, location, Token("bare", name, m.start(2)),
+                block)
+    if len(cache.tails) <= _TABLE_LIMIT:
         cache.tails[key] = (op.spec, None, ins, rt[0])
     return _named(p, m.group(1), op)
 

@@ -37,8 +37,9 @@ from .location import UNKNOWN, read_location
 from .op_attributes import OpAttributes
 from .opaque import is_opaque, opaque_spec
 from .parse_aliases import Aliases
-from .parse_heads import empty_tail, function_head, module_head
+from .parse_heads import empty_tail, function_head, module_head, pretty_function_head
 from .parse_lines import LineCache, label_line, one_line
+from .parse_templates import remember
 from .ops.spec import REGISTRY
 from .syntax import ParseError, TokenStream
 from .text import check_attr_name
@@ -341,6 +342,14 @@ class _Parser:
         """``func.func [visibility] @name(%a: T {attrs} loc(..), ...) [-> results]
         [attributes {...}] {body}``."""
         ts = self.ts
+        head = pretty_function_head(self.lines, ts)
+        if head is not None:
+            visibility, name, args, results, ts._pos = head
+            fn = self._new_function(name, [a[1] for a in args], results, visibility, None,
+                                    None, [a[2] for a in args], tok)
+            self.function_body(fn, [(a[0], a[3]) for a in args], "}")
+            fn.location = self.trailing_location()
+            return fn
         visibility = None
         if ts.peek().kind == "bare" and ts.peek().text in ("public", "private", "nested"):
             visibility = ts.next().text
@@ -472,16 +481,30 @@ class _Parser:
         text = ts.text
         ahead = ts._ahead
         lines = self.lines
+        fast = None  # (where it started, op) of an op a line path just read
         while True:
-            if not ahead:
+            if len(ahead) < 2:
                 # One-line ops read whole (mhlo_ir.parse_lines); anything else, or a line whose
-                # pieces do not parse whole, is read token by token below.
-                line = one_line(lines, text, ts._pos, block)
+                # pieces do not parse whole, is read token by token below. An op read token
+                # by token peeks at the next one's first token (for a trailing location):
+                # the line is then read from that token.
+                start = ahead[0].pos if ahead else ts._pos
+                line = one_line(lines, text, start, block)
                 if line is not None:
                     block.operations.append(line[0])
+                    ahead.clear()
                     ts._pos = line[1]
+                    fast = (start, line[0])
                     continue
             tok = ts.peek()
+            if fast is not None and tok.kind == "bare" and tok.text == "loc":
+                # The op read as one line has its location on a later line: read it again,
+                # token by token.
+                self._unread(block, fast[1])
+                ahead.clear()
+                ts._pos = fast[0]
+                tok = ts.peek()
+            fast = None
             if tok.kind == "punct" and tok.text == close:
                 if not stop_at_label:
                     ts.next()
@@ -494,6 +517,16 @@ class _Parser:
             if tok.kind == "eof":
                 raise ts.expected(f"'{close}' closing the region")
             self.operation(block)
+            remember(lines, text, tok.pos, block.operations[-1],
+                     ahead[0].pos if ahead else ts._pos)
+
+    def _unread(self, block, op) -> None:
+        """Take back ``op``, the last of ``block`` and of the names the innermost scope
+        defines."""
+        block.operations.pop()
+        frame = self.scope.frames[-1]
+        for name in list(frame)[len(frame) - len(op.results):]:
+            del frame[name]
 
     # -- operations -------------------------------------------------------------------------
 

@@ -47,6 +47,18 @@ def test_build_rows_report_ratios():
     assert all(r["ours_us"] > 0 and r["mlir_us"] > 0 and r["ratio"] > 0 for r in rows)
 
 
+def test_parse_rows_report_ratios(monkeypatch):
+    from lower import bench_parse
+    monkeypatch.setattr(bench_parse, "_xdsl_parser", lambda: None)  # (a second an op)
+    rows = bench_parse.parse_rows(quick=True, repeats=1, mlir=Mlir())
+    assert [r["workload"] for r in rows] == [
+        "parse chain 1000", "parse chain 10000", "parse mlp 20 layers", "parse small module",
+        "parse chain 10000, custom form", "parse mlp 20 layers, custom form",
+        "parse small module, custom form", "parse const 4 MiB"]
+    assert all(r["mlir_ratio"] > 0 for r in rows)
+    assert [r["ops"] for r in rows[:-1]] == [1001, 10001, 101, 21, 10001, 101, 21]
+
+
 def test_memory_child_reports_bytes_per_op(capsys):
     bench_build._memory_child("ours", 2000)
     out = json.loads(capsys.readouterr().out)

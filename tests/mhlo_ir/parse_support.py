@@ -95,13 +95,17 @@ def outcome(text: str) -> str:
 
 def tokens_only(text: str) -> str:
     """``outcome(text)`` with every line, label, type, module and function head and tail read
-    token by token (mhlo_ir.parse_lines, parse_heads and the types' whole-text readers off)."""
+    token by token (mhlo_ir.parse_lines, parse_templates, parse_heads and the types'
+    whole-text readers off)."""
     names = [(parse_lines, "known_line", lambda *args: None),
              (parse_lines, "GENERIC_LINE", _NEVER), (parse_lines, "PRETTY_LINE", _NEVER),
              (parse_lines, "VOID_LINE", _NEVER),
+             (parse_lines, "template_line", lambda *args: None),
+             (parser_module, "remember", lambda *args: None),
              (parser_module, "label_line", lambda *args: None),
              (parser_module, "module_head", lambda *args: None),
              (parser_module, "function_head", lambda *args: None),
+             (parser_module, "pretty_function_head", lambda *args: None),
              (parser_module, "empty_tail", lambda *args: False),
              (types_module, "_FUNCTION_TEXT", _NEVER), (types_module, "_TENSOR_TEXT", _NEVER)]
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in names]

@@ -42,6 +42,10 @@ def _function(props=f'function_type = ({_F}) -> {_F}, sym_name = "main"', ret=_R
                         f"{ret}\n  {tail}")
 
 
+def _pretty(head=f"@main(%arg0: {_F}) -> {_F}", ret=f"return %arg0 : {_F}"):
+    return f"module {{\n  func.func {head} {{\n    {ret}\n  }}\n}}\n"
+
+
 TEXTS = {
     # module heads and tails
     "module": _module(),
@@ -103,6 +107,44 @@ TEXTS = {
     "function bad signature": _function(tail=f"}}) : ({_F}) -> ()"),
     "function tail then an op": _function(tail="}) : () -> () %0"),
     "function tail missing": _function(tail="})"),
+    # functions in custom form
+    "pretty function": _pretty(),
+    "pretty private": _pretty(head=f"private @f(%arg0: {_F}) -> {_F}"),
+    "pretty nested": _pretty(head=f"nested @f(%arg0: {_F}) -> {_F}"),
+    "pretty public": _pretty(head=f"public @f(%arg0: {_F}) -> {_F}"),
+    "pretty unknown visibility": _pretty(head=f"secret @f(%arg0: {_F}) -> {_F}"),
+    "pretty no results": _pretty(head=f"@f(%arg0: {_F})", ret="return"),
+    "pretty empty results": _pretty(head=f"@f(%arg0: {_F}) -> ()", ret="return"),
+    "pretty no arguments": _pretty(head=f"@f() -> {_F}", ret=(
+        f"%0 = mhlo.constant dense<1.0> : {_F}\n    return %0 : {_F}")),
+    "pretty results in parentheses": _pretty(head=f"@f(%arg0: {_F}) -> ({_F}, {_F})",
+                                             ret=f"return %arg0, %arg0 : {_F}, {_F}"),
+    "pretty one result in parentheses": _pretty(head=f"@f(%arg0: {_F}) -> ({_F})"),
+    "pretty wrong result count": _pretty(head=f"@f(%arg0: {_F}) -> ({_F}, {_F})"),
+    "pretty argument attributes": _pretty(
+        head=f"@f(%arg0: {_F} {{mhlo.sharding = \"x\"}}) -> {_F}"),
+    "pretty argument location": _pretty(head=f'@f(%arg0: {_F} loc("a.py":1:2)) -> {_F}'),
+    "pretty result attributes": _pretty(head=f"@f(%arg0: {_F}) -> ({_F} {{mhlo.x = 1}})"),
+    "pretty function attributes": _pretty(head=f"@f(%arg0: {_F}) -> {_F} attributes {{x.y}}"),
+    "pretty quoted name": _pretty(head=f'@"a b"(%arg0: {_F}) -> {_F}'),
+    "pretty odd name": _pretty(head=f"@a.b$_c(%arg0: {_F}) -> {_F}"),
+    "pretty name with a dash": _pretty(head=f"@a-b(%arg0: {_F}) -> {_F}"),
+    "pretty argument named twice": _pretty(head=f"@f(%a: {_F}, %a: {_F}) -> {_F}",
+                                           ret=f"return %a : {_F}"),
+    "pretty odd argument names": _pretty(head=f"@f(%a.b-c$: {_F}, %0: {_F}) -> {_F}",
+                                         ret=f"return %0 : {_F}"),
+    "pretty argument name the lexer splits": _pretty(head=f"@f(%1a: {_F}) -> {_F}",
+                                                     ret=f"return %1a : {_F}"),
+    "pretty tuple argument": _pretty(head=f"@f(%t: tuple<{_F}>, %arg0: {_F}) -> {_F}"),
+    "pretty unknown element type": _pretty(head="@f(%arg0: tensor<2xq9>) -> tensor<2xq9>",
+                                           ret="return %arg0 : tensor<2xq9>"),
+    "pretty result type that does not parse": _pretty(head=f"@f(%arg0: {_F}) -> tensor<2xq9>"),
+    "pretty two spaces": _pretty(head=f" @f(%arg0: {_F}) -> {_F}"),
+    "pretty space before (": _pretty(head=f"@f (%arg0: {_F}) -> {_F}"),
+    "pretty no comma space": _pretty(head=f"@f(%a: {_F},%arg0: {_F}) -> {_F}"),
+    "pretty body on the same line": (f"module {{\n  func.func @f(%arg0: {_F}) -> {_F} {{ return "
+                                     f"%arg0 : {_F}\n  }}\n}}\n"),
+    "pretty type mismatch in the return": _pretty(ret="return %arg0 : tensor<3xf32>"),
     # lines without results
     "return with a location": _function(ret=f'    "func.return"(%arg0) : ({_F}) -> () '
                                             'loc("r.py":4:5)'),
@@ -174,3 +216,15 @@ def test_printed_modules_read_back_through_the_fast_paths():
         assert hlo.parse(text).to_text(locations=locations) == text
         assert outcome(text) == tokens_only(text)
     assert_fixed_point(m.to_text(locations=False))
+
+
+def test_the_custom_form_head_is_taken(monkeypatch):
+    taken = []
+
+    def spy(*args):
+        out = parse_heads.pretty_function_head(*args)
+        taken.append(out is not None)
+        return out
+    monkeypatch.setattr(parser_module, "pretty_function_head", spy)
+    hlo.parse(TEXTS["pretty private"])
+    assert taken == [True]

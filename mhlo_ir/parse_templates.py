@@ -1,0 +1,134 @@
+"""The parser's fast path for lines the others do not take: a one-line op read token by token
+once becomes a template, and a later line that differs from it only in its SSA names (and its
+location) is made from the template.
+
+Custom forms are many (``mhlo.constant dense<0.0> : tensor<8xf32>``, ``mhlo.compare GT, %a,
+%b : ...``, ``return %9 : tensor<8xf32>``...), and MLIR prints them by default, so text from
+MLIR or StableHLO's corpus is mostly lines the expressions of parse_lines do not match. Read
+token by token such a line costs 20-50 us; a program repeats a handful of them.
+
+A template is the line's text after its result name, its uses replaced by ``%`` and its
+trailing location cut off, keyed with the dialect the text spells. It is kept only when the
+line held exactly the op (it ended the line, had no regions and at most one result), when its
+uses, in the order they appear, are its operands, and when the cut-off location reads as the
+op's own: so a line matching it reads as the token parser read the first. The operands must
+have the first line's types, which is all else a form's reading depends on (a form's result
+types may follow from them).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .ir import make_operation
+from .location import UNKNOWN
+from .op_attributes import OpAttributes
+
+__all__ = ["remember", "template_line"]
+
+_USE = re.compile(r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)(?:#[0-9]+)?")
+_RESULT = re.compile(r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)")
+_SPACE = re.compile(r"[ \t\n]*")
+_LIMIT = 8192  # entries of the shared table (see parse_lines._tables), as its others
+
+
+def _split(line: str):
+    """``(result name or None, template, uses, location text or None)`` of a stripped line,
+    or None when it cannot be one (a comment, a malformed result)."""
+    if "//" in line:
+        return None  # a comment: where it starts is the token reader's to say
+    result = None
+    if line.startswith("%"):
+        result, sep, line = line.partition(" = ")
+        if not sep or _RESULT.fullmatch(result) is None:
+            return None
+    body, sep, loc_tail = line.rpartition(" loc(")
+    if not sep:
+        body, loc_tail = line, None
+    return result, _USE.sub("%", body), _USE.findall(body), loc_tail
+
+
+def _line_at(text: str, pos: int):
+    """``(stripped line from pos, its end)`` or None for a line of 4096 characters or more
+    (as parse_lines bounds its own)."""
+    end = text.find("\n", pos)
+    if end < 0 or end >= pos + 4096:
+        return None
+    return text[pos:end].rstrip(" \t"), end
+
+
+def template_line(cache, text: str, pos: int, block):
+    """``(op, end)`` for the line at ``pos`` (its first token's offset, or whitespace before
+    it) when it matches a template; else None."""
+    at = _line_at(text, _SPACE.match(text, pos).end())
+    if at is None:
+        return None
+    line, end = at
+    parts = _split(line)
+    if parts is None:
+        return None
+    result, template, uses, loc_tail = parts
+    p = cache.parser
+    hit = cache.tails.get(("template", p.dialect.name, result is not None, template))
+    if hit is None:
+        return None
+    spec, attributes, ins, results = hit
+    if len(uses) != len(ins):
+        return None
+    lookup = p.scope.lookup
+    operands = []
+    for name, t in zip(uses, ins):
+        v = lookup(name)
+        if v is None or v.type is not t:
+            return None
+        operands.append(v)
+    if loc_tail is None:
+        location = UNKNOWN
+    else:
+        location = cache.location(" loc(" + loc_tail)
+        if location is None:
+            return None
+    frame = p.scope.frames[-1]
+    if result is not None and result in frame:
+        return None  # a redefinition: reported by the token-level path
+    op = make_operation(spec, tuple(operands), results, attributes, (), location, block)
+    if result is not None:
+        frame[result] = op
+    return op, end
+
+
+def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
+    """Keep the line at ``pos`` (its first token's offset), which the token parser read as
+    ``op``, as a template if it can be one; ``next_pos`` is where the next token starts."""
+    if op.regions or len(op.results) > 1:
+        return
+    at = _line_at(text, pos)
+    if at is None:
+        return
+    end = at[1]
+    if text[min(end, next_pos):max(end, next_pos)].strip():
+        return  # the op did not end its line, or went on to the next
+    parts = _split(at[0])
+    if parts is None:
+        return
+    result, template, uses, loc_tail = parts
+    if (result is None) != (not op.results):
+        return
+    operands = op.operands
+    if len(uses) != len(operands):
+        return
+    lookup = cache.parser.scope.lookup
+    for name, v in zip(uses, operands):
+        if lookup(name) is not v:
+            return
+    location = UNKNOWN if loc_tail is None else cache.location(" loc(" + loc_tail)
+    if location is None or location != op.location:
+        return
+    attributes = op.attributes
+    if attributes is not None and attributes.__class__ is not OpAttributes:
+        return
+    tails = cache.tails
+    if len(tails) <= _LIMIT:
+        key = ("template", cache.parser.dialect.name, result is not None, template)
+        tails[key] = (op.spec, attributes, tuple([v.type for v in operands]),
+                      tuple([r.type for r in op.results]))
