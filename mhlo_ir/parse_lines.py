@@ -305,7 +305,7 @@ def known_line(cache: LineCache, text: str, pos: int, block):
         return None  # a comment: where it starts is the token reader's to say
     result, sep, rest = line.partition(' = "')
     if not sep:
-        return None
+        return _known_pretty(cache, line, end, block)
     name, sep, rest = rest.partition('"(')
     if not sep:
         return None
@@ -334,6 +334,44 @@ def known_line(cache: LineCache, text: str, pos: int, block):
     else:
         location = UNKNOWN
     op = make_operation(spec, operands, (rt,), attributes, (), location, block)
+    frame[result] = op
+    return op, end
+
+
+def _known_pretty(cache: LineCache, line: str, end: int, block):
+    """known_line for an elementwise custom form (``%3 = mhlo.add %1, %2 : tensor<8xf32>``)
+    whose tail (its op name, type and operand count) pretty_op read before: split by
+    ``str.partition`` and looked up as pretty_op keys it."""
+    result, sep, rest = line.partition(" = ")
+    if not sep:
+        return None
+    name, sep, rest = rest.partition(" ")
+    if not sep:
+        return None
+    args, sep, rest = rest.partition(" : ")
+    if not sep:
+        return None
+    type_text, sep, loc_tail = rest.rpartition(" loc(")
+    if not sep:
+        type_text = rest
+    p = cache.parser
+    dialect = BY_PREFIX.get(name.partition(".")[0], p.dialect).name  # as one_line
+    made = cache.tails.get((dialect, name, None, type_text, args.count(", ") + 1))
+    if made is None or _RESULT.fullmatch(result) is None:
+        return None
+    frame = p.scope.frames[-1]
+    if result in frame:
+        return None  # a redefinition: reported by the token-level path
+    operands = _typed_operands(p, frame, args, made[2])
+    if operands is None:
+        return None
+    if sep:
+        location = cache.location(" loc(" + loc_tail)
+        if location is None:
+            return None
+    else:
+        location = UNKNOWN
+    op = make_operation(made[0], operands, (made[3],), None, (), location, block)
     frame[result] = op
     return op, end
 

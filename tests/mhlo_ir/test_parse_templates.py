@@ -76,6 +76,28 @@ LINES = {
     "stablehlo spelling": (f"    %0 = stablehlo.constant dense<1.0> : {_F}\n"
                            f"    %1 = stablehlo.constant dense<1.0> : {_F}"),
     "trailing spaces": f"    %0 = {_CONST}   \n    %1 = {_CONST}\t",
+    # elementwise custom forms, which parse_lines reads (PRETTY_LINE, then known_line)
+    "elementwise again": f"    %0 = mhlo.add %a, %a : {_F}\n    %1 = mhlo.add %0, %a : {_F}",
+    "elementwise with locations": (f'    %0 = mhlo.add %a, %a : {_F} loc("a.py":1:2)\n'
+                                   f'    %1 = mhlo.add %0, %a : {_F} loc("b loc(c)")\n'
+                                   f'    %2 = mhlo.add %1, %a : {_F} loc("b loc(c) d")'),
+    "elementwise of three": (f"    %0 = mhlo.add %a, %a : {_F}\n"
+                             f"    %1 = mhlo.add %0, %a, %a : {_F}"),
+    "elementwise of one": f"    %0 = mhlo.add %a, %a : {_F}\n    %1 = mhlo.add %0 : {_F}",
+    "elementwise without a space": (f"    %0 = mhlo.add %a, %a : {_F}\n"
+                                    f"    %1 = mhlo.add %0,%a : {_F}"),
+    "elementwise of another type": (f"    %0 = mhlo.add %a, %a : {_F}\n"
+                                    f"    %1 = mhlo.add %b, %b : {_F}"),
+    "elementwise function type": (f"    %0 = mhlo.add %a, %a : {_F}\n"
+                                  f"    %1 = mhlo.add %0, %a : ({_F}, {_F}) -> {_F}\n"
+                                  f"    %2 = mhlo.add %1, %a : ({_F}, {_F}) -> {_F}"),
+    "elementwise redefinition": (f"    %0 = mhlo.add %a, %a : {_F}\n"
+                                 f"    %0 = mhlo.add %a, %a : {_F}"),
+    "elementwise of an unknown op": (f"    %0 = mhlo.add %a, %a : {_F}\n"
+                                     f"    %1 = foo.add %0, %a : {_F}"),
+    "elementwise in both spellings": (f"    %0 = mhlo.add %a, %a : {_F}\n"
+                                      f"    %1 = stablehlo.add %0, %a : {_F}\n"
+                                      f"    %2 = stablehlo.add %1, %a : {_F}"),
     "a carriage return": f"    %0 = {_CONST}\r\n    %1 = {_CONST}\r",
 }
 
