@@ -22,8 +22,9 @@ from .location import UNKNOWN
 from .syntax import Token
 from .types import FunctionType
 
-__all__ = ["MODULE_HEAD", "FUNCTION_HEAD", "PRETTY_FUNCTION_HEAD", "module_head", "function_head",
-           "pretty_function_head", "empty_tail"]
+__all__ = ["MODULE_HEAD", "FUNCTION_HEAD", "PRETTY_FUNCTION_HEAD", "PRETTY_MODULE_HEAD",
+           "module_head", "function_head", "pretty_function_head", "pretty_module_head",
+           "empty_tail"]
 
 _SYMBOL = r'"([A-Za-z0-9_$.\-]+)"'  # (a name with an escape goes the tokens' way)
 # After the op name: the name, if any, then the body's opening "(" (the region's "{" follows).
@@ -73,40 +74,97 @@ def empty_tail(ts) -> bool:
     return True
 
 
-# ``func.func`` in custom form, after its name: `` [visibility] @name(%a: tensor<...>, ...)
-# [-> tensor<...> | -> (tensor<...>, ...)] {`` then the line's end, arguments without
-# attributes or locations (a function of 200 arguments was a third of its module's reading).
-# Group 1: visibility; 2: name; 3: arguments; 4: results.
+# ``func.func`` in custom form, after its name: `` [visibility] @name(%a: tensor<...> {attrs},
+# ...) [-> tensor<...> | -> (tensor<...> {attrs}, ...)] {`` then the line's end: arguments
+# without locations, attribute dictionaries without nested braces (a function of 200
+# arguments was a third of its module's reading, and StableHLO's corpus gives every result
+# attributes). Group 1: visibility; 2: name; 3: arguments; 4: results.
 _TENSOR = r"tensor<[^<>\n]*>"
-_ARG = r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*): " + _TENSOR
+_DICT = r'\{(?:[^{}"\n]|"(?:[^"\\\n]|\\.)*")*\}'  # (strings may hold braces)
+_ARG = r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*): " + _TENSOR + "(?: " + _DICT + ")?"
+_RESULT = _TENSOR + "(?: " + _DICT + ")?"
 PRETTY_FUNCTION_HEAD = re.compile(
     r" (?:(public|private|nested) )?@([A-Za-z_][A-Za-z0-9_$.]*)\(((?:" + _ARG + "(?:, " + _ARG +
-    r")*)?)\)(?: -> (" + _TENSOR + r"|\(" + _TENSOR + "(?:, " + _TENSOR + r")*\)))? \{(?=\n)")
-_ARG_PARTS = re.compile(r"(%[^:]+): (" + _TENSOR + ")")
-_RESULT_TYPES = re.compile(_TENSOR)
+    r")*)?)\)(?: -> (" + _TENSOR + r"|\(" + _RESULT + "(?:, " + _RESULT + r")*\)))? \{(?=\n)")
+_ARG_PARTS = re.compile(r"(%[^:]+): (" + _TENSOR + ")(?: (" + _DICT + "))?")
+_RESULT_PARTS = re.compile("(" + _TENSOR + ")(?: (" + _DICT + "))?")
+# ``module`` in custom form, after its name: `` [@name] [attributes {...}]`` before `` {``.
+PRETTY_MODULE_HEAD = re.compile(r"(?: @([A-Za-z_][A-Za-z0-9_$.]*))?(?: attributes (" + _DICT +
+                                r"))?(?= \{\n)")
+
+
+def _parts(cache, text: str, start: int, end: int, parts, with_name: bool):
+    """The pieces of a list PRETTY_FUNCTION_HEAD matched in ``text[start:end]``: ``(name,
+    type, attributes or {}, name offset)`` each (no name without ``with_name``), or None when
+    a type or dictionary does not parse whole, or the pieces do not make up the list."""
+    out = []
+    at = start
+    for m in parts.finditer(text, start, end):
+        if m.start() != at:
+            return None
+        at = m.end() + 2  # past ", "
+        t = cache.type(m.group(2 if with_name else 1))
+        if t is None:
+            return None
+        attrs = {}
+        d = m.group(3 if with_name else 2)
+        if d is not None:
+            attrs = cache.properties(" <" + d + ">")  # (read as a properties' {...} is)
+            if attrs is None:
+                return None
+            attrs = dict(attrs)  # the function's own: it may be edited
+        out.append((m.group(1) if with_name else None, t, attrs, m.start(1)))
+    if at - 2 != end and out or not out and start != end:
+        return None
+    return out
 
 
 def pretty_function_head(cache, ts):
-    """``(visibility or None, name, [(arg name, type, UNKNOWN, token)], result types, end)``
-    when ``ts`` (just past ``func.func``, nothing peeked) reads a PRETTY_FUNCTION_HEAD whose
-    types each parse whole (through ``cache``); else None. ``end`` is past its ``{``."""
+    """``(visibility or None, name, [(arg name, type, UNKNOWN, token)], argument attributes,
+    result types, result attributes, end)`` when ``ts`` (just past ``func.func``, nothing
+    peeked) reads a PRETTY_FUNCTION_HEAD whose types and dictionaries each parse whole
+    (through ``cache``); else None. The attribute lists are None when all are empty, as the
+    token-level reader passes them; ``end`` is past the ``{``."""
     if ts._ahead:
         return None
-    m = PRETTY_FUNCTION_HEAD.match(ts.text, ts._pos)
+    text = ts.text
+    m = PRETTY_FUNCTION_HEAD.match(text, ts._pos)
     if m is None:
         return None
-    read = cache.type
-    args = []
-    for am in _ARG_PARTS.finditer(ts.text, m.start(3), m.end(3)):
-        t = read(am.group(2))
-        if t is None:
-            return None
-        args.append((am.group(1), t, UNKNOWN, Token("%", am.group(1), am.start(1))))
+    args = _parts(cache, text, m.start(3), m.end(3), _ARG_PARTS, True)
+    if args is None:
+        return None
     results = []
     if m.group(4) is not None:
-        for rm in _RESULT_TYPES.finditer(m.group(4)):
-            t = read(rm.group())
+        if m.group(4).startswith("("):
+            results = _parts(cache, text, m.start(4) + 1, m.end(4) - 1, _RESULT_PARTS, False)
+            if results is None:
+                return None
+        else:
+            t = cache.type(m.group(4))
             if t is None:
                 return None
-            results.append(t)
-    return m.group(1), m.group(2), args, results, m.end()
+            results = [(None, t, {}, 0)]
+    arg_attrs = [a[2] for a in args]
+    res_attrs = [r[2] for r in results]
+    return (m.group(1), m.group(2),
+            [(a[0], a[1], UNKNOWN, Token("%", a[0], a[3])) for a in args],
+            arg_attrs if any(arg_attrs) else None, [r[1] for r in results],
+            res_attrs if any(res_attrs) else None, m.end())
+
+
+def pretty_module_head(cache, ts):
+    """``(name or None, attributes, end)`` when ``ts`` (just past ``module``, nothing peeked)
+    reads a PRETTY_MODULE_HEAD whose dictionary parses whole; else None. ``end`` is before the
+    body's `` {``."""
+    if ts._ahead:
+        return None
+    m = PRETTY_MODULE_HEAD.match(ts.text, ts._pos)
+    if m is None:
+        return None
+    attrs = {}
+    if m.group(2) is not None:
+        attrs = cache.properties(" <" + m.group(2) + ">")
+        if attrs is None:
+            return None
+    return m.group(1), attrs, m.end()

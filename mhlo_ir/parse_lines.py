@@ -188,7 +188,7 @@ def one_line(cache: LineCache, text: str, pos: int, block):
         if m is None:
             m = VOID_LINE.match(text, pos, pos + 4096)
             if m is None:
-                return template_line(cache, text, pos, block)
+                return None
             read = void_op
     if text.find("//", m.start(), m.end()) >= 0:
         return None  # a comment, which the expressions cannot tell from a piece
@@ -200,9 +200,7 @@ def one_line(cache: LineCache, text: str, pos: int, block):
         op = read(cache, m, block)
     finally:
         p.dialect = outer
-    if op is None:  # (a custom form PRETTY_LINE's shape takes for elementwise, say)
-        return template_line(cache, text, pos, block)
-    return op, m.end()
+    return None if op is None else (op, m.end())
 
 
 def _typed_operands(p, frame, args: str, ins: tuple):
@@ -288,8 +286,10 @@ _RESULT = re.compile(_NAME)
 
 
 def known_line(cache: LineCache, text: str, pos: int, block):
-    """The op of the line at ``pos`` when it is a GENERIC_LINE whose text after its operands
-    (properties and signature) an earlier line had: ``(op, end)``, or None.
+    """The op of the line at ``pos`` when an earlier line told what it means: ``(op, end)``,
+    or None. A GENERIC_LINE whose text after its operands (properties and signature) an
+    earlier line had; an elementwise custom form whose op, type and operand count one had
+    (``_known_pretty``); else a template (``parse_templates``).
 
     The line is split by ``str.partition`` (a third of the cost of matching GENERIC_LINE)
     and its tail looked up in ``cache.tails``, which holds only tails that GENERIC_LINE split
@@ -305,20 +305,23 @@ def known_line(cache: LineCache, text: str, pos: int, block):
         return None  # a comment: where it starts is the token reader's to say
     result, sep, rest = line.partition(' = "')
     if not sep:
-        return _known_pretty(cache, line, end, block)
+        # A custom form: an elementwise one pretty_op read, or a template
+        # (parse_templates) a line read token by token left.
+        return _known_pretty(cache, line, end, block) or \
+            template_line(cache, line.rstrip(" \t"), end, block)
     name, sep, rest = rest.partition('"(')
-    if not sep:
-        return None
-    args, sep, rest = rest.partition(")")
-    if not sep:
-        return None
+    args, sep2, rest = rest.partition(")")
+    if not sep or not sep2:
+        return template_line(cache, line.rstrip(" \t"), end, block)
     body, sep, loc_tail = rest.rpartition(" loc(")
     if not sep:
         body = rest
     p = cache.parser
     dialect = BY_PREFIX.get(name.partition(".")[0], p.dialect).name  # as one_line
     hit = cache.tails.get((dialect, name, body))
-    if hit is None or _RESULT.fullmatch(result) is None:
+    if hit is None:  # (a generic line GENERIC_LINE does not take: attributes, say)
+        return template_line(cache, line.rstrip(" \t"), end, block)
+    if _RESULT.fullmatch(result) is None:
         return None
     frame = p.scope.frames[-1]
     if result in frame:

@@ -28,7 +28,6 @@ __all__ = ["remember", "template_line"]
 
 _USE = re.compile(r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)(?:#[0-9]+)?")
 _RESULT = re.compile(r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)")
-_SPACE = re.compile(r"[ \t\n]*")
 _LIMIT = 8192  # entries of the shared table (see parse_lines._tables), as its others
 
 
@@ -57,13 +56,9 @@ def _line_at(text: str, pos: int):
     return text[pos:end].rstrip(" \t"), end
 
 
-def template_line(cache, text: str, pos: int, block):
-    """``(op, end)`` for the line at ``pos`` (its first token's offset, or whitespace before
-    it) when it matches a template; else None."""
-    at = _line_at(text, _SPACE.match(text, pos).end())
-    if at is None:
-        return None
-    line, end = at
+def template_line(cache, line: str, end: int, block):
+    """``(op, end)`` when ``line`` (a line's text, stripped of the spaces around it, that ends
+    at ``end``) matches a template; else None."""
     parts = _split(line)
     if parts is None:
         return None

@@ -37,7 +37,8 @@ from .location import UNKNOWN, read_location
 from .op_attributes import OpAttributes
 from .opaque import is_opaque, opaque_spec
 from .parse_aliases import Aliases
-from .parse_heads import empty_tail, function_head, module_head, pretty_function_head
+from .parse_heads import (empty_tail, function_head, module_head, pretty_function_head,
+                          pretty_module_head)
 from .parse_lines import LineCache, label_line, one_line
 from .parse_templates import remember
 from .ops.spec import REGISTRY
@@ -231,12 +232,16 @@ class _Parser:
                 self._set_module_attrs(module, attrs, tok)
                 self._empty_signature("builtin.module")
         else:
-            name = None
-            if ts.peek().kind == "@":
-                name = self.symbol()
-            attrs = {}
-            if ts.accept("attributes"):
-                attrs = self.attr_dict()
+            head = pretty_module_head(self.lines, ts)
+            if head is not None:
+                name, attrs, ts._pos = head
+            else:
+                name = None
+                if ts.peek().kind == "@":
+                    name = self.symbol()
+                attrs = {}
+                if ts.accept("attributes"):
+                    attrs = self.attr_dict()
             module = self._new_module(name, None, tok)
             self._set_module_attrs(module, attrs, tok)
             self.module_body(module)
@@ -344,9 +349,9 @@ class _Parser:
         ts = self.ts
         head = pretty_function_head(self.lines, ts)
         if head is not None:
-            visibility, name, args, results, ts._pos = head
-            fn = self._new_function(name, [a[1] for a in args], results, visibility, None,
-                                    None, [a[2] for a in args], tok)
+            visibility, name, args, arg_attrs, results, res_attrs, ts._pos = head
+            fn = self._new_function(name, [a[1] for a in args], results, visibility, arg_attrs,
+                                    res_attrs, [a[2] for a in args], tok)
             self.function_body(fn, [(a[0], a[3]) for a in args], "}")
             fn.location = self.trailing_location()
             return fn

@@ -106,6 +106,7 @@ def tokens_only(text: str) -> str:
              (parser_module, "module_head", lambda *args: None),
              (parser_module, "function_head", lambda *args: None),
              (parser_module, "pretty_function_head", lambda *args: None),
+             (parser_module, "pretty_module_head", lambda *args: None),
              (parser_module, "empty_tail", lambda *args: False),
              (types_module, "_FUNCTION_TEXT", _NEVER), (types_module, "_TENSOR_TEXT", _NEVER)]
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in names]
