@@ -145,6 +145,24 @@ TEXTS = {
     "pretty body on the same line": (f"module {{\n  func.func @f(%arg0: {_F}) -> {_F} {{ return "
                                      f"%arg0 : {_F}\n  }}\n}}\n"),
     "pretty type mismatch in the return": _pretty(ret="return %arg0 : tensor<3xf32>"),
+    "pretty attributes with strings": _pretty(
+        head=f'@f(%arg0: {_F} {{a.b = "{{x}}", c.d = "\\"}}"}}) -> '
+             f'({_F} {{jax.result_info = ""}})'),
+    "pretty nested dictionary": _pretty(head=f"@f(%arg0: {_F} {{a.b = {{c = 1}}}}) -> {_F}"),
+    "pretty dictionary that does not parse": _pretty(head=f"@f(%arg0: {_F} {{a.b = }}) -> {_F}"),
+    "pretty empty dictionary": _pretty(head=f"@f(%arg0: {_F} {{}}) -> ({_F} {{}})"),
+    "pretty reserved argument attribute": _pretty(head=f"@f(%arg0: {_F} {{sym_name = 1}}) -> {_F}"),
+    "pretty some results with attributes": _pretty(
+        head=f"@f(%arg0: {_F}) -> ({_F}, {_F} {{x.y = 1}})",
+        ret=f"return %arg0, %arg0 : {_F}, {_F}"),
+    "pretty module attributes": "module @m attributes {mhlo.num_partitions = 1 : i32} {\n" +
+                                _pretty()[len("module {\n"):],
+    "pretty module attributes, no name": "module attributes {mhlo.x = 1 : i32} {\n" +
+                                         _pretty()[len("module {\n"):],
+    "pretty module bad attribute": "module @m attributes {x = 1 : i32} {\n" +
+                                   _pretty()[len("module {\n"):],
+    "pretty module attributes on two lines": "module @m attributes {mhlo.x = 1 : i32}\n{\n" +
+                                             _pretty()[len("module {\n"):],
     # lines without results
     "return with a location": _function(ret=f'    "func.return"(%arg0) : ({_F}) -> () '
                                             'loc("r.py":4:5)'),
@@ -228,3 +246,14 @@ def test_the_custom_form_head_is_taken(monkeypatch):
     monkeypatch.setattr(parser_module, "pretty_function_head", spy)
     hlo.parse(TEXTS["pretty private"])
     assert taken == [True]
+
+
+def test_argument_attributes_read_whole_belong_to_their_function():
+    # Two functions with the same dictionary text: an edit of one leaves the other as read.
+    text = _pretty(head=f"@f(%arg0: {_F} {{mhlo.x = 1 : i32}}) -> {_F}")
+    text = text[:-2] + text[len("module {\n"):-2].replace("@f", "@g") + "}\n"
+    m = hlo.parse(text)
+    f, g = m.functions
+    f.set_arg_attr(0, "mhlo.y", hlo.UnitAttr())
+    assert "mhlo.y" not in g.arg_attrs[0]
+    assert hlo.parse(text).functions[1].arg_attrs[0].keys() == {"mhlo.x"}
