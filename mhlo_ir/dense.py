@@ -24,7 +24,7 @@ from .attributes import Attribute, DenseArrayAttr, read_number_literal
 from .exact import ACCEPTED_DTYPES, as_array, exact_array
 from .floatfmt import format_scalar
 from .index_array import IndexArrayAttr, index_array
-from .syntax import LongString
+from .syntax import LongString, Token
 from .types import TensorType, tensor
 
 __all__ = ["DenseElementsAttr", "dense", "dense_i64", "i64_array", "index", "HEX_THRESHOLD"]
@@ -260,7 +260,7 @@ def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
         hex_tok = ts.next()
     elif not ts.at(">"):
         if ts.at("["):
-            shape = _read_list(ts, flat)
+            shape = _read_list_whole(ts, flat) or _read_list(ts, flat)
         else:
             _read_element(ts, flat)
     ts.expect(">")
@@ -318,6 +318,85 @@ def _read_list(ts, flat: list) -> tuple:
         raise ts.error("tensor literal is invalid; ranks are not consistent between elements",
                        open_tok)
     return (len(shapes),) + (shapes[0] if shapes else ())
+
+
+# A list literal's pieces, for _read_list_whole: brackets, commas, the numbers the lexer reads
+# (hex, float, decimal; a "-" before them), true and false, spaces; anything else is (.).
+_LIST_PIECE = re.compile(r"(\[)|(\])|(,)|(-?(?:0x[0-9a-fA-F]+|[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"
+                         r"|[0-9]+)(?![0-9A-Za-z_$.])|(?:true|false)(?![0-9A-Za-z_$.]))"
+                         r"|[ \t\r\n]+|(.)", re.S)
+_LIST_END = re.compile(r"\][ \t\r\n]*>")
+
+
+def _read_list_whole(ts, flat: list):
+    """``_read_list`` for a list of numbers, true and false (``[[1, -2], [0x7F, 3.5]]``) read by
+    one expression rather than token by token; None, nothing consumed, for any other text (a
+    complex element, a comment, a malformed list), which ``_read_list`` reads or reports.
+    The elements' tokens are made as the lexer makes them, for the messages of their
+    conversion."""
+    ahead = ts._ahead
+    if len(ahead) != 1:
+        return None
+    text = ts.text
+    start = ahead[0].pos
+    end = _LIST_END.search(text, start)
+    if end is None:
+        return None
+    end = end.start() + 1
+    items: list = []
+    levels: list = []  # the shapes of each open list's entries
+    prev = None  # what came last: "[" , "," or "item"
+    shape = None
+    for m in _LIST_PIECE.finditer(text, start, end):
+        i = m.lastindex
+        if i is None:  # spaces
+            continue
+        if i == 1:
+            if prev == "item" or shape is not None:
+                return None
+            levels.append([])
+            prev = "["
+        elif i == 2:
+            if prev == "," or not levels:
+                return None
+            entries = levels.pop()
+            if entries and any(e != entries[0] for e in entries):
+                return None  # ranks differ: _read_list says so at the bracket
+            got = (len(entries),) + (entries[0] if entries else ())
+            if levels:
+                levels[-1].append(got)
+            else:
+                shape = got
+            prev = "item"
+        elif i == 3:
+            if prev != "item" or not levels:
+                return None
+            prev = ","
+        elif i == 4:
+            if prev == "item" or not levels:
+                return None
+            piece = m.group(4)
+            pos = m.start(4)
+            if piece[0] == "-":
+                piece, pos = piece[1:], pos + 1
+                spelling = "-" + piece
+            else:
+                spelling = piece
+            kind = ("bare" if piece[0] in "tf" else "float" if "." in piece and
+                    not piece.startswith("0x") else "int")
+            if kind == "bare" and spelling[0] == "-":
+                return None  # -true
+            items.append((Token(kind, piece, pos), spelling))
+            levels[-1].append(())
+            prev = "item"
+        else:
+            return None
+    if shape is None or levels:
+        return None
+    flat.extend(items)
+    ahead.clear()
+    ts._pos = end
+    return shape
 
 
 def _read_element(ts, flat: list) -> None:

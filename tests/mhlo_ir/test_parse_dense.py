@@ -7,6 +7,7 @@ independent reader of our decimal and list text: what it stores must be what we 
 
 from __future__ import annotations
 
+import sys
 from decimal import Decimal, localcontext
 
 import ml_dtypes
@@ -139,3 +140,61 @@ def test_every_small_float_reads_back(et):
     for bits in range(2 ** et.bits):
         v = np.array([bits], np.uint8).view(et.dtype)[0]
         assert parse_float_bits(format_float(v, et), et) == bits
+
+
+# -- list literals read whole (dense._read_list_whole) -----------------------------------------
+
+# (``mhlo_ir.dense`` the package attribute is the ``dense`` front door, not the module)
+_DENSE = sys.modules["mhlo_ir.dense"]
+
+
+def _outcome_of(text: str, whole: bool):
+    dense = _DENSE
+    saved = dense._read_list_whole
+    if not whole:
+        dense._read_list_whole = lambda ts, flat: None
+    try:
+        a = parse_attribute(text)
+        return ("ok", a.type, a.data, a.splat)
+    except hlo.ParseError as e:
+        return ("error", str(e))
+    finally:
+        dense._read_list_whole = saved
+
+
+_PIECES = ["[", "]", ", ", ",", " ", "\n", "1", "-2", "0x7F", "-0x1", "3.5", "-0.0", "1.",
+           "2.5e-3", "1e5", "true", "false", "-true", "(1.0, 2.0)", "- 1", "// c\n", "x", "12a",
+           "1.5.5", "0x", "007", "1e", "[]", "[[1, 2], [3, 4]]"]
+_TYPES = ["tensor<2xi32>", "tensor<2x2xi32>", "tensor<2xf32>", "tensor<3xf16>", "tensor<2xi1>",
+          "tensor<0xi32>", "tensor<1x0xi32>", "tensor<2xui8>", "tensor<2xcomplex<f32>>",
+          "tensor<2x2xbf16>", "tensor<4xi4>"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=14), st.sampled_from(_TYPES))
+def test_a_list_read_whole_reads_as_token_by_token(pieces, type_text):
+    # Lists from random pieces, most malformed: the same attribute, or the same error.
+    text = f"dense<[{''.join(pieces)}]> : {type_text}"
+    assert _outcome_of(text, True) == _outcome_of(text, False), text
+
+
+@pytest.mark.parametrize("body", [
+    "[[1, -2], [0x7F, 3]]", "[1.5, -2.0e3, 0x7FC00000, -0.0]", "[true, false]", "[]", "[[]]",
+    "[[1, 2], [3]]", "[1, 2,]", "[1 2]", "[- 1, 2]", "[1e5, 2]", "[300, 2]", "[1.5, 2]",
+    "[ 1 ,\n 2 ]", "[[[1], [2]], [[3], [4]]]", "[1, // two\n 2]", "[true, 1]", "[-true, 1]",
+    "[, 1]", "[1, , 2]", "[[1],, [2]]", "[[1] [2]]", "[1]]", "[[1]"])
+def test_list_literals_read_whole_as_token_by_token(body):
+    for type_text in _TYPES:
+        text = f"dense<{body}> : {type_text}"
+        assert _outcome_of(text, True) == _outcome_of(text, False), text
+
+
+def test_a_list_of_numbers_is_read_whole():
+    dense = _DENSE
+    from mhlo_ir.syntax import TokenStream
+    ts = TokenStream("[[1, -2], [0x7F, 3.5]]>")
+    ts.peek()
+    flat: list = []
+    assert dense._read_list_whole(ts, flat) == (2, 2)
+    assert [s for _, s in flat] == ["1", "-2", "0x7F", "3.5"]
+    assert [(t.kind, t.text, t.pos) for t, _ in flat] == [
+        ("int", "1", 2), ("int", "2", 6), ("int", "0x7F", 11), ("float", "3.5", 17)]
