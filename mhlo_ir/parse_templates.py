@@ -8,8 +8,9 @@ MLIR or StableHLO's corpus is mostly lines the expressions of parse_lines do not
 token by token such a line costs 20-50 us; a program repeats a handful of them.
 
 A template is the line's text after its result name, its uses replaced by ``%`` and its
-trailing location cut off, keyed with the dialect the text spells. It is kept only when the
-line held exactly the op (it ended the line, had no regions and at most one result), when its
+trailing location cut off, keyed with the dialect the text spells and the number of results
+its result part names. It is kept only when the line held exactly the op (it ended the line,
+had no regions, and its result part named its results), when its
 uses, in the order they appear, are its operands, and when the cut-off location reads as the
 op's own: so a line matching it reads as the token parser read the first. The operands must
 have the first line's types, which is all else a form's reading depends on (a form's result
@@ -27,24 +28,39 @@ from .op_attributes import OpAttributes
 __all__ = ["remember", "template_line"]
 
 _USE = re.compile(r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)(?:#[0-9]+)?")
-_RESULT = re.compile(r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)")
+_RESULT = re.compile(r"(%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*))(?::([0-9]+))?")
 _LIMIT = 8192  # entries of the shared table (see parse_lines._tables), as its others
 
 
 def _split(line: str):
-    """``(result name or None, template, uses, location text or None)`` of a stripped line,
-    or None when it cannot be one (a comment, a malformed result)."""
+    """``(result name or None, result count, template, uses, location text or None)`` of a
+    stripped line (``%r = ...`` names one result, ``%r:3 = ...`` a group of three, a line
+    without ``=`` none), or None when it cannot be one (a comment, a malformed result)."""
     if "//" in line:
         return None  # a comment: where it starts is the token reader's to say
-    result = None
+    result, count = None, 0
     if line.startswith("%"):
         result, sep, line = line.partition(" = ")
-        if not sep or _RESULT.fullmatch(result) is None:
+        if not sep:
+            return None
+        m = _RESULT.fullmatch(result)
+        if m is None:
+            return None
+        result, count = m.group(1), int(m.group(2) or 1)
+        if count < 1:
             return None
     body, sep, loc_tail = line.rpartition(" loc(")
     if not sep:
         body, loc_tail = line, None
-    return result, _USE.sub("%", body), _USE.findall(body), loc_tail
+    return result, count, _USE.sub("%", body), _USE.findall(body), loc_tail
+
+
+def _names(result: str, count: int) -> list:
+    """The names a result part binds, as the token parser binds them: ``%r``, and for a group
+    of several ``%r#0``, ``%r#1``..."""
+    if count == 1:
+        return [result]
+    return [result] + [f"{result}#{k}" for k in range(count)]
 
 
 def _line_at(text: str, pos: int):
@@ -62,9 +78,9 @@ def template_line(cache, line: str, end: int, block):
     parts = _split(line)
     if parts is None:
         return None
-    result, template, uses, loc_tail = parts
+    result, count, template, uses, loc_tail = parts
     p = cache.parser
-    hit = cache.tails.get(("template", p.dialect.name, result is not None, template))
+    hit = cache.tails.get(("template", p.dialect.name, count, template))
     if hit is None:
         return None
     spec, attributes, ins, results = hit
@@ -84,18 +100,25 @@ def template_line(cache, line: str, end: int, block):
         if location is None:
             return None
     frame = p.scope.frames[-1]
-    if result is not None and result in frame:
-        return None  # a redefinition: reported by the token-level path
+    names = _names(result, count) if count else ()
+    for name in names:
+        if name in frame:
+            return None  # a redefinition: reported by the token-level path
     op = make_operation(spec, tuple(operands), results, attributes, (), location, block)
-    if result is not None:
-        frame[result] = op
+    if count == 1:
+        frame[result] = op.results[0]
+    elif count:
+        values = op.results
+        frame[result] = values[0]
+        for k, v in enumerate(values):
+            frame[f"{result}#{k}"] = v
     return op, end
 
 
 def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     """Keep the line at ``pos`` (its first token's offset), which the token parser read as
     ``op``, as a template if it can be one; ``next_pos`` is where the next token starts."""
-    if op.regions or len(op.results) > 1:
+    if op.regions:
         return
     at = _line_at(text, pos)
     if at is None:
@@ -106,8 +129,8 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     parts = _split(at[0])
     if parts is None:
         return
-    result, template, uses, loc_tail = parts
-    if (result is None) != (not op.results):
+    result, count, template, uses, loc_tail = parts
+    if count != len(op.results):
         return
     operands = op.operands
     if len(uses) != len(operands):
@@ -124,6 +147,6 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
         return
     tails = cache.tails
     if len(tails) <= _LIMIT:
-        key = ("template", cache.parser.dialect.name, result is not None, template)
+        key = ("template", cache.parser.dialect.name, count, template)
         tails[key] = (op.spec, attributes, tuple([v.type for v in operands]),
                       tuple([r.type for r in op.results]))

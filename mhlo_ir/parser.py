@@ -530,7 +530,9 @@ class _Parser:
         defines."""
         block.operations.pop()
         frame = self.scope.frames[-1]
-        for name in list(frame)[len(frame) - len(op.results):]:
+        n = len(op.results)
+        n += n > 1  # a group of several binds %r, %r#0, %r#1... (parse_templates._names)
+        for name in list(frame)[len(frame) - n:]:
             del frame[name]
 
     # -- operations -------------------------------------------------------------------------

@@ -66,6 +66,25 @@ LINES = {
     "a use of a group member": (f"    %t:2 = mhlo.optimization_barrier %a, %b : {_F}, {_I}\n"
                                 f"    %0 = mhlo.convert %t#1 : ({_I}) -> {_F}\n"
                                 f"    %1 = mhlo.convert %t#1 : ({_I}) -> {_F}"),
+    "a group again": (f"    %t:2 = mhlo.optimization_barrier %a, %b : {_F}, {_I}\n"
+                      f"    %u:2 = mhlo.optimization_barrier %t#0, %t#1 : {_F}, {_I}\n"
+                      f"    %0 = mhlo.convert %u#1 : ({_I}) -> {_F}\n"
+                      f"    %1 = mhlo.add %u, %0 : {_F}"),
+    "a group of the wrong size": (f"    %t:2 = mhlo.optimization_barrier %a, %b : {_F}, {_I}\n"
+                                  f"    %u:3 = mhlo.optimization_barrier %a, %b : {_F}, {_I}"),
+    "a group named as one": (f"    %t:2 = mhlo.optimization_barrier %a, %b : {_F}, {_I}\n"
+                             f"    %u = mhlo.optimization_barrier %a, %b : {_F}, {_I}"),
+    "a group redefining a member": (
+        f"    %t:2 = mhlo.optimization_barrier %a, %b : {_F}, {_I}\n"
+        f"    %u#1 = mhlo.constant dense<1> : {_I}\n"
+        f"    %u:2 = mhlo.optimization_barrier %a, %b : {_F}, {_I}"),
+    "a group's member out of range": (f"    %t:2 = mhlo.optimization_barrier %a, %b : {_F}, {_I}\n"
+                                      f"    %u:2 = mhlo.optimization_barrier %a, %b : {_F}, {_I}\n"
+                                      f"    %0 = mhlo.convert %u#2 : ({_I}) -> {_F}"),
+    "a group with its location on the next line": (
+        f"    %t:2 = mhlo.optimization_barrier %a, %b : {_F}, {_I}\n"
+        f"    %u:2 = mhlo.optimization_barrier %a, %b : {_F}, {_I}\n      loc(\"g\")\n"
+        f"    %0 = mhlo.convert %u#1 : ({_I}) -> {_F}"),
     "a return in the middle": f"    %0 = {_CONST}\n    return %0 : {_F}\n    %1 = {_CONST}",
     "a region on one line": (
         "    %c = mhlo.constant dense<0.0> : tensor<f32>\n"
@@ -163,7 +182,7 @@ def _remember(line: str, op, uses: dict) -> bool:
     from mhlo_ir import parse_templates
     p = parser_module._Parser(line + "\n", None)
     p.scope.frames[-1].update(uses)
-    key = ("template", p.dialect.name, line.startswith("%"),
+    key = ("template", p.dialect.name, int(line.startswith("%")),
            parse_templates._USE.sub("%", line.partition(" = ")[2].rpartition(" loc(")[0] or
                                     line.partition(" = ")[2]))
     p.lines.tails.pop(key, None)
