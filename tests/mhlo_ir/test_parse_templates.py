@@ -212,3 +212,28 @@ def test_a_template_needs_the_line_location_to_be_the_ops():
                             ('%0 = mhlo.negate %x : tensor<2xf32> loc("a.py":2:0)', "a.py", False)]:
         op = b.negate(x, location=hlo.loc(loc, 1, 0) if loc else None)
         assert _remember(line, op, {"%x": x}) is made, line
+
+
+def test_the_oracle_reads_every_op_token_by_token(monkeypatch):
+    # tokens_only is the oracle of every fast path: a path it left on would be compared with
+    # itself. Under it, each op of a program goes through _Parser.operation.
+    from mhlo_ir import strategies as hst
+    read = []
+    operation = parser_module._Parser.operation
+    monkeypatch.setattr(parser_module._Parser, "operation",
+                        lambda self, block: read.append(1) or operation(self, block))
+    m = hst.generate_seeded(3, hst.default_options(12)).module
+    n = 0
+    for f in m.functions:
+        stack = [f.entry_block]
+        while stack:
+            for op in stack.pop().operations:
+                n += 1
+                stack.extend(b for r in op.regions for b in r.blocks)
+    for pretty in (False, True):
+        text = m.to_text(pretty=pretty)
+        outcome(text)
+        outcome(text)  # its lines now known to every fast path
+        read.clear()
+        assert not tokens_only(text).startswith("ParseError")
+        assert len(read) == n, pretty
