@@ -25,7 +25,7 @@ from .ir import make_operation
 from .location import UNKNOWN
 from .op_attributes import OpAttributes
 
-__all__ = ["remember", "template_line"]
+__all__ = ["remember", "starts_op", "template_line"]
 
 _USE = re.compile(r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)(?:#[0-9]+)?")
 _RESULT = re.compile(r"(%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*))(?::([0-9]+))?")
@@ -52,7 +52,10 @@ def _split(line: str):
     body, sep, loc_tail = line.rpartition(" loc(")
     if not sep:
         body, loc_tail = line, None
-    return result, count, _USE.sub("%", body), _USE.findall(body), loc_tail
+    uses = _USE.findall(body)
+    if body.count("%") != len(uses):
+        return None  # a "%" not starting a use (in a string, say): the line is no template
+    return result, count, _USE.sub("%", body), uses, loc_tail
 
 
 def _names(result: str, count: int) -> list:
@@ -115,6 +118,23 @@ def template_line(cache, line: str, end: int, block):
     return op, end
 
 
+# What starts an op at the token reader's place: results (``%r =``, ``%r:2 =``, ``%a, %b =``),
+# or a name (a string or bare token); see starts_op.
+_RESULTS = re.compile(r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)(?::[0-9]+)?"
+                      r"(?:[ \t\r\n]*,[ \t\r\n]*%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)"
+                      r"(?::[0-9]+)?)*[ \t\r\n]*=")
+
+
+def starts_op(text: str, tok) -> bool:
+    """Whether token ``tok`` (the next after an op a line path read) can start an op, as
+    opposed to going on with that op's text, which its form may (a type list, an attribute
+    dictionary, a return's operands)."""
+    kind = tok.kind
+    if kind == "string" or kind == "bare":
+        return True
+    return kind == "%" and _RESULTS.match(text, tok.pos) is not None
+
+
 def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     """Keep the line at ``pos`` (its first token's offset), which the token parser read as
     ``op``, as a template if it can be one; ``next_pos`` is where the next token starts."""
@@ -130,7 +150,9 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     if parts is None:
         return
     result, count, template, uses, loc_tail = parts
-    if count != len(op.results):
+    if count != len(op.results) or not (count or uses):
+        # (A line of neither results nor uses, ``return``, is no template: an operand list
+        # on the next line would be the op's own.)
         return
     operands = op.operands
     if len(uses) != len(operands):

@@ -40,7 +40,7 @@ from .parse_aliases import Aliases
 from .parse_heads import (empty_tail, function_head, module_head, pretty_function_head,
                           pretty_module_head)
 from .parse_lines import LineCache, label_line, one_line
-from .parse_templates import remember
+from .parse_templates import remember, starts_op
 from .ops.spec import REGISTRY
 from .syntax import ParseError, TokenStream
 from .text import check_attr_name
@@ -509,7 +509,7 @@ class _Parser:
                 ahead.clear()
                 ts._pos = fast[0]
                 tok = ts.peek()
-            fast = None
+                fast = None
             if tok.kind == "punct" and tok.text == close:
                 if not stop_at_label:
                     ts.next()
@@ -521,6 +521,15 @@ class _Parser:
                                "allowed (there are no branch ops)", tok)
             if tok.kind == "eof":
                 raise ts.expected(f"'{close}' closing the region")
+            if fast is not None and not starts_op(text, tok):
+                # What follows the op a line path read starts no op: the token reader may
+                # read it as the op's own (a form's type list going on with ", T", an
+                # attribute dictionary), so the op is read again, token by token.
+                self._unread(block, fast[1])
+                ahead.clear()
+                ts._pos = fast[0]
+                tok = ts.peek()
+            fast = None
             self.operation(block)
             remember(lines, text, tok.pos, block.operations[-1],
                      ahead[0].pos if ahead else ts._pos)

@@ -85,15 +85,16 @@ def mlir_locations(texts: list) -> list:
 _NEVER = re.compile(r"(?!)")
 
 
-def outcome(text: str) -> str:
-    """``hlo.parse(text)`` printed with its locations, or its error's class and message."""
+def outcome(text: str, **options) -> str:
+    """``hlo.parse(text, **options)`` printed with its locations, or its error's class and
+    message."""
     try:
-        return hlo.parse(text).to_text(locations=True)
+        return hlo.parse(text, **options).to_text(locations=True)
     except (hlo.ParseError, hlo.ModuleVerificationError) as e:
         return f"{type(e).__name__} {e}"
 
 
-def tokens_only(text: str) -> str:
+def tokens_only(text: str, **options) -> str:
     """``outcome(text)`` with every line, label, type, module and function head and tail read
     token by token (mhlo_ir.parse_lines, parse_templates, parse_heads and the types'
     whole-text readers off)."""
@@ -113,7 +114,7 @@ def tokens_only(text: str) -> str:
     for owner, name, off in names:
         setattr(owner, name, off)
     try:
-        return outcome(text)
+        return outcome(text, **options)
     finally:
         for owner, name, value in saved:
             setattr(owner, name, value)
