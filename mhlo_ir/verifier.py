@@ -287,53 +287,60 @@ class _Verifier:
                 fr.pending = None
                 self._exit_op(fn, op, fr)
             ops = fr.block.operations
+            n = len(ops)
             i = fr.pos
-            if i == len(ops):
-                fr.state = _CLOSED
-                stack.pop()
-                continue
-            op = ops[i]
-            fr.pos = i + 1
-            if op.__class__ not in _OP_CLASSES and not isinstance(op, Operation):
-                _fail(f"in @{fn.name}: a block holds {_show(op)}, not an Operation")
-            spec = op.spec
-            if not isinstance(spec, OpSpec):
-                _fail(f"in @{fn.name}: an op's spec is {_show(spec)}, not an OpSpec")
-            self._check_position(fn, op, spec, ops, i, fr)
-            if parsed and not fr.floor and not op.regions:
-                # Its uses are visible and its shape is its spec's (see verify_module; opaque
-                # ops take any number of operands).
+            # Its region-free ops are taken in a run (the outer loop resumes a block after
+            # each op with regions). In a parsed module, such an op outside closed regions
+            # has its uses visible and its spec's shape (see verify_module; opaque ops take
+            # any number of operands): only its place and what it names are checked.
+            brief = parsed and not fr.floor
+            while i < n:
+                op = ops[i]
+                if op.__class__ not in _OP_CLASSES and not isinstance(op, Operation):
+                    _fail(f"in @{fn.name}: a block holds {_show(op)}, not an Operation")
+                spec = op.spec
+                if not isinstance(spec, OpSpec):
+                    _fail(f"in @{fn.name}: an op's spec is {_show(spec)}, not an OpSpec")
+                if spec.terminator or i == n - 1:  # (other places need no check)
+                    self._check_position(fn, op, spec, ops, i, fr)
+                i += 1
+                regions = op.regions
+                if brief and not regions:
+                    if fr.top and spec.terminator:
+                        self._check_return(fn, op, fr)
+                    self._exit_op(fn, op, fr)
+                    continue
+                operands = op.operands
+                if not isinstance(operands, (tuple, list)):
+                    _fail(f"{_where(fn, op, fr)}: operands must be a tuple of Values, got "
+                          f"{_show(operands)}")
+                for j, v in enumerate(operands):
+                    if v.__class__ not in VALUE_CLASSES and not isinstance(v, Value):
+                        _fail(f"{_where(fn, op, fr)}: operand {j} is {_show(v)}, not a Value")
+                    if v.type.__class__ is not TensorType and not isinstance(v.type, Type):
+                        _fail(f"{_where(fn, op, fr)}: operand {j}'s type is {_show(v.type)}, "
+                              "not a Type")
+                    d = defined.get(v)
+                    if d is None or d.state != _OPEN or d.depth < fr.floor:
+                        self._bad_use(fn, op, fr, j, v, stack)
                 if fr.top and spec.terminator:
                     self._check_return(fn, op, fr)
+                self._check_shape(fn, op, spec, operands, fr)
+                regions = op.regions
+                if regions:
+                    fr.pos = i
+                    fr.pending = op
+                    depth = fr.depth + 1
+                    closed = spec.closed_regions
+                    for k in range(len(regions) - 1, -1, -1):
+                        stack.append(_Frame(regions[k].blocks[0], depth,
+                                            depth if closed else fr.floor,
+                                            op if closed else fr.floor_owner, False, op, k))
+                    break
                 self._exit_op(fn, op, fr)
-                continue
-            operands = op.operands
-            if not isinstance(operands, (tuple, list)):
-                _fail(f"{_where(fn, op, fr)}: operands must be a tuple of Values, got "
-                      f"{_show(operands)}")
-            for j, v in enumerate(operands):
-                if v.__class__ not in VALUE_CLASSES and not isinstance(v, Value):
-                    _fail(f"{_where(fn, op, fr)}: operand {j} is {_show(v)}, not a Value")
-                if v.type.__class__ is not TensorType and not isinstance(v.type, Type):
-                    _fail(f"{_where(fn, op, fr)}: operand {j}'s type is {_show(v.type)}, not "
-                          "a Type")
-                d = defined.get(v)
-                if d is None or d.state != _OPEN or d.depth < fr.floor:
-                    self._bad_use(fn, op, fr, j, v, stack)
-            if fr.top and spec.terminator:
-                self._check_return(fn, op, fr)
-            self._check_shape(fn, op, spec, operands, fr)
-            regions = op.regions
-            if regions:
-                fr.pending = op
-                depth = fr.depth + 1
-                closed = spec.closed_regions
-                for k in range(len(regions) - 1, -1, -1):
-                    stack.append(_Frame(regions[k].blocks[0], depth,
-                                        depth if closed else fr.floor,
-                                        op if closed else fr.floor_owner, False, op, k))
             else:
-                self._exit_op(fn, op, fr)
+                fr.state = _CLOSED
+                stack.pop()
 
     def _enter_block(self, fn, fr) -> None:
         block = fr.block
