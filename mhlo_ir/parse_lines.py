@@ -207,6 +207,23 @@ def _typed_operands(p, frame, args: str, ins: tuple):
     """The values ``args`` (``"%a, %b"``) names, innermost scope first (where a chain's
     operands are), when they are as many as ``ins`` and of those types; else None (the
     token-level path reports the problem at its place)."""
+    if len(ins) == 2:  # most ops: without the loops
+        a, sep, b = args.partition(", ")
+        if not sep or ", " in b:
+            return None
+        va = frame.get(a)
+        if va is None:
+            va = p.scope.lookup(a)
+            if va is None:
+                return None
+        vb = frame.get(b)
+        if vb is None:
+            vb = p.scope.lookup(b)
+            if vb is None:
+                return None
+        if va.type is not ins[0] or vb.type is not ins[1]:
+            return None
+        return [va, vb]
     operands = []
     if args:
         for a in args.split(", "):
