@@ -295,8 +295,15 @@ def void_op(cache: LineCache, m, block):
     location = _location(cache, m.group(4))
     if location is None:
         return None
-    return p.make(m.group(1), operands, {}, {}, (), (), location,
-                  Token("string", m.group(1), m.start(1) - 1), block)
+    op = p.make(m.group(1), operands, {}, {}, (), (), location,
+                Token("string", m.group(1), m.start(1) - 1), block)
+    tails = cache.tails
+    if (op.attributes is None or op.attributes.__class__ is OpAttributes) and \
+            len(tails) <= _TABLE_LIMIT:
+        # (known_line's key of a line without results: a 4-tuple, a generic line's is 3)
+        tails[(p.dialect.name, m.group(1), " : " + m.group(3), None)] = (
+            op.spec, op.attributes, ftype.inputs, None)
+    return op
 
 
 _RESULT = re.compile(_NAME)
@@ -322,6 +329,8 @@ def known_line(cache: LineCache, text: str, pos: int, block):
         return None  # a comment: where it starts is the token reader's to say
     result, sep, rest = line.partition(' = "')
     if not sep:
+        if line.startswith('"'):
+            return _known_void(cache, line, end, block)
         # A custom form: an elementwise one pretty_op read, or a template
         # (parse_templates) a line read token by token left.
         return _known_pretty(cache, line, end, block) or \
@@ -356,6 +365,33 @@ def known_line(cache: LineCache, text: str, pos: int, block):
     op = make_operation(spec, operands, (rt,), attributes, (), location, block)
     frame[result] = op
     return op, end
+
+
+def _known_void(cache: LineCache, line: str, end: int, block):
+    """known_line for a generic line without results (``"func.return"(%3) : (...) -> ()``)
+    whose text after its operands void_op read before; else a template."""
+    name, sep, rest = line[1:].partition('"(')
+    args, sep2, rest = rest.partition(")")
+    if not sep or not sep2:
+        return template_line(cache, line.rstrip(" \t"), end, block)
+    body, sep, loc_tail = rest.rpartition(" loc(")
+    if not sep:
+        body = rest
+    p = cache.parser
+    dialect = BY_PREFIX.get(name.partition(".")[0], p.dialect).name  # as one_line
+    hit = cache.tails.get((dialect, name, body, None))
+    if hit is None:
+        return template_line(cache, line.rstrip(" \t"), end, block)
+    operands = _typed_operands(p, p.scope.frames[-1], args, hit[2])
+    if operands is None:
+        return None
+    if sep:
+        location = cache.location(" loc(" + loc_tail)
+        if location is None:
+            return None
+    else:
+        location = UNKNOWN
+    return make_operation(hit[0], operands, (), hit[1], (), location, block), end
 
 
 def _known_pretty(cache: LineCache, line: str, end: int, block):
