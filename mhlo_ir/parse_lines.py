@@ -316,10 +316,11 @@ def known_line(cache: LineCache, text: str, pos: int, block):
     (``_known_pretty``); else a template (``parse_templates``).
 
     The line is split by ``str.partition`` (a third of the cost of matching GENERIC_LINE)
-    and its tail looked up in ``cache.tails``, which holds only tails that GENERIC_LINE split
-    and whose pieces parsed whole. A tail this split gets wrong (a location holding
-    `` loc(``, a string attribute holding ``")"``) is not among them, so such a line goes
-    the regular expression's way; a hit is the very text an earlier op was made from."""
+    and its tail looked up in ``cache.tails``, which holds only tails that GENERIC_LINE (or
+    VOID_LINE, for lines without results) split and whose pieces parsed whole. A tail this
+    split gets wrong (a location holding `` loc(``, a string attribute holding ``")"``) is
+    not among them, so such a line goes the regular expression's way; a hit is the very text
+    an earlier op was made from."""
     start = pos + 1 if text.startswith("\n", pos) else pos
     end = text.find("\n", start)
     if end < 0 or end >= pos + 4096:  # (one_line's bound on the expressions)
@@ -327,14 +328,15 @@ def known_line(cache: LineCache, text: str, pos: int, block):
     line = text[start:end].lstrip(" \t")
     if "//" in line:
         return None  # a comment: where it starts is the token reader's to say
-    result, sep, rest = line.partition(' = "')
-    if not sep:
-        if line.startswith('"'):
-            return _known_void(cache, line, end, block)
-        # A custom form: an elementwise one pretty_op read, or a template
-        # (parse_templates) a line read token by token left.
-        return _known_pretty(cache, line, end, block) or \
-            template_line(cache, line.rstrip(" \t"), end, block)
+    if line.startswith('"'):  # a generic line without results: "func.return"(%3) ...
+        result, rest = None, line[1:]
+    else:
+        result, sep, rest = line.partition(' = "')
+        if not sep:
+            # A custom form: an elementwise one pretty_op read, or a template
+            # (parse_templates) a line read token by token left.
+            return _known_pretty(cache, line, end, block) or \
+                template_line(cache, line.rstrip(" \t"), end, block)
     name, sep, rest = rest.partition('"(')
     args, sep2, rest = rest.partition(")")
     if not sep or not sep2:
@@ -344,54 +346,30 @@ def known_line(cache: LineCache, text: str, pos: int, block):
         body = rest
     p = cache.parser
     dialect = BY_PREFIX.get(name.partition(".")[0], p.dialect).name  # as one_line
-    hit = cache.tails.get((dialect, name, body))
+    # (the key of a line without results is a 4-tuple, void_op's; GENERIC_LINE's are 3)
+    hit = cache.tails.get((dialect, name, body) if result is not None else
+                          (dialect, name, body, None))
     if hit is None:  # (a generic line GENERIC_LINE does not take: attributes, say)
         return template_line(cache, line.rstrip(" \t"), end, block)
-    if _RESULT.fullmatch(result) is None:
-        return None
     frame = p.scope.frames[-1]
-    if result in frame:
-        return None  # a redefinition: reported by the token-level path
+    if result is not None and (_RESULT.fullmatch(result) is None or result in frame):
+        return None  # (a redefinition: reported by the token-level path)
     spec, attributes, ins, rt = hit
     operands = _typed_operands(p, frame, args, ins)
-    if operands is None:
+    location = _tail_location(cache, sep, loc_tail)
+    if operands is None or location is None:
         return None
-    if sep:
-        location = cache.location(" loc(" + loc_tail)
-        if location is None:
-            return None
-    else:
-        location = UNKNOWN
+    if result is None:
+        return make_operation(spec, operands, (), attributes, (), location, block), end
     op = make_operation(spec, operands, (rt,), attributes, (), location, block)
     frame[result] = op
     return op, end
 
 
-def _known_void(cache: LineCache, line: str, end: int, block):
-    """known_line for a generic line without results (``"func.return"(%3) : (...) -> ()``)
-    whose text after its operands void_op read before; else a template."""
-    name, sep, rest = line[1:].partition('"(')
-    args, sep2, rest = rest.partition(")")
-    if not sep or not sep2:
-        return template_line(cache, line.rstrip(" \t"), end, block)
-    body, sep, loc_tail = rest.rpartition(" loc(")
-    if not sep:
-        body = rest
-    p = cache.parser
-    dialect = BY_PREFIX.get(name.partition(".")[0], p.dialect).name  # as one_line
-    hit = cache.tails.get((dialect, name, body, None))
-    if hit is None:
-        return template_line(cache, line.rstrip(" \t"), end, block)
-    operands = _typed_operands(p, p.scope.frames[-1], args, hit[2])
-    if operands is None:
-        return None
-    if sep:
-        location = cache.location(" loc(" + loc_tail)
-        if location is None:
-            return None
-    else:
-        location = UNKNOWN
-    return make_operation(hit[0], operands, (), hit[1], (), location, block), end
+def _tail_location(cache: LineCache, sep: str, loc_tail: str):
+    """The location of a line split at its last `` loc(`` (``sep`` empty: it has none,
+    UNKNOWN), or None when it does not read whole."""
+    return cache.location(" loc(" + loc_tail) if sep else UNKNOWN
 
 
 def _known_pretty(cache: LineCache, line: str, end: int, block):
@@ -419,14 +397,9 @@ def _known_pretty(cache: LineCache, line: str, end: int, block):
     if result in frame:
         return None  # a redefinition: reported by the token-level path
     operands = _typed_operands(p, frame, args, made[2])
-    if operands is None:
+    location = _tail_location(cache, sep, loc_tail)
+    if operands is None or location is None:
         return None
-    if sep:
-        location = cache.location(" loc(" + loc_tail)
-        if location is None:
-            return None
-    else:
-        location = UNKNOWN
     op = make_operation(made[0], operands, (made[3],), None, (), location, block)
     frame[result] = op
     return op, end

@@ -216,10 +216,7 @@ class _Parser:
                 name, ts._pos = head
                 module = self._new_module(name, None, tok)
             else:
-                ts.expect("(")
-                ts.expect(")")
-                props = self.properties()
-                name = self._string_prop(props, "sym_name", "builtin.module", tok)
+                props, name = self._generic_head(tok, "builtin.module")
                 for k in props:
                     if k != "sym_name":
                         raise ts.error(f"'builtin.module' has no property {k!r}", tok)
@@ -299,10 +296,7 @@ class _Parser:
             name, ftype, visibility, ts._pos = head
             arg_attrs = res_attrs = None
         else:
-            ts.expect("(")
-            ts.expect(")")
-            props = self.properties()
-            name = self._string_prop(props, "sym_name", "func.func", tok)
+            props, name = self._generic_head(tok, "func.func")
             if name is None:
                 raise ts.error("'func.func' needs a sym_name property", tok)
             ftype = props.get("function_type")
@@ -771,6 +765,15 @@ class _Parser:
             ts.expect(")")
             return loc
         return UNKNOWN
+
+    def _generic_head(self, tok, op) -> tuple:
+        """``() <{...}>`` after a module's or function's generic name: its properties and
+        their sym_name (None if it has none)."""
+        ts = self.ts
+        ts.expect("(")
+        ts.expect(")")
+        props = self.properties()
+        return props, self._string_prop(props, "sym_name", op, tok)
 
     def _string_prop(self, props, key, op, tok):
         v = props.get(key)

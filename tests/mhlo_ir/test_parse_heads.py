@@ -208,15 +208,15 @@ def test_the_fast_paths_are_taken(monkeypatch):
                         spy("function", parse_heads.function_head))
     monkeypatch.setattr(parser_module, "empty_tail", spy("tail", parse_heads.empty_tail))
     monkeypatch.setattr(parse_lines, "void_op", spy("void", parse_lines.void_op))
-    monkeypatch.setattr(parse_lines, "_known_void", spy("known void", parse_lines._known_void))
+    monkeypatch.setattr(parse_lines, "known_line", spy("known", parse_lines.known_line))
     # (a type no other test reads: the return's tail is not known yet)
     text = TEXTS["private"].replace(_F, "tensor<7x5x3xf32>")
     hlo.parse(text)
-    assert sorted(set(taken)) == [("function", True), ("known void", False), ("module", True),
+    assert sorted(set(taken)) == [("function", True), ("known", False), ("module", True),
                                   ("tail", True), ("void", True)], taken
     taken.clear()
     hlo.parse(text)
-    assert ("known void", True) in taken and ("void", True) not in taken, taken
+    assert ("known", True) in taken and ("void", True) not in taken, taken
 
 
 def test_printed_modules_read_back_through_the_fast_paths():
