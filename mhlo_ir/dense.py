@@ -325,7 +325,6 @@ def _read_list(ts, flat: list) -> tuple:
 _LIST_PIECE = re.compile(r"(\[)|(\])|(,)|(-?(?:0x[0-9a-fA-F]+|[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"
                          r"|[0-9]+)(?![0-9A-Za-z_$.])|(?:true|false)(?![0-9A-Za-z_$.]))"
                          r"|[ \t\r\n]+|(.)", re.S)
-_LIST_END = re.compile(r"\][ \t\r\n]*>")
 
 
 def _read_list_whole(ts, flat: list):
@@ -339,10 +338,14 @@ def _read_list_whole(ts, flat: list):
         return None
     text = ts.text
     start = ahead[0].pos
-    end = _LIST_END.search(text, start)
-    if end is None:
+    # The list ends before the first ">" (none is in a list of numbers): found without
+    # scanning past it, however malformed the list.
+    end = text.find(">", start)
+    if end < 0:
         return None
-    end = end.start() + 1
+    end = len(text[start:end].rstrip(" \t\r\n")) + start
+    if text[end - 1] != "]":
+        return None
     items: list = []
     levels: list = []  # the shapes of each open list's entries
     prev = None  # what came last: "[" , "," or "item"
