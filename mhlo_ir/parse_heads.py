@@ -1,5 +1,5 @@
-"""The parser's fast path for what opens and closes a module and a function in generic form:
-read by one regular expression or string test each, as parse_lines reads one-line ops.
+"""The parser's fast path for what opens and closes a module and a function: read by one
+regular expression or string test each, as parse_lines reads one-line ops.
 
     "builtin.module"() <{sym_name = "m"}> ({
       "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main"}> ({
@@ -7,11 +7,15 @@ read by one regular expression or string test each, as parse_lines reads one-lin
       }) : () -> ()
     }) : () -> ()
 
+    module @m attributes {mhlo.num_partitions = 1 : i32} {
+      func.func public @main(%arg0: tensor<4xf32> {mhlo.x = 1}) -> (tensor<4xf32> {...}) {
+
 Token by token, these lines were most of what reading a small module cost (a 20-op module's
 parse took 0.2 ms, 0.14 of it outside its op lines). Only the shapes our printer and
-MLIR's print are taken: properties in MLIR's (sorted) order, names without escapes, and no
-argument or result attributes. Anything else returns None and is read token by token, where
-its errors are reported, so this path can only be faster, never different.
+MLIR's print are taken: in generic form, properties in MLIR's (sorted) order, names without
+escapes and no argument or result attributes; in custom form, tensor types and attribute
+dictionaries without nested braces. Anything else returns None and is read token by token,
+where its errors are reported, so this path can only be faster, never different.
 """
 
 from __future__ import annotations

@@ -7,14 +7,17 @@ Custom forms are many (``mhlo.constant dense<0.0> : tensor<8xf32>``, ``mhlo.comp
 MLIR or StableHLO's corpus is mostly lines the expressions of parse_lines do not match. Read
 token by token such a line costs 20-50 us; a program repeats a handful of them.
 
-A template is the line's text after its result name, its uses replaced by ``%`` and its
+A template is the line's text after its result part, its uses replaced by ``%`` and its
 trailing location cut off, keyed with the dialect the text spells and the number of results
 its result part names. It is kept only when the line held exactly the op (it ended the line,
-had no regions, and its result part named its results), when its
-uses, in the order they appear, are its operands, and when the cut-off location reads as the
-op's own: so a line matching it reads as the token parser read the first. The operands must
-have the first line's types, which is all else a form's reading depends on (a form's result
-types may follow from them).
+had no regions, and its result part named its results), when its uses, in the order they
+appear, are its operands and every ``%`` in it starts one, when the cut-off location reads
+as the op's own, and when it has results or uses (a bare ``return`` may have its operands on
+the next line): so a line matching it reads as the token parser read the first. The
+operands must have the first line's types, which is all else a form's reading depends on (a
+form's result types may follow from them). What follows a line read so must start an op
+(``starts_op``), else the parser reads the line again token by token: a form may go on past
+the line's end (a type list, an attribute dictionary).
 """
 
 from __future__ import annotations
