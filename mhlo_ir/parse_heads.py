@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 
 from .location import UNKNOWN
-from .syntax import Token
+from .parse_lines import TENSOR as _TENSOR
+from .syntax import NAME_ID, Token
 from .types import FunctionType
 
 __all__ = ["MODULE_HEAD", "FUNCTION_HEAD", "PRETTY_FUNCTION_HEAD", "PRETTY_MODULE_HEAD",
@@ -83,9 +84,8 @@ def empty_tail(ts) -> bool:
 # without locations, attribute dictionaries without nested braces (a function of 200
 # arguments was a third of its module's reading, and StableHLO's corpus gives every result
 # attributes). Group 1: visibility; 2: name; 3: arguments; 4: results.
-_TENSOR = r"tensor<[^<>\n]*>"
 _DICT = r'\{(?:[^{}"\n]|"(?:[^"\\\n]|\\.)*")*\}'  # (strings may hold braces)
-_ARG = r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*): " + _TENSOR + "(?: " + _DICT + ")?"
+_ARG = "%" + NAME_ID + ": " + _TENSOR + "(?: " + _DICT + ")?"
 _RESULT = _TENSOR + "(?: " + _DICT + ")?"
 PRETTY_FUNCTION_HEAD = re.compile(
     r" (?:(public|private|nested) )?@([A-Za-z_][A-Za-z0-9_$.]*)\(((?:" + _ARG + "(?:, " + _ARG +

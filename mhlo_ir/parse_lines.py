@@ -23,15 +23,14 @@ from .location import UNKNOWN
 from .op_attributes import OpAttributes
 from .op_forms import ELEMENTWISE
 from .parse_templates import template_line
-from .syntax import Token, TokenStream
+from .syntax import NAME_ID, Token, TokenStream
 from .types import FunctionType
 
 __all__ = ["GENERIC_LINE", "PRETTY_LINE", "VOID_LINE", "LineCache", "one_line", "generic_op",
            "pretty_op", "void_op", "known_line", "label_line"]
 
-# The lexer's rule for a name after % or ^ (syntax._patterns): digits, or an identifier that
-# does not start with one (``%1a`` is two tokens there, so never one name here).
-_ID = r"(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)"
+# The lexer's rule for a name after % or ^ (``%1a`` is two tokens there, so never one name here).
+_ID = NAME_ID
 _NAME = "%" + _ID
 _USE = _NAME + r"(?:#[0-9]+)?"
 # Group 1: result; 2: op name; 3: operands; 4: properties (with <{ }>); 5: signature;
@@ -138,6 +137,10 @@ class LineCache:
         return d
 
     def location(self, text):
+        """The location ``text`` (`` loc(...)``) reads as; UNKNOWN for no text (a line
+        without one); None where it does not read whole."""
+        if not text:
+            return UNKNOWN
         locs = self.locs if "#" not in text else self.own_locs
         try:
             return locs[text]
@@ -261,12 +264,9 @@ def generic_op(cache: LineCache, m, block):
     operands = _typed_operands(p, frame, args, ins)
     if operands is None:
         return None
-    if loc_text is None:
-        location = UNKNOWN
-    else:
-        location = cache.location(loc_text)
-        if location is None:
-            return None
+    location = cache.location(loc_text)
+    if location is None:
+        return None
     if spec is not None:
         op = make_operation(spec, operands, (rt,), attributes, (), location, block)
     else:
@@ -292,7 +292,7 @@ def void_op(cache: LineCache, m, block):
     operands = _typed_operands(p, p.scope.frames[-1], m.group(2), ftype.inputs)
     if operands is None:
         return None
-    location = _location(cache, m.group(4))
+    location = cache.location(m.group(4))
     if location is None:
         return None
     op = p.make(m.group(1), operands, {}, {}, (), (), location,
@@ -356,7 +356,7 @@ def known_line(cache: LineCache, text: str, pos: int, block):
         return None  # (a redefinition: reported by the token-level path)
     spec, attributes, ins, rt = hit
     operands = _typed_operands(p, frame, args, ins)
-    location = _tail_location(cache, sep, loc_tail)
+    location = cache.location(sep + loc_tail) if sep else UNKNOWN  # (no call: most have none)
     if operands is None or location is None:
         return None
     if result is None:
@@ -364,12 +364,6 @@ def known_line(cache: LineCache, text: str, pos: int, block):
     op = make_operation(spec, operands, (rt,), attributes, (), location, block)
     frame[result] = op
     return op, end
-
-
-def _tail_location(cache: LineCache, sep: str, loc_tail: str):
-    """The location of a line split at its last `` loc(`` (``sep`` empty: it has none,
-    UNKNOWN), or None when it does not read whole."""
-    return cache.location(" loc(" + loc_tail) if sep else UNKNOWN
 
 
 def _known_pretty(cache: LineCache, line: str, end: int, block):
@@ -397,7 +391,7 @@ def _known_pretty(cache: LineCache, line: str, end: int, block):
     if result in frame:
         return None  # a redefinition: reported by the token-level path
     operands = _typed_operands(p, frame, args, made[2])
-    location = _tail_location(cache, sep, loc_tail)
+    location = cache.location(sep + loc_tail) if sep else UNKNOWN  # (no call: most have none)
     if operands is None or location is None:
         return None
     op = make_operation(made[0], operands, (made[3],), None, (), location, block)
@@ -412,18 +406,6 @@ def pretty_op(cache: LineCache, m, block):
     operands = _operands(p, m.group(3))
     if operands is None:
         return None
-    # (a key of its own shape: a generic line's tail is a 3-tuple)
-    key = (p.dialect.name, name, None, m.group(4), len(operands))
-    made = cache.tails.get(key)
-    if made is not None:  # a line like it was read: only the operands' types to check
-        for v, want in zip(operands, made[2]):
-            if v.type is not want:
-                return None
-        location = _location(cache, m.group(5))
-        if location is None:
-            return None
-        return _named(p, m.group(1), make_operation(made[0], operands, (made[3],), None, (),
-                                                    location, block))
     spec, _ = p.spec_of(name, {}, 0)
     if spec.pretty is not ELEMENTWISE:  # opaque specs have no form
         return None
@@ -439,13 +421,16 @@ def pretty_op(cache: LineCache, m, block):
     for v, want in zip(operands, ins):
         if v.type is not want:
             return None
-    location = _location(cache, m.group(5))
+    location = cache.location(m.group(5))
     if location is None:
         return None
+    # Kept for _known_pretty, which takes the lines like it (known_line tries it first).
+    # (A key of its own shape: a generic line's tail is a 3-tuple.)
     op = p.make(name, operands, {}, {}, (), rt, location, Token("bare", name, m.start(2)),
                 block)
     if len(cache.tails) <= _TABLE_LIMIT:
-        cache.tails[key] = (op.spec, None, ins, rt[0])
+        cache.tails[(p.dialect.name, name, None, m.group(4), len(operands))] = (
+            op.spec, None, ins, rt[0])
     return _named(p, m.group(1), op)
 
 
@@ -462,12 +447,6 @@ def _operands(p, text):
     return tuple(out)
 
 
-def _location(cache, text):
-    if not text:
-        return UNKNOWN
-    return cache.location(text)
-
-
 def _named(p, name, op):
     frame = p.scope.frames[-1]
     if name in frame or len(op.results) != 1:
@@ -478,11 +457,11 @@ def _named(p, name, op):
 
 # A block label whose arguments are tensors without locations, as functions of many arguments
 # print: ``^bb0(%arg0: tensor<8x64xf32>, %arg1: tensor<64x64xf32>):`` then the line's end.
-_TENSOR = r"tensor<[^<>\n]*>"
-_LABEL_ARGS = _NAME + ": " + _TENSOR
+TENSOR = r"tensor<[^<>\n]*>"  # (a tensor type's text, as the line paths take it)
+_LABEL_ARGS = _NAME + ": " + TENSOR
 LABEL_LINE = re.compile(r"\^" + _ID + r"\(((?:" + _LABEL_ARGS + "(?:, " + _LABEL_ARGS +
                         r")*)?)\):(?=\n)")
-_LABEL_ARG = re.compile("(" + _NAME + "): (" + _TENSOR + ")")
+_LABEL_ARG = re.compile("(" + _NAME + "): (" + TENSOR + ")")
 
 
 def label_line(cache: LineCache, text: str, pos: int):

@@ -25,18 +25,18 @@ from __future__ import annotations
 import re
 
 from .ir import make_operation
-from .location import UNKNOWN
 from .op_attributes import OpAttributes
+from .syntax import NAME_ID
 
 __all__ = ["remember", "starts_op", "template_line"]
 
-_USE = re.compile(r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)(?:#[0-9]+)?")
-_RESULT = re.compile(r"(%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*))(?::([0-9]+))?")
+_USE = re.compile("%" + NAME_ID + r"(?:#[0-9]+)?")
+_RESULT = re.compile("(%" + NAME_ID + r")(?::([0-9]+))?")
 _LIMIT = 8192  # entries of the shared table (see parse_lines._tables), as its others
 
 
 def _split(line: str):
-    """``(result name or None, result count, template, uses, location text or None)`` of a
+    """``(result name or None, result count, template, uses, location text or "")`` of a
     stripped line (``%r = ...`` names one result, ``%r:3 = ...`` a group of three, a line
     without ``=`` none), or None when it cannot be one (a comment, a malformed result)."""
     if "//" in line:
@@ -54,11 +54,11 @@ def _split(line: str):
             return None
     body, sep, loc_tail = line.rpartition(" loc(")
     if not sep:
-        body, loc_tail = line, None
+        body = line
     uses = _USE.findall(body)
     if body.count("%") != len(uses):
         return None  # a "%" not starting a use (in a string, say): the line is no template
-    return result, count, _USE.sub("%", body), uses, loc_tail
+    return result, count, _USE.sub("%", body), uses, sep and sep + loc_tail
 
 
 def _names(result: str, count: int) -> list:
@@ -84,7 +84,7 @@ def template_line(cache, line: str, end: int, block):
     parts = _split(line)
     if parts is None:
         return None
-    result, count, template, uses, loc_tail = parts
+    result, count, template, uses, loc_text = parts
     p = cache.parser
     hit = cache.tails.get(("template", p.dialect.name, count, template))
     if hit is None:
@@ -99,12 +99,9 @@ def template_line(cache, line: str, end: int, block):
         if v is None or v.type is not t:
             return None
         operands.append(v)
-    if loc_tail is None:
-        location = UNKNOWN
-    else:
-        location = cache.location(" loc(" + loc_tail)
-        if location is None:
-            return None
+    location = cache.location(loc_text)
+    if location is None:
+        return None
     frame = p.scope.frames[-1]
     names = _names(result, count) if count else ()
     for name in names:
@@ -123,19 +120,19 @@ def template_line(cache, line: str, end: int, block):
 
 # What starts an op at the token reader's place: results (``%r =``, ``%r:2 =``, ``%a, %b =``),
 # or a name (a string or bare token); see starts_op.
-_RESULTS = re.compile(r"%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)(?::[0-9]+)?"
-                      r"(?:[ \t\r\n]*,[ \t\r\n]*%(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)"
+_RESULTS = re.compile("%" + NAME_ID + r"(?::[0-9]+)?(?:[ \t\r\n]*,[ \t\r\n]*%" + NAME_ID +
                       r"(?::[0-9]+)?)*[ \t\r\n]*=")
 
 
 def starts_op(text: str, tok) -> bool:
-    """Whether token ``tok`` (the next after an op a line path read) can start an op, as
-    opposed to going on with that op's text, which its form may (a type list, an attribute
-    dictionary, a return's operands)."""
+    """Whether token ``tok`` (the next after an op a line path read, not the block's end)
+    can start an op, as opposed to going on with that op's text, which any op may (its
+    location, ``loc``) and its form may (a type list, an attribute dictionary, a return's
+    operands)."""
     kind = tok.kind
-    if kind == "string" or kind == "bare":
-        return True
-    return kind == "%" and _RESULTS.match(text, tok.pos) is not None
+    if kind == "bare":
+        return tok.text != "loc"
+    return kind == "string" or kind == "%" and _RESULTS.match(text, tok.pos) is not None
 
 
 def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
@@ -152,7 +149,7 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     parts = _split(at[0])
     if parts is None:
         return
-    result, count, template, uses, loc_tail = parts
+    result, count, template, uses, loc_text = parts
     if count != len(op.results) or not (count or uses):
         # (A line of neither results nor uses, ``return``, is no template: an operand list
         # on the next line would be the op's own.)
@@ -164,7 +161,7 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     for name, v in zip(uses, operands):
         if lookup(name) is not v:
             return
-    location = UNKNOWN if loc_tail is None else cache.location(" loc(" + loc_tail)
+    location = cache.location(loc_text)
     if location is None or location != op.location:
         return
     attributes = op.attributes

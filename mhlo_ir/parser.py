@@ -342,13 +342,25 @@ class _Parser:
         [attributes {...}] {body}``."""
         ts = self.ts
         head = pretty_function_head(self.lines, ts)
-        if head is not None:
-            visibility, name, args, arg_attrs, results, res_attrs, ts._pos = head
-            fn = self._new_function(name, [a[1] for a in args], results, visibility, arg_attrs,
-                                    res_attrs, [a[2] for a in args], tok)
-            self.function_body(fn, [(a[0], a[3]) for a in args], "}")
-            fn.location = self.trailing_location()
-            return fn
+        if head is not None:  # (read whole, through its "{")
+            *head, ts._pos = head
+            attrs = None
+        else:
+            head, attrs = self._pretty_signature()
+        visibility, name, args, arg_attrs, results, res_attrs = head
+        fn = self._new_function(name, [a[1] for a in args], results, visibility, arg_attrs,
+                                res_attrs, [a[2] for a in args], tok)
+        if attrs is not None:
+            self._set_function_attrs(fn, attrs, tok)
+            ts.expect("{")
+        self.function_body(fn, [(a[0], a[3]) for a in args], "}")
+        fn.location = self.trailing_location()
+        return fn
+
+    def _pretty_signature(self) -> tuple:
+        """What ``parse_heads.pretty_function_head`` gives, read token by token up to the
+        body's ``{``, and the function's attributes (``attributes {...}``)."""
+        ts = self.ts
         visibility = None
         if ts.peek().kind == "bare" and ts.peek().text in ("public", "private", "nested"):
             visibility = ts.next().text
@@ -378,15 +390,8 @@ class _Parser:
         if ts.accept("attributes"):
             attrs = self.attr_dict()
         arg_attrs = [a[4] or {} for a in args]
-        fn = self._new_function(name, [a[1] for a in args], results, visibility,
-                                arg_attrs if any(arg_attrs) else None,
-                                res_attrs if any(res_attrs) else None,
-                                [a[2] for a in args], tok)
-        self._set_function_attrs(fn, attrs, tok)
-        ts.expect("{")
-        self.function_body(fn, [(a[0], a[3]) for a in args], "}")
-        fn.location = self.trailing_location()
-        return fn
+        return (visibility, name, args, arg_attrs if any(arg_attrs) else None, results,
+                res_attrs if any(res_attrs) else None), attrs
 
     def _new_function(self, name, arg_types, result_types, visibility, arg_attrs, res_attrs,
                       arg_locations, tok) -> Function:
@@ -496,14 +501,6 @@ class _Parser:
                     fast = (start, line[0])
                     continue
             tok = ts.peek()
-            if fast is not None and tok.kind == "bare" and tok.text == "loc":
-                # The op read as one line has its location on a later line: read it again,
-                # token by token.
-                self._unread(block, fast[1])
-                ahead.clear()
-                ts._pos = fast[0]
-                tok = ts.peek()
-                fast = None
             if tok.kind == "punct" and tok.text == close:
                 if not stop_at_label:
                     ts.next()
@@ -517,8 +514,9 @@ class _Parser:
                 raise ts.expected(f"'{close}' closing the region")
             if fast is not None and not starts_op(text, tok):
                 # What follows the op a line path read starts no op: the token reader may
-                # read it as the op's own (a form's type list going on with ", T", an
-                # attribute dictionary), so the op is read again, token by token.
+                # read it as the op's own (its location on the next line, a form's type list
+                # going on with ", T", an attribute dictionary), so it is read again, token
+                # by token.
                 self._unread(block, fast[1])
                 ahead.clear()
                 ts._pos = fast[0]

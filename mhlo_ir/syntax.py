@@ -108,6 +108,9 @@ class LongString(Token):
 
 
 _PATTERNS = None
+# What follows % ^ # ! in a name: digits, or an identifier that does not start with one (so
+# ``%1a`` is two tokens). The parser's fast paths spell their expressions with it.
+NAME_ID = r"(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)"
 
 
 def _patterns():
@@ -122,7 +125,7 @@ def _patterns():
             r"|(?P<float>[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?)"
             r"|(?P<dec>[0-9]+)"
             r"|(?P<bare>[A-Za-z_][A-Za-z0-9_$.]*)"
-            r"|(?P<prefixed>[%#!^](?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*))"
+            r"|(?P<prefixed>[%#!^]" + NAME_ID + ")"
             r"|(?P<at>@(?:[A-Za-z_][A-Za-z0-9_$.]*|" + string + "))"
             r"|(?P<string>" + string + ")"
             r"|(?P<punct>->|\.\.\.|[-()\[\]{}<>,:=?*+|])")
