@@ -30,7 +30,7 @@ from .location import Location, UnknownLoc
 from .ir import _MANY, GeneralOperation, SingleResultOp
 from .op_attributes import OpAttributes
 from .pretty_forms import custom_form
-from . import pretty_lines, ssa_names
+from . import pretty_lines, print_combining, ssa_names
 from .text import is_bare_identifier, quote, symbol_name
 from .types import FunctionType, TensorType
 
@@ -384,6 +384,11 @@ class _Printer:
             if self.flat is block and (op.__class__ is not SRO or op.regions) and (
                     op.regions or op.results or op is not block.operations[-1]):
                 ssa_names.unflatten(self, block, op)  # (not for the terminator: nothing follows it)
+            if op.__class__ is SRO and len(op.regions) == 1 and not pretty:
+                text = print_combining.line(self, op, indent)  # (a reduction, mostly)
+                if text is not None:
+                    append(text)
+                    continue
             name = op_names.get(spec)
             if name is None:
                 name = op_names[spec] = f'"{spec.full_name(dialect)}"'

@@ -206,6 +206,40 @@ def reduce(b, inputs, init_values, dimensions, body: Callable | str, *,
     ``"maximum"``, ``"and"``...): the body is then ``op(acc, x)``, built directly (see
     ``Builder.region``).
     """
+    if body.__class__ is str and inputs.__class__ in VALUE_CLASSES and \
+            init_values.__class__ in VALUE_CLASSES:
+        # One input and a body named by its op (every reduce_sum/max... JAX lowers): the
+        # op's checks, and its region's, depend on the types, dimensions and name alone.
+        cls = dimensions.__class__
+        dims = dimensions if cls is tuple else tuple(dimensions) if cls is list else None
+        if dims is not None:
+            for d in dims:
+                if d.__class__ is not int:  # (checked before keying: True equals 1)
+                    dims = None
+                    break
+        if dims is not None:
+            key = ("reduce named", inputs.type, init_values.type, dims, body)
+            hit = memo_get(key)
+            if hit is None:
+                op = _reduce_general(b, inputs, init_values, dims, body, location)
+                memo_put(key, (op.spec, op.attributes, op.type,
+                               op.regions[0].blocks[0].arguments[0].type))
+                return op
+            spec, attrs, rt, scalar = hit
+            region = combining_region(b, "reduce", body, scalar)
+            block = b.block
+            op = _new_single_result_op(spec, inputs, init_values, attrs, rt,
+                                       b.location if location is None
+                                       else checked_location(location), block)
+            op.regions = (region,)
+            region.parent = op
+            block.operations.append(op)
+            return op
+    return _reduce_general(b, inputs, init_values, dimensions, body, location)
+
+
+def _reduce_general(b, inputs, init_values, dimensions, body, location) -> Value | tuple:
+    """``reduce``'s general path: any inputs and body."""
     if inputs.__class__ in VALUE_CLASSES and init_values.__class__ in VALUE_CLASSES:
         inputs, inits = [inputs], [init_values]  # one input: most reductions
     else:

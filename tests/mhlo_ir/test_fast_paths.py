@@ -240,6 +240,42 @@ def test_a_reduce_body_named_by_its_op_is_checked():
         b.reduce(x, zero, [1], "complex")
 
 
+def test_a_named_reduction_built_again_refuses_what_the_first_build_refuses():
+    """A reduce of one input whose body is named takes remembered checks the second time its
+    input type, init type, dimensions and body name recur: any of them changed is checked
+    afresh (a bool dimension is not the int it equals), and the terminator still ends the
+    block."""
+    m, f, b = _fn(tensor((4, 3), f32), tensor((4, 3), i32))
+    x, k = f.arguments
+    zero = b.constant(np.float32(0))
+    first = b.reduce(x, zero, [1], "add")
+    again = b.reduce(x, zero, (1,), "add")
+    assert again.regions[0] is not first.regions[0]  # a region of its own
+    assert again.regions[0].parent is again and again.parent is f.entry_block
+    with pytest.raises(OpBuildError, match="dimensions: expected an integer, got bool True"):
+        b.reduce(x, zero, (True,), "add")
+    with pytest.raises(OpBuildError, match="dimensions: expected an integer, got float"):
+        b.reduce(x, zero, [1.0], "add")
+    with pytest.raises(OpBuildError, match="dimension 2 is out of range"):
+        b.reduce(x, zero, [2], "add")
+    with pytest.raises(OpBuildError, match=r"init_values\[0\] must be tensor<i32>"):
+        b.reduce(k, zero, [1], "add")
+    with pytest.raises(OpBuildError, match="'exponential' is not a binary elementwise"):
+        b.reduce(x, zero, [1], "exponential")
+    mx = b.reduce(x, zero, [0], "maximum")
+    mx2 = b.reduce(x, zero, [0], "maximum", location=hlo.NameLoc("here"))
+    assert mx2.location == hlo.NameLoc("here")
+    b.return_(first, again, mx, mx2)
+    with pytest.raises(OpBuildError, match="'reduce' cannot be added"):
+        b.reduce(x, zero, [1], "add")
+    m.verify()
+    arr = np.arange(12, dtype=np.float32).reshape(4, 3) - 5
+    s1, s2, m1, m2 = verify.run(m, arr, np.zeros((4, 3), np.int32))
+    for got, want in ((s1, arr.sum(1)), (s2, arr.sum(1)), (m1, np.maximum(arr.max(0), 0)),
+                      (m2, np.maximum(arr.max(0), 0))):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_any_two_scalar_region_may_be_named_by_its_op():
     """reduce_window and scatter take a named body as reduce does: the same text as the
     function body, numpy's answers through jaxlib."""

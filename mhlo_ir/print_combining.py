@@ -1,0 +1,128 @@
+"""Ops whose one region is a combining block, printed in one piece (generic form).
+
+Most region-holding ops of a real program hold the same tiny region: a reduction's body
+``^bb0(%a: T, %b: T): %c = op(%a, %b); return(%c)`` (every ``reduce_sum``, ``all_reduce``,
+``reduce_window``, ``scatter``'s update). Through the printer's general path such an op
+costs ten times an elementwise op's line: a generator for the region, its block's set-up,
+the label, each inner op through the loop. Here its five lines are one f-string made from
+the pieces the general path itself would print: the op's name, properties and signature
+(``_Printer.attribute_parts``/``signature``), the label's type texts, the inner op's line
+parts (``fast_parts``, shared with the fast path of the printing loop) and the return's
+(``bare_parts``). Locations are asked for in the general path's order (the op's, then the
+inner op's, then the return's), so ``#locN`` aliases number alike.
+
+Anything else (several blocks or regions, block arguments with locations, a result-less or
+multi-result op, an inner op reading other values, attributes that print in pieces) takes
+the general path: ``line`` returns None before it has asked for any location.
+"""
+
+from __future__ import annotations
+
+from .ir import GeneralOperation, SingleResultOp
+from .location import UnknownLoc
+from .op_attributes import OpAttributes
+
+__all__ = ["line"]
+
+
+def line(pr, op, indent: str):
+    """The text of single-result ``op``, whose one region is a combining block, at
+    ``indent``; None where the general path must print it (nothing printed or asked)."""
+    blocks = op.regions[0].blocks
+    if len(blocks) != 1:
+        return None
+    block = blocks[0]
+    ops = block.operations
+    args = block.arguments
+    if len(ops) != 2 or len(args) != 2:
+        return None
+    inner, ret = ops
+    a0, a1 = args
+    if inner.__class__ is not SingleResultOp or inner._a is not a0 or inner._b is not a1 or \
+            inner.regions or ret.__class__ is not GeneralOperation or ret._results or \
+            ret.regions or ret.attributes or ret.spec.dialect_check is not None:
+        return None
+    rets = ret.operands
+    if len(rets) != 1 or rets[0] is not inner:
+        return None
+    locs = pr.locs
+    if locs is not None and (a0.location.__class__ is not UnknownLoc or
+                             a1.location.__class__ is not UnknownLoc):
+        return None  # (the label prints them: the general path)
+
+    # The inner op's parts, as the printing loop's fast path keys them.
+    attrs = inner.attributes
+    fast = pr.fast if attrs is None or attrs.__class__ is OpAttributes else pr.own_fast
+    t, t0, t1 = inner.type, a0.type, a1.type
+    if attrs or t0 is not t or t1 is not t:
+        key = (inner.spec, t0, t1, t, id(attrs)) if attrs else (inner.spec, t0, t1, t)
+    else:
+        key = (inner.spec, t, t, t)
+    inner_parts = fast.get(key)
+    if inner_parts is None:
+        inner_parts = fast[key] = pr.fast_parts(inner)
+    if inner_parts is False:
+        return None
+
+    # The op's own pieces, as the general path makes them.
+    spec = op.spec
+    props = extra = ""
+    attrs = op.attributes
+    if attrs:
+        hit = (pr.attr_parts if attrs.__class__ is OpAttributes else pr.own_parts).get(
+            (spec, id(attrs)))
+        if hit is not None and hit[0] is attrs:
+            props, extra = hit[1], hit[2]
+        else:
+            props, extra = pr.attribute_parts(spec, attrs)
+        if props is None:
+            return None  # a big constant printed in pieces
+    name = pr.op_names.get(spec)
+    if name is None:
+        name = pr.op_names[spec] = f'"{spec.full_name(pr.dialect)}"'
+    operands = op.operands
+    names = pr.names
+    if len(operands) == 2:
+        a, b = operands
+        skey = (a.type, b.type, op.type)
+        uses = f"{names[a]}, {names[b]}"
+    elif len(operands) == 1:
+        skey = (operands[0].type, op.type)
+        uses = names[operands[0]]
+    else:
+        skey = None
+        uses = ", ".join([names[v] for v in operands])
+    sig = pr.sigs.get(skey) if skey is not None else None
+    if sig is None:
+        sig = pr.signature(operands, (op,))
+        if skey is not None:
+            pr.sigs[skey] = sig
+
+    rkey = (ret.spec, None, (t,))
+    ret_parts = pr.fast.get(rkey)
+    if ret_parts is None:
+        ret_parts = pr.fast[rkey] = pr.bare_parts(ret)
+
+    tt = pr.type_text
+    n0, n1, r = names[a0], names[a1], names[inner]
+    inside = indent + "  "
+    if locs is None:
+        return (f"{indent}{names[op]} = {name}({uses}){props} ({{\n"
+                f"{indent}^bb0({n0}: {tt(t0)}, {n1}: {tt(t1)}):\n"
+                f"{inside}{r}{inner_parts[0]}{n0}, {n1}{inner_parts[2]}"
+                f"{inside}{ret_parts[0]}{r}{ret_parts[2]}"
+                f"{indent}}}){extra}{sig}\n")
+    # _Locations.suffix, its cache hit inlined (most ops of a lowered program share a few)
+    cache = locs.cache
+    loc, inner_loc, ret_loc = op.location, inner.location, ret.location
+    hit = cache.get(id(loc))
+    loc = hit[1] if hit is not None and hit[0] is loc else locs.suffix(loc)
+    hit = cache.get(id(inner_loc))
+    inner_loc = hit[1] if hit is not None and hit[0] is inner_loc else locs.suffix(inner_loc)
+    hit = cache.get(id(ret_loc))
+    ret_loc = hit[1] if hit is not None and hit[0] is ret_loc else locs.suffix(ret_loc)
+    return (f"{indent}{names[op]} = {name}({uses}){props} ({{\n"
+            f"{indent}^bb0({n0}: {tt(t0)}, {n1}: {tt(t1)}):\n"
+            f"{inside}{r}{inner_parts[0]}{n0}, {n1}{inner_parts[1]}{inner_loc}\n"
+            f"{inside}{ret_parts[0]}{r}{ret_parts[1]}{ret_loc}\n"
+            f"{indent}}}){extra}{sig}{loc}\n")
