@@ -152,7 +152,7 @@ class LineCache:
         def read(ts):
             p.ts = ts
             try:
-                return p.trailing_location()
+                return p.tokens_location()
             finally:
                 p.ts = saved
 
@@ -172,6 +172,29 @@ def _tables(check_ops: bool) -> tuple:
     if tables is None or max(map(len, tables)) > _TABLE_LIMIT:  # (once a parse)
         tables = _TABLES[check_ops] = ({}, {}, {}, {}, {})
     return tables
+
+
+def location_line(cache: LineCache, ts):
+    """The location that ends the line at the ``loc`` the token stream ``ts`` has peeked at
+    (its ``(`` peeked too), read whole through ``cache`` and consumed; None where the rest of
+    the line is not one location (read token by token then).
+
+    NOTE: an op the token reader reads (one holding a region, most often: its location ends
+    the line that closes it) is followed by its location, the longest piece of a lowered
+    program's text (a call-site chain); read by tokens it was a third of parsing one."""
+    text = ts.text
+    start = ts._ahead[0].pos
+    end = text.find("\n", start)
+    if end < 0:
+        end = len(text)
+    if text[end - 1] != ")":  # (a block argument's location, the rest of a signature after it)
+        return None
+    loc = cache.location(" " + text[start:end])
+    if loc is None:
+        return None
+    ts._ahead.clear()
+    ts._pos = end
+    return loc
 
 
 def one_line(cache: LineCache, text: str, pos: int, block):

@@ -31,27 +31,22 @@ import re
 from .attributes import Attribute, DictionaryAttr, StringAttr, TypeAttr, UnitAttr, \
     read_attribute
 from .dialect import BY_PREFIX, MHLO, STABLEHLO
-from .errors import IRError, OpBuildError
-from .ir import FUNCTION_RESERVED, Block, Function, Module, Region, make_operation
+from .errors import IRError
+from .ir import FUNCTION_RESERVED, Block, Function, Module, Region
 from .location import UNKNOWN, read_location
-from .op_attributes import OpAttributes
-from .opaque import is_opaque, opaque_spec
 from .parse_aliases import Aliases
+from .parse_make import IllFormedOpError, make_op, spec_of
 from .parse_heads import (empty_tail, function_head, module_head, pretty_function_head,
                           pretty_module_head)
-from .parse_lines import LineCache, label_line, one_line
+from .parse_lines import LineCache, label_line, location_line, one_line
+from .parse_regions import combining_op, region_head, region_tail, remember_combining
 from .parse_templates import remember, starts_op
-from .ops.spec import REGISTRY
 from .syntax import ParseError, TokenStream
 from .text import check_attr_name
 from .types import FunctionType, read_type
 
 __all__ = ["parse", "parse_modules", "parse_file", "ParseError", "IllFormedOpError"]
 
-
-class IllFormedOpError(ParseError):
-    """Text that parses but describes an op its rules refuse (operand types, attributes,
-    regions), at the op's line and column: the builder would have refused it too."""
 
 # Op-name prefixes that name the HLO dialects (ops spelled through them are in the table by
 # their neutral name) and the dialect whose attribute spellings each implies.
@@ -493,7 +488,9 @@ class _Parser:
                 # by token peeks at the next one's first token (for a trailing location):
                 # the line is then read from that token.
                 start = ahead[0].pos if ahead else ts._pos
-                line = one_line(lines, text, start, block)
+                eol = text.find("\n", start + 1)
+                line = combining_op(lines, text, start, block) if text.startswith(
+                    "({", eol - 2) else one_line(lines, text, start, block)
                 if line is not None:
                     block.operations.append(line[0])
                     ahead.clear()
@@ -523,8 +520,10 @@ class _Parser:
                 tok = ts.peek()
             fast = None
             self.operation(block)
-            remember(lines, text, tok.pos, block.operations[-1],
-                     ahead[0].pos if ahead else ts._pos)
+            op = block.operations[-1]
+            remember(lines, text, tok.pos, op, ahead[0].pos if ahead else ts._pos)
+            if op.regions:
+                remember_combining(lines, text, tok.pos, op)
 
     def _unread(self, block, op) -> None:
         """Take back ``op``, the last of ``block`` and of the names the innermost scope
@@ -618,19 +617,30 @@ class _Parser:
 
     def generic_op(self, name: str, tok, block):
         ts = self.ts
-        operands = self.operands()
-        if ts.at("["):
-            raise ts.error(f"'{name}': successor blocks are not supported (there are no "
-                           "branch ops here)", ts.peek())
-        props = self.properties()
+        head = region_head(self.lines, ts)  # (an op with regions: its head line read whole)
         regions = []
-        if ts.at("(") and ts.at("{", 1):
-            ts.next()
+        if head is not None:
+            operands, props = head
+        else:
+            operands = self.operands()
+            if ts.at("["):
+                raise ts.error(f"'{name}': successor blocks are not supported (there are no "
+                               "branch ops here)", ts.peek())
+            props = self.properties()
+        if head is not None or (ts.at("(") and ts.at("{", 1)):
+            if head is None:
+                ts.next()
             while True:
                 regions.append(self.region())
                 if ts.accept(")"):
                     break
                 ts.expect(",")
+            tail = region_tail(self.lines, ts)
+            if tail is not None and len(tail[0].inputs) == len(operands) and all(
+                    [v.type == t for v, t in zip(operands, tail[0].inputs)]):
+                ts._pos = tail[2]
+                return self.make(name, operands, props, {}, tuple(regions),
+                                 tail[0].results, tail[1], tok, block)
         attrs = self.attr_dict() if ts.at("{") else {}
         ts.expect(":")
         sig_tok = ts.peek()
@@ -649,61 +659,8 @@ class _Parser:
         return self.make(name, operands, props, attrs, tuple(regions), ftype.results,
                          location, tok, block)
 
-    def spec_of(self, name: str, props, n_regions: int):
-        """(spec, dialect of its attributes): the table's, or an opaque one."""
-        prefix, _, rest = name.partition(".")
-        dialect = BY_PREFIX.get(prefix)
-        if dialect is not None:
-            spec = REGISTRY.get(rest)
-            if spec is not None and spec.namespace == "hlo":
-                return spec, dialect
-        else:
-            spec = REGISTRY.get(name)
-            if spec is not None:
-                return spec, self.dialect
-        return opaque_spec(name, tuple(sorted(props)), n_regions), self.dialect
-
-    def make(self, name, operands, props, attrs, regions, result_types, location, tok,
-             block):
-        ts = self.ts
-        spec, _ = self.spec_of(name, props, len(regions))
-        merged = {}
-        owned = spec.attributes
-        for k, v in props.items():
-            merged[k] = v
-        for k, v in attrs.items():
-            if k in merged:
-                raise ts.error(f"'{name}': attribute {k!r} is given twice", tok)
-            merged[k] = v
-        check = self.check_ops
-        if not is_opaque(spec):
-            for k, v in merged.items():
-                a = owned.get(k)
-                if a is not None:
-                    try:
-                        merged[k] = a.convert(v)
-                    except Exception as e:  # noqa: BLE001 - converters raise what they parse
-                        if not check:
-                            continue  # kept as written
-                        err = ts.error(f"'{name}' attribute {k}: {e}", tok)
-                        raise IllFormedOpError(err.message, err.line, err.column,
-                                               err.source, source_line=err.source_line,
-                                               caret=err.caret) from None
-        if check and not is_opaque(spec):
-            for k in props:
-                if k not in owned:
-                    raise ts.error(f"'{name}' has no property {k!r}; discardable attributes "
-                                   "go in the attribute dictionary after the operands", tok)
-            try:
-                spec.validate(tuple(v.type for v in operands), merged,
-                              tuple(result_types), regions)
-            except OpBuildError as e:
-                err = ts.error(str(e), tok)
-                raise IllFormedOpError(err.message, err.line, err.column, err.source,
-                                      source_line=err.source_line, caret=err.caret) from None
-        attributes = OpAttributes(merged) if merged else None
-        return make_operation(spec, tuple(operands), tuple(result_types), attributes,
-                              regions, location, block)
+    spec_of = spec_of
+    make = make_op
 
     # -- pieces -----------------------------------------------------------------------------
 
@@ -755,6 +712,16 @@ class _Parser:
         return text[1:]
 
     def trailing_location(self):
+        ts = self.ts
+        if ts.at("loc") and ts.at("(", 1):
+            loc = location_line(self.lines, ts)  # (the rest of the line, read whole)
+            if loc is not None:
+                return loc
+            return self.tokens_location()
+        return UNKNOWN
+
+    def tokens_location(self):
+        """``loc(...)``, next in the text, read token by token."""
         ts = self.ts
         if ts.at("loc") and ts.at("(", 1):
             ts.next()

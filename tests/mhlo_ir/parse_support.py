@@ -96,8 +96,8 @@ def outcome(text: str, **options) -> str:
 
 def tokens_only(text: str, **options) -> str:
     """``outcome(text)`` with every line, label, type, module and function head and tail read
-    token by token (mhlo_ir.parse_lines, parse_templates, parse_heads and the types'
-    whole-text readers off)."""
+    token by token (mhlo_ir.parse_lines, parse_templates, parse_heads, parse_regions, the
+    trailing locations read whole and the types' whole-text readers off)."""
     names = [(parse_lines, "known_line", lambda *args: None),
              (parse_lines, "GENERIC_LINE", _NEVER), (parse_lines, "PRETTY_LINE", _NEVER),
              (parse_lines, "VOID_LINE", _NEVER),
@@ -109,6 +109,11 @@ def tokens_only(text: str, **options) -> str:
              (parser_module, "pretty_function_head", lambda *args: None),
              (parser_module, "pretty_module_head", lambda *args: None),
              (parser_module, "empty_tail", lambda *args: False),
+             (parser_module, "location_line", lambda *args: None),
+             (parser_module, "region_head", lambda *args: None),
+             (parser_module, "region_tail", lambda *args: None),
+             (parser_module, "combining_op", lambda *args: None),
+             (parser_module, "remember_combining", lambda *args: None),
              (types_module, "_FUNCTION_TEXT", _NEVER), (types_module, "_TENSOR_TEXT", _NEVER)]
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in names]
     for owner, name, off in names:

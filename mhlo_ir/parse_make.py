@@ -1,0 +1,82 @@
+"""Making the op a parser read: its spec (the table's, or an opaque one), its attributes
+converted by the spec's converters and, with op checks on, the op checked by its rules
+(``IllFormedOpError`` at the op's place when they refuse it). Every reader (the token
+reader, the line paths' first read of a piece, the custom forms) makes ops here, so an op
+read any way is the op the builder would make."""
+
+from __future__ import annotations
+
+from .dialect import BY_PREFIX
+from .errors import OpBuildError
+from .ir import make_operation
+from .op_attributes import OpAttributes
+from .opaque import is_opaque, opaque_spec
+from .ops.spec import REGISTRY
+from .syntax import ParseError
+
+__all__ = ["IllFormedOpError", "spec_of", "make_op"]
+
+
+class IllFormedOpError(ParseError):
+    """Text that parses but describes an op its rules refuse (operand types, attributes,
+    regions), at the op's line and column: the builder would have refused it too."""
+
+
+def spec_of(self, name: str, props, n_regions: int):  # (the parser's method)
+    """(spec, dialect of its attributes): the table's, or an opaque one."""
+    prefix, _, rest = name.partition(".")
+    dialect = BY_PREFIX.get(prefix)
+    if dialect is not None:
+        spec = REGISTRY.get(rest)
+        if spec is not None and spec.namespace == "hlo":
+            return spec, dialect
+    else:
+        spec = REGISTRY.get(name)
+        if spec is not None:
+            return spec, self.dialect
+    return opaque_spec(name, tuple(sorted(props)), n_regions), self.dialect
+
+
+def make_op(self, name, operands, props, attrs, regions, result_types, location, tok,
+            block):
+    """The op ``name`` read at ``tok`` (a ``_Parser`` method, ``make``: ``self`` is the
+    parser), added to nothing yet."""
+    ts = self.ts
+    spec, _ = self.spec_of(name, props, len(regions))
+    merged = {}
+    owned = spec.attributes
+    for k, v in props.items():
+        merged[k] = v
+    for k, v in attrs.items():
+        if k in merged:
+            raise ts.error(f"'{name}': attribute {k!r} is given twice", tok)
+        merged[k] = v
+    check = self.check_ops
+    if not is_opaque(spec):
+        for k, v in merged.items():
+            a = owned.get(k)
+            if a is not None:
+                try:
+                    merged[k] = a.convert(v)
+                except Exception as e:  # noqa: BLE001 - converters raise what they parse
+                    if not check:
+                        continue  # kept as written
+                    err = ts.error(f"'{name}' attribute {k}: {e}", tok)
+                    raise IllFormedOpError(err.message, err.line, err.column,
+                                           err.source, source_line=err.source_line,
+                                           caret=err.caret) from None
+    if check and not is_opaque(spec):
+        for k in props:
+            if k not in owned:
+                raise ts.error(f"'{name}' has no property {k!r}; discardable attributes "
+                               "go in the attribute dictionary after the operands", tok)
+        try:
+            spec.validate(tuple(v.type for v in operands), merged,
+                          tuple(result_types), regions)
+        except OpBuildError as e:
+            err = ts.error(str(e), tok)
+            raise IllFormedOpError(err.message, err.line, err.column, err.source,
+                                  source_line=err.source_line, caret=err.caret) from None
+    attributes = OpAttributes(merged) if merged else None
+    return make_operation(spec, tuple(operands), tuple(result_types), attributes,
+                          regions, location, block)

@@ -1,0 +1,200 @@
+"""Generic ops with regions read by lines (``mhlo_ir.parse_regions``): the head and tail lines
+of any such op read whole, an op whose one region is a combining block (a reduction) made
+whole from the pieces of one read before, and trailing locations read whole
+(``parse_lines.location_line``); each reads as the token reader reads, and fails with its
+messages.
+
+Oracle: the parser with every fast path off (tests.mhlo_ir.parse_support.tokens_only), which
+the parser tests check against MLIR; and MLIR itself re-printing what we read. Each test
+also counts the ops the paths took, so that one that stopped taking them fails here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+from mhlo_ir import parse_lines
+from mhlo_ir import parser as parser_module
+from tests import oracle
+from tests.mhlo_ir.parse_support import outcome, tokens_only
+
+_T, _S = "tensor<4x6xf32>", "tensor<f32>"
+
+_PATHS = ("combining_op", "region_head", "region_tail", "location_line")
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """name -> how many times that path gave an answer (not None)."""
+    counts = dict.fromkeys(_PATHS, 0)
+    for name in _PATHS:
+        real = getattr(parser_module, name)
+
+        def spy(*args, _real=real, _name=name):
+            got = _real(*args)
+            if got is not None:
+                counts[_name] += 1
+            return got
+        monkeypatch.setattr(parser_module, name, spy)
+    return counts
+
+
+def _reduce(names=("%1", "%a", "%b", "%c"), body=None, ret=None, head_extra="",
+            tail_extra="", label=None, loc=""):
+    """A reduce named ``names`` (its result, the body's arguments and result); ``body``,
+    ``ret`` and ``label`` replace its lines, ``{a}``, ``{b}`` and ``{c}`` standing for those
+    names."""
+    r, a, b, c = names
+    body = (body or '{c} = "mhlo.add"({a}, {b}) : ({s}, {s}) -> {s}')
+    ret = (ret or '"mhlo.return"({c}) : ({s}) -> ()')
+    label = (label or "^bb0({a}: {s}, {b}: {s}):")
+    body, ret, label = (x.format(a=a, b=b, c=c, s=_S) for x in (body, ret, label))
+    return (f'    {r} = "mhlo.reduce"(%x, %0){head_extra} <{{dimensions = dense<1> : '
+            f"tensor<1xi64>}}> ({{\n    {label}\n      {body}\n      {ret}\n"
+            f"    }}){tail_extra} : ({_T}, {_S}) -> tensor<4xf32>{loc}\n")
+
+
+def _module(*ops, result="%1") -> str:
+    return (f'"builtin.module"() <{{sym_name = "m"}}> ({{\n'
+            f'  "func.func"() <{{function_type = ({_T}) -> tensor<4xf32>, sym_name = "main"}}> '
+            f"({{\n  ^bb0(%x: {_T}):\n"
+            f'    %0 = "mhlo.constant"() <{{value = dense<0.0> : {_S}}}> : () -> {_S}\n'
+            + "".join(ops) +
+            f'    "func.return"({result}) : (tensor<4xf32>) -> ()\n'
+            "  }) : () -> ()\n}) : () -> ()\n")
+
+
+def _again(n: int, **kw) -> list:
+    """``n`` reduces alike but for their names (the first read by tokens, the rest whole)."""
+    return [_reduce((f"%{i}", f"%a{i}", f"%b{i}", f"%c{i}"), **kw) for i in range(1, n + 1)]
+
+
+CASES = {
+    "alike": _module(*_again(3)),
+    "with locations": _module(*_again(3, loc=' loc("f.py":3:4)')),
+    "a location alias": _module(*_again(2, loc=" loc(#loc1)")) + '#loc1 = loc("a.py":1:2)\n',
+    "the body swaps its arguments": _module(*_again(2, body=(
+        '{c} = "mhlo.add"({b}, {a}) : ({s}, {s}) -> {s}'))),
+    "the body reads one argument twice": _module(*_again(2, body=(
+        '{c} = "mhlo.add"({a}, {a}) : ({s}, {s}) -> {s}'))),
+    "the return gives an argument": _module(*_again(2, ret='"mhlo.return"({a}) : ({s}) -> ()')),
+    "a swap after one alike": _module(_reduce(), _reduce(("%2", "%a", "%b", "%c"), body=(
+        '{c} = "mhlo.add"({b}, {a}) : ({s}, {s}) -> {s}')), result="%2"),
+    "one argument twice after one alike": _module(_reduce(), _reduce(
+        ("%2", "%a", "%b", "%c"), body='{c} = "mhlo.add"({a}, {a}) : ({s}, {s}) -> {s}'),
+        result="%2"),
+    "the second argument twice after one alike": _module(_reduce(), _reduce(
+        ("%2", "%a", "%b", "%c"), body='{c} = "mhlo.add"({b}, {b}) : ({s}, {s}) -> {s}'),
+        result="%2"),
+    "an argument returned after one alike": _module(_reduce(), _reduce(
+        ("%2", "%a", "%b", "%c"), ret='"mhlo.return"({b}) : ({s}) -> ()'), result="%2"),
+    "the body's result named as an argument": _module(_reduce(), _reduce(
+        ("%2", "%a", "%b", "%a"))),
+    "an argument with a location": _module(*_again(2, label=(
+        '^bb0({a}: {s} loc("x"), {b}: {s}):'))),
+    "an argument named twice": _module(_reduce(), _reduce(("%2", "%a", "%a", "%c"))),
+    "a result named twice": _module(_reduce(), _reduce()),
+    "an undefined operand": _module(_reduce(), _reduce(("%2", "%a", "%b", "%c")).replace(
+        "(%x, %0)", "(%x, %nope)")),
+    "an operand of another type": _module(_reduce(), _reduce(("%2", "%a", "%b", "%c")).replace(
+        "(%x, %0)", "(%0, %0)")),
+    "an attribute dictionary after the region": _module(*_again(
+        2, tail_extra=' {mhlo.frontend_attributes = {a = "b"}}')),
+    "a comment in the head": _module(_reduce(), _reduce(("%2", "%a", "%b", "%c")).replace(
+        "({\n", "({ // c\n", 1)),
+    "a location on the next line": _module(*_again(2)).replace(
+        "-> tensor<4xf32>\n    %2", '-> tensor<4xf32>\n      loc("n")\n    %2'),
+    "a location that does not read": _module(*_again(2, loc=' loc("f.py":x)')),
+    "a location and more": _module(*_again(2, loc=' loc("f.py":1:2) loc("g")')),
+    "a wrong dimension": _module(*_again(2)).replace("dense<1> : tensor<1xi64>",
+                                                     "dense<2> : tensor<1xi64>"),
+    "a body of two ops": _module(*_again(2, body=(
+        '{c} = "mhlo.add"({a}, {b}) : ({s}, {s}) -> {s}\n'
+        '      {c}n = "mhlo.negate"({c}) : ({s}) -> {s}'), ret=(
+        '"mhlo.return"({c}n) : ({s}) -> ()'))),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_region_op_reads_as_the_token_reader_reads_it(name):
+    text = CASES[name]
+    for options in (dict(), dict(check_ops=False), dict(verify=False)):
+        fast = outcome(text, **options)
+        assert fast == tokens_only(text, **options), name
+        assert outcome(text, **options) == fast, name  # again: its pieces now known
+
+
+def test_reductions_alike_are_made_whole(taken, monkeypatch):
+    monkeypatch.setattr(parse_lines, "_TABLES", {})  # (nothing kept from other tests)
+    n = 6
+    text = _module(*_again(n, loc=' loc("f.py":3:4)'), result=f"%{n}")
+    for _ in range(2):
+        m = hlo.parse(text)
+    assert oracle.mlir_generic(text) == oracle.mlir_generic(m.to_text(locations=False))
+    # The first reduce of the first parse by tokens (its head, tail and location whole), the
+    # others whole; every reduce of the second parse whole.
+    assert taken["combining_op"] == 2 * n - 1, taken
+    assert taken["region_head"] == taken["region_tail"] == 1, taken
+    arr = np.arange(24, dtype=np.float32).reshape(4, 6)
+    import verify
+    got, = verify.run(m, arr)
+    np.testing.assert_array_equal(got, arr.sum(1))
+
+
+def test_a_near_miss_goes_the_token_readers_way(taken, monkeypatch):
+    monkeypatch.setattr(parse_lines, "_TABLES", {})
+    hlo.parse(CASES["the body swaps its arguments"])
+    hlo.parse(CASES["the body swaps its arguments"])
+    assert taken["combining_op"] == 0 and taken["region_head"] == 4, taken
+
+
+def test_programs_over_the_whole_table_read_as_the_token_reader_reads_them(taken):
+    """Generated programs in generic form, with and without (aliased) locations, twice each
+    (the second read from the pieces the first kept)."""
+    from mhlo_ir import strategies as hst
+    options = hst.default_options(12)
+    for seed in range(60):
+        m = hst.generate_seeded(seed, options).module
+        for kw in (dict(locations=True), dict(locations="alias"), dict(locations=False),
+                   dict(locations=True, dialect=hlo.STABLEHLO)):
+            try:
+                text = m.to_text(**kw)
+            except hlo.OpBuildError:  # an op the dialect lacks
+                continue
+            want = tokens_only(text)
+            assert not want.startswith(("ParseError", "Module")), (seed, kw, want)
+            for _ in range(2):
+                assert outcome(text) == want, (seed, kw)
+    assert min(taken["combining_op"], taken["region_head"], taken["region_tail"]) > 20, taken
+
+
+def test_lowered_programs_read_back_as_printed(taken):
+    """What the lowering prints (reductions everywhere, call-site locations on every line)
+    reads back to the same text, as the token reader reads it."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from lower import lower_jaxpr_to_module
+
+    def f(x, w):
+        h = jnp.tanh(x @ w)
+        h = (h - h.mean(-1, keepdims=True)) / (h.std(-1, keepdims=True) + 1e-5)
+        return jax.nn.softmax(h, axis=-1).sum() + h.max()
+    x = np.ones((4, 8), np.float32)
+    closed = jax.make_jaxpr(jax.value_and_grad(f, argnums=1))(x, np.ones((8, 8), np.float32))
+    m = lower_jaxpr_to_module("lowered", closed).module
+    for kw in (dict(), dict(locations="alias")):
+        text = m.to_text(**kw)
+        assert outcome(text) == tokens_only(text)
+        for _ in range(2):
+            assert hlo.parse(text).to_text(**kw) == text
+    assert taken["combining_op"] > 0 and taken["location_line"] > 0, taken
+
+
+def test_the_oracle_switches_these_paths_off(taken):
+    text = CASES["with locations"]
+    hlo.parse(text)
+    before = dict(taken)
+    tokens_only(text)
+    assert taken == before
