@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 
-from .ir import Block, Region, make_operation
+from .ir import make_operation
 from .parse_lines import _NAME, _USE, TENSOR
+from .parse_templates import combining_recipe, combining_regions
 from .types import FunctionType
 
 __all__ = ["region_head", "region_tail", "combining_op", "remember_combining"]
@@ -138,34 +139,29 @@ def combining_op(cache, text: str, pos: int, block):
     hit = cache.tails.get(key)
     if hit is None:
         return None
-    spec, attrs, ins, rt, t0, t1, ispec, iattrs, irt, rspec = hit
+    spec, attrs, ins, rt, recipe = hit
     p = cache.parser
     g = m.group
     frame = p.scope.frames[-1]
     result = g(1)
     if result in frame:
         return None  # (a redefinition: reported by the token reader)
+    uses = g(3).split(", ") if g(3) else ()
+    if len(uses) != len(ins):
+        return None  # (the token reader says the signature lists another number)
     operands = []
     lookup = p.scope.lookup
-    for use, t in zip(g(3).split(", ") if g(3) else (), ins):
+    for use, t in zip(uses, ins):
         v = lookup(use)
         if v is None or v.type is not t:
             return None
         operands.append(v)
-    if len(operands) != len(ins):
-        return None
     location = cache.location
     loc, iloc, rloc = location(g(21)), location(g(15)), location(g(19))
     if loc is None or iloc is None or rloc is None:
         return None
-    inner_block = Block((t0, t1))
-    x, y = inner_block.arguments
-    inner = make_operation(ispec, (x, y), (irt,), iattrs, (), iloc, inner_block)
-    ops = inner_block.operations
-    ops.append(inner)
-    ops.append(make_operation(rspec, (inner,), (), None, (), rloc, inner_block))
-    op = make_operation(spec, tuple(operands), (rt,), attrs, (Region([inner_block]),), loc,
-                        block)
+    op = make_operation(spec, tuple(operands), (rt,), attrs,
+                        combining_regions(recipe, iloc, rloc), loc, block)
     frame[result] = op
     return op, m.end()
 
@@ -173,21 +169,13 @@ def combining_op(cache, text: str, pos: int, block):
 def remember_combining(cache, text: str, pos: int, op) -> None:
     """Keep the key of the combining op at ``pos``, which the token reader read as ``op``
     (checked, named and its pieces parsed there), for ``combining_op`` to make the next."""
-    regions = op.regions
-    if len(regions) != 1 or len(op.results) != 1 or len(regions[0].blocks) != 1:
+    if len(op.results) != 1:
+        return
+    recipe = combining_recipe(op)
+    if recipe is None:
         return
     m, key = _match(cache, text, pos)
     if m is None or key in cache.tails:
         return
-    block = regions[0].blocks[0]
-    ops = block.operations
-    if len(ops) != 2 or len(block.arguments) != 2 or ops[1].attributes or \
-            len(ops[0].results) != 1:
-        return
-    inner, ret = ops
-    x, y = block.arguments
-    if tuple(inner.operands) != (x, y) or tuple(ret.operands) != (inner.results[0],):
-        return
     cache.tails[key] = (op.spec, op.attributes, tuple([v.type for v in op.operands]),
-                        op.results[0].type, x.type, y.type, inner.spec, inner.attributes,
-                        inner.results[0].type, ret.spec)
+                        op.results[0].type, recipe[:6])

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import re
 
-from .ir import make_operation
+from .ir import Block, Region, make_operation
+from .location import UNKNOWN
 from .op_attributes import OpAttributes
 from .syntax import NAME_ID
 
-__all__ = ["remember", "starts_op", "template_line"]
+__all__ = ["remember", "starts_op", "template_line", "combining_recipe", "combining_regions"]
 
 _USE = re.compile("%" + NAME_ID + r"(?:#[0-9]+)?")
 _RESULT = re.compile("(%" + NAME_ID + r")(?::([0-9]+))?")
@@ -89,7 +90,7 @@ def template_line(cache, line: str, end: int, block):
     hit = cache.tails.get(("template", p.dialect.name, count, template))
     if hit is None:
         return None
-    spec, attributes, ins, results = hit
+    spec, attributes, ins, results, recipe = hit
     if len(uses) != len(ins):
         return None
     lookup = p.scope.lookup
@@ -107,7 +108,8 @@ def template_line(cache, line: str, end: int, block):
     for name in names:
         if name in frame:
             return None  # a redefinition: reported by the token-level path
-    op = make_operation(spec, tuple(operands), results, attributes, (), location, block)
+    regions = () if recipe is None else combining_regions(recipe, UNKNOWN, UNKNOWN)
+    op = make_operation(spec, tuple(operands), results, attributes, regions, location, block)
     if count == 1:
         frame[result] = op.results[0]
     elif count:
@@ -137,9 +139,19 @@ def starts_op(text: str, tok) -> bool:
 
 def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     """Keep the line at ``pos`` (its first token's offset), which the token parser read as
-    ``op``, as a template if it can be one; ``next_pos`` is where the next token starts."""
+    ``op``, as a template if it can be one; ``next_pos`` is where the next token starts.
+
+    An op with a region its line does not spell (a reduce's ``applies mhlo.add``: the body
+    follows from the text and the operand types, as the token reader made it) is one when
+    that region is a combining block without locations (``combining_recipe``): a later line
+    makes its own region from the recipe. A region the line spells names its arguments,
+    which are not the op's operands, so no such line makes a template."""
+    recipe = None
     if op.regions:
-        return
+        recipe = combining_recipe(op)
+        if recipe is None or recipe[6] is not UNKNOWN or recipe[7] is not UNKNOWN:
+            return
+        recipe = recipe[:6]
     at = _line_at(text, pos)
     if at is None:
         return
@@ -171,4 +183,43 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     if len(tails) <= _LIMIT:
         key = ("template", cache.parser.dialect.name, count, template)
         tails[key] = (op.spec, attributes, tuple([v.type for v in operands]),
-                      tuple([r.type for r in op.results]))
+                      tuple([r.type for r in op.results]), recipe)
+
+
+def combining_recipe(op):
+    """``(type of %a, type of %b, inner spec, its attributes, its result type, return spec,
+    inner location, return location)`` when ``op``'s one region is a combining block
+    ``^bb0(%a, %b): %c = inner(%a, %b); return(%c)`` whose arguments have no location (what
+    a reduction holds); else None."""
+    regions = op.regions
+    if len(regions) != 1 or len(regions[0].blocks) != 1:
+        return None
+    block = regions[0].blocks[0]
+    ops = block.operations
+    args = block.arguments
+    if len(ops) != 2 or len(args) != 2:
+        return None
+    inner, ret = ops
+    x, y = args
+    if x.location is not UNKNOWN or y.location is not UNKNOWN or ret.attributes or \
+            ret.regions or inner.regions or ret.results or len(inner.results) != 1 or \
+            tuple(inner.operands) != (x, y) or tuple(ret.operands) != inner.results:
+        return None
+    attributes = inner.attributes
+    if attributes is not None and attributes.__class__ is not OpAttributes:
+        return None
+    return (x.type, y.type, inner.spec, attributes, inner.results[0].type, ret.spec,
+            inner.location, ret.location)
+
+
+def combining_regions(recipe, inner_location, return_location) -> tuple:
+    """The one region ``recipe`` (``combining_recipe``'s first six) describes, new, as a
+    regions tuple, its ops at the locations given."""
+    t0, t1, spec, attributes, rt, ret_spec = recipe
+    block = Block((t0, t1))
+    x, y = block.arguments
+    inner = make_operation(spec, (x, y), (rt,), attributes, (), inner_location, block)
+    ops = block.operations
+    ops.append(inner)
+    ops.append(make_operation(ret_spec, (inner,), (), None, (), return_location, block))
+    return (Region([block]),)

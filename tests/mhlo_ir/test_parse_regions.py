@@ -98,6 +98,10 @@ CASES = {
     "a result named twice": _module(_reduce(), _reduce()),
     "an undefined operand": _module(_reduce(), _reduce(("%2", "%a", "%b", "%c")).replace(
         "(%x, %0)", "(%x, %nope)")),
+    "an operand too many": _module(_reduce(), _reduce(("%2", "%a", "%b", "%c")).replace(
+        "(%x, %0)", "(%x, %0, %0)")),
+    "an operand too few": _module(_reduce(), _reduce(("%2", "%a", "%b", "%c")).replace(
+        "(%x, %0)", "(%x)")),
     "an operand of another type": _module(_reduce(), _reduce(("%2", "%a", "%b", "%c")).replace(
         "(%x, %0)", "(%0, %0)")),
     "an attribute dictionary after the region": _module(*_again(
@@ -198,3 +202,49 @@ def test_the_oracle_switches_these_paths_off(taken):
     before = dict(taken)
     tokens_only(text)
     assert taken == before
+
+
+def _pretty_reductions():
+    """Custom-form text of reductions, compact (``applies``) and not, over one input."""
+    m = hlo.Module("m")
+    t = hlo.tensor((4, 6), hlo.f32)
+    f = m.add_function("main", [t])
+    b = f.builder()
+    x, = f.arguments
+    zero = b.constant(np.float32(0))
+    outs = [b.reduce(x, zero, [1], "add"), b.reduce(x, zero, [1], "add"),
+            b.reduce(x, zero, [1], lambda r, a, c: r.subtract(c, a)),  # spelled out
+            b.reduce(x, zero, [0], "maximum"), b.reduce(x, zero, [1], "add"),
+            b.reduce(x, zero, [1], lambda r, a, c: r.subtract(c, a))]
+    b.return_(*outs)
+    return m
+
+
+def test_compact_reductions_are_made_from_templates(monkeypatch):
+    from mhlo_ir import parse_templates
+    monkeypatch.setattr(parse_lines, "_TABLES", {})
+    made = []
+    real = parse_lines.template_line
+
+    def spy(cache, line, end, block):
+        got = real(cache, line, end, block)
+        if got is not None:
+            made.append(got[0].spec.name)
+        return got
+    monkeypatch.setattr(parse_lines, "template_line", spy)
+    m = _pretty_reductions()
+    for kw in (dict(pretty=True), dict(pretty=True, locations=False),
+               dict(pretty=True, dialect=hlo.STABLEHLO)):
+        text = m.to_text(**kw)
+        assert "applies" in text and "reducer" in text
+        want = tokens_only(text)
+        for _ in range(2):
+            assert outcome(text) == want, kw
+            assert hlo.parse(text).to_text(**kw) == text
+    # The compact ones after the first of their kind: 2 of the 3 "add"s (the first parse)
+    # then all 4 compact ones in each later parse of that dialect.
+    assert made.count("reduce") >= 2 + 4, made
+    assert oracle.mlir_generic(m.to_text(locations=False)) == oracle.mlir_generic(
+        hlo.parse(m.to_text(pretty=True)).to_text(locations=False))
+    assert parse_templates.combining_recipe(hlo.parse(text).functions[0].entry_block
+                                            .operations[1]) is not None
