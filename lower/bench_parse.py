@@ -5,7 +5,10 @@ when installed, xDSL's Python parser, measured in the same run.
 Workloads: the chain at 1k, 10k and 100k ops (per-op cost should stay flat), the 100-layer MLP
 module, the 20-op module (a generated program's size), each in generic form; the 10k chain, the
 MLP and the 20-op module in custom form too (MLIR's default print, and StableHLO's corpus:
-what most text to read is); and the 16 MiB f32 constant (hex), in MB/s. xDSL reads the
+what most text to read is); a lowered program (the 4-block transformer's ``value_and_grad``
+from ``lower.bench_lowering``, when jax is installed: reductions, nested calls and a call-site
+location on every line, as the lowering prints it), in both forms, its ops counted with
+those of its regions; and the 16 MiB f32 constant (hex), in MB/s. xDSL reads the
 generic text with the dialects unregistered (it has no MHLO dialect), and only the smaller
 workloads: it takes about a millisecond an op.
 """
@@ -45,6 +48,33 @@ def _xdsl_parser():
     return lambda text: Parser(ctx, text).parse_module()
 
 
+def _all_ops(module) -> int:
+    n = 0
+    stack = [f.entry_block for f in module.functions]
+    while stack:
+        for op in stack.pop().operations:
+            n += 1
+            stack.extend(b for r in op.regions for b in r.blocks)
+    return n
+
+
+def _lowered_texts(quick: bool) -> list:
+    """``(name, text, custom form?, ops)`` of the lowered transformer, in both forms with
+    their locations; none without jax."""
+    try:
+        import jax
+    except ImportError:
+        return []
+    from . import lower_jaxpr_to_module
+    from .bench_lowering import workloads
+    name, fn, args = [w for w in workloads(quick) if "transformer" in w[0]][-1]
+    module = lower_jaxpr_to_module("bench", jax.jit(fn).trace(*args).jaxpr).module
+    n = _all_ops(module)
+    short = name.replace("lower ", "parse lowered ").replace("value_and_grad", "v&g")
+    return [(short, module.to_text(), False, n),
+            (f"{short}, custom form", module.to_text(pretty=True), True, n)]
+
+
 def parse_rows(quick: bool, repeats: int, mlir) -> list:
     """Rows: workload, ops, ours/mlir/xdsl microseconds per op (MB/s for the constant)."""
     from .bench_build import ours_chain, ours_const, ours_mlp, ours_small
@@ -57,10 +87,12 @@ def parse_rows(quick: bool, repeats: int, mlir) -> list:
     custom = {f"parse chain {sizes[1]}", f"parse mlp {layers} layers", "parse small module"}
     programs += [(f"{name}, custom form", module, True) for name, module, _ in programs
                  if name in custom]
+    texts = [(name, module.to_text(locations=False, pretty=pretty), pretty,
+              sum(len(f.entry_block.operations) for f in module.functions))
+             for name, module, pretty in programs]
+    texts += _lowered_texts(quick)
     rows = []
-    for name, module, pretty in programs:
-        n = sum(len(f.entry_block.operations) for f in module.functions)
-        text = module.to_text(locations=False, pretty=pretty)
+    for name, text, pretty, n in texts:
         r = 2 if n >= 100_000 else repeats
         inner = max(1, 2_000 // n)  # a small module's parse is repeated to be timed
         ours = _best(lambda: [hlo.parse(text) for _ in range(inner)], r) / inner
@@ -90,15 +122,15 @@ def parse_rows(quick: bool, repeats: int, mlir) -> list:
 
 
 def print_rows(rows) -> None:
-    print(f"\n{'parsing':<36}{'ours us/op':>11}{'mlir C++':>10}{'ours/mlir':>10}"
+    print(f"\n{'parsing':<44}{'ours us/op':>11}{'mlir C++':>10}{'ours/mlir':>10}"
           f"{'xdsl':>10}{'xdsl/ours':>10}")
     for r in rows:
         if "ours_MBps" in r:
-            print(f"{r['workload']:<36}{r['ours_MBps']:>7.0f}MB/s{r['mlir_MBps']:>6.0f}MB/s"
+            print(f"{r['workload']:<44}{r['ours_MBps']:>7.0f}MB/s{r['mlir_MBps']:>6.0f}MB/s"
                   f"{1 / r['mlir_ratio']:>9.2f}x   (binascii.unhexlify of its digits alone: "
                   f"{r['unhexlify_MBps']:.0f} MB/s)")
             continue
         xd = (f"{r['xdsl_us']:>10.1f}{r['xdsl_ratio']:>9.1f}x" if "xdsl_us" in r else
               f"{'-':>10}{'-':>10}")
-        print(f"{r['workload']:<36}{r['ours_us']:>11.2f}{r['mlir_us']:>10.2f}"
+        print(f"{r['workload']:<44}{r['ours_us']:>11.2f}{r['mlir_us']:>10.2f}"
               f"{1 / r['mlir_ratio']:>9.2f}x{xd}")

@@ -26,8 +26,8 @@ from .parse_templates import template_line
 from .syntax import NAME_ID, Token, TokenStream
 from .types import FunctionType
 
-__all__ = ["GENERIC_LINE", "PRETTY_LINE", "VOID_LINE", "LineCache", "one_line", "generic_op",
-           "pretty_op", "void_op", "known_line", "label_line"]
+__all__ = ["GENERIC_LINE", "PRETTY_LINE", "VOID_LINE", "REGION_HEAD", "LineCache", "one_line",
+           "generic_op", "pretty_op", "void_op", "known_line", "label_line"]
 
 # The lexer's rule for a name after % or ^ (``%1a`` is two tokens there, so never one name here).
 _ID = NAME_ID
@@ -199,13 +199,14 @@ def location_line(cache: LineCache, ts):
 
 def one_line(cache: LineCache, text: str, pos: int, block):
     """``(op, end)`` for the one-line op at ``pos`` read whole (``known_line``, else a
-    GENERIC_LINE or PRETTY_LINE match), added to nothing yet; None to read it token by token.
+    GENERIC_LINE or PRETTY_LINE match), added to nothing yet; None to read it token by token;
+    ``REGION_HEAD`` for a line that opens an op's regions.
     The expressions look at most 4096 characters ahead: a longer line (a constant's hex) is
     left to the tokens, where their lazy matching would crawl through megabytes. A line
     holding ``//`` is too: a comment may hide what looks like a location."""
     known = known_line(cache, text, pos, block)
     if known is not None:
-        return known
+        return known  # (or REGION_HEAD)
     m = GENERIC_LINE.match(text, pos, pos + 4096)
     read = generic_op
     if m is None:
@@ -330,6 +331,9 @@ def void_op(cache: LineCache, m, block):
 
 
 _RESULT = re.compile(_NAME)
+# What known_line and one_line give for a line that opens an op's regions (``... ({``): no
+# one-line op, but perhaps a combining op (mhlo_ir.parse_regions.combining_op).
+REGION_HEAD = (None, None)
 
 
 def known_line(cache: LineCache, text: str, pos: int, block):
@@ -351,6 +355,8 @@ def known_line(cache: LineCache, text: str, pos: int, block):
     line = text[start:end].lstrip(" \t")
     if "//" in line:
         return None  # a comment: where it starts is the token reader's to say
+    if line.endswith("({"):
+        return REGION_HEAD
     if line.startswith('"'):  # a generic line without results: "func.return"(%3) ...
         result, rest = None, line[1:]
     else:

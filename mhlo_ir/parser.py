@@ -38,7 +38,7 @@ from .parse_aliases import Aliases
 from .parse_make import IllFormedOpError, make_op, spec_of
 from .parse_heads import (empty_tail, function_head, module_head, pretty_function_head,
                           pretty_module_head)
-from .parse_lines import LineCache, label_line, location_line, one_line
+from .parse_lines import REGION_HEAD, LineCache, label_line, location_line, one_line
 from .parse_regions import combining_op, region_head, region_tail, remember_combining
 from .parse_templates import remember, starts_op
 from .syntax import ParseError, TokenStream
@@ -488,9 +488,9 @@ class _Parser:
                 # by token peeks at the next one's first token (for a trailing location):
                 # the line is then read from that token.
                 start = ahead[0].pos if ahead else ts._pos
-                eol = text.find("\n", start + 1)
-                line = combining_op(lines, text, start, block) if text.startswith(
-                    "({", eol - 2) else one_line(lines, text, start, block)
+                line = one_line(lines, text, start, block)
+                if line is REGION_HEAD:
+                    line = combining_op(lines, text, start, block)
                 if line is not None:
                     block.operations.append(line[0])
                     ahead.clear()

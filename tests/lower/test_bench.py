@@ -54,9 +54,18 @@ def test_parse_rows_report_ratios(monkeypatch):
     assert [r["workload"] for r in rows] == [
         "parse chain 1000", "parse chain 10000", "parse mlp 20 layers", "parse small module",
         "parse chain 10000, custom form", "parse mlp 20 layers, custom form",
-        "parse small module, custom form", "parse const 4 MiB"]
+        "parse small module, custom form", "parse lowered transformer 1 v&g",
+        "parse lowered transformer 1 v&g, custom form", "parse const 4 MiB"]
     assert all(r["mlir_ratio"] > 0 for r in rows)
-    assert [r["ops"] for r in rows[:-1]] == [1001, 10001, 101, 21, 10001, 101, 21]
+    assert [r["ops"] for r in rows[:-3]] == [1001, 10001, 101, 21, 10001, 101, 21]
+    # The lowered program's ops, those of its regions (reductions' bodies) counted too.
+    import jax  # (tests/lower needs jax; without it the bench leaves these rows out)
+    name, fn, args = bench_lowering.workloads(quick=True)[-1]
+    m = lower_jaxpr_to_module("bench", jax.jit(fn).trace(*args).jaxpr).module
+    reduces = m.to_text().count('"mhlo.reduce"(')
+    assert reduces > 10
+    assert rows[-3]["ops"] == rows[-2]["ops"] == bench_parse._all_ops(m) >= \
+        sum(len(f.entry_block.operations) for f in m.functions) + 2 * reduces
 
 
 def test_memory_child_reports_bytes_per_op(capsys):
