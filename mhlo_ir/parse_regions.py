@@ -23,7 +23,7 @@ import re
 
 from .ir import make_operation
 from .parse_lines import _NAME, _USE, TENSOR
-from .parse_templates import combining_recipe, combining_regions
+from .combining import combining_recipe, combining_regions
 from .types import FunctionType
 
 __all__ = ["region_head", "region_tail", "combining_op", "remember_combining"]

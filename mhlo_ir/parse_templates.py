@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import re
 
-from .ir import Block, Region, make_operation
+from .combining import combining_recipe, combining_regions
+from .ir import make_operation
 from .location import UNKNOWN
 from .op_attributes import OpAttributes
 from .syntax import NAME_ID
 
-__all__ = ["remember", "starts_op", "template_line", "combining_recipe", "combining_regions"]
+__all__ = ["remember", "starts_op", "template_line"]
 
 _USE = re.compile("%" + NAME_ID + r"(?:#[0-9]+)?")
 _RESULT = re.compile("(%" + NAME_ID + r")(?::([0-9]+))?")
@@ -185,41 +186,3 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
         tails[key] = (op.spec, attributes, tuple([v.type for v in operands]),
                       tuple([r.type for r in op.results]), recipe)
 
-
-def combining_recipe(op):
-    """``(type of %a, type of %b, inner spec, its attributes, its result type, return spec,
-    inner location, return location)`` when ``op``'s one region is a combining block
-    ``^bb0(%a, %b): %c = inner(%a, %b); return(%c)`` whose arguments have no location (what
-    a reduction holds); else None."""
-    regions = op.regions
-    if len(regions) != 1 or len(regions[0].blocks) != 1:
-        return None
-    block = regions[0].blocks[0]
-    ops = block.operations
-    args = block.arguments
-    if len(ops) != 2 or len(args) != 2:
-        return None
-    inner, ret = ops
-    x, y = args
-    if x.location is not UNKNOWN or y.location is not UNKNOWN or ret.attributes or \
-            ret.regions or inner.regions or ret.results or len(inner.results) != 1 or \
-            tuple(inner.operands) != (x, y) or tuple(ret.operands) != inner.results:
-        return None
-    attributes = inner.attributes
-    if attributes is not None and attributes.__class__ is not OpAttributes:
-        return None
-    return (x.type, y.type, inner.spec, attributes, inner.results[0].type, ret.spec,
-            inner.location, ret.location)
-
-
-def combining_regions(recipe, inner_location, return_location) -> tuple:
-    """The one region ``recipe`` (``combining_recipe``'s first six) describes, new, as a
-    regions tuple, its ops at the locations given."""
-    t0, t1, spec, attributes, rt, ret_spec = recipe
-    block = Block((t0, t1))
-    x, y = block.arguments
-    inner = make_operation(spec, (x, y), (rt,), attributes, (), inner_location, block)
-    ops = block.operations
-    ops.append(inner)
-    ops.append(make_operation(ret_spec, (inner,), (), None, (), return_location, block))
-    return (Region([block]),)

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from .attributes import ArrayAttr, Attribute, DictionaryAttr, SymbolRefAttr
+from .combining import combining_recipe
 from .dialect import MHLO
 from .errors import ModuleVerificationError, OpBuildError
 from .ir import (FUNCTION_RESERVED, walk, MODULE_RESERVED, VALUE_CLASSES, Block, BlockArgument,
@@ -344,19 +345,24 @@ class _Verifier:
 
     def _enter_block(self, fn, fr) -> None:
         block = fr.block
-        where = (f"in @{fn.name}" if fr.owner is None else
-                 f"in @{fn.name}, region {fr.region} of '{_op_name(fr.owner)}' "
-                 f"(location {_loc(fr.owner)})")
+
+        def where():  # (made on failure only: a reduction's region is entered per op)
+            return (f"in @{fn.name}" if fr.owner is None else
+                    f"in @{fn.name}, region {fr.region} of '{_op_name(fr.owner)}' "
+                    f"(location {_loc(fr.owner)})")
         if block in self.seen_blocks:
-            _fail(f"{where}: the block already appears elsewhere in the module (a region or "
+            _fail(f"{where()}: the block already appears elsewhere in the module (a region or "
                   "block shared by two ops, or an op nested inside itself)")
         self.seen_blocks.add(block)
-        self._block_arguments(block, where)
+        args = block.arguments
+        if args.__class__ is not tuple or not all(
+                [a.__class__ is BlockArgument and a.type.__class__ is TensorType for a in args]):
+            self._block_arguments(block, where())
         if not isinstance(block.operations, list):
-            _fail(f"{where}: a block's operations must be a list, got "
+            _fail(f"{where()}: a block's operations must be a list, got "
                   f"{_show(block.operations)}")
         if not block.operations:
-            _fail(f"{where}: a block has no terminator (it is empty)")
+            _fail(f"{where()}: a block has no terminator (it is empty)")
         fr.state = _OPEN
         defined = self.defined
         for a in block.arguments:
@@ -462,8 +468,17 @@ class _Verifier:
                 # read-only OpAttributes (or none), ops alike are judged alike (a layer's
                 # ops, a chain's), so each distinct key runs them once per verification.
                 key = None
-                if not op.regions and (attrs is _NO_ATTRS or attrs.__class__ is OpAttributes):
-                    key = (spec, types, id(attrs), rtypes)
+                if attrs is _NO_ATTRS or attrs.__class__ is OpAttributes:
+                    if not op.regions:
+                        key = (spec, types, id(attrs), rtypes)
+                    elif len(op.regions) == 1:
+                        # One combining region (a reduction's): the rules see its argument
+                        # and return types and its inner op's kind (that op is checked on
+                        # its own), all in the recipe.
+                        recipe = combining_recipe(op)
+                        if recipe is not None:
+                            key = (spec, types, id(attrs), rtypes, recipe[0], recipe[1],
+                                   recipe[2], id(recipe[3]), recipe[4], recipe[5])
                 try:
                     done = key is not None and key in passed
                 except TypeError:  # an edit put an unhashable type in: the rules say so

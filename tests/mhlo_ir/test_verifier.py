@@ -465,3 +465,39 @@ def test_an_unhashable_type_edited_in_is_named_as_such():
     with pytest.raises(ModuleVerificationError,
                        match=E("in @main, op 'negate'", "result type 0 must be a Type, got [")):
         m.verify()
+
+
+def test_reductions_alike_are_judged_alike_and_an_edited_one_afresh():
+    """The rules of ops whose one region is a combining block run once per kind, types,
+    attributes and region recipe in a verification: an edit to one reduction's body (its
+    inner op's type, its kind) is judged on its own."""
+    def module():
+        m = hlo.Module("m")
+        f = m.add_function("main", [tensor((4, 3), f32)])
+        b = f.builder()
+        x, = f.arguments
+        zero = b.constant(np.float32(0))
+        outs = [b.reduce(x, zero, [1], "add") for _ in range(3)]
+        b.return_(*outs)
+        return m, outs
+    m, outs = module()
+    m.verify()
+    # The last reduce's body made a comparison (still one op of the two arguments, so a
+    # combining block, returning i1): its rules refuse it, after two alike passed.
+    block = outs[2].regions[0].blocks[0]
+    inner, ret = block.operations
+    block.operations.clear()
+    cmp = hlo.Builder(block).compare(*block.arguments, "LT")
+    block.operations.append(hlo.ir.make_operation(ret.spec, (cmp,), (), None, (),
+                                                  hlo.UNKNOWN, block))
+    from mhlo_ir.combining import combining_recipe
+    assert combining_recipe(outs[2]) is not None
+    with pytest.raises(ModuleVerificationError, match="'reduce'.*tensor<i1>"):
+        m.verify()
+    # A body of another kind (subtract: not what the others hold) passes on its own merits.
+    m, outs = module()
+    inner = outs[1].regions[0].blocks[0].operations[0]
+    inner.spec = hlo.ops.REGISTRY["subtract"]
+    m.verify()
+    got, _, _ = verify.run(m, np.arange(12, dtype=np.float32).reshape(4, 3))
+    np.testing.assert_array_equal(got, np.arange(12, dtype=np.float32).reshape(4, 3).sum(1))

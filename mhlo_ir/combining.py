@@ -1,0 +1,58 @@
+"""Combining regions: the one-block region most region-holding ops of a program hold,
+
+    ^bb0(%a: T, %b: T):
+      %c = inner(%a, %b)
+      return(%c)
+
+(every reduction's body, reduce_window's, all_reduce's, scatter's update, sort's comparator),
+told from others and made anew in one place: the parser makes such an op whole from one it
+read before (``mhlo_ir.parse_regions``, ``parse_templates``), and the verifier judges such
+ops alike once (their rules see the region's types and its inner op's kind only).
+"""
+
+from __future__ import annotations
+
+from .ir import Block, Region, make_operation
+from .location import UNKNOWN
+from .op_attributes import OpAttributes
+
+__all__ = ["combining_recipe", "combining_regions"]
+
+
+def combining_recipe(op):
+    """``(type of %a, type of %b, inner spec, its attributes, its result type, return spec,
+    inner location, return location)`` when ``op``'s one region is a combining block
+    ``^bb0(%a, %b): %c = inner(%a, %b); return(%c)`` whose arguments have no location (what
+    a reduction holds); else None."""
+    regions = op.regions
+    if len(regions) != 1 or len(regions[0].blocks) != 1:
+        return None
+    block = regions[0].blocks[0]
+    ops = block.operations
+    args = block.arguments
+    if len(ops) != 2 or len(args) != 2:
+        return None
+    inner, ret = ops
+    x, y = args
+    if x.location is not UNKNOWN or y.location is not UNKNOWN or ret.attributes or \
+            ret.regions or inner.regions or ret.results or len(inner.results) != 1 or \
+            tuple(inner.operands) != (x, y) or tuple(ret.operands) != inner.results:
+        return None
+    attributes = inner.attributes
+    if attributes is not None and attributes.__class__ is not OpAttributes:
+        return None
+    return (x.type, y.type, inner.spec, attributes, inner.results[0].type, ret.spec,
+            inner.location, ret.location)
+
+
+def combining_regions(recipe, inner_location, return_location) -> tuple:
+    """The one region ``recipe`` (``combining_recipe``'s first six) describes, new, as a
+    regions tuple, its ops at the locations given."""
+    t0, t1, spec, attributes, rt, ret_spec = recipe
+    block = Block((t0, t1))
+    x, y = block.arguments
+    inner = make_operation(spec, (x, y), (rt,), attributes, (), inner_location, block)
+    ops = block.operations
+    ops.append(inner)
+    ops.append(make_operation(ret_spec, (inner,), (), None, (), return_location, block))
+    return (Region([block]),)
