@@ -15,7 +15,7 @@ the form's path. Big texts (a constant's data) are not kept.
 
 from __future__ import annotations
 
-from .pretty_forms import custom_form
+from .pretty_forms import _compact_reducer, custom_form
 
 __all__ = ["keyword", "template", "NONE", "ONE", "PAIR", "GENERAL"]
 
@@ -37,15 +37,18 @@ def template(pr, op):
     """``(shape, literals, indices, attributes)`` such that the text after ``op``'s
     ``%name = `` is ``literals[0] + name(operands[indices[0]]) + literals[1] + ...`` (the
     location and the newline excluded). False where ``op`` must take the form's own path: no
-    custom form in this dialect, a form with regions, a func op (``keyword``), a spec that
+    custom form in this dialect, a form with regions (but a reduce whose body its line names,
+    ``applies mhlo.add``), a func op (``keyword``), a spec that
     checks each op against the dialect, or a text over ``_LONGEST`` characters. None where
     this op cannot make the template but another of its kind may (an operand given twice)."""
     spec = op.spec
     dialect = pr.dialect
     form = custom_form(spec, dialect)
-    if form is None or form.has_regions or op.regions or spec.dialect_check is not None or \
-            spec.namespace == "func":
+    if form is None or spec.dialect_check is not None or spec.namespace == "func":
         return False
+    if (form.has_regions or op.regions) and (spec.name != "reduce" or
+                                             _compact_reducer(op) is None):
+        return False  # (a reduce that ``applies`` its body prints no region: it may be one)
     operands = op.operands
     if len(set(map(id, operands))) != len(operands):
         # One value twice (add %0, %0): which name stands for which operand is ambiguous;

@@ -18,11 +18,22 @@ the general path: ``line`` returns None before it has asked for any location.
 
 from __future__ import annotations
 
+from .combining import combining_recipe
 from .ir import GeneralOperation, SingleResultOp
 from .location import UnknownLoc
 from .op_attributes import OpAttributes
 
-__all__ = ["line"]
+__all__ = ["line", "recipe"]
+
+
+def recipe(op):
+    """``op``'s one region as the custom form's templates key it (``combining_recipe``'s
+    types and specs) when it is a combining block whose inner op has no attributes (what a
+    reduce that ``applies`` its body holds); else None."""
+    made = combining_recipe(op)
+    if made is None or made[3] is not None:
+        return None
+    return made[0], made[1], made[2], made[4], made[5]
 
 
 def line(pr, op, indent: str):

@@ -312,15 +312,21 @@ class _Printer:
                 tail = parts[2] if locs is None else f"{parts[1]}{locs.suffix(op.location)}\n"
                 append(f"{indent}{parts[0]}{', '.join([names[v] for v in operands])}{tail}")
                 continue
-            elif pretty and op.__class__ is SRO and not op.regions:
+            elif pretty and op.__class__ is SRO and (not op.regions or len(op.regions) == 1 and (
+                    recipe := print_combining.recipe(op)) is not None):
                 # The custom form's line from its template (see pretty_lines), kept per op
-                # kind, operand and result types and attribute dict; the second entry of a
-                # key (_ONE, _PAIR, _MANY_P) tells these keys from the generic path's.
+                # kind, operand and result types and attribute dict (and, for a reduce that
+                # ``applies`` its body, that body's recipe); the second entry of a key (_ONE,
+                # _PAIR, _MANY_P, _REGION) tells these keys from the generic path's.
                 attrs = op.attributes
                 a = op._a
                 b = op._b
                 t = op.type
-                if b is None:
+                if op.regions:
+                    types = tuple([v.type for v in op.operands])
+                    key = (op.spec, _REGION, types, t, id(attrs), recipe) if attrs else \
+                        (op.spec, _REGION, types, t, recipe)
+                elif b is None:
                     key = (op.spec, _ONE, a.type, t, id(attrs)) if attrs else \
                         (op.spec, _ONE, a.type, t)
                 elif b is many:
@@ -693,7 +699,7 @@ _BARE: dict = {}
 _NO_KEYS = frozenset()
 # The second entry of the custom-form fast path's keys (see block): never a type, an int, a
 # tuple or None, so never equal to what a generic-path key holds there.
-_ONE, _PAIR, _MANY_P = object(), object(), object()
+_ONE, _PAIR, _MANY_P, _REGION = object(), object(), object(), object()
 
 
 def _bare(k) -> bool:

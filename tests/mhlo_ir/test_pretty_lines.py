@@ -107,14 +107,15 @@ def test_template_refuses_what_it_cannot_reproduce():
     b = f.builder()
     (x,) = f.arguments
     big = b.constant(np.arange(4096, dtype=np.float32))  # its text is not kept
-    red = b.reduce(x, b.constant(np.float32(0)), [0], "add")  # a form with a region
+    # A form with a region it prints (a reduce's body other than one op MLIR names)
+    red = b.reduce(x, b.constant(np.float32(0)), [0], lambda r, a, c: r.subtract(a, c))
     b.return_(b.add(big, big), red)
     p = printer._Printer(hlo.MHLO, False, 16, pretty=True)
     from mhlo_ir import ssa_names
     ssa_names.number_pretty(p, m)
     ops = f.entry_block.operations
     assert pretty_lines.template(p, ops[0]) is False  # 4096 elements of hex
-    assert pretty_lines.template(p, ops[2]) is False  # reduce
+    assert pretty_lines.template(p, ops[2]) is False  # reduce, its region spelled out
     assert pretty_lines.template(p, ops[3]) is None  # add %0, %0: the next add makes it
     shape, lits, idx, _ = pretty_lines.template(p, ops[1])  # constant 0.0
     assert (shape, idx) == (pretty_lines.NONE, ()) and lits[0].startswith("mhlo.constant ")
@@ -196,3 +197,37 @@ def test_a_big_constant_prints_its_hex_as_mlir_does(dialect):
     assert oracle.normalize_hex(text) == _mlir_pretty(m, dialect)
     back = hlo.parse(text)
     assert back.to_text(locations=False, dialect=dialect, pretty=True) == text
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_reductions_that_apply_their_body_print_from_templates(dialect, monkeypatch):
+    """A reduce whose body its line names (``applies mhlo.add``) prints from a template keyed
+    by its body's recipe too: a body of another op, or one spelled out (not commutative, its
+    arguments swapped), prints as the form prints it, as MLIR does."""
+    made = []
+    real = pretty_lines.template
+    monkeypatch.setattr(pretty_lines, "template", lambda pr, op: made.append(
+        op.spec.name) or real(pr, op))
+    m = hlo.Module("reductions")
+    f = m.add_function("main", [hlo.tensor((4, 6), hlo.f32)])
+    b = f.builder()
+    x, = f.arguments
+    zero = b.constant(np.float32(0))
+    outs = [b.reduce(x, zero, [1], "add"), b.reduce(x, zero, [1], "add"),
+            b.reduce(x, zero, [1], "maximum"), b.reduce(x, zero, [1], "add"),
+            b.reduce(x, zero, [1], lambda r, a, c: r.subtract(a, c)),
+            b.reduce(x, zero, [1], lambda r, a, c: r.add(c, a)),
+            b.reduce(x, zero, [0], "add"), b.reduce(x, zero, [1], "maximum")]
+    b.return_(*outs)
+    want = _mlir_pretty(m, dialect)
+    assert want.count("applies") == 6
+    for _ in range(2):
+        assert oracle.normalize_hex(m.to_text(locations=False, dialect=dialect,
+                                              pretty=True)) == want
+        for kw in (dict(locations=True), dict(locations="alias")):
+            assert m.to_text(pretty=True, dialect=dialect, **kw) == _form_path(
+                m, dialect=dialect, **kw)
+    # One template asked for a kind, body and dimensions (add, maximum, add over [0], and the
+    # subtracting body, which makes none; the swapped body is no combining block), none asked
+    # again in later prints.
+    assert made.count("reduce") == 4, made
