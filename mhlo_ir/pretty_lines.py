@@ -15,6 +15,7 @@ the form's path. Big texts (a constant's data) are not kept.
 
 from __future__ import annotations
 
+from .ir import Block, SingleResultOp, make_operation
 from .pretty_forms import _compact_reducer, custom_form
 
 __all__ = ["keyword", "template", "NONE", "ONE", "PAIR", "GENERAL"]
@@ -40,7 +41,7 @@ def template(pr, op):
     custom form in this dialect, a form with regions (but a reduce whose body its line names,
     ``applies mhlo.add``), a func op (``keyword``), a spec that
     checks each op against the dialect, or a text over ``_LONGEST`` characters. None where
-    this op cannot make the template but another of its kind may (an operand given twice)."""
+    this op cannot make the template but another of its kind may."""
     spec = op.spec
     dialect = pr.dialect
     form = custom_form(spec, dialect)
@@ -50,16 +51,21 @@ def template(pr, op):
                                              _compact_reducer(op) is None):
         return False  # (a reduce that ``applies`` its body prints no region: it may be one)
     operands = op.operands
+    marked_op = op
     if len(set(map(id, operands))) != len(operands):
-        # One value twice (add %0, %0): which name stands for which operand is ambiguous;
-        # the next op of this kind makes the template.
-        return None
+        # One value twice (mhlo.multiply %0, %0: a square): which name stands for which
+        # operand would be ambiguous, so the stand-ins mark a copy of the op whose operands
+        # are distinct values of the same types.
+        if op.__class__ is not SingleResultOp or op.regions:
+            return None
+        marked_op = make_operation(spec, Block([v.type for v in operands]).arguments,
+                                   (op.type,), op.attributes, (), op.location, None)
     names = pr.names
     try:
         real = form.render(pr, op)
-        pr.names = {v: f"{_MARK}{i}{_MARK}" for i, v in enumerate(operands)}
+        pr.names = {v: f"{_MARK}{i}{_MARK}" for i, v in enumerate(marked_op.operands)}
         try:
-            marked = form.render(pr, op)
+            marked = form.render(pr, marked_op)
         finally:
             pr.names = names
     except KeyError:  # a value the stand-ins do not cover: the form's path says what
@@ -83,7 +89,7 @@ def template(pr, op):
         rebuilt.append(names[operands[i]])
         rebuilt.append(lit)
     if "".join(rebuilt) != kw + "".join(real):
-        return False
+        return False if marked_op is op else None  # (the copy may differ: another op may do)
     # The attribute mapping is kept with the template: the printer keys templates by its
     # id, which must not be reused by another mapping while the template lives.
     return _SHAPES.get(indices, GENERAL), literals, indices, op.attributes

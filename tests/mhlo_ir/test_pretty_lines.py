@@ -59,9 +59,15 @@ def test_templates_print_as_mlir_does(dialect):
                                               pretty=True)) == want
 
 
-def test_an_operand_given_twice_does_not_make_the_template():
-    # A template made from add(%0, %0) could not tell which name goes where: the first add
-    # with two distinct operands makes it, whichever add comes first.
+def test_an_operand_given_twice_makes_the_template_from_a_copy(monkeypatch):
+    # A template marked on subtract(%0, %0) itself could not tell which name goes where: it is
+    # marked on a copy whose operands are distinct, so it serves later subtracts of two
+    # values in either order, whichever comes first; and one template serves them all.
+    made = []
+    real = pretty_lines.template
+    monkeypatch.setattr(pretty_lines, "template", lambda pr, op: made.append(
+        real(pr, op)) or made[-1])
+    monkeypatch.setattr(printer, "_SHARED", {})
     t = hlo.tensor((2,), hlo.i32)
     for first_twice in (True, False):
         m = hlo.Module("twice")
@@ -75,6 +81,7 @@ def test_an_operand_given_twice_does_not_make_the_template():
         for p, q in pairs:
             names = {x: "%arg0", y: "%arg1"}
             assert f"mhlo.subtract {names[p]}, {names[q]} :" in text
+    assert len(made) == 1 and made[0][2] == (0, 1), made
 
 
 def test_attribute_mappings_made_and_dropped_between_prints_never_share_a_template():
@@ -116,7 +123,8 @@ def test_template_refuses_what_it_cannot_reproduce():
     ops = f.entry_block.operations
     assert pretty_lines.template(p, ops[0]) is False  # 4096 elements of hex
     assert pretty_lines.template(p, ops[2]) is False  # reduce, its region spelled out
-    assert pretty_lines.template(p, ops[3]) is None  # add %0, %0: the next add makes it
+    twice = pretty_lines.template(p, ops[3])  # add %0, %0: marked on a copy
+    assert twice[:3] == (pretty_lines.PAIR, ("mhlo.add ", ", ", " : tensor<4096xf32>"), (0, 1))
     shape, lits, idx, _ = pretty_lines.template(p, ops[1])  # constant 0.0
     assert (shape, idx) == (pretty_lines.NONE, ()) and lits[0].startswith("mhlo.constant ")
 
