@@ -127,7 +127,13 @@ def _match(cache, text, pos):
     a, b, c = g(5), g(7), g(9)
     if g(11) != a or g(12) != b or g(17) != c or a == b or c == a or c == b:
         return None, None  # (the body reads other values: the token reader's)
-    return m, ("combining", cache.parser.dialect.name) + m.group(*_KEYED)
+    key = m.group(*_KEYED)
+    for piece in key:
+        if piece is not None and "loc(" in piece:
+            # A location the expression took as part of a signature (one not ending its
+            # line: a "\r" or a space after it) would be keyed as text and then lost.
+            return None, None
+    return m, ("combining", cache.parser.dialect.name) + key
 
 
 def combining_op(cache, text: str, pos: int, block):
@@ -166,9 +172,10 @@ def combining_op(cache, text: str, pos: int, block):
     return op, m.end()
 
 
-def remember_combining(cache, text: str, pos: int, op) -> None:
+def remember_combining(cache, text: str, pos: int, op, next_pos: int) -> None:
     """Keep the key of the combining op at ``pos``, which the token reader read as ``op``
-    (checked, named and its pieces parsed there), for ``combining_op`` to make the next."""
+    (checked, named and its pieces parsed there) up to ``next_pos`` (where the next token
+    starts), for ``combining_op`` to make the next."""
     if len(op.results) != 1:
         return
     recipe = combining_recipe(op)
@@ -177,5 +184,8 @@ def remember_combining(cache, text: str, pos: int, op) -> None:
     m, key = _match(cache, text, pos)
     if m is None or key in cache.tails:
         return
+    end = m.end()
+    if text[min(end, next_pos):max(end, next_pos)].strip():
+        return  # the reader stopped elsewhere (what follows on the line is no part of it)
     cache.tails[key] = (op.spec, op.attributes, tuple([v.type for v in op.operands]),
                         op.results[0].type, recipe[:6])

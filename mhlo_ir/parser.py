@@ -521,9 +521,10 @@ class _Parser:
             fast = None
             self.operation(block)
             op = block.operations[-1]
-            remember(lines, text, tok.pos, op, ahead[0].pos if ahead else ts._pos)
+            end = ahead[0].pos if ahead else ts._pos
+            remember(lines, text, tok.pos, op, end)
             if op.regions:
-                remember_combining(lines, text, tok.pos, op)
+                remember_combining(lines, text, tok.pos, op, end)
 
     def _unread(self, block, op) -> None:
         """Take back ``op``, the last of ``block`` and of the names the innermost scope

@@ -61,38 +61,15 @@ def line(pr, op, indent: str):
                              a1.location.__class__ is not UnknownLoc):
         return None  # (the label prints them: the general path)
 
-    # The inner op's parts, as the printing loop's fast path keys them.
-    attrs = inner.attributes
-    fast = pr.fast if attrs is None or attrs.__class__ is OpAttributes else pr.own_fast
-    t, t0, t1 = inner.type, a0.type, a1.type
-    if attrs or t0 is not t or t1 is not t:
-        key = (inner.spec, t0, t1, t, id(attrs)) if attrs else (inner.spec, t0, t1, t)
-    else:
-        key = (inner.spec, t, t, t)
-    inner_parts = fast.get(key)
-    if inner_parts is None:
-        inner_parts = fast[key] = pr.fast_parts(inner)
-    if inner_parts is False:
-        return None
-
-    # The op's own pieces, as the general path makes them.
+    # In the general path's order, so that a module with several faults names the same one
+    # first: the op's names, signature, location and attributes, then its region's ops.
+    names = pr.names
     spec = op.spec
-    props = extra = ""
-    attrs = op.attributes
-    if attrs:
-        hit = (pr.attr_parts if attrs.__class__ is OpAttributes else pr.own_parts).get(
-            (spec, id(attrs)))
-        if hit is not None and hit[0] is attrs:
-            props, extra = hit[1], hit[2]
-        else:
-            props, extra = pr.attribute_parts(spec, attrs)
-        if props is None:
-            return None  # a big constant printed in pieces
     name = pr.op_names.get(spec)
     if name is None:
         name = pr.op_names[spec] = f'"{spec.full_name(pr.dialect)}"'
+    head = names[op]
     operands = op.operands
-    names = pr.names
     if len(operands) == 2:
         a, b = operands
         skey = (a.type, b.type, op.type)
@@ -108,7 +85,34 @@ def line(pr, op, indent: str):
         sig = pr.signature(operands, (op,))
         if skey is not None:
             pr.sigs[skey] = sig
+    # (Asking for a location numbers its alias: the general path, should this op take it
+    # after all, asks for this one first too.)
+    loc = "" if locs is None else _suffix(locs, op.location)
+    props = extra = ""
+    attrs = op.attributes
+    if attrs:
+        hit = (pr.attr_parts if attrs.__class__ is OpAttributes else pr.own_parts).get(
+            (spec, id(attrs)))
+        if hit is not None and hit[0] is attrs:
+            props, extra = hit[1], hit[2]
+        else:
+            props, extra = pr.attribute_parts(spec, attrs)
+        if props is None:
+            return None  # a big constant printed in pieces
 
+    # The inner op's parts, as the printing loop's fast path keys them, and the return's.
+    attrs = inner.attributes
+    fast = pr.fast if attrs is None or attrs.__class__ is OpAttributes else pr.own_fast
+    t, t0, t1 = inner.type, a0.type, a1.type
+    if attrs or t0 is not t or t1 is not t:
+        key = (inner.spec, t0, t1, t, id(attrs)) if attrs else (inner.spec, t0, t1, t)
+    else:
+        key = (inner.spec, t, t, t)
+    inner_parts = fast.get(key)
+    if inner_parts is None:
+        inner_parts = fast[key] = pr.fast_parts(inner)
+    if inner_parts is False:
+        return None
     rkey = (ret.spec, None, (t,))
     ret_parts = pr.fast.get(rkey)
     if ret_parts is None:
@@ -118,22 +122,20 @@ def line(pr, op, indent: str):
     n0, n1, r = names[a0], names[a1], names[inner]
     inside = indent + "  "
     if locs is None:
-        return (f"{indent}{names[op]} = {name}({uses}){props} ({{\n"
+        return (f"{indent}{head} = {name}({uses}){props} ({{\n"
                 f"{indent}^bb0({n0}: {tt(t0)}, {n1}: {tt(t1)}):\n"
                 f"{inside}{r}{inner_parts[0]}{n0}, {n1}{inner_parts[2]}"
                 f"{inside}{ret_parts[0]}{r}{ret_parts[2]}"
                 f"{indent}}}){extra}{sig}\n")
-    # _Locations.suffix, its cache hit inlined (most ops of a lowered program share a few)
-    cache = locs.cache
-    loc, inner_loc, ret_loc = op.location, inner.location, ret.location
-    hit = cache.get(id(loc))
-    loc = hit[1] if hit is not None and hit[0] is loc else locs.suffix(loc)
-    hit = cache.get(id(inner_loc))
-    inner_loc = hit[1] if hit is not None and hit[0] is inner_loc else locs.suffix(inner_loc)
-    hit = cache.get(id(ret_loc))
-    ret_loc = hit[1] if hit is not None and hit[0] is ret_loc else locs.suffix(ret_loc)
-    return (f"{indent}{names[op]} = {name}({uses}){props} ({{\n"
+    return (f"{indent}{head} = {name}({uses}){props} ({{\n"
             f"{indent}^bb0({n0}: {tt(t0)}, {n1}: {tt(t1)}):\n"
-            f"{inside}{r}{inner_parts[0]}{n0}, {n1}{inner_parts[1]}{inner_loc}\n"
-            f"{inside}{ret_parts[0]}{r}{ret_parts[1]}{ret_loc}\n"
+            f"{inside}{r}{inner_parts[0]}{n0}, {n1}{inner_parts[1]}"
+            f"{_suffix(locs, inner.location)}\n"
+            f"{inside}{ret_parts[0]}{r}{ret_parts[1]}{_suffix(locs, ret.location)}\n"
             f"{indent}}}){extra}{sig}{loc}\n")
+
+
+def _suffix(locs, location) -> str:
+    """``_Locations.suffix``, its cache hit inlined (a lowered program's ops share a few)."""
+    hit = locs.cache.get(id(location))
+    return hit[1] if hit is not None and hit[0] is location else locs.suffix(location)

@@ -110,6 +110,21 @@ CASES = {
         "({\n", "({ // c\n", 1)),
     "a location on the next line": _module(*_again(2)).replace(
         "-> tensor<4xf32>\n    %2", '-> tensor<4xf32>\n      loc("n")\n    %2'),
+    "CRLF line ends": _module(*_again(3, loc=' loc("f.py":3:4)')).replace(
+        "tensor<f32>\n", "tensor<f32> loc(\"in\")\r\n").replace("()\n", "() loc(\"r\")\r\n"),
+    "a space after the locations": _module(*_again(3, loc=' loc("f.py":3:4) ')).replace(
+        "tensor<f32>\n", "tensor<f32> loc(\"in\") \n"),
+    "a tab before the location": _module(*_again(3)).replace(
+        "tensor<f32>\n", "tensor<f32>\tloc(\"in\")\n"),
+    "a type too many after the signature": _module(_reduce(), _reduce(
+        ("%2", "%a", "%b", "%c"), tail_extra="").replace("-> tensor<4xf32>\n",
+                                                          "-> tensor<4xf32>, tensor<f32>\n")),
+    "words after the signature": _module(*_again(2)).replace("-> tensor<4xf32>\n",
+                                                             "-> tensor<4xf32> junk\n", 1),
+    "a dictionary after the signature": _module(*_again(2)).replace(
+        "-> tensor<4xf32>\n", "-> tensor<4xf32> {foo}\n", 1),
+    "the next op on the line": _module(_reduce()).replace(
+        "-> tensor<4xf32>\n    \"func.return\"", "-> tensor<4xf32> \"func.return\""),
     "a location that does not read": _module(*_again(2, loc=' loc("f.py":x)')),
     "a location and more": _module(*_again(2, loc=' loc("f.py":1:2) loc("g")')),
     "a wrong dimension": _module(*_again(2)).replace("dense<1> : tensor<1xi64>",

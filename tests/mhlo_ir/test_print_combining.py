@@ -147,3 +147,27 @@ def test_generated_programs_print_as_the_general_path_prints_them(taken):
                 continue
             assert m.to_text(**kw) == want, (seed, kw)
     assert len(taken) > 50, taken  # the generated programs do reach the path
+
+
+@pytest.mark.parametrize("fault", ["attribute", "location"])
+def test_a_module_with_two_faults_names_the_general_paths_first(fault):
+    """The one-piece path asks for the op's location and attributes before its inner op's,
+    as the general path does: an op and its body both wrong give the general path's error."""
+    m = hlo.Module("faults")
+    f = m.add_function("main", [T])
+    b = f.builder()
+    x, = f.arguments
+    r = b.reduce(x, b.constant(np.float32(0)), [1], "add")
+    b.return_(r)
+    if fault == "attribute":
+        r.attributes = {**r.attributes, "zz": 1}
+    else:
+        r.location = "here"
+    r.regions[0].blocks[0].operations[0].attributes = {"yy": 2}
+    messages = []
+    for printing in (general_path, lambda m, **kw: m.to_text(**kw)):
+        with pytest.raises(hlo.IRError) as e:
+            printing(m, locations=True)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+    assert ("zz" if fault == "attribute" else "here") in messages[0]
