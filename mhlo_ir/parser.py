@@ -488,7 +488,12 @@ class _Parser:
                 # by token peeks at the next one's first token (for a trailing location):
                 # the line is then read from that token.
                 start = ahead[0].pos if ahead else ts._pos
-                line = one_line(lines, text, start, block)
+                try:
+                    line = one_line(lines, text, start, block)
+                except ParseError:
+                    # An op its rules refuse: the token reader says so too, unless it meets
+                    # another error first (a location on the next line that does not read).
+                    line = None
                 if line is REGION_HEAD:
                     line = combining_op(lines, text, start, block)
                 if line is not None:

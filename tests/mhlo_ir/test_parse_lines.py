@@ -59,6 +59,9 @@ LINES = {
     "comment holding a location": (f'    %2 = {_ADD.format("%0, %0")} // loc("a")x\n'
                                    f'    %1 = {_ADD.format("%0, %0")} // loc("a")x loc("b")'),
     "result name the lexer splits": f"    %1a = {_ADD.format('%0, %0')}",
+    "an op the rules refuse, a bad location on the next line": (
+        '    %1 = "mhlo.add"(%0, %0) <{foo = 1 : i64}> : (tensor<2xf32>, tensor<2xf32>) -> '
+        'tensor<2xf32>\n      loc("a":1:x)'),
     "properties": '    %c = "mhlo.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> '
                   'tensor<2xf32>\n    %1 = "mhlo.add"(%0, %c) : (tensor<2xf32>, tensor<2xf32>) '
                   '-> tensor<2xf32>',
