@@ -16,14 +16,13 @@ from .ir import Block, Region, make_operation
 from .location import UNKNOWN
 from .op_attributes import OpAttributes
 
-__all__ = ["combining_recipe", "combining_regions"]
+__all__ = ["combining_ops", "combining_recipe", "combining_regions"]
 
 
-def combining_recipe(op):
-    """``(type of %a, type of %b, inner spec, its attributes, its result type, return spec,
-    inner location, return location)`` when ``op``'s one region is a combining block
-    ``^bb0(%a, %b): %c = inner(%a, %b); return(%c)`` whose arguments have no location (what
-    a reduction holds); else None."""
+def combining_ops(op):
+    """``(inner, return, %a, %b)`` when ``op``'s one region is one block
+    ``^bb0(%a, %b): %c = inner(%a, %b); return(%c)`` (the return without attributes); else
+    None. What the printer's one-piece path and ``combining_recipe`` both ask first."""
     regions = op.regions
     if len(regions) != 1 or len(regions[0].blocks) != 1:
         return None
@@ -34,9 +33,23 @@ def combining_recipe(op):
         return None
     inner, ret = ops
     x, y = args
-    if x.location is not UNKNOWN or y.location is not UNKNOWN or ret.attributes or \
-            ret.regions or inner.regions or ret.results or len(inner.results) != 1 or \
-            tuple(inner.operands) != (x, y) or tuple(ret.operands) != inner.results:
+    if ret.attributes or ret.regions or ret.results or inner.regions or \
+            len(inner.results) != 1 or tuple(inner.operands) != (x, y) or \
+            tuple(ret.operands) != inner.results:
+        return None
+    return inner, ret, x, y
+
+
+def combining_recipe(op):
+    """``(type of %a, type of %b, inner spec, its attributes, its result type, return spec,
+    inner location, return location)`` when ``op``'s one region is a combining block
+    (``combining_ops``) whose arguments have no location and whose inner op's attributes
+    are read-only (what a reduction holds); else None."""
+    parts = combining_ops(op)
+    if parts is None:
+        return None
+    inner, ret, x, y = parts
+    if x.location is not UNKNOWN or y.location is not UNKNOWN:
         return None
     attributes = inner.attributes
     if attributes is not None and attributes.__class__ is not OpAttributes:

@@ -18,7 +18,7 @@ the general path: ``line`` returns None before it has asked for any location.
 
 from __future__ import annotations
 
-from .combining import combining_recipe
+from .combining import combining_ops, combining_recipe
 from .ir import GeneralOperation, SingleResultOp
 from .location import UnknownLoc
 from .op_attributes import OpAttributes
@@ -39,22 +39,12 @@ def recipe(op):
 def line(pr, op, indent: str):
     """The text of single-result ``op``, whose one region is a combining block, at
     ``indent``; None where the general path must print it (nothing printed or asked)."""
-    blocks = op.regions[0].blocks
-    if len(blocks) != 1:
+    parts = combining_ops(op)
+    if parts is None:
         return None
-    block = blocks[0]
-    ops = block.operations
-    args = block.arguments
-    if len(ops) != 2 or len(args) != 2:
-        return None
-    inner, ret = ops
-    a0, a1 = args
-    if inner.__class__ is not SingleResultOp or inner._a is not a0 or inner._b is not a1 or \
-            inner.regions or ret.__class__ is not GeneralOperation or ret._results or \
-            ret.regions or ret.attributes or ret.spec.dialect_check is not None:
-        return None
-    rets = ret.operands
-    if len(rets) != 1 or rets[0] is not inner:
+    inner, ret, a0, a1 = parts
+    if inner.__class__ is not SingleResultOp or ret.__class__ is not GeneralOperation or \
+            ret.spec.dialect_check is not None:
         return None
     locs = pr.locs
     if locs is not None and (a0.location.__class__ is not UnknownLoc or
@@ -89,14 +79,8 @@ def line(pr, op, indent: str):
     # after all, asks for this one first too.)
     loc = "" if locs is None else _suffix(locs, op.location)
     props = extra = ""
-    attrs = op.attributes
-    if attrs:
-        hit = (pr.attr_parts if attrs.__class__ is OpAttributes else pr.own_parts).get(
-            (spec, id(attrs)))
-        if hit is not None and hit[0] is attrs:
-            props, extra = hit[1], hit[2]
-        else:
-            props, extra = pr.attribute_parts(spec, attrs)
+    if op.attributes:
+        props, extra = pr.kept_attribute_parts(spec, op.attributes)
         if props is None:
             return None  # a big constant printed in pieces
 

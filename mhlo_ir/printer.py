@@ -220,7 +220,6 @@ class _Printer:
         locs = self.locs
         sigs = self.sigs
         signature = self.signature
-        attr_parts = self.attr_parts
         pretty = self.pretty
         shared_fast = self.fast
         own_fast = self.own_fast
@@ -432,13 +431,7 @@ class _Printer:
             attrs = op.attributes
             loc = "" if locs is None else locs.suffix(op.location)
             if attrs:
-                # Keyed by the op kind too: which names are properties depends on it.
-                hit = (attr_parts if attrs.__class__ is frozen else self.own_parts).get(
-                    (spec, id(attrs)))
-                if hit is not None and hit[0] is attrs:
-                    props, extra = hit[1], hit[2]
-                else:
-                    props, extra = self.attribute_parts(spec, attrs)
+                props, extra = self.kept_attribute_parts(spec, attrs)
                 if props is None:
                     # A big constant: emit its hex as its own piece (see named_pieces).
                     out.append(f"{head}{name}({args}) <{{")
@@ -462,6 +455,15 @@ class _Printer:
                 out.append(f"{indent}}}){extra}{sig}{loc}\n")
             else:
                 out.append(f"{extra}{sig}{loc}\n")
+
+    def kept_attribute_parts(self, spec, attrs):
+        """``attribute_parts``, kept per op kind (which names are properties depends on it)
+        and mapping."""
+        hit = (self.attr_parts if attrs.__class__ is OpAttributes else self.own_parts).get(
+            (spec, id(attrs)))
+        if hit is not None and hit[0] is attrs:
+            return hit[1], hit[2]
+        return self.attribute_parts(spec, attrs)
 
     def attribute_parts(self, spec, attrs):
         """`` <{props}>`` and `` {discardable}`` texts of an op's attribute dict, cached by

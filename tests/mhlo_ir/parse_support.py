@@ -123,3 +123,19 @@ def tokens_only(text: str, **options) -> str:
     finally:
         for owner, name, value in saved:
             setattr(owner, name, value)
+
+
+def generated_texts(seeds, variants):
+    """``(seed, options, text)``: generated programs over the whole op table, printed with each
+    of ``variants`` (``to_text`` options); those whose dialect lacks one of their ops are left
+    out."""
+    from mhlo_ir import strategies as hst
+    options = hst.default_options(12)
+    for seed in seeds:
+        m = hst.generate_seeded(seed, options).module
+        for kw in variants:
+            try:
+                text = m.to_text(**kw)
+            except hlo.OpBuildError:  # an op the dialect lacks
+                continue
+            yield seed, kw, text

@@ -14,6 +14,7 @@ import pytest
 import mhlo_ir as hlo
 from mhlo_ir import parse_lines
 from tests.mhlo_ir.parse_support import outcome as _outcome
+from tests.mhlo_ir.parse_support import generated_texts
 from tests.mhlo_ir.parse_support import tokens_only as _tokens_only
 
 _MODULE = """module {
@@ -149,20 +150,12 @@ def test_a_long_line_reads_as_the_token_parser_reads_it(length):
 
 
 def test_generated_programs_read_as_the_token_parser_reads_them():
-    from mhlo_ir import strategies as hst
-    options = hst.default_options(12)
     variants = [dict(locations=False), dict(locations=True), dict(locations="alias"),
                 dict(locations=True, dialect=hlo.STABLEHLO), dict(locations=True, pretty=True)]
-    for seed in range(60):
-        m = hst.generate_seeded(seed, options).module
-        for kw in variants:
-            try:
-                text = m.to_text(**kw)
-            except hlo.OpBuildError:  # an op the dialect lacks
-                continue
-            fast = _outcome(text)
-            assert fast == _tokens_only(text), (seed, kw)
-            assert not fast.startswith("ParseError"), (seed, kw, fast)
+    for seed, kw, text in generated_texts(range(60), variants):
+        fast = _outcome(text)
+        assert fast == _tokens_only(text), (seed, kw)
+        assert not fast.startswith("ParseError"), (seed, kw, fast)
 
 
 # -- a parsed module's verification ---------------------------------------------------------

@@ -18,7 +18,7 @@ import mhlo_ir as hlo
 from mhlo_ir import parse_lines
 from mhlo_ir import parser as parser_module
 from tests import oracle
-from tests.mhlo_ir.parse_support import outcome, tokens_only
+from tests.mhlo_ir.parse_support import generated_texts, outcome, tokens_only
 
 _T, _S = "tensor<4x6xf32>", "tensor<f32>"
 
@@ -172,20 +172,13 @@ def test_a_near_miss_goes_the_token_readers_way(taken, monkeypatch):
 def test_programs_over_the_whole_table_read_as_the_token_reader_reads_them(taken):
     """Generated programs in generic form, with and without (aliased) locations, twice each
     (the second read from the pieces the first kept)."""
-    from mhlo_ir import strategies as hst
-    options = hst.default_options(12)
-    for seed in range(60):
-        m = hst.generate_seeded(seed, options).module
-        for kw in (dict(locations=True), dict(locations="alias"), dict(locations=False),
-                   dict(locations=True, dialect=hlo.STABLEHLO)):
-            try:
-                text = m.to_text(**kw)
-            except hlo.OpBuildError:  # an op the dialect lacks
-                continue
-            want = tokens_only(text)
-            assert not want.startswith(("ParseError", "Module")), (seed, kw, want)
-            for _ in range(2):
-                assert outcome(text) == want, (seed, kw)
+    for seed, kw, text in generated_texts(range(60), (
+            dict(locations=True), dict(locations="alias"), dict(locations=False),
+            dict(locations=True, dialect=hlo.STABLEHLO))):
+        want = tokens_only(text)
+        assert not want.startswith(("ParseError", "Module")), (seed, kw, want)
+        for _ in range(2):
+            assert outcome(text) == want, (seed, kw)
     assert min(taken["combining_op"], taken["region_head"], taken["region_tail"]) > 20, taken
 
 
