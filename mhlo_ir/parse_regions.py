@@ -24,11 +24,12 @@ import re
 from .ir import make_operation
 from .parse_lines import _NAME, _USE, TENSOR
 from .combining import combining_recipe, combining_regions
+from .parse_templates import LOC_START
 from .types import FunctionType
 
 __all__ = ["region_head", "region_tail", "combining_op", "remember_combining"]
 
-_BLANK = re.compile(r"[ \t\r\n]*")
+_BLANK = re.compile(r"[ \t\r\n\v\f]*")  # (what the lexer skips between tokens)
 
 
 def _ends_op(text: str, end: int) -> bool:
@@ -129,9 +130,9 @@ def _match(cache, text, pos):
         return None, None  # (the body reads other values: the token reader's)
     key = m.group(*_KEYED)
     for piece in key:
-        if piece is not None and "loc(" in piece:
+        if piece is not None and LOC_START.search(piece) is not None:
             # A location the expression took as part of a signature (one not ending its
-            # line: a "\r" or a space after it) would be keyed as text and then lost.
+            # line, ``loc (...)``) would be keyed as text and then lost.
             return None, None
     return m, ("combining", cache.parser.dialect.name) + key
 

@@ -35,6 +35,8 @@ __all__ = ["remember", "starts_op", "template_line"]
 _USE = re.compile("%" + NAME_ID + r"(?:#[0-9]+)?")
 _RESULT = re.compile("(%" + NAME_ID + r")(?::([0-9]+))?")
 _LIMIT = 8192  # entries of the shared table (see parse_lines._tables), as its others
+# A location's start as the token reader takes it (blanks may part "loc" from "(").
+LOC_START = re.compile(r"\bloc[ \t\r\n\v\f]*\(")
 
 
 def _split(line: str):
@@ -163,6 +165,8 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     if parts is None:
         return
     result, count, template, uses, loc_text = parts
+    if LOC_START.search(template) is not None:
+        return  # a location _split did not cut off (``loc (unknown)``): it would be text
     if count != len(op.results) or not (count or uses):
         # (A line of neither results nor uses, ``return``, is no template: an operand list
         # on the next line would be the op's own.)

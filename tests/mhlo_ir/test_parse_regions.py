@@ -125,6 +125,16 @@ CASES = {
         "-> tensor<4xf32>\n", "-> tensor<4xf32> {foo}\n", 1),
     "the next op on the line": _module(_reduce()).replace(
         "-> tensor<4xf32>\n    \"func.return\"", "-> tensor<4xf32> \"func.return\""),
+    "a blank between loc and (": _module(*_again(3, loc=' loc ("o")')),
+    "a tab between loc and ( inside": _module(*_again(3)).replace(
+        "tensor<f32>\n", "tensor<f32> loc\t(\"in\")\n"),
+    "a vertical tab before the next line's location": _module(*_again(2)).replace(
+        "-> tensor<4xf32>\n    %2", "-> tensor<4xf32>\n\vloc(\"o\")\n    %2"),
+    "a form feed before the next line's location": _module(*_again(2)).replace(
+        "-> tensor<4xf32>\n    %2", "-> tensor<4xf32>\n\floc(\"o\")\n    %2"),
+    "an op refused, an undefined alias on the next line": _module(_reduce()).replace(
+        '    "func.return"', '    %9 = "mhlo.reduce_window"(%0) : (tensor<f32>) -> tensor<f32>\n'
+        '      loc(#undefined)\n    "func.return"'),
     "a location that does not read": _module(*_again(2, loc=' loc("f.py":x)')),
     "a location and more": _module(*_again(2, loc=' loc("f.py":1:2) loc("g")')),
     "a wrong dimension": _module(*_again(2)).replace("dense<1> : tensor<1xi64>",

@@ -52,6 +52,16 @@ LINES = {
     "locations": (f'    %0 = {_CONST} loc("a.py":1:2)\n    %1 = {_CONST} loc("b.py":3:4)\n'
                   f'    %2 = {_CONST}\n    %3 = {_CONST} loc(unknown)'),
     "a location that does not read": f'    %0 = {_CONST}\n    %1 = {_CONST} loc("a.py":x)',
+    "a blank between loc and (, then a second location": (
+        f'    %0 = {_CONST} loc (unknown)\n    %1 = {_CONST} loc (unknown) loc("x")'),
+    "a tab before loc(unknown), then a second location": (
+        f'    %0 = {_CONST}\tloc(unknown)\n    %1 = {_CONST}\tloc(unknown) loc("x")'),
+    "a compact reduce, loc (unknown), then a second location": (
+        "    %c = mhlo.constant dense<0.0> : tensor<f32>\n"
+        f"    %0 = mhlo.reduce(%a init: %c) applies mhlo.add across dimensions = [0] : "
+        f"({_F}, tensor<f32>) -> tensor<f32> loc (unknown)\n"
+        f"    %1 = mhlo.reduce(%a init: %c) applies mhlo.add across dimensions = [0] : "
+        f'({_F}, tensor<f32>) -> tensor<f32> loc (unknown) loc("x")'),
     "a location on the next line": f'    %0 = {_CONST}\n    %1 = {_CONST}\n      loc("n.py":5:6)',
     "a location after a comment": f'    %0 = {_CONST}\n    %1 = {_CONST} // c\n      loc("n")',
     "a generic line's location on the next line": (
