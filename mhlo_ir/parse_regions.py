@@ -15,15 +15,23 @@ signature and location) are each one match, their pieces looked up in the parse'
 ``LineCache``. Anything else (an attribute dictionary after the regions, a use the scopes do
 not define, a piece that does not read whole) is left where it is for the token reader,
 which then reports it: this path can only be faster, never different.
+
+An op whose one region is a combining block (``mhlo_ir.combining``: a reduction's body) is
+more: all five lines are one match whose pieces but its SSA names and locations are a key,
+kept once the token reader has read an op of that key up to where the match ends
+(``remember_combining``), and a later op of the key is made whole from it
+(``combining_op``), its names resolved and its locations read through the ``LineCache``.
+A key never holds a location's text (a location the match took into a signature, one not
+ending its line, leaves the op to the token reader).
 """
 
 from __future__ import annotations
 
 import re
 
+from .combining import combining_recipe, combining_regions
 from .ir import make_operation
 from .parse_lines import _NAME, _USE, TENSOR
-from .combining import combining_recipe, combining_regions
 from .parse_templates import LOC_START
 from .types import FunctionType
 
