@@ -30,7 +30,7 @@ from .errors import ModuleVerificationError, OpBuildError
 from .ir import (FUNCTION_RESERVED, walk, MODULE_RESERVED, VALUE_CLASSES, Block, BlockArgument,
                  Function, Module, Operation, OpResult, Region, SingleResultOp, Value)
 from .op_attributes import OpAttributes
-from .location import Location
+from .location import CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc, UnknownLoc
 from .ops.spec import OpSpec, operand_count_error
 from .text import check_attr_name
 from .types import TensorType, Type
@@ -38,6 +38,7 @@ from .types import TensorType, Type
 __all__ = ["verify_module", "call_problem"]
 
 _OP_CLASSES = frozenset({Operation, SingleResultOp})
+_LOCATION_CLASSES = frozenset({UnknownLoc, NameLoc, FileLineColLoc, CallSiteLoc, FusedLoc})
 _MAPPING_CLASSES = frozenset({dict, MappingProxyType})
 _VISIBILITIES = (None, "public", "private", "nested")
 # Frame states: not yet entered (a later region of the same op), open, closed.
@@ -192,7 +193,7 @@ def _attr_dict(d, where, what, dialect, reserved=frozenset(), optional=False) ->
 
 class _Verifier:
     __slots__ = ("module", "names", "defined", "seen_blocks", "calls", "_index", "ops_checked",
-                 "passed", "parsed")
+                 "passed", "parsed", "alike")
 
     def __init__(self, module, names):
         self.module = module
@@ -206,6 +207,8 @@ class _Verifier:
         # What one op passed that another with the same key passes too (see _exit_op and
         # _check_shape); ids are of OpAttributes the module holds while this runs.
         self.passed: set = set()
+        # Keys of region-free single-result ops that passed every check (see function).
+        self.alike: set = set()
 
     # -- functions -----------------------------------------------------------------------
 
@@ -278,6 +281,8 @@ class _Verifier:
         """Verify ``fn``'s body, walking nested regions with an explicit stack."""
         defined = self.defined
         parsed = self.parsed
+        passed = self.passed
+        alike = self.alike
         stack = [_Frame(fn.body.blocks[0], 0, 0, None, True, None, 0)]
         while stack:
             fr = stack[-1]
@@ -326,6 +331,25 @@ class _Verifier:
                         self._bad_use(fn, op, fr, j, v, stack)
                 if fr.top and spec.terminator:
                     self._check_return(fn, op, fr)
+                # A region-free single-result op alike (kind, operand types, read-only
+                # attribute mapping, result type) to one that passed every check below in
+                # this verification passes them too: only its location's kind and its
+                # result's place are its own (a layer's ops, a chain's, a lowering's).
+                key = None
+                if op.__class__ is SingleResultOp and not regions:
+                    attrs = op.attributes
+                    if attrs is None or attrs.__class__ is OpAttributes:
+                        key = (spec, tuple([v.type for v in operands]), id(attrs), op.type)
+                        try:
+                            seen = key in alike
+                        except TypeError:  # an edit made the result type unhashable
+                            key, seen = None, False
+                        if seen and op.location.__class__ in _LOCATION_CLASSES:
+                            if op in defined:
+                                _fail(f"{_where(fn, op, fr)}: the op appears twice in the "
+                                      "module")
+                            defined[op] = fr
+                            continue
                 self._check_shape(fn, op, spec, operands, fr)
                 regions = op.regions
                 if regions:
@@ -339,6 +363,11 @@ class _Verifier:
                                             op if closed else fr.floor_owner, False, op, k))
                     break
                 self._exit_op(fn, op, fr)
+                if key is not None and spec.name != "func.call" and (
+                        key[2] == id(None) or key[2] in passed):
+                    # (a call's callee is recorded per function; attributes naming
+                    # symbols are checked per op: those are never alike)
+                    alike.add(key)
             else:
                 fr.state = _CLOSED
                 stack.pop()

@@ -501,3 +501,60 @@ def test_reductions_alike_are_judged_alike_and_an_edited_one_afresh():
     m.verify()
     got, _, _ = verify.run(m, np.arange(12, dtype=np.float32).reshape(4, 3))
     np.testing.assert_array_equal(got, np.arange(12, dtype=np.float32).reshape(4, 3).sum(1))
+
+
+def _alike_module():
+    m = hlo.Module("m")
+    f = m.add_function("main", [tensor((4, 3), f32)])
+    b = f.builder()
+    x, = f.arguments
+    ys = [b.add(x, x) for _ in range(3)]
+    b.return_(ys[-1])
+    return m, f, ys
+
+
+def _faults():
+    """Edits to the last of three alike adds, each a fault only that op has."""
+    def location(m, f, ys):
+        ys[2].location = "here"
+
+    def twice(m, f, ys):
+        f.entry_block.operations.insert(3, ys[1])
+
+    def unhashable_type(m, f, ys):
+        ys[2].type = [tensor((4, 3), f32)]
+
+    def result_type(m, f, ys):
+        ys[2].type = tensor((4, 3), i32)
+
+    def foreign_operand(m, f, ys):
+        other, g, zs = _alike_module()
+        ys[2].operands = (zs[0], ys[1])
+
+    def location_kind(m, f, ys):
+        class Odd(hlo.NameLoc):
+            pass
+        ys[2].location = Odd("odd")
+    return [location, twice, unhashable_type, result_type, foreign_operand, location_kind]
+
+
+@pytest.mark.parametrize("fault", _faults(), ids=lambda f: f.__name__)
+def test_ops_alike_to_one_that_passed_still_fail_on_their_own(fault, monkeypatch):
+    """Region-free single-result ops alike to one that passed every check skip the checks
+    that see only their kind, types and attributes: what is their own (location, place,
+    operands, result type) still fails them, with the message the full checks give."""
+    from mhlo_ir import verifier
+    messages = []
+    for alike in (True, False):
+        if not alike:
+            monkeypatch.setattr(verifier, "_LOCATION_CLASSES", frozenset())
+        m, f, ys = _alike_module()
+        m.verify()  # (the three alike pass)
+        fault(m, f, ys)
+        try:
+            m.verify()
+            messages.append(None)
+        except ModuleVerificationError as e:
+            messages.append(str(e))
+    assert messages[0] == messages[1]
+    assert (messages[0] is None) == (fault.__name__ == "location_kind"), messages
