@@ -696,6 +696,16 @@ class Form:
         object.__setattr__(self, "has_regions",
                            any(isinstance(x, (While, Reduce, Scan)) for x in self.pieces))
 
+    def spells_regions(self, op) -> bool:
+        """Whether ``op``'s text in this form holds its regions: a form with a region piece,
+        but for a reduce that ``applies`` its body (MLIR's compact form, no region)."""
+        for x in self.pieces:
+            if isinstance(x, Reduce):
+                return _compact_reducer(op) is None
+            if isinstance(x, (While, Scan)):
+                return True
+        return False
+
     def names_for(self, op, dialect) -> tuple:
         n = self.result_names
         return n(op, dialect) if callable(n) else n

@@ -16,7 +16,7 @@ the form's path. Big texts (a constant's data) are not kept.
 from __future__ import annotations
 
 from .ir import Block, SingleResultOp, make_operation
-from .pretty_forms import _compact_reducer, custom_form
+from .pretty_forms import custom_form
 
 __all__ = ["keyword", "template", "NONE", "ONE", "PAIR", "GENERAL"]
 
@@ -47,8 +47,7 @@ def template(pr, op):
     form = custom_form(spec, dialect)
     if form is None or spec.dialect_check is not None or spec.namespace == "func":
         return False
-    if (form.has_regions or op.regions) and (spec.name != "reduce" or
-                                             _compact_reducer(op) is None):
+    if form.spells_regions(op) or op.regions and not form.has_regions:
         return False  # (a reduce that ``applies`` its body prints no region: it may be one)
     operands = op.operands
     marked_op = op

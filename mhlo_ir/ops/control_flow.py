@@ -226,13 +226,11 @@ def reduce(b, inputs, init_values, dimensions, body: Callable | str, *,
                                op.regions[0].blocks[0].arguments[0].type))
                 return op
             spec, attrs, rt, scalar = hit
-            region = combining_region(b, "reduce", body, scalar)
             block = b.block
-            op = _new_single_result_op(spec, inputs, init_values, attrs, rt,
-                                       b.location if location is None
-                                       else checked_location(location), block)
-            op.regions = (region,)
-            region.parent = op
+            op = make_operation(spec, (inputs, init_values), (rt,), attrs,
+                                (combining_region(b, "reduce", body, scalar),),
+                                b.location if location is None
+                                else checked_location(location), block)
             block.operations.append(op)
             return op
     return _reduce_general(b, inputs, init_values, dimensions, body, location)
