@@ -47,7 +47,7 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
         if cache is not None:
             cache[stacks] = name
     if frame is not None:
-        loc = hlo.NameLoc(name, hlo.FileLineColLoc(frame.file_name, frame.start_line,
+        loc = hlo.NameLoc(name, hlo.FileLineColLoc(frame.file_name or "-", frame.start_line,
                                                    frame.start_column))
     elif traceback is not None:
         # One traceback (a line of user code) is shared by the several equations it traced:
@@ -127,7 +127,13 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
                 loc = frame_locs[key] = False
             else:
                 has_end = end_col is not None and end_col >= 0
-                file = hlo.FileLineColLoc(code.co_filename, line, max(col, 0),
+                col = max(col, 0)
+                filename = code.co_filename
+                if not filename and not (has_end and (end_col, end_line) != (col, line)):
+                    # Code compiled without a file name: a range keeps "" (as JAX writes
+                    # it), a point is what MLIR makes of "" there, "-" (see FileLineColLoc).
+                    filename = "-"
+                file = hlo.FileLineColLoc(filename, line, col,
                                           end_line if has_end else None,
                                           end_col if has_end else None)
                 name = getattr(code, "co_qualname", code.co_name)  # co_qualname: 3.11

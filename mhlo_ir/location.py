@@ -13,10 +13,14 @@ from .text import check_string, quote
 
 def _filename(v):
     check_string(v, "location file name")
-    if not v:
-        # MLIR stores an empty file name as "-", the name of the text being parsed, so the
-        # location would read back as a position in the text.
-        raise ValueError("location file name must not be empty")
+
+
+# MLIR reads ``"":3:7`` back as ``"-":3:7`` (the name of the text being parsed): a point in an
+# empty file name would read back as a position in the text. A range keeps the empty name
+# (``"":3:7 to :21``, what JAX writes for code compiled from a string without a file name).
+_EMPTY_POINT = ("location file name must not be empty outside a range: MLIR reads \"\":line:col "
+                "back as \"-\":line:col (a position in the text read); give a name, or a "
+                "range (end_column), which keeps \"\"")
 
 
 def _u32(v, what):
@@ -94,6 +98,8 @@ class FileLineColLoc(Location):
                 object.__setattr__(self, "end_line", None)
         if self.end_line is None and self.end_column == self.column:
             object.__setattr__(self, "end_column", None)  # MLIR prints an empty range so
+        if not self.filename and self.end_column is None:
+            raise ValueError(_EMPTY_POINT)
 
     def render(self) -> str:
         text = self._text
@@ -110,7 +116,8 @@ class FileLineColLoc(Location):
     @classmethod
     def parse(cls, ts, aliases=None) -> "FileLineColLoc":
         """Reads ``"file":line:col`` (or ``"file":line``, column 0, as MLIR reads it), and
-        ranges: ``... to :col`` or ``... to line:col``."""
+        ranges: ``... to :col`` or ``... to line:col``. An empty file name outside a range
+        reads as ``"-"``, as MLIR reads ``"":3:7`` (the name of the text read)."""
         tok = ts.expect_kind("string", "a file name")
         ts.expect(":")
         line = ts.integer("a line number")
@@ -123,7 +130,10 @@ class FileLineColLoc(Location):
                 end_line = ts.integer("an end line")
                 ts.expect(":")
                 end_column = ts.integer("an end column")
-        return ts.make(tok, cls, ts.string_value(tok), line, column, end_line, end_column)
+        name = ts.string_value(tok)
+        if not name and (end_column is None or end_column == column and end_line in (None, line)):
+            name = "-"  # (MLIR itself keeps "" in "":3 and "":3:7 to :7, rarely met)
+        return ts.make(tok, cls, name, line, column, end_line, end_column)
 
 
 @attrs.frozen(cache_hash=True)

@@ -135,9 +135,14 @@ def locations(mlir_canonical: bool = False, max_leaves: int = 6):
     from .. import location as L
     u32 = st.integers(0, 2 ** 32 - 1)
     small = st.integers(0, 2 ** 31)
-    ranges = st.builds(lambda f, line, col, more, end: L.FileLineColLoc(
-        f, line, col, None if more is None else line + more, end),
-        _text(1), small, small, st.none() | st.integers(0, 3), small)
+    def a_range(f, line, col, more, end):
+        end_line = None if more is None else line + more
+        if not f and end == col and end_line in (None, line):
+            f = "-"  # a point: MLIR reads an empty file name there as "-" (a range keeps it)
+        return L.FileLineColLoc(f, line, col, end_line, end)
+
+    ranges = st.builds(a_range, _text(1) | st.just(""), small, small,
+                       st.none() | st.integers(0, 3), small)
     leaves = st.one_of(st.just(L.UNKNOWN), st.builds(L.FileLineColLoc, _text(1), u32, u32),
                        ranges, _text().map(L.NameLoc))
     if not mlir_canonical:

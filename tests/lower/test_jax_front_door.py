@@ -245,3 +245,23 @@ def test_the_benchmarks_workloads_are_located_as_user_code():
     assert locations._is_user_file(bl.__file__)
     assert not locations._is_user_file(lm.__file__)
     assert not locations._is_user_file(locations.__file__)
+
+
+def test_code_compiled_without_a_file_name_lowers_with_jaxs_ranges():
+    # compile(..., "", ...) gives frames an empty file name; jax.jit writes their ranges as
+    # "":line:col to :end, which MLIR keeps (a point would read back as "-").
+    ns = {"jnp": jnp}
+    exec(compile("def f(x):\n    return jnp.sin(x) * 3\n", "", "exec"), ns)
+    x = np.ones(3, np.float32)
+    lowered = lj.lower(ns["f"], x)
+    import re
+
+    import verify
+    ours = lowered.module.to_text()
+    theirs = jax.jit(ns["f"]).lower(x).as_text(debug_info=True)
+    ranges = re.compile(r'"":\d+:\d+ to :\d+')
+    assert set(ranges.findall(ours)) == set(ranges.findall(theirs))
+    assert len(set(ranges.findall(ours))) == 2  # the sine's range and the multiply's
+    assert "\"-\"" not in ours
+    assert verify.check(lowered.module) == lowered.module.to_text(locations=True)
+    _same(lj.jit(ns["f"])(x), jax.jit(ns["f"])(x))
