@@ -337,11 +337,19 @@ class _Printer:
                         (op.spec, _PAIR, a.type, b.type, t)
                 else:  # same-typed binary ops: the kind's last template, as on the generic path
                     hit = same_pretty.get(op.spec)
-                    if hit is not None and hit[0] is t:
-                        key = None
-                        parts = hit[1]
-                    else:
-                        key = same_key = (op.spec, _PAIR, t, t, t)
+                    if hit is not None and hit[0] is t:  # (a two-operand template's texts)
+                        lits = hit[1]
+                        if locs is None:
+                            tail = "\n"
+                        else:  # _Locations.suffix, its cache hit inlined
+                            loc = op.location
+                            hit = loc_cache.get(id(loc))
+                            tail = f"{hit[1]}\n" if hit is not None and hit[0] is loc else \
+                                f"{locs.suffix(loc)}\n"
+                        append(f"{indent}{names[op]} = {lits[0]}{names[a]}{lits[1]}"
+                               f"{names[b]}{lits[2]}{tail}")
+                        continue
+                    key = same_key = (op.spec, _PAIR, t, t, t)
                 if key is not None:
                     fast = shared_fast if attrs is None or attrs.__class__ is frozen else own_fast
                     parts = fast.get(key)
@@ -349,11 +357,17 @@ class _Printer:
                         parts = pretty_lines.template(self, op)
                         if parts is not None:
                             fast[key] = parts
-                    if parts and key is same_key:
-                        same_pretty[op.spec] = (t, parts)
+                    if parts and key is same_key and parts[0] == 2:
+                        same_pretty[op.spec] = (t, parts[1])
                 if parts:
                     shape, lits = parts[0], parts[1]
-                    tail = "\n" if locs is None else f"{locs.suffix(op.location)}\n"
+                    if locs is None:
+                        tail = "\n"
+                    else:  # _Locations.suffix, its cache hit inlined (as on the generic path)
+                        loc = op.location
+                        hit = loc_cache.get(id(loc))
+                        tail = f"{hit[1]}\n" if hit is not None and hit[0] is loc else \
+                            f"{locs.suffix(loc)}\n"
                     if shape == 0:
                         append(f"{indent}{names[op]} = {lits[0]}{tail}")
                     elif shape == 1 and b is None:
@@ -551,13 +565,14 @@ class _Printer:
 
     def function_pretty(self, fn) -> None:
         names, tt = self.names, self.type_text
-        if fn.arg_attrs or self.locs is not None:
+        if fn.arg_attrs or self.locs is not None and not all(
+                [a.location.__class__ is UnknownLoc for a in fn.arguments]):
             args = []
             for i, a in enumerate(fn.arguments):
                 attrs = fn.arg_attrs[i] if fn.arg_attrs else None
                 extra = f" {{{self.named(attrs.items())}}}" if attrs else ""
                 args.append(f"{names[a]}: {tt(a.type)}{extra}{self.loc(a.location)}")
-        else:  # (most functions: name and type only)
+        else:  # (most functions: name and type only, no location to print)
             args = [f"{names[a]}: {tt(a.type)}" for a in fn.arguments]
         res_attrs = list(fn.res_attrs or ())
         res_attrs += [{}] * (len(fn.result_types) - len(res_attrs))
