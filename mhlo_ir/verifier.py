@@ -87,6 +87,11 @@ def _types(ts) -> str:
     return "(" + ", ".join(map(str, ts)) + ")"
 
 
+def _types_of(values) -> str:
+    """The values' types as ``_types`` shows them, an edited value without one shown so."""
+    return _types(getattr(v, "type", "<no type>") for v in values)
+
+
 class _Frame:
     """One block being verified: where it is, and whether its values are visible now."""
 
@@ -529,7 +534,7 @@ class _Verifier:
                 f"{_where(fn, op, fr)}: the op's rules cannot read it ({type(e).__name__}: "
                 f"{e}); operand types {_types(types)}, attributes "
                 f"{{{', '.join(f'{k} = {_text(a)}' for k, a in attrs.items())}}}, result "
-                f"types {_types(r.type for r in results)}") from e
+                f"types {_types_of(results)}") from e
         if spec.name == "func.call":
             self._check_call(fn, op, fr)
         elif attrs and (attrs.__class__ is not OpAttributes or id(attrs) not in passed):
@@ -552,7 +557,11 @@ class _Verifier:
         return f"the module defines {shown}" if names else "the module defines no functions"
 
     def _check_call(self, fn, op, fr) -> None:
-        name = op.attributes["callee"].name
+        callee = (op.attributes or _NO_ATTRS).get("callee")
+        if not isinstance(callee, SymbolRefAttr):  # (ops_checked promised a checked op)
+            _fail(f"{_where(fn, op, fr)}: attribute callee must be a symbol reference, got "
+                  f"{_show(callee)}")
+        name = callee.name
         callee = self.names.get(name)
         if callee is None:
             _fail(f"{_where(fn, op, fr)}: calls @{name}, which is not defined "

@@ -581,3 +581,28 @@ def test_ops_alike_to_one_that_passed_still_fail_on_their_own(fault, monkeypatch
             messages.append(f"{type(e).__name__}: {e}")
     assert messages[0] == messages[1]
     assert (messages[0] is None) == (fault.__name__ == "location_kind"), messages
+
+
+def test_a_result_whose_type_was_deleted_is_named_as_such():
+    m, f, b = module()
+    (x,) = f.arguments
+    y = b.add(x, x)
+    b.return_(b.add(y, y))
+    del y.type  # (an edit no builder makes: the slot emptied)
+    with pytest.raises(ModuleVerificationError, match=r"op 'add'.*result types \(<no type>\)"):
+        m.verify()
+
+
+@pytest.mark.parametrize("ops_checked", [False, True])
+def test_an_op_given_calls_spec_without_a_callee_is_refused(ops_checked):
+    # ops_checked (the parser's mode) promises each op passed its rules; an op edited into a
+    # call afterwards still gets a message, not a KeyError from the call checks.
+    from mhlo_ir.ops import REGISTRY
+    from mhlo_ir.verifier import verify_module
+    m, f, b = module()
+    (x,) = f.arguments
+    y = b.add(x, x)
+    b.return_(y)
+    y.spec = REGISTRY["func.call"]
+    with pytest.raises(ModuleVerificationError, match="op 'func.call'.*callee"):
+        verify_module(m, ops_checked=ops_checked)
