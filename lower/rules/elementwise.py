@@ -56,6 +56,7 @@ def _direct(method: str):
             return [fn(ctx.builder, x, y)]
         return [fn(ctx.builder, *args)]
     rule.__name__ = f"_{method}_lowering"
+    rule.same_typed = fn  # what it makes of operands of one type: see jaxpr_subcomp
     return rule
 
 

@@ -362,3 +362,44 @@ def test_literals_of_one_byte_float_types_with_equal_bytes_stay_apart():
     for v, out in zip(vals, verify.run(m)):
         assert out.dtype == v.dtype
         np.testing.assert_array_equal(out.view(np.uint8), raw)
+
+
+def _elementwise_mix():
+    import jax
+    import jax.numpy as jnp
+
+    def f(x, y, s):
+        a = jnp.tanh(x * y + 1.0)        # a literal operand: the rule's path reads it
+        b = a - jnp.sin(s)               # (8,) minus (): broadcast by the rule's path
+        c = (b * b).astype(jnp.int32)    # a square; a conversion (not a one-method rule)
+        return -(c << 1) ^ c, jnp.abs(b) / a
+    args = (np.linspace(-1, 1, 8, dtype=np.float32), np.full(8, 0.5, np.float32),
+            np.float32(0.25))
+    return jax.make_jaxpr(f)(*args), args
+
+
+def test_one_method_rules_called_directly_print_what_their_rules_make(monkeypatch):
+    """jaxpr_subcomp calls an elementwise rule's builder method itself when its operands
+    share one type (no rule context); the module is the one the rules make, and a rule
+    registered over such a primitive is the one used."""
+    from lower import mlir as lm
+    closed, args = _elementwise_mix()
+    direct = lower_jaxpr_to_module("m", closed).module
+    rules = lm._resolved_rules("cpu")
+    for name in ("add", "mul", "sub", "tanh", "neg", "xor", "abs", "div", "shift_left"):
+        rule = rules[name]
+        assert rule.same_typed is not None  # (the attribute the direct path reads)
+        monkeypatch.setitem(rules, name, lambda ctx, *a, _r=rule, **k: _r(ctx, *a, **k))
+    ruled = lower_jaxpr_to_module("m", closed).module
+    assert direct.to_text() == ruled.to_text()
+    assert direct.to_text(pretty=True) == ruled.to_text(pretty=True)
+    monkeypatch.setitem(rules, "mul", lambda ctx, x, y, **_: [ctx.builder.maximum(x, y)])
+    text = lower_jaxpr_to_module("m", closed).module.to_text()
+    assert '"mhlo.multiply"' not in text and text.count('"mhlo.maximum"') == 2
+    outs = verify.run(direct, *args)  # (the numbers: numpy's)
+    x, y, s = args
+    a = np.tanh(x * y + np.float32(1))
+    b = a - np.sin(s)
+    c = (b * b).astype(np.int32)
+    np.testing.assert_array_equal(outs[0], -(c << 1) ^ c)
+    np.testing.assert_allclose(outs[1], np.abs(b) / a, rtol=1e-5)
