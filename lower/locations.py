@@ -129,7 +129,8 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
                 has_end = end_col is not None and end_col >= 0
                 col = max(col, 0)
                 filename = code.co_filename
-                if not filename and not (has_end and (end_col, end_line) != (col, line)):
+                if not filename and not (has_end and (
+                        end_col != col or end_line not in (None, line))):
                     # Code compiled without a file name: a range keeps "" (as JAX writes
                     # it), a point is what MLIR makes of "" there, "-" (see FileLineColLoc).
                     filename = "-"

@@ -40,17 +40,25 @@ def combining_ops(op):
     return inner, ret, x, y
 
 
-def combining_recipe(op):
+def combining_recipe(op, implied: bool = False):
     """``(type of %a, type of %b, inner spec, its attributes, its result type, return spec,
     inner location, return location)`` when ``op``'s one region is a combining block
     (``combining_ops``) whose arguments have no location and whose inner op's attributes
-    are read-only (what a reduction holds); else None."""
+    are read-only (what a reduction holds); else None.
+
+    ``implied``: arguments located where the whole block and ``op`` are (one location
+    object) are taken too: the body MLIR makes of a reduce's ``applies mhlo.add``, which the
+    custom form implies rather than spells (who asks must tell it from one without
+    locations, by comparing the inner location with ``op.location``)."""
     parts = combining_ops(op)
     if parts is None:
         return None
     inner, ret, x, y = parts
     if x.location is not UNKNOWN or y.location is not UNKNOWN:
-        return None
+        loc = op.location
+        if not implied or x.location is not loc or y.location is not loc or \
+                inner.location is not loc or ret.location is not loc:
+            return None
     attributes = inner.attributes
     if attributes is not None and attributes.__class__ is not OpAttributes:
         return None
@@ -58,11 +66,13 @@ def combining_recipe(op):
             inner.location, ret.location)
 
 
-def combining_regions(recipe, inner_location, return_location) -> tuple:
+def combining_regions(recipe, inner_location, return_location,
+                      argument_location=UNKNOWN) -> tuple:
     """The one region ``recipe`` (``combining_recipe``'s first six) describes, new, as a
-    regions tuple, its ops at the locations given."""
+    regions tuple, its ops and arguments at the locations given."""
     t0, t1, spec, attributes, rt, ret_spec = recipe
-    block = Block((t0, t1))
+    block = Block((t0, t1), None if argument_location is UNKNOWN else
+                  (argument_location, argument_location))
     x, y = block.arguments
     inner = make_operation(spec, (x, y), (rt,), attributes, (), inner_location, block)
     ops = block.operations

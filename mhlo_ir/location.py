@@ -121,15 +121,16 @@ class FileLineColLoc(Location):
         tok = ts.expect_kind("string", "a file name")
         ts.expect(":")
         line = ts.integer("a line number")
-        column = ts.integer("a column number") if ts.accept(":") else 0
+        column = ts.integer("a column number") if ts.accept(":") else None
         end_line = end_column = None
-        if ts.accept("to"):
+        if column is not None and ts.accept("to"):  # (MLIR reads no range without a column)
             if ts.accept(":"):
                 end_column = ts.integer("an end column")
             else:
                 end_line = ts.integer("an end line")
                 ts.expect(":")
                 end_column = ts.integer("an end column")
+        column = 0 if column is None else column
         name = ts.string_value(tok)
         if not name and (end_column is None or end_column == column and end_line in (None, line)):
             name = "-"  # (MLIR itself keeps "" in "":3 and "":3:7 to :7, rarely met)

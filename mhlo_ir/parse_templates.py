@@ -111,7 +111,12 @@ def template_line(cache, line: str, end: int, block):
     for name in names:
         if name in frame:
             return None  # a redefinition: reported by the token-level path
-    regions = () if recipe is None else combining_regions(recipe, UNKNOWN, UNKNOWN)
+    if recipe is None:
+        regions = ()
+    elif recipe[6]:  # a body the text implies: at the op's location, as MLIR reads it
+        regions = combining_regions(recipe[:6], location, location, location)
+    else:
+        regions = combining_regions(recipe[:6], UNKNOWN, UNKNOWN)
     op = make_operation(spec, tuple(operands), results, attributes, regions, location, block)
     if count == 1:
         frame[result] = op.results[0]
@@ -146,15 +151,21 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
 
     An op with a region its line does not spell (a reduce's ``applies mhlo.add``: the body
     follows from the text and the operand types, as the token reader made it) is one when
-    that region is a combining block without locations (``combining_recipe``): a later line
-    makes its own region from the recipe. A region the line spells names its arguments,
-    which are not the op's operands, so no such line makes a template."""
+    that region is a combining block without locations or all at the op's (as the reader
+    leaves a body the text implies; ``combining_recipe``): a later line makes its own
+    region from the recipe, at its own location. A region the line spells names its
+    arguments, which are not the op's operands, so no such line makes a template."""
     recipe = None
     if op.regions:
-        recipe = combining_recipe(op)
-        if recipe is None or recipe[6] is not UNKNOWN or recipe[7] is not UNKNOWN:
+        recipe = combining_recipe(op, implied=True)
+        if recipe is None:
             return
-        recipe = recipe[:6]
+        if recipe[6] is UNKNOWN and recipe[7] is UNKNOWN:
+            recipe = recipe[:6] + (False,)
+        elif recipe[6] is op.location and recipe[7] is op.location:
+            recipe = recipe[:6] + (True,)  # (the arguments too: combining_recipe's implied)
+        else:
+            return
     at = _line_at(text, pos)
     if at is None:
         return

@@ -46,7 +46,8 @@ __all__ = ["Form", "Operands", "Enum", "Int", "Attr", "String", "Symbol", "Dims"
 class _Reading:
     """What the pieces of a form have read so far."""
 
-    __slots__ = ("p", "name", "tok", "operands", "attrs", "results", "regions", "spec")
+    __slots__ = ("p", "name", "tok", "operands", "attrs", "results", "regions", "spec",
+                 "implied")
 
     def __init__(self, p, name, tok, spec):
         self.p, self.name, self.tok, self.spec = p, name, tok, spec
@@ -54,6 +55,7 @@ class _Reading:
         self.attrs: dict = {}
         self.results: tuple | None = None
         self.regions: list = []
+        self.implied: list = []  # the blocks of regions the text implies, not spells
 
     def check_operand_types(self, types, tok) -> None:
         ts = self.p.ts
@@ -545,7 +547,9 @@ class Reduce:
         ts.expect(":")
         FUNCTIONAL.read(r)
         if inner is not None:
-            r.regions.append(_compact_body(p, r, inner))
+            body = _compact_body(p, r, inner)
+            r.regions.append(body)
+            r.implied.append(body.blocks[0])
             return
         ts.expect("reducer")
         firsts, seconds = [], []
@@ -740,6 +744,13 @@ class Form:
         if r.results is None:  # a form without types: the op's rule gives them
             r.results = self.inferred(r, spec)
         loc = p.trailing_location()
+        for block in r.implied:
+            # As MLIR reads it: the ops and arguments of a body the text implies (a compact
+            # reduce's ``applies mhlo.add``) take the op's location.
+            for x in block.arguments:
+                x.location = loc
+            for x in block.operations:
+                x.location = loc
         props = {k: v for k, v in r.attrs.items() if k in spec.attributes}
         extra = {k: v for k, v in r.attrs.items() if k not in spec.attributes}
         return p.make(name, r.operands, props, extra, tuple(r.regions), tuple(r.results),

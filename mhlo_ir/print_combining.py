@@ -30,7 +30,7 @@ def recipe(op):
     """``op``'s one region as the custom form's templates key it (``combining_recipe``'s
     types and specs) when it is a combining block whose inner op has no attributes (what a
     reduce that ``applies`` its body holds); else None."""
-    made = combining_recipe(op)
+    made = combining_recipe(op, implied=True)  # (the custom form prints no body location)
     if made is None or made[3] is not None:
         return None
     return made[0], made[1], made[2], made[4], made[5]

@@ -278,7 +278,7 @@ class _Verifier:
         if not isinstance(args, tuple):
             _fail(f"{where}: block arguments must be a tuple, got {_show(args)}")
         for i, a in enumerate(args):
-            if not isinstance(a, BlockArgument) or not isinstance(a.type, Type):
+            if not isinstance(a, BlockArgument) or not isinstance(getattr(a, "type", None), Type):
                 _fail(f"{where}: block argument {i} is {_show(a)}, not a BlockArgument with a "
                       "Type")
 
@@ -328,8 +328,9 @@ class _Verifier:
                 for j, v in enumerate(operands):
                     if v.__class__ not in VALUE_CLASSES and not isinstance(v, Value):
                         _fail(f"{_where(fn, op, fr)}: operand {j} is {_show(v)}, not a Value")
-                    if v.type.__class__ is not TensorType and not isinstance(v.type, Type):
-                        _fail(f"{_where(fn, op, fr)}: operand {j}'s type is {_show(v.type)}, "
+                    t = getattr(v, "type", None)  # (None: an edit deleted it)
+                    if t.__class__ is not TensorType and not isinstance(t, Type):
+                        _fail(f"{_where(fn, op, fr)}: operand {j}'s type is {_show(t)}, "
                               "not a Type")
                     d = defined.get(v)
                     if d is None or d.state != _OPEN or d.depth < fr.floor:
@@ -512,7 +513,8 @@ class _Verifier:
                         # One combining region (a reduction's): the rules see its argument
                         # and return types and its inner op's kind (that op is checked on
                         # its own), all in the recipe.
-                        recipe = combining_recipe(op)
+                        # (its arguments may be at the op's location: the rules read none)
+                        recipe = combining_recipe(op, implied=True)
                         if recipe is not None:
                             key = (spec, types, id(attrs), rtypes, recipe[0], recipe[1],
                                    recipe[2], id(recipe[3]), recipe[4], recipe[5])

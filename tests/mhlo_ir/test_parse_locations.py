@@ -87,6 +87,7 @@ def test_aliases_resolve_in_order_and_nest():
 @pytest.mark.parametrize("text, column, message", [
     ('"a.py":1:2 to', 14, "expected an end line"),
     ('"a.py":1:2 to 3', 16, "expected ':'"),
+    ('"a.py":1 to :3', 10, "found 'to'"),  # (MLIR reads no range without a start column)
     ('"a.py":-1:2', 1, "line must be an integer in [0, 2**32)"),
     ('"a.py":1:4294967296', 1, "column must be an integer"),
     ("fused<1 : i32>[]", 7, "only string metadata"),

@@ -266,3 +266,41 @@ def test_compact_reductions_are_made_from_templates(monkeypatch):
         hlo.parse(m.to_text(pretty=True)).to_text(locations=False))
     assert parse_templates.combining_recipe(hlo.parse(text).functions[0].entry_block
                                             .operations[1]) is not None
+
+
+def _body_locations(op):
+    block = op.regions[0].blocks[0]
+    return [a.location for a in block.arguments] + [o.location for o in block.operations]
+
+
+def test_a_compact_reductions_body_is_at_its_location_as_mlir_reads_it(monkeypatch):
+    # ``applies mhlo.add`` implies the body; MLIR gives its arguments and ops the reduce's
+    # location, and so do we, on the token path and from templates alike.
+    monkeypatch.setattr(parse_lines, "_TABLES", {})
+    m = _pretty_reductions()
+    ops = m.functions[0].entry_block.operations
+    for i, op in enumerate(ops[1:-1]):
+        if i % 3 != 2:
+            op.location = hlo.NameLoc(f"r{i % 2}", hlo.FileLineColLoc("f.py", i + 1, 2))
+    text = m.to_text(pretty=True)
+    ir, ctx = oracle._context()
+    with ctx, ir.Location.unknown():
+        theirs_text = ir.Module.parse(text).operation.get_asm(
+            enable_debug_info=True, print_generic_op_form=True)
+    theirs = [o for o in hlo.parse(theirs_text).functions[0].entry_block.operations
+              if o.spec.name == "reduce"]
+    for _ in range(2):  # (the second parse makes the compact ones from templates)
+        ours = [o for o in hlo.parse(text).functions[0].entry_block.operations
+                if o.spec.name == "reduce"]
+        assert len(ours) == len(theirs) == 6
+        for mine, mlirs, built in zip(ours, theirs, ops[1:-1]):
+            assert mine.location == built.location
+            compact = "subtract" not in [o.spec.name for o in built.regions[0].blocks[0]
+                                         .operations]
+            if compact and built.location is not hlo.UNKNOWN:
+                assert _body_locations(mine) == [built.location] * 4
+                assert _body_locations(mlirs) == [built.location] * 4
+            elif compact:  # (MLIR: the text's own position; we read no location as unknown)
+                assert _body_locations(mine) == [hlo.UNKNOWN] * 4
+                assert len(set(_body_locations(mlirs))) == 1
+        assert outcome(text) == tokens_only(text)

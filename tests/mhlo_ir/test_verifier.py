@@ -583,14 +583,25 @@ def test_ops_alike_to_one_that_passed_still_fail_on_their_own(fault, monkeypatch
     assert (messages[0] is None) == (fault.__name__ == "location_kind"), messages
 
 
-def test_a_result_whose_type_was_deleted_is_named_as_such():
+@pytest.mark.parametrize("ops_checked", [False, True])
+def test_a_value_whose_type_was_deleted_is_named_as_such(ops_checked):
+    # (edits no builder makes: a type slot emptied) a message, never an AttributeError
+    from mhlo_ir.verifier import verify_module
     m, f, b = module()
     (x,) = f.arguments
     y = b.add(x, x)
     b.return_(b.add(y, y))
-    del y.type  # (an edit no builder makes: the slot emptied)
-    with pytest.raises(ModuleVerificationError, match=r"op 'add'.*result types \(<no type>\)"):
-        m.verify()
+    del y.type
+    with pytest.raises(ModuleVerificationError, match=r"op 'add'.*(result types \(<no type>\)|"
+                                                      r"operand 0's type is NoneType)"):
+        verify_module(m, ops_checked=ops_checked)
+    m, f, b = module()
+    (x,) = f.arguments
+    b.return_(b.add(x, x))
+    del x.type
+    with pytest.raises(ModuleVerificationError, match="block argument 0 .*not a BlockArgument "
+                                                      "with a Type"):
+        verify_module(m, ops_checked=ops_checked)
 
 
 @pytest.mark.parametrize("ops_checked", [False, True])
