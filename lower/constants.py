@@ -143,6 +143,8 @@ def literal_key(val):
         return (cls, _pack_f64(val))
     if cls is complex:
         return (cls, _pack_f64(val.real), _pack_f64(val.imag))
+    if isinstance(val, np.ndarray):  # a subclass: jax 0.10's literals are TypedNdArrays
+        return (cls, val.dtype, val.shape, val.tobytes()) if val.size <= 16 else None
     dtype = getattr(val, "dtype", None)
     if dtype is not None and isinstance(val, (np.generic, int, float, complex)):
         return (cls, dtype, np.asarray(val).tobytes())

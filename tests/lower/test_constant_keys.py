@@ -113,3 +113,28 @@ def test_cache_lowering_tells_params_apart_that_compare_equal(values):
         ref = arg * np.float32(-1.0 if c is True else float(c))
         np.testing.assert_array_equal(out, ref)
         assert (np.signbit(out) == np.signbit(ref)).all()
+
+
+def test_jax_literals_one_constant_per_distinct_value_and_type_in_a_block():
+    # jax 0.10's literals are TypedNdArray (an ndarray subclass) and TypedFloat/TypedInt:
+    # each distinct one (value bits, dtype, shape) is one constant per block, as exact
+    # ndarrays and Python scalars are; -0.0 and 0.0 and the dtypes stay apart.
+    import jax
+    import jax.numpy as jnp
+
+    def f(x, i):
+        y = x * 2.0 + x * 2.0 - x * -0.0 + x * 0.0
+        j = i * 2 + i * 2 + (i * jnp.int8(2)).astype(jnp.int32)
+        return y / 3.0 + jnp.float16(2.0).astype(jnp.float32), j
+    x = np.array([1.5, -2.0], np.float32)
+    i = np.array([3, -4], np.int32)
+    closed = jax.make_jaxpr(f)(x, i)
+    kinds = {type(v.val).__name__ for e in closed.jaxpr.eqns for v in e.invars
+             if hasattr(v, "val")}
+    assert "TypedNdArray" in kinds, kinds  # (the case this is about)
+    m = lower_jaxpr_to_module("lits", closed).module
+    values = sorted(op.attributes["value"].render() for op in ops(m, "constant"))
+    assert len(values) == len(set(values)), values  # no value twice in the one block
+    y, j = verify.run(m, x, i)
+    np.testing.assert_array_equal(y, (x * 4 - x * -0.0 + x * 0.0) / np.float32(3) + 2)
+    np.testing.assert_array_equal(j, i * 6)
