@@ -4,6 +4,7 @@ values as IR constants through a handler registry per type (as JAX's ``ir_consta
 from __future__ import annotations
 
 import struct
+import sys
 from typing import Callable
 
 import numpy as np
@@ -58,6 +59,13 @@ def ir_constants(b: Builder, val) -> tuple:
         handler = _constant_handlers.get(t)
         if handler is not None:
             return handler(b, val)
+    dtype = getattr(val, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):
+        jax = sys.modules.get("jax")
+        if jax is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+            # A typed PRNG key captured as a constant: its key words, the array the program
+            # holds for a key aval (see aval_to_ir_types).
+            return _ndarray_constant(b, np.asarray(jax.random.key_data(val)))
     if hasattr(val, "__array__"):
         return _constant_handlers[np.ndarray](b, np.asarray(val))
     raise TypeError(f"no constant handler for type {type(val).__name__}")

@@ -160,7 +160,12 @@ def _as_text(sharding, aval) -> str | None:
     if sharding is None or isinstance(sharding, str):
         return sharding
     to_hlo = getattr(sharding, "_to_xla_hlo_sharding", None)
-    return str(to_hlo(len(aval.shape)) if to_hlo is not None else sharding)
+    if to_hlo is None:
+        return str(sharding)
+    # Of the array the program holds: a typed PRNG key's words are trailing dimensions,
+    # which the sharding leaves whole (as jax's physical sharding of a key array does).
+    from .rules.random import physical_aval
+    return str(to_hlo(len(physical_aval(aval).shape)))
 
 
 def _flat_shardings(jax, what: str, spec, whole, avals) -> list | None:
@@ -241,11 +246,15 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         partitions = mesh
     name = getattr(fn, "__name__", "fn")
     ordered = ordered_in_order(closed.effects)
-    result = lower_jaxpr_to_module(f"jit_{name}", closed, platform=platform,
-                                   ordered_effects=ordered, fn_name=name,
-                                   donated_args=donated if any(donated) else None,
-                                   arg_shardings=in_sh, result_shardings=out_sh,
-                                   num_partitions=partitions)
+    from .rules.random import threefry_partitionable
+    # jax reads jax_threefry_partitionable when it lowers random_bits and random_split (the
+    # jaxpr does not record it): so do we, for the same random numbers.
+    with threefry_partitionable(_partitionable(jax)):
+        result = lower_jaxpr_to_module(f"jit_{name}", closed, platform=platform,
+                                       ordered_effects=ordered, fn_name=name,
+                                       donated_args=donated if any(donated) else None,
+                                       arg_shardings=in_sh, result_shardings=out_sh,
+                                       num_partitions=partitions)
     return Lowered(result.module, in_tree, out_tree, closed.in_avals, closed.out_avals,
                    donated, statics, token_outputs=len(ordered),
                    num_partitions=partitions or 1)
@@ -290,7 +299,9 @@ class Jitted:
         except TypeError:
             raise TypeError("static arguments must be hashable (as in jax.jit)") from None
         x64 = bool(jax.config.jax_enable_x64)
-        return (tree, tuple(sig), tuple(sorted(statics.items())), x64), leaves
+        # Static values by type and value: 2, 2.0 and True are equal but trace apart.
+        static_key = tuple([(i, type(v), v) for i, v in sorted(statics.items())])
+        return (tree, tuple(sig), static_key, x64, _partitionable(jax)), leaves
 
     def lower(self, *args) -> Lowered:
         return lower(self.fn, *args, platform=self.platform,
@@ -313,6 +324,11 @@ class Jitted:
                    exe.run_global(*arrays))[lowered.token_outputs:]
         outs = [_from_numpy(jax, y, a) for y, a in zip(results, lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)
+
+
+def _partitionable(jax) -> bool:
+    """jax's ``jax_threefry_partitionable`` now (True, its default, where it has none)."""
+    return bool(getattr(jax.config, "jax_threefry_partitionable", True))
 
 
 def _is_key(jax, aval) -> bool:

@@ -265,3 +265,43 @@ def test_code_compiled_without_a_file_name_lowers_with_jaxs_ranges():
     assert "\"-\"" not in ours
     assert verify.check(lowered.module) == lowered.module.to_text(locations=True)
     _same(lj.jit(ns["f"])(x), jax.jit(ns["f"])(x))
+
+
+MODULE_KEY = jax.random.key(3)
+
+
+def test_a_key_captured_from_a_closure_is_its_key_data_constant():
+    # The module-level key pattern: a typed key array as a constant of the jaxpr.
+    x = np.zeros(3, np.float32)
+    for f in (lambda a: a + jax.random.uniform(MODULE_KEY, (3,)),
+              lambda a: jax.vmap(lambda k: jax.random.normal(k))(
+                  jax.random.split(MODULE_KEY, 3)) + a,
+              lambda a: jax.lax.cond(a.sum() > 1, lambda: a, lambda: a + jax.random.uniform(
+                  jax.random.key(5, impl="rbg"), (3,)))):
+        np.testing.assert_array_equal(lj.jit(f)(x), np.asarray(jax.jit(f)(x)))
+
+
+def test_threefry_partitionable_is_read_when_lowering_as_jax_reads_it():
+    # jax_threefry_partitionable changes the numbers random_bits gives; the jaxpr does not
+    # record it, so the lowering (and its cache) must read it.
+    f = lj.jit(lambda k: jax.random.uniform(k, (3,)))
+    key = jax.random.key(0)
+    before = jax.config.jax_threefry_partitionable
+    try:
+        for flag in (False, True, False):
+            jax.config.update("jax_threefry_partitionable", flag)
+            want = np.asarray(jax.jit(lambda k: jax.random.uniform(k, (3,)))(key))
+            np.testing.assert_array_equal(f(key), want)
+    finally:
+        jax.config.update("jax_threefry_partitionable", before)
+    assert f.cache_size == 2
+
+
+def test_static_arguments_equal_in_value_but_not_in_type_trace_apart():
+    f = lj.jit(lambda a, n: a * n, static_argnums=1)
+    xi = np.arange(3, dtype=np.int32)
+    for n in (2, 2.0, True, 2):
+        got, want = f(xi, n), np.asarray(jax.jit(lambda a, n: a * n, static_argnums=1)(xi, n))
+        assert got.dtype == want.dtype, n
+        np.testing.assert_array_equal(got, want)
+    assert f.cache_size == 3

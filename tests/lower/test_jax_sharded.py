@@ -222,3 +222,28 @@ def test_shardings_that_cannot_be_meant_are_refused_in_python():
         lj.lower(lambda a: a, x, in_shardings=PartitionSpec("x"))
     with pytest.raises(ValueError, match=r"names devices \[0, 3\]"):
         lj.lower(lambda a: a, x, in_shardings="{devices=[2]0,3}")
+
+
+_KEYS = textwrap.dedent("""
+    import jax, numpy as np
+    jax.config.update("jax_num_cpu_devices", 2)
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    import lower.jax as lj
+    s = NamedSharding(jax.make_mesh((2,), ("x",)), P("x"))
+    keys = jax.random.split(jax.random.key(0), 4)
+    draw = lambda k: jax.vmap(lambda kk: jax.random.uniform(kk))(k)
+    # A key array's sharding covers its words as trailing, whole dimensions: a rank-1
+    # sharding on tensor<4x2xui32> crashed jaxlib (in) or was refused by it (out).
+    assert "{devices=[2,1]<=[2]}" in lj.lower(draw, keys, in_shardings=s).text
+    np.testing.assert_array_equal(lj.jit(draw, in_shardings=s)(keys),
+                                  np.asarray(jax.jit(draw, in_shardings=s)(keys)))
+    split = lambda k: jax.random.split(k, 4)
+    ours = lj.jit(split, out_shardings=s)(jax.random.key(1))
+    theirs = jax.jit(split, out_shardings=s)(jax.random.key(1))
+    np.testing.assert_array_equal(jax.random.key_data(ours), jax.random.key_data(theirs))
+    print("ok")
+""")
+
+
+def test_sharded_key_arrays_leave_their_words_whole():
+    _in_a_fresh_process(_KEYS)
