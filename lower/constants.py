@@ -23,10 +23,17 @@ def is_token(aval) -> bool:
     return aval is core.abstract_token or type(aval).__name__ == "AbstractToken"
 
 
+# jax's float0, the dtype of integer inputs' tangents (it has no bits): lowered as i1, as jax
+# lowers it, and its values as false.
+FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
 def aval_to_ir_types(aval) -> tuple:
     """The IR types of an abstract value (one tensor type; a token for a token)."""
     if is_token(aval):
         return (hlo.token(),)
+    if aval.dtype == FLOAT0:
+        return (hlo.tensor(aval.shape, hlo.i1),)
     inner = getattr(aval, "inner_aval", None)
     if inner is not None:  # jax's AbstractFuture of an async collective: its value's types
         return aval_to_ir_types(inner)
@@ -79,6 +86,8 @@ def ir_constant(b: Builder, val):
 def _ndarray_constant(b: Builder, val: np.ndarray) -> tuple:
     """Arrays with zero strides (``np.broadcast_to`` results) become a broadcast of the small
     base constant, not a huge literal."""
+    if val.dtype == FLOAT0:
+        val = np.zeros(val.shape, np.bool_)
     if val.ndim == 0:
         return (b.constant(_scalar_attr(val)),)
     if val.ndim and 0 in val.strides and val.size:

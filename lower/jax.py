@@ -24,6 +24,8 @@ import threading
 
 import numpy as np
 
+from .constants import FLOAT0
+
 __all__ = ["lower", "jit", "Lowered", "Jitted"]
 
 
@@ -340,6 +342,8 @@ def _to_numpy(jax, x, aval):
     lowering makes of a key aval: uint32 words), anything else in the aval's dtype."""
     if _is_key(jax, aval):
         return np.asarray(jax.random.key_data(x))
+    if aval.dtype == FLOAT0:  # (lowered as i1: see lower.constants.FLOAT0)
+        return np.zeros(aval.shape, np.bool_)
     return np.asarray(x, dtype=aval.dtype)
 
 
@@ -348,6 +352,8 @@ def _from_numpy(jax, y, aval):
     key array), anything else the numpy array."""
     if _is_key(jax, aval):
         return jax.random.wrap_key_data(y, impl=aval.dtype._impl)
+    if aval.dtype == FLOAT0:
+        return np.zeros(aval.shape, FLOAT0)
     return y
 
 

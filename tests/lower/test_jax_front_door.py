@@ -305,3 +305,23 @@ def test_static_arguments_equal_in_value_but_not_in_type_trace_apart():
         assert got.dtype == want.dtype, n
         np.testing.assert_array_equal(got, want)
     assert f.cache_size == 3
+
+
+def test_float0_tangents_lower_as_i1_as_jax_lowers_them():
+    # float0 (an integer input's tangent; no bits): i1 in the program, false as a value.
+    float0 = jax.dtypes.float0
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    cases = [
+        (jax.grad(lambda a, i: a * i, argnums=(0, 1), allow_int=True), (np.float32(1.5), 3)),
+        (lambda a, i: jax.vjp(lambda p, q: p * q, a, i)[1](a), (x, np.int32(2))),
+        (lambda a, t: (a * 2, t), (x, np.zeros((2, 1), float0))),
+    ]
+    for f, args in cases:
+        ours, theirs = lj.jit(f)(*args), jax.jit(f)(*args)
+        for o, t in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+            t = np.asarray(t)
+            assert o.dtype == t.dtype and o.shape == t.shape
+            if t.dtype != float0:
+                np.testing.assert_array_equal(o, t)
+    text = lj.lower(cases[0][0], *cases[0][1]).text
+    assert "tensor<i1>" in text and "dense<false> : tensor<i1>" in text
