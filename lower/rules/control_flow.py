@@ -18,6 +18,7 @@ from mhlo_ir.builder import as_results
 from .. import mlir
 from ..inline import lower_closed
 from ..mlir import TokenSet, aval_to_ir_types, register_lowering
+from .random import physical_aval
 
 
 def _ordered_effects(*closed_jaxprs) -> list:
@@ -204,6 +205,7 @@ def _scan_lowering(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, li
     i32 = np.int32
 
     def zeros(bb, aval):
+        aval = physical_aval(aval)  # (stacked keys: their key data)
         return bb.broadcast_in_dim(bb.constant(np.zeros((), aval.dtype)), aval.shape, [])
 
     ys = [zeros(b, a) for a in y_avals]

@@ -23,6 +23,7 @@ from . import elementwise as _elementwise  # noqa: F401
 from . import indexing as _indexing  # noqa: F401
 from . import shape as _shape  # noqa: F401
 from ..mlir import lowering_rule, register_lowering
+from ..semantics import compare_hlo
 from .random import physical_aval, typed_key_impl
 
 
@@ -111,6 +112,13 @@ def _unchanged(ctx, k, args, **params):
     return args, params
 
 
+def _tile(ctx, k, args, reps):
+    """Each of the key array's own dimensions as asked, the key words once."""
+    rank = len(ctx.avals_out[0].shape) - len(k)
+    reps = tuple(reps)
+    return args, {"reps": (1,) * (rank - len(reps)) + reps + (1,) * len(k)}
+
+
 _TRANSFORMS = {
     "slice": _slice, "reshape": _reshape, "broadcast_in_dim": _broadcast_in_dim,
     "transpose": _transpose, "dynamic_slice": _dynamic_slice,
@@ -118,6 +126,7 @@ _TRANSFORMS = {
     # these index only the key array's own (leading) dimensions, or read the output aval
     "squeeze": _unchanged, "expand_dims": _unchanged, "concatenate": _unchanged,
     "rev": _unchanged, "gather": _gather, "scatter": _scatter,
+    "stack": _unchanged, "unstack": _unchanged, "tile": _tile,
 }
 
 
@@ -152,3 +161,36 @@ def _key_aware(name: str, transform):
 
 for _name, _transform in _TRANSFORMS.items():
     register_lowering(_name, _key_aware(_name, _transform))
+
+
+def _key_comparison(name: str):
+    """eq/ne of key arrays: their words compared, then all equal (eq) or any differing (ne)
+    over the key dimensions, as jax lowers them; a key array of lower rank (a scalar key
+    against an array of them) broadcast first."""
+    base = lowering_rule(name, "cpu")
+
+    def rule(ctx, x, y, **params):
+        k = _key_shape(ctx.avals_in)
+        if k is None:
+            return base(ctx, x, y, **params)
+        b = ctx.builder
+        out = tuple(ctx.avals_out[0].shape)
+        shape = out + tuple(k)
+
+        def widen(v):
+            s = tuple(v.type.shape)
+            if s == shape:
+                return v
+            own = len(s) - len(k)  # the key array's own rank
+            dims = [*range(len(out) - own, len(out)), *_trailing(len(out), len(k))]
+            return b.broadcast_in_dim(v, shape, dims)
+        same = compare_hlo(b, widen(x), widen(y), "EQ" if name == "eq" else "NE")
+        init = b.constant(np.bool_(name == "eq"))
+        return [b.reduce(same, init, _trailing(len(out), len(k)),
+                         "and" if name == "eq" else "or")]
+    rule.__name__ = f"_{name}_key_aware_lowering"
+    return rule
+
+
+for _name in ("eq", "ne"):
+    register_lowering(_name, _key_comparison(_name))

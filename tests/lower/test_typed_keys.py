@@ -36,3 +36,34 @@ def test_gamma_and_loggamma_for_the_other_key_implementations(impl):
         return jax.random.gamma(k1, a), jax.random.loggamma(k2, a[::-1])
     for got, want in zip(lj.jit(f)(a), jax.jit(f)(a)):
         np.testing.assert_array_equal(got, np.asarray(want))
+
+
+def _data(f):
+    return lambda *a: jax.random.key_data(f(*a))
+
+
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg"])
+def test_comparing_tiling_stacking_and_scanning_key_arrays(impl):
+    # eq/ne compare the key words and reduce over them (a scalar key broadcast against an
+    # array of them); tile, stack and unstack leave the words whole; scan stacks keys.
+    import jax.numpy as jnp
+    from jax import lax
+    k = jax.random.key(4, impl=impl)
+    cases = [
+        lambda k: jax.random.split(k, 3) == k,
+        lambda k: (k != k, k == k),
+        lambda k: jax.random.split(k, 3) != jax.random.split(k, 3)[::-1],
+        _data(lambda k: jnp.tile(jax.random.split(k, 2), 2)),
+        _data(lambda k: jnp.tile(jax.random.split(k, 2), (3, 1))),
+        _data(lambda k: jnp.stack([k, jax.random.split(k)[1]])),
+        _data(lambda k: jnp.unstack(jax.random.split(k, 2))[1]),
+        _data(lambda k: lax.scan(lambda c, _: (jax.random.split(c)[0], c), k, None,
+                                 length=3)[1]),
+        _data(lambda k: lax.map(lambda kk: jax.random.split(kk)[1], jax.random.split(k, 3))),
+    ]
+    for f in cases:
+        for got, want in zip(jax.tree_util.tree_leaves(lj.jit(f)(k)),
+                             jax.tree_util.tree_leaves(jax.jit(f)(k))):
+            want = np.asarray(want)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
