@@ -116,6 +116,10 @@ class JaxResults:
 
 
 def _pure_callback(ctx, *args, callback, sharding, result_avals, vmap_method=None, **_):
+    if not ctx.avals_out:
+        # Pure and without results: dead code, which XLA drops from jax's program (the call
+        # never runs); a result-less callback op must be a side effect, so none is made.
+        return []
     sh = _sharding(ctx, sharding)
     outs, _ = _emit(ctx, JaxResults(callback, _x64()), _name(callback), args,
                     has_side_effect=False, sharding=sh)

@@ -177,3 +177,15 @@ def test_the_lowered_text_names_each_callable_by_index():
     text = lowered.text
     assert text.count('call_target_name = "xla_ffi_python_cpu_callback"') == 2
     assert "index = 0 : ui64" in text and "index = 1 : ui64" in text
+
+
+def test_a_pure_callback_without_results_is_dead_code_as_in_jax_jit():
+    # XLA drops it from jax's program (the callback never runs there); we make no op.
+    seen = []
+    x = np.zeros(3, np.float32)
+
+    def f(a):
+        jax.pure_callback(lambda u: seen.append(u) or (), (), a)
+        return a + 1
+    np.testing.assert_array_equal(lj.jit(f)(x), np.asarray(jax.jit(f)(x)))
+    assert seen == [] and "custom_call" not in lj.lower(f, x).text
