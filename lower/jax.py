@@ -271,10 +271,12 @@ class Jitted:
     arrays out, put back together from their shards (``Executable.run_global``)."""
 
     def __init__(self, fn, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
-                 in_shardings=None, out_shardings=None):
+                 in_shardings=None, out_shardings=None, static_argnames=()):
         self.fn = fn
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
         self.static_argnums = static_argnums
+        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else \
+            tuple(static_argnames)
         self.donate_argnums = donate_argnums
         self.platform = platform
         self._cache: dict = {}
@@ -286,6 +288,26 @@ class Jitted:
     @property
     def cache_size(self) -> int:
         return len(self._cache)
+
+    def _positional(self, args, kwargs):
+        """``(fn, args, static keywords)`` with keyword arguments made positional: the
+        dynamic ones one dict after ``args`` (a pytree, as jax.jit flattens them), the
+        ``static_argnames`` ones baked into ``fn`` and returned for the cache key."""
+        if not kwargs:
+            return self.fn, args, ()
+        statics = {k: v for k, v in kwargs.items() if k in self.static_argnames}
+        dynamic = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        fn, n = self.fn, len(args)
+
+        def call(*a):
+            return fn(*a[:n], **a[n], **statics)
+        call.__name__ = getattr(fn, "__name__", "fn")
+        try:
+            hash(tuple(statics.items()))
+        except TypeError:
+            raise TypeError("static arguments must be hashable (as in jax.jit)") from None
+        return call, (*args, dynamic), tuple(
+            [(k, type(v), v) for k, v in sorted(statics.items())])
 
     def _key(self, args):
         jax = _jax()
@@ -305,18 +327,24 @@ class Jitted:
         static_key = tuple([(i, type(v), v) for i, v in sorted(statics.items())])
         return (tree, tuple(sig), static_key, x64, _partitionable(jax)), leaves
 
-    def lower(self, *args) -> Lowered:
-        return lower(self.fn, *args, platform=self.platform,
+    def lower(self, *args, **kwargs) -> Lowered:
+        fn, args, _ = self._positional(args, kwargs)
+        ins = self.in_shardings
+        if kwargs and isinstance(ins, (tuple, list)):
+            ins = [*ins, None]  # (the keyword arguments' dict: unannotated, as in jax.jit)
+        return lower(fn, *args, platform=self.platform,
                      donate_argnums=self.donate_argnums, static_argnums=self.static_argnums,
-                     in_shardings=self.in_shardings, out_shardings=self.out_shardings)
+                     in_shardings=ins, out_shardings=self.out_shardings)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         jax = _jax()
-        key, leaves = self._key(args)
+        _, positional, static_kw = self._positional(args, kwargs)
+        key, leaves = self._key(positional)
+        key = (key, bool(kwargs), static_kw)
         with self._lock:
             entry = self._cache.get(key)
         if entry is None:
-            lowered = self.lower(*args)
+            lowered = self.lower(*args, **kwargs)
             entry = (lowered, lowered.compile(self.platform))
             with self._lock:
                 self._cache.setdefault(key, entry)
@@ -358,10 +386,12 @@ def _from_numpy(jax, y, aval):
 
 
 def jit(fn=None, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
-        in_shardings=None, out_shardings=None):
-    """Like ``jax.jit``: ``jit(fn)`` or ``@jit`` / ``@jit(static_argnums=...)``."""
+        in_shardings=None, out_shardings=None, static_argnames=()):
+    """Like ``jax.jit``: ``jit(fn)`` or ``@jit`` / ``@jit(static_argnums=...)``. Keyword
+    arguments are dynamic unless named in ``static_argnames``."""
     options = dict(static_argnums=static_argnums, donate_argnums=donate_argnums,
-                   platform=platform, in_shardings=in_shardings, out_shardings=out_shardings)
+                   platform=platform, in_shardings=in_shardings, out_shardings=out_shardings,
+                   static_argnames=static_argnames)
     if fn is None:
         return lambda f: Jitted(f, **options)
     return Jitted(fn, **options)

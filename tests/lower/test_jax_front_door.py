@@ -325,3 +325,20 @@ def test_float0_tangents_lower_as_i1_as_jax_lowers_them():
                 np.testing.assert_array_equal(o, t)
     text = lj.lower(cases[0][0], *cases[0][1]).text
     assert "tensor<i1>" in text and "dense<false> : tensor<i1>" in text
+
+
+def test_keyword_arguments_are_dynamic_unless_named_static():
+    def f(a, n, *, axis=0, scale=1.0):
+        return a.sum(axis) * n * scale
+    y = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ours = lj.jit(f, static_argnames="axis")
+    theirs = jax.jit(f, static_argnames="axis")
+    for args, kwargs in [((y, 2.0), {}), ((y,), {"n": 2.0}), ((y, 2.0), {"axis": 1}),
+                         ((y,), {"n": np.float32(3), "axis": 1, "scale": 0.5}),
+                         ((y,), {"scale": 0.5, "n": 1.0})]:
+        got, want = ours(*args, **kwargs), np.asarray(theirs(*args, **kwargs))
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    assert ours.lower(y, n=2.0, axis=1).text.count("tensor<2x3xf32>") >= 1
+    with pytest.raises(TypeError, match="hashable"):
+        ours(y, n=1.0, axis=[1])
