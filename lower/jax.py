@@ -325,7 +325,8 @@ class Jitted:
         x64 = bool(jax.config.jax_enable_x64)
         # Static values by type and value: 2, 2.0 and True are equal but trace apart.
         static_key = tuple([(i, type(v), v) for i, v in sorted(statics.items())])
-        return (tree, tuple(sig), static_key, x64, _partitionable(jax)), leaves
+        return (tree, tuple(sig), static_key, x64, _partitionable(jax), _trace_context()), \
+            leaves
 
     def lower(self, *args, **kwargs) -> Lowered:
         fn, args, _ = self._positional(args, kwargs)
@@ -354,6 +355,16 @@ class Jitted:
                    exe.run_global(*arrays))[lowered.token_outputs:]
         outs = [_from_numpy(jax, y, a) for y, a in zip(results, lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)
+
+
+def _trace_context():
+    """jax's configuration that changes what tracing makes (rank and dtype promotion,
+    default matmul precision, ...), as jax.jit's own cache keys it; None where this jax
+    does not say (x64 and threefry's layout are keyed apart anyway)."""
+    import sys
+    config = sys.modules.get("jax._src.config")
+    context = getattr(config, "trace_context", None)
+    return context() if context is not None else None
 
 
 def _partitionable(jax) -> bool:

@@ -342,3 +342,15 @@ def test_keyword_arguments_are_dynamic_unless_named_static():
     assert ours.lower(y, n=2.0, axis=1).text.count("tensor<2x3xf32>") >= 1
     with pytest.raises(TypeError, match="hashable"):
         ours(y, n=1.0, axis=[1])
+
+
+def test_the_jit_cache_keys_jaxs_trace_time_configuration():
+    # Under numpy_rank_promotion("raise") jax re-traces (and raises); a program traced
+    # before under "allow" must not be reused.
+    f = lj.jit(lambda a, b: a + b)
+    a, b = np.ones((2, 3), np.float32), np.ones(3, np.float32)
+    np.testing.assert_array_equal(f(a, b), a + b)
+    with jax.numpy_rank_promotion("raise"):
+        with pytest.raises(ValueError, match="rank_promotion"):
+            f(a, b)
+    np.testing.assert_array_equal(f(a, b), a + b)
