@@ -316,6 +316,12 @@ class Jitted:
         leaves, tree = jax.tree_util.tree_flatten(tuple(dynamic))
         sig = []
         for x in leaves:
+            if isinstance(x, jax.core.Tracer):
+                raise TypeError(
+                    f"lower.jax.jit got a jax tracer ({type(x).__name__}) for an argument: it "
+                    "runs programs outside jax, so it cannot be called inside jax.jit, vmap, "
+                    "grad or other jax transformations (transform the function first: "
+                    "lower.jax.jit(jax.vmap(f)))")
             aval = jax.api_util.shaped_abstractify(x)
             sig.append((aval.shape, str(aval.dtype), bool(getattr(aval, "weak_type", False))))
         try:

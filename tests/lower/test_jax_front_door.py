@@ -354,3 +354,12 @@ def test_the_jit_cache_keys_jaxs_trace_time_configuration():
         with pytest.raises(ValueError, match="rank_promotion"):
             f(a, b)
     np.testing.assert_array_equal(f(a, b), a + b)
+
+
+def test_a_call_under_a_jax_transformation_says_what_to_do():
+    f = lj.jit(lambda a: a * 2)
+    for transform in (jax.vmap, jax.jit, jax.grad):
+        with pytest.raises(TypeError, match=r"jax tracer .*lower.jax.jit\(jax.vmap\(f\)\)"):
+            transform(lambda a: f(a).sum() if transform is jax.grad else f(a))(
+                np.ones((2, 3), np.float32))
+    assert f.cache_size == 0
