@@ -309,9 +309,8 @@ class Jitted:
         return call, (*args, dynamic), tuple(
             [(k, type(v), v) for k, v in sorted(statics.items())])
 
-    def _key(self, args):
+    def _key(self, args, static):
         jax = _jax()
-        static = _normalize_argnums(self.static_argnums, len(args), "static_argnums")
         statics, dynamic = _split(args, static)
         leaves, tree = jax.tree_util.tree_flatten(tuple(dynamic))
         sig = []
@@ -334,19 +333,26 @@ class Jitted:
         return (tree, tuple(sig), static_key, x64, _partitionable(jax), _trace_context()), \
             leaves
 
+    def _argnums(self, n: int) -> tuple:
+        """static_argnums and donate_argnums of ``n`` positional arguments, non-negative
+        (they keep their meaning once the keyword arguments' dict follows them)."""
+        return (_normalize_argnums(self.static_argnums, n, "static_argnums"),
+                _normalize_argnums(self.donate_argnums, n, "donate_argnums"))
+
     def lower(self, *args, **kwargs) -> Lowered:
+        static, donate = self._argnums(len(args))
         fn, args, _ = self._positional(args, kwargs)
         ins = self.in_shardings
         if kwargs and isinstance(ins, (tuple, list)):
             ins = [*ins, None]  # (the keyword arguments' dict: unannotated, as in jax.jit)
-        return lower(fn, *args, platform=self.platform,
-                     donate_argnums=self.donate_argnums, static_argnums=self.static_argnums,
-                     in_shardings=ins, out_shardings=self.out_shardings)
+        return lower(fn, *args, platform=self.platform, donate_argnums=donate,
+                     static_argnums=static, in_shardings=ins,
+                     out_shardings=self.out_shardings)
 
     def __call__(self, *args, **kwargs):
         jax = _jax()
         _, positional, static_kw = self._positional(args, kwargs)
-        key, leaves = self._key(positional)
+        key, leaves = self._key(positional, self._argnums(len(args))[0])
         key = (key, bool(kwargs), static_kw)
         with self._lock:
             entry = self._cache.get(key)

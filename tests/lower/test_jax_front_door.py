@@ -340,6 +340,14 @@ def test_keyword_arguments_are_dynamic_unless_named_static():
         assert got.shape == want.shape and got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
     assert ours.lower(y, n=2.0, axis=1).text.count("tensor<2x3xf32>") >= 1
+    # A negative static_argnums still names a positional argument, keywords given or not.
+    neg = lj.jit(lambda a, n, *, s=1.0: a * n * s, static_argnums=-1)
+    for kwargs in ({}, {"s": 2.0}):
+        got = neg(y, 3, **kwargs)
+        want = np.asarray(jax.jit(lambda a, n, *, s=1.0: a * n * s, static_argnums=-1)(
+            y, 3, **kwargs))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
     with pytest.raises(TypeError, match="hashable"):
         ours(y, n=1.0, axis=[1])
 
