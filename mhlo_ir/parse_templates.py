@@ -26,7 +26,6 @@ import re
 
 from .combining import combining_recipe, combining_regions
 from .ir import make_operation
-from .location import UNKNOWN
 from .op_attributes import OpAttributes
 from .syntax import NAME_ID
 
@@ -111,12 +110,9 @@ def template_line(cache, line: str, end: int, block):
     for name in names:
         if name in frame:
             return None  # a redefinition: reported by the token-level path
-    if recipe is None:
-        regions = ()
-    elif recipe[6]:  # a body the text implies: at the op's location, as MLIR reads it
-        regions = combining_regions(recipe[:6], location, location, location)
-    else:
-        regions = combining_regions(recipe[:6], UNKNOWN, UNKNOWN)
+    # A region the line does not spell is one its text implies: at the op's location, as
+    # MLIR reads it (see remember).
+    regions = () if recipe is None else combining_regions(recipe, location, location, location)
     op = make_operation(spec, tuple(operands), results, attributes, regions, location, block)
     if count == 1:
         frame[result] = op.results[0]
@@ -151,21 +147,18 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
 
     An op with a region its line does not spell (a reduce's ``applies mhlo.add``: the body
     follows from the text and the operand types, as the token reader made it) is one when
-    that region is a combining block without locations or all at the op's (as the reader
-    leaves a body the text implies; ``combining_recipe``): a later line makes its own
-    region from the recipe, at its own location. A region the line spells names its
+    that region is a combining block all at the op's location, arguments included (as the
+    reader leaves a body the text implies; ``combining_recipe``): a later line makes its
+    own region from the recipe, at its own line's location. A region the line spells names its
     arguments, which are not the op's operands, so no such line makes a template."""
     recipe = None
     if op.regions:
+        # (Its arguments at the op's location too, or with none where the op has none:
+        # combining_recipe's ``implied``.)
         recipe = combining_recipe(op, implied=True)
-        if recipe is None:
+        if recipe is None or recipe[6] is not op.location or recipe[7] is not op.location:
             return
-        if recipe[6] is UNKNOWN and recipe[7] is UNKNOWN:
-            recipe = recipe[:6] + (False,)
-        elif recipe[6] is op.location and recipe[7] is op.location:
-            recipe = recipe[:6] + (True,)  # (the arguments too: combining_recipe's implied)
-        else:
-            return
+        recipe = recipe[:6]
     at = _line_at(text, pos)
     if at is None:
         return

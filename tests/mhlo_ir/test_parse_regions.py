@@ -304,3 +304,24 @@ def test_a_compact_reductions_body_is_at_its_location_as_mlir_reads_it(monkeypat
                 assert _body_locations(mine) == [hlo.UNKNOWN] * 4
                 assert len(set(_body_locations(mlirs))) == 1
         assert outcome(text) == tokens_only(text)
+
+
+def test_a_compact_reduce_template_made_without_a_location_keeps_later_ones_located(
+        monkeypatch):
+    # An unlocated line makes the template; a later located line's body is at its location
+    # (the template once remembered "no location" for the body and lost it).
+    monkeypatch.setattr(parse_lines, "_TABLES", {})
+
+    def text(*locs):
+        lines = "".join(
+            f"    %{i} = mhlo.reduce(%arg0 init: %arg1) applies mhlo.add across dimensions = "
+            f"[0] : (tensor<2xf32>, tensor<f32>) -> tensor<f32>{loc}\n"
+            for i, loc in enumerate(locs))
+        return ("module {\n  func.func @main(%arg0: tensor<2xf32>, %arg1: tensor<f32>) -> "
+                f"tensor<f32> {{\n{lines}    return %0 : tensor<f32>\n  }}\n}}\n")
+    hlo.parse(text(""))
+    for t in (text(' loc("n")'), text("", ' loc("n")', "", ' loc("m")')):
+        assert outcome(t) == tokens_only(t)
+    m = hlo.parse(text("", ' loc("n")'))
+    second = m.functions[0].entry_block.operations[1]
+    assert _body_locations(second) == [hlo.NameLoc("n")] * 4
