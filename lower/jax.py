@@ -277,6 +277,10 @@ class Jitted:
         self.static_argnums = static_argnums
         self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else \
             tuple(static_argnames)
+        # As jax.jit: a static parameter named is static given by position too, and one
+        # numbered is static given by name (through fn's signature, where it has one).
+        self._named_nums, self._numbered_names, self._positional_count = _other_way(
+            fn, static_argnums, self.static_argnames)
         self.donate_argnums = donate_argnums
         self.platform = platform
         self._cache: dict = {}
@@ -295,8 +299,9 @@ class Jitted:
         ``static_argnames`` ones baked into ``fn`` and returned for the cache key."""
         if not kwargs:
             return self.fn, args, ()
-        statics = {k: v for k, v in kwargs.items() if k in self.static_argnames}
-        dynamic = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        names = self.static_argnames + self._numbered_names
+        statics = {k: v for k, v in kwargs.items() if k in names}
+        dynamic = {k: v for k, v in kwargs.items() if k not in names}
         fn, n = self.fn, len(args)
 
         def call(*a):
@@ -336,7 +341,15 @@ class Jitted:
     def _argnums(self, n: int) -> tuple:
         """static_argnums and donate_argnums of ``n`` positional arguments, non-negative
         (they keep their meaning once the keyword arguments' dict follows them)."""
-        return (_normalize_argnums(self.static_argnums, n, "static_argnums"),
+        nums = self.static_argnums
+        nums = (nums,) if isinstance(nums, int) else tuple(nums)
+        # (A numbered parameter past the positional arguments given is given by name, or
+        # takes its default: static through _numbered_names then.)
+        numbered = {i for i in nums if i >= n and 0 <= i < self._positional_count}
+        static = _normalize_argnums([i for i in nums if i not in numbered], n,
+                                    "static_argnums")
+        named = tuple(i for i in self._named_nums if i < n)  # (given by name: not here)
+        return (tuple(sorted({*static, *named})),
                 _normalize_argnums(self.donate_argnums, n, "donate_argnums"))
 
     def lower(self, *args, **kwargs) -> Lowered:
@@ -367,6 +380,24 @@ class Jitted:
                    exe.run_global(*arrays))[lowered.token_outputs:]
         outs = [_from_numpy(jax, y, a) for y, a in zip(results, lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)
+
+
+def _other_way(fn, argnums, argnames) -> tuple:
+    """(the positions of the parameters ``argnames`` names, the names of those ``argnums``
+    numbers, how many parameters may be given by position), through ``fn``'s signature:
+    ((), (), 0) where it has none."""
+    import inspect
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return (), (), 0
+    either = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    positional = [p for p in params if p.kind in either]
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    named = tuple(i for i, p in enumerate(positional) if p.name in argnames)
+    numbered = tuple(positional[i].name for i in nums if 0 <= i < len(positional) and
+                     positional[i].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return named, numbered, len(positional)
 
 
 def _trace_context():

@@ -371,3 +371,20 @@ def test_a_call_under_a_jax_transformation_says_what_to_do():
             transform(lambda a: f(a).sum() if transform is jax.grad else f(a))(
                 np.ones((2, 3), np.float32))
     assert f.cache_size == 0
+
+
+def _tile(x, n=2):
+    return jnp.tile(x, n)
+
+
+def test_static_parameters_are_static_by_position_and_by_name_as_in_jax_jit():
+    # jax.jit maps static_argnames to positions and static_argnums to names through the
+    # function's signature: a static parameter passed the other way is still static.
+    x = np.arange(3, dtype=np.float32)
+    by_name, by_number = lj.jit(_tile, static_argnames="n"), lj.jit(_tile, static_argnums=1)
+    for f in (by_name, by_number):
+        for args, kwargs in [((x, 2), {}), ((x,), {"n": 3}), ((x,), {})]:
+            want = np.asarray(jax.jit(_tile, static_argnums=1)(*args, **kwargs))
+            np.testing.assert_array_equal(f(*args, **kwargs), want)
+    with pytest.raises(ValueError, match="static_argnums 5 is out of range"):
+        lj.jit(_tile, static_argnums=5)(x)
