@@ -286,6 +286,7 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     rules = _resolved_rules(platform)
     loc_cache = ctx.location_cache
     name_stack = ctx.name_stack
+    outer_stack = name_stack.stack
     locs: dict = {}  # (primitive name, eqn name stack, file, line, column) -> Location
     saved = b.location
     no_tokens = TokenSet()
@@ -313,8 +314,15 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                     loc = locs.get(key)
                 except (AttributeError, TypeError):  # not our SourceInfo after all
                     key, loc = None, None
-            else:  # JAX's: source_info_to_location's own cache (by traceback) answers
-                key, loc = None, None
+            else:
+                # JAX's: source_info_to_location's own cache, its key made here (a hit skips
+                # the call, and its asking for a frame JAX's SourceInfo lacks).
+                key = None
+                try:
+                    loc = loc_cache.get((name, outer_stack, si.name_stack.stack,
+                                         si.traceback))
+                except (AttributeError, TypeError):
+                    loc = None
             if loc is None:
                 loc = source_info_to_location(prim, si, name_stack, loc_cache)
                 if key is not None:
