@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import threading
 
 import numpy as np
@@ -404,7 +405,6 @@ def _trace_context():
     """jax's configuration that changes what tracing makes (rank and dtype promotion,
     default matmul precision, ...), as jax.jit's own cache keys it; None where this jax
     does not say (x64 and threefry's layout are keyed apart anyway)."""
-    import sys
     config = sys.modules.get("jax._src.config")
     context = getattr(config, "trace_context", None)
     return context() if context is not None else None

@@ -28,6 +28,8 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     where = traceback if frame is None else (frame.file_name, frame.start_line,
                                              frame.start_column)
     stacks = (primitive.name, name_stack.stack, getattr(eqn_stack, "stack", eqn_stack))
+    # NOTE: jaxpr_subcomp looks this key up itself for JAX's equations (name, its name
+    # stack's, the equation's, the traceback): keep the two in step.
     key = (*stacks, where)
     name = None
     if cache is not None:

@@ -559,11 +559,11 @@ class _Verifier:
         return f"the module defines {shown}" if names else "the module defines no functions"
 
     def _check_call(self, fn, op, fr) -> None:
-        callee = (op.attributes or _NO_ATTRS).get("callee")
-        if not isinstance(callee, SymbolRefAttr):  # (ops_checked promised a checked op)
+        ref = (op.attributes or _NO_ATTRS).get("callee")
+        if not isinstance(ref, SymbolRefAttr):  # (ops_checked promised a checked op)
             _fail(f"{_where(fn, op, fr)}: attribute callee must be a symbol reference, got "
-                  f"{_show(callee)}")
-        name = callee.name
+                  f"{_show(ref)}")
+        name = ref.name
         callee = self.names.get(name)
         if callee is None:
             _fail(f"{_where(fn, op, fr)}: calls @{name}, which is not defined "
