@@ -26,6 +26,7 @@ import threading
 import numpy as np
 
 from .constants import FLOAT0
+from .mlir import _params_key
 
 __all__ = ["lower", "jit", "Lowered", "Jitted"]
 
@@ -312,8 +313,7 @@ class Jitted:
             hash(tuple(statics.items()))
         except TypeError:
             raise TypeError("static arguments must be hashable (as in jax.jit)") from None
-        return call, (*args, dynamic), tuple(
-            [(k, type(v), v) for k, v in sorted(statics.items())])
+        return call, (*args, dynamic), _params_key(statics)
 
     def _key(self, args, static):
         jax = _jax()
@@ -334,8 +334,10 @@ class Jitted:
         except TypeError:
             raise TypeError("static arguments must be hashable (as in jax.jit)") from None
         x64 = bool(jax.config.jax_enable_x64)
-        # Static values by type and value: 2, 2.0 and True are equal but trace apart.
-        static_key = tuple([(i, type(v), v) for i, v in sorted(statics.items())])
+        # Static values by type and exact value: 2, 2.0 and True are equal but trace apart,
+        # and so do 0.0 and -0.0 (jax.jit keys them by equality: the first one's program
+        # would serve the other).
+        static_key = _params_key(statics)
         return (tree, tuple(sig), static_key, x64, _partitionable(jax), _trace_context()), \
             leaves
 

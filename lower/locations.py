@@ -27,9 +27,9 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     eqn_stack = getattr(source_info, "name_stack", None)
     where = traceback if frame is None else (frame.file_name, frame.start_line,
                                              frame.start_column)
-    stacks = (primitive.name, name_stack.stack, getattr(eqn_stack, "stack", eqn_stack))
-    # NOTE: jaxpr_subcomp looks this key up itself for JAX's equations (name, its name
-    # stack's, the equation's, the traceback): keep the two in step.
+    inner = getattr(eqn_stack, "stack", eqn_stack)
+    stacks = (primitive.name, stack_key(name_stack.stack),
+              stack_key(inner) if inner.__class__ is tuple else inner)
     key = (*stacks, where)
     name = None
     if cache is not None:
@@ -71,6 +71,17 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     if cache is not None:
         cache[key] = loc
     return loc
+
+
+def stack_key(stack: tuple) -> tuple:
+    """A name stack's entries as a key that tells apart what prints apart: JAX's
+    ``Scope("jvp")`` (a ``named_scope``) and ``Transform("jvp")`` are equal named tuples
+    with one hash, but print as ``jvp`` and ``jvp()``; so every entry that is not a str is
+    keyed with its class."""
+    for entry in stack:
+        if entry.__class__ is not str:
+            return tuple([e if e.__class__ is str else (e.__class__, e) for e in stack])
+    return stack
 
 
 _NO_CHAIN = object()  # a traceback not seen yet (None: one without user frames)

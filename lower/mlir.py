@@ -31,7 +31,7 @@ from . import core
 from .constants import (aval_to_ir_type, aval_to_ir_types, ir_constant,  # noqa: F401
                         ir_constants, is_token, literal_key, register_constant_handler)
 from .tokens import TokenSet, _is_ordered, ordered_in_order  # noqa: F401
-from .locations import _is_user_file, source_info_to_location  # noqa: F401
+from .locations import _is_user_file, source_info_to_location, stack_key  # noqa: F401
 
 __all__ = ["ModuleContext", "LoweringRuleContext", "TokenSet", "LoweringResult",
            "register_lowering", "lower_jaxpr_to_module", "lower_jaxpr_to_fun",
@@ -69,6 +69,8 @@ class ModuleContext:
         self.cached_primitive_lowerings: dict = {}
         self.cached_call_jaxpr_lowerings: dict = {}
         self.location_cache: dict = {}
+        # jaxpr_subcomp's (primitive, outer stack, equation's stack, where) -> Location.
+        self.located: dict = {}
 
     @property
     def host_callbacks(self) -> list:
@@ -286,8 +288,8 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     rules = _resolved_rules(platform)
     loc_cache = ctx.location_cache
     name_stack = ctx.name_stack
-    outer_stack = name_stack.stack
-    locs: dict = {}  # (primitive name, eqn name stack, file, line, column) -> Location
+    outer = stack_key(name_stack.stack)
+    located = ctx.located
     saved = b.location
     no_tokens = TokenSet()
     value_classes = VALUE_CLASSES
@@ -307,26 +309,28 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
             if has_frame is None:
                 has_frame = frame_classes[si.__class__] = hasattr(si, "frame")
             fr = si.frame if has_frame else None
-            if fr is not None:
-                try:
-                    key = (name, si.name_stack.stack, fr.file_name, fr.start_line,
+            # The location by (primitive, outer name stack, the equation's, where): a hit
+            # skips source_info_to_location and the getattrs it makes.
+            # NOTE: the equation's stack is keyed by value, though JAX's Scope("jvp") (a
+            # named_scope) and Transform("jvp") entries are equal tuples that print apart
+            # (the outer one, and source_info_to_location's keys, tell classes apart): with
+            # JAX's whole traceback in the key, two such stacks would need one call path run
+            # under both, which only jax's private transform_name_stack can make; our
+            # tracer's stacks hold str entries alone. Telling them apart here cost 4-10% of
+            # a value_and_grad lowering (a new stack object every few equations).
+            try:
+                if fr is not None:
+                    key = (name, outer, si.name_stack.stack, fr.file_name, fr.start_line,
                            fr.start_column)
-                    loc = locs.get(key)
-                except (AttributeError, TypeError):  # not our SourceInfo after all
-                    key, loc = None, None
-            else:
-                # JAX's: source_info_to_location's own cache, its key made here (a hit skips
-                # the call, and its asking for a frame JAX's SourceInfo lacks).
-                key = None
-                try:
-                    loc = loc_cache.get((name, outer_stack, si.name_stack.stack,
-                                         si.traceback))
-                except (AttributeError, TypeError):
-                    loc = None
+                else:  # JAX's
+                    key = (name, outer, si.name_stack.stack, si.traceback)
+                loc = located.get(key)
+            except (AttributeError, TypeError):  # not a SourceInfo we know after all
+                key, loc = None, None
             if loc is None:
                 loc = source_info_to_location(prim, si, name_stack, loc_cache)
                 if key is not None:
-                    locs[key] = loc
+                    located[key] = loc
             b.location = loc
             eff = eqn.effects
             invars = eqn.invars
@@ -624,13 +628,16 @@ def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args) -> 
     mctx = ctx.module_context
     effects = ctx.tokens_in.effects()
     # The axis context is part of the key: one jaxpr lowered inside and outside a manual
-    # (shard_map) region must become two functions.
-    key = (id(call_jaxpr), effects, id(mctx.axis_context))
+    # (shard_map) region must become two functions. Keyed by ids, the entry holds both
+    # objects and a hit must be them (a shard_map region's context is dropped when the
+    # region is lowered, and the next one's may get its address).
+    axis_context = mctx.axis_context
+    key = (id(call_jaxpr), effects, id(axis_context))
     hit = mctx.cached_call_jaxpr_lowerings.get(key)
-    if hit is None or hit[0] is not call_jaxpr:
+    if hit is None or hit[0] is not call_jaxpr or hit[1] is not axis_context:
         fn = lower_jaxpr_to_fun(mctx, fn_name, call_jaxpr, effects)
-        mctx.cached_call_jaxpr_lowerings[key] = hit = (call_jaxpr, fn)
-    fn = hit[1]
+        mctx.cached_call_jaxpr_lowerings[key] = hit = (call_jaxpr, axis_context, fn)
+    fn = hit[2]
     flat = [*ctx.tokens_in.tokens(), *flat_values(args)]
     outs = list(as_results(ctx.builder.call(fn, flat)))
     n = len(effects)

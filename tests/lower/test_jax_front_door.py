@@ -388,3 +388,40 @@ def test_static_parameters_are_static_by_position_and_by_name_as_in_jax_jit():
             np.testing.assert_array_equal(f(*args, **kwargs), want)
     with pytest.raises(ValueError, match="static_argnums 5 is out of range"):
         lj.jit(_tile, static_argnums=5)(x)
+
+
+@pytest.mark.parametrize("scope_first", [True, False])
+def test_a_named_scope_and_a_transform_of_one_name_are_located_apart(scope_first):
+    """jax's Scope("jvp") and Transform("jvp") are equal tuples that print as ``jvp`` and
+    ``jvp()``: each equation's location names its own, in either order (jax.jit's names)."""
+    import re
+
+    def scoped(x):
+        with jax.named_scope("jvp"):
+            return jnp.sin(x)
+
+    def transformed(x):
+        return jax.jvp(jnp.sin, (x,), (x,))[0]
+
+    def f(x):
+        return scoped(x) + transformed(x) if scope_first else transformed(x) + scoped(x)
+    x = np.ones((2,), np.float32)
+
+    def names(text):
+        return sorted(set(re.findall(r'"([^"]*/sin)"', text)))
+    want = names(jax.jit(f).lower(x).as_text(debug_info=True))
+    assert want == ["jit(f)/jvp()/sin", "jit(f)/jvp/sin"]
+    assert names(lj.lower(f, x).text) == want
+
+
+def test_static_arguments_equal_but_not_identical_trace_apart():
+    """0.0 and -0.0 (and (0.0,), (-0.0,)) are equal static arguments: each gets its own
+    program, whichever came first (jax.jit would serve the second with the first's)."""
+    x = np.ones((2,), np.float32)
+    for order in ((0.0, -0.0), (-0.0, 0.0)):
+        f = lj.jit(lambda x, s: x * s[0] if isinstance(s, tuple) else x * s,
+                   static_argnums=1)
+        for s in order:
+            for arg in (s, (s,)):
+                got = f(x, arg)
+                assert np.array_equal(np.signbit(got), np.signbit(x * np.float32(s))), (order, arg)

@@ -356,3 +356,29 @@ def test_shard_map_over_size_1_axes_needs_no_region():
     outs = exe.run_sharded([[_blocks(d)] for d in range(8)])
     for d in range(8):
         np.testing.assert_array_equal(outs[0][d], FULL)
+
+
+def test_a_call_cached_for_a_dropped_axis_context_is_not_reused_at_its_address():
+    """call_lowering keys its cache by the axis context's id: an entry made in a shard_map
+    region whose context is gone (its address then free for the next region's) must not
+    serve another context. Made deterministic by planting such an entry by hand."""
+    from lower.mlir import ModuleContext, call_lowering, LoweringRuleContext
+    from lower.tokens import TokenSet
+    import mhlo_ir as hlo
+    callee = tr.make_jaxpr(lambda v: v * 2.0)(FULL)
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((8, 8), hlo.f32)])
+    b = f.builder()
+    here, gone = object(), object()
+    mctx = ModuleContext(m, "cpu", axis_context=here)
+    planted = m.add_function("planted", [hlo.tensor((8, 8), hlo.f32)],
+                             [hlo.tensor((8, 8), hlo.f32)], visibility="private")
+    planted.builder().return_(planted.arguments[0])
+    mctx.cached_call_jaxpr_lowerings[(id(callee), (), id(here))] = (callee, gone, planted)
+    ctx = LoweringRuleContext(mctx, b, None, None, None, TokenSet())
+    (out,) = call_lowering(ctx, "f", callee, f.arguments[0])
+    b.return_(*out)
+    callee_name = out[0].owner.attributes["callee"].name
+    assert callee_name != "planted", "a call cached for another axis context was reused"
+    (got,) = verify.run(m, FULL)
+    np.testing.assert_array_equal(got, FULL * 2)
