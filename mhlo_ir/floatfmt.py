@@ -10,6 +10,8 @@ expansion of the binary value is rounded half-up on the first dropped digit, as 
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from decimal import Decimal
 
 import numpy as np
@@ -200,13 +202,20 @@ def _round_f64(m: float, et: ElementType) -> int:
     storage = _UINT_FOR_SIZE[et.dtype.itemsize]
     k = _bits(t, et) & (sign - 1)
     best = None
-    for c in (k - 1, k, k + 1):          # f64 differences of neighbours are exact (Sterbenz)
+    for c in (k - 1, k, k + 1):
         if 0 <= c < sign:
             v = float(np.array([c], dtype=storage).view(et.dtype)[0])
             if v - v == 0:
-                key = (abs(v - a), c & 1)
-                if best is None or key < best[0]:
-                    best = (key, c)
+                # f64 differences of neighbours near ``a`` are exact (Sterbenz), but not of
+                # a value far past the type's largest (1e20 as f4E2M1FN: 4.0 and 6.0 both
+                # lose to the rounding of 1e20 - v): equal ones are compared exactly.
+                d = abs(v - a)
+                if best is not None and d == best[0][0]:
+                    d2, b2 = abs(Fraction(v) - Fraction(a)), abs(Fraction(best[2]) - Fraction(a))
+                    if d2 < b2 or (d2 == b2 and (c & 1) < (best[1] & 1)):
+                        best = ((d, c & 1), c, v)
+                elif best is None or d < best[0][0]:
+                    best = ((d, c & 1), c, v)
     c = best[1]
     if m < 0 and (c or not et.name.endswith("FNUZ")):   # FNUZ types have no -0 (0x80 is NaN)
         c |= sign

@@ -217,7 +217,7 @@ class _Parser:
                         raise ts.error(f"'builtin.module' has no property {k!r}", tok)
                 module = self._new_module(name, None, tok)
                 ts.expect("(")
-            self.module_body(module)
+            self.module_body(module, generic=True)
             if not empty_tail(ts):
                 ts.expect(")")
                 attrs = self.attr_dict() if ts.at("{") else {}
@@ -253,9 +253,21 @@ class _Parser:
             except (TypeError, ValueError, IRError) as e:
                 raise self.ts.error(str(e), tok) from None
 
-    def module_body(self, module) -> None:
+    def module_body(self, module, generic: bool = False) -> None:
+        """The module's one block: ``{ func.func ... }``. Its label may open it (``^bb0:``,
+        MLIR's print of an empty module); in the generic form an empty region, with no block
+        at all, is refused as MLIR refuses it."""
         ts = self.ts
         ts.expect("{")
+        tok = ts.peek()
+        if tok.kind == "^":
+            ts.next()
+            if not ts.at(":"):
+                raise ts.error("a module's block takes no arguments", ts.peek())
+            ts.next()
+        elif generic and ts.at("}"):
+            raise ts.error("'builtin.module' needs one block in its region (MLIR: \"region "
+                           "with 1 blocks\"): an empty module's is written ^bb0:", tok)
         while not ts.accept("}"):
             tok = ts.peek()
             if tok.kind == "^":
@@ -623,6 +635,9 @@ class _Parser:
 
     def generic_op(self, name: str, tok, block):
         ts = self.ts
+        if not name or "\0" in name:  # (as MLIR refuses them)
+            raise ts.error("empty operation name is invalid" if not name else
+                           "null character not allowed in operation name", tok)
         head = region_head(self.lines, ts)  # (an op with regions: its head line read whole)
         regions = []
         if head is not None:

@@ -22,6 +22,7 @@ from .combining import combining_ops, combining_recipe
 from .ir import GeneralOperation, SingleResultOp
 from .location import UnknownLoc
 from .op_attributes import OpAttributes
+from .text import quote
 
 __all__ = ["line", "recipe"]
 
@@ -57,7 +58,7 @@ def line(pr, op, indent: str):
     spec = op.spec
     name = pr.op_names.get(spec)
     if name is None:
-        name = pr.op_names[spec] = f'"{spec.full_name(pr.dialect)}"'
+        name = pr.op_names[spec] = quote(spec.full_name(pr.dialect))
     head = names[op]
     operands = op.operands
     if len(operands) == 2:

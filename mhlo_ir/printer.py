@@ -146,7 +146,7 @@ class _Printer:
         cache also keeps that dict alive while printing (ids stay unique)."""
         if op.spec.dialect_check is not None:
             return False  # the general path runs it on each op
-        name = f'"{op.spec.full_name(self.dialect)}"'
+        name = quote(op.spec.full_name(self.dialect))
         props = extra = ""
         if op.attributes:
             props, extra = self.attribute_parts(op.spec, op.attributes)
@@ -159,7 +159,7 @@ class _Printer:
         """('"name"(', ') : signature', the same with a newline) of a result-less op
         without attributes or regions."""
         tail = ")" + self.signature(op.operands, ())
-        return (f'"{op.spec.full_name(self.dialect)}"(', tail, tail + "\n")
+        return (f'{quote(op.spec.full_name(self.dialect))}(', tail, tail + "\n")
 
     def signature(self, operands, results) -> str:
         """`` : (operand types) -> result types``, cached per distinct type combination."""
@@ -410,7 +410,7 @@ class _Printer:
                     continue
             name = op_names.get(spec)
             if name is None:
-                name = op_names[spec] = f'"{spec.full_name(dialect)}"'
+                name = op_names[spec] = quote(spec.full_name(dialect))
             operands = op.operands
             if op.__class__ is SingleResultOp:
                 r = op
@@ -659,6 +659,8 @@ class _Printer:
                     if module.name is not None else ""
                 head = self.sigs[key] = f'"builtin.module"(){props} ({{\n'
             out.append(head)
+            if not module.functions:
+                out.append("^bb0:\n")  # (MLIR's print of an empty block, which it requires)
             for fn in module.functions:
                 self.function(fn)
             if module.attributes or self.locs is not None:

@@ -133,3 +133,36 @@ def test_integer_fields_take_numpy_integers_and_lists():
         ma.DotDimensionNumbers(3)
     with pytest.raises(TypeError, match="dot_dimension_numbers: expected DotDimensionNumbers"):
         ma.RaggedDotDimensionNumbers({"lhs_contracting_dimensions": [1]}, [0])
+
+
+# Unknown ops' names as the text spells them (escapes, quotes, control and non-ASCII
+# characters): MLIR keeps each as written, so a print must escape it again.
+_ODD_OP_NAMES = [r'"x\\n.y"', r'"a\22b.y"', r'"\0A.x"', r'"\\.x"', r'"\09tab.x"', '"é.x"',
+                 r'"\7F.x"']
+
+
+@pytest.mark.parametrize("spelled", _ODD_OP_NAMES)
+def test_unknown_op_names_print_escaped_as_mlir_reads_them(spelled):
+    from verify.bindings import context
+    src = ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+           f"  %0 = {spelled}(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+           f"  {spelled}(%0) : (tensor<2xf32>) -> ()\n"
+           "  return %0 : tensor<2xf32>\n}\n")
+    ir, ctx = context(unregistered=True)
+    with ctx, ir.Location.unknown():
+        want = ir.Module.parse(src).operation.get_asm(print_generic_op_form=True)
+        m = hlo.parse(src)
+        for pretty in (False, True):
+            ours = m.to_text(locations=False, pretty=pretty)
+            assert ir.Module.parse(ours).operation.get_asm(print_generic_op_form=True) == want
+        assert m.to_text(locations=False) == want
+
+
+@pytest.mark.parametrize("spelled, message", [('""', "empty operation name"),
+                                              (r'"\00.x"', "null character")])
+def test_op_names_mlir_refuses_are_refused(spelled, message):
+    src = ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+           f"  %0 = {spelled}(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+           "  return %0 : tensor<2xf32>\n}\n")
+    with pytest.raises(ParseError, match=message):
+        hlo.parse(src)

@@ -263,3 +263,25 @@ def test_errors_in_a_long_line_show_a_window_of_it():
     shown, caret = str(e.value).splitlines()[1:3]
     assert len(shown) < 200 and shown.strip().startswith("%0 = mhlo.constant")
     assert caret.index("^") <= len(shown)
+
+
+@pytest.mark.parametrize("text", ["module {\n}\n", "module @m attributes {foo.x = 1 : i32} {}",
+                                  '"builtin.module"() ({\n^bb0:\n}) : () -> ()\n',
+                                  "module {\n^bb0:\n  func.func @f() {\n    return\n  }\n}"])
+def test_empty_and_labelled_module_bodies_read_and_print_as_mlir_does(text):
+    from tests.oracle import mlir_generic
+    want = mlir_generic(text)
+    assert hlo.parse(text).to_text(locations=False) == want
+    assert mlir_generic(want) == want
+
+
+def test_a_module_built_empty_prints_its_one_block():
+    for m in (hlo.Module("x"), hlo.Module()):
+        from tests.oracle import mlir_generic
+        text = m.to_text(locations=False)
+        assert mlir_generic(text) == text
+
+
+def test_a_generic_module_region_without_its_block_is_refused():
+    with pytest.raises(ParseError, match="region with 1 blocks"):
+        hlo.parse('"builtin.module"() ({\n}) : () -> ()\n')
