@@ -18,6 +18,7 @@ from ..dtypes import from_numpy
 from ..errors import OpBuildError
 from ..exact import as_array, exact_array
 from ..ir import Value
+from ..quant import is_quantized
 from ..types import TensorType, Type, tensor
 from .spec import fail
 
@@ -132,6 +133,10 @@ def constant_attr(op: str, value, dtype=None) -> DenseElementsAttr:
                 return DenseElementsAttr.from_array(value)
             return DenseElementsAttr.from_array(arr)
         et = _element_type(op, dtype)
+        if is_quantized(et):
+            # (before converting the value, whose errors would not say why)
+            fail(op, f"does not take quantized tensors (dtype {et}): make a float constant "
+                     "and quantize it (uniform_quantize)")
         arr = exact_array(value, et)
         return DenseElementsAttr.from_array(arr, tensor(arr.shape, et))
     except OpBuildError:

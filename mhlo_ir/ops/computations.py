@@ -35,7 +35,7 @@ register(OpSpec("fusion", ("inputs*",),
                  "output_operand_aliases": AttrSpec(_aliases)},
                 regions=1, check=_fusion_check, dialects=MHLO_ONLY,
                 doc="A fused computation: its region runs on the inputs (XLA-internal; "
-                    "converting to HLO needs fusion_kind)."))
+                    "converting to HLO needs fusion_kind).", no_tuples=True))
 
 
 @builder_method

@@ -117,7 +117,7 @@ def _while_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("while", ("operand*",), regions=2, infer=_while, check=_while_check,
-                pretty=pf.WHILE, quantized="carrier"))
+                pretty=pf.WHILE, quantized="carrier", no_tuples=True))
 
 
 def _if_check(op, types, attributes, results, regions):
@@ -128,7 +128,7 @@ def _if_check(op, types, attributes, results, regions):
     check_region(op, "false_branch", regions[1], (), results)
 
 
-register(OpSpec("if", ("pred",), regions=2, check=_if_check, quantized="carrier"))
+register(OpSpec("if", ("pred",), regions=2, check=_if_check, quantized="carrier", no_tuples=True))
 
 
 def _case_check(op, types, attributes, results, regions):
@@ -142,7 +142,7 @@ def _case_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("case", ("index",), regions=1, variadic_regions=True, check=_case_check,
-                quantized="carrier"))
+                quantized="carrier", no_tuples=True))
 
 register(OpSpec("return", ("results*",), terminator=True, infer=lambda op, t, a: (),
                 pretty=pf.HLO_RETURN, quantized="carrier"))

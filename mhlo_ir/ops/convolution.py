@@ -200,6 +200,10 @@ def _convolution(op, types, attributes):
     for i in range(n):
         size = lhs.shape[dn.input_spatial_dimensions[i]]
         window = rhs.shape[dn.kernel_spatial_dimensions[i]]
+        if window == 0:  # (jaxlib: "expects window to have positive value")
+            fail(op, f"rhs spatial dimension {dn.kernel_spatial_dimensions[i]} (the window's "
+                     f"dimension {i}) has size 0: windows must be at least 1 wide, got rhs "
+                     f"{rhs}")
         shape[dn.output_spatial_dimensions[i]] = window_output_size(
             size, window, strides[i], pads[i][0], pads[i][1], lhs_dil[i], rhs_dil[i], op,
             dn.input_spatial_dimensions[i])

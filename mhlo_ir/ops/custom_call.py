@@ -137,8 +137,8 @@ def check_aliases(op, types, results, attributes) -> None:
                      f"for {len(types)} operands")
         operand = _subtype(op, "operand", types[a.operand_index], a.operand_tuple_indices)
         path = a.output_tuple_indices
-        if len(results) == 1 and not path:
-            result = results[0]
+        if len(results) == 1:  # (the indices walk into the one result's tuple, as jaxlib's)
+            result = _subtype(op, "output", results[0], path)
         elif path and 0 <= path[0] < len(results):
             result = _subtype(op, "output", results[path[0]], path[1:])
         else:

@@ -381,7 +381,8 @@ def _fft(op, types, attributes):
             fail(op, f"RFFT needs an f32 or f64 operand, got {x}")
         out = dtypes.complex64 if et is dtypes.f32 else dtypes.complex128
         expect = lengths
-        shape[-1] = lengths[-1] // 2 + 1
+        # (n // 2 + 1 complex values; none of none, as jaxlib infers)
+        shape[-1] = lengths[-1] // 2 + 1 if lengths[-1] else 0
     else:
         if et.kind != "complex":
             fail(op, f"IRFFT needs a complex operand, got {x}")

@@ -89,6 +89,9 @@ class OpSpec:
     # tuples, custom calls), "not_yet" (StableHLO takes them, mhlo_ir does not yet), or ""
     # (StableHLO defines no quantized form: refused).
     quantized: str = attrs.field(default="", validator=attrs.validators.in_(QUANTIZED_FAMILIES))
+    # Operands and results are tensors or tokens, never tuples, as MHLO declares them
+    # (while, if, case, send...): their own rules take any type but a tuple.
+    no_tuples: bool = False
 
     @property
     def variadic(self) -> bool:
@@ -121,11 +124,21 @@ class OpSpec:
                 result_types is not None and any(map(is_quantized, result_types)))):
             from ..quant_checks import validate_quantized
             return validate_quantized(self, types, attributes, result_types, regions)
-        return self.validate_plain(types, attributes, result_types, regions)
+        inferred = self.validate_plain(types, attributes, result_types, regions)
+        if result_types is None and _QUANT_TYPES and any(map(is_quantized, inferred)):
+            # A quantized result of operands that are not (a constant of a quantized type):
+            # judged as Module.verify judges the op, which passes its result types.
+            from ..quant_checks import validate_quantized
+            return validate_quantized(self, types, attributes, inferred, regions)
+        return inferred
 
     def validate_plain(self, types: tuple, attributes, result_types, regions) -> tuple:
         """``validate`` by the op's own rule alone, whatever the element types."""
         name = self.name
+        if self.no_tuples:
+            _refuse_tuples(name, "operand", types)
+            if result_types is not None:
+                _refuse_tuples(name, "result", result_types)
         for k, a in self.attributes.items():
             if a.required and (not attributes or k not in attributes):
                 fail(name, f"requires attribute {k}")
@@ -138,6 +151,8 @@ class OpSpec:
             if self.infer is None:
                 fail(name, "cannot infer its result types: pass result_types")
             result_types = _inferred(self, name, types, attributes)
+            if self.no_tuples:
+                _refuse_tuples(name, "result", result_types)
             # The check runs on inferred results too, so that building and Module.verify
             # (which passes the op's result types) run the same code on every op.
             if self.check is not None:
@@ -155,6 +170,13 @@ class OpSpec:
                 fail(name, f"result types ({', '.join(map(str, result_types))}) differ "
                            f"from the inferred ({', '.join(map(str, inferred))})")
         return result_types
+
+
+def _refuse_tuples(op: str, what: str, types) -> None:
+    for i, t in enumerate(types):
+        if t.__class__ is TupleType:
+            fail(op, f"{what} {i} must be a tensor or a token, got {t} (MHLO takes no tuple "
+                     "here: pass its elements)")
 
 
 def operand_count_error(spec, n: int) -> str | None:

@@ -67,7 +67,7 @@ def _add_dependency(op, types, attributes):
 
 register(OpSpec("add_dependency", ("operand", "token"), infer=_add_dependency,
                 dialects=MHLO_ONLY, doc="The operand, ordered after the token's side effects.",
-                pretty=pf.FUNCTIONAL_FORM))
+                pretty=pf.FUNCTIONAL_FORM, no_tuples=True))
 
 
 @builder_method
@@ -78,7 +78,7 @@ def add_dependency(b, operand, token, *, location=None) -> Value:
 register(OpSpec("optimization_barrier", ("operand*",), infer=lambda op, t, a: tuple(t),
                 doc="Its operands unchanged; XLA does not move computations "
                                     "across it.", pretty=pf.OPTIMIZATION_BARRIER,
-                                    quantized="carrier"))
+                                    quantized="carrier", no_tuples=True))
 
 
 @builder_method
@@ -111,7 +111,8 @@ register(OpSpec("domain", ("operand",), {
     "kind": AttrSpec(misc_enum("kind"), True),
     "entry_metadata": AttrSpec(_sharding_text, True),
     "exit_metadata": AttrSpec(_sharding_text, True)}, infer=_domain, dialects=MHLO_ONLY,
-    doc="XLA-internal marker of a sharding-domain boundary (an identity when run)."))
+    doc="XLA-internal marker of a sharding-domain boundary (an identity when run).",
+    no_tuples=True))
 
 
 @builder_method

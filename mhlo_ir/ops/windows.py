@@ -131,13 +131,21 @@ def _select_and_scatter(op, types, attributes):
     x = tensor_operand(op, "operand", types[0])
     src = tensor_operand(op, "source", types[1])
     init = tensor_operand(op, "init_value", types[2])
-    if init.rank != 0 or init.element_type is not src.element_type:
-        fail(op, f"operand init_value must be tensor<{src.element_type.name}>, got {init}")
+    et = x.element_type
+    if src.element_type is not et:
+        fail(op, f"operand source must have the operand's element type {et.name}, got {src}")
+    if init.rank != 0 or init.element_type is not et:
+        fail(op, f"operand init_value must be tensor<{et.name}> (the operand's element "
+                 f"type), got {init}")
+    if x.rank and attributes.get("window_dimensions") is None:
+        # (jaxlib reads a missing one as empty, not as ones)
+        fail(op, f"requires attribute window_dimensions: one size per dimension of the "
+                 f"operand {x}")
     grid = _window_shape(op, x, attributes, dilations=False)
     if src.shape != grid:
         fail(op, f"operand source must have the shape of the window grid {list(grid)}, got "
                  f"{src}")
-    return (tensor(x.shape, src.element_type),)
+    return (x,)
 
 
 def _select_and_scatter_check(op, types, attributes, results, regions):
@@ -212,7 +220,8 @@ def _map(b, inputs, body, *, dimensions=None, location=None) -> Value:
     inputs = value_list("map", "inputs", inputs)
     if not inputs:
         fail("map", "needs at least one input")
-    region = b.region([_scalar(v.type) for v in inputs], body, op="map",
+    region = b.region([_scalar(tensor_operand("map", f"inputs[{i}]", v.type))
+                       for i, v in enumerate(inputs)], body, op="map",
                       arg_names=arg_names(len(inputs), "x"))
     out = region_returns("map", "computation", region)
     if len(out) != 1 or not isinstance(out[0], TensorType):

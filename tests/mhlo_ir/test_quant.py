@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import pickle
 import re
+
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import mhlo_ir as hlo
+from mhlo_ir import OpBuildError
 from mhlo_ir.quant import QuantizedType, parse_quantized, quantized
 from verify.conformance import DEFAULT_DIR
 
@@ -401,3 +404,18 @@ def test_quantized_types_print_as_mlir_prints_them_and_read_back(ts):
     header = next(line for line in printed.splitlines() if "func.func" in line)
     assert header.strip().startswith(f"func.func @main({params}) -> {ts[0]}"), \
         (header, params)
+
+
+def test_a_constant_of_a_quantized_type_is_refused_when_built():
+    """Scalar or array: the builder says what Module.verify says (it built an array one and
+    left the refusal to verify; a scalar got numpy's "not inexact")."""
+    q = quantized(hlo.i8, hlo.f32, 0.25, 0)
+    m = hlo.Module("q")
+    b = m.add_function("main", []).builder()
+    for value in (0, np.zeros(2, np.int8)):
+        with pytest.raises(OpBuildError, match=r"'constant' does not take quantized tensors "
+                                               r".*uniform_quantize"):
+            b.constant(value, q)
+    attr = hlo.DenseElementsAttr(hlo.tensor((2,), q), b"\0\0", False)
+    with pytest.raises(OpBuildError, match=r"'constant' does not take quantized tensors"):
+        b.constant(attr)

@@ -295,3 +295,67 @@ def test_convolution_layouts_that_do_not_read_name_the_op_and_the_reason(layout,
     with pytest.raises(OpBuildError, match=r"'convolution' attribute dimension_numbers: .* "
                                            r"is not a convolution layout.*" + why):
         b.convolution(x, k, layout)
+
+
+# -- found by a review of what reached jaxlib: each refusal is what jaxlib says of the text ----
+
+def _jaxlib_refuses(text: str, message: str) -> None:
+    from tests.oracle import mlir_generic
+    with pytest.raises(Exception, match=message):
+        mlir_generic(text)
+
+
+def _ge(r, p, q):
+    return r.compare(p, q, "GE")
+
+
+def test_select_and_scatter_needs_window_dimensions_and_the_operands_element_type():
+    b, (x, s, z) = _args(T((4, 4), hlo.f32), T((2, 2), hlo.i32), T((), hlo.f32))
+    with pytest.raises(OpBuildError, match=r"'select_and_scatter' requires attribute "
+                                           r"window_dimensions"):
+        b.select_and_scatter(x, b.convert(s, hlo.f32), z, _ge, "add")
+    with pytest.raises(OpBuildError, match=r"operand source must have the operand's element "
+                                           r"type f32, got tensor<2x2xi32>"):
+        b.select_and_scatter(x, s, b.convert(z, hlo.i32), _ge, "add",
+                             window_dimensions=(2, 2), window_strides=(2, 2))
+    ok = b.select_and_scatter(x, b.convert(s, hlo.f32), z, _ge, "add",
+                              window_dimensions=(2, 2), window_strides=(2, 2))
+    assert ok.type == x.type
+    body = ('func.func @main(%x: tensor<4x4xf32>, %s: tensor<{s}>, %z: tensor<{z}>) -> '
+            'tensor<4x4xf32> {{\n  %0 = "mhlo.select_and_scatter"(%x, %s, %z) <{{{w}}}> ({{\n'
+            '  ^bb0(%a: tensor<f32>, %c: tensor<f32>):\n'
+            '    %1 = "mhlo.compare"(%a, %c) <{{comparison_direction = '
+            '#mhlo<comparison_direction GE>}}> : (tensor<f32>, tensor<f32>) -> tensor<i1>\n'
+            '    "mhlo.return"(%1) : (tensor<i1>) -> ()\n  }}, {{\n'
+            '  ^bb0(%a: tensor<{z}>, %c: tensor<{z}>):\n'
+            '    %1 = "mhlo.add"(%a, %c) : (tensor<{z}>, tensor<{z}>) -> tensor<{z}>\n'
+            '    "mhlo.return"(%1) : (tensor<{z}>) -> ()\n  }}) : (tensor<4x4xf32>, '
+            'tensor<{s}>, tensor<{z}>) -> tensor<4x4xf32>\n  return %0 : tensor<4x4xf32>\n}}')
+    strides = "window_strides = dense<2> : tensor<2xi64>"
+    _jaxlib_refuses(body.format(s="2x2xf32", z="f32", w=strides), "window-dimensions size")
+    dims = "window_dimensions = dense<2> : tensor<2xi64>, " + strides
+    _jaxlib_refuses(body.format(s="2x2xi32", z="i32", w=dims), "source-type")
+
+
+def test_convolution_refuses_a_window_of_size_zero():
+    b, (x, k) = _args(T((1, 4, 4, 2), hlo.f32), T((2, 0, 2, 3), hlo.f32))
+    with pytest.raises(OpBuildError, match=r"'convolution' rhs spatial dimension 1 .* has size "
+                                           r"0: windows must be at least 1 wide"):
+        b.convolution(x, k, "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]")
+    _jaxlib_refuses(
+        'func.func @main(%x: tensor<1x4x4x2xf32>, %k: tensor<2x0x2x3xf32>) -> tensor<1x3x5x3xf32>'
+        ' {\n  %0 = mhlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->'
+        '[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}'
+        ' : (tensor<1x4x4x2xf32>, tensor<2x0x2x3xf32>) -> tensor<1x3x5x3xf32>\n'
+        '  return %0 : tensor<1x3x5x3xf32>\n}', "positive value")
+
+
+def test_rfft_of_length_zero_has_no_values():
+    import verify
+    m = hlo.Module("e")
+    f = m.add_function("main", [T((2, 0), hlo.f32)])
+    b = f.builder()
+    y = b.fft(f.arguments[0], "RFFT", [2, 0])
+    assert y.type == T((2, 0), hlo.complex64)
+    b.return_(y)
+    verify.check(m)  # jaxlib infers the same
