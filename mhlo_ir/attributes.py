@@ -627,8 +627,11 @@ def parse_attribute(text: str, dialect=None) -> Attribute:
     ``"#mhlo<comparison_direction GT>"``), as ``dialect`` (default MHLO) spells it.
     Raises ``syntax.ParseError``."""
     from .dialect import MHLO
-    from .syntax import TokenStream
+    from .syntax import TokenStream, nested_too_deeply
     ts = TokenStream(text)
-    a = read_attribute(ts, MHLO if dialect is None else dialect)
+    try:
+        a = read_attribute(ts, MHLO if dialect is None else dialect)
+    except RecursionError:
+        raise nested_too_deeply(ts) from None
     ts.expect_end()
     return a

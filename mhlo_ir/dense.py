@@ -136,7 +136,7 @@ class DenseElementsAttr(Attribute):
     def render(self, dialect=None, hex_threshold: int = HEX_THRESHOLD) -> str:
         t = self.type
         n = t.num_elements
-        if n == 0:
+        if n == 0 and not self.splat:  # (MLIR keeps a splat's value with no elements)
             return f"dense<> : {t._text}"
         if self.splat:
             scalar = np.frombuffer(self.data, dtype=t.dtype.newbyteorder("<"))[0]
@@ -290,6 +290,10 @@ def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
         raw = _element_bytes(ts, flat, et)
         splat = shape is None
     if n == 0:
+        # No elements: a splat written as one keeps its value, as MLIR keeps and prints it
+        # (dense<1.0> : tensor<0x3xf32>); dense<> and [] have none.
+        if splat and len(raw) >= itemsize:
+            return cls(t, raw[:itemsize], True)
         return cls(t, b"", False)
     if splat or n == 1:
         return cls(t, raw[:itemsize], True)

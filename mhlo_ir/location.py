@@ -275,13 +275,16 @@ _KEYWORDS = {"unknown": UnknownLoc.parse, "callsite": CallSiteLoc.parse,
 def parse_location(text: str, aliases=None) -> Location:
     """The location spelled by all of ``text``: ``loc("f.py":3:7)`` or just what is inside
     ``loc(...)`` (what ``render`` gives). Raises ``syntax.ParseError``."""
-    from .syntax import TokenStream
+    from .syntax import TokenStream, nested_too_deeply
     ts = TokenStream(text)
     wrapped = ts.at("loc") and ts.at("(", 1)
     if wrapped:
         ts.next()
         ts.next()
-    location = read_location(ts, aliases)
+    try:
+        location = read_location(ts, aliases)
+    except RecursionError:
+        raise nested_too_deeply(ts) from None
     if wrapped:
         ts.expect(")")
     ts.expect_end()

@@ -41,7 +41,7 @@ from .parse_heads import (empty_tail, function_head, module_head, pretty_functio
 from .parse_lines import REGION_HEAD, LineCache, label_line, location_line, one_line
 from .parse_regions import combining_op, region_head, region_tail, remember_combining
 from .parse_templates import remember, starts_op
-from .syntax import ParseError, TokenStream
+from .syntax import ParseError, TokenStream, nested_too_deeply
 from .text import check_attr_name
 from .types import FunctionType, read_type
 
@@ -65,6 +65,8 @@ def parse(text: str, *, source: str | None = None, verify: bool = True,
     parser = _Parser(text, source, check_ops)
     try:
         module = parser.module()
+    except RecursionError:
+        raise nested_too_deeply(parser.ts) from None
     finally:
         # its line cache points back at it: left as it is, every parse would leave cyclic
         # garbage behind for the collector

@@ -167,6 +167,16 @@ def decode_string(text: str) -> str:
     return out.decode("utf-8")
 
 
+def nested_too_deeply(ts) -> "ParseError":
+    """The ParseError for text nested past Python's recursion limit, where reading stopped:
+    the readers recurse through nested lists, types, locations and regions (MLIR reads
+    deeper nests; ``sys.setrecursionlimit`` lets us too)."""
+    import sys
+    return ts.error_at(min(ts._pos, len(ts.text)), "nested too deeply to read within "
+                       f"Python's recursion limit ({sys.getrecursionlimit()}; "
+                       "sys.setrecursionlimit raises it)")
+
+
 class TokenStream:
     """Tokens of ``text``, lexed on demand, with the helpers every ``parse`` shares.
 

@@ -356,8 +356,11 @@ def parse_type(text: str, dialect=None):
     """The type spelled by all of ``text`` (``"tensor<2x3xf32>"``, ``"!mhlo.token"``), as
     ``dialect`` (default MHLO) spells it. Raises ``syntax.ParseError``."""
     from .dialect import MHLO
-    from .syntax import TokenStream
+    from .syntax import TokenStream, nested_too_deeply
     ts = TokenStream(text)
-    t = read_type(ts, MHLO if dialect is None else dialect)
+    try:
+        t = read_type(ts, MHLO if dialect is None else dialect)
+    except RecursionError:
+        raise nested_too_deeply(ts) from None
     ts.expect_end()
     return t

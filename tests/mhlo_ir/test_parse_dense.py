@@ -21,6 +21,7 @@ from mhlo_ir import strategies as hst
 from mhlo_ir.attributes import parse_attribute
 from mhlo_ir.floatfmt import format_float, parse_float_bits
 from tests.mhlo_ir.parse_support import assert_exact, mlir_dictionary
+from tests import oracle
 from tests.oracle import normalize_hex
 
 FLOATS = [t for t in hlo.ALL_ELEMENT_TYPES if t.is_float]
@@ -198,3 +199,19 @@ def test_a_list_of_numbers_is_read_whole():
     assert [s for _, s in flat] == ["1", "-2", "0x7F", "3.5"]
     assert [(t.kind, t.text, t.pos) for t, _ in flat] == [
         ("int", "1", 2), ("int", "2", 6), ("int", "0x7F", 11), ("float", "3.5", 17)]
+
+
+@pytest.mark.parametrize("attr", ["dense<1.0> : tensor<0x3xf32>",
+                                  'dense<"0x01"> : tensor<0xf8E4M3FN>',
+                                  "dense<(0.0,1.0)> : tensor<2x0xcomplex<f64>>",
+                                  "dense<true> : tensor<0xi1>", "dense<> : tensor<0x3xf32>",
+                                  "dense<[]> : tensor<0xf32>", 'dense<"0x"> : tensor<0xf32>'])
+def test_a_splat_of_no_elements_keeps_its_value_as_mlir_does(attr):
+    """StableHLO's corpus writes such splats (fft_*_14_15_0_17.mlir): MLIR keeps and prints
+    the value; we printed dense<> (the same elements, none, but not MLIR's text)."""
+    t = attr.split(" : ")[1]
+    src = f"func.func @main() -> {t} {{\n  %0 = mhlo.constant {attr}\n  return %0 : {t}\n}}"
+    m = hlo.parse(src)
+    assert oracle.normalize_hex(m.to_text(locations=False)) == oracle.mlir_generic(src)
+    (c,) = [op for op in m.functions[0].body.blocks[0].operations if op.name == "constant"]
+    assert c.attributes["value"].to_array().size == 0

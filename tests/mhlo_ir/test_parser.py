@@ -285,3 +285,30 @@ def test_a_module_built_empty_prints_its_one_block():
 def test_a_generic_module_region_without_its_block_is_refused():
     with pytest.raises(ParseError, match="region with 1 blocks"):
         hlo.parse('"builtin.module"() ({\n}) : () -> ()\n')
+
+
+def test_text_nested_past_the_recursion_limit_is_a_parse_error():
+    """MLIR reads such nests; our recursive readers stop with a ParseError at the place, never
+    a RecursionError (deep lists, types, locations; unclosed ones too)."""
+    from mhlo_ir.attributes import parse_attribute
+    from mhlo_ir.location import parse_location
+    from mhlo_ir.types import parse_type
+    n = 3000
+    attr = "[" * n + "]" * n
+    deep = [
+        lambda: hlo.parse("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = "
+                          f'"mhlo.add"(%a, %a) {{foo.x = {attr}}} : (tensor<2xf32>, '
+                          "tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}"),
+        lambda: parse_attribute(attr), lambda: parse_attribute("[" * n),
+        lambda: parse_type("tuple<" * n + "i32" + ">" * n),
+        lambda: parse_location("fused[" * n + '"a":1:2' + "]" * n),
+    ]
+    for read in deep:
+        with pytest.raises(ParseError, match="nested too deeply"):
+            read()
+    # a nest within the limit reads as MLIR reads it
+    shallow = "[" * 40 + "1 : i32" + "]" * 40
+    from tests.mhlo_ir.parse_support import mlir_dictionary
+    from mhlo_ir.dialect import MHLO
+    assert f"{{foo.x = {parse_attribute(shallow).render(MHLO)}}}" == \
+        mlir_dictionary({"foo.x": shallow})
