@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 
 from .errors import OpBuildError
-from .quant import QuantizedType, expressed_tensor, is_quantized
+from .quant import QuantizedType, expressed_tensor, is_quantized, quantized
 from .types import TensorType, tensor
 
 __all__ = ["validate_quantized", "family_ops"]
@@ -120,8 +120,57 @@ def _results(spec, types, attributes, result_types, regions) -> tuple:
     if not quantized:
         return inferred
     q = quantized[0][1].element_type
+    if q.axis is not None:
+        return tuple(_per_axis_result(spec.name, quantized[0][1], r, attributes)
+                     if isinstance(r, TensorType) and r.element_type is q.expressed else r
+                     for r in inferred)
     return tuple(tensor(r.shape, q) if isinstance(r, TensorType) and r.element_type is
                  q.expressed else r for r in inferred)
+
+
+def _per_axis_result(name, src, r, attributes) -> TensorType:
+    """Inferred result ``r`` (expressed) of an op on per-axis ``src``, quantized as
+    ``per_axis_element`` moves the axis."""
+    if name == "transpose":
+        et = per_axis_element(name, src, r.shape, permutation=attributes["permutation"].ints)
+    elif name == "broadcast_in_dim":
+        et = per_axis_element(name, src, r.shape,
+                              broadcast_dimensions=attributes["broadcast_dimensions"].ints)
+    else:
+        et = per_axis_element(name, src, r.shape)
+    return tensor(r.shape, et)
+
+
+def per_axis_element(name, src, shape, *, permutation=None, broadcast_dimensions=None):
+    """The element type of op ``name``'s result of ``shape`` from per-axis quantized ``src``,
+    its axis moved as StableHLO's spec moves it: transpose to where ``permutation`` puts it,
+    broadcast_in_dim to ``broadcast_dimensions[axis]`` (a size-1 axis spreads its one scale
+    and zero point), reshape to the dimension that keeps its size and the number of elements
+    before it; elementwise ops keep it. Other ops' per-axis results are refused."""
+    q = src.element_type
+    a = q.axis
+    axis, scales, zps = a, q.scales, q.zero_points
+    if name == "transpose":
+        axis = tuple(permutation).index(a)
+    elif name == "broadcast_in_dim":
+        axis = broadcast_dimensions[a]
+        if src.shape[a] == 1 and shape[axis] != 1:
+            scales, zps = scales * shape[axis], zps * shape[axis]
+    elif name == "reshape":
+        before = math.prod(src.shape[:a])
+        axis = next((b for b in range(len(shape)) if shape[b] == src.shape[a] and
+                     math.prod(shape[:b]) == before), None)
+        if axis is None:
+            _fail(name, f"must keep the quantization dimension whole (its size, and the "
+                        f"number of elements before it): {src} to shape {list(shape)}")
+    elif len(shape) <= a or shape[a] != src.shape[a]:
+        _fail(name, f"of per-axis quantized tensors is not supported ({src}): mhlo_ir knows "
+                    f"how transpose, reshape and broadcast_in_dim move the quantization "
+                    f"dimension, not how {name} does")
+    if axis == a and scales is q.scales:
+        return q
+    return quantized(q.storage, q.expressed, list(scales), list(zps), axis=axis,
+                     storage_min=q.storage_min, storage_max=q.storage_max)
 
 
 def _float_tensor(spec, types, results):

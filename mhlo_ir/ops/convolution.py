@@ -14,6 +14,7 @@ from ..mhlo_attributes import ConvDimensionNumbers
 from ..types import TensorType, tensor
 from ..ir import Value
 from .. import op_forms as pf
+from ..quant import expressed_tensor
 from . import convert
 from .args import integer, pairs
 from .convert import show
@@ -285,8 +286,10 @@ def convolution(b, lhs, rhs, dimension_numbers, *, window_strides=None, padding=
                     conv[k] = spec.attributes[k].convert(v)
                 except (TypeError, ValueError) as e:
                     fail("convolution", f"attribute {k}: {e}")
-        inferred = _convolution("convolution", (getattr(lhs, "type", None),
-                                                getattr(rhs, "type", None)), conv)[0]
+        # (the shape, from the types quantized ones stand for: the spec's rule for them)
+        inferred = _convolution("convolution", (expressed_tensor(getattr(lhs, "type", None)),
+                                                expressed_tensor(getattr(rhs, "type", None))),
+                                conv)[0]
         rt = _result_et("convolution", inferred, result_element_type)
     return b.create("convolution", (lhs, rhs), attrs, rt, location=location).results[0]
 

@@ -22,6 +22,7 @@ from ..dtypes import i32
 from ..types import TensorType, tensor
 from ..ir import VALUE_CLASSES, Value, _new_single_result_op
 from ..location import checked_location
+from ..quant_checks import per_axis_element
 from .args import value_list
 from .args import ints as int_list
 from . import convert
@@ -217,8 +218,15 @@ def broadcast_in_dim(b, x: Value, shape, broadcast_dimensions, *, location=None)
 
 
 def _broadcast_make(t, shape, dims):
+    et = t.element_type
+    if getattr(et, "axis", None) is not None:  # per-axis quantized: the axis moves
+        et = per_axis_element("broadcast_in_dim", t, _dims(shape), broadcast_dimensions=dims)
     return ({"broadcast_dimensions": dense_i64(dims)},
-            (result_type("broadcast_in_dim", shape, t.element_type),))
+            (result_type("broadcast_in_dim", shape, et),))
+
+
+def _dims(shape) -> tuple:
+    return tuple(shape) if isinstance(shape, (tuple, list)) else shape
 
 
 @builder_method
@@ -229,7 +237,10 @@ def reshape(b, x: Value, shape, *, location=None) -> Value:
 
 
 def _reshape_make(t, shape):
-    return None, (result_type("reshape", shape, t.element_type),)
+    et = t.element_type
+    if getattr(et, "axis", None) is not None:  # per-axis quantized: the axis moves
+        et = per_axis_element("reshape", t, _dims(shape))
+    return None, (result_type("reshape", shape, et),)
 
 
 @builder_method

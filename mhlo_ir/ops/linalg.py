@@ -15,6 +15,7 @@ from ..mhlo_attributes import (DotDimensionNumbers, EnumAttr, fft_type,
 from ..types import TensorType, tensor
 from ..ir import VALUE_CLASSES, Operation, Value, _new_single_result_op
 from ..location import checked_location
+from ..quant import expressed_tensor
 from . import convert
 from .args import integer
 from .args import ints as int_list
@@ -174,8 +175,9 @@ def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type):
         return attrs, None
     spec = REGISTRY["dot_general"]
     conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
-    inferred = spec.infer("dot_general", (tensor_type(lhs, "dot_general"),
-                                          tensor_type(rhs, "dot_general")), conv)[0]
+    inferred = spec.infer("dot_general", (expressed_tensor(tensor_type(lhs, "dot_general")),
+                                          expressed_tensor(tensor_type(rhs, "dot_general"))),
+                          conv)[0]
     return attrs, (result_type("dot_general", inferred.shape, result_element_type),)
 
 
@@ -246,7 +248,8 @@ def dot(b, lhs, rhs, *, precision_config=None, result_element_type=None, locatio
     attrs = {"precision_config": precision_config}
     rt = None
     if result_element_type is not None:
-        inferred = _dot("dot", (getattr(lhs, "type", None), getattr(rhs, "type", None)), {})[0]
+        inferred = _dot("dot", (expressed_tensor(getattr(lhs, "type", None)),
+                                expressed_tensor(getattr(rhs, "type", None))), {})[0]
         rt = _result_et("dot", inferred, result_element_type)
     return b.create("dot", (lhs, rhs), attrs, rt, location=location).results[0]
 

@@ -106,10 +106,12 @@ def test_reads_what_mlir_reads(text, want):
     assert_exact(got, want)
 
 
-def test_splat_of_no_elements_is_no_elements():
-    # MLIR keeps (and prints) dense<1.0> : tensor<0xf32> as a splat; we hold no bytes for a
-    # tensor of no elements and print dense<>, which MLIR reads as the same empty tensor.
-    assert_exact(parse_attribute("dense<1.0> : tensor<0xf32>"), hlo.dense(np.zeros(0, np.float32)))
+def test_splat_of_no_elements_is_no_elements_but_keeps_its_value():
+    # MLIR keeps (and prints) dense<1.0> : tensor<0xf32> as a splat, and so do we (the
+    # printed text is MLIR's: test_parse_dense); its elements are none.
+    a = parse_attribute("dense<1.0> : tensor<0xf32>")
+    assert a.splat and a.to_array().shape == (0,) and a.to_array().dtype == np.float32
+    assert a.render(hlo.dialect.MHLO) == "dense<1.000000e+00> : tensor<0xf32>"
 
 
 def test_hex_case_is_free():

@@ -419,3 +419,73 @@ def test_a_constant_of_a_quantized_type_is_refused_when_built():
     attr = hlo.DenseElementsAttr(hlo.tensor((2,), q), b"\0\0", False)
     with pytest.raises(OpBuildError, match=r"'constant' does not take quantized tensors"):
         b.constant(attr)
+
+
+def test_builder_methods_move_a_per_axis_type_as_the_spec_requires():
+    """transpose, reshape and broadcast_in_dim built without result types infer the per-axis
+    type StableHLO's constraints take (the explicit ones the test above checks), and run:
+    dequantizing the moved tensor gives the moved dequantized tensor. Other data movement
+    refuses per-axis tensors naming the op (a raw ValueError escaped before)."""
+    import verify
+    p0 = quantized(hlo.i8, hlo.f32, [0.5, 2.0], [1, 0], axis=0)
+    x = np.array([[1.5, -2.0, 0.5], [4.0, 8.0, -6.0]], np.float32)
+    cases = {
+        "transpose": (lambda b, a: b.transpose(a, [1, 0]), np.transpose(x), p0.with_axis(1)),
+        "reshape": (lambda b, a: b.reshape(a, (1, 2, 3)), x.reshape(1, 2, 3), p0.with_axis(1)),
+        "broadcast_in_dim": (lambda b, a: b.broadcast_in_dim(a, (4, 2, 3), [1, 2]),
+                             np.broadcast_to(x, (4, 2, 3)), p0.with_axis(1)),
+    }
+    for name, (make, want, q) in cases.items():
+        m, b, (arg,) = _main(1, (2, 3))
+        moved = make(b, b.uniform_quantize(arg, p0))
+        assert moved.type == hlo.tensor(want.shape, q), name
+        b.return_(b.uniform_dequantize(moved))
+        (got,) = verify.run(m, x)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    m, b, (arg,) = _main(1, (1, 3))
+    one = b.uniform_quantize(arg, quantized(hlo.i8, hlo.f32, [0.5], axis=0))
+    assert b.broadcast_in_dim(one, (4, 3), [0, 1]).type == hlo.tensor(
+        (4, 3), quantized(hlo.i8, hlo.f32, [0.5] * 4, axis=0))
+    m, b, (arg,) = _main(1, (2, 3))
+    a = b.uniform_quantize(arg, p0)
+    for make in (lambda: b.concatenate([a, a], 0), lambda: b.slice(a, [0, 0], [1, 3]),
+                 lambda: b.reverse(a, [1])):
+        with pytest.raises(hlo.OpBuildError, match="per-axis quantized tensors is not "
+                                                   "supported"):
+            make()
+
+
+def test_quantized_dot_and_convolution_builders_take_a_result_element_type():
+    """StableHLO's dot-like forms through the builder methods with result_element_type: a
+    quantized lhs and rhs of different types into a third (i8 x i8 -> i32), and hybrid
+    (float lhs, quantized weights). Both were refused; b.create built them. Values chosen
+    exact in every type, so the product must match numpy's exactly."""
+    import verify
+    ql, qr = quantized(hlo.i8, hlo.f32, 0.25, -3), quantized(hlo.i8, hlo.f32, 0.5, 0)
+    qo = quantized(hlo.i32, hlo.f32, 0.125, 0)
+    x = np.array([[0.25, -1.0, 2.0], [1.5, 0.5, -0.75]], np.float32)
+    w = np.array([[1.0, -0.5, 2.0, 0.0], [0.5, 1.5, -1.0, 3.0], [-2.0, 1.0, 0.5, 0.5]],
+                 np.float32)
+    m = hlo.Module("q")
+    f = m.add_function("main", [hlo.tensor(x.shape, hlo.f32), hlo.tensor(w.shape, hlo.f32)])
+    b = f.builder()
+    a, c = b.uniform_quantize(f.arguments[0], ql), b.uniform_quantize(f.arguments[1], qr)
+    y = b.dot_general(a, c, ((1,), (0,)), result_element_type=qo)
+    assert y.type == hlo.tensor((2, 4), qo)
+    z = b.dot(a, c, result_element_type=qo)
+    assert z.type == y.type
+    hybrid = b.dot_general(f.arguments[0], c, ((1,), (0,)), result_element_type=hlo.f32)
+    assert hybrid.type == hlo.tensor((2, 4), hlo.f32)
+    lhs = b.uniform_quantize(b.reshape(f.arguments[0], (1, 2, 3, 1)), ql)
+    k = b.uniform_quantize(b.reshape(b.slice(f.arguments[1], [0, 0], [1, 2]), (1, 2, 1, 1)),
+                           qr)
+    conv = b.convolution(lhs, k, "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+                         result_element_type=qo)
+    assert conv.type == hlo.tensor((1, 2, 2, 1), qo)
+    b.return_(b.uniform_dequantize(y), b.uniform_dequantize(z), hybrid,
+              b.uniform_dequantize(conv))
+    *dots, got_conv = verify.run(m, x, w)
+    for got in dots:
+        np.testing.assert_array_equal(got, x @ w)
+    np.testing.assert_array_equal(got_conv.reshape(2, 2),
+                                  w[0, 0] * x[:, :2] + w[0, 1] * x[:, 1:])
