@@ -127,6 +127,58 @@ def _mesh_devices(jaxpr) -> int | None:
     return best
 
 
+def _device_ids(x) -> frozenset | None:
+    """The ids of the devices a jax Sharding or Mesh names (None: not one that names them:
+    sharding text, an abstract mesh)."""
+    try:
+        devices = getattr(x, "_device_assignment", None)
+        if devices is None:
+            devices = getattr(getattr(x, "devices", None), "flat", None)
+        return frozenset(d.id for d in devices) if devices is not None else None
+    except (AttributeError, TypeError, ValueError):  # (ValueError: over an AbstractMesh)
+        return None
+
+
+def _check_one_device_set(jax, shardings, jaxpr) -> None:
+    """Every jax Sharding given, every shard_map mesh and sharding constraint in the program
+    names the same devices, as jax.jit requires ("Received incompatible devices"): XLA would
+    otherwise fail on the mix, or run some of it on devices the rest does not use."""
+    named: dict = {}
+    for s in jax.tree_util.tree_leaves(list(shardings), is_leaf=_is_sharding):
+        ids = _device_ids(s)
+        if ids:
+            named.setdefault(ids, f"sharding {s}")
+    stack, seen = [jaxpr], set()
+    while stack:
+        j = getattr(stack.pop(), "jaxpr", None)
+        j = j if j is not None and hasattr(j, "eqns") else None
+        if j is None or id(j) in seen:
+            continue
+        seen.add(id(j))
+        for eqn in j.eqns:
+            for key in ("mesh", "sharding"):
+                ids = _device_ids(eqn.params.get(key))
+                if ids:
+                    named.setdefault(ids, f"the {eqn.primitive.name} {key} "
+                                          f"{eqn.params.get(key)}")
+            for v in eqn.params.values():
+                for item in (v if isinstance(v, (tuple, list)) else (v,)):
+                    if hasattr(item, "eqns"):
+                        stack.append(_Holder(item))
+                    elif hasattr(getattr(item, "jaxpr", None), "eqns"):
+                        stack.append(item)
+    if len(named) > 1:
+        parts = "; ".join(f"{what} uses devices {sorted(ids)}" for ids, what in named.items())
+        raise ValueError(f"Received incompatible devices for jitted computation: {parts}")
+
+
+class _Holder:
+    """A jaxpr as the walk above reads it (``.jaxpr``)."""
+
+    def __init__(self, jaxpr):
+        self.jaxpr = jaxpr
+
+
 def _num_partitions(shardings) -> int | None:
     """The devices the shardings name; tiled ones must all name that many (XLA:
     "tile_assignment should have 4 devices but has 2")."""
@@ -166,6 +218,11 @@ def _as_text(sharding, aval) -> str | None:
     to_hlo = getattr(sharding, "_to_xla_hlo_sharding", None)
     if to_hlo is None:
         return str(sharding)
+    # Against the array's own rank (a key array's logical one), as jax.jit checks it: a
+    # PartitionSpec longer than the rank raised IndexError inside jax, or split key words.
+    check = getattr(sharding, "check_compatible_aval", None)
+    if check is not None:
+        check(tuple(getattr(aval, "shape", ())))
     # Of the array the program holds: a typed PRNG key's words are trailing dimensions,
     # which the sharding leaves whole (as jax's physical sharding of a key array does).
     from .rules.random import physical_aval
@@ -241,6 +298,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                             closed.in_avals)
     out_sh = _flat_shardings(jax, "out_shardings", out_shardings, out_shape,
                              closed.out_avals)
+    _check_one_device_set(jax, (in_shardings, out_shardings), _Holder(closed.jaxpr))
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
     mesh = _mesh_devices(closed.jaxpr)
     if mesh is not None and (partitions or 1) < mesh:

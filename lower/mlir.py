@@ -389,8 +389,8 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
                        replace_tokens_with_dummy: bool = False, replicated_args=None,
                        arg_shardings=None, result_shardings=None,
                        use_sharding_annotations: bool = True, input_output_aliases=None,
-                       num_output_tokens: int = 0, stack_name: str | None = None
-                       ) -> hlo.Function:
+                       num_output_tokens: int = 0, stack_name: str | None = None,
+                       buffer_donors=None) -> hlo.Function:
     """Lower a closed jaxpr to a function of ``ctx.module`` (its name is uniquified).
 
     Ordered effects are threaded as tokens: created inside when ``create_tokens`` (the entry
@@ -424,6 +424,8 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
         if input_output_aliases is not None and input_output_aliases[j] is not None:
             fn.set_arg_attr(arg_index, "tf.aliasing_output",
                             hlo.i32_attr(input_output_aliases[j] + n_out_tok))
+        if buffer_donors is not None and buffer_donors[j]:
+            fn.set_arg_attr(arg_index, "jax.buffer_donor", True)
     if use_sharding_annotations and result_shardings is not None:
         for j, s in enumerate(result_shardings):
             if s:
@@ -500,6 +502,23 @@ def _set_up_aliases(avals_in, avals_out, donated_args):
     return aliases, unused
 
 
+def _donors_across_shardings(aliases, arg_shardings, result_shardings) -> tuple:
+    """Over several devices, an input aliases its output only when both shardings are given
+    and the same: otherwise each device's pieces may differ in size (a donated input split
+    over 8 devices, its output replicated), which XLA refuses to alias. Such an input is
+    marked ``jax.buffer_donor`` instead, for XLA to reuse where it can, as jax.jit does."""
+    aliases = list(aliases)
+    donors = [False] * len(aliases)
+    for i, j in enumerate(aliases):
+        if j is None:
+            continue
+        a = arg_shardings[i] if arg_shardings is not None else None
+        r = result_shardings[j] if result_shardings is not None else None
+        if a is None or r is None or str(a) != str(r):
+            aliases[i], donors[i] = None, True
+    return aliases, donors
+
+
 def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
                           ordered_effects: Sequence | None = None, donated_args=None,
                           replicated_args=None, arg_shardings=None, result_shardings=None,
@@ -535,16 +554,20 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
         from .axis_context import ShardingContext
         axis_context = ShardingContext(num_partitions)
     ctx = ModuleContext(module, platform, name_stack or core.NameStack(), axis_context)
-    aliases = None
+    aliases = donors = None
     if donated_args is not None and any(donated_args):
         aliases, unused = _set_up_aliases(jaxpr.in_avals, jaxpr.out_avals, donated_args)
         if any(unused):
             names = ", ".join(str(a.str_short()) for a, u in zip(jaxpr.in_avals, unused) if u)
             warnings.warn(f"Some donated buffers were not usable: {names}", stacklevel=2)
+        if num_partitions is not None and num_partitions > 1:
+            aliases, donors = _donors_across_shardings(aliases, arg_shardings,
+                                                       result_shardings)
     lower_jaxpr_to_fun(ctx, "main", jaxpr, list(ordered_effects), public=True,
                        create_tokens=True, replace_tokens_with_dummy=True, stack_name=fn_name,
                        replicated_args=replicated_args, arg_shardings=arg_shardings,
-                       result_shardings=result_shardings, input_output_aliases=aliases)
+                       result_shardings=result_shardings, input_output_aliases=aliases,
+                       buffer_donors=donors)
     return LoweringResult(module, ctx.keepalives, ctx.host_callbacks)
 
 

@@ -90,12 +90,20 @@ def split(array: np.ndarray, layout: Layout, shard_shape) -> list:
 
 
 def assemble(shards: list, layout: Layout, dtype) -> np.ndarray:
-    """The global array from each device's shard (cropped of padding)."""
+    """The global array from each device's shard (cropped of padding). A piece several
+    devices hold (replicated) is read from the first of them in device order, as a jax.Array
+    reads it: their copies differ only where the program broke its promise of replication
+    (a shard_map with check_vma=False), and then jax's answer is the first device's."""
     out = np.empty(layout.shape, dtype)
     filled = False
+    seen = set()
     for piece, shard in zip(layout.pieces, shards):
         if piece is None:
             continue
+        key = tuple(map(tuple, piece))
+        if key in seen:
+            continue
+        seen.add(key)
         region = tuple(slice(lo, hi) for lo, hi in piece)
         crop = tuple(slice(0, hi - lo) for lo, hi in piece)
         out[region] = shard[crop]

@@ -24,6 +24,7 @@ from ..axis_context import (PartitionSpec, SPMDAxisContext, axis_env_of, is_spmd
                             spec_to_hlo_sharding)
 from ..semantics import MONOIDS, monoid_identity
 from ..mlir import call_lowering, register_lowering
+from .random import physical_aval
 
 _DEVICE_TO_DEVICE = 1
 
@@ -374,15 +375,18 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma=True,
     b = ctx.builder
     closed = jaxpr if hasattr(jaxpr, "jaxpr") else ClosedJaxpr(jaxpr, [])
     inner_in = [v.aval for v in closed.jaxpr.invars]
+    # (a typed key's words are trailing dimensions no spec names: the physical shapes)
     shards = args if trivial else [
-        _enter_manual(b, x, mesh, manual, outer_manual, spec, inner.shape, partial)
+        _enter_manual(b, x, mesh, manual, outer_manual, spec, physical_aval(inner).shape,
+                      partial)
         for x, spec, inner in zip(args, in_specs, inner_in)]
     sub = ctx.module_context.replace(axis_context=SPMDAxisContext(mesh, manual))
     outs = call_lowering(ctx.replace(module_context=sub), "shmap_body", closed, *shards)
     outs = [o[0] if isinstance(o, (list, tuple)) else o for o in outs]
     if trivial:
         return outs
-    return [_leave_manual(b, o, mesh, manual, outer_manual, spec, aval.shape, partial)
+    return [_leave_manual(b, o, mesh, manual, outer_manual, spec, physical_aval(aval).shape,
+                          partial)
             for o, spec, aval in zip(outs, out_specs, ctx.avals_out)]
 
 

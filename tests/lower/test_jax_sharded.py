@@ -247,3 +247,53 @@ _KEYS = textwrap.dedent("""
 
 def test_sharded_key_arrays_leave_their_words_whole():
     _in_a_fresh_process(_KEYS)
+
+
+_REVIEWED = textwrap.dedent("""
+    import jax, numpy as np, pytest
+    jax.config.update("jax_num_cpu_devices", 8)
+    from jax import lax
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    import lower.jax as lj
+    A = jax.sharding.AxisType.Auto
+    m8 = jax.make_mesh((8,), ("x",), axis_types=(A,))
+    m4 = jax.make_mesh((4,), ("x",), axis_types=(A,), devices=jax.devices()[:4])
+    x = np.arange(16, dtype=np.int32).reshape(8, 2)
+    def same(f, *args, **kw):
+        ours, theirs = lj.jit(f, **kw)(*args), jax.jit(f, **kw)(*args)
+        for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # a result replicated only by promise (check_vma=False) is the first device's copy
+    same(jax.shard_map(lambda v: v * 2, mesh=m8, in_specs=P("x"), out_specs=P(),
+                       check_vma=False), x.reshape(8, 2)[:, :1] * 10)
+    # donation beside shardings that split the input but not the output
+    s = NamedSharding(m8, P("x"))
+    same(lambda a: a * 2, x, in_shardings=s, donate_argnums=0)
+    same(lambda a: a * 2, x, in_shardings=s, out_shardings=NamedSharding(m8, P()),
+         donate_argnums=0)
+    same(jax.shard_map(lambda v: (lax.psum(v, "x"), v * 2), mesh=m8, in_specs=P("x"),
+                       out_specs=(P(), P("x"))), x, donate_argnums=0)
+    # typed keys into and out of a shard_map (their words a trailing dimension)
+    keys = jax.random.split(jax.random.key(0), 8)
+    same(jax.shard_map(jax.random.key_data, mesh=m8, in_specs=P("x"), out_specs=P("x")),
+         keys)
+    same(jax.shard_map(lambda k, v: v + jax.random.uniform(
+        jax.random.fold_in(k, lax.axis_index("x")), v.shape), mesh=m8,
+        in_specs=(P(), P("x")), out_specs=P("x")), jax.random.key(7),
+        np.zeros((8, 2), np.float32))
+    # devices that do not match, and a spec longer than the rank, refused in Python
+    with pytest.raises(ValueError, match="Received incompatible devices"):
+        lj.jit(lambda v: jax.shard_map(lambda u: lax.psum(u, "x"), mesh=m4, in_specs=P("x"),
+                                       out_specs=P())(v), in_shardings=s)(x)
+    with pytest.raises(ValueError, match="Received incompatible devices"):
+        lj.jit(lambda v: lax.with_sharding_constraint(v * 2, s),
+               in_shardings=NamedSharding(m4, P("x")))(x)
+    with pytest.raises(ValueError, match="only valid for values of rank at least 1"):
+        lj.jit(lambda a: a + 1, in_shardings=s)(np.int32(3))
+    print("ok")
+""")
+
+
+def test_reviewed_sharding_cases_match_jax_jit():
+    """A review against jax.jit on 8 devices found each of these wrong or refused by XLA."""
+    _in_a_fresh_process(_REVIEWED)
