@@ -4,16 +4,34 @@ reductions), so element j reduces elements 0..j (or j..n-1 with ``reverse``)."""
 
 from __future__ import annotations
 
-from ..semantics import compare_hlo, lowest, minmax_hlo, monoid, monoid_identity
+import numpy as np
+
+from ..semantics import (compare_hlo, full_like, lowest, minmax_hlo, monoid,
+                         monoid_identity)
 from ..mlir import register_lowering
 
 
 def _logaddexp(r, a, b):
-    """log(exp(a) + exp(b)) without overflow; -inf + -inf stays -inf (as jnp.logaddexp)."""
+    """log(exp(a) + exp(b)) without overflow; -inf + -inf stays -inf (as jnp.logaddexp).
+    Complex values as jax's: amax + log1p(exp(a + b - 2 amax)), the imaginary part wrapped
+    into [-pi, pi]."""
     amax = minmax_hlo(r, a, b, "max")
+    if a.type.element_type.kind == "complex":
+        delta = r.subtract(r.add(a, b), r.multiply(amax, full_like(r, 2, amax.type)))
+        out = r.add(amax, r.log_plus_one(r.exponential(delta)))
+        return r.complex(r.real(out), _wrap_between(r, r.imag(out), np.pi))
     delta = r.subtract(a, b)
     tail = r.log_plus_one(r.exponential(r.negate(r.abs(delta))))
     return r.select(compare_hlo(r, delta, delta, "NE"), r.add(a, b), r.add(amax, tail))
+
+
+def _wrap_between(r, x, a):
+    """``x`` wrapped into [-a, a], as jax wraps it."""
+    t = x.type
+    half, whole = full_like(r, a, t), full_like(r, 2 * a, t)
+    rem = r.remainder(r.add(x, half), whole)
+    rem = r.select(compare_hlo(r, rem, full_like(r, 0, t), "LT"), r.add(rem, whole), rem)
+    return r.subtract(rem, half)
 
 
 # The running reductions and their monoids; logsumexp's identity is -inf, max's.

@@ -19,7 +19,7 @@ _DIRECT = {
     "shift_right_logical": "shift_right_logical", "neg": "negate", "exp": "exponential",
     "log": "log", "tanh": "tanh", "sin": "sine", "cos": "cosine", "tan": "tan",
     "sqrt": "sqrt", "rsqrt": "rsqrt", "cbrt": "cbrt", "abs": "abs",
-    "floor": "floor", "ceil": "ceil", "logistic": "logistic", "log1p": "log_plus_one",
+    "floor": "floor", "ceil": "ceil", "log1p": "log_plus_one",
     "expm1": "exponential_minus_one", "not": "not_", "population_count": "popcnt",
     "clz": "count_leading_zeros", "imag": "imag", "real": "real", "is_finite": "is_finite",
     "erf": "chlo_erf", "erf_inv": "chlo_erf_inv", "lgamma": "chlo_lgamma",
@@ -228,5 +228,22 @@ def _conj(ctx, x, *, input_dtype=None):
 
 
 register_lowering("conj", _conj)
-register_lowering("square", lambda ctx, x, **_: [ctx.builder.multiply(x, x)])
+def _square(ctx, x, **_):
+    """x * x for integers; chlo.square for floats and complex numbers, as jax (for complex
+    values it avoids the overflow of re*re - im*im: (3e38+3e38j)**2 is 0+inf*j, not -inf+inf*j)."""
+    if x.type.element_type.kind in ("float", "complex"):
+        return [ctx.builder.chlo_square(x)]
+    return [ctx.builder.multiply(x, x)]
+
+
+def _logistic(ctx, x, **_):
+    """1 / (1 + exp(-x)), as jax lowers it (not mhlo.logistic, which XLA computes otherwise:
+    1 ulp apart in bf16, and 0 where jax's gives NaN in float8 types without infinity)."""
+    b = ctx.builder
+    one = full_like(b, 1, x.type)
+    return [b.divide(one, b.add(one, b.exponential(b.negate(x))))]
+
+
+register_lowering("square", _square)
+register_lowering("logistic", _logistic)
 register_lowering("add_any", lambda ctx, x, y, **_: [ctx.builder.add(x, y)])

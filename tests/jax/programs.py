@@ -328,3 +328,25 @@ def _(n, x):
     return (lax.reduce(n, 0, lax.add, (0,)), lax.reduce(x, -jnp.inf, lax.max, (1,)),
             lax.argmax(x, 1, jnp.int32), lax.reduce_and(n > -50, (0, 1)),
             lax.reduce_or(n > 90, (1,)), lax.reduce_xor(n, (0,)), jnp.prod(n % 3 + 1, 1))
+
+
+def _c64(rng, *shape):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+# A review's edge values: complex running logsumexp (did not lower), complex squares past
+# f32's range (multiply overflowed where jax's chlo.square does not), logistic as jax writes
+# it (mhlo.logistic differs by an ulp in bf16 and by NaN in float8 types without inf).
+@program("complex_cumlogsumexp_and_square", lambda r: (_c64(r, 6),
+                                                       np.array([3e38 + 3e38j, 2 - 1j],
+                                                                np.complex64)), rtol=2e-6)
+def _(z, big):
+    return lax.cumlogsumexp(z), lax.cumlogsumexp(z, reverse=True), jnp.square(big)
+
+
+@program("logistic_in_narrow_floats", lambda r: (np.linspace(-20, 20, 41, dtype=np.float32),),
+         exact=True)
+def _(x):
+    import ml_dtypes
+    return tuple(jax.nn.sigmoid(x.astype(t)) for t in (
+        jnp.bfloat16, jnp.float16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2))
