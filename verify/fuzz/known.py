@@ -139,6 +139,12 @@ KNOWN = (
                  "stores a negative constant source sign-extended over its neighbours",
                  frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"select_and_scatter"}, lambda ts: "i2" in ts)),
+    KnownFinding("xla_folded_clz_of_negative", 28, "XLA's constant folding of "
+                 "count_leading_zeros of a negative signed integer narrower than 64 bits "
+                 "counts in 64 bits and subtracts", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"count_leading_zeros:constant"},
+                                   lambda ts: any(t.startswith("i") and t not in ("i1", "i64")
+                                                  for t in ts))),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float", "integer"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
@@ -151,7 +157,7 @@ def op_signatures(module) -> list:
     scatters whose index vectors are empty marked ``scatter:empty_index`` and those whose
     operand something else uses too ``scatter:shared_operand``, and convolutions with
     padding (or lhs dilation) ``convolution:padded``, those of constants alone
-    ``convolution:constant``."""
+    ``convolution:constant`` (and ``count_leading_zeros:constant``)."""
     from mhlo_ir.ir import defining_ops, walk
     out = []
     uses: dict = {}
@@ -174,6 +180,9 @@ def op_signatures(module) -> list:
             out.append(("compare:totalorder", tuple(types)))
         if name == "fft" and _odd_irfft(op):
             out.append(("fft:irfft_odd", tuple(types)))
+        if name == "count_leading_zeros" and all(defining_ops(v) is not None
+                                                 for v in op.operands):
+            out.append(("count_leading_zeros:constant", tuple(types)))
         if name == "convolution":
             if _padded(op):
                 out.append(("convolution:padded", tuple(types)))
