@@ -80,7 +80,8 @@ def _dot_general(op, types, attributes):
                          f"{lhs.shape[a]} but rhs dimension {b} has size {rhs.shape[b]} "
                          f"({lhs} vs {rhs})")
     if lhs.element_type is not rhs.element_type:
-        fail(op, f"operands lhs and rhs must have the same element type, got {lhs} and {rhs}")
+        fail(op, f"operands lhs and rhs must have the same element type (StableHLO's rule for "
+                 f"operands not quantized: convert one first), got {lhs} and {rhs}")
     shape = [lhs.shape[d] for d in lb]
     shape += [n for d, n in enumerate(lhs.shape) if d not in lused]
     shape += [n for d, n in enumerate(rhs.shape) if d not in rused]
@@ -219,7 +220,8 @@ def _dot(op, types, attributes):
                  f"size {lhs.shape[-1]} but rhs dimension 0 has size {rhs.shape[0]} "
                  f"({lhs} vs {rhs})")
     if lhs.element_type is not rhs.element_type:
-        fail(op, f"operands lhs and rhs must have the same element type, got {lhs} and {rhs}")
+        fail(op, f"operands lhs and rhs must have the same element type (StableHLO's rule for "
+                 f"operands not quantized: convert one first), got {lhs} and {rhs}")
     pc = attributes.get("precision_config") if attributes else None
     if pc is not None and len(pc.elements) > 2:
         fail(op, f"precision_config must have at most 2 entries, got {len(pc.elements)}")
@@ -286,7 +288,8 @@ def _einsum(op, types, attributes):
     if len(set(out)) != len(out):
         fail(op, f"einsum output subscripts {out!r} repeat a letter")
     if lhs.element_type is not rhs.element_type:
-        fail(op, f"operands lhs and rhs must have the same element type, got {lhs} and {rhs}")
+        fail(op, f"operands lhs and rhs must have the same element type (StableHLO's rule for "
+                 f"operands not quantized: convert one first), got {lhs} and {rhs}")
     return (tensor([sizes[c] for c in out], lhs.element_type),)
 
 
