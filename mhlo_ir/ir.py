@@ -30,7 +30,7 @@ from .errors import IRError, OpBuildError
 from .location import UNKNOWN, Location
 from .op_attributes import OpAttributes
 from .text import check_attr_name, check_string
-from .types import FunctionType, Type
+from .types import FunctionType, TupleType, Type
 
 if TYPE_CHECKING:
     from .builder import Builder
@@ -190,6 +190,8 @@ class Operation:
         if current is not None and not isinstance(current, Mapping):
             raise OpBuildError(f"'{spec.name}' attributes is {type(current).__name__} "
                                f"{current!r:.60}, not a mapping: assign one to op.attributes")
+        if name == "mhlo.sharding":
+            _check_sharding(attr, sharded_type(self), f"'{spec.name}'", OpBuildError)
         attrs = dict(current) if current else {}
         attrs[name] = attr
         self.attributes = OpAttributes(attrs)
@@ -330,6 +332,22 @@ _object_new = object.__new__
 _general_init = GeneralOperation.__init__
 
 
+def sharded_type(op):
+    """The type an op's ``mhlo.sharding`` annotates: its result's, or the tuple of its results'
+    (XLA shards a multi-result op with a tuple sharding)."""
+    types = tuple(r.type for r in op.results)
+    return types[0] if len(types) == 1 else TupleType(types)
+
+
+def _check_sharding(attr, t, where, error) -> None:
+    """A sharding string that cannot annotate type ``t`` (see mhlo_ir.sharding_text) raises
+    ``error`` naming ``where``, before jaxlib's conversion to HLO refuses it."""
+    from .sharding_text import sharding_mismatch
+    why = sharding_mismatch(getattr(attr, "value", None), t)
+    if why is not None:
+        raise error(f"{where}: mhlo.sharding {attr.value!r:.80} does not fit: {why}")
+
+
 class Block:
     """A list of operations with typed arguments; the last operation is its terminator."""
 
@@ -465,9 +483,13 @@ class Function:
                 not 0 <= index < len(self.arg_types):
             raise IndexError(f"function @{self.name} has no argument {index}")
         check_attr_name(name, "argument attribute name", dialect=True)
+        attr = to_attribute(value)
+        if name == "mhlo.sharding":
+            _check_sharding(attr, self.arg_types[index],
+                            f"function @{self.name} argument {index}", ValueError)
         if self.arg_attrs is None:
             self.arg_attrs = [{} for _ in self.arg_types]
-        self.arg_attrs[index][name] = to_attribute(value)
+        self.arg_attrs[index][name] = attr
 
     def set_result_attr(self, index: int, name: str, value) -> None:
         """Set a result attribute (``jax.result_info``, ``mhlo.sharding``...)."""
@@ -478,11 +500,15 @@ class Function:
         if self.result_types is not None and not 0 <= index < len(self.result_types):
             raise IndexError(f"function @{self.name} has no result {index}")
         n = len(self.result_types) if self.result_types is not None else index + 1
+        attr = to_attribute(value)
+        if name == "mhlo.sharding" and self.result_types is not None:
+            _check_sharding(attr, self.result_types[index],
+                            f"function @{self.name} result {index}", ValueError)
         if self.res_attrs is None:
             self.res_attrs = [{} for _ in range(n)]
         while len(self.res_attrs) <= index:
             self.res_attrs.append({})
-        self.res_attrs[index][name] = to_attribute(value)
+        self.res_attrs[index][name] = attr
 
     def builder(self) -> Builder:
         """A Builder inserting at the end of the entry block."""

@@ -28,8 +28,10 @@ from .combining import combining_recipe
 from .dialect import MHLO
 from .errors import ModuleVerificationError, OpBuildError
 from .ir import (FUNCTION_RESERVED, walk, MODULE_RESERVED, VALUE_CLASSES, Block, BlockArgument,
-                 Function, Module, Operation, OpResult, Region, SingleResultOp, Value)
+                 Function, Module, Operation, OpResult, Region, SingleResultOp, Value,
+                 sharded_type)
 from .op_attributes import OpAttributes
+from .sharding_text import sharding_mismatch
 from .location import CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc, UnknownLoc
 from .ops.spec import OpSpec, operand_count_error
 from .text import check_attr_name
@@ -247,6 +249,13 @@ class _Verifier:
             for i, d in enumerate(dicts):
                 _attr_dict(d, f"{where}, {what} {i}", f"{what} attribute name", True,
                            optional=True)
+                sharding = d.get("mhlo.sharding") if d else None
+                if sharding is not None:
+                    why = sharding_mismatch(getattr(sharding, "value", None),
+                                            (args if what == "argument" else results)[i])
+                    if why is not None:
+                        _fail(f"{where}, {what} {i}: mhlo.sharding {_text(sharding)} does not "
+                              f"fit: {why}")
                 alias = d.get("tf.aliasing_output") if what == "argument" and d else None
                 if alias is not None:
                     k = getattr(alias, "value", None)
@@ -445,6 +454,12 @@ class _Verifier:
             _fail(f"{_where(fn, op, fr)}: attributes must be a mapping of names to "
                   f"Attributes, got {_show(attrs)}")
         owned = spec.attributes
+        sharding = attrs.get("mhlo.sharding")
+        if sharding is not None:  # (by the op's types: not a mapping's check to remember)
+            why = sharding_mismatch(getattr(sharding, "value", None), sharded_type(op))
+            if why is not None:
+                _fail(f"{_where(fn, op, fr)}: mhlo.sharding {_text(sharding)} does not fit: "
+                      f"{why}")
         key = (spec, id(attrs)) if attrs.__class__ is OpAttributes else None
         if key is not None and key in self.passed:
             attrs = _NO_ATTRS  # this mapping's names and kinds passed for this op kind

@@ -1,0 +1,61 @@
+"""mhlo_ir.sharding_text: an ``mhlo.sharding`` whose tiles index another rank than the value's
+(or a tuple sharding of another arity) is refused when set, and by Module.verify after an
+edit, naming the value; jaxlib takes the text and its conversion to HLO refuses it. Shardings
+that fit, and text we do not read, pass."""
+
+from __future__ import annotations
+
+import pytest
+
+import mhlo_ir as hlo
+import verify
+from mhlo_ir import ModuleVerificationError, OpBuildError, f32, tensor
+from mhlo_ir.attributes import StringAttr
+from mhlo_ir.sharding_text import sharding_mismatch
+
+V2 = tensor((2,), f32)
+M24 = tensor((2, 4), f32)
+
+FIT = [("{devices=[2]0,1}", V2), ("{devices=[2,2]<=[4] last_tile_dim_replicate}", V2),
+       ("{devices=[1,2,4]<=[8] last_tile_dims={manual, replicated}}", V2),
+       ("{devices=[2,4]0,2,4,6,1,3,5,7}", M24), ("{devices=[4,2]<=[2,4]T(1,0)}", M24),
+       ("{replicated}", M24), ("{maximal device=1}", V2), ("{manual}", M24),
+       ("{devices=[2,1]0,1 metadata={op_name=\"x\"}}", M24),
+       ("{{devices=[2]0,1}, {replicated}}", hlo.tuple_type([V2, M24])),
+       ("garbage", V2)]
+MISFIT = [("{devices=[2,2]0,1,2,3}", V2, "index 2 dimensions"),
+          ("{devices=[2]0,1}", M24, "index 1 dimensions"),
+          ("{devices=[2,2,2]<=[8] last_tile_dim_replicate}", V2, "index 2"),
+          ("{{replicated}}", hlo.tuple_type([V2, M24]), "of 1 elements"),
+          ("{{devices=[2,2]<=[4]}, {replicated}}", hlo.tuple_type([V2, M24]), "element 0")]
+
+
+@pytest.mark.parametrize("text, t", FIT, ids=[f[0] for f in FIT])
+def test_shardings_that_fit_pass(text, t):
+    assert sharding_mismatch(text, t) is None
+
+
+@pytest.mark.parametrize("text, t, why", MISFIT, ids=[f[0] for f in MISFIT])
+def test_shardings_of_another_rank_are_named(text, t, why):
+    assert why in sharding_mismatch(text, t)
+
+
+def test_refused_when_set_and_after_edits_where_jaxlib_refuses_the_conversion():
+    m = hlo.Module("s", attributes={"mhlo.num_partitions": hlo.i32_attr(4)})
+    f = m.add_function("main", [V2])
+    b = f.builder()
+    with pytest.raises(ValueError, match=r"@main argument 0: mhlo.sharding .* does not fit: "
+                                         r"its tiles index 2 dimensions .* rank 1"):
+        f.set_arg_attr(0, "mhlo.sharding", "{devices=[2,2]0,1,2,3}")
+    y = b.add(f.arguments[0], f.arguments[0])
+    with pytest.raises(OpBuildError, match=r"'add': mhlo.sharding .* does not fit"):
+        y.set_attr("mhlo.sharding", "{devices=[2,2]0,1,2,3}")
+    b.return_(y)
+    f.set_arg_attr(0, "mhlo.sharding", "{devices=[4]<=[4]}")
+    verify.check(m)  # fits: jaxlib takes it
+    f.arg_attrs = [{"mhlo.sharding": StringAttr("{devices=[2,2]0,1,2,3}")}]  # an edit
+    with pytest.raises(ModuleVerificationError, match="argument 0: mhlo.sharding"):
+        m.verify()
+    text = m.to_text()  # (the printer does not verify): jaxlib's conversion refuses it
+    with pytest.raises(verify.VerificationError, match="tile assignment dimensions"):
+        verify.check(text)
