@@ -23,7 +23,7 @@ from .location import UNKNOWN
 from .op_attributes import OpAttributes
 from .op_forms import ELEMENTWISE
 from .parse_templates import template_line
-from .syntax import NAME_ID, Token, TokenStream
+from .syntax import NAME_ID, ParseError, Token, TokenStream
 from .types import FunctionType
 
 __all__ = ["GENERIC_LINE", "PRETTY_LINE", "VOID_LINE", "REGION_HEAD", "LineCache", "one_line",
@@ -435,7 +435,10 @@ def pretty_op(cache: LineCache, m, block):
     operands = _operands(p, m.group(3))
     if operands is None:
         return None
-    spec, _ = p.spec_of(name, {}, 0)
+    try:
+        spec, _ = p.spec_of(name, {}, 0)
+    except ParseError:  # (the token path reads it again, and says where)
+        return None
     if spec.pretty is not ELEMENTWISE:  # opaque specs have no form
         return None
     t = cache.type(m.group(4))

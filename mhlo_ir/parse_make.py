@@ -11,7 +11,7 @@ from .errors import OpBuildError
 from .ir import make_operation
 from .op_attributes import OpAttributes
 from .opaque import is_opaque, opaque_spec
-from .ops.spec import REGISTRY
+from .ops.spec import REGISTRY, STABLEHLO_NAMESAKE_DIFFERS
 from .syntax import ParseError
 
 __all__ = ["IllFormedOpError", "spec_of", "make_op"]
@@ -22,13 +22,23 @@ class IllFormedOpError(ParseError):
     regions), at the op's line and column: the builder would have refused it too."""
 
 
-def spec_of(self, name: str, props, n_regions: int):  # (the parser's method)
-    """(spec, dialect of its attributes): the table's, or an opaque one."""
+def spec_of(self, name: str, props, n_regions: int, tok=None):  # (the parser's method)
+    """(spec, dialect of its attributes): the table's, or an opaque one. A table op spelled
+    through a dialect that has no such op (``stablehlo.copy``: MHLO's alone; MHLO's
+    ``async_start`` is not StableHLO's namesake) is a ParseError at ``tok``, as jaxlib refuses
+    it: read as the table's op, invalid StableHLO would become a valid MHLO module."""
     prefix, _, rest = name.partition(".")
     dialect = BY_PREFIX.get(prefix)
     if dialect is not None:
         spec = REGISTRY.get(rest)
         if spec is not None and spec.namespace == "hlo":
+            if not dialect.has_op(spec):
+                other = "mhlo" if dialect.name == "stablehlo" else "stablehlo"
+                raise self.ts.error(f"'{name}' is no op of {dialect.name}: {rest} is "
+                                    f"{other}'s alone ({other}.{rest})", tok)
+            if dialect.name == "stablehlo" and rest in STABLEHLO_NAMESAKE_DIFFERS:
+                raise self.ts.error(f"'{name}' is StableHLO's own op, not mhlo.{rest}, and "
+                                    "this parser does not read it", tok)
             return spec, dialect
     else:
         spec = REGISTRY.get(name)
@@ -42,7 +52,7 @@ def make_op(self, name, operands, props, attrs, regions, result_types, location,
     """The op ``name`` read at ``tok`` (a ``_Parser`` method, ``make``: ``self`` is the
     parser), added to nothing yet."""
     ts = self.ts
-    spec, _ = self.spec_of(name, props, len(regions))
+    spec, _ = self.spec_of(name, props, len(regions), tok)
     merged = {}
     owned = spec.attributes
     for k, v in props.items():

@@ -781,7 +781,7 @@ def read_pretty(p, tok, block):
     name = _FUNC_SHORT.get(tok.text, tok.text)
     if name in ("module", "builtin.module", "func.func"):
         raise ts.error(f"'{tok.text}' cannot appear inside a function", tok)
-    spec, dialect = p.spec_of(name, {}, 0)
+    spec, dialect = p.spec_of(name, {}, 0, tok)
     form = custom_form(spec, dialect)  # None for opaque specs
     if form is None:
         raise ts.error(f"'{name}' has no custom form this parser reads: write it in the "

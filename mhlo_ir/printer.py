@@ -745,7 +745,10 @@ def print_module(module, *, dialect: Dialect = MHLO, locations=True,
     through ``#locN`` aliases listed at the end, False not at all (unknown locations are never
     printed, so jaxlib's messages then point at line:column of this text).
     ``hex_threshold``: non-splat constants with more elements than this print as hex.
+    ``dialect``: ``mhlo_ir.dialect.MHLO`` or ``STABLEHLO`` (or their names).
     """
+    if dialect.__class__ is not Dialect:
+        dialect = _dialect_named(dialect)
     try:
         return _Printer(dialect, locations, hex_threshold, pretty).module(module)
     except (ssa_names.Renumber, KeyError):
@@ -754,3 +757,11 @@ def print_module(module, *, dialect: Dialect = MHLO, locations=True,
         # still raises KeyError there).
         return _Printer(dialect, locations, hex_threshold, pretty, flat=False).module(module)
 
+
+def _dialect_named(name) -> Dialect:
+    from .dialect import BY_PREFIX
+    d = BY_PREFIX.get(name) if isinstance(name, str) else None
+    if d is None:
+        raise TypeError(f"dialect must be mhlo_ir.dialect.MHLO or STABLEHLO (or 'mhlo', "
+                        f"'stablehlo'), got {type(name).__name__} {name!r:.40}")
+    return d

@@ -24,6 +24,7 @@ from ..mlir import register_lowering
 from .elementwise import _direct
 
 _real_sin, _real_cos, _real_log1p = _direct("sine"), _direct("cosine"), _direct("log_plus_one")
+_real_sqrt, _real_log = _direct("sqrt"), _direct("log")
 
 
 def _parts(b, z):
@@ -117,6 +118,113 @@ def _log1p(ctx, z, **params):
     return [b.complex(re, b.atan2(y, xp1))]
 
 
+def _hypot_parts(b, mx, mn, one, two, sq_2, zero):
+    """The expander's hypot of (mx, mn), mx >= mn >= 0: sqrt(2) * mx when equal, mx + mx r / 2
+    where sqrt(1 + r) rounds to 1, else mx * sqrt(1 + r), r = (mn / mx)^2."""
+    q = b.divide(mn, mx)
+    r = b.multiply(q, q)
+    sqa = b.sqrt(b.add(one, r))
+    small = b.and_(compare_hlo(b, sqa, one, "EQ"), compare_hlo(b, r, zero, "GT"))
+    return b.select(compare_hlo(b, mx, mn, "EQ"), b.multiply(sq_2, mx),
+                    b.select(small, b.add(mx, b.divide(b.multiply(mx, r), two)),
+                             b.multiply(mx, sqa)))
+
+
+def _sqrt(ctx, z, **params):
+    """Complex sqrt as StableHLO's complex math expander computes it (jaxlib expands
+    ``stablehlo.sqrt`` so before XLA sees it; an ``mhlo.sqrt`` reaches XLA's own, which is
+    wrong on finite values: ``sqrt(-4+0j)`` gave ``-8.7e-08+2j``). With u = sqrt((hypot(x, y)
+    + |x|) / 2): ``u + i y/(2u)`` for x >= 0, ``|y|/(2u) + i sgn(y) u`` otherwise, and where u
+    underflows to 0 or overflows, u and |y|/u from square roots of the parts scaled apart;
+    term for term as the expander writes it (its constants, its order of operations)."""
+    if z.type.element_type.kind != "complex":
+        return _real_sqrt(ctx, z, **params)
+    b = ctx.builder
+    x, y = _parts(b, z)
+    t = x.type
+    zero, one, two = full_like(b, 0, t), full_like(b, 1, t), full_like(b, 2, t)
+    sq_2 = full_like(b, 1.4142135623730951, t)
+    ax, ay = b.abs(x), b.abs(y)
+    eq = compare_hlo(b, ax, ay, "EQ")
+    sq_ax = b.sqrt(ax)
+    u_eq = b.divide(b.multiply(sq_ax, full_like(b, 1.5537739740300374, t)), sq_2)
+    mx, mn = b.maximum(ax, ay), b.minimum(ax, ay)
+    hyp = _hypot_parts(b, mx, mn, one, two, sq_2, zero)
+    u_general = b.sqrt(b.add(b.divide(hyp, two), b.divide(ax, two)))
+    extreme = b.or_(compare_hlo(b, u_general, zero, "EQ"),
+                    compare_hlo(b, u_general, full_like(b, np.inf, t), "EQ"))
+    gt, lt = compare_hlo(b, ax, ay, "GT"), compare_hlo(b, ax, ay, "LT")
+    r0 = b.select(eq, one, b.select(lt, b.divide(ax, ay), b.divide(ay, ax)))
+    abs_r0 = b.abs(r0)
+    h = _hypot_parts(b, b.maximum(one, abs_r0), b.minimum(one, abs_r0), one, two, sq_2, zero)
+    sq_1h = b.sqrt(b.add(one, h))
+    sq_ay = b.sqrt(ay)
+    sq_rh = b.sqrt(b.add(r0, h))
+    u = b.select(eq, u_eq, b.select(extreme, b.select(
+        gt, b.multiply(sq_ax, b.divide(sq_1h, sq_2)),
+        b.multiply(sq_ay, b.divide(sq_rh, sq_2))), u_general))
+    sq_ratio = b.select(eq, one, b.select(lt, b.divide(sq_ax, sq_ay), b.divide(sq_ay, sq_ax)))
+    ay_div_u = b.select(eq, b.divide(sq_ay, full_like(b, 2.19736822693562, t)), b.select(
+        extreme, b.select(gt, b.divide(b.multiply(sq_ay, sq_ratio), b.multiply(sq_1h, sq_2)),
+                          b.divide(sq_ay, b.multiply(sq_rh, sq_2))),
+        b.divide(ay, b.multiply(u_general, two))))
+    y_neg = compare_hlo(b, y, zero, "LT")
+    re = b.select(compare_hlo(b, x, zero, "GE"), u, ay_div_u)
+    im = b.select(compare_hlo(b, x, zero, "LT"), b.select(y_neg, b.negate(u), u),
+                  b.select(y_neg, b.negate(ay_div_u), ay_div_u))
+    return [b.complex(re, im)]
+
+
+def _square_low(b, v, vv, splitter):
+    """The expander's ``square_dekker`` low part of ``vv = fl(v*v)``, in its order of
+    operations (Veltkamp's split by ``splitter``)."""
+    sv = b.multiply(splitter, v)
+    hi = b.add(sv, b.subtract(v, sv))
+    lo = b.subtract(v, hi)
+    hl = b.multiply(hi, lo)
+    return b.add(b.add(b.add(b.add(b.negate(vv), b.multiply(hi, hi)), hl), hl),
+                 b.multiply(lo, lo))
+
+
+def _log(ctx, z, **params):
+    """Complex log as StableHLO's complex math expander computes it (an ``mhlo.log`` reaches
+    XLA's own: ``log(3e38+3e38j)`` overflowed to ``inf``, and near |z| = 1 it lost the log1p
+    accuracy): the real part ``log1p(x^2 + y^2 - 1)/2``, the sum carried with its rounding
+    errors (Dekker squares, fast two-sums), where that is below 1/2 in size, else
+    ``log(mx) + log1p((mn/mx)^2)/2``; the imaginary part ``atan2(y, x)``."""
+    if z.type.element_type.kind != "complex":
+        return _real_log(ctx, z, **params)
+    b = ctx.builder
+    x, y = _parts(b, z)
+    t = x.type
+    largest = float(np.finfo(t.element_type.dtype).max)
+    splitter = full_like(b, 134217729 if largest > 1e308 else 4097 if largest > 1e38 else 65,
+                         t)
+    neg1, half, one = full_like(b, -1.0, t), full_like(b, 0.5, t), full_like(b, 1.0, t)
+    yy, xx = b.multiply(y, y), b.multiply(x, x)
+    gt = compare_hlo(b, yy, xx, "GT")
+    mxh, mnh = b.select(gt, yy, xx), b.select(gt, xx, yy)
+    y_low, x_low = _square_low(b, y, yy, splitter), _square_low(b, x, xx, splitter)
+    h2 = b.add(neg1, mxh)
+    h1 = b.add(h2, mnh)
+    h0 = b.add(h1, y_low)
+    h = b.add(h0, x_low)
+    low = b.add(b.add(b.add(b.subtract(mxh, b.subtract(h2, neg1)),
+                            b.subtract(mnh, b.subtract(h1, h2))),
+                      b.subtract(y_low, b.subtract(h0, h1))),
+                b.subtract(x_low, b.subtract(h, h0)))
+    s_sum = b.add(h, low)
+    ax, ay = b.abs(x), b.abs(y)
+    mx, mn = b.maximum(ax, ay), b.minimum(ax, ay)
+    q = b.select(compare_hlo(b, mn, mx, "EQ"), one, b.divide(mn, mx))
+    re = b.select(compare_hlo(b, b.abs(s_sum), half, "LT"),
+                  b.multiply(half, b.log_plus_one(s_sum)),
+                  b.add(b.log(mx), b.multiply(half, b.log_plus_one(b.multiply(q, q)))))
+    return [b.complex(re, b.atan2(y, x))]
+
+
 register_lowering("sin", _sin)
 register_lowering("cos", _cos)
 register_lowering("log1p", _log1p)
+register_lowering("sqrt", _sqrt)
+register_lowering("log", _log)

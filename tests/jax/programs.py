@@ -350,3 +350,24 @@ def _(x):
     import ml_dtypes
     return tuple(jax.nn.sigmoid(x.astype(t)) for t in (
         jnp.bfloat16, jnp.float16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2))
+
+
+_COMPLEX_EDGES = np.array([-4, -4 - 1e-30j, -1e10 - 1j, -1e20 - 1j, 1e20 - 1e-20j, 3e38 + 3e38j,
+                           1 + 1e-20j, 0.6 + 0.8j, 1e-40 + 1e-40j, 0, 2j, -1 + 1j,
+                           complex(np.inf, 1), complex(-np.inf, 2), complex(1, -np.inf)])
+
+
+# Complex sqrt and log as jaxlib's StableHLO expander computes them (jax.jit's route): an mhlo
+# op reaches XLA's own, which gave sqrt(-4+0j) = -8.7e-08+2j and log(3e38+3e38j) = inf+...
+@program("complex_sqrt_and_log_exactly", lambda r: (
+    np.concatenate([_COMPLEX_EDGES, _c64(r, 40) * 10.0 ** r.integers(-30, 30, 40)]).astype(
+        np.complex64),), exact=True)
+def _(z):
+    return jnp.sqrt(z), jnp.log(z), jnp.sqrt(z * z), jnp.log(jnp.exp(z))
+
+
+@program("complex128_sqrt_and_log_exactly", lambda r: (
+    np.concatenate([_COMPLEX_EDGES, (_c64(r, 40) * 10.0 ** r.integers(-200, 200, 40))]).astype(
+        np.complex128),), exact=True, x64=True)
+def _(z):
+    return jnp.sqrt(z), jnp.log(z), jnp.log10(z)

@@ -312,3 +312,25 @@ def test_text_nested_past_the_recursion_limit_is_a_parse_error():
     from mhlo_ir.dialect import MHLO
     assert f"{{foo.x = {parse_attribute(shallow).render(MHLO)}}}" == \
         mlir_dictionary({"foo.x": shallow})
+
+
+@pytest.mark.parametrize("op", ['"stablehlo.copy"(%a)', '"stablehlo.erf"(%a)',
+                                '"stablehlo.acos"(%a)', '"stablehlo.bitcast"(%a)'])
+def test_ops_a_dialect_does_not_have_are_refused_as_jaxlib_refuses_them(op):
+    """Read as the table's op, invalid StableHLO became a valid MHLO module."""
+    text = ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+            f"  %0 = {op} : (tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}}")
+    with pytest.raises(Exception, match="unregistered operation"):
+        oracle.mlir_generic(text)
+    with pytest.raises(ParseError, match=r"is no op of stablehlo: \w+ is mhlo's alone"):
+        hlo.parse(text)
+    assert hlo.parse(text.replace("stablehlo.", "mhlo.")).to_text(locations=False) == \
+        oracle.mlir_generic(text.replace("stablehlo.", "mhlo."))
+
+
+def test_the_print_dialect_may_be_named():
+    m = hlo.parse("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                  "  %0 = mhlo.add %a, %a : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}")
+    assert m.to_text(dialect="stablehlo") == m.to_text(dialect=STABLEHLO)
+    with pytest.raises(TypeError, match="dialect must be"):
+        m.to_text(dialect="xla")
