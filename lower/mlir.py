@@ -69,8 +69,10 @@ class ModuleContext:
         self.cached_primitive_lowerings: dict = {}
         self.cached_call_jaxpr_lowerings: dict = {}
         self.location_cache: dict = {}
-        # jaxpr_subcomp's (primitive, outer stack, equation's stack, where) -> Location.
+        # jaxpr_subcomp's (primitive, outer stack, equation's stack, where) -> Location, and
+        # the outer stacks (stack_key) as ints.
         self.located: dict = {}
+        self.outer_keys: dict = {}
 
     @property
     def host_callbacks(self) -> list:
@@ -288,7 +290,9 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     rules = _resolved_rules(platform)
     loc_cache = ctx.location_cache
     name_stack = ctx.name_stack
-    outer = stack_key(name_stack.stack)
+    # (the outer stack, by what it prints, as a small int: hashed with every equation's key)
+    outer_keys = ctx.outer_keys
+    outer = outer_keys.setdefault(stack_key(name_stack.stack), len(outer_keys))
     located = ctx.located
     saved = b.location
     no_tokens = TokenSet()
@@ -583,8 +587,8 @@ def _params_key(params: dict):
     def freeze(x):
         if isinstance(x, dict):
             return tuple(sorted((k, freeze(v)) for k, v in x.items()))
-        if isinstance(x, (list, tuple)):
-            return tuple(freeze(v) for v in x)
+        if isinstance(x, (list, tuple)):  # (with its class: a namedtuple is not a tuple)
+            return (x.__class__, tuple(freeze(v) for v in x))
         if isinstance(x, (np.ndarray, np.generic)):
             return (x.__class__, x.dtype, x.shape, x.tobytes())
         if isinstance(x, float):

@@ -18,11 +18,35 @@ from .types import TensorType, TupleType
 
 __all__ = ["sharding_mismatch"]
 
-# {devices=[d0,d1,...]<device list or iota> [last_tile_dim_replicate | last_tile_dims={..}]
-#  [metadata=...]}
-_TILED = re.compile(r"\{devices=\[([0-9,\s]+)\][^{}]*?"
-                    r"(?:\s(last_tile_dim_replicate)|\slast_tile_dims=\{([a-z,\s]*)\})?"
-                    r"(?:\s+metadata=\{.*\})?\s*\}")
+_DEVICES = re.compile(r"\{\s*devices=\[([0-9,\s]+)\]")
+_SUBGROUPS = re.compile(r"last_tile_dims=\{([a-z,\s]*)\}")
+
+
+def _without_metadata(text: str) -> str:
+    """``text`` without its ``metadata={...}`` parts (their braces may nest, and their strings
+    may say anything)."""
+    out, i = [], 0
+    while True:
+        j = text.find("metadata={", i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:j])
+        depth, k = 0, j + len("metadata=")
+        while k < len(text):
+            c = text[k]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif c == '"':
+                k = text.find('"', k + 1)
+                if k < 0:
+                    return text  # unbalanced: leave it to XLA
+            k += 1
+        i = k + 1
 
 
 def _tuple_elements(text: str) -> list | None:
@@ -52,13 +76,16 @@ def _tuple_elements(text: str) -> list | None:
 def _tiled_rank(text: str) -> int | None:
     """The rank a tiled sharding's tiles index (tile dimensions less subgroup ones), or None
     for shardings that fit any rank (replicated, maximal, manual) or text not read here."""
-    m = _TILED.fullmatch(text.strip())
-    if m is None:
-        return None
+    body = _without_metadata(text.strip())
+    m = _DEVICES.match(body)
+    if m is None or body.count("{") != 1 or not body.endswith("}"):
+        return None  # (not one tiled sharding: left to XLA)
     dims = [d for d in m.group(1).replace(" ", "").split(",") if d]
-    subgroups = 1 if m.group(2) else 0
-    if m.group(3) is not None:
-        subgroups = len([k for k in m.group(3).split(",") if k.strip()])
+    rest = body[m.end():]
+    subgroups = 1 if "last_tile_dim_replicate" in rest else 0
+    g = _SUBGROUPS.search(rest)
+    if g is not None:
+        subgroups = len([k for k in g.group(1).split(",") if k.strip()])
     return len(dims) - subgroups
 
 
@@ -71,11 +98,12 @@ def sharding_mismatch(text: str, t) -> str | None:
         parts = _tuple_elements(text)
         if parts is None:
             return None
-        if len(parts) != len(t.types):
+        leaves = _leaves(t)  # (XLA's tuple sharding is flat: one per leaf of nested tuples)
+        if len(parts) != len(leaves):
             return (f"a tuple sharding of {len(parts)} elements annotates {t}, of "
-                    f"{len(t.types)}")
-        for i, (p, et) in enumerate(zip(parts, t.types)):
-            why = sharding_mismatch(p, et)
+                    f"{len(leaves)} leaves")
+        for i, (p, leaf) in enumerate(zip(parts, leaves)):
+            why = sharding_mismatch(p, leaf)
             if why is not None:
                 return f"element {i}: {why}"
         return None
@@ -86,3 +114,9 @@ def sharding_mismatch(text: str, t) -> str | None:
         return (f"its tiles index {rank} dimensions (tile dimensions less subgroup ones), but "
                 f"{t} has rank {len(t.shape)}")
     return None
+
+
+def _leaves(t) -> list:
+    if isinstance(t, TupleType):
+        return [leaf for e in t.types for leaf in _leaves(e)]
+    return [t]

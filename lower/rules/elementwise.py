@@ -228,22 +228,31 @@ def _conj(ctx, x, *, input_dtype=None):
 
 
 register_lowering("conj", _conj)
-def _square(ctx, x, **_):
+def _square(b, x):
     """x * x for integers; chlo.square for floats and complex numbers, as jax (for complex
     values it avoids the overflow of re*re - im*im: (3e38+3e38j)**2 is 0+inf*j, not -inf+inf*j)."""
     if x.type.element_type.kind in ("float", "complex"):
-        return [ctx.builder.chlo_square(x)]
-    return [ctx.builder.multiply(x, x)]
+        return b.chlo_square(x)
+    return b.multiply(x, x)
 
 
-def _logistic(ctx, x, **_):
+def _logistic(b, x):
     """1 / (1 + exp(-x)), as jax lowers it (not mhlo.logistic, which XLA computes otherwise:
     1 ulp apart in bf16, and 0 where jax's gives NaN in float8 types without infinity)."""
-    b = ctx.builder
     one = full_like(b, 1, x.type)
-    return [b.divide(one, b.add(one, b.exponential(b.negate(x))))]
+    return b.divide(one, b.add(one, b.exponential(b.negate(x))))
 
 
-register_lowering("square", _square)
-register_lowering("logistic", _logistic)
+def _unary(name, values):
+    """The rule of a unary primitive made by ``values(b, x)``; its ``same_typed`` lets
+    jaxpr_subcomp call that without a rule context (as _direct's)."""
+    def rule(ctx, x, **_):
+        return [values(ctx.builder, x)]
+    rule.__name__ = f"_{name}_lowering"
+    rule.same_typed = values
+    return rule
+
+
+register_lowering("square", _unary("square", _square))
+register_lowering("logistic", _unary("logistic", _logistic))
 register_lowering("add_any", lambda ctx, x, y, **_: [ctx.builder.add(x, y)])

@@ -19,12 +19,28 @@ from __future__ import annotations
 
 import numpy as np
 
+import mhlo_ir as hlo
+
 from ..semantics import compare_hlo, full_like
 from ..mlir import register_lowering
-from .elementwise import _direct
 
-_real_sin, _real_cos, _real_log1p = _direct("sine"), _direct("cosine"), _direct("log_plus_one")
-_real_sqrt, _real_log = _direct("sqrt"), _direct("log")
+
+def _complex_aware(name: str, method: str, expand):
+    """The rule of a primitive that is one builder method on real values and ``expand(b,
+    z)`` on complex ones. Its ``same_typed`` (as elementwise._direct's) lets jaxpr_subcomp
+    call it without a rule context: real sqrt and log stay as cheap as any one-op rule."""
+    op = getattr(hlo.Builder, method)
+
+    def values(b, z):
+        if z.type.element_type.kind == "complex":
+            return expand(b, z)
+        return op(b, z)
+
+    def rule(ctx, z, **params):  # (accuracy=None... do not change the op)
+        return [values(ctx.builder, z)]
+    rule.__name__ = f"_{name}_lowering"
+    rule.same_typed = values
+    return rule
 
 
 def _parts(b, z):
@@ -38,14 +54,11 @@ def _sinh_cosh(b, y):
             b.divide(b.add(b.add(e1m, e2m), two), two))
 
 
-def _trig(real_rule, cosine: bool):
+def _trig(cosine: bool):
     """sin or cos of a complex ``x + iy``: sin = (sin x cosh y, cos x sinh y), cos =
     (cos x cosh y, -sin x sinh y); when x is zero, the part with the ``sinh`` factor of
     sin's real / cos's imaginary side is exactly zero (not ``0 * inf``)."""
-    def rule(ctx, z, **params):
-        if z.type.element_type.kind != "complex":
-            return real_rule(ctx, z, **params)
-        b = ctx.builder
+    def expand(b, z):
         x, y = _parts(b, z)
         zero = full_like(b, 0, x.type)
         snh, csh = _sinh_cosh(b, y)
@@ -56,12 +69,8 @@ def _trig(real_rule, cosine: bool):
             re, im = b.multiply(b.sine(x), csh), b.multiply(b.cosine(x), snh)
             at_zero = b.complex(zero, im)
         x_is_zero = compare_hlo(b, x, zero, "EQ")
-        return [b.select(x_is_zero, at_zero, b.complex(re, im))]
-    rule.__name__ = "_cos_lowering" if cosine else "_sin_lowering"
-    return rule
-
-
-_sin, _cos = _trig(_real_sin, False), _trig(_real_cos, True)
+        return b.select(x_is_zero, at_zero, b.complex(re, im))
+    return expand
 
 
 def _square_error(b, v, vv, split):
@@ -81,10 +90,7 @@ def _sum_error(b, total, a, c):
     return b.add(b.subtract(a, a_part), b.subtract(c, c_part))
 
 
-def _log1p(ctx, z, **params):
-    if z.type.element_type.kind != "complex":
-        return _real_log1p(ctx, z, **params)
-    b = ctx.builder
+def _log1p(b, z):
     x, y = _parts(b, z)
     t = x.type
     finfo = np.finfo(t.element_type.dtype)
@@ -115,7 +121,7 @@ def _log1p(ctx, z, **params):
                       _sum_error(b, s3, s2, y_err)), _sum_error(b, s4, s3, x_err))
     mid_re = b.multiply(b.log_plus_one(b.add(s4, err)), half)
     re = b.select(huge, huge_re, b.select(near, near_re, mid_re))
-    return [b.complex(re, b.atan2(y, xp1))]
+    return b.complex(re, b.atan2(y, xp1))
 
 
 def _hypot_parts(b, mx, mn, one, two, sq_2, zero):
@@ -130,16 +136,13 @@ def _hypot_parts(b, mx, mn, one, two, sq_2, zero):
                              b.multiply(mx, sqa)))
 
 
-def _sqrt(ctx, z, **params):
+def _sqrt(b, z):
     """Complex sqrt as StableHLO's complex math expander computes it (jaxlib expands
     ``stablehlo.sqrt`` so before XLA sees it; an ``mhlo.sqrt`` reaches XLA's own, which is
     wrong on finite values: ``sqrt(-4+0j)`` gave ``-8.7e-08+2j``). With u = sqrt((hypot(x, y)
     + |x|) / 2): ``u + i y/(2u)`` for x >= 0, ``|y|/(2u) + i sgn(y) u`` otherwise, and where u
     underflows to 0 or overflows, u and |y|/u from square roots of the parts scaled apart;
     term for term as the expander writes it (its constants, its order of operations)."""
-    if z.type.element_type.kind != "complex":
-        return _real_sqrt(ctx, z, **params)
-    b = ctx.builder
     x, y = _parts(b, z)
     t = x.type
     zero, one, two = full_like(b, 0, t), full_like(b, 1, t), full_like(b, 2, t)
@@ -172,7 +175,7 @@ def _sqrt(ctx, z, **params):
     re = b.select(compare_hlo(b, x, zero, "GE"), u, ay_div_u)
     im = b.select(compare_hlo(b, x, zero, "LT"), b.select(y_neg, b.negate(u), u),
                   b.select(y_neg, b.negate(ay_div_u), ay_div_u))
-    return [b.complex(re, im)]
+    return b.complex(re, im)
 
 
 def _square_low(b, v, vv, splitter):
@@ -186,15 +189,12 @@ def _square_low(b, v, vv, splitter):
                  b.multiply(lo, lo))
 
 
-def _log(ctx, z, **params):
+def _log(b, z):
     """Complex log as StableHLO's complex math expander computes it (an ``mhlo.log`` reaches
     XLA's own: ``log(3e38+3e38j)`` overflowed to ``inf``, and near |z| = 1 it lost the log1p
     accuracy): the real part ``log1p(x^2 + y^2 - 1)/2``, the sum carried with its rounding
     errors (Dekker squares, fast two-sums), where that is below 1/2 in size, else
     ``log(mx) + log1p((mn/mx)^2)/2``; the imaginary part ``atan2(y, x)``."""
-    if z.type.element_type.kind != "complex":
-        return _real_log(ctx, z, **params)
-    b = ctx.builder
     x, y = _parts(b, z)
     t = x.type
     largest = float(np.finfo(t.element_type.dtype).max)
@@ -220,11 +220,11 @@ def _log(ctx, z, **params):
     re = b.select(compare_hlo(b, b.abs(s_sum), half, "LT"),
                   b.multiply(half, b.log_plus_one(s_sum)),
                   b.add(b.log(mx), b.multiply(half, b.log_plus_one(b.multiply(q, q)))))
-    return [b.complex(re, b.atan2(y, x))]
+    return b.complex(re, b.atan2(y, x))
 
 
-register_lowering("sin", _sin)
-register_lowering("cos", _cos)
-register_lowering("log1p", _log1p)
-register_lowering("sqrt", _sqrt)
-register_lowering("log", _log)
+register_lowering("sin", _complex_aware("sin", "sine", _trig(cosine=False)))
+register_lowering("cos", _complex_aware("cos", "cosine", _trig(cosine=True)))
+register_lowering("log1p", _complex_aware("log1p", "log_plus_one", _log1p))
+register_lowering("sqrt", _complex_aware("sqrt", "sqrt", _sqrt))
+register_lowering("log", _complex_aware("log", "log", _log))

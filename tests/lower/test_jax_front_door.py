@@ -425,3 +425,17 @@ def test_static_arguments_equal_but_not_identical_trace_apart():
             for arg in (s, (s,)):
                 got = f(x, arg)
                 assert np.array_equal(np.signbit(got), np.signbit(x * np.float32(s))), (order, arg)
+
+
+def test_a_namedtuple_static_argument_is_not_the_tuple_of_its_values():
+    """Keyed by exact value, a static namedtuple still keeps its class: a rule may read it
+    apart from a plain tuple (here the function does)."""
+    import collections
+    P = collections.namedtuple("P", "a b")
+
+    def f(x, p):
+        return x + (10 if isinstance(p, P) else 0) + p[0]
+    jitted = lj.jit(f, static_argnums=1)
+    x = np.ones(2, np.int32)
+    for p in ((1, 2), P(1, 2), (1, 2)):
+        np.testing.assert_array_equal(jitted(x, p), np.asarray(jax.jit(f, static_argnums=1)(x, p)))

@@ -22,12 +22,22 @@ FIT = [("{devices=[2]0,1}", V2), ("{devices=[2,2]<=[4] last_tile_dim_replicate}"
        ("{replicated}", M24), ("{maximal device=1}", V2), ("{manual}", M24),
        ("{devices=[2,1]0,1 metadata={op_name=\"x\"}}", M24),
        ("{{devices=[2]0,1}, {replicated}}", hlo.tuple_type([V2, M24])),
+       ("{devices=[2,1,2]<=[4] last_tile_dim_replicate shard_as 1}", M24),
+       ("{devices=[2,2]<=[4]last_tile_dim_replicate}", V2),
+       ('{devices=[2,2]0,1,2,3 metadata={op_name="a{b" source_file="x"}}', M24),
+       # XLA's tuple shardings are flat, one per leaf of nested tuples
+       ("{{replicated}, {devices=[2]0,1}, {replicated}}",
+        hlo.tuple_type([hlo.tuple_type([V2, V2]), M24])),
+       ("{{replicated}}", hlo.tuple_type([V2, hlo.tuple_type([])])),
        ("garbage", V2)]
 MISFIT = [("{devices=[2,2]0,1,2,3}", V2, "index 2 dimensions"),
           ("{devices=[2]0,1}", M24, "index 1 dimensions"),
           ("{devices=[2,2,2]<=[8] last_tile_dim_replicate}", V2, "index 2"),
           ("{{replicated}}", hlo.tuple_type([V2, M24]), "of 1 elements"),
-          ("{{devices=[2,2]<=[4]}, {replicated}}", hlo.tuple_type([V2, M24]), "element 0")]
+          ("{{devices=[2,2]<=[4]}, {replicated}}", hlo.tuple_type([V2, M24]), "element 0"),
+          ("{devices=[2,1,2]<=[4] last_tile_dim_replicate shard_as 1}", V2, "index 2"),
+          ("{{replicated}, {replicated}}", hlo.tuple_type([V2, hlo.tuple_type([])]),
+           "of 1 leaves")]
 
 
 @pytest.mark.parametrize("text, t", FIT, ids=[f[0] for f in FIT])
