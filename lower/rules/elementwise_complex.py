@@ -23,6 +23,9 @@ import mhlo_ir as hlo
 
 from ..semantics import compare_hlo, full_like
 from ..mlir import register_lowering
+# NOTE: elementwise registers the one-op rules of sin, cos, log1p, sqrt and log; this module's
+# replace them, so it must register after it, whichever module imports this one first.
+from . import elementwise  # noqa: F401
 
 
 def _complex_aware(name: str, method: str, expand):
