@@ -62,9 +62,14 @@ def f32(v) -> FloatAttr:
             not isinstance(v, (int, float, np.integer, np.floating)):
         raise TypeError(f"expected a number, got {v!r:.60} (the op wants f32)")
     x = float(v)
-    if x == x and abs(x) != float("inf") and np.isinf(np.float32(x)):
+    # (f32's range checked without a cast, which warns "overflow encountered" on the way)
+    if x == x and abs(x) != float("inf") and abs(x) >= _F32_OVERFLOW:
         raise ValueError(f"{x!r} overflows f32")
     return FloatAttr(x, dtypes.f32)
+
+
+# The least magnitude that rounds to inf in f32: the largest f32 plus half its last step.
+_F32_OVERFLOW = float(np.finfo(np.float32).max) + 2.0 ** 103
 
 
 def boolean(v) -> BoolAttr:

@@ -359,3 +359,20 @@ def test_rfft_of_length_zero_has_no_values():
     assert y.type == T((2, 0), hlo.complex64)
     b.return_(y)
     verify.check(m)  # jaxlib infers the same
+
+
+def test_an_f32_attribute_past_f32s_range_is_refused_without_numpys_warning():
+    """batch_norm's epsilon (an f32 attribute): the range check casts nothing, so numpy's
+    "overflow encountered in cast" no longer precedes the error; the boundary is numpy's
+    rounding (the largest f32 plus half its last step rounds to inf)."""
+    import warnings
+    b, (x, s) = _args(T((2, 3), hlo.f32), T((3,), hlo.f32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(OpBuildError, match="overflows f32"):
+            b.batch_norm_inference(x, s, s, s, s, epsilon=1e300, feature_index=1)
+        edge = float(np.finfo(np.float32).max) + 2.0 ** 103
+        with pytest.raises(OpBuildError, match="overflows f32"):
+            b.batch_norm_inference(x, s, s, s, s, epsilon=edge, feature_index=1)
+        b.batch_norm_inference(x, s, s, s, s, epsilon=float(np.nextafter(edge, 0)),
+                               feature_index=1)
