@@ -373,10 +373,21 @@ class _Parser:
         visibility = None
         if ts.peek().kind == "bare" and ts.peek().text in ("public", "private", "nested"):
             visibility = ts.next().text
+        name_tok = ts.peek()
         name = self.symbol()
         args = []
 
         def argument():
+            if ts.peek().kind != "%" and not ts.at(")"):
+                mark = ts.mark()
+                try:  # a type there: a declaration (`func.func private @f(tensor<2xf32>)`)
+                    self.type()
+                except ParseError:
+                    ts.reset(mark)
+                else:
+                    raise ts.error("function declarations (a signature without a body) are "
+                                   "not read: every function here has a body (XLA compiles "
+                                   "no external function)", name_tok)
             vtok = ts.expect_kind("%", "an argument name (%arg0)")
             ts.expect(":")
             t = self.type()

@@ -334,3 +334,13 @@ def test_the_print_dialect_may_be_named():
     assert m.to_text(dialect="stablehlo") == m.to_text(dialect=STABLEHLO)
     with pytest.raises(TypeError, match="dialect must be"):
         m.to_text(dialect="xla")
+
+
+def test_a_function_declaration_is_refused_saying_so():
+    text = ("module {\n  func.func private @ext(tensor<2xf32>) -> tensor<2xf32>\n"
+            "  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+            "    %0 = call @ext(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+            "    return %0 : tensor<2xf32>\n  }\n}")
+    oracle.mlir_generic(text)  # MLIR reads it (jaxlib cannot compile it)
+    with pytest.raises(ParseError, match=r"2:21: function declarations .* are not read"):
+        hlo.parse(text)
