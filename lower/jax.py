@@ -65,7 +65,10 @@ class Lowered:
         """The ``verify.Executable`` of the module, for as many devices as its shardings
         name."""
         import verify
-        return verify.compile(self.module, platform, num_partitions=self.num_partitions)
+        # (results without out_shardings stay where XLA's partitioner puts them, as in
+        # jax.jit: run_global reassembles them by the compiled shardings)
+        return verify.compile(self.module, platform, num_partitions=self.num_partitions,
+                              propagate_result_shardings=True)
 
 
 def _split(args, static_argnums):
@@ -107,7 +110,8 @@ def _devices_named(sharding: str) -> int:
 
 
 def _mesh_devices(jaxpr) -> int | None:
-    """The largest mesh a ``shard_map`` anywhere in the jaxpr runs over (None: no mesh)."""
+    """The most devices a ``shard_map`` mesh or a sharding constraint anywhere in the jaxpr
+    names (None: none)."""
     best, stack, seen = None, [jaxpr], set()
     while stack:
         j = stack.pop()
@@ -120,6 +124,10 @@ def _mesh_devices(jaxpr) -> int | None:
             size = getattr(mesh, "size", None)
             if isinstance(size, int) and size > 1:
                 best = max(best or 0, size)
+            # (a sharding constraint's devices too: jax.jit runs such a program on them)
+            ids = _device_ids(eqn.params.get("sharding")) if "sharding" in eqn.params else None
+            if ids and len(ids) > 1:
+                best = max(best or 0, len(ids))
             for v in eqn.params.values():
                 for item in (v if isinstance(v, (tuple, list)) else (v,)):
                     if hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):

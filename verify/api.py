@@ -409,7 +409,7 @@ class Executable(Compiled):
 def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
             num_partitions: int = 1, client=None, filename: str | None = None,
             topology: str | None = None, distributed=None,
-            host_callbacks=None) -> Compiled:
+            host_callbacks=None, propagate_result_shardings: bool = False) -> Compiled:
     """Verify (in Python for an mhlo_ir Module, then in jaxlib) and compile for ``platform``
     ("cpu", "cuda"/"gpu", "rocm", or "tpu": the attached TPU, or a ``topology``).
 
@@ -426,6 +426,11 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     ``distributed`` (a ``verify.distributed.Context``) compiles on CPU for the devices of
     every process in the group, in order (process 0's first); each process then runs its
     part with ``Executable.run_local``.
+
+    ``propagate_result_shardings``: with several partitions, the results of ``main`` without
+    an ``mhlo.sharding`` keep the sharding XLA's partitioner gives them (as jax.jit lets it),
+    instead of being replicated (all-gathered) at the end; read them from the executable
+    (``Executable.run_global`` does).
 
     Host callbacks (``Builder.host_callback``) are the module's ``host_callbacks``;
     ``host_callbacks=[f, g, ...]`` gives them instead (the only way for text, whose callback
@@ -456,6 +461,10 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                              f"({distributed.num_processes} processes), the program needs {n}")
     opts = _options(xc, num_replicas, num_partitions,
                     [d.id for d in client.devices()[:n]] if distributed is not None else None)
+    if propagate_result_shardings and num_partitions > 1:
+        free = _unsharded_results(read if read is not None else module_or_text)
+        if free is not None and any(free):
+            opts.executable_build_options.allow_spmd_sharding_propagation_to_output = free
     if platform == "tpu":
         from .host_callbacks import mentions_callbacks
         if mentions_callbacks(text) or host_callbacks:
@@ -681,6 +690,15 @@ def _options(xc, num_replicas: int, num_partitions: int, device_ids=None):
         if num_partitions > 1:
             opts.executable_build_options.use_spmd_partitioning = True
     return opts
+
+
+def _unsharded_results(module) -> list | None:
+    """For each result of ``main``, whether it has no ``mhlo.sharding`` (None: no module)."""
+    main = getattr(module, "lookup", lambda name: None)("main")
+    if main is None or main.result_types is None:
+        return None
+    attrs = list(main.res_attrs or ()) + [{}] * len(main.result_types)
+    return [not (attrs[i] or {}).get("mhlo.sharding") for i in range(len(main.result_types))]
 
 
 def _check_entry(module) -> None:

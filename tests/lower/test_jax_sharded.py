@@ -290,6 +290,19 @@ _REVIEWED = textwrap.dedent("""
                in_shardings=NamedSharding(m4, P("x")))(x)
     with pytest.raises(ValueError, match="only valid for values of rank at least 1"):
         lj.jit(lambda a: a + 1, in_shardings=s)(np.int32(3))
+    # results stay where the program puts them, as jax.jit's: XLA may propagate a sharding
+    # to results without out_shardings, and a sharding constraint alone spreads the program
+    from verify import _jaxlib
+    xc, _ = _jaxlib.xla()
+    for f, kw in ((lambda v: v + 1, dict(in_shardings=s)),
+                  (lambda v: lax.with_sharding_constraint(v + 1, s), {})):
+        j = lj.jit(f, **kw)
+        np.testing.assert_array_equal(j(x), np.asarray(jax.jit(f, **kw)(x)))
+        lowered, exe = next(iter(j._cache.values()))
+        assert lowered.num_partitions == 8
+        (got,) = [xc.HloSharding.from_proto(p) for p in exe.loaded.get_output_shardings()]
+        want = jax.jit(f, **kw)(x).sharding._to_xla_hlo_sharding(2)
+        assert got == want, (str(got), str(want))
     print("ok")
 """)
 
