@@ -109,10 +109,10 @@ def _devices_named(sharding: str) -> int:
     return int(m.group(1)) + 1 if m else 1
 
 
-def _mesh_devices(jaxpr) -> int | None:
-    """The most devices a ``shard_map`` mesh or a sharding constraint anywhere in the jaxpr
-    names (None: none)."""
-    best, stack, seen = None, [jaxpr], set()
+def _all_eqns(jaxpr):
+    """Every equation of ``jaxpr`` (or a ClosedJaxpr) and of the jaxprs its equations hold
+    in their params (calls, bodies, branches), each jaxpr once."""
+    stack, seen = [jaxpr], set()
     while stack:
         j = stack.pop()
         j = getattr(j, "jaxpr", j)
@@ -120,18 +120,25 @@ def _mesh_devices(jaxpr) -> int | None:
             continue
         seen.add(id(j))
         for eqn in j.eqns:
-            mesh = eqn.params.get("mesh")
-            size = getattr(mesh, "size", None)
-            if isinstance(size, int) and size > 1:
-                best = max(best or 0, size)
-            # (a sharding constraint's devices too: jax.jit runs such a program on them)
-            ids = _device_ids(eqn.params.get("sharding")) if "sharding" in eqn.params else None
-            if ids and len(ids) > 1:
-                best = max(best or 0, len(ids))
+            yield eqn
             for v in eqn.params.values():
                 for item in (v if isinstance(v, (tuple, list)) else (v,)):
                     if hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
                         stack.append(item)
+
+
+def _mesh_devices(jaxpr) -> int | None:
+    """The most devices a ``shard_map`` mesh or a sharding constraint anywhere in the jaxpr
+    names (None: none)."""
+    best = None
+    for eqn in _all_eqns(jaxpr):
+        size = getattr(eqn.params.get("mesh"), "size", None)
+        if isinstance(size, int) and size > 1:
+            best = max(best or 0, size)
+        # (a sharding constraint's devices too: jax.jit runs such a program on them)
+        ids = _device_ids(eqn.params.get("sharding")) if "sharding" in eqn.params else None
+        if ids and len(ids) > 1:
+            best = max(best or 0, len(ids))
     return best
 
 
@@ -156,34 +163,17 @@ def _check_one_device_set(jax, shardings, jaxpr) -> None:
         ids = _device_ids(s)
         if ids:
             named.setdefault(ids, f"sharding {s}")
-    stack, seen = [jaxpr], set()
-    while stack:
-        j = getattr(stack.pop(), "jaxpr", None)
-        j = j if j is not None and hasattr(j, "eqns") else None
-        if j is None or id(j) in seen:
-            continue
-        seen.add(id(j))
-        for eqn in j.eqns:
-            for key in ("mesh", "sharding"):
-                ids = _device_ids(eqn.params.get(key))
-                if ids:
-                    named.setdefault(ids, f"the {eqn.primitive.name} {key} "
-                                          f"{eqn.params.get(key)}")
-            for v in eqn.params.values():
-                for item in (v if isinstance(v, (tuple, list)) else (v,)):
-                    if hasattr(item, "eqns"):
-                        stack.append(_Holder(item))
-                    elif hasattr(getattr(item, "jaxpr", None), "eqns"):
-                        stack.append(item)
+    for eqn in _all_eqns(jaxpr):
+        for key in ("mesh", "sharding"):
+            ids = _device_ids(eqn.params.get(key))
+            if ids:
+                named.setdefault(ids, f"the {eqn.primitive.name} {key} {eqn.params.get(key)}")
     if len(named) > 1:
         parts = "; ".join(f"{what} uses devices {sorted(ids)}" for ids, what in named.items())
         raise ValueError(f"Received incompatible devices for jitted computation: {parts}")
 
 
-class _Holder:
-    """A jaxpr as the walk above reads it (``.jaxpr``)."""
-
-    def __init__(self, jaxpr):
+def __init__(self, jaxpr):
         self.jaxpr = jaxpr
 
 
@@ -306,7 +296,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                             closed.in_avals)
     out_sh = _flat_shardings(jax, "out_shardings", out_shardings, out_shape,
                              closed.out_avals)
-    _check_one_device_set(jax, (in_shardings, out_shardings), _Holder(closed.jaxpr))
+    _check_one_device_set(jax, (in_shardings, out_shardings), closed.jaxpr)
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
     mesh = _mesh_devices(closed.jaxpr)
     if mesh is not None and (partitions or 1) < mesh:

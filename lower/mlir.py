@@ -532,7 +532,8 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
     """Lower a closed jaxpr to a module whose public ``main`` XLA runs.
 
     ``donated_args`` become ``tf.aliasing_output`` where an output of the same type exists (a
-    warning names the donations that found none); shardings are XLA sharding strings
+    warning names the donations that found none; over several partitions, only where both
+    shardings are given and equal, else ``jax.buffer_donor``); shardings are XLA sharding strings
     (``"{devices=[2,1]0,1}"``) put on ``mhlo.sharding``; ``replicated_args`` mark
     ``mhlo.is_same_data_across_replicas``. ``axis_context`` (lower.axis_context) names the
     replica or mesh axes collectives refer to; with ``num_partitions`` > 1 it defaults to a
