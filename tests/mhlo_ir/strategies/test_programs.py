@@ -93,8 +93,11 @@ def test_hypothesis_shrinks_to_a_small_program():
                      settings=settings(max_examples=500, database=None))
     ops = [op for _, op in walk(m) if op.spec.name not in ("func.return", "return")]
     assert any(op.spec.name == "gather" for op in ops)
-    # the gather and its index constant, and little else (drawn programs have ~20 ops)
-    assert len(ops) <= 5
+    # the gather and its index constant, and little else (drawn programs have ~20 ops). Two
+    # ops alone here; but hypothesis also draws constants it finds in the modules the process
+    # has imported, so what it shrinks to depends on what ran before in the worker (7 ops,
+    # once, in CI): the bound leaves room for that.
+    assert len(ops) <= 8
 
 
 @settings(max_examples=15)
