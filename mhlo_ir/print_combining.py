@@ -22,7 +22,6 @@ from .combining import combining_ops, combining_recipe
 from .ir import GeneralOperation, SingleResultOp
 from .location import UnknownLoc
 from .op_attributes import OpAttributes
-from .text import quote
 
 __all__ = ["line", "recipe"]
 
@@ -56,9 +55,7 @@ def line(pr, op, indent: str):
     # first: the op's names, signature, location and attributes, then its region's ops.
     names = pr.names
     spec = op.spec
-    name = pr.op_names.get(spec)
-    if name is None:
-        name = pr.op_names[spec] = quote(spec.full_name(pr.dialect))
+    name = pr.op_names.get(spec) or pr.op_name(spec)
     head = names[op]
     operands = op.operands
     if len(operands) == 2:

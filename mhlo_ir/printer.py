@@ -139,6 +139,14 @@ class _Printer:
 
     # -- structure --------------------------------------------------------------------------
 
+    def op_name(self, spec) -> str:
+        """``"mhlo.add"``: the op's name in this print's dialect, quoted (an unknown op's may
+        hold any character), kept in the shared ``op_names``."""
+        name = self.op_names.get(spec)
+        if name is None:
+            name = self.op_names[spec] = quote(spec.full_name(self.dialect))
+        return name
+
     def fast_parts(self, op):
         """(' = "name"(', ') <{props}> {attrs} : signature', the same with a newline) for one
         op, or False when a big constant needs the piecewise path or the op's spec checks
@@ -146,7 +154,7 @@ class _Printer:
         cache also keeps that dict alive while printing (ids stay unique)."""
         if op.spec.dialect_check is not None:
             return False  # the general path runs it on each op
-        name = quote(op.spec.full_name(self.dialect))
+        name = self.op_name(op.spec)
         props = extra = ""
         if op.attributes:
             props, extra = self.attribute_parts(op.spec, op.attributes)
@@ -159,7 +167,7 @@ class _Printer:
         """('"name"(', ') : signature', the same with a newline) of a result-less op
         without attributes or regions."""
         tail = ")" + self.signature(op.operands, ())
-        return (f'{quote(op.spec.full_name(self.dialect))}(', tail, tail + "\n")
+        return (f"{self.op_name(op.spec)}(", tail, tail + "\n")
 
     def signature(self, operands, results) -> str:
         """`` : (operand types) -> result types``, cached per distinct type combination."""
@@ -410,7 +418,7 @@ class _Printer:
                     continue
             name = op_names.get(spec)
             if name is None:
-                name = op_names[spec] = quote(spec.full_name(dialect))
+                name = self.op_name(spec)
             operands = op.operands
             if op.__class__ is SingleResultOp:
                 r = op

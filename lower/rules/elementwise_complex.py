@@ -25,25 +25,19 @@ from ..semantics import compare_hlo, full_like
 from ..mlir import register_lowering
 # NOTE: elementwise registers the one-op rules of sin, cos, log1p, sqrt and log; this module's
 # replace them, so it must register after it, whichever module imports this one first.
-from . import elementwise  # noqa: F401
+from .elementwise import _unary
 
 
-def _complex_aware(name: str, method: str, expand):
-    """The rule of a primitive that is one builder method on real values and ``expand(b,
-    z)`` on complex ones. Its ``same_typed`` (as elementwise._direct's) lets jaxpr_subcomp
-    call it without a rule context: real sqrt and log stay as cheap as any one-op rule."""
+def _or_complex(method: str, expand):
+    """``(b, z)`` -> the builder method on real ``z``, ``expand(b, z)`` on complex ``z``: what
+    the rule makes (elementwise._unary gives it the direct path real values take)."""
     op = getattr(hlo.Builder, method)
 
     def values(b, z):
         if z.type.element_type.kind == "complex":
             return expand(b, z)
         return op(b, z)
-
-    def rule(ctx, z, **params):  # (accuracy=None... do not change the op)
-        return [values(ctx.builder, z)]
-    rule.__name__ = f"_{name}_lowering"
-    rule.same_typed = values
-    return rule
+    return values
 
 
 def _parts(b, z):
@@ -226,8 +220,8 @@ def _log(b, z):
     return b.complex(re, b.atan2(y, x))
 
 
-register_lowering("sin", _complex_aware("sin", "sine", _trig(cosine=False)))
-register_lowering("cos", _complex_aware("cos", "cosine", _trig(cosine=True)))
-register_lowering("log1p", _complex_aware("log1p", "log_plus_one", _log1p))
-register_lowering("sqrt", _complex_aware("sqrt", "sqrt", _sqrt))
-register_lowering("log", _complex_aware("log", "log", _log))
+register_lowering("sin", _unary("sin", _or_complex("sine", _trig(cosine=False))))
+register_lowering("cos", _unary("cos", _or_complex("cosine", _trig(cosine=True))))
+register_lowering("log1p", _unary("log1p", _or_complex("log_plus_one", _log1p)))
+register_lowering("sqrt", _unary("sqrt", _or_complex("sqrt", _sqrt)))
+register_lowering("log", _unary("log", _or_complex("log", _log)))

@@ -1,0 +1,160 @@
+"""Programs jaxlib would crash on or refuse obscurely, refused in Python before compiling
+(measured on jaxlib 0.10.2; docs/findings.md): what ``verify.compile`` asks of every program
+for its platform, and of several replicas with partitions."""
+
+from __future__ import annotations
+
+from .errors import CompileError
+
+
+def _tiled_results_refusal(module) -> None:
+    """jaxlib 0.10.2 aborts the process compiling a program of several replicas *and*
+    partitions whose @main result is annotated with a tiled sharding ("Check failed:
+    TotalNumTiles() == devices": the tiles count partitions, the devices replicas times
+    partitions). ``module``: the Module, or text as our parser read it (None: unread)."""
+    if module is None:
+        return
+    main = module.lookup("main")
+    for i, attrs in enumerate((main.res_attrs or ()) if main is not None else ()):
+        sharding = (attrs or {}).get("mhlo.sharding")
+        value = getattr(sharding, "value", "")
+        if "devices=[" in value:
+            raise CompileError(f"@main result {i} is annotated {value}, a tiled sharding, in a "
+                               "program of several replicas and partitions: jaxlib aborts "
+                               "the process compiling it (Check failed: TotalNumTiles() == "
+                               "devices); leave the result unannotated or replicated, or use "
+                               "one replica", from_jaxlib=False)
+
+
+def _cpu_refusals(module) -> None:
+    """What XLA:CPU cannot run, said in Python (measured on jaxlib 0.10.2): send and recv,
+    host transfers included ("HLO opcode `send` is not supported by XLA:CPU ThunkEmitter"),
+    and the programs of ``mhlo_ir.xla_cpu`` (docs/findings.md): a domain or a clamp of i1
+    inside a while or scan body,
+    an all_to_all, collective_permute or all_gather of 2-bit integers (it corrupts the
+    heap), an all_gather of an fft's result along a minor dimension (the run fails), an
+    all_reduce or reduce_scatter of a complex value of constants alone (the compile aborts),
+    and/or of a narrowing signed convert (it segfaults) or of two converts widening ui2/ui4
+    (the compile fails)."""
+    from mhlo_ir import xla_cpu
+    from mhlo_ir.ir import walk
+    for fn, op in walk(module):
+        name = op.spec.name
+        if name in ("send", "recv"):
+            host = " (a host transfer)" if _is_host_transfer(op) else ""
+            why = (f"'{name}'{host} has no XLA:CPU implementation (XLA:GPU and XLA:TPU have "
+                   "one); on CPU a program reaches the host through Builder.host_callback")
+        elif xla_cpu.domain_in_loop(op):
+            why = ("'domain' inside a while loop (or scan): XLA:CPU cannot compile it "
+                   "(\"Unhandled opcode for elemental IR emission: domain\"); a domain only "
+                   "marks a sharding boundary for XLA's partitioner, so leave it out of loop "
+                   "bodies")
+        elif xla_cpu.boolean_clamp_in_loop(op):
+            why = ("'clamp' of i1 values inside a while loop (or scan): XLA:CPU cannot "
+                   "compile it (\"Clamp unimplemented for PRED\"); for booleans clamp(lo, x, "
+                   "hi) is and(or(x, lo), hi): write that")
+        elif xla_cpu.bitwise_crash(op):
+            why = (f"'{name}' of a convert narrowing a signed integer: XLA:CPU segfaults "
+                   "compiling it (jax.jit of `a.astype(jnp.int8) | c` does too), so it is "
+                   "refused here; do the bitwise op in the wider type and convert after (the "
+                   "low bits are the same)")
+        elif xla_cpu.widening_sub_byte_bitwise(name, op.operands):
+            et = next(v.type.element_type for v in op.operands)
+            why = (f"'{name}' of two converts from a 2- or 4-bit unsigned type to {et.name}: "
+                   "XLA:CPU's fusion compiler fails on it (\"Failed to translate module to "
+                   "LLVM IR\"); do the bitwise op in the narrow type and convert its result")
+        elif name in ("all_reduce", "reduce_scatter") and any(
+                xla_cpu.complex_of_constants(v) for v in op.operands):
+            why = (f"'{name}' of a complex tensor computed from constants alone: XLA:CPU "
+                   "aborts the process compiling it when it folds the value to a splat "
+                   "(\"Check failed: buffer != nullptr\" in shape.h; a splat constant, a "
+                   "broadcast scalar or c / c), and which values it folds is its choice, so "
+                   "every such operand is refused here; reduce a value that depends on an "
+                   "argument, or compute the collective's result (the combiner applied "
+                   "across the group) in numpy and use that constant instead")
+        elif xla_cpu.two_bit_collective(op):
+            et = next(v.type.element_type for v in op.operands
+                      if v.type.element_type.bits == 2)
+            why = (f"'{name}' of {et.name}: XLA:CPU corrupts its heap running it (the "
+                   "process dies later, in free()), so it is refused here; convert to i8 "
+                   "around it")
+        elif xla_cpu.aliasing_call(op, module):
+            why = (f"'{name}' passes one value to two arguments that a fusion in the callee "
+                   "takes: once XLA inlines the call the fusion takes that value twice, and "
+                   "its compile aborts the process (\"Check failed: instruction_count() == "
+                   "post_order.size()\"); pass distinct values, or give the fusion one "
+                   "operand")
+        elif xla_cpu.chained_rank_changing_bitcasts(op):
+            why = ("a 'bitcast_convert' that changes the rank, of a value another one changed "
+                   "the same way: XLA's simplifier merges the two into one bitcast with the "
+                   "new dimensions folded together, which its verifier then rejects; bitcast "
+                   "in one step to the final element type, or reshape in between")
+        elif xla_cpu.fft_into_all_gather(op):
+            why = (f"'{name}' along a dimension other than 0 of a value computed by an "
+                   "fft: XLA:CPU gives the fft a result layout its runtime then refuses "
+                   "(\"IsMonotonicWithDim0Major\" in fft_thunk.cc); gather or scatter along "
+                   "dimension 0 and transpose, or apply it to the fft's input")
+        else:
+            continue
+        raise CompileError(f"@{fn.name}: {why}", from_jaxlib=False)
+
+
+def _tpu_refusals(module) -> None:
+    """What a TPU compile refuses in Python, before libtpu sees it:
+
+    - ops jaxlib's conversion to StableHLO cannot convert: the TPU's PJRT plugin takes
+      StableHLO, so they fail at that boundary ("failed to legalize operation");
+    - programs on which XLA:TPU aborts the whole process instead of reporting an error
+      (``_tpu_abort``: the op cases that aborted with libtpu 0.0.42, refused a little more
+      widely than measured, since a wrong guess here costs a process).
+    Text is handed on as it is (jaxlib's and XLA's errors then say what is wrong)."""
+    if isinstance(module, (str, bytes)):
+        return
+    from mhlo_ir.dialect import STABLEHLO
+    from mhlo_ir.errors import IRError
+    from mhlo_ir.ir import walk
+    from mhlo_ir.ops.spec import NO_CONVERSION, _no_form
+    for fn, op in walk(module):
+        spec = op.spec
+        try:
+            if spec.name in NO_CONVERSION and spec.namespace == "hlo" and not (
+                    spec.name == "bitcast" and op.operands[0].type == op.results[0].type):
+                raise IRError(_no_form(spec, "stablehlo"))
+            if spec.dialect_check is not None:
+                spec.dialect_check(op, STABLEHLO)
+        except IRError as e:
+            raise CompileError(f"XLA:TPU takes StableHLO (through its PJRT plugin), and {e}",
+                               from_jaxlib=False) from None
+        why = _tpu_abort(op)
+        if why is not None:
+            raise CompileError(f"@{fn.name}: '{spec.name}' {why}: XLA:TPU aborts the process "
+                               "on it (libtpu 0.0.42) rather than reporting an error, so it "
+                               "is refused here", from_jaxlib=False)
+
+
+def _element(t):
+    return getattr(t, "element_type", None)
+
+
+def _tpu_abort(op) -> str | None:
+    """Why XLA:TPU would abort on ``op``, or None."""
+    from mhlo_ir import complex128 as c128
+    name = op.spec.name
+    if name == "convert":
+        src, dst = _element(op.operands[0].type), _element(op.results[0].type)
+        if (dst is c128) != (src is c128) and (dst is c128 or dst.is_complex):
+            return (f"converts {src.name} to {dst.name} (its 64-bit emulation has no such "
+                    "conversion: \"Unsupported CVT X{64|128} expansion\")")
+        return None
+    if name in ("iota", "cholesky", "scatter") and any(
+            _element(v.type) is c128 for v in (*op.operands, *op.results)):
+        return (f"of complex128 (its 64-bit emulation failed a check on the complex128 "
+                f"{name} measured)")
+    if name == "recv" and not _is_host_transfer(op):
+        return "between devices (a device-to-device recv fails its host-transfer check)"
+    return None
+
+
+def _is_host_transfer(op) -> bool:
+    a = op.attributes.get("is_host_transfer") if op.attributes else None
+    return bool(getattr(a, "value", False))
