@@ -22,6 +22,7 @@ import math
 import re
 import sys
 import threading
+import types
 
 import numpy as np
 
@@ -29,6 +30,10 @@ from .constants import FLOAT0
 from .mlir import _params_key
 
 __all__ = ["lower", "jit", "Lowered", "Jitted"]
+
+# How deep this thread is in lower()'s tracing: a jitted function called there is traced
+# into the outer program (as jax.jit's), not run (Jitted._key).
+_TRACING = threading.local()
 
 
 def _jax():
@@ -142,39 +147,63 @@ def _mesh_devices(jaxpr) -> int | None:
     return best
 
 
-def _device_ids(x) -> frozenset | None:
-    """The ids of the devices a jax Sharding or Mesh names (None: not one that names them:
-    sharding text, an abstract mesh)."""
+def _device_list(x) -> tuple | None:
+    """The ids of the devices a jax Sharding or Mesh names, in its order (None: not one that
+    names them: sharding text, an abstract mesh)."""
     try:
         devices = getattr(x, "_device_assignment", None)
         if devices is None:
             devices = getattr(getattr(x, "devices", None), "flat", None)
-        return frozenset(d.id for d in devices) if devices is not None else None
+        return tuple(d.id for d in devices) if devices is not None else None
     except (AttributeError, TypeError, ValueError):  # (ValueError: over an AbstractMesh)
         return None
 
 
-def _check_one_device_set(jax, shardings, jaxpr) -> None:
+def _device_ids(x) -> frozenset | None:
+    ids = _device_list(x)
+    return frozenset(ids) if ids is not None else None
+
+
+# Primitives whose ``sharding`` param places the call on one device of the program's (jax's
+# SingleDeviceSharding), not the program on those devices.
+_CALLBACKS = frozenset({"io_callback", "pure_callback", "debug_callback"})
+
+
+def _check_one_device_set(jax, shardings, jaxpr) -> tuple | None:
     """Every jax Sharding given, every shard_map mesh and sharding constraint in the program
     names the same devices, as jax.jit requires ("Received incompatible devices"): XLA would
-    otherwise fail on the mix, or run some of it on devices the rest does not use."""
+    otherwise fail on the mix, or run some of it on devices the rest does not use. A host
+    callback's sharding names one device among them. Returns the program's devices in the
+    order the first of them lists them (None: none named), which a callback's device is
+    numbered by."""
     named: dict = {}
+    order = None
+    callbacks = []
     for s in jax.tree_util.tree_leaves(list(shardings), is_leaf=_is_sharding):
-        ids = _device_ids(s)
+        ids = _device_list(s)
         if ids:
-            named.setdefault(ids, f"sharding {s}")
+            named.setdefault(frozenset(ids), f"sharding {s}")
+            order = order or ids
     for eqn in _all_eqns(jaxpr):
         for key in ("mesh", "sharding"):
-            ids = _device_ids(eqn.params.get(key))
-            if ids:
-                named.setdefault(ids, f"the {eqn.primitive.name} {key} {eqn.params.get(key)}")
+            ids = _device_list(eqn.params.get(key))
+            if not ids:
+                continue
+            what = f"the {eqn.primitive.name} {key} {eqn.params.get(key)}"
+            if key == "sharding" and eqn.primitive.name in _CALLBACKS:
+                callbacks.append((frozenset(ids), what))
+                continue
+            named.setdefault(frozenset(ids), what)
+            order = order or ids
     if len(named) > 1:
         parts = "; ".join(f"{what} uses devices {sorted(ids)}" for ids, what in named.items())
         raise ValueError(f"Received incompatible devices for jitted computation: {parts}")
-
-
-def __init__(self, jaxpr):
-        self.jaxpr = jaxpr
+    for ids, what in callbacks:
+        if named and not ids <= next(iter(named)):
+            raise ValueError(f"Received incompatible devices for jitted computation: {what} "
+                             f"uses devices {sorted(ids)}, outside the program's "
+                             f"{sorted(next(iter(named)))}")
+    return order
 
 
 def _num_partitions(shardings) -> int | None:
@@ -262,7 +291,7 @@ def _flat_shardings(jax, what: str, spec, whole, avals) -> list | None:
 
 
 def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardings=None,
-          out_shardings=None, static_argnums=()) -> Lowered:
+          out_shardings=None, static_argnums=(), _donate_keywords=frozenset()) -> Lowered:
     """Our module of ``fn`` for these arguments' signature (their values are not baked in,
     except the static ones). ``in_shardings``/``out_shardings`` are XLA sharding strings or
     jax Shardings (None: unannotated), matched to the arguments and results as jax.jit
@@ -284,19 +313,29 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         full = [statics[i] if i in statics else next(it) for i in range(n)]
         return fn(*full)
 
-    closed, out_shape = jax.make_jaxpr(dynamic_fn, return_shape=True)(*dynamic)
+    _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
+    try:
+        closed, out_shape = jax.make_jaxpr(dynamic_fn, return_shape=True)(*dynamic)
+    finally:
+        _TRACING.depth -= 1
     leaves, in_tree = jax.tree_util.tree_flatten(tuple(dynamic))
     out_tree = jax.tree_util.tree_structure(out_shape)
     donated = []
     for i, a in enumerate(example_args):
         if i in statics:
             continue
+        if _donate_keywords and i == n - 1:
+            # (Jitted's keyword arguments, one dict last: donated by name, in the order jax
+            # flattens a dict, its sorted keys)
+            for k in sorted(a):
+                donated += [k in _donate_keywords] * len(jax.tree_util.tree_leaves(a[k]))
+            continue
         donated += [i in donate_argnums] * len(jax.tree_util.tree_leaves(a))
     in_sh = _flat_shardings(jax, "in_shardings", in_shardings, tuple(dynamic),
                             closed.in_avals)
     out_sh = _flat_shardings(jax, "out_shardings", out_shardings, out_shape,
                              closed.out_avals)
-    _check_one_device_set(jax, (in_shardings, out_shardings), closed.jaxpr)
+    devices = _check_one_device_set(jax, (in_shardings, out_shardings), closed.jaxpr)
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
     mesh = _mesh_devices(closed.jaxpr)
     if mesh is not None and (partitions or 1) < mesh:
@@ -304,6 +343,12 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
             raise ValueError(f"the shardings name {partitions} devices, but a shard_map in "
                              f"the program runs over a mesh of {mesh}")
         partitions = mesh
+    axis_context = None
+    if partitions and partitions > 1 and devices is not None and len(devices) == partitions:
+        # (jax's device order: a callback's SingleDeviceSharding names a device by its id,
+        # the program by its place among these)
+        from .axis_context import ShardingContext
+        axis_context = ShardingContext(partitions, device_assignment=devices)
     name = getattr(fn, "__name__", "fn")
     ordered = ordered_in_order(closed.effects)
     from .rules.random import threefry_partitionable
@@ -314,7 +359,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                                        ordered_effects=ordered, fn_name=name,
                                        donated_args=donated if any(donated) else None,
                                        arg_shardings=in_sh, result_shardings=out_sh,
-                                       num_partitions=partitions)
+                                       num_partitions=partitions, axis_context=axis_context)
     return Lowered(result.module, in_tree, out_tree, closed.in_avals, closed.out_avals,
                    donated, statics, token_outputs=len(ordered),
                    num_partitions=partitions or 1)
@@ -329,23 +374,37 @@ class Jitted:
     arrays out, put back together from their shards (``Executable.run_global``)."""
 
     def __init__(self, fn, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
-                 in_shardings=None, out_shardings=None, static_argnames=()):
+                 in_shardings=None, out_shardings=None, static_argnames=(),
+                 donate_argnames=()):
         self.fn = fn
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
-        self.static_argnums = static_argnums
-        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else \
-            tuple(static_argnames)
+        static_argnums, donate_argnums = _nums(static_argnums), _nums(donate_argnums)
+        self.static_argnums, self.donate_argnums = static_argnums, donate_argnums
+        self.static_argnames, self.donate_argnames = _names(static_argnames), \
+            _names(donate_argnames)
+        _validate(fn, static_argnums, self.static_argnames, donate_argnums,
+                  self.donate_argnames)
         # As jax.jit: a static parameter named is static given by position too, and one
-        # numbered is static given by name (through fn's signature, where it has one).
-        self._named_nums, self._numbered_names, self._positional_count = _other_way(
+        # numbered is static given by name (through fn's signature, where it has one); so
+        # for donation.
+        self._named_nums, self._numbered_names, _ = _other_way(
             fn, static_argnums, self.static_argnames)
-        self.donate_argnums = donate_argnums
+        donate_nums, donate_names, _ = _other_way(fn, donate_argnums, self.donate_argnames)
+        self._donate_nums = tuple(sorted({*donate_argnums, *donate_nums}))
+        self._donate_names = frozenset({*self.donate_argnames, *donate_names})
         self.platform = platform
         self._cache: dict = {}
         self._lock = threading.Lock()
+        self._jax_jit = None  # (jax.jit of fn, for calls inside another's trace)
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "jitted")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __get__(self, instance, owner=None):
+        """On a class, a method: bound to the instance (its first argument, static or
+        traced as ``static_argnums`` says), as jax.jit's."""
+        return self if instance is None else types.MethodType(self, instance)
 
     @property
     def cache_size(self) -> int:
@@ -378,11 +437,17 @@ class Jitted:
         sig = []
         for x in leaves:
             if isinstance(x, jax.core.Tracer):
+                if getattr(_TRACING, "depth", 0):
+                    return None, None  # (called by a function lower.jax is tracing)
                 raise TypeError(
                     f"lower.jax.jit got a jax tracer ({type(x).__name__}) for an argument: it "
                     "runs programs outside jax, so it cannot be called inside jax.jit, vmap, "
                     "grad or other jax transformations (transform the function first: "
                     "lower.jax.jit(jax.vmap(f)))")
+            if isinstance(x, jax.ShapeDtypeStruct):
+                raise TypeError(f"an argument is a jax.ShapeDtypeStruct {x}, not an array: "
+                                "to lower the program of a signature, pass it to "
+                                ".lower(...)")
             aval = jax.api_util.shaped_abstractify(x)
             sig.append((aval.shape, str(aval.dtype), bool(getattr(aval, "weak_type", False))))
         try:
@@ -399,32 +464,53 @@ class Jitted:
 
     def _argnums(self, n: int) -> tuple:
         """static_argnums and donate_argnums of ``n`` positional arguments, non-negative
-        (they keep their meaning once the keyword arguments' dict follows them)."""
-        nums = self.static_argnums
-        nums = (nums,) if isinstance(nums, int) else tuple(nums)
-        # (A numbered parameter past the positional arguments given is given by name, or
-        # takes its default: static through _numbered_names then.)
-        numbered = {i for i in nums if i >= n and 0 <= i < self._positional_count}
-        static = _normalize_argnums([i for i in nums if i not in numbered], n,
-                                    "static_argnums")
-        named = tuple(i for i in self._named_nums if i < n)  # (given by name: not here)
-        return (tuple(sorted({*static, *named})),
-                _normalize_argnums(self.donate_argnums, n, "donate_argnums"))
+        (they keep their meaning once the keyword arguments' dict follows them). As in
+        jax.jit, a negative number counts from the last argument given, and one past the
+        arguments given names none (a parameter given by name, or left to its default, is
+        static or donated through its name)."""
+        static = {*_given(self.static_argnums, n), *(i for i in self._named_nums if i < n)}
+        return tuple(sorted(static)), _given(self._donate_nums, n)
 
     def lower(self, *args, **kwargs) -> Lowered:
         static, donate = self._argnums(len(args))
         fn, args, _ = self._positional(args, kwargs)
         ins = self.in_shardings
         if kwargs and isinstance(ins, (tuple, list)):
-            ins = [*ins, None]  # (the keyword arguments' dict: unannotated, as in jax.jit)
+            # (the keyword arguments' dict: unannotated; jax.jit refuses keyword arguments
+            # with in_shardings)
+            ins = [*ins, None]
         return lower(fn, *args, platform=self.platform, donate_argnums=donate,
                      static_argnums=static, in_shardings=ins,
-                     out_shardings=self.out_shardings)
+                     out_shardings=self.out_shardings,
+                     _donate_keywords=frozenset(k for k in kwargs if k in self._donate_names))
+
+    def _inside_a_trace(self, *args, **kwargs):
+        """A call from a function lower.jax is tracing (a jitted helper of a jitted
+        function): jax.jit's, as jax.jit nests, so the outer program holds it as a call."""
+        jitted = self._jax_jit
+        if jitted is None:
+            jax = _jax()
+            shardings = {}
+            for name in ("in_shardings", "out_shardings"):
+                spec = getattr(self, name)
+                if spec is not None:
+                    if any(isinstance(x, str) for x in
+                           jax.tree_util.tree_leaves(spec, is_leaf=_is_sharding)):
+                        raise TypeError(f"{self.__name__} is called inside a function "
+                                        f"lower.jax traces, so jax.jit traces it, which takes "
+                                        f"jax Shardings, not XLA sharding text, as {name}")
+                    shardings[name] = spec
+            jitted = self._jax_jit = jax.jit(
+                self.fn, static_argnums=self.static_argnums,
+                static_argnames=self.static_argnames, **shardings)
+        return jitted(*args, **kwargs)
 
     def __call__(self, *args, **kwargs):
         jax = _jax()
         _, positional, static_kw = self._positional(args, kwargs)
         key, leaves = self._key(positional, self._argnums(len(args))[0])
+        if key is None:
+            return self._inside_a_trace(*args, **kwargs)
         key = (key, bool(kwargs), static_kw)
         with self._lock:
             entry = self._cache.get(key)
@@ -457,6 +543,55 @@ def _other_way(fn, argnums, argnames) -> tuple:
     numbered = tuple(positional[i].name for i in nums if 0 <= i < len(positional) and
                      positional[i].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return named, numbered, len(positional)
+
+
+def _nums(nums) -> tuple:
+    return (nums,) if isinstance(nums, int) else tuple(nums)
+
+
+def _names(names) -> tuple:
+    return (names,) if isinstance(names, str) else tuple(names)
+
+
+def _given(nums, n: int) -> tuple:
+    """The argument numbers ``nums`` among ``n`` given, non-negative (others: none)."""
+    return tuple(sorted({i + n if i < 0 else i for i in nums if -n <= i < n}))
+
+
+def _validate(fn, static_argnums, static_argnames, donate_argnums, donate_argnames) -> None:
+    """jax.jit's checks of argument numbers and names against ``fn``'s signature (none where
+    it has none): a number past its positional parameters (any, given ``*args``), a name it
+    does not take (any, given ``**kwargs``) or takes by position only, a name both static
+    and donated."""
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return
+    kind = inspect.Parameter
+    positional = sum(p.kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD)
+                     for p in params)
+    var_args = any(p.kind is kind.VAR_POSITIONAL for p in params)
+    for what, nums in (("static_argnums", static_argnums), ("donate_argnums", donate_argnums)):
+        if nums and not var_args and (-min(nums) > positional or max(nums) >= positional):
+            raise ValueError(f"Jitted function has {what}={nums}, but only accepts "
+                             f"{positional} positional arguments.")
+    takes = {p.name for p in params if p.kind in (kind.POSITIONAL_OR_KEYWORD,
+                                                   kind.KEYWORD_ONLY)}
+    by_position = {p.name for p in params if p.kind in (kind.POSITIONAL_ONLY,
+                                                         kind.VAR_POSITIONAL)}
+    var_kwargs = any(p.kind is kind.VAR_KEYWORD for p in params)
+    for what, names in (("static_argnames", static_argnames),
+                        ("donate_argnames", donate_argnames)):
+        if by_position & set(names):
+            raise ValueError(f"Jitted function has invalid argnames {by_position & set(names)}"
+                             f" in {what}. These are positional-only")
+        if not var_kwargs and set(names) - takes:
+            raise ValueError(f"Jitted function has invalid argnames {set(names) - takes} in "
+                             f"{what}. Function does not take these args.")
+    if set(static_argnames) & set(donate_argnames):
+        raise ValueError("static_argnames and donate_argnames cannot intersect. Argument "
+                         f"names {set(static_argnames) & set(donate_argnames)} appear in both")
 
 
 def _trace_context():
@@ -498,12 +633,13 @@ def _from_numpy(jax, y, aval):
 
 
 def jit(fn=None, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
-        in_shardings=None, out_shardings=None, static_argnames=()):
+        in_shardings=None, out_shardings=None, static_argnames=(), donate_argnames=()):
     """Like ``jax.jit``: ``jit(fn)`` or ``@jit`` / ``@jit(static_argnums=...)``. Keyword
-    arguments are dynamic unless named in ``static_argnames``."""
+    arguments are dynamic unless named in ``static_argnames``. Called from inside a function
+    ``lower.jax`` traces, it is jax.jit's (a call in the outer program), as jax.jit nests."""
     options = dict(static_argnums=static_argnums, donate_argnums=donate_argnums,
                    platform=platform, in_shardings=in_shardings, out_shardings=out_shardings,
-                   static_argnames=static_argnames)
+                   static_argnames=static_argnames, donate_argnames=donate_argnames)
     if fn is None:
         return lambda f: Jitted(f, **options)
     return Jitted(fn, **options)

@@ -82,11 +82,11 @@ def _renamed(attr, renames: dict):
 
 
 def _shift_callback(op, offset: int) -> None:
-    from .ops.host_callbacks import callback_index
+    from .ops.host_callbacks import callback_index, ffi_config
     index = callback_index(op)
     if index is None:
         return
-    cfg = op.attributes["backend_config"]
+    _, cfg, name = ffi_config(op.attributes)  # (api 4's, or JAX's spelling of it)
     entries = dict(cfg.items)
     entries["index"] = IntegerAttr(index + offset, entries["index"].type)
-    op.set_attr("backend_config", DictionaryAttr(entries))
+    op.set_attr(name, DictionaryAttr(entries))

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from .attributes import FALSE, TRUE, IntegerAttr
+from .attributes import FALSE, TRUE, ArrayAttr, IntegerAttr
 from .dtypes import i32
 from .pretty_forms import (ARROW, COMPLEX, FUNCTIONAL, OPERAND_TYPES, PAIRWISE, RESULTS, SAME,
                            SELECT, TUPLE, Attr, AttrDict, ConvWindow, Dims, DotDims, Enum, EnumList,
@@ -53,8 +53,12 @@ VARIADIC_NULLARY = _form(" ", Operands(), AttrDict(), " : ", RESULTS)  # after_a
 TUPLE_FORM = _form(" ", Operands(), AttrDict(), " : ", TUPLE)
 GET_TUPLE_ELEMENT = _form(" ", Operands(), "[", Int("index"), "]", AttrDict(), " : ",
                           FUNCTIONAL)
-CUSTOM_CALL = _form(" ", Symbol("call_target_name"), Operands(parens=True), AttrDict(), " : ",
-                    FUNCTIONAL)
+# (MLIR leaves out the attributes at their defaults: api 1, no side effect, no aliases or
+# called computations)
+CUSTOM_CALL = _form(" ", Symbol("call_target_name"), Operands(parens=True), AttrDict(elide=(
+    ("api_version", IntegerAttr(1, i32)), ("has_side_effect", FALSE),
+    ("output_operand_aliases", ArrayAttr(())), ("called_computations", ArrayAttr(())))),
+    " : ", FUNCTIONAL)
 CALL = _form(" ", Attr("callee"), Operands(parens=True), AttrDict(), " : ", FUNCTIONAL)
 # (version 0 is its default, which MLIR leaves out)
 COMPOSITE = _form(" ", Attr("name"), " ", Operands(),

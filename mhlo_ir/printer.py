@@ -393,10 +393,11 @@ class _Printer:
                         append("".join(line))
                     continue
             spec = op.spec
+            respelled = None
             if spec.dialect_check is not None:  # a form of the op some dialect lacks
-                spec.dialect_check(op, dialect)
+                respelled = spec.dialect_check(op, dialect)  # (or spells otherwise)
             if pretty and spec.pretty:
-                parts = self.pretty_op(op, indent, top)
+                parts = self.pretty_op(op, indent, top, respelled)
                 if parts is not None:
                     for part in parts:
                         if part.__class__ is str:
@@ -450,7 +451,7 @@ class _Printer:
                     head = indent + headers[op] if results else indent
                 sig = signature(operands, results)
                 args = ", ".join([names[v] for v in operands])
-            attrs = op.attributes
+            attrs = op.attributes if respelled is None else respelled
             loc = "" if locs is None else locs.suffix(op.location)
             if attrs:
                 props, extra = self.kept_attribute_parts(spec, attrs)
@@ -520,11 +521,12 @@ class _Printer:
             else:
                 out.append(f"{sep}{key} = {self.attr_text(v)}")
 
-    def pretty_op(self, op, indent: str, top: bool = False):
+    def pretty_op(self, op, indent: str, top: bool = False, attributes=None):
         """The pieces of ``op``'s line in its custom form (``OpSpec.pretty``, a
         ``mhlo_ir.pretty_forms.Form``): strings, ``("nl",)`` for a new line at this indent and
         ``("region", i)`` for a region printed in braces; None where the op has no custom
-        form in this dialect."""
+        form in this dialect. ``attributes``: printed instead of the op's (its spec's
+        ``dialect_check`` gave them)."""
         d = self.dialect
         form = custom_form(op.spec, d)
         if form is None:
@@ -535,7 +537,7 @@ class _Printer:
         else:
             head = indent + self.headers[op] if results else indent
         parts = [head, pretty_lines.keyword(op.spec, d, top)]
-        parts.extend(form.render(self, op))
+        parts.extend(form.render(self, op if attributes is None else _Respelled(op, attributes)))
         parts.append(f"{self.loc(op.location)}\n")
         return parts
 
@@ -680,6 +682,19 @@ class _Printer:
         if self.locs is not None and self.locs.aliases:
             out.extend(line + "\n" for line in self.locs.trailer())
         return "".join(out)
+
+
+class _Respelled:
+    """An op seen with other attributes (what its dialect spells), for a custom form's
+    pieces, which read ``op.attributes``; everything else is the op's."""
+
+    __slots__ = ("_op", "attributes")
+
+    def __init__(self, op, attributes):
+        self._op, self.attributes = op, attributes
+
+    def __getattr__(self, name):
+        return getattr(self._op, name)
 
 
 # Texts that depend only on the dialect and the hex threshold (op names, attribute texts,

@@ -57,7 +57,13 @@ def _sharding(ctx, sharding=None) -> str | None:
                 raise NotImplementedError(f"'{ctx.primitive.name}' takes a single-device "
                                           f"sharding, got {sharding!r:.80}")
             device = next(iter(devices)).id
-            if device >= axis.num_devices:
+            order = axis.device_assignment  # (the program's devices, as jax numbers them)
+            if order is not None:
+                if device not in order:
+                    raise ValueError(f"'{ctx.primitive.name}': its sharding names device "
+                                     f"{device}, not one of the program's {list(order)}")
+                device = order.index(device)
+            elif device >= axis.num_devices:
                 raise ValueError(f"'{ctx.primitive.name}': its sharding names device {device}, "
                                  f"but the program runs on devices 0..{axis.num_devices - 1}")
         return f"{{maximal device={device}}}"
@@ -97,6 +103,18 @@ def _x64() -> bool:
     return bool(flag.value) if flag is not None else True
 
 
+def _call_as_jax(fn, args):
+    """``fn(*args)`` as jax calls a callback: the numpy arrays XLA hands over put on jax's
+    first CPU device, that device jax's default during the call."""
+    jax = sys.modules.get("jax")
+    if jax is None:  # (jax's callback primitives come from a jax that is loaded)
+        return fn(*args)
+    cpu = jax.local_devices(backend="cpu")[0]
+    args = jax.device_put(args, cpu)
+    with jax.default_device(cpu):
+        return fn(*args)
+
+
 class JaxResults:
     """A jax callback's results as jax takes them (``dtypes.canonicalize_value`` of each):
     with x64 off, 64-bit arrays and Python numbers become their 32-bit kin, so a callback
@@ -108,7 +126,7 @@ class JaxResults:
         self.__name__ = _name(callback)
 
     def __call__(self, *args):
-        out = self.callback(*args)
+        out = _call_as_jax(self.callback, args)
         if self.x64:
             return out
         return tuple(a.astype(_NARROW[a.dtype]) if a.dtype in _NARROW else a
@@ -169,7 +187,7 @@ def _debug_sharding(ctx, partitioned: bool) -> str | None:
 
 def _debug_callback(ctx, *args, callback, effect, partitioned, **_):
     def call(*arrays):
-        callback(*arrays)
+        _call_as_jax(callback, arrays)
         return ()
     name = _name(callback)
     call.__name__ = name
@@ -202,9 +220,10 @@ class DebugPrinter:
         self.has_placeholders, self.logging_record = has_placeholders, logging_record
 
     def __call__(self, *dyn_args):
-        # jax hands over arrays whose 0-d format is their element's (``1.7507684`` for an
-        # f32): numpy scalars, not 0-d arrays (``format`` of which is a Python float's).
-        dyn_args = [a[()] if getattr(a, "ndim", None) == 0 else a for a in dyn_args]
+        _call_as_jax(self._print, dyn_args)
+        return ()
+
+    def _print(self, *dyn_args):
         n = len(self.static_args) + len(dyn_args)
         it = iter(dyn_args)
         flat = [self.static_args[i] if i in self.static_args else next(it) for i in range(n)]

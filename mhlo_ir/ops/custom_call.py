@@ -10,7 +10,8 @@ import attrs as _attrs
 import numpy as _np
 
 from .. import op_forms as pf
-from ..attributes import ArrayAttr, Attribute, DictionaryAttr, StringAttr
+from ..attributes import ArrayAttr, Attribute, DictionaryAttr, IntegerAttr, StringAttr
+from ..dtypes import i32
 from ..ir import Value
 from ..mhlo_attributes import OutputOperandAlias
 from ..types import TensorType, TupleType, Type
@@ -18,7 +19,8 @@ from . import convert
 from .args import results, type_list, value_list
 from .control_flow import Results
 from .convert import show as _show
-from .host_callbacks import check_call as check_callback, is_callback_target
+from ..op_attributes import OpAttributes
+from .host_callbacks import FFI_CONFIG, check_call as check_callback, is_callback_target
 from .spec import AttrSpec, OpSpec, builder_method, fail, register
 
 _i32 = convert.i32
@@ -159,6 +161,17 @@ def _custom_call_check(op, types, attributes, results, regions):
     version = api.value if api is not None else 1
     if version not in (1, 2, 3, 4):
         fail(op, f"api_version must be 1, 2, 3 or 4, got {version}")
+    jax_config = attributes.get(FFI_CONFIG)
+    if jax_config is not None:
+        # JAX's spelling of a typed-FFI call, which XLA takes in this form only
+        if not isinstance(jax_config, DictionaryAttr):
+            fail(op, f"{FFI_CONFIG} must be a dictionary (a typed-FFI call's configuration), "
+                     f"got {jax_config}")
+        if version != 1 or cfg is not None and cfg != StringAttr(""):
+            fail(op, f"{FFI_CONFIG} (JAX's spelling of api_version 4) goes with api_version "
+                     f"1 and an empty backend_config, got api_version {version} and "
+                     f"backend_config {cfg} (XLA: \"failed to legalize operation "
+                     "'stablehlo.custom_call'\")")
     if cfg is not None:
         if version == 4 and not isinstance(cfg, DictionaryAttr):
             fail(op, "backend_config must be a dictionary for api_version 4, got a string")
@@ -169,6 +182,19 @@ def _custom_call_check(op, types, attributes, results, regions):
     _check_layouts(op, types, results, attributes)
     if is_callback_target(target):
         check_callback(op, types, attributes, results)
+
+
+def _custom_call_dialect(op, dialect):
+    """MHLO spells JAX's typed-FFI custom call (``FFI_CONFIG``) as XLA's conversion of it
+    does, api_version 4 with the configuration as backend_config: the attributes to print
+    there (MHLO reads the other spelling as an untyped call, which XLA cannot compile)."""
+    attributes = op.attributes
+    if dialect.name != "mhlo" or not attributes or FFI_CONFIG not in attributes:
+        return None
+    out = {k: v for k, v in attributes.items() if k not in (FFI_CONFIG, "backend_config")}
+    out["api_version"] = IntegerAttr(4, i32)
+    out["backend_config"] = attributes[FFI_CONFIG]
+    return OpAttributes(out)
 
 
 def _check_layouts(op, types, results, attributes) -> None:
@@ -203,7 +229,8 @@ register(OpSpec("custom_call", ("inputs*",), {
     "operand_layouts": AttrSpec(_layouts),
     "result_layouts": AttrSpec(_layouts),
     "output_operand_aliases": AttrSpec(_aliases),
-}, check=_custom_call_check, pretty=pf.CUSTOM_CALL, quantized="carrier"))
+}, check=_custom_call_check, pretty=pf.CUSTOM_CALL, quantized="carrier",
+    dialect_check=_custom_call_dialect))
 
 
 @builder_method

@@ -68,6 +68,23 @@ def is_callback_target(name: str) -> bool:
     return name in _ALL_TARGETS
 
 
+# JAX's StableHLO spelling of a typed-FFI call: api_version 1 (left out), an empty or absent
+# backend_config, and the configuration in this discardable attribute; XLA's conversion to
+# MHLO makes it api_version 4 with that dictionary as backend_config.
+FFI_CONFIG = "mhlo.backend_config"
+
+
+def ffi_config(attributes) -> tuple:
+    """``(api_version, backend_config, the attribute's name)`` as XLA reads a custom_call's:
+    JAX's spelling (``FFI_CONFIG``) read as api_version 4 with that configuration."""
+    jax_config = attributes.get(FFI_CONFIG)
+    if jax_config is not None:
+        return 4, jax_config, FFI_CONFIG
+    api = attributes.get("api_version")
+    return (1 if api is None else api.value), attributes.get("backend_config"), \
+        "backend_config"
+
+
 def callback_index(op) -> int | None:
     """The ``index`` of a callback custom_call (None for any other op)."""
     attrs = op.attributes
@@ -76,7 +93,7 @@ def callback_index(op) -> int | None:
     target = attrs.get("call_target_name")
     if target is None or target.value not in _ALL_TARGETS:
         return None
-    cfg = attrs.get("backend_config")
+    cfg = ffi_config(attrs)[1]
     index = dict(cfg.items).get("index") if isinstance(cfg, DictionaryAttr) else None
     return index.value if isinstance(index, IntegerAttr) else None
 
@@ -97,12 +114,11 @@ def check_call(op, types, attributes, results_) -> None:
     """What jaxlib requires of a callback custom_call but checks only by crashing or with a
     runtime message: api_version 4, a backend_config of exactly ``{index = N : ui64}``."""
     target = attributes["call_target_name"].value
-    api = attributes.get("api_version")
-    if api is None or api.value != 4:
-        fail(op, f"call_target_name {target!r} is an FFI target: api_version must be 4, got "
-                 f"{None if api is None else api.value} (jaxlib: \"No registered "
-                 "implementation for untyped custom call\")")
-    cfg = attributes.get("backend_config")
+    api, cfg, _ = ffi_config(attributes)  # (JAX's spelling: api 1 and mhlo.backend_config)
+    if api != 4:
+        fail(op, f"call_target_name {target!r} is an FFI target: api_version must be 4 (or "
+                 f"the configuration in {FFI_CONFIG}, as JAX writes it), got {api} (jaxlib: "
+                 "\"No registered implementation for untyped custom call\")")
     entries = dict(cfg.items) if isinstance(cfg, DictionaryAttr) else None
     if entries is None or set(entries) != {"index"}:
         fail(op, f"{target}: backend_config must be exactly {{index = N : ui64}} (the "

@@ -69,8 +69,10 @@ class OpSpec:
     pretty: object = None
     terminator: bool = False
     # dialect_check(op, dialect) raises OpBuildError when this instance of the op has no
-    # form in ``dialect`` though the op has (all_to_all's tuple form in StableHLO); the
-    # printer's fast paths leave every op of such a spec to its general path, which calls it.
+    # form in ``dialect`` though the op has (all_to_all's tuple form in StableHLO), and
+    # returns the attributes to print instead of the op's where the dialect spells the op's
+    # meaning otherwise (JAX's typed-FFI custom_call in MHLO), else None; the printer's fast
+    # paths leave every op of such a spec to its general path, which calls it.
     dialect_check: Callable | None = None
     variadic_regions: bool = False
     doc: str = ""

@@ -52,3 +52,45 @@ def test_refusals_say_why():
     poly = export.export(jax.jit(lambda v: v * 2))(jax.ShapeDtypeStruct((n, 4), np.float32))
     with pytest.raises(NotImplementedError, match="symbolic shapes"):
         lj.lower(lambda x: poly.call(x), X)
+
+
+def test_jax_text_of_ffi_calls_reads_back_and_runs_as_mhlo():
+    """JAX writes typed-FFI calls (LAPACK, host callbacks) in StableHLO as api_version 1 with
+    the configuration in ``mhlo.backend_config``; read by our parser, their MHLO print is XLA's
+    conversion of them (api_version 4), which compiles: the same numbers as jax.jit."""
+    import mhlo_ir as hlo
+    import verify
+    a = np.array([[4, 1, 0], [1, 3, 1], [0, 1, 2]], np.float32)
+    # (with Shardy, jax's default, the text holds sdy attributes our parser does not read)
+    shardy = getattr(jax.config, "jax_use_shardy_partitioner", False)
+    jax.config.update("jax_use_shardy_partitioner", False) if shardy else None
+    try:
+        text = jax.jit(jnp.linalg.cholesky).lower(a).as_text()
+        exported = export.export(jax.jit(jnp.linalg.cholesky))(a)
+    finally:
+        jax.config.update("jax_use_shardy_partitioner", True) if shardy else None
+    assert "mhlo.backend_config = {" in text
+    m = hlo.parse(text)
+    mhlo_text = m.to_text()
+    assert "mhlo.backend_config" not in mhlo_text and "api_version = 4 : i32" in mhlo_text
+    want = np.asarray(jax.jit(jnp.linalg.cholesky)(a))
+    for t in (mhlo_text, m.to_text(dialect="stablehlo")):
+        (got,) = verify.run(t, a)
+        np.testing.assert_array_equal(got, want)
+    # through call_exported, inside our own lowering
+    np.testing.assert_array_equal(lj.jit(lambda x: exported.call(x) * 2)(a), want * 2)
+
+
+def test_jax_spelling_of_ffi_calls_is_checked_as_xla_converts_it():
+    import mhlo_ir as hlo
+    from mhlo_ir.errors import OpBuildError
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((3,), hlo.f32)], visibility="public")
+    b = f.builder()
+    for bad, why in [(dict(api_version=2, backend_config=""), "goes with api_version 1"),
+                     (dict(backend_config="x"), "an empty backend_config"),
+                     (dict(), "must be a dictionary")]:
+        config = "text" if why == "must be a dictionary" else {"a": 1}
+        with pytest.raises(OpBuildError, match=why):
+            b.custom_call("t", [f.arguments[0]], hlo.tensor((3,), hlo.f32),
+                          **{"mhlo.backend_config": config, **bad})

@@ -189,3 +189,25 @@ def test_a_pure_callback_without_results_is_dead_code_as_in_jax_jit():
         return a + 1
     np.testing.assert_array_equal(lj.jit(f)(x), np.asarray(jax.jit(f)(x)))
     assert seen == [] and "custom_call" not in lj.lower(f, x).text
+
+
+def test_callbacks_get_jax_arrays_and_print_them_as_jax_jit_does(capsys):
+    """jax hands a callback jax Arrays on its CPU device: their methods work, and a repr
+    (``{!r}``, an array inside a tuple) prints as jax.jit's."""
+    def make(log):
+        def host(v):
+            log.append(type(v).__name__)
+            return v.at[0].set(7.0)  # (a jax.Array method)
+
+        def f(x, i):
+            jax.debug.print("{!r} | {}", i, (x, i))
+            y = io_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x, ordered=True)
+            jax.debug.callback(lambda v: log.append(repr(v)), y[:2])
+            return y
+        return f
+    (theirs, tlog), (ours, olog) = _both(make, X, np.int32(7))
+    jax.effects_barrier()
+    printed = capsys.readouterr().out.splitlines()
+    np.testing.assert_array_equal(ours, theirs)
+    assert olog == tlog and tlog[0] == "ArrayImpl"
+    assert printed[0] == printed[1] and printed[0].startswith("Array(7, dtype=int32) | (Array(")

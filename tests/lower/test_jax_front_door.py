@@ -386,8 +386,98 @@ def test_static_parameters_are_static_by_position_and_by_name_as_in_jax_jit():
         for args, kwargs in [((x, 2), {}), ((x,), {"n": 3}), ((x,), {})]:
             want = np.asarray(jax.jit(_tile, static_argnums=1)(*args, **kwargs))
             np.testing.assert_array_equal(f(*args, **kwargs), want)
-    with pytest.raises(ValueError, match="static_argnums 5 is out of range"):
-        lj.jit(_tile, static_argnums=5)(x)
+    with pytest.raises(ValueError, match=r"static_argnums=\(5,\), but only accepts 2"):
+        lj.jit(_tile, static_argnums=5)
+
+
+def _sum_all(*args):
+    return sum(args)
+
+
+def _scaled(a, n, m=1):
+    return a * n + m
+
+
+def _by_position(a, n, /):
+    return a * n
+
+
+@pytest.mark.parametrize("fn, options", [
+    (_tile, dict(static_argnums=5)), (_tile, dict(static_argnums=-3)),
+    (_scaled, dict(static_argnames="zz")), (_by_position, dict(static_argnames="n")),
+    (_scaled, dict(donate_argnames="zz")), (_scaled, dict(donate_argnums=3)),
+    (_scaled, dict(static_argnames="n", donate_argnames="n")),
+])
+def test_argument_numbers_and_names_are_checked_against_the_signature_as_jax_jit_checks(
+        fn, options):
+    with pytest.raises(ValueError) as theirs:
+        jax.jit(fn, **options)
+    with pytest.raises(ValueError) as ours:
+        lj.jit(fn, **options)
+    assert str(ours.value).split(".")[0] == str(theirs.value).split(".")[0]
+
+
+def test_argument_numbers_past_the_arguments_given_name_none_as_in_jax_jit():
+    x = np.arange(3, dtype=np.float32)
+    for options, args in [(dict(static_argnums=1), (x,)), (dict(static_argnums=(-2,)), (x,)),
+                          (dict(static_argnums=1), (x, 2.0)), (dict(donate_argnums=4), (x,))]:
+        ours, theirs = lj.jit(_sum_all, **options), jax.jit(_sum_all, **options)
+        _same(ours(*args), theirs(*args))
+    # a negative number counts from the last argument given: x is static, and unhashable
+    with pytest.raises(TypeError, match="hashable"):
+        lj.jit(_tile, static_argnums=-1)(x)
+
+
+def test_donate_argnames_donates_by_name_and_by_position():
+    x = np.arange(3, dtype=np.float32)
+    f = lj.jit(_scaled, donate_argnames="n")
+    for args, kwargs in [((x, x), {}), ((x,), {"n": x})]:
+        low = f.lower(*args, **kwargs)
+        assert "tf.aliasing_output" in low.text
+        assert low.donated.count(True) == 1
+        _same(f(*args, **kwargs), jax.jit(_scaled)(*args, **kwargs))
+    assert "tf.aliasing_output" not in lj.jit(_scaled).lower(x, n=x).text
+
+
+def test_a_jitted_method_binds_its_instance_as_jax_jit_does():
+    import functools
+
+    class Model:
+        def __init__(self, k):
+            self.k = k
+
+        def __hash__(self):
+            return hash(self.k)
+
+        def __eq__(self, other):
+            return isinstance(other, Model) and other.k == self.k
+
+        @functools.partial(lj.jit, static_argnums=0)
+        def apply(self, x):
+            return x * self.k
+
+    x = np.arange(3, dtype=np.float32)
+    _same(Model(3.0).apply(x), x * np.float32(3))
+    _same(Model(2.0).apply(x), x * np.float32(2))
+    assert Model.apply.cache_size == 2
+    assert Model.__dict__["apply"].__get__(None, Model) is Model.__dict__["apply"]
+
+
+def test_a_jitted_function_called_by_one_lower_jax_traces_is_a_call_in_its_program():
+    helper = lj.jit(lambda v, n: v * n, static_argnums=1)
+    outer = lj.jit(lambda v: helper(v, 3) + 1)
+    x = np.arange(3, dtype=np.float32)
+    _same(outer(x), x * 3 + 1)
+    assert "func.call" in outer.lower(x).text  # (jax.jit's nested call, as jax.jit nests)
+    assert helper.cache_size == 0  # traced into the outer program, not run
+
+
+def test_a_shape_dtype_struct_argument_is_refused_before_compiling():
+    f = lj.jit(lambda a: a * 2)
+    with pytest.raises(TypeError, match="ShapeDtypeStruct.*lower"):
+        f(jax.ShapeDtypeStruct((3,), jnp.float32))
+    assert f.cache_size == 0
+    assert f.lower(jax.ShapeDtypeStruct((3,), jnp.float32)).in_avals[0].shape == (3,)
 
 
 @pytest.mark.parametrize("scope_first", [True, False])

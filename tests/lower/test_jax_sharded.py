@@ -310,3 +310,40 @@ _REVIEWED = textwrap.dedent("""
 def test_reviewed_sharding_cases_match_jax_jit():
     """A review against jax.jit on 8 devices found each of these wrong or refused by XLA."""
     _in_a_fresh_process(_REVIEWED)
+
+
+_CALLBACK_DEVICES = textwrap.dedent("""
+    import jax, numpy as np
+    jax.config.update("jax_num_cpu_devices", 8)
+    from jax.experimental import io_callback
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
+    import lower.jax as lj
+    devs = jax.devices()
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    # a callback placed on one device of the program's (device 5 of a mesh over devices
+    # 4..7 is the program's device 1, as jax numbers it)
+    for mesh_devs, dev, place in ((devs, 3, 3), (devs[4:], 5, 1)):
+        mesh = Mesh(np.array(mesh_devs).reshape(2, -1), ("x", "y"))
+        def f(v):
+            b = io_callback(lambda u: u * 2, jax.ShapeDtypeStruct(v.shape, v.dtype), v,
+                            sharding=SingleDeviceSharding(devs[dev]))
+            return (b + 1).sum()
+        s = NamedSharding(mesh, P("x", "y"))
+        assert lj.jit(f, in_shardings=s)(a) == jax.jit(f, in_shardings=s)(a) == 4096
+        assert f"maximal device={place}" in lj.lower(f, a, in_shardings=s).text
+    # one outside the program's devices is refused, naming both
+    mesh = Mesh(np.array(devs[4:]).reshape(2, 2), ("x", "y"))
+    def g(v):
+        return io_callback(lambda u: u, jax.ShapeDtypeStruct(v.shape, v.dtype), v,
+                           sharding=SingleDeviceSharding(devs[1]))
+    try:
+        lj.jit(g, in_shardings=NamedSharding(mesh, P("x", "y")))(a)
+        raise AssertionError("not refused")
+    except ValueError as e:
+        assert "Received incompatible devices" in str(e) and "[1]" in str(e), e
+    print("ok")
+""")
+
+
+def test_a_callback_on_one_device_of_a_sharded_program_runs_there_as_in_jax_jit():
+    _in_a_fresh_process(_CALLBACK_DEVICES)

@@ -38,3 +38,20 @@ def _():
     return module([T23], lambda b, x: b.custom_call(
         "my_target", [x], T23, api_version=4, backend_config={"alpha": 1.5},
         has_side_effect=True)), [rand((2, 3), np.float32)]
+
+
+@case("custom_call", "defaults_spelled_out")
+def _():
+    # (MLIR's custom form leaves out the attributes at their defaults; the generic keeps them)
+    return module([T23], lambda b, x: b.custom_call(
+        "my_target", [x], T23, api_version=1, backend_config="", has_side_effect=False,
+        called_computations=[], output_operand_aliases=[])), [rand((2, 3), np.float32)]
+
+
+@case("custom_call", "jax_ffi_spelling")
+def _():
+    # JAX's StableHLO spelling of a typed-FFI call (api 1, the dictionary in
+    # mhlo.backend_config): MHLO prints it as XLA's conversion does, api 4
+    return module([T23], lambda b, x: b.custom_call(
+        "my_target", [x], T23, backend_config="", has_side_effect=True,
+        **{"mhlo.backend_config": {"alpha": 1.5}})), [rand((2, 3), np.float32)]
