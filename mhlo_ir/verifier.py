@@ -612,10 +612,22 @@ class _Verifier:
                 self.calls.setdefault(fn.name, {}).setdefault(attr.name, op)
                 if name == "called_computation":
                     self._check_thread(fn, op, fr, attrs, self.names[attr.name])
+                elif name == "decomposition":
+                    self._check_decomposition(fn, op, fr, self.names[attr.name])
             for ref in _symbol_refs(attr):
                 if ref.name not in self.names:
                     _fail(f"{_where(fn, op, fr)}: attribute {name} refers to @{ref.name}, "
                           f"which is not defined in the module ({self._defines()})")
+
+    def _check_decomposition(self, fn, op, fr, callee) -> None:
+        # jaxlib: "operand at index 0 has type 'tensor<3xf16>', but decomposition has type
+        # 'tensor<3xf32>'" (and for results)
+        args = tuple(v.type for v in op.operands)
+        results = tuple(r.type for r in op.results)
+        if args != callee.arg_types or results != callee.result_types:
+            _fail(f"{_where(fn, op, fr)}: a composite of {_types(args)} -> {_types(results)} "
+                  f"decomposes into @{callee.name}, of {_types(callee.arg_types)} -> "
+                  f"{_types(callee.result_types)}: the types must be the same")
 
     def _check_thread(self, fn, op, fr, attrs, callee) -> None:
         # MLIR: "callee must have execution_thread attribute", "execution_thread does not

@@ -18,10 +18,17 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "in_loop", "domain_in_loop", "boolean_clamp_in_loop"]
 
 
+_BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
+_SHAPE_ONLY = ("broadcast_in_dim", "reshape")
+
+
 def narrowing_signed_convert(value) -> bool:
     """Whether ``value`` is a ``convert`` from a signed integer type to a narrower one (i32
-    to i8, i64 to i32...)."""
+    to i8, i64 to i32...), seen through reshapes and broadcasts (which XLA fuses with it)."""
     op = getattr(value, "owner", None)
+    while getattr(getattr(op, "spec", None), "name", None) in _SHAPE_ONLY:
+        value = op.operands[0]
+        op = getattr(value, "owner", None)
     if getattr(getattr(op, "spec", None), "name", None) != "convert":
         return False
     src, dst = op.operands[0].type.element_type, value.type.element_type
@@ -29,20 +36,17 @@ def narrowing_signed_convert(value) -> bool:
 
 
 def bitwise_crashes(name: str, operands) -> bool:
-    """Whether op ``name`` (``and``/``or``) of ``operands`` is what XLA:CPU segfaults
-    compiling: more than one element, an operand a narrowing signed convert
-    (``jax.jit(lambda a, c: a.astype(jnp.int8) | c)`` on int32 ``a`` segfaults too)."""
-    return name in ("and", "or") and any(v.type.num_elements > 1 for v in operands) and any(
+    """Whether op ``name`` (``and``/``or``, or chlo's broadcasting forms) of ``operands`` is
+    what XLA:CPU segfaults compiling: more than one element, an operand a narrowing signed
+    convert (``jax.jit(lambda a, c: a.astype(jnp.int8) | c)`` on int32 ``a`` segfaults
+    too)."""
+    return name in _BITWISE and any(v.type.num_elements > 1 for v in operands) and any(
         narrowing_signed_convert(v) for v in operands)
 
 
 def bitwise_crash(op) -> bool:
     """``bitwise_crashes`` of a built op."""
     return bitwise_crashes(op.spec.name, op.operands)
-
-
-_BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
-_SHAPE_ONLY = ("broadcast_in_dim", "reshape")
 
 
 def _widened_sub_byte_unsigned(value):

@@ -10,7 +10,8 @@ import numpy as np
 from . import _jaxlib, arguments, lapack
 from .compiled import Compiled
 # (named here too: tests stand in for _cpu_refusals through this module)
-from .refusals import _cpu_refusals, _tiled_results_refusal, _tpu_refusals
+from .refusals import (_check_counts, _cpu_refusals, _partitioned_refusals,
+                       _tiled_results_refusal, _tpu_refusals)
 from .errors import (ArgumentError, CompileError, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
 
@@ -22,11 +23,24 @@ def to_text(module_or_text) -> str:
     mistakes are reported by the Python verifier (which names the op and operand) before
     jaxlib is even imported."""
     if isinstance(module_or_text, (str, bytes)):
-        return module_or_text.decode() if isinstance(module_or_text, bytes) else module_or_text
+        return module_or_text if isinstance(module_or_text, str) else _decoded(module_or_text)
+    if not hasattr(module_or_text, "to_text"):
+        raise TypeError(f"expected an mhlo_ir Module or MLIR text, got "
+                        f"{type(module_or_text).__name__}")
     verify = getattr(module_or_text, "verify", None)
     if verify is not None:
         verify()
     return module_or_text.to_text()
+
+
+def _decoded(data: bytes) -> str:
+    if data.startswith(b"ML\xefR"):  # (MLIR bytecode: what serialize_portable writes)
+        raise TypeError("these bytes are MLIR bytecode (a portable artifact): read them with "
+                        "verify.deserialize_portable(data), which gives the text")
+    try:
+        return data.decode()
+    except UnicodeDecodeError as e:
+        raise TypeError(f"MLIR text must be UTF-8: {e}") from None
 
 
 # The module's name, in the pretty form and in the generic one.
@@ -41,7 +55,7 @@ def source_name(module_or_text, filename: str | None = None) -> str:
     if filename is not None:
         return str(filename)
     if isinstance(module_or_text, (str, bytes)):
-        text = module_or_text.decode() if isinstance(module_or_text, bytes) else module_or_text
+        text = module_or_text if isinstance(module_or_text, str) else _decoded(module_or_text)
         m = _MODULE_NAME.search(text[:10000])
         return f"<mlir text @{m.group(1) or m.group(2)}>" if m else "<mlir text>"
     name = getattr(module_or_text, "name", None)
@@ -55,8 +69,14 @@ _DEFINED = re.compile(r'sym_name = "((?:[^"\\]|\\.)*)"|func\.func\s+(?:\w+\s+)?@
 
 
 # Ops an ill-formed instance of which kills jaxlib 0.10.2's process instead of being reported
-# (all_to_all without replica groups: SIGFPE; its one-operand tuple form: SIGSEGV).
-_CRASHING_OPS = frozenset({"all_to_all"})
+# (all_to_all without replica groups: SIGFPE; its one-operand tuple form: SIGSEGV; chlo's
+# broadcasting ops with a negative broadcast dimension, dynamic_iota and dynamic_pad of a
+# result whose rank their operands contradict: SIGSEGV; einsum whose subscripts do not fit
+# the ranks: an abort; cross-replica-sum with flat replica groups: an LLVM error): text
+# holding one is checked by our rules for it first (a fuzz of ~38,000 mutants found them).
+_CRASHING_OPS = frozenset({"all_to_all", "dynamic_iota", "dynamic_pad", "einsum",
+                           "cross-replica-sum"})
+_CRASHING_PREFIXES = ("chlo.broadcast_",)
 
 
 def _read(text: str):
@@ -87,7 +107,7 @@ def _python_problem(text: str, module) -> str | None:
             return f"{problem} (jaxlib crashes on this instead of reporting it)"
         for fn, op in walk(module):
             spec = op.spec
-            if spec.name not in _CRASHING_OPS:
+            if spec.name not in _CRASHING_OPS and not spec.name.startswith(_CRASHING_PREFIXES):
                 continue
             try:
                 spec.validate(tuple(v.type for v in op.operands), op.attributes,
@@ -168,8 +188,11 @@ def dequantized(module_or_text) -> object:
     from mhlo_ir.quant_lowering import has_quantized, lower_quantized
     from mhlo_ir.syntax import ParseError
     module = module_or_text
+    if not isinstance(module_or_text, (str, bytes)) and \
+            not hasattr(module_or_text, "functions"):
+        return module_or_text  # (not a module: to_text says what it is)
     if isinstance(module_or_text, (str, bytes)):
-        text = module_or_text.decode() if isinstance(module_or_text, bytes) else module_or_text
+        text = module_or_text if isinstance(module_or_text, str) else _decoded(module_or_text)
         if "!quant." not in text:
             return module_or_text
         from mhlo_ir.parser import parse
@@ -256,10 +279,12 @@ class Executable(Compiled):
                          num_partitions, computation)
         self.client = client
         self._callbacks = callbacks  # verify.host_callbacks.Bound, or None
+        self._token_results = None  # (the results that are tokens, once asked)
 
     def _execute(self, bufs) -> list:
         """Run on device buffers; per result, the per-device numpy arrays. A host callback's
         failure is raised as its CallbackError (from the callable's own exception)."""
+        self._check_results()
         bound = self._callbacks
         if bound is None:
             return self._execute_raw(bufs)
@@ -358,15 +383,27 @@ class Executable(Compiled):
         return [ga.assemble(shards[:parts], ga.layout_of(sh, shape, parts), shards[0].dtype)
                 for shards, sh, shape in zip(results, out_sh, self._result_shapes())]
 
-    def _result_shapes(self) -> list:
+    def _result_parts(self) -> list:
         if self._computation is None:
             self.input_hlo()  # converts the text once and keeps the computation
         shape = self._computation.program_shape().result_shape()
-        parts = shape.tuple_shapes() if shape.is_tuple() else [shape]
-        if not all(p.is_array() for p in parts):
-            # Asking XLA for a token's dimensions aborts the process.
-            raise ArgumentError("run_global() returns arrays only; @main returns a token")
-        return [tuple(p.dimensions()) for p in parts]
+        return shape.tuple_shapes() if shape.is_tuple() else [shape]
+
+    def _check_results(self) -> None:
+        """Results are read back as arrays: a token result is refused before the program
+        runs (jaxlib converts it only after, failing then)."""
+        tokens = self._token_results
+        if tokens is None:
+            tokens = self._token_results = [i for i, p in enumerate(self._result_parts())
+                                            if not p.is_array()]
+        if tokens:
+            raise ArgumentError(f"@main returns a token (result {tokens[0]}), which cannot be "
+                                "read back as an array: return arrays only to run it (it "
+                                "compiles as it is)")
+
+    def _result_shapes(self) -> list:
+        self._check_results()  # (asking XLA for a token's dimensions aborts the process)
+        return [tuple(p.dimensions()) for p in self._result_parts()]
 
     def local_devices(self) -> list:
         """The devices of this process among those the program runs on, in their order (all
@@ -445,12 +482,16 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     if platform == "tpu" and topology is None and client is None:
         client = _jaxlib.client("tpu")  # the attached TPU; PlatformUnavailable without one
     module_or_text = dequantized(module_or_text)
+    _check_counts(num_replicas, num_partitions)
     text, computation, read = _check(module_or_text, filename)
-    _check_entry(module_or_text)
+    _check_entry(read if read is not None else module_or_text)  # (text as our parser reads it)
+    if read is None and _text_nesting_depth(text) > MAX_COMPILE_NESTING:
+        raise CompileError(_TOO_DEEP.format(depth=f"about {_text_nesting_depth(text)}"),
+                           from_jaxlib=False)
     if platform == "cpu" and read is not None:
         _cpu_refusals(read)  # text too, as our parser reads it
     if num_replicas > 1 and num_partitions > 1:
-        _tiled_results_refusal(read)
+        _tiled_results_refusal(read, propagate_result_shardings)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
     if distributed is not None:
@@ -474,7 +515,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                                "call through FFI custom calls; XLA:TPU calls back through "
                                "send/recv host transfers, which verify does not serve on "
                                "TPU", from_jaxlib=False)
-        _tpu_refusals(module_or_text)  # what XLA:TPU aborts the process on, and non-StableHLO
+        # what XLA:TPU aborts the process on, and non-StableHLO (text as our parser reads it)
+        _tpu_refusals(read if read is not None else module_or_text)
     if platform == "tpu" and topology is not None:
         from . import tpu
         try:
@@ -509,6 +551,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation, text)
     exe = Executable(loaded, client, devices, _signature(computation), text, num_replicas,
                      num_partitions, computation, platform, bound)
+    if platform == "cpu" and num_partitions > 1:
+        _partitioned_refusals(exe)  # what XLA's partitioner added
     if distributed is not None:
         import hashlib
         program = f"{num_replicas}x{num_partitions}\n{exe.input_hlo(canonical=True)}"
@@ -566,11 +610,7 @@ def _check_entry(module) -> None:
                                from_jaxlib=False)
     depth = _nesting_depth(module)
     if depth > MAX_COMPILE_NESTING:
-        raise CompileError(f"regions are nested {depth} deep; XLA's compiler overflows a "
-                           f"thread's stack somewhere past {MAX_COMPILE_NESTING} levels and "
-                           "kills the process (measured with jaxlib 0.10.2 on CPU): flatten "
-                           "the nest or move inner levels into called functions",
-                           from_jaxlib=False)
+        raise CompileError(_TOO_DEEP.format(depth=depth), from_jaxlib=False)
     for fn in module.functions:
         for op in _walk(fn.body):
             if op.spec.name == "fusion" and len(op.results) > 1:
@@ -586,6 +626,27 @@ def _check_entry(module) -> None:
 # running jaxlib on a big-stack thread does not help). Parsing and converting handle deeper
 # nests (verify.check runs them on a 1 GiB stack).
 MAX_COMPILE_NESTING = 200
+
+
+_TOO_DEEP = ("regions are nested {depth} deep; XLA's compiler overflows a thread's stack "
+             f"somewhere past {MAX_COMPILE_NESTING} levels and kills the process (measured "
+             "with jaxlib 0.10.2 on CPU): flatten the nest or move inner levels into called "
+             "functions")
+
+
+def _text_nesting_depth(text: str) -> int:
+    """How deep the regions of a text our parser could not read nest, from its lines: a
+    region opens at a line's end (``({``, ``}, {``) and closes at a line's start (``})``),
+    in both of MLIR's forms; the module's and a function's bodies are the two outermost."""
+    depth = deepest = 0
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("}"):
+            depth -= 1
+        if stripped.endswith("{"):
+            depth += 1
+            deepest = max(deepest, depth)
+    return deepest - 2
 
 
 def _nesting_depth(module) -> int:

@@ -296,6 +296,39 @@ def _join(results, joined, result_types):
     return out
 
 
+def _checked_arguments(module, arrays) -> list:
+    """The arguments as arrays of ``main``'s parameter types (Python scalars converted), or
+    ArgumentError naming the argument, as ``verify.run`` checks them: the interpreter only
+    fails, saying why on stderr. Text is read by our parser for its signature (unread: not
+    checked)."""
+    from mhlo_ir.ir import Module
+    from mhlo_ir.quant import QuantizedType
+    from .arguments import convert
+    from .errors import ArgumentError
+    if not isinstance(module, Module):
+        from .api import _read
+        module = _read(to_text(module))
+    main = module.lookup("main") if module is not None else None
+    if main is None:
+        return list(arrays)
+    types = main.arg_types
+    if len(arrays) != len(types):
+        raise ArgumentError(f"the program takes {len(types)} arguments, got {len(arrays)}")
+    out = []
+    for i, (t, a) in enumerate(zip(types, arrays)):
+        shape, et = getattr(t, "shape", None), getattr(t, "element_type", None)
+        if shape is None or et is None or et.__class__ is QuantizedType or \
+                not all(isinstance(d, int) for d in shape):
+            if shape is None:
+                raise ArgumentError(f"argument {i}: the parameter is {t}, which the "
+                                    "interpreter cannot be given; give @main array "
+                                    "parameters only")
+            out.append(a)  # (quantized storage, or a dynamic shape: the interpreter's)
+            continue
+        out.append(convert(a, tuple(shape), et.dtype, f"argument {i}"))
+    return out
+
+
 def interpret(module, *arrays) -> list:
     """Run ``module``'s ``main`` on ``arrays`` in StableHLO's reference interpreter; returns
     numpy arrays. ``module`` is an mhlo_ir Module (text works, routed directly)."""
@@ -306,6 +339,7 @@ def interpret(module, *arrays) -> list:
     from mhlo_ir import parse_attribute
     from .bindings import context
     stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
+    arrays = _checked_arguments(module, arrays)
     joined = None
     single = True
     if isinstance(module, Module):

@@ -4,14 +4,32 @@ for its platform, and of several replicas with partitions."""
 
 from __future__ import annotations
 
+import re
+
 from .errors import CompileError
 
 
-def _tiled_results_refusal(module) -> None:
+def _check_counts(num_replicas, num_partitions) -> None:
+    """Replica and partition counts are positive ints (jaxlib takes -1 for a count and
+    compiles for the wrong devices)."""
+    for what, n in (("num_replicas", num_replicas), ("num_partitions", num_partitions)):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{what} must be a positive int, got {n!r}")
+
+
+def _tiled_results_refusal(module, propagate: bool = False) -> None:
     """jaxlib 0.10.2 aborts the process compiling a program of several replicas *and*
     partitions whose @main result is annotated with a tiled sharding ("Check failed:
     TotalNumTiles() == devices": the tiles count partitions, the devices replicas times
-    partitions). ``module``: the Module, or text as our parser read it (None: unread)."""
+    partitions), or left for the partitioner to give one (``propagate``: compile's
+    ``propagate_result_shardings``). ``module``: the Module, or text as our parser read it
+    (None: unread)."""
+    if propagate:
+        raise CompileError("propagate_result_shardings in a program of several replicas and "
+                           "partitions: XLA's partitioner may give a result a tiled sharding, "
+                           "on which jaxlib aborts the process (Check failed: TotalNumTiles() "
+                           "== devices); annotate the results instead, or use one replica",
+                           from_jaxlib=False)
     if module is None:
         return
     main = module.lookup("main")
@@ -24,6 +42,25 @@ def _tiled_results_refusal(module) -> None:
                                "the process compiling it (Check failed: TotalNumTiles() == "
                                "devices); leave the result unannotated or replicated, or use "
                                "one replica", from_jaxlib=False)
+
+
+# A collective XLA's partitioner added on 2-bit integers, in the optimized HLO's text
+# (``%all-gather = u2[6,4]{1,0:E(2)} all-gather(...)``, or an async ``-start``).
+_TWO_BIT_COLLECTIVE = re.compile(r"=\s*\(?[su]2\[[^\n=]*?\s(all-gather|all-to-all|"
+                                 r"collective-permute)(?:-start)?\(")
+
+
+def _partitioned_refusals(exe) -> None:
+    """What XLA:CPU gets wrong in a program its SPMD partitioner made (``exe`` compiled):
+    a collective of 2-bit integers it inserted, which ``_cpu_refusals`` cannot see in the
+    program (its results are garbage, or the heap is corrupted, as for a written one)."""
+    m = _TWO_BIT_COLLECTIVE.search(exe.optimized_hlo())
+    if m is not None:
+        raise CompileError(f"XLA's partitioner moves a 2-bit integer value between devices "
+                           f"(an {m.group(1)} of i2/ui2 in the optimized program), which "
+                           "XLA:CPU gets wrong (garbage results, or a corrupted heap); convert "
+                           "such values to i8 where their sharding changes, or keep them "
+                           "replicated", from_jaxlib=False)
 
 
 def _cpu_refusals(module) -> None:

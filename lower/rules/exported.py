@@ -8,11 +8,15 @@ one token per ordered effect, the arguments the export kept (``module_kept_var_i
 converted where the caller's avals are more refined. One artifact is merged once per module,
 however often it is called.
 
-Refused with the reason: shape-polymorphic artifacts (our avals are static), artifacts for
-other platforms, and artifacts for a different number of devices.
+An artifact exported with Shardy (jax's default partitioner) for one device is read without
+its Shardy annotations (``_without_shardy``). Refused with the reason: shape-polymorphic
+artifacts (our avals are static), artifacts for other platforms, for a different number of
+devices, and Shardy artifacts for several.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -26,6 +30,75 @@ from .random import physical_aval
 
 
 
+# ``%3 = sdy.sharding_constraint %2 <@mesh, [{}, {}]> : tensor<2x3xf32> loc(#loc4)``
+_CONSTRAINT = re.compile(r"^(\s*)(%[\w#:.$-]+) = sdy\.sharding_constraint (%[\w#.$-]+) <.*> : "
+                         r"(\S+)( loc\(.*\))?$")
+_SDY_ATTRIBUTE = re.compile(r"sdy\.[\w.]+ = #sdy\.")
+
+
+def _without_shardy(text: str, exported) -> str:
+    """An artifact exported with Shardy (jax's default partitioner) on one device, without
+    its Shardy annotations, which name no device it could be split over: the mesh
+    declarations go, sharding constraints become identities (a reshape to the same type),
+    and ``sdy.*`` attributes (op sharding rules, argument shardings) are left out. Our
+    parser reads GSPMD's ``mhlo.sharding`` only: an artifact for several devices is
+    refused."""
+    if exported.nr_devices != 1:
+        raise NotImplementedError(
+            f"call_exported: {exported.fun_name} was exported with Shardy shardings for "
+            f"{exported.nr_devices} devices; this lowering reads GSPMD shardings (export it "
+            "with jax.config.update('jax_use_shardy_partitioner', False))")
+    lines = []
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith("sdy.mesh "):
+            continue
+        m = _CONSTRAINT.match(line)
+        if m is not None:
+            indent, result, operand, t, loc = m.groups()
+            line = f"{indent}{result} = stablehlo.reshape {operand} : ({t}) -> {t}{loc or ''}"
+        while True:
+            a = _SDY_ATTRIBUTE.search(line)
+            if a is None:
+                break
+            end = _attribute_end(line, a.end())
+            start = a.start()
+            if line[end:end + 2] == ", ":  # (the entry and its separator)
+                end += 2
+            elif line[max(0, start - 2):start] == ", ":
+                start -= 2
+            line = line[:start] + line[end:]
+        if "sdy." in line:
+            raise NotImplementedError(
+                f"call_exported: {exported.fun_name} uses Shardy ({stripped[:80]}...), which "
+                "this lowering does not read (export it with "
+                "jax.config.update('jax_use_shardy_partitioner', False))")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _attribute_end(line: str, i: int) -> int:
+    """Where the ``#sdy.name<...>`` attribute whose name ends before ``i`` ends: after its
+    balanced angle brackets (``->`` inside is an arrow, not a bracket; strings skipped)."""
+    while i < len(line) and (line[i].isalnum() or line[i] in "_."):
+        i += 1
+    depth = 0
+    while i < len(line):
+        c = line[i]
+        if c == '"':
+            i += 1
+            while i < len(line) and line[i] != '"':
+                i += 2 if line[i] == "\\" else 1
+        elif c == "<":
+            depth += 1
+        elif c == ">" and line[i - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return i
+
+
 def _merged(ctx, exported) -> str:
     mctx = ctx.module_context
     key = ("call_exported", id(exported))
@@ -36,7 +109,10 @@ def _merged(ctx, exported) -> str:
     if any(not isinstance(d, (int, np.integer)) for shape in shapes for d in shape):
         raise NotImplementedError(f"call_exported: {exported.fun_name} was exported with "
                                   "symbolic shapes; this lowering takes static shapes only")
-    module = parse(exported.mlir_module(), source=f"<exported {exported.fun_name}>")
+    text = exported.mlir_module()
+    if "sdy." in text:
+        text = _without_shardy(text, exported)
+    module = parse(text, source=f"<exported {exported.fun_name}>")
     name = merge_modules(mctx.module, module, f"call_exported_{exported.fun_name}")
     mctx.cached_primitive_lowerings[key] = (exported, name)  # keeps exported alive
     return name

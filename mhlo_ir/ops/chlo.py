@@ -90,8 +90,25 @@ def _unary_builder(name):
     return _method(name, method, f"Elementwise ``{op}``.")
 
 
+# Ops jaxlib's chlo legalization has no 8- or 4-bit float form of ("failed to legalize
+# operation 'chlo.erfc' that was explicitly marked illegal"; erf and lgamma have one).
+_NOT_NARROW = frozenset({"erfc", "bessel_i1e"})
+
+
+def _not_narrow(infer):
+    def rule(op, types, attributes):
+        out = infer(op, types, attributes)
+        if types[0].element_type.bits < 16:
+            fail(op, f"of {types[0]}: jaxlib has no form of it for 8- or 4-bit floats (\"failed "
+                     "to legalize\"); convert to f16 or wider around it")
+        return out
+    return rule
+
+
 for _name, (_kinds, _result) in UNARY.items():
-    _spec(_name, ("operand",), unary_rule(_kinds, _result), pretty=pf.CHLO_UNARY)
+    _rule = unary_rule(_kinds, _result)
+    _spec(_name, ("operand",), _not_narrow(_rule) if _name in _NOT_NARROW else _rule,
+          pretty=pf.CHLO_UNARY)
     _unary_builder(_name)
 
 

@@ -319,7 +319,8 @@ def _all_gather_check(op, types, attributes, results, regions):
         ok = (isinstance(r, TensorType) and r.element_type is t.element_type
               and r.rank == t.rank and all(a == b for j, (a, b) in enumerate(
                   zip(t.shape, r.shape)) if j != d)
-              and (r.shape[d] % t.shape[d] == 0 if t.shape[d] else r.shape[d] == 0))
+              and (r.shape[d] % t.shape[d] == 0 and r.shape[d] >= t.shape[d]
+                   if t.shape[d] else r.shape[d] == 0))  # (a group has one member or more)
         if not ok:
             fail(op, f"result {i} {r} is not operand {t} gathered along dimension {d}")
 

@@ -237,6 +237,11 @@ def _dynamic_conv_check(op, types, attributes, results, regions):
     pad = tensor_operand(op, "d_padding", types[2])
     if pad.element_type.kind not in ("sint", "uint"):
         fail(op, f"operand d_padding must have integer elements, got {pad}")
+    spatial = types[0].rank - 2 if isinstance(types[0], TensorType) else None
+    if spatial is not None and pad.shape != (spatial, 2):
+        # (jaxlib: "expects padding to be of shape [2, 2], but got [3, 2]")
+        fail(op, f"operand d_padding must have shape [{spatial}, 2] (a [low, high] pair per "
+                 f"spatial dimension of lhs {types[0]}), got {pad}")
     _convolution(op, types[:2], attributes)  # all but the padding-dependent spatial sizes
     r = results[0]
     if not isinstance(r, TensorType) or r.rank != types[0].rank:

@@ -17,8 +17,8 @@ from ..dtypes import i1
 from ..types import TensorType, tensor
 from ..ir import Value
 from .control_flow import check_region
-from .data_movement import (_bool, _i64, _tensor_of, check_inferred, integer_operand,
-                            ints, result_tensor, shape_operand)
+from .data_movement import (_bool, _i64, _tensor_of, check_inferred, constant_ints,
+                            integer_operand, ints, result_tensor, shape_operand)
 from .args import arg_names, results, value_list
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
@@ -206,6 +206,18 @@ def gather_shape(op, x: TensorType, idx: TensorType, dn: GatherDimensionNumbers,
                 if sizes[d] > 1:
                     fail(op, f"slice_sizes[{d}] = {sizes[d]} must be 0 or 1: dimension {d} is "
                              f"in {what}")
+        per_index = 1
+        for d, size in enumerate(sizes):
+            if d not in collapsed and d not in obatch:
+                per_index *= size
+        for d in (*collapsed, *obatch):
+            if sizes[d] == 0 and per_index:
+                # (StableHLO allows it; XLA takes the slices as empty, but the result type
+                # drops the dimension and keeps the others: its folder rejects the count)
+                fail(op, f"slice_sizes[{d}] = 0 on a dimension the result drops: the slices "
+                         f"are empty, but the result keeps {per_index} elements per index "
+                         "(XLA: \"number of output elements ... doesn't match\"); make a kept "
+                         "dimension's slice size 0 too, so the result is empty")
         offset_sizes = [s for d, s in enumerate(sizes) if d not in collapsed and d not in obatch]
     else:
         offset_sizes = [None] * len(offset)
@@ -291,6 +303,18 @@ def dynamic_gather(b, x, start_indices, slice_sizes, dimension_numbers, result_t
                               _tensor_of(b, start_indices, "dynamic_gather"))
         result_type = tensor(gather_shape("dynamic_gather", x_t, idx, dn, sizes),
                              x_t.element_type)
+    else:
+        sizes = constant_ints(slice_sizes)
+        x_t, idx_t = getattr(x, "type", None), getattr(start_indices, "type", None)
+        if sizes is not None and isinstance(x_t, TensorType) and \
+                isinstance(idx_t, TensorType):
+            # (jaxlib reads constant slice sizes as gather's: <= 1 where collapsed, within
+            # the operand)
+            want = tensor(gather_shape("dynamic_gather", x_t, idx_t, dn, list(sizes)),
+                          x_t.element_type)
+            if want != result_type:
+                fail("dynamic_gather", f"the slice sizes held, {list(sizes)}, make result "
+                                       f"{want}, not {result_type}")
     return b._one("dynamic_gather", (x, start_indices, slice_sizes), {
         "dimension_numbers": dn, "indices_are_sorted": indices_are_sorted},
         (result_type,), location=location)

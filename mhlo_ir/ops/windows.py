@@ -35,6 +35,8 @@ def _list(op, attributes, name, rank, default):
     if a is None:
         return (default,) * rank
     vals = index_ints(a)
+    if not vals and name != "window_dimensions":
+        return (default,) * rank  # (jaxlib reads an empty list as the default's)
     if len(vals) != rank:
         fail(op, f"{name} has {len(vals)} entries, expected {rank} (the rank of the inputs)")
     for i, v in enumerate(vals):
@@ -255,6 +257,16 @@ def _drop(shape, d):
     return shape[:d] + shape[d + 1:]
 
 
+def _check_slices(op, slices, dimension: int) -> None:
+    """Each output slice takes the scanned dimension at ``dimension``: it needs that many
+    dimensions before it (XLA crashes the process on a shorter one)."""
+    for i, t in enumerate(slices):
+        rank = getattr(t, "rank", None)
+        if rank is None or rank < dimension:
+            fail(op, f"body output {i} is {t}: the outputs are stacked along dimension "
+                     f"{dimension}, so each slice needs rank >= {dimension}")
+
+
 def _scan_check(op, types, attributes, results, regions):
     seg = attributes.get("operandSegmentSizes")
     rseg = attributes.get("resultSegmentSizes")
@@ -288,6 +300,7 @@ def _scan_check(op, types, attributes, results, regions):
         fail(op, f"body returns {len(got)} values, expected {n_out} outputs and {n_carry} "
                  "carries")
     check_region(op, "body", regions[0], slices + inits, got[:n_out] + inits)
+    _check_slices(op, got[:n_out], d)
     outs = tuple(tensor(t.shape[:d] + (length,) + t.shape[d:], t.element_type)
                  for t in got[:n_out])
     if tuple(results) != outs + inits:
@@ -327,6 +340,7 @@ def scan(b, inputs, inits, dimension, body, *, is_reverse=None, is_associative=N
         inputs[0].type.shape[dimension] if inputs else None)
     if length is None:
         fail("scan", "needs scan_dim_size when it has no inputs")
+    _check_slices("scan", got[:n_out], dimension)
     outs = [tensor(t.shape[:dimension] + (length,) + t.shape[dimension:], t.element_type)
             for t in got[:n_out]]
     attrs = {"dimension": dimension, "scan_dim_size": scan_dim_size, "is_reverse": is_reverse,

@@ -94,3 +94,35 @@ def test_jax_spelling_of_ffi_calls_is_checked_as_xla_converts_it():
         with pytest.raises(OpBuildError, match=why):
             b.custom_call("t", [f.arguments[0]], hlo.tensor((3,), hlo.f32),
                           **{"mhlo.backend_config": config, **bad})
+
+
+def test_a_one_device_artifact_exported_with_shardy_runs_without_its_annotations():
+    """jax's default partitioner (Shardy) writes a mesh, sharding constraints (typed keys)
+    and op sharding rules (LAPACK calls) into the artifact: on one device they name nothing
+    to split, and are left out."""
+    a = np.array([[4, 1, 0], [1, 3, 1], [0, 1, 2]], np.float32)
+    key = jax.random.key(0)
+
+    def f(x, k):
+        return jnp.linalg.cholesky(x) + jax.random.normal(k, (3, 3))
+    shardy = getattr(jax.config, "jax_use_shardy_partitioner", None)
+    if shardy is None:
+        pytest.skip("this jax has no Shardy")
+    jax.config.update("jax_use_shardy_partitioner", True)
+    try:
+        exported = export.export(jax.jit(f))(a, key)
+    finally:
+        jax.config.update("jax_use_shardy_partitioner", shardy)
+    text = exported.mlir_module()
+    assert "sdy.mesh" in text and "#sdy.op_sharding_rule" in text
+    g = lambda x, k: exported.call(x, k) * 2  # noqa: E731
+    np.testing.assert_array_equal(lj.jit(g)(a, key), np.asarray(jax.jit(g)(a, key)))
+
+
+def test_a_shardy_artifact_for_several_devices_is_refused_saying_how_to_export_it():
+    from lower.rules.exported import _without_shardy
+
+    class Artifact:
+        nr_devices, fun_name = 2, "f"
+    with pytest.raises(NotImplementedError, match="jax_use_shardy_partitioner"):
+        _without_shardy("module @m {\n  sdy.mesh @mesh = <[\"x\"=2]>\n}", Artifact())

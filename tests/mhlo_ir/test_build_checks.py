@@ -750,3 +750,39 @@ def test_python_scalar_constants_are_kept_by_exact_value(sb):
     assert _const(sb.and_(p, True).operands[1]).type == p.type
     with pytest.raises(OpBuildError, match="Python int 1 does not go into"):
         sb.and_(p, 1)  # True was cached for i1: 1 is still refused
+
+
+def test_a_scan_output_slice_shorter_than_its_dimension_is_refused():
+    """Stacking a slice at ``dimension`` needs that many dimensions before it: XLA crashed
+    the process on a rank-0 slice stacked at dimension 1 (a review)."""
+    m = hlo.Module("s")
+    f = m.add_function("main", [hlo.tensor((2, 3), hlo.f32)], visibility="public")
+    b = f.builder()
+    init = b.constant(np.float32(0))
+    with pytest.raises(OpBuildError, match="body output 0 is tensor<f32>: the outputs are "
+                                           "stacked along dimension 1"):
+        b.scan([f.arguments[0]], [init], 1, lambda r, x, c: (r.reduce(x, c, [0], "add"), c))
+    out, _ = b.scan([f.arguments[0]], [init], 1, lambda r, x, c: (x, c))  # (rank 1: fine)
+    assert out.type == hlo.tensor((2, 3), hlo.f32)
+
+
+def test_a_gather_whose_dropped_dimension_slices_nothing_is_refused():
+    """StableHLO allows slice size 0 on a collapsed dimension; XLA then takes the slices as
+    empty while the result type keeps the other dimensions, and rejects the count (with
+    constant start indices); with a kept dimension's size 0 too, jaxlib takes it."""
+    dn = {"offset_dims": (0,), "collapsed_slice_dims": (0,), "start_index_map": (1,),
+          "index_vector_dim": 0}
+    for sizes in ([0, 2], [0, 0]):
+        m = hlo.Module("g")
+        f = m.add_function("main", [hlo.tensor((1, 2), hlo.f32)], visibility="public")
+        b = f.builder()
+        idx = b.constant(np.zeros(1, np.int32))
+        if sizes[1]:
+            with pytest.raises(OpBuildError, match=r"slice_sizes\[0\] = 0 on a dimension the "
+                                                   "result drops"):
+                b.gather(f.arguments[0], idx, dn, sizes)
+            continue
+        g = b.gather(f.arguments[0], idx, dn, sizes)
+        assert g.type == hlo.tensor((0,), hlo.f32)
+        b.return_(g)
+        verify.check(m)

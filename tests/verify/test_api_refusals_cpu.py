@@ -218,6 +218,26 @@ def test_and_or_of_a_narrowing_signed_convert_is_refused(op_name):
     np.testing.assert_array_equal(verify.run(w, a, c)[0], want)
 
 
+def test_the_refused_bitwise_pattern_through_reshapes_and_chlo_is_refused_too():
+    """XLA fuses reshapes and broadcasts with the convert, and chlo's broadcasting and/or
+    becomes the same op: both segfaulted (a review, bypassing the refusal)."""
+    for kind in ("reshape", "chlo"):
+        m = hlo.Module("m")
+        f = m.add_function("main", [hlo.tensor((4,), hlo.i32), hlo.tensor((4,), hlo.i8)],
+                           visibility="public")
+        b = f.builder()
+        a, c = f.arguments
+        x = b.convert(a, hlo.i8)
+        if kind == "reshape":
+            x = b.reshape(b.reshape(x, (2, 2)), (4,))
+            name = "or"
+            b.return_(b.or_(x, c))
+        else:
+            name = "chlo.broadcast_and"
+            b.return_(b.create("chlo.broadcast_and", (x, c)).results[0])
+        _refused(m, f"'{name}' of a convert narrowing a signed integer: XLA:CPU segfaults")
+
+
 def test_the_neighbours_of_the_refused_pattern_run():
     a = np.array([1, 300, -5, 7], np.int32)
     for m, args in [(_bitwise_of_narrowed("or", n=1), (a[:1], np.array([2], np.int8))),

@@ -24,6 +24,8 @@ import verify
 from tests.mhlo_ir.test_print_state import _nested_ifs
 depth, what = int(sys.argv[1]), sys.argv[2]
 m = _nested_ifs(depth)
+if what.endswith("text"):  # (text: our parser reads no nest this deep; its lines are counted)
+    m, what = m.to_text(pretty=what.startswith("pretty")), "run"
 if what == "check":
     verify.check(m)
     print("ok")
@@ -51,3 +53,8 @@ def test_check_takes_a_nest_deeper_than_the_main_threads_stack():
 def test_compile_refuses_what_xla_cannot_survive_and_runs_the_rest():
     assert _run(300, "run") == ["refused", "True"]
     assert _run(50, "run") == ["ran", "1.0"]
+
+
+def test_compile_refuses_a_text_too_deep_for_xla_in_either_form():
+    assert _run(300, "text") == ["refused", "True"]
+    assert _run(300, "pretty text") == ["refused", "True"]

@@ -119,3 +119,25 @@ def test_loops_and_calls():
     m = _module([t], body)
     (got,) = interpret(m, np.int32(1))
     assert int(got) == 24  # 1*1*2*3*4
+
+
+def test_arguments_are_checked_as_run_checks_them():
+    """The interpreter only fails ("interpreter failed", the reason on stderr) on arguments
+    that do not fit, and a complex program dropped extra ones: both say why, as run does."""
+    for et, value in ((hlo.f32, np.float32(1.5)), (hlo.complex64, np.complex64(1 + 2j))):
+        m = hlo.Module("a")
+        f = m.add_function("main", [hlo.tensor((2,), et)], visibility="public")
+        f.builder().return_(f.arguments[0])
+        x = np.full(2, value)
+        for bad, why in [((), "takes 1 arguments, got 0"), ((x, x), "takes 1 arguments, got 2"),
+                         ((x[:1],), r"argument 0: expected shape \(2,\)"),
+                         ((x.astype(np.complex128 if et is hlo.complex64 else np.float64),),
+                          "argument 0: expected dtype")]:
+            for source in (m, m.to_text()):
+                with pytest.raises(verify.ArgumentError, match=why):
+                    verify.interpret(source, *bad)
+        np.testing.assert_array_equal(verify.interpret(m, x)[0], x)
+    m = hlo.Module("s")
+    f = m.add_function("main", [hlo.tensor((), hlo.f32)], visibility="public")
+    f.builder().return_(f.arguments[0])
+    assert verify.interpret(m, 2.5)[0] == np.float32(2.5)  # (a Python scalar, as run takes)
