@@ -68,6 +68,8 @@ _DEFINED = re.compile(r'sym_name = "((?:[^"\\]|\\.)*)"|func\.func\s+(?:\w+\s+)?@
                       r'\\.)*)"|([\w$.\-]+))')
 
 
+_SHARDY = re.compile(r"^\s*sdy\.mesh\b|\bsdy\.sharding", re.M)
+
 # Ops an ill-formed instance of which kills jaxlib 0.10.2's process instead of being reported
 # (all_to_all without replica groups: SIGFPE; its one-operand tuple form: SIGSEGV; chlo's
 # broadcasting ops with a negative broadcast dimension, dynamic_iota and dynamic_pad of a
@@ -504,6 +506,10 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                              f"({distributed.num_processes} processes), the program needs {n}")
     opts = _options(xc, num_replicas, num_partitions,
                     [d.id for d in client.devices()[:n]] if distributed is not None else None)
+    if _SHARDY.search(text):
+        # jax's own text with Shardy's shardings (its default partitioner): XLA partitions
+        # it with Shardy ("a custom call named 'xla.sdy.*'" under GSPMD)
+        opts.executable_build_options.use_shardy_partitioner = True
     if propagate_result_shardings and num_partitions > 1:
         free = _unsharded_results(read if read is not None else module_or_text)
         if free is not None and any(free):

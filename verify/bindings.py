@@ -1,5 +1,5 @@
-"""One MLIR context of jaxlib's bindings with the HLO dialects (mhlo, stablehlo, chlo and the
-ones jaxlib's extension registers), for verify/'s parts that need parsed modules: portable
+"""One MLIR context of jaxlib's bindings with the HLO dialects (mhlo, stablehlo, chlo, Shardy's
+sdy, and the ones jaxlib's extension registers), for verify/'s parts that need parsed modules: portable
 artifacts, the conformance reference, and the tests' oracle. The bindings stay inside verify/.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 
 from ._jaxlib import require
+from .errors import JaxlibMissing
 
 __all__ = ["context"]
 
@@ -29,5 +30,11 @@ def context(unregistered: bool = False):
     mhlo.register_mhlo_dialect(ctx)
     stablehlo.register_dialect(ctx)
     chlo.register_dialect(ctx)
+    try:  # Shardy's, which jax's own text uses for shardings (where this jaxlib has it)
+        sdy = require("jaxlib.mlir.dialects.sdy")
+    except (ImportError, JaxlibMissing):  # (a jaxlib without Shardy: its text has none)
+        sdy = None
+    if sdy is not None:
+        sdy.register_dialect(ctx)
     ctx.allow_unregistered_dialects = unregistered
     return ir, ctx

@@ -546,3 +546,26 @@ def test_text_jaxlib_would_crash_on_is_refused_by_our_rules_first(make, why):
                        text=True, timeout=300, env=child_env())
     assert r.returncode == 0, r.stderr[-1000:]
     assert re.search(why, r.stdout), r.stdout
+
+
+_JAX_SHARDY_CPU = r"""
+import numpy as np, jax, jax.numpy as jnp, verify
+jax.config.update("jax_num_cpu_devices", 4)
+jax.config.update("jax_use_shardy_partitioner", True)
+from jax.sharding import NamedSharding, PartitionSpec as P
+s = NamedSharding(jax.make_mesh((4,), ("x",)), P("x"))
+f = jax.jit(lambda x: jnp.tanh(x) * 2, in_shardings=s, out_shardings=s)
+x = np.arange(128, dtype=np.float32).reshape(16, 8) / 100
+text = f.lower(x).as_text()
+assert "sdy.mesh" in text
+(y,) = verify.compile(text, num_partitions=4).run_global(x)
+assert np.array_equal(y, np.asarray(f(x)))
+print("ok")
+"""
+
+
+def test_jax_text_with_shardy_shardings_runs_partitioned_as_jax_jit():
+    from tests.child_env import child_env
+    r = subprocess.run([sys.executable, "-c", _JAX_SHARDY_CPU], capture_output=True,
+                       text=True, timeout=300, env=child_env())
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]

@@ -260,3 +260,51 @@ def test_converts_that_abort_xla_tpu_are_refused_in_python(src, dst, refused):
                                                   r"process on it") as e:
         verify.compile(m, "tpu", topology=TOPOLOGY)
     assert e.value.jaxlib_message is None
+
+
+@pytest.mark.parametrize("op, refused", [
+    ("abs", True), ("divide", True), ("tanh", True), ("sine", True), ("rsqrt", True),
+    ("add", False), ("exponential", False), ("sqrt", False)])
+def test_complex128_ops_that_abort_xla_tpu_are_refused_in_python(op, refused):
+    """XLA:TPU's 64-bit emulation aborts the process on these complex128 ops ("Check failed:
+    operand->shape().IsTuple()", each measured in a child); its neighbours compile. Text is
+    refused as a Module is (our parser reads it)."""
+    t = tensor((4,), hlo.complex128)
+    m = hlo.Module("c")
+    fn = m.add_function("main", [t, t], visibility="public")
+    b = fn.builder()
+    x, y = fn.arguments
+    b.return_(b.abs(x) if op == "abs" else b.create(
+        op, (x, y) if op in ("divide", "add") else (x,)).results[0])
+    if not refused:
+        assert verify.compile(m, "tpu", topology=TOPOLOGY).cost_analysis() is not None
+        return
+    for source in (m, m.to_text()):
+        with pytest.raises(verify.CompileError, match=rf"'{op}' of complex128 .* XLA:TPU "
+                                                      "aborts the process on it") as e:
+            verify.compile(source, "tpu", topology=TOPOLOGY)
+        assert e.value.jaxlib_message is None
+
+
+_JAX_SHARDY_TEXT = r"""
+import numpy as np, jax, jax.numpy as jnp, verify
+from jax.experimental import topologies
+from jax.sharding import NamedSharding, PartitionSpec as P
+jax.config.update("jax_use_shardy_partitioner", True)
+topo = topologies.get_topology_desc(platform="tpu", topology_name="v5e:2x2")
+mesh = jax.sharding.Mesh(np.array(sorted(topo.devices, key=lambda d: d.id)), ("x",))
+s = NamedSharding(mesh, P("x"))
+f = jax.jit(lambda x: jnp.tanh(x) * 2, in_shardings=s, out_shardings=s)
+text = f.trace(jax.ShapeDtypeStruct((16, 128), np.float32, sharding=s)).lower().as_text()
+assert "sdy.mesh" in text
+print(verify.compile(text, "tpu", topology="v5e:2x2", num_partitions=4).shard_shapes())
+"""
+
+
+def test_jax_text_with_shardy_shardings_compiles_with_shardy():
+    """jax writes its shardings in Shardy's dialect (its default partitioner): verify's MLIR
+    context reads it, and XLA partitions it with Shardy, as jax's own compile does."""
+    r = subprocess.run([sys.executable, "-c", _JAX_SHARDY_TEXT], capture_output=True, text=True,
+                       timeout=300, env=child_env(TPU_SKIP_MDS_QUERY="1"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().endswith("[(4, 128)]"), r.stdout
