@@ -1,6 +1,7 @@
 """One MLIR context of jaxlib's bindings with the HLO dialects (mhlo, stablehlo, chlo, Shardy's
-sdy, and the ones jaxlib's extension registers), for verify/'s parts that need parsed modules: portable
-artifacts, the conformance reference, and the tests' oracle. The bindings stay inside verify/.
+sdy, and the ones jaxlib's extension registers), for verify/'s parts that need parsed modules:
+portable artifacts, the conformance reference, and the tests' oracle. The bindings stay inside
+verify/.
 """
 
 from __future__ import annotations
