@@ -66,14 +66,15 @@ class Lowered:
         """The module's MHLO text (generic form, with locations)."""
         return self.module.to_text()
 
-    def compile(self, platform: str = "cpu"):
+    def compile(self, platform: str = "cpu", *, topology: str | None = None):
         """The ``verify.Executable`` of the module, for as many devices as its shardings
-        name."""
+        name; with a TPU ``topology`` ("v5e:2x2"), compiled ahead of time without a TPU
+        (``verify.compile``'s ``Compiled``: what XLA made, nothing to run)."""
         import verify
         # (results without out_shardings stay where XLA's partitioner puts them, as in
         # jax.jit: run_global reassembles them by the compiled shardings)
         return verify.compile(self.module, platform, num_partitions=self.num_partitions,
-                              propagate_result_shardings=True)
+                              propagate_result_shardings=True, topology=topology)
 
 
 def _split(args, static_argnums):

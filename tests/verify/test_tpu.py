@@ -308,3 +308,13 @@ def test_jax_text_with_shardy_shardings_compiles_with_shardy():
                        timeout=300, env=child_env(TPU_SKIP_MDS_QUERY="1"))
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().endswith("[(4, 128)]"), r.stdout
+
+
+def test_a_lowered_jax_function_compiles_for_a_tpu_topology():
+    import jax.numpy as jnp
+
+    import lower.jax as lj
+    low = lj.lower(lambda x: jnp.tanh(x) @ x, np.ones((8, 8), np.float32), platform="tpu")
+    compiled = low.compile("tpu", topology=TOPOLOGY)
+    assert not compiled.runnable
+    assert compiled.cost_analysis()["flops"] >= 2 * 8 * 8 * 8  # (the matmul, by hand)
