@@ -14,7 +14,7 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "widening_sub_byte_bitwise",
            "complex_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
-           "chained_rank_changing_bitcasts",
+           "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
            "in_loop", "domain_in_loop", "boolean_clamp_in_loop"]
 
 
@@ -76,6 +76,41 @@ def widening_sub_byte_bitwise(name: str, operands) -> bool:
             srcs[1].type.element_type:
         return False
     return any(s.__class__ is not BlockArgument for s in srcs)
+
+
+# Ops XLA's algebraic simplifier looks through when it judges a value non-negative (an iota,
+# and data movement of one); a select is non-negative where both its choices are.
+_KEEPS_SIGN = frozenset({"broadcast_in_dim", "reshape", "transpose", "slice", "reverse",
+                         "copy", "select"})
+
+
+def _from_iota(value, depth: int = 0) -> bool:
+    op = getattr(value, "owner", None)
+    name = getattr(getattr(op, "spec", None), "name", None)
+    if name == "iota":
+        return True
+    if name not in _KEEPS_SIGN or depth > 16:
+        return False
+    if name == "select":
+        return all(_from_iota(v, depth + 1) for v in op.operands[1:])
+    return _from_iota(op.operands[0], depth + 1)
+
+
+def complex_abs_of_iota(op) -> bool:
+    """An ``abs`` of a complex value computed from an ``iota`` by data movement: XLA's
+    algebraic simplifier rewrites ``abs(x)`` as ``x`` for an ``x`` it knows non-negative,
+    which for complex ``x`` leaves a complex value where the f32 result was ("Check failed:
+    ShapeUtil::Compatible(abs (f32[2,3]) vs iota (c64[2,3]))"): the compile aborts the
+    process. Measured aborting: the iota itself, a broadcast, a transpose, a select of two;
+    measured compiling: a sum or product of iotas, a convert of a real iota."""
+    return op.spec.name == "abs" and len(op.operands) == 1 and complex_iota(op.operands[0])
+
+
+def complex_iota(value) -> bool:
+    """Whether ``value`` is complex and computed from an ``iota`` by data movement (what
+    ``complex_abs_of_iota`` refuses an abs of)."""
+    et = getattr(value.type, "element_type", None)
+    return et is not None and et.is_complex and _from_iota(value)
 
 
 def complex_of_constants(value) -> bool:

@@ -72,7 +72,7 @@ def _cpu_refusals(module) -> None:
     heap), an all_gather of an fft's result along a minor dimension (the run fails), an
     all_reduce or reduce_scatter of a complex value of constants alone (the compile aborts),
     and/or of a narrowing signed convert (it segfaults) or of two converts widening ui2/ui4
-    (the compile fails)."""
+    (the compile fails), an abs of a complex iota (the compile aborts)."""
     from mhlo_ir import xla_cpu
     from mhlo_ir.ir import walk
     for fn, op in walk(module):
@@ -109,6 +109,12 @@ def _cpu_refusals(module) -> None:
                    "every such operand is refused here; reduce a value that depends on an "
                    "argument, or compute the collective's result (the combiner applied "
                    "across the group) in numpy and use that constant instead")
+        elif xla_cpu.complex_abs_of_iota(op):
+            why = ("'abs' of a complex value computed from an iota: XLA's simplifier takes it "
+                   "for abs of a non-negative value, rewrites it as the complex value itself, "
+                   "and its compile aborts the process (\"Check failed: ShapeUtil::Compatible"
+                   "\"); make the iota real and convert it to complex, or compute the abs "
+                   "(the iota's real values) directly")
         elif xla_cpu.two_bit_collective(op):
             et = next(v.type.element_type for v in op.operands
                       if v.type.element_type.bits == 2)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from .attribute_values import (attributes, dense_array_attrs, dense_elements_attrs,
                                float_attrs, integer_attrs, locations, mhlo_attributes, types)
 from .choices import Choices, HypothesisChoices, RandomChoices
-from .programs import (RULE_OPS, Program, default_options, generate, generate_seeded,
+from .programs import (OWN_TYPES, RULE_OPS, Program, default_options, generate, generate_seeded,
                        op_calls, programs)
 from .scope import Options
 from .table import EXCLUDED, RULES
@@ -38,5 +38,5 @@ __all__ = ["element_types", "shapes", "tensor_types", "arrays", "float_values",
            "quantized_types", "programs",
            "op_calls", "types", "integer_attrs", "float_attrs", "dense_array_attrs",
            "dense_elements_attrs", "mhlo_attributes", "attributes", "locations", "Program",
-           "generate", "generate_seeded", "default_options", "Options", "RULES", "EXCLUDED",
-           "RULE_OPS", "Choices", "HypothesisChoices", "RandomChoices"]
+           "generate", "generate_seeded", "default_options", "OWN_TYPES", "Options", "RULES",
+           "EXCLUDED", "RULE_OPS", "Choices", "HypothesisChoices", "RandomChoices"]

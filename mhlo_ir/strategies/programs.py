@@ -23,7 +23,7 @@ from .table import EXCLUDED, RULES, exclude_not_run
 exclude_not_run(spec.REGISTRY)
 
 __all__ = ["Program", "generate", "generate_seeded", "programs", "op_calls", "RULE_OPS",
-           "default_options"]
+           "default_options", "OWN_TYPES"]
 
 # Every op with a rule: what ``programs()`` draws from by default. Ops without regions come
 # first, so that hypothesis, which shrinks a choice toward the first option, shrinks a
@@ -44,11 +44,38 @@ class Program:
     inexact: tuple = ()
 
 
+# Rules whose results have types of their own, whatever ``element_types`` says: complex
+# values (complex, chlo.broadcast_complex, fft), i8/i16 (stochastic_convert), unsigned ints
+# (rng_bit_generator, replica_id, partition_id, xla.rng_get_and_update_state) and quantized
+# types (the quantize ops); leave them out of ``ops`` for programs of those types alone.
+OWN_TYPES = ("complex", "chlo.broadcast_complex", "fft", "stochastic_convert",
+             "rng_bit_generator", "replica_id", "partition_id", "xla.rng_get_and_update_state",
+             "uniform_quantize", "uniform_dequantize")
+
+
 def default_options(max_ops: int = 8, ops=None, element_types=None, **kw) -> Options:
+    """The generator's ``Options``: ``max_ops`` ops per program, drawn from ``ops`` (op
+    table names; default every rule) over ``element_types`` (ElementTypes or their names;
+    default all), and ``Options``' other fields by keyword (``max_args``, ``max_rank``,
+    ``max_dim``, ``max_depth``, ``division_by_zero``). ``element_types`` are the types of
+    the arguments and of the values ops compute on; indices, predicates and shape operands
+    use i1, i32 and i64, and the rules in ``OWN_TYPES`` make values of their own types."""
+    _positive("max_ops", max_ops)
+    for name in ("max_args", "max_depth"):
+        if name in kw:
+            _positive(name, kw[name])
+    for name in ("max_rank", "max_dim"):
+        if name in kw and (isinstance(kw[name], bool) or not isinstance(kw[name], int)
+                           or kw[name] < 0):
+            raise ValueError(f"{name} must be an int >= 0, got {kw[name]!r}")
     if ops is None:
         ops = RULE_OPS
     else:
+        if isinstance(ops, str):
+            raise TypeError(f"ops must be a list of op names, got the str {ops!r}")
         ops = tuple(ops)
+        if not ops:
+            raise ValueError("ops is empty: name at least one op (or leave it out: all)")
         unknown = [n for n in ops if n not in RULES]
         if unknown:
             why = "; ".join(f"{n}: {EXCLUDED[n]}" if n in EXCLUDED else
@@ -56,10 +83,21 @@ def default_options(max_ops: int = 8, ops=None, element_types=None, **kw) -> Opt
             raise ValueError(f"no generator rule for {why}")
     if element_types is None:
         element_types = dtypes.ALL_ELEMENT_TYPES
+    if isinstance(element_types, str):
+        raise TypeError(f"element_types must be a list of types, got the str {element_types!r}")
     ets = tuple(dtypes.element_type(t) if isinstance(t, str) else t for t in element_types)
     if not ets:
         raise ValueError("element_types is empty")
+    wrong = [t for t in ets if not isinstance(t, dtypes.ElementType)]
+    if wrong:
+        raise TypeError(f"element_types holds {wrong[0]!r}, not an mhlo_ir element type (or "
+                        "its name: 'f32')")
     return Options(ops=ops, element_types=ets, max_ops=max_ops, **kw)
+
+
+def _positive(name, n) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {n!r}")
 
 
 def generate(choices, options: Options, n_ops: int | None = None) -> Program:
@@ -107,17 +145,25 @@ def generate_seeded(seed, options: Options, n_ops: int | None = None) -> Program
 
 @st.composite
 def programs(draw, max_ops: int = 8, kinds=("bool", "sint", "uint", "float", "complex"),
-             ops=None, element_types=None):
+             ops=None, element_types=None, **options):
     """A well-typed program and its inputs: ``(module, [arrays])``.
 
     ``main`` takes 1-3 tensors and computes up to ``max_ops`` ops drawn from the whole rule
     table (``ops=`` restricts them), over every element type of ``kinds`` (or exactly
     ``element_types``): a DAG across types and shapes, with regions, loops, calls and
     conversions, valid by construction (indices in range, divisors non-zero, loops bounded).
-    Hypothesis shrinks a failing program toward fewer, simpler ops."""
+    Other keywords are ``default_options``' (``max_args``, ``max_rank``, ``max_dim``,
+    ``max_depth``, ``division_by_zero``). Hypothesis shrinks a failing program toward
+    fewer, simpler ops. (``generate(HypothesisChoices(draw), options)`` gives the whole
+    ``Program``, with its traits: which of its ops are random or inexact.)"""
     if element_types is None:
+        known = {t.kind for t in dtypes.ALL_ELEMENT_TYPES}
+        if isinstance(kinds, str) or not set(kinds) <= known:
+            raise ValueError(f"kinds must be element type kinds among {sorted(known)}, got "
+                             f"{kinds!r}")
         element_types = [t for t in dtypes.ALL_ELEMENT_TYPES if t.kind in kinds]
-    p = generate(HypothesisChoices(draw), default_options(max_ops, ops, element_types))
+    p = generate(HypothesisChoices(draw), default_options(max_ops, ops, element_types,
+                                                          **options))
     return p.module, p.inputs
 
 

@@ -498,3 +498,40 @@ def test_xla_rejects_the_boolean_clamp_in_a_loop_itself(monkeypatch):
                     "Clamp unimplemented for PRED")
     _bypassed_fails(monkeypatch, lambda: verify.compile(
         _in_scan(lambda r, row, c: r.clamp(c, row, c))), "Clamp unimplemented for PRED")
+
+
+def _abs_of_complex_iota(through=None):
+    m = hlo.Module("a")
+    f = m.add_function("main", [], visibility="public")
+    b = f.builder()
+    c = hlo.complex64
+    if through == "broadcast":
+        v = b.broadcast_in_dim(b.iota((3,), c, 0), (2, 3), [1])
+    elif through == "sum":
+        i = b.iota((2, 3), c, 0)
+        v = b.add(i, i)
+    elif through == "real":
+        v = b.convert(b.iota((2, 3), hlo.f32, 0), c)
+    else:
+        v = b.iota((2, 3), c, 0)
+    b.return_(b.abs(v))
+    return m
+
+
+def test_abs_of_a_complex_iota_is_refused_and_its_neighbours_run():
+    for through in (None, "broadcast"):
+        _refused(_abs_of_complex_iota(through), "'abs' of a complex value computed from an "
+                                                "iota")
+    want = np.repeat(np.arange(2, dtype=np.float32)[:, None], 3, 1)
+    np.testing.assert_array_equal(verify.run(_abs_of_complex_iota("sum"))[0], 2 * want)
+    np.testing.assert_array_equal(verify.run(_abs_of_complex_iota("real"))[0], want)
+
+
+def test_xla_cpu_aborts_on_the_abs_of_a_complex_iota():
+    code = ("import mhlo_ir as hlo, verify, verify.api as api\n"
+            "api._cpu_refusals = lambda m: None\n"
+            "verify.run(hlo.parse(open(0).read()))\n"
+            "print('ran')\n")
+    r = subprocess.run([sys.executable, "-c", code], input=_abs_of_complex_iota().to_text(),
+                       capture_output=True, text=True, timeout=120)
+    _still_fails(r, "ran")
