@@ -134,8 +134,11 @@ register_lowering("exp2", _exp2)
 
 
 def _integer_pow(ctx, x, *, y):
-    """x**y by repeated squaring (1/x**-y for negative y), as XLA has no integer power."""
+    """x**y by repeated squaring (1/x**-y for negative y), as XLA has no integer power;
+    x**3 as (x*x)*x, as jax writes it (a complex product's bits depend on the order)."""
     b = ctx.builder
+    if y == 3:
+        return [b.multiply(b.multiply(x, x), x)]
     n, acc, base = abs(y), None, x
     while n:
         if n & 1:
@@ -220,10 +223,13 @@ for _prim, _method in _DIRECT.items():
 
 
 def _conj(ctx, x, *, input_dtype=None):
-    """conj of a complex value; a real input (input_dtype real) becomes complex, as in JAX."""
+    """conj of a complex value; a real input (input_dtype real) becomes complex(x, +0), as
+    in JAX (negating a converted value's imaginary part would make it -0)."""
     b = ctx.builder
     if x.type.element_type.kind != "complex":
-        x = b.convert(x, np.dtype(ctx.avals_out[0].dtype))
+        out = np.dtype(ctx.avals_out[0].dtype)
+        x = b.convert(x, np.float64 if out == np.complex128 else np.float32)
+        return [b.complex(x, full_like(b, 0, x.type))]
     return [b.chlo_conj(x)]
 
 

@@ -109,9 +109,21 @@ def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_ar
     offset = set(hdn.offset_dims)
     batch_dims = [d for d in range(len(out_aval.shape)) if d not in offset]
     mask = b.broadcast_in_dim(ok, out_aval.shape, batch_dims)
+    # (a fill the dtype cannot hold is cast, as jax's lax.full_like casts it: -1 as uint32
+    # is 4294967295, NaN as int32 the type's minimum)
     fill = _default_fill(out_aval.dtype) if fill_value is None else \
-        np.asarray(fill_value, out_aval.dtype)
+        _cast_fill(fill_value, np.dtype(out_aval.dtype))
     return [b.select(mask, out, full_like(b, fill, out.type))]
+
+
+def _cast_fill(value, dtype):
+    """``value`` in ``dtype`` as jax's ``lax.full_like`` makes it: an integer the type cannot
+    hold wraps (through a 64-bit integer), a float converts as numpy's cast does."""
+    if dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not isinstance(
+            value, bool):
+        return np.array(int(value) & ((1 << 64) - 1), np.uint64).astype(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.asarray(value).astype(dtype)
 
 
 register_lowering("gather", _gather)

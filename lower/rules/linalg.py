@@ -5,6 +5,8 @@ rotations, unrolled as jax's ``lower_fun`` rule unrolls them) and ``ragged_dot_g
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import lax as L
 from ..semantics import full_like
 from ..mlir import lower_fun, register_lowering
@@ -23,8 +25,55 @@ def _precision_config(precision):
     return [n or "DEFAULT" for n in names]
 
 
+# The dot algorithm presets XLA:CPU computes (jax.jit refuses the others on CPU); XLA:CPU
+# ignores the algorithm attribute itself, so what a preset means there is its conversions:
+# the operands to its input types, the product in its accumulation type.
+_CPU_PRESETS = frozenset({"DEFAULT", "F16_F16_F16", "F32_F32_F32", "F64_F64_F64",
+                          "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6"})
+
+
+def _is_algorithm(precision) -> bool:
+    return type(precision).__name__ in ("DotAlgorithm", "DotAlgorithmPreset")
+
+
+def _dot_with_algorithm(ctx, lhs, rhs, dims, precision):
+    """dot_general with a jax dot algorithm (``precision=lax.DotAlgorithmPreset.X``), as
+    jax.jit lowers it for CPU: the operands converted to the algorithm's input types and the
+    product made in its accumulation type, then converted to the result's. mhlo_ir does not
+    model the algorithm attribute, which XLA:CPU ignores; other platforms heed it, so there
+    it is refused."""
+    import sys
+
+    from ..semantics import convert_hlo
+    if ctx.module_context.platform != "cpu":
+        raise NotImplementedError(
+            f"'dot_general' with the dot algorithm {precision}: mhlo_ir does not model the "
+            "algorithm attribute, which only XLA:CPU may ignore")
+    if getattr(precision, "name", None) not in _CPU_PRESETS:
+        raise ValueError(f"The precision '{precision}' is not supported by dot_general on "
+                         "CPU (as in jax.jit)")
+    compute = getattr(sys.modules.get("jax._src.lax.lax"), "get_algorithm_compute_types", None)
+    if compute is None:  # pragma: no cover - a jax without it has no presets either
+        raise NotImplementedError(f"'dot_general' with the dot algorithm {precision}")
+    lhs_aval, rhs_aval = ctx.avals_in[:2]
+    out_dtype = np.dtype(ctx.avals_out[0].dtype)
+    lhs_dt, rhs_dt, acc_dt = compute(precision, lhs_aval.dtype, rhs_aval.dtype, out_dtype)
+    b = ctx.builder
+    if lhs_dt is not None and np.dtype(lhs_dt) != np.dtype(lhs_aval.dtype):
+        lhs = convert_hlo(b, lhs, np.dtype(lhs_dt))
+    if rhs_dt is not None and np.dtype(rhs_dt) != np.dtype(rhs_aval.dtype):
+        rhs = convert_hlo(b, rhs, np.dtype(rhs_dt))
+    acc = out_dtype if acc_dt is None else np.dtype(acc_dt)
+    (lc, rc), (lb, rb) = dims
+    out = b.dot_general(lhs, rhs, (lc, rc), (lb, rb), precision_config=["DEFAULT", "DEFAULT"],
+                        result_element_type=None if acc == lhs.type.dtype else acc)
+    return [out if acc == out_dtype else convert_hlo(b, out, out_dtype)]
+
+
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
                  preferred_element_type=None, out_sharding=None, **_):
+    if _is_algorithm(precision):
+        return _dot_with_algorithm(ctx, lhs, rhs, dimension_numbers, precision)
     (lc, rc), (lb, rb) = dimension_numbers
     out_dtype = ctx.avals_out[0].dtype
     if lhs.type.element_type is not rhs.type.element_type:

@@ -393,7 +393,8 @@ def _fft(op, types, attributes):
         if et.kind != "complex":
             fail(op, f"IRFFT needs a complex operand, got {x}")
         out = et.component
-        expect = lengths[:-1] + (lengths[-1] // 2 + 1,)
+        # (n // 2 + 1 complex values in; none for none, as jaxlib infers)
+        expect = lengths[:-1] + (lengths[-1] // 2 + 1 if lengths[-1] else 0,)
         shape[-1] = lengths[-1]
     if tail != expect:
         fail(op, f"the trailing dimensions of operand {x} must be {list(expect)} for {kind} "

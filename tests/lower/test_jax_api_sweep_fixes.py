@@ -1,0 +1,69 @@
+"""What a sweep of jax's public numerical API through lower.jax.jit against jax.jit (~8,900
+comparisons, bit for bit) found apart; each is compared with jax.jit here, bit for bit."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+from jax import lax
+
+import lower.jax as lj
+
+RNG = np.random.default_rng(11)
+
+
+def _bits_equal(ours, theirs):
+    theirs = np.asarray(theirs)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    np.testing.assert_array_equal(ours.view(np.uint8), theirs.view(np.uint8))
+
+
+def _same(f, *args):
+    _bits_equal(lj.jit(f)(*args), jax.jit(f)(*args))
+
+
+def test_a_complex_cube_multiplies_as_jax_does():
+    z = (RNG.standard_normal(64) + 1j * RNG.standard_normal(64)).astype(np.complex64)
+    _same(lambda v: v ** 3, z)
+    _same(lambda v: lax.integer_pow(v, 3), z)
+
+
+def test_conj_of_a_real_array_has_a_positive_zero_imaginary_part():
+    _same(lax.conj, np.array([1.5, -2.0], np.float32))
+    _same(lax.conj, np.array([1.5, -2.0], np.float64).astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype, fill", [(np.uint32, -1), (np.int8, 300), (np.int32, np.nan),
+                                         (np.int32, 1e10), (np.uint8, 2.5)])
+def test_a_gather_fill_the_dtype_cannot_hold_is_cast_as_jax_casts_it(dtype, fill):
+    x = np.arange(3, dtype=dtype)
+    _same(lambda v, i: v.at[i].get(mode="fill", fill_value=fill), x, np.array([0, 7]))
+
+
+def test_an_inverse_real_fft_of_nothing():
+    _same(jnp.fft.irfft, np.zeros((0,), np.complex64))
+
+
+@pytest.mark.parametrize("preset", ["F32_F32_F32", "BF16_BF16_F32", "BF16_BF16_F32_X3",
+                                    "F16_F16_F16", "DEFAULT"])
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
+def test_dot_algorithm_presets_compute_as_jax_jit_on_cpu(preset, dtype):
+    a = RNG.standard_normal((3, 4)).astype(dtype)
+    _same(lambda x: lax.dot(x, x.T, precision=getattr(lax.DotAlgorithmPreset, preset)), a)
+
+
+def test_attention_on_bf16_uses_a_dot_algorithm_and_runs():
+    q = RNG.standard_normal((1, 4, 1, 5)).astype(ml_dtypes.bfloat16)
+    _same(lambda v: jax.nn.dot_product_attention(v, v, v), q)
+
+
+def test_presets_xla_cpu_does_not_compute_are_refused_as_jax_refuses_them():
+    a = np.ones((2, 2), np.float32)
+    f = lambda x: lax.dot(x, x, precision=lax.DotAlgorithmPreset.TF32_TF32_F32)  # noqa: E731
+    with pytest.raises(ValueError, match="not supported by dot_general on CPU"):
+        jax.jit(f)(a)
+    with pytest.raises(ValueError, match="not supported by dot_general on CPU"):
+        lj.jit(f)(a)
