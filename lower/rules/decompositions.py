@@ -385,6 +385,43 @@ def _lu_cpu(ctx, x):
     return [lu, pivot, perm]
 
 
+# -- cholesky, triangular_solve -----------------------------------------------------------------
+
+def _cholesky_cpu(ctx, a, **_):
+    """LAPACK's potrf (lower), NaN where a batch member is not positive definite, as jax.jit's
+    CPU rule: XLA's own expansion of ``cholesky`` differs from it in the last bits. Types
+    LAPACK lacks keep XLA's op."""
+    (a_aval,) = ctx.avals_in
+    if np.dtype(a_aval.dtype) not in _LAPACK_PREFIX:
+        return [ctx.builder.cholesky(a, lower=True)]
+    batch = a_aval.shape[:-2]
+    result, info = ffi_call(ctx, lapack_target("potrf_ffi", a_aval.dtype), [a], ctx.avals_in,
+                            [a_aval, _aval(batch, np.int32)], aliases={0: 0}, uplo=_char("L"))
+    return [_nan_unless(ctx, _ok(ctx, info), result)]
+
+
+def _triangular_solve_cpu(ctx, a, rhs, *, left_side, lower, transpose_a, conjugate_a,
+                          unit_diagonal):
+    """LAPACK's trsm, as jax.jit's CPU rule (XLA's own expansion differs in the last bits);
+    types LAPACK lacks keep XLA's op."""
+    b = ctx.builder
+    if conjugate_a and not transpose_a:
+        a = b.chlo_conj(a)
+        conjugate_a = False
+    a_aval, b_aval = ctx.avals_in
+    if np.dtype(a_aval.dtype) not in _LAPACK_PREFIX:
+        mode = "NO_TRANSPOSE" if not transpose_a else ("ADJOINT" if conjugate_a else
+                                                       "TRANSPOSE")
+        return [b.triangular_solve(a, rhs, left_side=left_side, lower=lower,
+                                   unit_diagonal=unit_diagonal, transpose_a=mode)]
+    trans = ("C" if conjugate_a else "T") if transpose_a else "N"
+    return list(ffi_call(ctx, lapack_target("trsm_ffi", a_aval.dtype), [a, rhs],
+                         [a_aval, b_aval], ctx.avals_out, aliases={1: 0},
+                         side=_char("L" if left_side else "R"),
+                         uplo=_char("L" if lower else "U"), trans_x=_char(trans),
+                         diag=_char("U" if unit_diagonal else "N")))
+
+
 # -- registration ------------------------------------------------------------------------------
 
 register_lowering("qr", lower_fun(_qr_impl))
@@ -394,5 +431,6 @@ for _prim, _rule in {
         "householder_product": _householder_product_cpu, "ormqr": _ormqr_cpu,
         "eigh": _eigh_cpu, "svd": _svd_cpu, "eig": _eig_cpu, "schur": _schur_cpu,
         "hessenberg": _hessenberg_cpu, "tridiagonal": _tridiagonal_cpu,
-        "tridiagonal_solve": _tridiagonal_solve_cpu, "lu": _lu_cpu}.items():
+        "tridiagonal_solve": _tridiagonal_solve_cpu, "lu": _lu_cpu,
+        "cholesky": _cholesky_cpu, "triangular_solve": _triangular_solve_cpu}.items():
     register_lowering(_prim, _rule, platform="cpu")

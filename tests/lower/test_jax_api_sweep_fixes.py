@@ -67,3 +67,24 @@ def test_presets_xla_cpu_does_not_compute_are_refused_as_jax_refuses_them():
         jax.jit(f)(a)
     with pytest.raises(ValueError, match="not supported by dot_general on CPU"):
         lj.jit(f)(a)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)])
+def test_cholesky_and_triangular_solves_are_lapacks_on_cpu_as_in_jax_jit(dtype, shape):
+    """jax.jit calls LAPACK's potrf and trsm on CPU; XLA's own expansions of cholesky and
+    triangular_solve differ from them by an ulp or a few: inv, solve, cholesky, the scipy
+    solves were off by that much."""
+    a = RNG.standard_normal(shape) + (1j * RNG.standard_normal(shape) if dtype == np.complex64
+                                      else 0)
+    spd = (a @ np.swapaxes(a.conj(), -1, -2) + 3 * np.eye(shape[-1])).astype(dtype)
+    b = RNG.standard_normal(shape[:-1] + (2,)).astype(dtype)
+    with jax.enable_x64(dtype == np.float64):
+        _same(jnp.linalg.cholesky, spd)
+        _same(jnp.linalg.inv, spd)
+        _same(jnp.linalg.solve, spd, b)
+        _same(lambda x, y: jax.scipy.linalg.solve_triangular(x, y, lower=True, trans="C"),
+              spd, b)
+    # not positive definite: NaN, as jax.jit's rule makes it
+    _same(jnp.linalg.cholesky, -spd.astype(np.complex64 if dtype == np.complex64
+                                           else np.float32))
