@@ -51,7 +51,7 @@ _LAZY = {
     "merge_modules": ("merge", "merge_modules"),
     "HostCallback": ("ops.host_callbacks", "HostCallback"),
     **{name: ("mhlo_attributes", name) for name in (
-        "ChannelHandle", "ConvDimensionNumbers", "DotDimensionNumbers", "EnumAttr",
+        "ChannelHandle", "ConvDimensionNumbers", "DotAlgorithm", "DotDimensionNumbers", "EnumAttr",
         "GatherDimensionNumbers", "OutputOperandAlias", "ScatterDimensionNumbers",
         "comparison_direction", "comparison_type", "fft_type", "precision", "rng_algorithm",
         "rng_distribution", "transpose")},

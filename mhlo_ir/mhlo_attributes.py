@@ -17,7 +17,8 @@ from .attributes import Attribute
 
 __all__ = [
     "EnumAttr", "comparison_direction", "comparison_type", "precision", "fft_type", "transpose",
-    "rng_algorithm", "rng_distribution", "DotDimensionNumbers", "GatherDimensionNumbers",
+    "rng_algorithm", "rng_distribution", "DotDimensionNumbers", "DotAlgorithm",
+    "GatherDimensionNumbers",
     "ScatterDimensionNumbers", "ConvDimensionNumbers", "ChannelHandle", "OutputOperandAlias",
     "RaggedDotDimensionNumbers", "MiscEnumAttr", "ChloEnumAttr", "ENUM_VALUES",
     "MISC_ENUM_VALUES", "misc_enum", "read_dialect_attribute", "register_dialect_attribute",
@@ -553,7 +554,113 @@ class RaggedDotDimensionNumbers(Attribute):
         return ts.make(start, cls, **fields)
 
 
-_STRUCTS = {"dot": DotDimensionNumbers.parse, "gather": GatherDimensionNumbers.parse,
+# The dot algorithms MLIR's verifier knows ("dot algorithm not known to be supported on any
+# hardware" for others), measured against jaxlib's MLIR over every combination of these
+# types, accumulation types, counts and operation numbers: any two 8-bit floats (f8E8M0FNU
+# aside) accumulating in f32, once, precisely or not; and these.
+_DOT_ALGORITHM_F8 = frozenset({"f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ",
+                               "f8E4M3B11FNUZ", "f8E3M4", "f8E4M3"})
+_DOT_ALGORITHMS = frozenset({
+    ("f16", "f16", "f16", 1), ("f16", "f16", "f32", 1), ("bf16", "bf16", "bf16", 1),
+    ("bf16", "bf16", "f32", 1), ("bf16", "bf16", "f32", 3), ("bf16", "bf16", "f32", 6),
+    ("bf16", "bf16", "f32", 9), ("f32", "f32", "f32", 1), ("f64", "f64", "f64", 1),
+    ("tf32", "tf32", "f32", 1), ("tf32", "tf32", "f32", 3)})
+# Precision type names: mhlo_ir's float element types and MLIR's tf32 (a storage-less type
+# dot algorithms name).
+_PRECISION_TYPES = frozenset({"f16", "bf16", "f32", "f64", "tf32", "f8E8M0FNU",
+                              *_DOT_ALGORITHM_F8})
+
+
+def _precision_type(v) -> str:
+    name = getattr(v, "name", v)
+    if name.__class__ is not str or name not in _PRECISION_TYPES:
+        raise TypeError(f"DotAlgorithm precision types are float type names "
+                        f"({', '.join(sorted(_PRECISION_TYPES))}), got {_show(v)}")
+    return name
+
+
+def _flag(v) -> bool:
+    if v.__class__ is not bool:
+        raise TypeError(f"DotAlgorithm allow_imprecise_accumulation: expected a bool, got "
+                        f"{_show(v)}")
+    return v
+
+
+@struct_attribute
+class DotAlgorithm(Attribute):
+    """``#mhlo.dot_algorithm<lhs_precision_type = bf16, ..., allow_imprecise_accumulation =
+    false>``: how a dot_general computes (the operands' precision, the accumulation type,
+    how many primitive products), as jax's ``lax.DotAlgorithmPreset`` names them. Only the
+    combinations MLIR's verifier knows are taken (``known``)."""
+
+    lhs_precision_type: str = attrs.field(converter=_precision_type)
+    rhs_precision_type: str = attrs.field(converter=_precision_type)
+    accumulation_type: str = attrs.field(converter=_precision_type)
+    lhs_component_count: int = 1
+    rhs_component_count: int = 1
+    num_primitive_operations: int = 1
+    allow_imprecise_accumulation: bool = attrs.field(default=False, converter=_flag)
+
+    @property
+    def known(self) -> bool:
+        """Whether MLIR's verifier knows this algorithm (it refuses the others)."""
+        if (self.lhs_component_count, self.rhs_component_count) != (1, 1):
+            return False
+        if self.lhs_precision_type in _DOT_ALGORITHM_F8 and \
+                self.rhs_precision_type in _DOT_ALGORITHM_F8:
+            return self.accumulation_type == "f32" and self.num_primitive_operations == 1
+        return not self.allow_imprecise_accumulation and (
+            self.lhs_precision_type, self.rhs_precision_type, self.accumulation_type,
+            self.num_primitive_operations) in _DOT_ALGORITHMS
+
+    def body(self) -> str:
+        """The fields as MLIR writes them, inside the brackets."""
+        return (f"lhs_precision_type = {self.lhs_precision_type}, rhs_precision_type = "
+                f"{self.rhs_precision_type}, accumulation_type = {self.accumulation_type}, "
+                f"lhs_component_count = {self.lhs_component_count}, rhs_component_count = "
+                f"{self.rhs_component_count}, num_primitive_operations = "
+                f"{self.num_primitive_operations}, allow_imprecise_accumulation = "
+                f"{'true' if self.allow_imprecise_accumulation else 'false'}")
+
+    def render(self, dialect) -> str:
+        return dialect.struct("dot_algorithm", self.body())
+
+    @classmethod
+    def _readers(cls, ts) -> dict:
+        def name(ts):
+            return ts.expect_kind("bare", "a float type name").text
+
+        def flag(ts):
+            tok = ts.expect_kind("bare", "true or false")
+            if tok.text not in ("true", "false"):
+                raise ts.expected("true or false", tok)
+            return tok.text == "true"
+        return {"lhs_precision_type": name, "rhs_precision_type": name,
+                "accumulation_type": name, "lhs_component_count": ts.__class__.integer,
+                "rhs_component_count": ts.__class__.integer,
+                "num_primitive_operations": ts.__class__.integer,
+                "allow_imprecise_accumulation": flag}
+
+    @classmethod
+    def parse(cls, ts, dialect) -> "DotAlgorithm":
+        """Reads ``#mhlo.dot_algorithm<...>`` (every field, as MLIR writes them)."""
+        readers = cls._readers(ts)
+        return _parse_struct(cls, ts, dialect, "dot_algorithm", readers,
+                             required=tuple(readers))
+
+    @classmethod
+    def parse_body(cls, ts) -> "DotAlgorithm":
+        """Reads the bracketed fields alone, ``<lhs_precision_type = bf16, ...>``: StableHLO
+        dot_general's custom form."""
+        start = ts.expect("<")
+        readers = cls._readers(ts)
+        fields = _read_fields(ts, readers, "dot_algorithm", required=tuple(readers))
+        ts.expect(">")
+        return ts.make(start, cls, **fields)
+
+
+_STRUCTS = {"dot": DotDimensionNumbers.parse, "dot_algorithm": DotAlgorithm.parse,
+            "gather": GatherDimensionNumbers.parse,
             "scatter": ScatterDimensionNumbers.parse, "conv": ConvDimensionNumbers.parse,
             "channel_handle": ChannelHandle.parse,
             "output_operand_alias": OutputOperandAlias.parse,

@@ -8,10 +8,10 @@ from __future__ import annotations
 from .attributes import FALSE, TRUE, ArrayAttr, IntegerAttr
 from .dtypes import i32
 from .pretty_forms import (ARROW, COMPLEX, FUNCTIONAL, OPERAND_TYPES, PAIRWISE, RESULTS, SAME,
-                           SELECT, TUPLE, Attr, AttrDict, ConvWindow, Dims, DotDims, Enum, EnumList,
-                           ExpMantissa, Form, Int, Operands, Optional, Reduce, Returned,
-                           Scan, SliceRanges, String, Symbol, ValueAttr, While,
-                           scan_arg_names)
+                           SELECT, TUPLE, AlgorithmBody, Attr, AttrDict, ConvWindow, Dims,
+                           DotDims, Enum, EnumList, ExpMantissa, Form, Int, Operands, Optional,
+                           Reduce, Returned, Scan, SliceRanges, String, Symbol, ValueAttr,
+                           While, scan_arg_names)
 
 
 def _form(*pieces, **kw) -> Form:
@@ -126,5 +126,6 @@ DOT = _shlo(" ", Operands(), Optional("precision_config", (", precision = ",
             AttrDict(), " : ", FUNCTIONAL)
 DOT_GENERAL = _shlo(" ", Operands(), ", ", DotDims(),
                     Optional("precision_config", (", precision = ", EnumList("precision_config"))),
+                    Optional("algorithm", (", algorithm = ", AlgorithmBody())),
                     AttrDict(), " : ", FUNCTIONAL)
 CONVOLUTION = _form(Operands(parens=True), " ", ConvWindow(), AttrDict(), " : ", FUNCTIONAL)

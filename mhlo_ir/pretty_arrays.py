@@ -209,6 +209,21 @@ class SliceRanges:
 
 
 @attrs.frozen
+class AlgorithmBody:
+    """StableHLO dot_general's ``algorithm = <lhs_precision_type = bf16, ...>``: the
+    DotAlgorithm's fields without its ``#stablehlo.dot_algorithm`` head."""
+
+    key: str = "algorithm"
+
+    def render(self, pr, op) -> str:
+        return f"<{op.attributes[self.key].body()}>"
+
+    def read(self, r) -> None:
+        from .mhlo_attributes import DotAlgorithm
+        r.attrs[self.key] = DotAlgorithm.parse_body(r.p.ts)
+
+
+@attrs.frozen
 class EnumList:
     """An array of enums as ``[HIGH, DEFAULT]`` (StableHLO dot's precision)."""
 

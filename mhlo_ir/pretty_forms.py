@@ -31,11 +31,13 @@ import attrs
 
 from .attributes import StringAttr
 from .dense import DenseElementsAttr
-from .pretty_arrays import _WINDOW, ConvWindow, Dims, DotDims, EnumList, SliceRanges
+from .pretty_arrays import (_WINDOW, AlgorithmBody, ConvWindow, Dims, DotDims, EnumList,
+                            SliceRanges)
 from .text import symbol_name
 from .types import FunctionType, TensorType
 
 __all__ = ["Form", "Operands", "Enum", "Int", "Attr", "String", "Symbol", "Dims", "EnumList",
+           "AlgorithmBody",
            "SliceRanges", "DotDims", "ConvWindow", "ExpMantissa", "ValueAttr", "AttrDict",
            "Optional", "TypePiece", "Returned", "While", "Reduce", "Scan", "scan_arg_names",
            "custom_form", "read_pretty"]
@@ -656,7 +658,8 @@ def read_region_with_args(p, args):
 # -- forms --------------------------------------------------------------------------------
 
 def _keys(x) -> tuple:
-    if isinstance(x, (Enum, Int, Attr, String, Symbol, ValueAttr, Dims, EnumList, DotDims)):
+    if isinstance(x, (Enum, Int, Attr, String, Symbol, ValueAttr, Dims, EnumList, DotDims,
+                      AlgorithmBody)):
         return (x.key,)
     if isinstance(x, ExpMantissa):
         return ("exponent_bits", "mantissa_bits")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import mhlo_ir as hlo
+
 from .. import lax as L
 from ..semantics import full_like
 from ..mlir import lower_fun, register_lowering
@@ -25,31 +27,58 @@ def _precision_config(precision):
     return [n or "DEFAULT" for n in names]
 
 
-# The dot algorithm presets XLA:CPU computes (jax.jit refuses the others on CPU); XLA:CPU
-# ignores the algorithm attribute itself, so what a preset means there is its conversions:
-# the operands to its input types, the product in its accumulation type.
+# The dot algorithm presets XLA:CPU computes (jax.jit refuses the others on CPU; XLA:CPU
+# ignores the algorithm attribute, so there a preset is its conversions).
 _CPU_PRESETS = frozenset({"DEFAULT", "F16_F16_F16", "F32_F32_F32", "F64_F64_F64",
                           "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6"})
+# jax's presets as dot algorithms: (lhs, rhs, accumulation, primitive operations); the
+# ANY_F8 ones take the operands' own 8-bit types and accumulate in f32.
+_PRESET_ALGORITHMS = {
+    "F16_F16_F16": ("f16", "f16", "f16", 1), "F16_F16_F32": ("f16", "f16", "f32", 1),
+    "BF16_BF16_BF16": ("bf16", "bf16", "bf16", 1), "BF16_BF16_F32": ("bf16", "bf16", "f32", 1),
+    "BF16_BF16_F32_X3": ("bf16", "bf16", "f32", 3), "BF16_BF16_F32_X6": ("bf16", "bf16", "f32", 6),
+    "BF16_BF16_F32_X9": ("bf16", "bf16", "f32", 9), "TF32_TF32_F32": ("tf32", "tf32", "f32", 1),
+    "TF32_TF32_F32_X3": ("tf32", "tf32", "f32", 3), "F32_F32_F32": ("f32", "f32", "f32", 1),
+    "F64_F64_F64": ("f64", "f64", "f64", 1)}
 
 
 def _is_algorithm(precision) -> bool:
     return type(precision).__name__ in ("DotAlgorithm", "DotAlgorithmPreset")
 
 
+def _type_name(dtype) -> str:
+    from mhlo_ir.dtypes import from_numpy
+    return from_numpy(np.dtype(dtype)).name
+
+
+def _algorithm_attr(precision, lhs_dtype, rhs_dtype):
+    """The DotAlgorithm jax's ``_convert_to_hlo_attr`` makes of ``precision`` (None for
+    DEFAULT)."""
+    name = getattr(precision, "name", None)
+    if type(precision).__name__ == "DotAlgorithm":
+        return hlo.DotAlgorithm(
+            _type_name(precision.lhs_precision_type), _type_name(precision.rhs_precision_type),
+            _type_name(precision.accumulation_type), precision.lhs_component_count,
+            precision.rhs_component_count, precision.num_primitive_operations,
+            bool(precision.allow_imprecise_accumulation))
+    if name == "DEFAULT":
+        return None
+    if name.startswith("ANY_F8_ANY_F8"):
+        return hlo.DotAlgorithm(_type_name(lhs_dtype), _type_name(rhs_dtype), "f32",
+                                allow_imprecise_accumulation=name.endswith("F32_FAST_ACCUM"))
+    lhs, rhs, acc, n = _PRESET_ALGORITHMS[name]
+    return hlo.DotAlgorithm(lhs, rhs, acc, num_primitive_operations=n)
+
+
 def _dot_with_algorithm(ctx, lhs, rhs, dims, precision):
     """dot_general with a jax dot algorithm (``precision=lax.DotAlgorithmPreset.X``), as
-    jax.jit lowers it for CPU: the operands converted to the algorithm's input types and the
-    product made in its accumulation type, then converted to the result's. mhlo_ir does not
-    model the algorithm attribute, which XLA:CPU ignores; other platforms heed it, so there
-    it is refused."""
+    jax's rule lowers it: the operands converted to the algorithm's input types, the product
+    in its accumulation type (then converted to the result's), the algorithm attribute on
+    the op (on CPU only the presets XLA:CPU computes, as jax.jit checks)."""
     import sys
 
     from ..semantics import convert_hlo
-    if ctx.module_context.platform != "cpu":
-        raise NotImplementedError(
-            f"'dot_general' with the dot algorithm {precision}: mhlo_ir does not model the "
-            "algorithm attribute, which only XLA:CPU may ignore")
-    if getattr(precision, "name", None) not in _CPU_PRESETS:
+    if ctx.module_context.platform == "cpu" and precision not in _cpu_presets():
         raise ValueError(f"The precision '{precision}' is not supported by dot_general on "
                          "CPU (as in jax.jit)")
     compute = getattr(sys.modules.get("jax._src.lax.lax"), "get_algorithm_compute_types", None)
@@ -66,8 +95,15 @@ def _dot_with_algorithm(ctx, lhs, rhs, dims, precision):
     acc = out_dtype if acc_dt is None else np.dtype(acc_dt)
     (lc, rc), (lb, rb) = dims
     out = b.dot_general(lhs, rhs, (lc, rc), (lb, rb), precision_config=["DEFAULT", "DEFAULT"],
-                        result_element_type=None if acc == lhs.type.dtype else acc)
+                        result_element_type=None if acc == lhs.type.dtype else acc,
+                        algorithm=_algorithm_attr(precision, lhs.type.dtype, rhs.type.dtype))
     return [out if acc == out_dtype else convert_hlo(b, out, out_dtype)]
+
+
+def _cpu_presets() -> set:
+    import sys
+    presets = getattr(sys.modules.get("jax._src.lax.lax"), "DotAlgorithmPreset", None)
+    return {getattr(presets, n) for n in _CPU_PRESETS} if presets is not None else set()
 
 
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,

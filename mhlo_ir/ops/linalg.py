@@ -10,7 +10,7 @@ from ..attributes import (ArrayAttr, Attribute)
 from ..dense import i64_array
 from ..index_array import index_ints
 from ..dtypes import i32
-from ..mhlo_attributes import (DotDimensionNumbers, EnumAttr, fft_type,
+from ..mhlo_attributes import (DotAlgorithm, DotDimensionNumbers, EnumAttr, fft_type,
                                RaggedDotDimensionNumbers, precision, transpose)
 from ..types import TensorType, tensor
 from ..ir import VALUE_CLASSES, Operation, Value, _new_single_result_op
@@ -91,7 +91,20 @@ def _dot_general(op, types, attributes):
     return (tensor(shape, lhs.element_type),)
 
 
+def _dot_algorithm(v) -> DotAlgorithm:
+    if isinstance(v, DotAlgorithm):
+        return v
+    if isinstance(v, dict):
+        return DotAlgorithm(**v)
+    raise TypeError(f"expected a DotAlgorithm (or a dict of its fields), got {show(v)}")
+
+
 def _dot_general_check(op, types, attributes, results, regions):
+    algorithm = attributes.get("algorithm")
+    if algorithm is not None and not algorithm.known:
+        # (MLIR: "dot algorithm not known to be supported on any hardware")
+        fail(op, f"algorithm <{algorithm.body()}> is not one XLA knows (jax's "
+                 "lax.DotAlgorithmPreset names the known ones)")
     expected = _dot_general(op, types, attributes)[0]
     r = results[0]
     if getattr(r, "shape", None) != expected.shape:
@@ -102,7 +115,8 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
                 {"dot_dimension_numbers": AttrSpec(
                     lambda v: v if isinstance(v, DotDimensionNumbers) else DotDimensionNumbers(**v),
                     True),
-                 "precision_config": AttrSpec(_precision_config)},
+                 "precision_config": AttrSpec(_precision_config),
+                 "algorithm": AttrSpec(_dot_algorithm)},
                 infer=_dot_general, check=_dot_general_check, pretty=pf.DOT_GENERAL,
                 quantized="dot_like"))
 
@@ -110,12 +124,21 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
 @builder_method
 def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
                 batch_dimensions=((), ()), *, precision_config=None,
-                result_element_type=None, location=None) -> Value:
+                result_element_type=None, algorithm=None, location=None) -> Value:
     """``contracting_dimensions=((lhs dims), (rhs dims))``, likewise ``batch_dimensions``.
 
     ``result_element_type`` sets a result element type other than the operands' (XLA's
-    preferred element type, e.g. f32 results from bf16 operands).
+    preferred element type, e.g. f32 results from bf16 operands); ``algorithm`` a
+    ``DotAlgorithm`` (how the products are computed: jax's dot algorithm presets).
     """
+    if algorithm is not None:
+        op = b.create("dot_general", (lhs, rhs), {
+            **_dot_general_make(lhs, rhs, _dims(contracting_dimensions, batch_dimensions),
+                                precision_config, None)[0], "algorithm": algorithm},
+            None if result_element_type is None else _dot_general_make(
+                lhs, rhs, _dims(contracting_dimensions, batch_dimensions), precision_config,
+                result_element_type)[1], location=location)
+        return op.results[0]
     if contracting_dimensions.__class__ is DotDimensionNumbers:
         if batch_dimensions != ((), ()):
             fail("dot_general", "batch_dimensions cannot be given with a "
@@ -164,6 +187,22 @@ def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
         return op
     return memo(b, key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs, rhs, dn,
                 pc, result_element_type)
+
+
+def _dims(contracting_dimensions, batch_dimensions):
+    """The dimension numbers the builder's two spellings give (a DotDimensionNumbers, or
+    the pairs of lhs and rhs dimensions)."""
+    if contracting_dimensions.__class__ is DotDimensionNumbers:
+        return contracting_dimensions
+    try:
+        (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
+        return tuple(int_list("dot_general", what, xs) for what, xs in zip(
+            ("lhs batch dimensions", "rhs batch dimensions", "lhs contracting dimensions",
+             "rhs contracting dimensions"), (lb, rb, lc, rc)))
+    except (TypeError, ValueError):
+        fail("dot_general", f"contracting_dimensions and batch_dimensions must each be a "
+                            f"pair ((lhs dimensions), (rhs dimensions)), got "
+                            f"{contracting_dimensions!r:.40} and {batch_dimensions!r:.40}")
 
 
 def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type):

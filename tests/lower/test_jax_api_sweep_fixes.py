@@ -88,3 +88,21 @@ def test_cholesky_and_triangular_solves_are_lapacks_on_cpu_as_in_jax_jit(dtype, 
     # not positive definite: NaN, as jax.jit's rule makes it
     _same(jnp.linalg.cholesky, -spd.astype(np.complex64 if dtype == np.complex64
                                            else np.float32))
+
+
+@pytest.mark.parametrize("preset", ["BF16_BF16_F32", "BF16_BF16_F32_X9", "TF32_TF32_F32",
+                                    "F16_F16_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM"])
+def test_a_dot_algorithm_is_the_attribute_jax_writes(preset):
+    """For platforms that heed it (and on CPU, which ignores it): the algorithm attribute as
+    jax's text has it, read from our StableHLO print."""
+    import re
+    x = (np.ones((2, 3), ml_dtypes.float8_e4m3fn) if "F8" in preset else
+         np.ones((2, 3), np.float32))
+
+    def f(v):
+        return lax.dot(v, v.T, precision=getattr(lax.DotAlgorithmPreset, preset),
+                       preferred_element_type=jnp.float32)
+    ours = lj.lower(f, x, platform="tpu").module.to_text(dialect="stablehlo", pretty=True)
+    theirs = jax.jit(f).trace(x).lower(lowering_platforms=("tpu",)).as_text()
+    algorithm = re.compile(r"algorithm = <[^>]*>")
+    assert algorithm.findall(ours) == algorithm.findall(theirs) != []

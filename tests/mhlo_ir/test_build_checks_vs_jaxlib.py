@@ -135,3 +135,19 @@ def test_an_empty_window_list_means_its_default_as_jaxlib_reads_it(attr):
     x = np.arange(20, dtype=np.int32).reshape(5, 4)
     want = x[:-1, :-1] + x[1:, :-1] + x[:-1, 1:] + x[1:, 1:]
     np.testing.assert_array_equal(verify.run(m.to_text(), x)[0], want)
+
+
+def test_a_dot_algorithm_mlir_does_not_know_is_refused():
+    m, f, b = _new(T((2, 3), f32), T((3, 2), f32))
+    for algorithm, why in [
+            (hlo.DotAlgorithm("f16", "bf16", "f64"), "is not one XLA knows"),
+            (hlo.DotAlgorithm("bf16", "bf16", "f32", num_primitive_operations=2),
+             "is not one XLA knows")]:
+        with pytest.raises(OpBuildError, match=why):
+            b.dot_general(*f.arguments, ((1,), (0,)), algorithm=algorithm)
+    with pytest.raises(TypeError, match="precision types are float type names"):
+        hlo.DotAlgorithm("bfloat16", "bf16", "f32")
+    y = b.dot_general(*f.arguments, ((1,), (0,)),
+                      algorithm=hlo.DotAlgorithm("tf32", "tf32", "f32", num_primitive_operations=3))
+    b.return_(y)
+    oracle.parse(m.to_text())  # (MLIR knows it)

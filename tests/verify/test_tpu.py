@@ -318,3 +318,14 @@ def test_a_lowered_jax_function_compiles_for_a_tpu_topology():
     compiled = low.compile("tpu", topology=TOPOLOGY)
     assert not compiled.runnable
     assert compiled.cost_analysis()["flops"] >= 2 * 8 * 8 * 8  # (the matmul, by hand)
+
+
+def test_bf16_attention_compiles_for_tpu_with_its_dot_algorithm():
+    import jax
+    import ml_dtypes
+
+    import lower.jax as lj
+    q = np.ones((1, 8, 2, 16), ml_dtypes.bfloat16)
+    low = lj.lower(lambda v: jax.nn.dot_product_attention(v, v, v), q, platform="tpu")
+    assert "#mhlo.dot_algorithm<lhs_precision_type = bf16" in low.text
+    assert low.compile("tpu", topology=TOPOLOGY).cost_analysis()["flops"] > 0

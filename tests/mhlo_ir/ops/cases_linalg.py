@@ -41,6 +41,16 @@ def _():
                                                  precision_config=["HIGHEST", "HIGHEST"]))
 
 
+@case("dot_general", "bf16_algorithm", reference=lambda a, b: [
+    np.einsum("ij,jk->ik", a.astype(np.float64), b).astype(np.float32)], rtol=1e-5, atol=1e-5)
+def _():
+    # (XLA:CPU ignores the algorithm: an f32 product; XLA:TPU computes it in bf16 passes)
+    return _module([rand((2, 3), np.float32), rand((3, 4), np.float32)],
+                   lambda b, x, y: b.dot_general(
+                       x, y, ((1,), (0,)), precision_config=["DEFAULT", "DEFAULT"],
+                       algorithm=hlo.DotAlgorithm("bf16", "bf16", "f32")))
+
+
 @case("dot_general", "c64_outer_batch", reference=lambda a, b: [
     np.einsum("ib,jb->bij", a.astype(np.complex128), b).astype(np.complex64)],
     rtol=1e-5, atol=1e-5)
