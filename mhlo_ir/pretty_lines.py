@@ -45,7 +45,7 @@ def template(pr, op):
     spec = op.spec
     dialect = pr.dialect
     form = custom_form(spec, dialect)
-    if form is None or spec.dialect_check is not None or spec.namespace == "func":
+    if form is None or spec.needs_dialect_check(op) or spec.namespace == "func":
         return False
     if form.spells_regions(op) or op.regions and not form.has_regions:
         return False  # (a reduce that ``applies`` its body prints no region: it may be one)

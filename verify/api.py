@@ -68,15 +68,18 @@ _DEFINED = re.compile(r'sym_name = "((?:[^"\\]|\\.)*)"|func\.func\s+(?:\w+\s+)?@
                       r'\\.)*)"|([\w$.\-]+))')
 
 
-_SHARDY = re.compile(r"^\s*sdy\.mesh\b|\bsdy\.sharding", re.M)
+# Shardy's constructs in text (a mesh, an sdy attribute), not the letters in a string
+_SHARDY = re.compile(r"^\s*sdy\.mesh\b|#sdy\.", re.M)
 
 # Ops an ill-formed instance of which kills jaxlib 0.10.2's process instead of being reported
 # (all_to_all without replica groups: SIGFPE; its one-operand tuple form: SIGSEGV; chlo's
 # broadcasting ops with a negative broadcast dimension, dynamic_iota and dynamic_pad of a
-# result whose rank their operands contradict: SIGSEGV; einsum whose subscripts do not fit
-# the ranks: an abort; cross-replica-sum with flat replica groups: an LLVM error): text
-# holding one is checked by our rules for it first (a fuzz of ~38,000 mutants found them).
-_CRASHING_OPS = frozenset({"all_to_all", "dynamic_iota", "dynamic_pad", "einsum",
+# result whose rank their operands contradict: SIGSEGV; cross-replica-sum with flat replica
+# groups: an LLVM error): text holding one is checked by our rules for it first (a fuzz of
+# ~38,000 mutants found them). An einsum whose subscripts do not fit its operands' ranks
+# aborts too: ``_einsum_rank_problem`` (our einsum rule takes no ellipsis or broadcast of
+# size-1 dimensions, which XLA's does: the rule as a whole is not asked of text).
+_CRASHING_OPS = frozenset({"all_to_all", "dynamic_iota", "dynamic_pad",
                            "cross-replica-sum"})
 _CRASHING_PREFIXES = ("chlo.broadcast_",)
 
@@ -91,6 +94,22 @@ def _read(text: str):
         return parse(text, verify=False, check_ops=False)
     except ParseError:
         return None
+
+
+def _einsum_rank_problem(op) -> str | None:
+    """An einsum without an ellipsis whose subscripts are not as many as its operands'
+    dimensions (XLA aborts the process on it)."""
+    config = getattr((op.attributes or {}).get("einsum_config"), "value", None)
+    if not isinstance(config, str) or "..." in config or "->" not in config:
+        return None
+    inputs = config.split("->")[0].split(",")
+    for i, (subs, v) in enumerate(zip(inputs, op.operands)):
+        rank = getattr(v.type, "rank", None)
+        subs = subs.strip()
+        if rank is not None and len(subs) != rank:
+            return (f"'einsum' einsum_config {config!r} gives {len(subs)} subscripts for "
+                    f"operand {i} of rank {rank} ({v.type})")
+    return None
 
 
 def _python_problem(text: str, module) -> str | None:
@@ -109,6 +128,12 @@ def _python_problem(text: str, module) -> str | None:
             return f"{problem} (jaxlib crashes on this instead of reporting it)"
         for fn, op in walk(module):
             spec = op.spec
+            if spec.name == "einsum":
+                problem = _einsum_rank_problem(op)
+                if problem is not None:
+                    return f"in @{fn.name}: {problem} (jaxlib crashes on this instead of " \
+                           "reporting it)"
+                continue
             if spec.name not in _CRASHING_OPS and not spec.name.startswith(_CRASHING_PREFIXES):
                 continue
             try:
@@ -493,7 +518,9 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     if platform == "cpu" and read is not None:
         _cpu_refusals(read)  # text too, as our parser reads it
     if num_replicas > 1 and num_partitions > 1:
-        _tiled_results_refusal(read, propagate_result_shardings)
+        free = _unsharded_results(read if read is not None else module_or_text) \
+            if propagate_result_shardings else None
+        _tiled_results_refusal(read, bool(free and any(free)))
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
     if distributed is not None:

@@ -22,8 +22,8 @@ def _tiled_results_refusal(module, propagate: bool = False) -> None:
     partitions whose @main result is annotated with a tiled sharding ("Check failed:
     TotalNumTiles() == devices": the tiles count partitions, the devices replicas times
     partitions), or left for the partitioner to give one (``propagate``: compile's
-    ``propagate_result_shardings``). ``module``: the Module, or text as our parser read it
-    (None: unread)."""
+    ``propagate_result_shardings`` with a result not annotated). ``module``: the Module, or
+    text as our parser read it (None: unread)."""
     if propagate:
         raise CompileError("propagate_result_shardings in a program of several replicas and "
                            "partitions: XLA's partitioner may give a result a tiled sharding, "

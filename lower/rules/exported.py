@@ -34,6 +34,9 @@ from .random import physical_aval
 _CONSTRAINT = re.compile(r"^(\s*)(%[\w#:.$-]+) = sdy\.sharding_constraint (%[\w#.$-]+) <.*> : "
                          r"(\S+)( loc\(.*\))?$")
 _SDY_ATTRIBUTE = re.compile(r"sdy\.[\w.]+ = #sdy\.")
+# Shardy's constructs (a mesh, an sdy attribute, an sdy op), not the letters in a string or
+# a file name
+_SHARDY = re.compile(r"^\s*sdy\.mesh\b|#sdy\.|=\s*sdy\.\w", re.M)
 
 
 def _without_shardy(text: str, exported) -> str:
@@ -68,7 +71,7 @@ def _without_shardy(text: str, exported) -> str:
             elif line[max(0, start - 2):start] == ", ":
                 start -= 2
             line = line[:start] + line[end:]
-        if "sdy." in line:
+        if _SHARDY.search(line):
             raise NotImplementedError(
                 f"call_exported: {exported.fun_name} uses Shardy ({stripped[:80]}...), which "
                 "this lowering does not read (export it with "
@@ -110,7 +113,7 @@ def _merged(ctx, exported) -> str:
         raise NotImplementedError(f"call_exported: {exported.fun_name} was exported with "
                                   "symbolic shapes; this lowering takes static shapes only")
     text = exported.mlir_module()
-    if "sdy." in text:
+    if _SHARDY.search(text):
         text = _without_shardy(text, exported)
     module = parse(text, source=f"<exported {exported.fun_name}>")
     name = merge_modules(mctx.module, module, f"call_exported_{exported.fun_name}")

@@ -93,6 +93,10 @@ def _dot_with_algorithm(ctx, lhs, rhs, dims, precision):
     if rhs_dt is not None and np.dtype(rhs_dt) != np.dtype(rhs_aval.dtype):
         rhs = convert_hlo(b, rhs, np.dtype(rhs_dt))
     acc = out_dtype if acc_dt is None else np.dtype(acc_dt)
+    if lhs.type.element_type is not rhs.type.element_type:
+        # (operands of two types the algorithm keeps: both in the accumulation type, as
+        # the path without an algorithm makes mixed operands)
+        lhs, rhs = convert_hlo(b, lhs, acc), convert_hlo(b, rhs, acc)
     (lc, rc), (lb, rb) = dims
     out = b.dot_general(lhs, rhs, (lc, rc), (lb, rb), precision_config=["DEFAULT", "DEFAULT"],
                         result_element_type=None if acc == lhs.type.dtype else acc,

@@ -230,7 +230,8 @@ register(OpSpec("custom_call", ("inputs*",), {
     "result_layouts": AttrSpec(_layouts),
     "output_operand_aliases": AttrSpec(_aliases),
 }, check=_custom_call_check, pretty=pf.CUSTOM_CALL, quantized="carrier",
-    dialect_check=_custom_call_dialect))
+    dialect_check=_custom_call_dialect,
+    dialect_check_when=lambda attributes: bool(attributes) and FFI_CONFIG in attributes))
 
 
 @builder_method

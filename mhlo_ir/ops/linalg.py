@@ -572,12 +572,13 @@ def _ragged_dot(op, types, attributes):
     dn = rd.dot_dimension_numbers
     if gs.element_type.kind not in ("sint", "uint") or gs.rank < 1:
         fail(op, f"operand group_sizes must be an integer tensor of rank >= 1, got {gs}")
-    batch = tuple(lhs.shape[d] for d in dn.lhs_batching_dimensions
-                  if 0 <= d < lhs.rank)
-    if gs.rank > 1 and gs.shape[:-1] != batch:
-        # (jaxlib: "expected group_sizes to have rank 1", or "... to have shape [2, 2]")
-        fail(op, f"operand group_sizes {gs} must be [groups] or [lhs batch sizes..., "
-                 f"groups] (batch sizes {list(batch)})")
+    ragged_at = rd.lhs_ragged_dimensions[0] if len(rd.lhs_ragged_dimensions) == 1 else 0
+    before = tuple(lhs.shape[:ragged_at]) if 0 <= ragged_at < lhs.rank else ()
+    if gs.rank > 1 and gs.shape[:-1] != before:
+        # (jaxlib: "expected group_sizes to have rank 1", or "... to have shape [3, 2]": the
+        # lhs dimensions before the ragged one, then the groups)
+        fail(op, f"operand group_sizes {gs} must be [groups] or [lhs dimensions before the "
+                 f"ragged one..., groups] ({list(before)} here)")
     if len(rd.lhs_ragged_dimensions) != 1:
         fail(op, f"needs exactly one lhs ragged dimension, got {list(rd.lhs_ragged_dimensions)}")
     (ragged,) = rd.lhs_ragged_dimensions

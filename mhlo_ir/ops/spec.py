@@ -74,6 +74,9 @@ class OpSpec:
     # meaning otherwise (JAX's typed-FFI custom_call in MHLO), else None; the printer's fast
     # paths leave every op of such a spec to its general path, which calls it.
     dialect_check: Callable | None = None
+    # dialect_check_when(attributes): whether an op of these attributes needs dialect_check
+    # at all (None: every op); the others keep the printer's fast paths.
+    dialect_check_when: Callable | None = None
     variadic_regions: bool = False
     doc: str = ""
     # Why the test suite does not execute this op on CPU ("" = it does, against numpy); the
@@ -94,6 +97,13 @@ class OpSpec:
     # Operands and results are tensors or tokens, never tuples, as MHLO declares them
     # (while, if, case, send...): their own rules take any type but a tuple.
     no_tuples: bool = False
+
+    def needs_dialect_check(self, op) -> bool:
+        """Whether ``op`` (of this spec) must have ``dialect_check`` asked of it."""
+        if self.dialect_check is None:
+            return False
+        when = self.dialect_check_when
+        return when is None or when(op.attributes)
 
     @property
     def variadic(self) -> bool:

@@ -126,3 +126,17 @@ def test_a_shardy_artifact_for_several_devices_is_refused_saying_how_to_export_i
         nr_devices, fun_name = 2, "f"
     with pytest.raises(NotImplementedError, match="jax_use_shardy_partitioner"):
         _without_shardy("module @m {\n  sdy.mesh @mesh = <[\"x\"=2]>\n}", Artifact())
+
+
+def test_an_artifact_naming_sdy_in_a_string_is_no_shardy_artifact():
+    """Only Shardy's constructs (a mesh, an sdy attribute) make an artifact a Shardy one:
+    a result named "sdy.out" (a string in the text) is not one."""
+    shardy = getattr(jax.config, "jax_use_shardy_partitioner", False)
+    jax.config.update("jax_use_shardy_partitioner", False) if shardy else None
+    try:
+        exported = export.export(jax.jit(lambda x: {"sdy.out": x * 2}))(X)
+    finally:
+        jax.config.update("jax_use_shardy_partitioner", True) if shardy else None
+    assert "sdy." in exported.mlir_module()
+    f = lambda x: exported.call(x)["sdy.out"] + 1  # noqa: E731
+    np.testing.assert_array_equal(lj.jit(f)(X), np.asarray(jax.jit(f)(X)))

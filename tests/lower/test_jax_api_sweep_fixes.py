@@ -106,3 +106,9 @@ def test_a_dot_algorithm_is_the_attribute_jax_writes(preset):
     theirs = jax.jit(f).trace(x).lower(lowering_platforms=("tpu",)).as_text()
     algorithm = re.compile(r"algorithm = <[^>]*>")
     assert algorithm.findall(ours) == algorithm.findall(theirs) != []
+
+
+@pytest.mark.parametrize("preset", ["DEFAULT", "BF16_BF16_F32"])
+def test_a_dot_algorithm_over_operands_of_two_types(preset):
+    a, b = np.ones((2, 5), ml_dtypes.bfloat16), np.ones((5,), np.float32)
+    _same(lambda x, y: lax.dot(x, y, precision=getattr(lax.DotAlgorithmPreset, preset)), a, b)

@@ -76,3 +76,15 @@ def test_propagated_results_over_replicas_and_partitions_are_refused():
     exe = verify.compile(m, num_replicas=2, num_partitions=2)  # (replicated results: runs)
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
     np.testing.assert_array_equal(exe.run_global(x)[0], x * 2)
+
+
+def test_propagation_over_replicas_and_partitions_runs_when_every_result_is_annotated():
+    m = hlo.Module("p")
+    f = m.add_function("main", [hlo.tensor((4, 2), hlo.f32)], visibility="public",
+                       res_attrs=[{"mhlo.sharding": "{replicated}"}])
+    f.set_arg_attr(0, "mhlo.sharding", "{devices=[2,1]0,1}")
+    b = f.builder()
+    b.return_(b.add(f.arguments[0], f.arguments[0]))
+    exe = verify.compile(m, num_replicas=2, num_partitions=2, propagate_result_shardings=True)
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    np.testing.assert_array_equal(exe.run_global(x)[0], x * 2)
