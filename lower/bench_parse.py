@@ -136,6 +136,6 @@ def print_rows(rows) -> None:
                   f"{r['unhexlify_MBps']:.0f} MB/s)")
             continue
         xd = (f"{r['xdsl_us']:>10.1f}{r['xdsl_ratio']:>9.1f}x" if "xdsl_us" in r else
-              f"{'-':>10}{'-':>10}")
+              f"{'fails':>10}{'-':>10}" if "xdsl_error" in r else f"{'-':>10}{'-':>10}")
         print(f"{r['workload']:<44}{r['ours_us']:>11.2f}{r['mlir_us']:>10.2f}"
               f"{1 / r['mlir_ratio']:>9.2f}x{xd}")
