@@ -93,25 +93,23 @@ def test_ragged_dot_group_sizes_are_groups_or_batch_then_groups():
     m, f, b = _new(T((4, 3), f32), T((2, 3, 5), f32), T((2, 2), i64))
     with pytest.raises(OpBuildError, match=r"group_sizes tensor<2x2xi64> must be \[groups\]"):
         b.ragged_dot(*f.arguments, plain)
-    # lhs dimensions before the ragged one lead the group sizes (jaxlib's rule)
+    # lhs dimensions before the ragged one lead the group sizes (jaxlib's rule), batch ones
+    # or not
     leading = RaggedDotDimensionNumbers(DotDimensionNumbers((), (), (2,), (1,)), (1,), (0,))
-    for sizes, ok in (((3, 2), True), ((4, 2), False)):
-        m, f, b = _new(T((3, 4, 5), f32), T((2, 5, 6), f32), T(sizes, i64))
-        if ok:
-            b.return_(b.ragged_dot(*f.arguments, leading))
-            verify.check(m)
-        else:
-            with pytest.raises(OpBuildError, match=r"\(\[3\] here\)"):
-                b.ragged_dot(*f.arguments, leading)
     batched = RaggedDotDimensionNumbers(DotDimensionNumbers((0,), (0,), (2,), (2,)), (1,), (1,))
-    for sizes, ok in (((2,), True), ((2, 2), True), ((3, 2), False)):
-        m, f, b = _new(T((2, 4, 3), f32), T((2, 2, 3, 5), f32), T(sizes, i64))
+    for dn, lhs, rhs, sizes, ok, why in [
+            (leading, (3, 4, 5), (2, 5, 6), (3, 2), True, None),
+            (leading, (3, 4, 5), (2, 5, 6), (4, 2), False, r"\(\[3\] here\)"),
+            (batched, (2, 4, 3), (2, 2, 3, 5), (2,), True, None),
+            (batched, (2, 4, 3), (2, 2, 3, 5), (2, 2), True, None),
+            (batched, (2, 4, 3), (2, 2, 3, 5), (3, 2), False, r"\(\[2\] here\)")]:
+        m, f, b = _new(T(lhs, f32), T(rhs, f32), T(sizes, i64))
         if ok:
-            b.return_(b.ragged_dot(*f.arguments, batched))
+            b.return_(b.ragged_dot(*f.arguments, dn))
             verify.check(m)
         else:
-            with pytest.raises(OpBuildError, match=r"\(\[2\] here\)"):
-                b.ragged_dot(*f.arguments, batched)
+            with pytest.raises(OpBuildError, match=why):
+                b.ragged_dot(*f.arguments, dn)
 
 
 def test_an_all_gather_over_every_replica_gathers_at_least_its_operand():
