@@ -43,19 +43,20 @@ def minmax_hlo(b, x, y, op: str):
 
 
 def convert_hlo(b, x, dtype):
-    """Convert with XLA's semantics: to bool means ``!= 0``; complex to real takes the real
-    part."""
+    """Convert as jax's rule does: complex to anything not complex takes the real part
+    first (to bool too: ``0+1j`` is False, as jax.jit makes it); to bool means ``!= 0``."""
     et = hlo.from_numpy(dtype)
     src = x.type.element_type
     if src is et:
         return x
+    if src.kind == "complex" and et.kind != "complex":
+        x = b.real(x)
+        src = x.type.element_type
+        if src is et:
+            return x
     if et.kind == "bool" and src.kind != "bool":
         zero = full_like(b, 0, x.type)
         return compare_hlo(b, x, zero, "NE")
-    if src.kind == "complex" and et.kind != "complex":
-        x = b.real(x)
-        if x.type.element_type is et:
-            return x
     return b.convert(x, et)
 
 

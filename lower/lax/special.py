@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 
 import ml_dtypes
+
+import mhlo_ir as hlo
 import numpy as np
 
 from ..tracing import (Tracer, builder_of, as_tracer, abs, add, and_,
@@ -72,13 +74,16 @@ _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def _float_dtype(x: Tracer) -> np.dtype:
-    if x.dtype.kind != "f" and x.dtype != _BFLOAT16:
+    # (ml_dtypes' float8 types are numpy kind 'V': asked of mhlo_ir's element types)
+    if hlo.from_numpy(x.dtype).kind != "float":
         raise TypeError(f"special functions take floating-point arguments, got {x.dtype}")
     return x.dtype
 
 
 def _is_low_precision(dtype) -> bool:
-    return np.dtype(dtype).itemsize < 4
+    """bf16 and f16, which jax's ``_up_and_broadcast`` computes in f32 (8-bit floats it
+    computes in their own type)."""
+    return np.dtype(dtype) in (_BFLOAT16, np.dtype(np.float16))
 
 
 def up_and_broadcast(impl):
@@ -456,7 +461,7 @@ def _chebyshev(x, coefficients):
 def bessel_i0e_impl(x):
     """exp(-|x|) I0(x) from Cephes' two Chebyshev expansions (16-bit floats in float32)."""
     dtype = _float_dtype(x)
-    if _is_low_precision(dtype):
+    if np.dtype(dtype) not in _I0E_TERMS:  # (any other float in f32, as jax's)
         return convert_element_type(bessel_i0e_impl(convert_element_type(x, np.float32)),
                                     dtype)
     na, nb = _I0E_TERMS[np.dtype(dtype)]

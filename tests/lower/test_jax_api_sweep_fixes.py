@@ -112,3 +112,23 @@ def test_a_dot_algorithm_is_the_attribute_jax_writes(preset):
 def test_a_dot_algorithm_over_operands_of_two_types(preset):
     a, b = np.ones((2, 5), ml_dtypes.bfloat16), np.ones((5,), np.float32)
     _same(lambda x, y: lax.dot(x, y, precision=getattr(lax.DotAlgorithmPreset, preset)), a, b)
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2,
+                                   ml_dtypes.float8_e3m4])
+def test_special_functions_of_8_bit_floats_compute_as_jax_does(dtype):
+    """bessel_i0e in f32, the igamma family in the 8-bit type itself (jax upcasts bf16 and
+    f16 only); they were refused (float8's numpy kind is 'V') or computed in f32."""
+    a = np.array([0.5, 1, 2, 3], dtype)
+    x = np.array([1, 2, 0.5, 3], dtype)
+    for f in (lambda p, q: lax.bessel_i0e(q), lax.igamma, lax.igammac, lax.igamma_grad_a,
+              lax.random_gamma_grad):
+        _same(f, a, x)
+
+
+def test_complex_to_bool_takes_the_real_part_as_jax_does():
+    z = np.array([1 + 0j, 0 + 1j, -0.0 + 1j, complex(0, np.nan), 0j, 2j + 3], np.complex64)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # (jax's, tracing)
+        _same(lambda v: v.astype(bool), z)
