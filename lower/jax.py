@@ -393,6 +393,11 @@ class Jitted:
         donate_nums, donate_names, _ = _other_way(fn, donate_argnums, self.donate_argnames)
         self._donate_nums = tuple(sorted({*donate_argnums, *donate_nums}))
         self._donate_names = frozenset({*self.donate_argnames, *donate_names})
+        both = set(self.static_argnames + self._numbered_names) & self._donate_names
+        if both:  # (as jax.jit, through the signature's names)
+            raise ValueError("static_argnames and donate_argnames cannot intersect. Argument "
+                             f"names {both} appear in both static_argnames and "
+                             "donate_argnames")
         self.platform = platform
         self._cache: dict = {}
         self._lock = threading.Lock()

@@ -407,6 +407,8 @@ def _by_position(a, n, /):
     (_scaled, dict(static_argnames="zz")), (_by_position, dict(static_argnames="n")),
     (_scaled, dict(donate_argnames="zz")), (_scaled, dict(donate_argnums=3)),
     (_scaled, dict(static_argnames="n", donate_argnames="n")),
+    (_scaled, dict(static_argnums=1, donate_argnums=1)),
+    (_scaled, dict(static_argnums=1, donate_argnames="n")),
 ])
 def test_argument_numbers_and_names_are_checked_against_the_signature_as_jax_jit_checks(
         fn, options):
