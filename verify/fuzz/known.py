@@ -162,7 +162,10 @@ def op_signatures(module) -> list:
     out = []
     uses: dict = {}
     for _, op in walk(module):
+        if op.spec.name in _IDENTITY_ON_ONE_DEVICE and len(op.operands) == 1:
+            continue  # (its result is its operand's buffer: the result's users count)
         for v in op.operands:
+            v = _buffer_of(v)
             uses[id(v)] = uses.get(id(v), 0) + 1
     for _, op in walk(module):
         types = []
@@ -173,7 +176,7 @@ def op_signatures(module) -> list:
         name = op.spec.name
         if name == "scatter" and _empty_index_vectors(op):
             out.append(("scatter:empty_index", tuple(types)))
-        if name == "scatter" and any(uses.get(id(v), 0) > 1
+        if name == "scatter" and any(uses.get(id(_buffer_of(v)), 0) > 1
                                      for v in op.operands[:len(op.operands) // 2]):
             out.append(("scatter:shared_operand", tuple(types)))
         if name == "compare" and _total_order(op):
@@ -190,6 +193,25 @@ def op_signatures(module) -> list:
                 out.append(("convolution:constant", tuple(types)))
         out.append((name, tuple(types)))
     return out
+
+
+# Collectives over one device, which mhlo_ir.decompose makes the operand itself (a
+# campaign's programs run on one device): their result is their operand's buffer to the
+# interpreter, so a scatter into it updates the operand too.
+_IDENTITY_ON_ONE_DEVICE = frozenset({"cross-replica-sum", "all_reduce", "all_gather",
+                                     "all_to_all", "collective_permute", "reduce_scatter",
+                                     "collective_broadcast"})
+
+
+def _buffer_of(v):
+    """The value whose buffer ``v`` is once one-device collectives are taken out."""
+    for _ in range(64):
+        op = getattr(v, "owner", None)
+        if getattr(getattr(op, "spec", None), "name", None) not in _IDENTITY_ON_ONE_DEVICE \
+                or len(op.operands) != 1:
+            return v
+        v = op.operands[0]
+    return v
 
 
 def _odd_irfft(op) -> bool:
