@@ -5,6 +5,7 @@ each still disagrees the way its entry says."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -419,3 +420,22 @@ def test_a_scatter_into_a_one_device_collectives_result_updates_its_operand_too(
     from verify.fuzz.known import op_signatures
     alone = _module([t, hlo.tensor((1,), hlo.f32)], lambda b, x, u: body(b, x, u, False))
     assert "scatter:shared_operand" not in {s[0] for s in op_signatures(alone)}
+
+
+def test_xla_compares_i2_values_with_a_splat_of_its_minimum_as_if_it_were_two():
+    x = np.array([0, 1, -2, -1], ml_dtypes.int2)
+
+    def body(b, v):
+        splat = b.constant(np.full(4, -2, ml_dtypes.int2))
+        return [b.compare(v, splat, "GE", "SIGNED")]
+    m = _module([hlo.tensor((4,), hlo.i2)], body)
+    xla, ref = verify.run(m, x), verify.interpret(m, x)
+    np.testing.assert_array_equal(ref[0], [True] * 4)  # every i2 value is >= -2
+    if xla[0].all():
+        pytest.skip("this XLA compares it right")
+    np.testing.assert_array_equal(xla[0], [False] * 4)
+    assert known_finding(m, differential.compare(xla, ref)) == "xla_i2_compare_with_minimum"
+    # a splat of another value is not this finding
+    other = _module([hlo.tensor((4,), hlo.i2)], lambda b, v: [b.compare(
+        v, b.constant(np.full(4, -1, ml_dtypes.int2)), "GE", "SIGNED")])
+    np.testing.assert_array_equal(verify.run(other, x)[0], x.astype(int) >= -1)

@@ -10,6 +10,8 @@ the op pattern the finding is about. Anything else stays new.
 
 from __future__ import annotations
 
+import numpy as np
+
 import attrs
 
 from mhlo_ir.dtypes import ALL_ELEMENT_TYPES
@@ -135,6 +137,9 @@ KNOWN = (
                  "a broadcast -1 to -1", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"maximum", "chlo.broadcast_maximum"},
                                    lambda ts: "i2" in ts)),
+    KnownFinding("xla_i2_compare_with_minimum", 30, "XLA compares i2 values with a splat "
+                 "of -2 (its minimum) as if it were +2", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"compare:i2_minimum"})),
     KnownFinding("xla_i2_select_and_scatter", 27, "XLA's padded select_and_scatter of i2 "
                  "stores a negative constant source sign-extended over its neighbours",
                  frozenset({"integer", "float", "nan"}),
@@ -179,6 +184,9 @@ def op_signatures(module) -> list:
         if name == "scatter" and any(uses.get(id(_buffer_of(v)), 0) > 1
                                      for v in op.operands[:len(op.operands) // 2]):
             out.append(("scatter:shared_operand", tuple(types)))
+        if name in ("compare", "chlo.broadcast_compare") and any(
+                _i2_minimum_splat(v) for v in op.operands):
+            out.append(("compare:i2_minimum", tuple(types)))
         if name == "compare" and _total_order(op):
             out.append(("compare:totalorder", tuple(types)))
         if name == "fft" and _odd_irfft(op):
@@ -212,6 +220,25 @@ def _buffer_of(v):
             return v
         v = op.operands[0]
     return v
+
+
+def _i2_minimum_splat(v) -> bool:
+    """Whether ``v`` is i2's minimum (-2) everywhere: a splat constant of it, or a
+    broadcast of one."""
+    op = getattr(v, "owner", None)
+    while getattr(getattr(op, "spec", None), "name", None) == "broadcast_in_dim":
+        v = op.operands[0]
+        op = getattr(v, "owner", None)
+    if getattr(getattr(op, "spec", None), "name", None) != "constant":
+        return False
+    et = getattr(v.type, "element_type", None)
+    if et is None or et.name != "i2":
+        return False
+    try:
+        values = op.attributes["value"].to_array().astype(np.int64)
+    except Exception:  # noqa: BLE001 - a value it cannot read: not this finding
+        return False
+    return values.size > 0 and bool((values == -2).all())
 
 
 def _odd_irfft(op) -> bool:
