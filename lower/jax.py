@@ -142,7 +142,7 @@ def _mesh_devices(jaxpr) -> int | None:
         if isinstance(size, int) and size > 1:
             best = max(best or 0, size)
         # (a sharding constraint's devices too: jax.jit runs such a program on them)
-        ids = _device_ids(eqn.params.get("sharding")) if "sharding" in eqn.params else None
+        ids = _device_list(eqn.params.get("sharding")) if "sharding" in eqn.params else None
         if ids and len(ids) > 1:
             best = max(best or 0, len(ids))
     return best
@@ -158,11 +158,6 @@ def _device_list(x) -> tuple | None:
         return tuple(d.id for d in devices) if devices is not None else None
     except (AttributeError, TypeError, ValueError):  # (ValueError: over an AbstractMesh)
         return None
-
-
-def _device_ids(x) -> frozenset | None:
-    ids = _device_list(x)
-    return frozenset(ids) if ids is not None else None
 
 
 # Primitives whose ``sharding`` param places the call on one device of the program's (jax's
@@ -388,9 +383,9 @@ class Jitted:
         # As jax.jit: a static parameter named is static given by position too, and one
         # numbered is static given by name (through fn's signature, where it has one); so
         # for donation.
-        self._named_nums, self._numbered_names, _ = _other_way(
+        self._named_nums, self._numbered_names = _other_way(
             fn, static_argnums, self.static_argnames)
-        donate_nums, donate_names, _ = _other_way(fn, donate_argnums, self.donate_argnames)
+        donate_nums, donate_names = _other_way(fn, donate_argnums, self.donate_argnames)
         self._donate_nums = tuple(sorted({*donate_argnums, *donate_nums}))
         self._donate_names = frozenset({*self.donate_argnames, *donate_names})
         both = set(self.static_argnames + self._numbered_names) & self._donate_names
@@ -535,20 +530,19 @@ class Jitted:
 
 def _other_way(fn, argnums, argnames) -> tuple:
     """(the positions of the parameters ``argnames`` names, the names of those ``argnums``
-    numbers, how many parameters may be given by position), through ``fn``'s signature:
-    ((), (), 0) where it has none."""
+    numbers), through ``fn``'s signature: ((), ()) where it has none."""
     import inspect
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        return (), (), 0
+        return (), ()
     either = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     positional = [p for p in params if p.kind in either]
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     named = tuple(i for i, p in enumerate(positional) if p.name in argnames)
     numbered = tuple(positional[i].name for i in nums if 0 <= i < len(positional) and
                      positional[i].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return named, numbered, len(positional)
+    return named, numbered
 
 
 def _nums(nums) -> tuple:
@@ -567,8 +561,8 @@ def _given(nums, n: int) -> tuple:
 def _validate(fn, static_argnums, static_argnames, donate_argnums, donate_argnames) -> None:
     """jax.jit's checks of argument numbers and names against ``fn``'s signature (none where
     it has none): a number past its positional parameters (any, given ``*args``), a name it
-    does not take (any, given ``**kwargs``) or takes by position only, a name both static
-    and donated."""
+    does not take (any, given ``**kwargs``) or takes by position only. (A parameter both
+    static and donated, by name or number: ``Jitted.__init__``, through the names.)"""
     import inspect
     try:
         params = inspect.signature(fn).parameters.values()
@@ -595,9 +589,6 @@ def _validate(fn, static_argnums, static_argnames, donate_argnums, donate_argnam
         if not var_kwargs and set(names) - takes:
             raise ValueError(f"Jitted function has invalid argnames {set(names) - takes} in "
                              f"{what}. Function does not take these args.")
-    if set(static_argnames) & set(donate_argnames):
-        raise ValueError("static_argnames and donate_argnames cannot intersect. Argument "
-                         f"names {set(static_argnames) & set(donate_argnames)} appear in both")
 
 
 def _trace_context():

@@ -152,7 +152,7 @@ class _Printer:
         op, or False when a big constant needs the piecewise path or the op's spec checks
         each op against the dialect. Keyed by the attribute dict's identity, so the
         cache also keeps that dict alive while printing (ids stay unique)."""
-        if op.spec.dialect_check is not None and op.spec.needs_dialect_check(op):
+        if op.spec.needs_dialect_check(op):
             return False  # the general path runs it on each op
         name = self.op_name(op.spec)
         props = extra = ""
@@ -417,9 +417,7 @@ class _Printer:
                 if text is not None:
                     append(text)
                     continue
-            name = op_names.get(spec)
-            if name is None:
-                name = self.op_name(spec)
+            name = op_names.get(spec) or self.op_name(spec)
             operands = op.operands
             if op.__class__ is SingleResultOp:
                 r = op

@@ -22,14 +22,25 @@ _BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
 _SHAPE_ONLY = ("broadcast_in_dim", "reshape")
 
 
+def _name(op):
+    return getattr(getattr(op, "spec", None), "name", None)
+
+
+def _convert_under(value):
+    """``(value, its convert op)`` where ``value``, seen through reshapes and broadcasts
+    (which XLA fuses with what they move), is made by a ``convert``; else ``(value, None)``."""
+    op = getattr(value, "owner", None)
+    while _name(op) in _SHAPE_ONLY:
+        value = op.operands[0]
+        op = getattr(value, "owner", None)
+    return value, (op if _name(op) == "convert" else None)
+
+
 def narrowing_signed_convert(value) -> bool:
     """Whether ``value`` is a ``convert`` from a signed integer type to a narrower one (i32
     to i8, i64 to i32...), seen through reshapes and broadcasts (which XLA fuses with it)."""
-    op = getattr(value, "owner", None)
-    while getattr(getattr(op, "spec", None), "name", None) in _SHAPE_ONLY:
-        value = op.operands[0]
-        op = getattr(value, "owner", None)
-    if getattr(getattr(op, "spec", None), "name", None) != "convert":
+    value, op = _convert_under(value)
+    if op is None:
         return False
     src, dst = op.operands[0].type.element_type, value.type.element_type
     return src.kind == "sint" and dst.kind == "sint" and src.bits > dst.bits
@@ -52,11 +63,8 @@ def bitwise_crash(op) -> bool:
 def _widened_sub_byte_unsigned(value):
     """The source of ``value`` if it is a ``convert`` (seen through broadcasts and reshapes)
     from ui2/ui4 to a type wider than 8 bits, else None."""
-    op = getattr(value, "owner", None)
-    while getattr(getattr(op, "spec", None), "name", None) in _SHAPE_ONLY:
-        value = op.operands[0]
-        op = getattr(value, "owner", None)
-    if getattr(getattr(op, "spec", None), "name", None) != "convert":
+    value, op = _convert_under(value)
+    if op is None:
         return None
     src = op.operands[0]
     st, dt = src.type.element_type, value.type.element_type
@@ -86,7 +94,7 @@ _KEEPS_SIGN = frozenset({"broadcast_in_dim", "reshape", "transpose", "slice", "r
 
 def _from_iota(value, depth: int = 0) -> bool:
     op = getattr(value, "owner", None)
-    name = getattr(getattr(op, "spec", None), "name", None)
+    name = _name(op)
     if name == "iota":
         return True
     if name not in _KEEPS_SIGN or depth > 16:

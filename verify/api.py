@@ -511,16 +511,19 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     module_or_text = dequantized(module_or_text)
     _check_counts(num_replicas, num_partitions)
     text, computation, read = _check(module_or_text, filename)
-    _check_entry(read if read is not None else module_or_text)  # (text as our parser reads it)
-    if read is None and _text_nesting_depth(text) > MAX_COMPILE_NESTING:
-        raise CompileError(_TOO_DEEP.format(depth=f"about {_text_nesting_depth(text)}"),
-                           from_jaxlib=False)
+    checked = read if read is not None else module_or_text  # (text as our parser reads it)
+    _check_entry(checked)
+    if read is None:
+        depth = _text_nesting_depth(text)
+        if depth > MAX_COMPILE_NESTING:
+            raise CompileError(_TOO_DEEP.format(depth=f"about {depth}"), from_jaxlib=False)
     if platform == "cpu" and read is not None:
         _cpu_refusals(read)  # text too, as our parser reads it
+    # (results left for the partitioner to shard: None for text our parser cannot read)
+    free = _unsharded_results(checked) if propagate_result_shardings else None
+    free = free if free is not None and any(free) else None
     if num_replicas > 1 and num_partitions > 1:
-        free = _unsharded_results(read if read is not None else module_or_text) \
-            if propagate_result_shardings else None
-        _tiled_results_refusal(read, bool(free and any(free)))
+        _tiled_results_refusal(read, free is not None)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
     if distributed is not None:
@@ -537,10 +540,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         # jax's own text with Shardy's shardings (its default partitioner): XLA partitions
         # it with Shardy ("a custom call named 'xla.sdy.*'" under GSPMD)
         opts.executable_build_options.use_shardy_partitioner = True
-    if propagate_result_shardings and num_partitions > 1:
-        free = _unsharded_results(read if read is not None else module_or_text)
-        if free is not None and any(free):
-            opts.executable_build_options.allow_spmd_sharding_propagation_to_output = free
+    if free is not None and num_partitions > 1:
+        opts.executable_build_options.allow_spmd_sharding_propagation_to_output = free
     if platform == "tpu":
         from .host_callbacks import mentions_callbacks
         if mentions_callbacks(text) or host_callbacks:
@@ -549,7 +550,7 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                                "send/recv host transfers, which verify does not serve on "
                                "TPU", from_jaxlib=False)
         # what XLA:TPU aborts the process on, and non-StableHLO (text as our parser reads it)
-        _tpu_refusals(read if read is not None else module_or_text)
+        _tpu_refusals(checked)
     if platform == "tpu" and topology is not None:
         from . import tpu
         try:

@@ -78,7 +78,8 @@ def _dot_with_algorithm(ctx, lhs, rhs, dims, precision):
     import sys
 
     from ..semantics import convert_hlo
-    if ctx.module_context.platform == "cpu" and precision not in _cpu_presets():
+    if ctx.module_context.platform == "cpu" and not (
+            type(precision).__name__ == "DotAlgorithmPreset" and precision.name in _CPU_PRESETS):
         raise ValueError(f"The precision '{precision}' is not supported by dot_general on "
                          "CPU (as in jax.jit)")
     compute = getattr(sys.modules.get("jax._src.lax.lax"), "get_algorithm_compute_types", None)
@@ -102,12 +103,6 @@ def _dot_with_algorithm(ctx, lhs, rhs, dims, precision):
                         result_element_type=None if acc == lhs.type.dtype else acc,
                         algorithm=_algorithm_attr(precision, lhs.type.dtype, rhs.type.dtype))
     return [out if acc == out_dtype else convert_hlo(b, out, out_dtype)]
-
-
-def _cpu_presets() -> set:
-    import sys
-    presets = getattr(sys.modules.get("jax._src.lax.lax"), "DotAlgorithmPreset", None)
-    return {getattr(presets, n) for n in _CPU_PRESETS} if presets is not None else set()
 
 
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,

@@ -131,14 +131,6 @@ def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
     preferred element type, e.g. f32 results from bf16 operands); ``algorithm`` a
     ``DotAlgorithm`` (how the products are computed: jax's dot algorithm presets).
     """
-    if algorithm is not None:
-        op = b.create("dot_general", (lhs, rhs), {
-            **_dot_general_make(lhs, rhs, _dims(contracting_dimensions, batch_dimensions),
-                                precision_config, None)[0], "algorithm": algorithm},
-            None if result_element_type is None else _dot_general_make(
-                lhs, rhs, _dims(contracting_dimensions, batch_dimensions), precision_config,
-                result_element_type)[1], location=location)
-        return op.results[0]
     if contracting_dimensions.__class__ is DotDimensionNumbers:
         if batch_dimensions != ((), ()):
             fail("dot_general", "batch_dimensions cannot be given with a "
@@ -172,7 +164,7 @@ def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
     else:
         pc = tuple(precision_config)
     key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
-           result_element_type)
+           result_element_type, algorithm)
     try:
         hit = memo_get(key)
     except TypeError:
@@ -186,31 +178,16 @@ def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
         block.operations.append(op)
         return op
     return memo(b, key, "dot_general", (lhs, rhs), location, _dot_general_make, lhs, rhs, dn,
-                pc, result_element_type)
+                pc, result_element_type, algorithm)
 
 
-def _dims(contracting_dimensions, batch_dimensions):
-    """The dimension numbers the builder's two spellings give (a DotDimensionNumbers, or
-    the pairs of lhs and rhs dimensions)."""
-    if contracting_dimensions.__class__ is DotDimensionNumbers:
-        return contracting_dimensions
-    try:
-        (lc, rc), (lb, rb) = contracting_dimensions, batch_dimensions
-        return tuple(int_list("dot_general", what, xs) for what, xs in zip(
-            ("lhs batch dimensions", "rhs batch dimensions", "lhs contracting dimensions",
-             "rhs contracting dimensions"), (lb, rb, lc, rc)))
-    except (TypeError, ValueError):
-        fail("dot_general", f"contracting_dimensions and batch_dimensions must each be a "
-                            f"pair ((lhs dimensions), (rhs dimensions)), got "
-                            f"{contracting_dimensions!r:.40} and {batch_dimensions!r:.40}")
-
-
-def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type):
+def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type, algorithm=None):
     try:
         dnums = dn if isinstance(dn, DotDimensionNumbers) else DotDimensionNumbers(*dn)
     except (TypeError, ValueError) as e:
         fail("dot_general", f"dimension numbers: {e}")
-    attrs = {"dot_dimension_numbers": dnums, "precision_config": precision_config}
+    attrs = {"dot_dimension_numbers": dnums, "precision_config": precision_config,
+             "algorithm": algorithm}
     if result_element_type is None:
         return attrs, None
     spec = REGISTRY["dot_general"]
