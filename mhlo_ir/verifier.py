@@ -352,7 +352,7 @@ class _Verifier:
                 # result's place are its own (a layer's ops, a chain's, a lowering's).
                 key = None
                 if op.__class__ is SingleResultOp and regions.__class__ is tuple and \
-                        not regions:
+                        not regions and spec.held_check is None:
                     attrs = op.attributes
                     if attrs is None or attrs.__class__ is OpAttributes:
                         # (the spec by identity: a spec object equal to another is not it)
@@ -541,6 +541,9 @@ class _Verifier:
                     spec.validate(types, attrs, rtypes, op.regions)
                     if key is not None:
                         passed.add(key)
+            if spec.held_check is not None:  # (what constant operands hold: per op)
+                spec.held_check(spec.name, op.operands, attrs,
+                                tuple([r.type for r in results]))
         except OpBuildError as e:
             message = str(e)
             prefix = f"'{spec.name}' "  # the rules' messages start with the op's name

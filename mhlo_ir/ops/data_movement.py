@@ -27,6 +27,7 @@ from .args import value_list
 from .args import ints as int_list
 from . import convert
 from .construct import memo, memo_get, result_type, shape_arg, tensor_type
+from .held import dynamic_pad_held, holds_result_shape, real_dynamic_slice_held
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
@@ -571,6 +572,7 @@ register(OpSpec("dynamic_broadcast_in_dim", ("operand", "output_dimensions"),
                  "known_expanding_dimensions": AttrSpec(i64_array),
                  "known_nonexpanding_dimensions": AttrSpec(i64_array)},
                 check=_dynamic_broadcast_check,
+                held_check=holds_result_shape(1, "output_dimensions"),
                 doc="broadcast_in_dim to the shape held by output_dimensions (explicit result "
                     "type). XLA compiles it with a static result type, the shape operand being "
                     "a constant or an argument.", pretty=pf.DYNAMIC_BROADCAST_IN_DIM,
@@ -581,29 +583,6 @@ def _known(v):
     return None if v is None else tuple(v)
 
 
-def constant_ints(v) -> tuple | None:
-    """The integers held by the ``constant`` op whose result ``v`` is (None for any other
-    value): what jaxlib reads of a shape operand when it is a constant, checking them
-    against the result type the op was given."""
-    spec = getattr(v, "spec", None)
-    if spec is None or spec.name != "constant" or not v.attributes:
-        return None
-    value = v.attributes.get("value")
-    try:
-        return tuple(int(x) for x in value.to_array().reshape(-1))
-    except (AttributeError, TypeError, ValueError):
-        return None
-
-
-def _shape_held(op: str, what: str, v, rt) -> None:
-    """A constant shape operand ``v`` must hold the result type's shape (jaxlib: "output
-    shape [2, 3] is incompatible with return type")."""
-    held = constant_ints(v)
-    if held is not None and held != rt.shape:
-        fail(op, f"operand {what} holds {list(held)}, but the result type is {rt}: give the "
-                 f"result type that shape")
-
-
 @builder_method
 def dynamic_broadcast_in_dim(b, x, output_dimensions, broadcast_dimensions, result_type, *,
                              known_expanding_dimensions=None,
@@ -612,7 +591,6 @@ def dynamic_broadcast_in_dim(b, x, output_dimensions, broadcast_dimensions, resu
     ``output_dimensions``; ``result_type`` is a TensorType or a static shape."""
     t = _tensor_of(b, x, "dynamic_broadcast_in_dim")
     rt = _explicit_result("dynamic_broadcast_in_dim", result_type, t.element_type)
-    _shape_held("dynamic_broadcast_in_dim", "output_dimensions", output_dimensions, rt)
     return b._one("dynamic_broadcast_in_dim", (x, output_dimensions), {
         "broadcast_dimensions": int_list("dynamic_broadcast_in_dim", "broadcast_dimensions",
                                          broadcast_dimensions),
@@ -629,6 +607,7 @@ def _dynamic_reshape_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("dynamic_reshape", ("operand", "output_shape"), check=_dynamic_reshape_check,
+                held_check=holds_result_shape(1, "output_shape"),
                 doc="reshape to the shape held by output_shape (explicit result type). With a "
                     "static result type XLA uses the result type; a constant output_shape must "
                     "hold it (jaxlib reads the constant; the builder checks it).",
@@ -641,7 +620,6 @@ def dynamic_reshape(b, x, output_shape, result_type, *, location=None) -> Value:
     ``result_type`` is a TensorType or a static shape."""
     t = _tensor_of(b, x, "dynamic_reshape")
     rt = _explicit_result("dynamic_reshape", result_type, t.element_type)
-    _shape_held("dynamic_reshape", "output_shape", output_shape, rt)
     return b._one("dynamic_reshape", (x, output_shape), None, (rt,), location=location)
 
 
@@ -675,7 +653,7 @@ def _dynamic_pad_check(op, types, attributes, results, regions):
 
 register(OpSpec("dynamic_pad", ("operand", "padding_value", "edge_padding_low",
                                 "edge_padding_high", "interior_padding"),
-                check=_dynamic_pad_check,
+                check=_dynamic_pad_check, held_check=dynamic_pad_held,
                 doc="pad with paddings held by operands (explicit result type). XLA compiles it "
                     "only when the paddings are constants (it folds to pad); with argument "
                     "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\".",
@@ -688,15 +666,6 @@ def dynamic_pad(b, x, padding_value, low, high, interior, result_type, *, locati
     static shape."""
     t = _tensor_of(b, x, "dynamic_pad")
     rt = _explicit_result("dynamic_pad", result_type, t.element_type)
-    pads = [constant_ints(v) for v in (low, high, interior)]
-    if all(p is not None and len(p) == t.rank for p in pads):
-        if any(i < 0 for i in pads[2]):
-            fail("dynamic_pad", f"interior_padding holds {list(pads[2])}: it must be >= 0")
-        want = tuple(n + lo + hi + max(n - 1, 0) * i for n, lo, hi, i in zip(t.shape, *pads))
-        if want != rt.shape:
-            fail("dynamic_pad", f"the paddings held (low {list(pads[0])}, high "
-                                f"{list(pads[1])}, interior {list(pads[2])}) make shape "
-                                f"{list(want)} of {t}, but the result type is {rt}")
     return b._one("dynamic_pad", (x, padding_value, low, high, interior), None, (rt,),
                   location=location)
 
@@ -715,7 +684,7 @@ def _real_dynamic_slice_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("real_dynamic_slice", ("operand", "start_indices", "limit_indices", "strides"),
-                check=_real_dynamic_slice_check,
+                check=_real_dynamic_slice_check, held_check=real_dynamic_slice_held,
                 doc="slice with bounds held by operands (explicit result type). XLA compiles it "
                     "only when the bounds are constants (it folds to slice); with argument "
                     "bounds: \"'stablehlo.real_dynamic_slice' op can't be translated to XLA "
@@ -729,18 +698,6 @@ def real_dynamic_slice(b, x, start_indices, limit_indices, strides, result_type,
     a static shape."""
     t = _tensor_of(b, x, "real_dynamic_slice")
     rt = _explicit_result("real_dynamic_slice", result_type, t.element_type)
-    bounds = [constant_ints(v) for v in (start_indices, limit_indices, strides)]
-    if all(c is not None and len(c) == t.rank for c in bounds):
-        want = []
-        for d, (n, lo, hi, step) in enumerate(zip(t.shape, *bounds)):
-            if not 0 <= lo <= hi <= n or step < 1:
-                fail("real_dynamic_slice", f"dimension {d} of {t}: start {lo}, limit {hi}, "
-                                           f"stride {step}: need 0 <= start <= limit <= {n} "
-                                           "and stride >= 1")
-            want.append(-(-(hi - lo) // step))
-        if tuple(want) != rt.shape:
-            fail("real_dynamic_slice", f"the bounds held make shape {want} of {t}, but the "
-                                       f"result type is {rt}")
     return b._one("real_dynamic_slice", (x, start_indices, limit_indices, strides), None,
                   (rt,), location=location)
 

@@ -17,8 +17,9 @@ from ..dtypes import i1
 from ..types import TensorType, tensor
 from ..ir import Value
 from .control_flow import check_region
-from .data_movement import (_bool, _i64, _tensor_of, check_inferred, constant_ints,
-                            integer_operand, ints, result_tensor, shape_operand)
+from .data_movement import (_bool, _i64, _tensor_of, check_inferred, integer_operand, ints,
+                            result_tensor, shape_operand)
+from .held import constant_ints
 from .args import arg_names, results, value_list
 from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
@@ -275,8 +276,22 @@ def _dynamic_gather_check(op, types, attributes, results, regions):
                      f"{idx}): {r}")
 
 
+def _dynamic_gather_held(op, operands, attributes, results):
+    """Constant slice sizes are read as gather's (<= 1 where collapsed, within the operand)
+    and must make the result type (jaxlib: "inferred type(s) 'tensor<1x2xf32>' are
+    incompatible with return type(s)")."""
+    sizes = constant_ints(operands[2])
+    if sizes is None:
+        return
+    x, idx = operands[0].type, operands[1].type
+    want = tensor(gather_shape(op, x, idx, attributes["dimension_numbers"], list(sizes)),
+                  x.element_type)
+    if want != results[0]:
+        fail(op, f"the slice sizes held, {list(sizes)}, make result {want}, not {results[0]}")
+
+
 register(OpSpec("dynamic_gather", ("operand", "start_indices", "slice_sizes"), _GATHER_ATTRS,
-                check=_dynamic_gather_check,
+                check=_dynamic_gather_check, held_check=_dynamic_gather_held,
                 doc="gather with slice sizes held by an operand (explicit result type, inferred "
                     "by the builder when slice_sizes is a constant). XLA compiles it only when "
                     "slice_sizes is a constant (it folds to gather); with an argument: "
@@ -293,28 +308,15 @@ def dynamic_gather(b, x, start_indices, slice_sizes, dimension_numbers, result_t
     except (TypeError, ValueError) as e:
         fail("dynamic_gather", f"dimension_numbers: {e}")
     if result_type is None:
-        owner = getattr(slice_sizes, "spec", None)
-        if owner is None or owner.name != "constant":
+        sizes = constant_ints(slice_sizes)
+        if sizes is None:
             fail("dynamic_gather", "cannot infer the result type: slice_sizes is not a "
                                    "constant; pass result_type")
-        sizes = [int(s) for s in slice_sizes.attributes["value"].to_array().reshape(-1)]
         x_t = _tensor_of(b, x, "dynamic_gather")
         idx = integer_operand("dynamic_gather", "start_indices",
                               _tensor_of(b, start_indices, "dynamic_gather"))
-        result_type = tensor(gather_shape("dynamic_gather", x_t, idx, dn, sizes),
+        result_type = tensor(gather_shape("dynamic_gather", x_t, idx, dn, list(sizes)),
                              x_t.element_type)
-    else:
-        sizes = constant_ints(slice_sizes)
-        x_t, idx_t = getattr(x, "type", None), getattr(start_indices, "type", None)
-        if sizes is not None and isinstance(x_t, TensorType) and \
-                isinstance(idx_t, TensorType):
-            # (jaxlib reads constant slice sizes as gather's: <= 1 where collapsed, within
-            # the operand)
-            want = tensor(gather_shape("dynamic_gather", x_t, idx_t, dn, list(sizes)),
-                          x_t.element_type)
-            if want != result_type:
-                fail("dynamic_gather", f"the slice sizes held, {list(sizes)}, make result "
-                                       f"{want}, not {result_type}")
     return b._one("dynamic_gather", (x, start_indices, slice_sizes), {
         "dimension_numbers": dn, "indices_are_sorted": indices_are_sorted},
         (result_type,), location=location)

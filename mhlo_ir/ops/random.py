@@ -12,6 +12,7 @@ from ..types import TensorType, tensor
 from ..ir import Value
 from . import convert
 from .args import integer, shape as shape_arg
+from .held import holds_result_shape
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
@@ -39,6 +40,7 @@ def _rng_check(op, types, attributes, results, regions):
 
 register(OpSpec("rng", ("a", "b", "shape"),
                 {"rng_distribution": AttrSpec(rng_distribution, True)}, check=_rng_check,
+                held_check=holds_result_shape(2, "shape"),
                 doc="UNIFORM in [a, b) or NORMAL with mean a and standard deviation b",
                 pretty=pf.RNG))
 

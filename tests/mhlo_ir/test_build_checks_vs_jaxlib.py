@@ -26,7 +26,9 @@ def _ints(b, values):
 
 @pytest.mark.parametrize("op", ["dynamic_reshape", "dynamic_broadcast_in_dim"])
 def test_a_constant_shape_operand_must_hold_the_result_types_shape(op):
-    for result, ok in ((T((2, 3), f32), True), (T((3, 2), f32), False)):
+    # (the wrong result type fits the operand's type: only the constant contradicts it)
+    wrong = (3, 2) if op == "dynamic_reshape" else (4, 3)
+    for result, ok in ((T((2, 3), f32), True), (T(wrong, f32), False)):
         m, f, b = _new(T((6,) if op == "dynamic_reshape" else (3,), f32))
         x, shape = f.arguments[0], _ints(b, [2, 3])
         make = (lambda: b.dynamic_reshape(x, shape, result)) if op == "dynamic_reshape" else \
@@ -36,7 +38,7 @@ def test_a_constant_shape_operand_must_hold_the_result_types_shape(op):
             verify.check(m)
         else:
             with pytest.raises(OpBuildError, match=r"holds \[2, 3\], but the result type is "
-                                                   r"tensor<3x2xf32>"):
+                                                   rf"tensor<{wrong[0]}x{wrong[1]}xf32>"):
                 make()
 
 

@@ -1,0 +1,75 @@
+"""Checks of what constant operands hold (``OpSpec.held_check``).
+
+A few ops take a shape, paddings or bounds as a tensor operand. Types cannot judge such an
+op, but jaxlib reads the operand when a ``constant`` op makes it (folding the op into its
+static twin) and rejects values that contradict the result type, or, for some, accepts them
+and runs a program of no defined meaning. These checks read the same constants, so the
+mistake is a Python error naming the op, whether the op came from a builder method, from
+``create`` or from parsed text (Module.verify runs them on every such op).
+"""
+
+from __future__ import annotations
+
+from .spec import fail
+
+__all__ = ["constant_ints", "holds_result_shape", "dynamic_pad_held", "real_dynamic_slice_held"]
+
+
+def constant_ints(v) -> tuple | None:
+    """The integers held by the ``constant`` op whose result ``v`` is (None for any other
+    value): what jaxlib reads of a shape operand when it is a constant, checking them
+    against the result type the op was given."""
+    spec = getattr(v, "spec", None)
+    if spec is None or spec.name != "constant" or not v.attributes:
+        return None
+    value = v.attributes.get("value")
+    try:
+        return tuple(int(x) for x in value.to_array().reshape(-1))
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def holds_result_shape(index: int, what: str):
+    """A ``held_check``: operand ``index`` (``what``), when a constant, must hold the result
+    type's shape (jaxlib reads it: "output shape [3, 2] is incompatible with return type")."""
+    def held_check(op, operands, attributes, results):
+        held = constant_ints(operands[index])
+        rt = results[0]
+        if held is not None and held != rt.shape:
+            fail(op, f"operand {what} holds {list(held)}, but the result type is {rt}: give "
+                     "the result type that shape")
+    return held_check
+
+
+def dynamic_pad_held(op, operands, attributes, results):
+    """Constant paddings must make the result type's shape (jaxlib folds them: "expected
+    output dimension at index 0 to equal 3"), interior ones >= 0."""
+    x, rt = operands[0].type, results[0]
+    pads = [constant_ints(v) for v in operands[2:]]
+    if any(p is None for p in pads):
+        return
+    if any(i < 0 for i in pads[2]):
+        fail(op, f"interior_padding holds {list(pads[2])}: it must be >= 0")
+    want = tuple(n + lo + hi + max(n - 1, 0) * i for n, lo, hi, i in zip(x.shape, *pads))
+    if want != rt.shape:
+        fail(op, f"the paddings held (low {list(pads[0])}, high {list(pads[1])}, interior "
+                 f"{list(pads[2])}) make shape {list(want)} of {x}, but the result type is "
+                 f"{rt}")
+
+
+def real_dynamic_slice_held(op, operands, attributes, results):
+    """Constant bounds must lie within the operand and make the result type's shape: jaxlib
+    accepts other bounds and runs the program (measured on 0.10.2), to no meaning the
+    spec gives."""
+    x, rt = operands[0].type, results[0]
+    bounds = [constant_ints(v) for v in operands[1:]]
+    if any(c is None for c in bounds):
+        return
+    want = []
+    for d, (n, lo, hi, step) in enumerate(zip(x.shape, *bounds)):
+        if not 0 <= lo <= hi <= n or step < 1:
+            fail(op, f"dimension {d} of {x}: start {lo}, limit {hi}, stride {step}: need "
+                     f"0 <= start <= limit <= {n} and stride >= 1")
+        want.append(-(-(hi - lo) // step))
+    if tuple(want) != rt.shape:
+        fail(op, f"the bounds held make shape {want} of {x}, but the result type is {rt}")
