@@ -610,7 +610,7 @@ register(OpSpec("dynamic_reshape", ("operand", "output_shape"), check=_dynamic_r
                 held_check=holds_result_shape(1, "output_shape"),
                 doc="reshape to the shape held by output_shape (explicit result type). With a "
                     "static result type XLA uses the result type; a constant output_shape must "
-                    "hold it (jaxlib reads the constant; the builder checks it).",
+                    "hold it (jaxlib reads the constant; so does held_check).",
                 pretty=pf.FUNCTIONAL_FORM, quantized="storage"))
 
 
