@@ -18,6 +18,7 @@ mode. Leaves may be numpy arrays, jax arrays, Python scalars or typed PRNG keys
 
 from __future__ import annotations
 
+import operator
 import sys
 import threading
 import types
@@ -96,7 +97,8 @@ def _normalize_argnums(argnums, n: int, what: str) -> tuple:
 
 
 def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardings=None,
-          out_shardings=None, static_argnums=(), _donate_keywords=frozenset()) -> Lowered:
+          out_shardings=None, static_argnums=(), _donate_keywords=frozenset(),
+          _named=None) -> Lowered:
     """Our module of ``fn`` for these arguments' signature (their values are not baked in,
     except the static ones). ``in_shardings``/``out_shardings`` are XLA sharding strings or
     jax Shardings (None: unannotated), matched to the arguments and results as jax.jit
@@ -117,6 +119,9 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         it = iter(dyn)
         full = [statics[i] if i in statics else next(it) for i in range(n)]
         return fn(*full)
+    # (jax's errors while tracing name fn and its arguments, as jax.jit's do: ``_named`` is
+    # Jitted's (fn, args, keyword arguments, static numbers, static names))
+    _name_as_jax_jit(jax, dynamic_fn, *(_named or (fn, example_args, {}, static_argnums, ())))
 
     _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
     try:
@@ -172,6 +177,24 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                    num_partitions=partitions or 1)
 
 
+def _name_as_jax_jit(jax, traced, fn, args, kwargs, static_argnums, static_argnames):
+    """Give ``traced`` (what jax traces for ``fn``) the debug info jax.jit gives ``fn``
+    called with ``args`` and ``kwargs``: jax's messages then name ``fn``, its source line and
+    its arguments' paths (``x['a']``), not our wrapper's. Left alone where this jax has no
+    such hook, or its names do not fit."""
+    try:
+        from jax._src import api_util
+        info = api_util.debug_info("jit", fn, args, kwargs, static_argnums=static_argnums,
+                                   static_argnames=static_argnames)
+        dynamic = [a for i, a in enumerate(args) if i not in static_argnums]
+        dynamic += [v for k, v in kwargs.items() if k not in static_argnames]
+        if info.arg_names is not None and \
+                len(info.arg_names) == len(jax.tree_util.tree_leaves(dynamic)):
+            api_util.save_wrapped_fun_debug_info(traced, info)
+    except Exception:  # noqa: BLE001 (only messages' names)
+        pass
+
+
 def _check_shardable(ordered) -> None:
     """jax.jit's refusal of ordered effects over several devices, but for those jax declares
     shardable (io_callback's ordered one): an ordered debug print has no one order there."""
@@ -194,6 +217,10 @@ class Jitted:
     def __init__(self, fn, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
                  in_shardings=None, out_shardings=None, static_argnames=(),
                  donate_argnames=()):
+        if isinstance(fn, staticmethod):  # (jax.jit's checks, in its words)
+            raise TypeError(f"staticmethod arguments are not supported, got {fn}")
+        if not callable(fn):
+            raise TypeError(f"Expected a callable value, got {fn}")
         self.fn = fn
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
         static_argnums, donate_argnums = _nums(static_argnums), _nums(donate_argnums)
@@ -249,18 +276,26 @@ class Jitted:
         def call(*a):
             return fn(*a[:n], **a[n], **statics)
         call.__name__ = getattr(fn, "__name__", "fn")
-        try:
-            hash(tuple(statics.items()))
-        except TypeError:
-            raise TypeError("static arguments must be hashable (as in jax.jit)") from None
         return call, (*args, dynamic), _params_key(statics)
 
-    def _key(self, args, static):
+    def _arg_name(self, i: int, args, kwargs) -> str:
+        """The path jax.jit's messages give the ``i``-th flat dynamic argument (``x['a']``,
+        ``args[1]``), through jax's own naming ("unknown" where this jax has none)."""
+        try:
+            from jax._src import api_util
+            names = api_util.debug_info(
+                "jit", self.fn, args, kwargs, static_argnums=self._argnums(len(args))[0],
+                static_argnames=self.static_argnames + self._numbered_names).arg_names
+            return names[i]
+        except Exception:  # noqa: BLE001 (a message's detail only)
+            return "unknown"
+
+    def _key(self, args, static, call_args=((), {})):
         jax = _jax()
         statics, dynamic = _split(args, static)
         leaves, tree = jax.tree_util.tree_flatten(tuple(dynamic))
         sig = []
-        for x in leaves:
+        for i, x in enumerate(leaves):
             if isinstance(x, jax.core.Tracer):
                 if getattr(_TRACING, "depth", 0):
                     return None, None  # (called by a function lower.jax is tracing)
@@ -273,12 +308,8 @@ class Jitted:
                 raise TypeError(f"an argument is a jax.ShapeDtypeStruct {x}, not an array: "
                                 "to lower the program of a signature, pass it to "
                                 ".lower(...)")
-            aval = jax.api_util.shaped_abstractify(x)
+            aval = _abstractify(jax, x, self.fn, lambda: self._arg_name(i, *call_args))
             sig.append((aval.shape, str(aval.dtype), bool(getattr(aval, "weak_type", False))))
-        try:
-            hash(tuple(statics.items()))
-        except TypeError:
-            raise TypeError("static arguments must be hashable (as in jax.jit)") from None
         x64 = bool(jax.config.jax_enable_x64)
         # Static values by type and exact value: 2, 2.0 and True are equal but trace apart,
         # and so do 0.0 and -0.0 (jax.jit keys them by equality: the first one's program
@@ -296,14 +327,27 @@ class Jitted:
         static = {*_given(self.static_argnums, n), *(i for i in self._named_nums if i < n)}
         return tuple(sorted(static)), _given(self._donate_nums, n)
 
+    def _check_statics(self, args, kwargs) -> tuple:
+        """The static argument numbers of this call, its static arguments hashable (as
+        jax.jit requires)."""
+        static = self._argnums(len(args))[0]
+        names = self.static_argnames + self._numbered_names
+        _check_hashable([args[i] for i in static] +
+                        [v for k, v in kwargs.items() if k in names])
+        return static
+
     def lower(self, *args, **kwargs) -> Lowered:
+        self._check_statics(args, kwargs)
         static, donate = self._argnums(len(args))
+        raw_args = args
         fn, args, _ = self._positional(args, kwargs)
         # (keyword arguments with in_shardings: refused by _positional, as jax.jit refuses
         # them, static ones too)
         return lower(fn, *args, platform=self.platform, donate_argnums=donate,
                      static_argnums=static, in_shardings=self.in_shardings,
                      out_shardings=self.out_shardings,
+                     _named=(self.fn, raw_args, kwargs, static,
+                             self.static_argnames + self._numbered_names),
                      _donate_keywords=frozenset(k for k in kwargs if k in self._donate_names))
 
     def _inside_a_trace(self, *args, **kwargs):
@@ -330,7 +374,8 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         jax = _jax()
         _, positional, static_kw = self._positional(args, kwargs)
-        key, leaves = self._key(positional, self._argnums(len(args))[0])
+        static = self._check_statics(args, kwargs)
+        key, leaves = self._key(positional, static, (args, kwargs))
         if key is None:
             return self._inside_a_trace(*args, **kwargs)
         key = (key, bool(kwargs), static_kw)
@@ -348,6 +393,40 @@ class Jitted:
         _check_special(jax, self, results, lowered.out_avals, args, kwargs)
         outs = [_from_numpy(jax, y, a) for y, a in zip(results, lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)
+
+
+def _check_hashable(statics) -> None:
+    """jax.jit's refusal of a static argument it cannot hash."""
+    for v in statics:
+        try:
+            hash(v)
+        except TypeError as e:
+            raise ValueError(
+                "Non-hashable static arguments are not supported. An error occurred while "
+                f"trying to hash an object of type {type(v)}, {v}. The error was:\n"
+                f"{type(e).__name__}: {e}\n") from None
+
+
+def _abstractify(jax, x, fn, name):
+    """``x``'s abstract value, as jax.jit reads an argument (a Python int out of its
+    type's range included), refused in jax.jit's words (``name()``: the argument's path)."""
+    try:
+        from jax._src.core import shaped_abstractify
+    except ImportError:  # (a jax without it: the public one, which checks no range)
+        shaped_abstractify = jax.api_util.shaped_abstractify
+    try:
+        return shaped_abstractify(x)
+    except OverflowError:
+        raise OverflowError("An overflow was encountered while parsing an argument to a "
+                            f"jitted computation, whose argument path is {name()}. Got "
+                            f"{type(x)} with value {x}") from None
+    except TypeError:
+        raise TypeError(
+            f"Error interpreting argument to {fn} as an abstract array. The problematic value "
+            f"is of type {type(x)} and was passed to the function at path {name()}.\n"
+            "This typically means that a jit-wrapped function was called with a non-array "
+            "argument, and this argument was not marked as static using the static_argnums "
+            "or static_argnames parameters of jax.jit.") from None
 
 
 def _check_special(jax, jitted, results, avals, args, kwargs) -> None:
@@ -405,11 +484,26 @@ def _other_way(fn, argnums, argnames) -> tuple:
 
 
 def _nums(nums) -> tuple:
-    return (nums,) if isinstance(nums, int) else tuple(nums)
+    """Argument numbers as jax.jit reads them: None (none), an index or a sequence of them."""
+    if nums is None:
+        return ()
+    try:
+        return (operator.index(nums),)
+    except TypeError:
+        return tuple(map(operator.index, nums))
 
 
 def _names(names) -> tuple:
-    return (names,) if isinstance(names, str) else tuple(names)
+    """Argument names as jax.jit reads them: None (none), a string or a sequence of them."""
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        return (names,)
+    names = tuple(names)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"argument is not a string: {name}")
+    return names
 
 
 def _given(nums, n: int) -> tuple:
@@ -488,7 +582,10 @@ def _from_numpy(jax, y, aval):
     return y
 
 
-def jit(fn=None, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
+_NOT_GIVEN = object()
+
+
+def jit(fn=_NOT_GIVEN, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
         in_shardings=None, out_shardings=None, static_argnames=(), donate_argnames=()):
     """Like ``jax.jit``: ``jit(fn)`` or ``@jit`` / ``@jit(static_argnums=...)``. Keyword
     arguments are dynamic unless named in ``static_argnames``. Called from inside a function
@@ -496,6 +593,6 @@ def jit(fn=None, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
     options = dict(static_argnums=static_argnums, donate_argnums=donate_argnums,
                    platform=platform, in_shardings=in_shardings, out_shardings=out_shardings,
                    static_argnames=static_argnames, donate_argnames=donate_argnames)
-    if fn is None:
+    if fn is _NOT_GIVEN:
         return lambda f: Jitted(f, **options)
     return Jitted(fn, **options)
