@@ -260,6 +260,18 @@ class Jitted:
     def cache_size(self) -> int:
         return len(self._cache)
 
+    def clear_cache(self) -> None:
+        """Forget every compiled signature (jax.jit's ``clear_cache``)."""
+        with self._lock:
+            self._cache.clear()
+
+    def eval_shape(self, *args, **kwargs):
+        """The results' shapes and dtypes (``jax.ShapeDtypeStruct``s in ``fn``'s output
+        pytree) for these arguments, nothing compiled or run: jax.jit's ``eval_shape``."""
+        jax = _jax()
+        return jax.jit(self.fn, static_argnums=self.static_argnums,
+                       static_argnames=self.static_argnames).eval_shape(*args, **kwargs)
+
     def _positional(self, args, kwargs):
         """``(fn, args, static keywords)`` with keyword arguments made positional: the
         dynamic ones one dict after ``args`` (a pytree, as jax.jit flattens them), the
@@ -373,6 +385,8 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         jax = _jax()
+        if jax.config.jax_disable_jit:  # (read per call, as jax.jit reads it: fn runs as is)
+            return self.fn(*args, **kwargs)
         _, positional, static_kw = self._positional(args, kwargs)
         static = self._check_statics(args, kwargs)
         key, leaves = self._key(positional, static, (args, kwargs))

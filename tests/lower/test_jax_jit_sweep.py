@@ -189,3 +189,33 @@ def test_jit_options_are_checked_as_jax_jit_checks_them(options):
 @pytest.mark.parametrize("fn", [3, None, staticmethod(lambda x: x)])
 def test_what_is_not_a_function_is_refused_as_jax_jit_refuses_it(fn):
     assert _outcome(lambda: lj.jit(fn)) == _outcome(lambda: jax.jit(fn))
+
+
+def test_disable_jit_runs_the_function_as_is_as_jax_jit_does():
+    calls = []
+
+    def f(x, n=2):
+        calls.append(type(x))
+        return x * n if x > 0 else -x          # Python control flow on the value
+    for jit in (jax.jit, lj.jit):
+        with jax.disable_jit():
+            assert jit(f, static_argnums=1)(3.0, 2) == 6.0
+            assert jit(f)(np.float32(-1.0)) == np.float32(1.0)
+            assert _outcome(lambda: jit(f)("a"))[1][0] is TypeError
+    assert calls == [float, np.float32, str] * 2
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        lj.jit(f)(3.0)
+
+
+def test_eval_shape_and_clear_cache_as_jax_jits():
+    def f(x, n, *, scale=1.0):
+        return {"y": x[:n] * scale, "i": jnp.argmax(x)}
+    x = np.arange(5, dtype=np.float32)
+    ours, theirs = lj.jit(f, static_argnums=1), jax.jit(f, static_argnums=1)
+    assert ours.eval_shape(x, 3, scale=2.0) == theirs.eval_shape(x, 3, scale=2.0)
+    ours(x, 3)
+    ours(x, 2)
+    assert ours.cache_size == 2
+    ours.clear_cache()
+    assert ours.cache_size == 0
+    np.testing.assert_array_equal(ours(x, 3)["y"], theirs(x, 3)["y"])
