@@ -18,8 +18,7 @@ mode. Leaves may be numpy arrays, jax arrays, Python scalars or typed PRNG keys
 
 from __future__ import annotations
 
-import math
-import re
+import operator
 import sys
 import threading
 import types
@@ -27,6 +26,8 @@ import types
 import numpy as np
 
 from .constants import FLOAT0
+from .jax_shardings import (_check_one_device_set, _flat_shardings, _is_sharding,
+                            _mesh_devices, _num_partitions)
 from .mlir import _params_key
 
 __all__ = ["lower", "jit", "Lowered", "Jitted"]
@@ -95,199 +96,9 @@ def _normalize_argnums(argnums, n: int, what: str) -> tuple:
     return tuple(sorted(set(out)))
 
 
-_TILED = re.compile(r"devices=\[[\d,]+\](?:<=\[([\d,]+)\](?:T\([\d,]+\))?|([\d,]+))")
-_MAXIMAL = re.compile(r"maximal device=(\d+)")
-
-
-def _devices_named(sharding: str) -> int:
-    """How many devices an XLA sharding string needs: one past the largest device it names
-    (``{devices=[2,2]0,1,2,3}``, iota ``{devices=[2,2]<=[4]}``, ``{maximal device=3}``)."""
-    m = _TILED.search(sharding)
-    if m:
-        if m.group(1):
-            return math.prod(int(d) for d in m.group(1).split(","))
-        ids = [int(d) for d in m.group(2).split(",")]
-        if sorted(ids) != list(range(len(ids))):
-            raise ValueError(f"sharding {sharding} names devices {ids}: a tiled sharding "
-                             f"names each of the program's devices 0..{len(ids) - 1} once")
-        return len(ids)
-    m = _MAXIMAL.search(sharding)
-    return int(m.group(1)) + 1 if m else 1
-
-
-def _all_eqns(jaxpr):
-    """Every equation of ``jaxpr`` (or a ClosedJaxpr) and of the jaxprs its equations hold
-    in their params (calls, bodies, branches), each jaxpr once."""
-    stack, seen = [jaxpr], set()
-    while stack:
-        j = stack.pop()
-        j = getattr(j, "jaxpr", j)
-        if id(j) in seen or not hasattr(j, "eqns"):
-            continue
-        seen.add(id(j))
-        for eqn in j.eqns:
-            yield eqn
-            for v in eqn.params.values():
-                for item in (v if isinstance(v, (tuple, list)) else (v,)):
-                    if hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
-                        stack.append(item)
-
-
-def _mesh_devices(jaxpr) -> int | None:
-    """The most devices a ``shard_map`` mesh or a sharding constraint anywhere in the jaxpr
-    names (None: none)."""
-    best = None
-    for eqn in _all_eqns(jaxpr):
-        size = getattr(eqn.params.get("mesh"), "size", None)
-        if isinstance(size, int) and size > 1:
-            best = max(best or 0, size)
-        # (a sharding constraint's devices too: jax.jit runs such a program on them)
-        ids = _device_list(eqn.params.get("sharding")) if "sharding" in eqn.params else None
-        if ids and len(ids) > 1:
-            best = max(best or 0, len(ids))
-    return best
-
-
-def _device_list(x) -> tuple | None:
-    """The ids of the devices a jax Sharding or Mesh names, in its order (None: not one that
-    names them: sharding text, an abstract mesh)."""
-    try:
-        devices = getattr(x, "_device_assignment", None)
-        if devices is None:
-            devices = getattr(getattr(x, "devices", None), "flat", None)
-        return tuple(d.id for d in devices) if devices is not None else None
-    except (AttributeError, TypeError, ValueError):  # (ValueError: over an AbstractMesh)
-        return None
-
-
-# Primitives whose ``sharding`` param places the call on one device of the program's (jax's
-# SingleDeviceSharding), not the program on those devices.
-_CALLBACKS = frozenset({"io_callback", "pure_callback", "debug_callback"})
-
-
-def _check_one_device_set(jax, shardings, jaxpr) -> tuple | None:
-    """Every jax Sharding given, every shard_map mesh and sharding constraint in the program
-    names the same devices, as jax.jit requires ("Received incompatible devices"): XLA would
-    otherwise fail on the mix, or run some of it on devices the rest does not use. A host
-    callback's sharding names one device among them. Returns the program's devices in the
-    order the first of them lists them (None: none named), which a callback's device is
-    numbered by."""
-    named: dict = {}
-    order = None
-    callbacks = []
-    for s in jax.tree_util.tree_leaves(list(shardings), is_leaf=_is_sharding):
-        ids = _device_list(s)
-        if ids:
-            named.setdefault(frozenset(ids), f"sharding {s}")
-            order = order or ids
-    for eqn in _all_eqns(jaxpr):
-        for key in ("mesh", "sharding"):
-            ids = _device_list(eqn.params.get(key))
-            if not ids:
-                continue
-            what = f"the {eqn.primitive.name} {key} {eqn.params.get(key)}"
-            if key == "sharding" and eqn.primitive.name in _CALLBACKS:
-                callbacks.append((frozenset(ids), what))
-                continue
-            named.setdefault(frozenset(ids), what)
-            order = order or ids
-    if len(named) > 1:
-        parts = "; ".join(f"{what} uses devices {sorted(ids)}" for ids, what in named.items())
-        raise ValueError(f"Received incompatible devices for jitted computation: {parts}")
-    for ids, what in callbacks:
-        if named and not ids <= next(iter(named)):
-            raise ValueError(f"Received incompatible devices for jitted computation: {what} "
-                             f"uses devices {sorted(ids)}, outside the program's "
-                             f"{sorted(next(iter(named)))}")
-    return order
-
-
-def _num_partitions(shardings) -> int | None:
-    """The devices the shardings name; tiled ones must all name that many (XLA:
-    "tile_assignment should have 4 devices but has 2")."""
-    counts = {s: _devices_named(s) for s in shardings if s}
-    if not counts:
-        return None
-    n = max(counts.values())
-    for s, k in counts.items():
-        if k != n and _TILED.search(s):
-            raise ValueError(f"sharding {s} tiles over {k} devices, but other shardings of "
-                             f"the program name {n}: every tiled sharding must use all {n} "
-                             "(replicate along a trailing tile dimension, "
-                             "'last_tile_dim_replicate', to use fewer)")
-    return n
-
-
-class _Flat:
-    """One sharding standing for every leaf of the subtree it is matched with."""
-
-    def __init__(self, value, count):
-        self.value, self.count = value, count
-
-
-def _is_sharding(x) -> bool:
-    if type(x).__name__ in ("PartitionSpec", "P") and type(x).__module__.startswith("jax"):
-        raise ValueError(f"a PartitionSpec ({x}) names mesh axes, not devices: pass "
-                         "jax.sharding.NamedSharding(mesh, spec), or XLA's sharding text")
-    return x is None or isinstance(x, str) or hasattr(x, "_to_xla_hlo_sharding") or \
-        type(x).__name__ == "HloSharding"
-
-
-def _as_text(sharding, aval) -> str | None:
-    """An XLA sharding string: strings as given, jax Shardings (``NamedSharding``,
-    ``PositionalSharding``...) and jaxlib HloShardings printed by XLA."""
-    if sharding is None or isinstance(sharding, str):
-        return sharding
-    to_hlo = getattr(sharding, "_to_xla_hlo_sharding", None)
-    if to_hlo is None:
-        return str(sharding)
-    # Against the array's own rank (a key array's logical one), as jax.jit checks it: a
-    # PartitionSpec longer than the rank raised IndexError inside jax, or split key words.
-    check = getattr(sharding, "check_compatible_aval", None)
-    if check is not None:
-        check(tuple(getattr(aval, "shape", ())))
-    # Of the array the program holds: a typed PRNG key's words are trailing dimensions,
-    # which the sharding leaves whole (as jax's physical sharding of a key array does).
-    from .rules.random import physical_aval
-    return str(to_hlo(len(physical_aval(aval).shape)))
-
-
-def _flat_shardings(jax, what: str, spec, whole, avals) -> list | None:
-    """``spec`` matched to the flat leaves of ``whole`` (the tuple of positional arguments,
-    or the output), as jax.jit matches it: one sharding for everything, a pytree prefix of
-    ``whole`` (a tuple or list: one entry per element, each a prefix of its subtree), or one
-    sharding per flat leaf."""
-    if spec is None:
-        return None
-    n = len(avals)
-    trees = list(whole) if isinstance(whole, (tuple, list)) else [whole]
-    if not _is_sharding(spec) and not isinstance(spec, (tuple, list)):
-        spec, trees = [spec], [whole]  # a dict or other pytree prefix of the whole
-    if _is_sharding(spec):
-        flat = [spec] * n
-    else:
-        spec = list(spec)
-        if len(spec) == len(trees):
-            flat = []
-            for s, tree in zip(spec, trees):
-                marked = jax.tree_util.tree_map(
-                    lambda sh, sub: _Flat(sh, len(jax.tree_util.tree_leaves(sub))), s, tree,
-                    is_leaf=_is_sharding)
-                for f in jax.tree_util.tree_leaves(marked,
-                                                   is_leaf=lambda x: isinstance(x, _Flat)):
-                    flat += [f.value] * f.count
-        elif len(spec) == n and all(map(_is_sharding, spec)):
-            flat = spec
-        else:
-            kind = "arguments" if what == "in_shardings" else "results"
-            raise ValueError(f"{what} has {len(spec)} entries for {n} flat {kind}")
-    if len(flat) != n:
-        raise ValueError(f"{what} gives {len(flat)} shardings for {n} flat values")
-    return [_as_text(s, a) for s, a in zip(flat, avals)]
-
-
 def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardings=None,
-          out_shardings=None, static_argnums=(), _donate_keywords=frozenset()) -> Lowered:
+          out_shardings=None, static_argnums=(), _donate_keywords=frozenset(),
+          _named=None) -> Lowered:
     """Our module of ``fn`` for these arguments' signature (their values are not baked in,
     except the static ones). ``in_shardings``/``out_shardings`` are XLA sharding strings or
     jax Shardings (None: unannotated), matched to the arguments and results as jax.jit
@@ -308,6 +119,9 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         it = iter(dyn)
         full = [statics[i] if i in statics else next(it) for i in range(n)]
         return fn(*full)
+    # (jax's errors while tracing name fn and its arguments, as jax.jit's do: ``_named`` is
+    # Jitted's (fn, args, keyword arguments, static numbers, static names))
+    _name_as_jax_jit(jax, dynamic_fn, *(_named or (fn, example_args, {}, static_argnums, ())))
 
     _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
     try:
@@ -347,6 +161,8 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         axis_context = ShardingContext(partitions, device_assignment=devices)
     name = getattr(fn, "__name__", "fn")
     ordered = ordered_in_order(closed.effects)
+    if (partitions or 1) > 1:
+        _check_shardable(ordered)
     from .rules.random import threefry_partitionable
     # jax reads jax_threefry_partitionable when it lowers random_bits and random_split (the
     # jaxpr does not record it): so do we, for the same random numbers.
@@ -361,6 +177,35 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                    num_partitions=partitions or 1)
 
 
+def _name_as_jax_jit(jax, traced, fn, args, kwargs, static_argnums, static_argnames):
+    """Give ``traced`` (what jax traces for ``fn``) the debug info jax.jit gives ``fn``
+    called with ``args`` and ``kwargs``: jax's messages then name ``fn``, its source line and
+    its arguments' paths (``x['a']``), not our wrapper's. Left alone where this jax has no
+    such hook, or its names do not fit."""
+    try:
+        from jax._src import api_util
+        info = api_util.debug_info("jit", fn, args, kwargs, static_argnums=static_argnums,
+                                   static_argnames=static_argnames)
+        dynamic = [a for i, a in enumerate(args) if i not in static_argnums]
+        dynamic += [v for k, v in kwargs.items() if k not in static_argnames]
+        if info.arg_names is not None and \
+                len(info.arg_names) == len(jax.tree_util.tree_leaves(dynamic)):
+            api_util.save_wrapped_fun_debug_info(traced, info)
+    except Exception:  # noqa: BLE001 (only messages' names)
+        pass
+
+
+def _check_shardable(ordered) -> None:
+    """jax.jit's refusal of ordered effects over several devices, but for those jax declares
+    shardable (io_callback's ordered one): an ordered debug print has no one order there."""
+    from jax._src import effects
+    shardable = getattr(effects, "shardable_ordered_effects", None)
+    unsupported = [e for e in ordered if shardable is None or not shardable.contains(e)]
+    if unsupported:
+        raise ValueError("The following ordered effects are not supported for more than 1 "
+                         f"device: {unsupported}")
+
+
 class Jitted:
     """``jit(fn)``: call it like ``fn``. ``lower(*args)`` gives the ``Lowered`` program of a
     signature, ``cache_size`` how many signatures have been compiled.
@@ -372,6 +217,10 @@ class Jitted:
     def __init__(self, fn, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
                  in_shardings=None, out_shardings=None, static_argnames=(),
                  donate_argnames=()):
+        if isinstance(fn, staticmethod):  # (jax.jit's checks, in its words)
+            raise TypeError(f"staticmethod arguments are not supported, got {fn}")
+        if not callable(fn):
+            raise TypeError(f"Expected a callable value, got {fn}")
         self.fn = fn
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
         static_argnums, donate_argnums = _nums(static_argnums), _nums(donate_argnums)
@@ -411,10 +260,24 @@ class Jitted:
     def cache_size(self) -> int:
         return len(self._cache)
 
+    def clear_cache(self) -> None:
+        """Forget every compiled signature (jax.jit's ``clear_cache``)."""
+        with self._lock:
+            self._cache.clear()
+
+    def eval_shape(self, *args, **kwargs):
+        """The results' shapes and dtypes (``jax.ShapeDtypeStruct``s in ``fn``'s output
+        pytree) for these arguments, nothing compiled or run: jax.jit's ``eval_shape``."""
+        jax = _jax()
+        return jax.jit(self.fn, static_argnums=self.static_argnums,
+                       static_argnames=self.static_argnames).eval_shape(*args, **kwargs)
+
     def _positional(self, args, kwargs):
         """``(fn, args, static keywords)`` with keyword arguments made positional: the
         dynamic ones one dict after ``args`` (a pytree, as jax.jit flattens them), the
         ``static_argnames`` ones baked into ``fn`` and returned for the cache key."""
+        if kwargs and self.in_shardings is not None:
+            raise ValueError("pjit does not support kwargs when in_shardings is specified.")
         if not kwargs:
             return self.fn, args, ()
         names = self.static_argnames + self._numbered_names
@@ -425,18 +288,26 @@ class Jitted:
         def call(*a):
             return fn(*a[:n], **a[n], **statics)
         call.__name__ = getattr(fn, "__name__", "fn")
-        try:
-            hash(tuple(statics.items()))
-        except TypeError:
-            raise TypeError("static arguments must be hashable (as in jax.jit)") from None
         return call, (*args, dynamic), _params_key(statics)
 
-    def _key(self, args, static):
+    def _arg_name(self, i: int, args, kwargs) -> str:
+        """The path jax.jit's messages give the ``i``-th flat dynamic argument (``x['a']``,
+        ``args[1]``), through jax's own naming ("unknown" where this jax has none)."""
+        try:
+            from jax._src import api_util
+            names = api_util.debug_info(
+                "jit", self.fn, args, kwargs, static_argnums=self._argnums(len(args))[0],
+                static_argnames=self.static_argnames + self._numbered_names).arg_names
+            return names[i]
+        except Exception:  # noqa: BLE001 (a message's detail only)
+            return "unknown"
+
+    def _key(self, args, static, call_args=((), {})):
         jax = _jax()
         statics, dynamic = _split(args, static)
         leaves, tree = jax.tree_util.tree_flatten(tuple(dynamic))
         sig = []
-        for x in leaves:
+        for i, x in enumerate(leaves):
             if isinstance(x, jax.core.Tracer):
                 if getattr(_TRACING, "depth", 0):
                     return None, None  # (called by a function lower.jax is tracing)
@@ -449,12 +320,8 @@ class Jitted:
                 raise TypeError(f"an argument is a jax.ShapeDtypeStruct {x}, not an array: "
                                 "to lower the program of a signature, pass it to "
                                 ".lower(...)")
-            aval = jax.api_util.shaped_abstractify(x)
+            aval = _abstractify(jax, x, self.fn, lambda: self._arg_name(i, *call_args))
             sig.append((aval.shape, str(aval.dtype), bool(getattr(aval, "weak_type", False))))
-        try:
-            hash(tuple(statics.items()))
-        except TypeError:
-            raise TypeError("static arguments must be hashable (as in jax.jit)") from None
         x64 = bool(jax.config.jax_enable_x64)
         # Static values by type and exact value: 2, 2.0 and True are equal but trace apart,
         # and so do 0.0 and -0.0 (jax.jit keys them by equality: the first one's program
@@ -472,17 +339,27 @@ class Jitted:
         static = {*_given(self.static_argnums, n), *(i for i in self._named_nums if i < n)}
         return tuple(sorted(static)), _given(self._donate_nums, n)
 
+    def _check_statics(self, args, kwargs) -> tuple:
+        """The static argument numbers of this call, its static arguments hashable (as
+        jax.jit requires)."""
+        static = self._argnums(len(args))[0]
+        names = self.static_argnames + self._numbered_names
+        _check_hashable([args[i] for i in static] +
+                        [v for k, v in kwargs.items() if k in names])
+        return static
+
     def lower(self, *args, **kwargs) -> Lowered:
+        self._check_statics(args, kwargs)
         static, donate = self._argnums(len(args))
+        raw_args = args
         fn, args, _ = self._positional(args, kwargs)
-        ins = self.in_shardings
-        if kwargs and isinstance(ins, (tuple, list)):
-            # (the keyword arguments' dict: unannotated; jax.jit refuses keyword arguments
-            # with in_shardings)
-            ins = [*ins, None]
+        # (keyword arguments with in_shardings: refused by _positional, as jax.jit refuses
+        # them, static ones too)
         return lower(fn, *args, platform=self.platform, donate_argnums=donate,
-                     static_argnums=static, in_shardings=ins,
+                     static_argnums=static, in_shardings=self.in_shardings,
                      out_shardings=self.out_shardings,
+                     _named=(self.fn, raw_args, kwargs, static,
+                             self.static_argnames + self._numbered_names),
                      _donate_keywords=frozenset(k for k in kwargs if k in self._donate_names))
 
     def _inside_a_trace(self, *args, **kwargs):
@@ -508,8 +385,11 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         jax = _jax()
+        if jax.config.jax_disable_jit:  # (read per call, as jax.jit reads it: fn runs as is)
+            return self.fn(*args, **kwargs)
         _, positional, static_kw = self._positional(args, kwargs)
-        key, leaves = self._key(positional, self._argnums(len(args))[0])
+        static = self._check_statics(args, kwargs)
+        key, leaves = self._key(positional, static, (args, kwargs))
         if key is None:
             return self._inside_a_trace(*args, **kwargs)
         key = (key, bool(kwargs), static_kw)
@@ -524,8 +404,80 @@ class Jitted:
         arrays = [_to_numpy(jax, x, a) for x, a in zip(leaves, lowered.in_avals)]
         results = (exe(*arrays) if lowered.num_partitions == 1 else
                    exe.run_global(*arrays))[lowered.token_outputs:]
+        _check_special(jax, self, results, lowered.out_avals, args, kwargs)
         outs = [_from_numpy(jax, y, a) for y, a in zip(results, lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)
+
+
+def _check_hashable(statics) -> None:
+    """jax.jit's refusal of a static argument it cannot hash."""
+    for v in statics:
+        try:
+            hash(v)
+        except TypeError as e:
+            raise ValueError(
+                "Non-hashable static arguments are not supported. An error occurred while "
+                f"trying to hash an object of type {type(v)}, {v}. The error was:\n"
+                f"{type(e).__name__}: {e}\n") from None
+
+
+def _abstractify(jax, x, fn, name):
+    """``x``'s abstract value, as jax.jit reads an argument (a Python int out of its
+    type's range included), refused in jax.jit's words (``name()``: the argument's path)."""
+    try:
+        from jax._src.core import shaped_abstractify
+    except ImportError:  # (a jax without it: the public one, which checks no range)
+        shaped_abstractify = jax.api_util.shaped_abstractify
+    try:
+        return shaped_abstractify(x)
+    except OverflowError:
+        raise OverflowError("An overflow was encountered while parsing an argument to a "
+                            f"jitted computation, whose argument path is {name()}. Got "
+                            f"{type(x)} with value {x}") from None
+    except TypeError:
+        raise TypeError(
+            f"Error interpreting argument to {fn} as an abstract array. The problematic value "
+            f"is of type {type(x)} and was passed to the function at path {name()}.\n"
+            "This typically means that a jit-wrapped function was called with a non-array "
+            "argument, and this argument was not marked as static using the static_argnums "
+            "or static_argnames parameters of jax.jit.") from None
+
+
+def _check_special(jax, jitted, results, avals, args, kwargs) -> None:
+    """jax.jit's ``jax_debug_nans`` / ``jax_debug_infs`` (read now, as jax reads them on each
+    call, context managers included): a NaN (Inf) in a floating or complex result prints that
+    the de-optimized function runs, and runs ``fn`` op by op in jax, whose own check raises
+    ``FloatingPointError`` at the operation that made it (or Python's ZeroDivisionError);
+    where none does, FloatingPointError says so, in jax's words."""
+    nans, infs = bool(jax.config.jax_debug_nans), bool(jax.config.jax_debug_infs)
+    if not (nans or infs):
+        return
+    found = None
+    for y, aval in zip(results, avals):
+        if found or not jax.dtypes.issubdtype(aval.dtype, np.inexact):
+            continue
+        y = np.asarray(y)
+        found = ("nan" if nans and np.isnan(y).any() else
+                 "inf" if infs and np.isinf(y).any() else None)
+    if found is None:
+        return
+    print("Invalid nan value encountered in the output of a jax.jit function. Calling the "
+          "de-optimized version.")
+    try:
+        jitted.fn(*args, **kwargs)
+    except (FloatingPointError, ZeroDivisionError) as e:
+        raise e from None
+    raise FloatingPointError(
+        f"{(f'jit({jitted.__name__})', found)}. Because jax_config.debug_nans.value and/or "
+        "config.jax_debug_infs is set, the de-optimized function (i.e., the function as if "
+        "the `jit` decorator were removed) was called in an attempt to get a more precise "
+        "error message. However, the de-optimized function did not produce invalid values "
+        "during its execution. This behavior can result from `jit` optimizations causing "
+        "the invalid value to be produced. It may also arise from having nan/inf literals "
+        "as inputs or outputs, like `jax.jit(lambda ...: jax.numpy.nan)(...)`. \n\nIt may "
+        "be possible to avoid the invalid value by removing the `jit` decorator, at the "
+        "cost of losing optimizations. \n\nIf you see this error, consider opening a bug "
+        "report at https://github.com/jax-ml/jax.") from None
 
 
 def _other_way(fn, argnums, argnames) -> tuple:
@@ -546,11 +498,26 @@ def _other_way(fn, argnums, argnames) -> tuple:
 
 
 def _nums(nums) -> tuple:
-    return (nums,) if isinstance(nums, int) else tuple(nums)
+    """Argument numbers as jax.jit reads them: None (none), an index or a sequence of them."""
+    if nums is None:
+        return ()
+    try:
+        return (operator.index(nums),)
+    except TypeError:
+        return tuple(map(operator.index, nums))
 
 
 def _names(names) -> tuple:
-    return (names,) if isinstance(names, str) else tuple(names)
+    """Argument names as jax.jit reads them: None (none), a string or a sequence of them."""
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        return (names,)
+    names = tuple(names)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"argument is not a string: {name}")
+    return names
 
 
 def _given(nums, n: int) -> tuple:
@@ -629,7 +596,10 @@ def _from_numpy(jax, y, aval):
     return y
 
 
-def jit(fn=None, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
+_NOT_GIVEN = object()
+
+
+def jit(fn=_NOT_GIVEN, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
         in_shardings=None, out_shardings=None, static_argnames=(), donate_argnames=()):
     """Like ``jax.jit``: ``jit(fn)`` or ``@jit`` / ``@jit(static_argnums=...)``. Keyword
     arguments are dynamic unless named in ``static_argnames``. Called from inside a function
@@ -637,6 +607,6 @@ def jit(fn=None, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
     options = dict(static_argnums=static_argnums, donate_argnums=donate_argnums,
                    platform=platform, in_shardings=in_shardings, out_shardings=out_shardings,
                    static_argnames=static_argnames, donate_argnames=donate_argnames)
-    if fn is None:
+    if fn is _NOT_GIVEN:
         return lambda f: Jitted(f, **options)
     return Jitted(fn, **options)
