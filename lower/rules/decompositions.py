@@ -8,8 +8,8 @@ tridiagonal_solve, ormqr and geqp3. Where LAPACK reports failure (``info``) the 
 become NaN, as in JAX.
 
 ``qr`` and ``lu_pivots_to_permutation`` decompose into other primitives and are registered for
-every platform; the LAPACK calls for CPU only. On GPU JAX calls cuSOLVER targets that live in
-jax's CUDA plugin: not done here.
+every platform; the LAPACK calls for CPU only (TPU's rules are in ``decompositions_tpu`` and
+``polar``). On GPU JAX calls cuSOLVER targets that live in jax's CUDA plugin: not done here.
 
 The LAPACK targets must be registered with XLA's CPU runtime before such a module compiles;
 ``verify`` does that (``verify/lapack.py``) when it sees one.
