@@ -27,6 +27,10 @@ class Choices:
     def choice(self, seq):
         return seq[self.integer(0, len(seq) - 1)]
 
+    def op(self, names):
+        """The next op of a program, among ``names`` (simplest first): ``choice`` here."""
+        return self.choice(names)
+
     def boolean(self, p: float = 0.5) -> bool:
         raise NotImplementedError
 
@@ -50,13 +54,26 @@ class Choices:
 
 
 class HypothesisChoices(Choices):
-    """Decisions drawn by hypothesis (``draw`` of an ``st.composite``)."""
+    """Decisions drawn by hypothesis (``draw`` of an ``st.composite``).
+
+    NOTE: hypothesis runs many of its first examples as a short new prefix followed by the
+    simplest choice at every later draw; with ``choice`` alone, every op of those programs
+    would be ``names[0]`` (``abs`` was in 24% of ``programs()``' programs). So ``op``
+    counts from a salt, the first draw of a program: the op is ``names[(i - salt) % n]``.
+    The salt is part of the new prefixes, so such programs get a different op each;
+    shrinking the salt and the op's ``i`` together (a pass hypothesis has) keeps an op,
+    and both at 0 is ``names[0]`` again."""
 
     def __init__(self, draw):
         self._draw = draw
+        self._salt = draw(st.integers(0, 2 ** 16 - 1))
 
     def integer(self, lo, hi):
         return lo if lo >= hi else self._draw(st.integers(lo, hi))
+
+    def op(self, names):
+        n = len(names)
+        return names[(self.integer(0, n - 1) - self._salt) % n]
 
     def boolean(self, p=0.5):
         if p <= 0:
@@ -68,8 +85,8 @@ class HypothesisChoices(Choices):
         return self._draw(st.integers(0, 999)) >= 1000 - round(1000 * p)
 
     def words(self, count, nbits):
-        top = 2 ** nbits - 1
-        return self._draw(st.lists(st.integers(0, top), min_size=count, max_size=count))
+        from .values import words  # (large counts drawn sparsely: see there)
+        return self._draw(words(count, nbits))
 
 
 class RandomChoices(Choices):

@@ -8,10 +8,31 @@ XLA must still compile and run.
 from __future__ import annotations
 
 
+from ..mhlo_attributes import ChannelHandle
 from ..xla_cpu import complex_of_constants, fft_into_all_gather
 from .combiners import combiner
 from .scope import Skip
 from .table import exclude, rule
+
+
+def _channel(s, x, global_ids: bool = False) -> dict:
+    """A collective's optional channel: none (most often), or a channel handle of a drawn
+    number and type (0 invalid, 1 device to device, 2 device to host, which one device
+    treats alike), with ``use_global_device_ids`` too where the op has it (it needs the
+    handle; the one group ``[[0]]`` names device 0 either way).
+
+    With a channel XLA:CPU keeps the collective and runs it, which it cannot for every type
+    (measured on jaxlib 0.10.2, one op of each type alone): all_reduce and reduce_scatter of
+    sub-byte integers or 8- and 4-bit floats are UNIMPLEMENTED, and a collective_permute of
+    i4 corrupted the heap (the process died later). So no channel for those types."""
+    et = x.type.element_type
+    if (et.bits < 8 and et.kind != "bool") or (et.kind == "float" and et.bits <= 8) \
+            or not s.c.boolean(0.3):
+        return {}
+    out = {"channel_handle": ChannelHandle(s.c.integer(1, 3), s.c.choice((1, 0, 2)))}
+    if global_ids and s.c.boolean():
+        out["use_global_device_ids"] = True
+    return out
 
 
 @rule("replica_id", "partition_id")
@@ -28,7 +49,8 @@ def _all_reduce(s, name):
     part = combiner(s, x.type.element_type, collective=True)
     if part is None:
         raise Skip("no combiner")
-    return [s.b.all_reduce(x, lambda r, a, e: part[1](r, a, e), replica_groups=[[0]])]
+    return [s.b.all_reduce(x, lambda r, a, e: part[1](r, a, e), replica_groups=[[0]],
+                           **_channel(s, x, True))]
 
 
 @rule("cross-replica-sum")
@@ -43,7 +65,7 @@ def _all_gather(s, name):
     dims = [d for d, n in enumerate(x.type.shape) if n > 0]
     if not dims:
         raise Skip("all dimensions empty")
-    out = s.b.all_gather(x, s.c.choice(dims), replica_groups=[[0]])
+    out = s.b.all_gather(x, s.c.choice(dims), replica_groups=[[0]], **_channel(s, x, True))
     if fft_into_all_gather(out.owner):  # XLA:CPU fails running it (mhlo_ir.xla_cpu)
         raise Skip("an fft's result gathered along a minor dimension")
     return [out]
@@ -53,12 +75,14 @@ def _all_gather(s, name):
 def _all_to_all(s, name):
     x = s.pick(lambda t: t.rank >= 1)
     d = s.c.integer(0, x.type.rank - 1)
-    return [s.b.all_to_all(x, d, s.c.integer(0, x.type.rank - 1), 1, replica_groups=[[0]])]
+    return [s.b.all_to_all(x, d, s.c.integer(0, x.type.rank - 1), 1, replica_groups=[[0]],
+                           **_channel(s, x))]
 
 
 @rule("collective_permute")
 def _collective_permute(s, name):
-    return [s.b.collective_permute(s.pick(), [[0, 0]])]
+    x = s.pick()
+    return [s.b.collective_permute(x, [[0, 0]], **_channel(s, x))]
 
 
 @rule("reduce_scatter")
@@ -71,7 +95,7 @@ def _reduce_scatter(s, name):
         raise Skip("no combiner")
     dims = [d for d, n in enumerate(x.type.shape) if n > 0]
     out = s.b.reduce_scatter(x, s.c.choice(dims), lambda r, a, e: part[1](r, a, e),
-                             replica_groups=[[0]])
+                             replica_groups=[[0]], **_channel(s, x, True))
     if fft_into_all_gather(out.owner):  # XLA:CPU fails running it (mhlo_ir.xla_cpu)
         raise Skip("an fft's result scattered along a minor dimension")
     return [out]

@@ -1,11 +1,12 @@
 """The convolution rule: drawn layouts (any permutation of batch, feature and spatial
-dimensions on each side), strides, padding (negative too), dilations, window reversal and
-feature or batch groups."""
+dimensions on each side), strides, padding (negative too), dilations, window reversal,
+feature or batch groups and precisions."""
 
 from __future__ import annotations
 
 from ..mhlo_attributes import ConvDimensionNumbers
 from ..types import tensor
+from .rules_linalg import precision_config
 from .scope import Skip
 from .table import rule
 
@@ -56,4 +57,5 @@ def _convolution(s, name):
     reversal = [s.c.boolean(0.2) for _ in range(n_sp)] if s.c.boolean(0.2) else None
     return [s.b.convolution(lhs, rhs, dn, window_strides=strides, padding=padding,
                             lhs_dilation=ldil, rhs_dilation=rdil, window_reversal=reversal,
-                            feature_group_count=fgc, batch_group_count=bgc)]
+                            feature_group_count=fgc, batch_group_count=bgc,
+                            precision_config=precision_config(s))]

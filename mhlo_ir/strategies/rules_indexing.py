@@ -1,5 +1,7 @@
 """Rules for the indexing chapter: dynamic_slice and dynamic_update_slice, gather and
-dynamic_gather with drawn dimension numbers, scatter, sort, torch_index_select.
+dynamic_gather with drawn dimension numbers, scatter, sort, torch_index_select; indices sorted
+(``indices_are_sorted``) or provably unique (``unique_indices``) are said so, sometimes, and a
+sort of one operand is sometimes unstable.
 
 Indices are in range by construction (constants drawn in range, or pool values clamped), so
 no program depends on XLA's clamping of out-of-bounds starts or its skipping of out-of-bounds
@@ -37,9 +39,12 @@ def _dynamic_update_slice(s, name):
     return [s.b.dynamic_update_slice(x, update, starts)]
 
 
-def _index_array(s, shape, vector_dim, bounds, et):
+def _index_values(s, shape, vector_dim, bounds, ascending=False) -> np.ndarray:
     """Start indices of ``shape`` whose index vectors (along ``vector_dim``) hold, at
-    position j, a value in [0, bounds[j]]."""
+    position j, a value in [0, bounds[j]]; ``ascending``: each position's values never
+    decrease from one index vector to the next (in row-major order), so the vectors are
+    sorted whatever order of their positions a consumer compares them in (what
+    ``indices_are_sorted`` promises)."""
     n = int(np.prod(shape)) if shape else 1
     flat = np.zeros(n, np.int64)
     arr = flat.reshape(shape) if shape else flat.reshape(())
@@ -51,11 +56,20 @@ def _index_array(s, shape, vector_dim, bounds, et):
         moved = arr[..., None]
     for idx in np.ndindex(moved.shape):
         moved[idx] = s.c.integer(0, bounds[idx[-1]])
-    return s.b.constant(arr.astype(et.dtype))
+    if ascending and moved.size:
+        vectors = moved.reshape(-1, moved.shape[-1])  # (a copy when moved is no view)
+        vectors.sort(axis=0)
+        moved[...] = vectors.reshape(moved.shape)
+    return arr
+
+
+def _index_array(s, shape, vector_dim, bounds, et, ascending=False):
+    return s.b.constant(_index_values(s, shape, vector_dim, bounds, ascending).astype(et.dtype))
 
 
 def _gather_parts(s, x):
-    """Dimension numbers, slice sizes and indices for a gather from ``x``."""
+    """Dimension numbers, slice sizes, indices and whether they are sorted, for a gather
+    from ``x``."""
     r = x.type.rank
     dims = list(range(r))
     index_map = s.c.subset(dims, 0, 2)
@@ -73,26 +87,28 @@ def _gather_parts(s, x):
     if any(b < 0 for b in bounds):
         raise Skip("empty dimension")
     et = s.index_type()
-    indices = _index_array(s, tuple(ishape), vector_dim, bounds or [0], et)
+    ascending = s.c.boolean(0.3)
+    indices = _index_array(s, tuple(ishape), vector_dim, bounds or [0], et, ascending)
     out_rank = len(batch) + r - len(collapsed)
     offset = sorted(s.c.subset(list(range(out_rank)), r - len(collapsed), r - len(collapsed)))
     dn = GatherDimensionNumbers(offset_dims=tuple(offset), collapsed_slice_dims=tuple(collapsed),
                                 start_index_map=tuple(index_map), index_vector_dim=vector_dim)
-    return dn, sizes, indices
+    return dn, sizes, indices, ascending
 
 
 @rule("gather")
 def _gather(s, name):
     x = s.pick(lambda t: t.rank >= 1)
-    dn, sizes, indices = _gather_parts(s, x)
-    return [s.b.gather(x, indices, dn, sizes)]
+    dn, sizes, indices, ascending = _gather_parts(s, x)
+    return [s.b.gather(x, indices, dn, sizes, indices_are_sorted=ascending)]
 
 
 @rule("dynamic_gather")
 def _dynamic_gather(s, name):
     x = s.pick(lambda t: t.rank >= 1)
-    dn, sizes, indices = _gather_parts(s, x)
-    return [s.b.dynamic_gather(x, indices, s.b.constant(np.array(sizes, np.int64)), dn)]
+    dn, sizes, indices, ascending = _gather_parts(s, x)
+    return [s.b.dynamic_gather(x, indices, s.b.constant(np.array(sizes, np.int64)), dn,
+                               indices_are_sorted=ascending)]
 
 
 @rule("torch_index_select")
@@ -127,7 +143,10 @@ def _scatter(s, name):
     bounds = [x.type.shape[d] - sizes[d] for d in to_operand]
     if any(b < 0 for b in bounds):
         raise Skip("empty dimension")
-    indices = _index_array(s, tuple(ishape), vector_dim, bounds or [0], s.index_type())
+    index_et = s.index_type()
+    ascending = s.c.boolean(0.3)
+    values = _index_values(s, tuple(ishape), vector_dim, bounds or [0], ascending)
+    indices = s.b.constant(values.astype(index_et.dtype))
     window = [sizes[d] for d in dims if d not in inserted]
     urank = len(batch) + len(window)
     window_dims = sorted(s.c.subset(list(range(urank)), len(window), len(window)))
@@ -145,7 +164,22 @@ def _scatter(s, name):
                                  inserted_window_dims=tuple(inserted),
                                  scatter_dims_to_operand_dims=tuple(to_operand),
                                  index_vector_dim=vector_dim)
-    return [s.b.scatter(x, indices, updates, dn, comb[1], unique_indices=False)]
+    unique = _unique(values, [sizes[d] for d in to_operand]) and s.c.boolean()
+    return [s.b.scatter(x, indices, updates, dn, comb[1], indices_are_sorted=ascending,
+                        unique_indices=unique)]
+
+
+def _unique(values, sizes) -> bool:
+    """Whether a scatter's updates provably reach distinct operand elements (what
+    ``unique_indices`` promises; the spec leaves the result to the executor when they do
+    not): one index vector (``values`` holds them along its last dimension); or distinct
+    vectors whose windows span one element along each dimension they index."""
+    count = int(np.prod(values.shape[:-1]))
+    if count <= 1:
+        return True
+    vectors = values.reshape(count, values.shape[-1]).tolist()
+    return bool(sizes) and all(n == 1 for n in sizes) and \
+        len(set(map(tuple, vectors))) == count
 
 
 @rule("sort")
@@ -162,7 +196,11 @@ def _sort(s, name):
         return r.compare(args[0], args[1], direction, ct)
 
     dim = s.c.integer(0, x.type.rank - 1)
-    out = s.b.sort([x] + others, comparator, dim, is_stable=True)
+    # Unstable only with one operand: elements its comparator calls equal are then the same
+    # bits (integers; floats in total order), so no executor's order of them shows; with
+    # more operands, the order of the others' elements at equal keys would.
+    stable = bool(others) or not s.c.boolean(0.4)
+    out = s.b.sort([x] + others, comparator, dim, is_stable=stable)
     return list(out) if isinstance(out, tuple) else [out]
 
 

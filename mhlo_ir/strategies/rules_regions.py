@@ -138,7 +138,10 @@ def _scan(s, name):
     step = tensor(tuple(n for i, n in enumerate(x.type.shape) if i != dim), x.type.element_type)
     carry = s.value_of(tensor((), s.gen.element_type()))
     body = _scalar_body(s, None, [step, carry.type], s.c.integer(1, 3), loop=True)
-    out, final = s.b.scan(x, carry, dim, body, is_reverse=s.c.boolean())
+    # scan_dim_size, which only a scan without inputs needs, spelled out sometimes; never
+    # is_associative, which would let an executor regroup a drawn body that is not
+    size = x.type.shape[dim] if s.c.boolean(0.3) else None
+    out, final = s.b.scan(x, carry, dim, body, is_reverse=s.c.boolean(), scan_dim_size=size)
     return [out, final]
 
 

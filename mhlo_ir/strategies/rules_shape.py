@@ -166,7 +166,15 @@ def _dynamic_broadcast_in_dim(s, name):
     shape = [s.gen.dim(1) for _ in range(rank)]
     for i, d in enumerate(dims):
         shape[d] = x.type.shape[i] if x.type.shape[i] != 1 else shape[d]
-    return [s.b.dynamic_broadcast_in_dim(x, _shape_constant(s, shape), dims, tuple(shape))]
+    known = {}
+    if s.c.boolean(0.3):  # hints, which must be true: operand dimensions of size 1 that
+        # grow, and dimensions whose size stays
+        grow = [i for i, d in enumerate(dims) if x.type.shape[i] == 1 != shape[d]]
+        stay = [i for i, d in enumerate(dims) if x.type.shape[i] == shape[d]]
+        known = {"known_expanding_dimensions": sorted(s.c.subset(grow)),
+                 "known_nonexpanding_dimensions": sorted(s.c.subset(stay))}
+    return [s.b.dynamic_broadcast_in_dim(x, _shape_constant(s, shape), dims, tuple(shape),
+                                         **known)]
 
 
 @rule("dynamic_reshape")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 
+from .. import dtypes
+from ..types import tensor
 from .scope import Skip
 from .table import rule
 
@@ -48,8 +50,38 @@ def _domain(s, name):
     return [s.b.domain(s.pick(), "{maximal device=0}", "{maximal device=0}")]
 
 
+# Targets XLA:CPU knows without registration: annotations it drops (identities on one
+# device), and TopK, which it computes itself (f32 alone: "TopK expects F32 data type").
+# Not the SPMD partitioner's SPMDFullToShardShape and SPMDShardToFullShape: alone they
+# compile, but beside other annotations XLA:CPU finds "No registered implementation".
+_IDENTITY_TARGETS = ("Sharding", "MoveToHost", "MoveToDevice", "LayoutConstraint",
+                     "annotate_device_placement")
+
+
 @rule("custom_call")
 def _custom_call(s, name):
-    # "Sharding" is the target XLA:CPU knows without registration (an annotation: identity).
+    target = s.c.choice(_IDENTITY_TARGETS + ("TopK",))
+    extra = {}
+    if s.c.boolean(0.3):  # the optional attributes, at values every target above takes
+        extra = {"has_side_effect": s.c.choice((False, True)),
+                 "backend_config": "", "api_version": s.c.choice((1, 2))}
+        if s.c.boolean():
+            extra.update(called_computations=[], output_operand_aliases=[])
+    if target == "TopK":
+        try:
+            # (not empty: XLA:CPU dies running a TopK of no elements)
+            x = s.operand(lambda et: et is dtypes.f32, lambda t: t.rank >= 1 and t.num_elements)
+        except Skip:
+            target = "Sharding"
+        else:
+            k = s.c.integer(0, x.type.shape[-1])
+            shape = x.type.shape[:-1] + (k,)
+            return list(s.b.custom_call("TopK", [x], [tensor(shape, dtypes.f32),
+                                                      tensor(shape, dtypes.i32)], **extra))
     x = s.pick()
-    return [s.b.custom_call("Sharding", [x], x.type, **{"mhlo.sharding": "{replicated}"})]
+    if target == "Sharding":
+        extra["mhlo.sharding"] = "{replicated}"
+    if s.c.boolean(0.2):  # layouts (minor to major), any permutation: XLA moves the data
+        r = x.type.rank
+        extra.update(operand_layouts=[s.c.permutation(r)], result_layouts=[s.c.permutation(r)])
+    return [s.b.custom_call(target, [x], x.type, **extra)]

@@ -334,7 +334,7 @@ class Scope:
             if self.gen.ops_left <= 0:
                 return
             for _attempt in range(8):
-                rule = rules[self.c.choice(names)]
+                rule = rules[self.c.op(names)]
                 if rule.nests and self.depth >= self.gen.options.max_depth:
                     continue
                 saved = len(self.b.block.operations)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from .. import dtypes
 from ..types import TensorType, tensor
 
-__all__ = ["element_types", "shapes", "tensor_types", "arrays", "float_values",
+__all__ = ["element_types", "shapes", "tensor_types", "arrays", "words", "float_values",
            "quantized_types", "UINT"]
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -84,13 +84,35 @@ def array_from_words(words, type: TensorType) -> np.ndarray:
     return np.array(words, dtype=storage).view(type.element_type.dtype).reshape(type.shape)
 
 
+# Up to this many words, each is drawn on its own (as ever); beyond it, sparsely.
+DENSE_WORDS = 256
+
+
+def words(count: int, nbits: int):
+    """Arrays of ``count`` unsigned integers of ``nbits`` bits (any bit pattern), in the
+    smallest numpy unsigned type that holds them.
+
+    NOTE: beyond ``DENSE_WORDS``, drawn as hypothesis' numpy arrays do, sparsely: one drawn
+    fill value, then some positions drawn on their own. A list of ``count`` independent
+    draws has a smallest example of ``count`` choices, which hypothesis'
+    ``large_base_example`` health check refuses from a few thousand (a 64x64 f32 array)
+    and its buffer cannot hold from 16,384; the sparse one's is a few choices whatever the
+    size, and every position can still take every bit pattern."""
+    dtype = np.dtype(UINT[max(1, (nbits + 7) // 8)])
+    element = st.integers(0, 2 ** nbits - 1)
+    if count <= DENSE_WORDS:
+        return st.lists(element, min_size=count, max_size=count).map(
+            lambda ws: np.array(ws, dtype))
+    from hypothesis.extra import numpy as hnp
+    return hnp.arrays(dtype, (count,), elements=element, fill=element)
+
+
 @st.composite
 def arrays(draw, type: TensorType):
-    """Numpy arrays of ``type``, drawn bit by bit (sub-byte types in their low bits)."""
+    """Numpy arrays of ``type``, drawn bit by bit (sub-byte types in their low bits): each
+    element any bit pattern, large arrays too (``words``)."""
     storage, per, nbits = storage_bits(type.element_type)
-    count = per * type.num_elements
-    words = draw(st.lists(st.integers(0, 2 ** nbits - 1), min_size=count, max_size=count))
-    return array_from_words(words, type)
+    return array_from_words(draw(words(per * type.num_elements, nbits)), type)
 
 
 def float_values(et):

@@ -59,3 +59,13 @@ def test_signed_mulhi_fused_quirk_is_still_there():
     b.return_(b.mulhi(f.arguments[0], b.negate(f.arguments[1])))
     with pytest.raises(verify.CompileError, match="Unsupported elementwise operation"):
         verify.compile(m)
+
+
+def test_large_arrays_pass_the_default_health_checks():
+    # a list of 4,096 independent draws tripped large_base_example (and 16,384 the buffer)
+    for shape, et in (((64, 64), hlo.f32), ((64, 64), hlo.complex128), ((128, 128), hlo.i8)):
+        @settings(max_examples=10, deadline=None)
+        @given(hst.arrays(hlo.tensor(shape, et)))
+        def draw(a):
+            assert a.shape == shape and a.dtype == et.dtype
+        draw()
