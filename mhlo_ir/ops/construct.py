@@ -73,8 +73,8 @@ def validate(name, operands, attributes, result_types, regions):
     regions = tuple(regions)
     types = tuple([v.type for v in operands])
     result_types = spec.validate(types, attrs, result_types, regions)
-    if spec.held_check is not None:
-        spec.held_check(spec.name, operands, attrs, result_types)
+    if spec.operand_check is not None:
+        spec.operand_check(spec.name, operands, attrs, result_types)
     # Read-only: builders share one attribute mapping among ops built from the same
     # arguments (see memo); Operation.set_attr copies before writing.
     return spec, operands, OpAttributes(attrs) if attrs else None, result_types, regions
@@ -135,7 +135,7 @@ def memo_miss(key, name, operands, make, make_args) -> tuple:
         fail(name, str(e))
     spec, _, attrs, rts, _ = validate(name, operands, attributes, result_types, ())
     hit = (spec, attrs, rts)
-    if key is not None and spec.held_check is None:  # (what operands hold is not in a key)
+    if key is not None and spec.operand_check is None:  # (what operands hold is not in a key)
         memo_put(key, hit)
     return hit
 

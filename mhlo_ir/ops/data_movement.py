@@ -20,7 +20,7 @@ from ..dense import dense_i64, i64_array
 from ..index_array import index_ints
 from ..dtypes import i32
 from ..types import TensorType, tensor
-from ..ir import VALUE_CLASSES, Value, _new_single_result_op
+from ..ir import VALUE_CLASSES, BlockArgument, Value, _new_single_result_op
 from ..location import checked_location
 from ..quant_checks import per_axis_element
 from .args import value_list
@@ -458,8 +458,38 @@ def broadcast(b, x, sizes, *, location=None) -> Value:
                   location=location)
 
 
+def _copy_operand_check(op, operands, attributes, results):
+    """A copy XLA prefetches across programs (``cross_program_prefetch_index``) copies a block
+    argument, the buffer it prefetches; of any other value jaxlib says "synchronous CopyOp
+    should not include cross_program_prefetch_index attribute"."""
+    if attributes and attributes.get("cross_program_prefetch_index") is not None and \
+            not isinstance(operands[0], BlockArgument):
+        owner = getattr(operands[0], "owner", None)
+        fail(op, "cross_program_prefetch_index needs a copy of a block argument (the buffer "
+                 "XLA prefetches); the operand is a result of "
+                 f"'{getattr(getattr(owner, 'spec', None), 'name', '?')}'")
+
+
+def prefetch_misuse(module, copies):
+    """The first use in ``module`` of a prefetching copy's result (one of ``copies``) that
+    is not a return, as ``(function, user op, copy)``, or None: such a copy's result may only
+    be returned (by its function's or region's terminator); jaxlib refuses any other use
+    ("synchronous CopyOp should not include cross_program_prefetch_index attribute"), and
+    folds away uses it can (a tuple read back, a loop that never runs) before it looks.
+    Module.verify asks this only of modules that have such copies."""
+    from ..ir import walk
+    results = {c.results[0]: c for c in copies}
+    for fn, op in walk(module):
+        if not op.spec.terminator:
+            for v in op.operands:
+                if v in results:
+                    return fn, op, results[v]
+    return None
+
+
 register(OpSpec("copy", ("operand",), {"cross_program_prefetch_index": AttrSpec(_i32)},
                 infer=lambda op, types, attributes: (types[0],), dialects=MHLO_ONLY,
+                operand_check=_copy_operand_check,
                 pretty=pf.ELEMENTWISE))
 
 
@@ -572,7 +602,7 @@ register(OpSpec("dynamic_broadcast_in_dim", ("operand", "output_dimensions"),
                  "known_expanding_dimensions": AttrSpec(i64_array),
                  "known_nonexpanding_dimensions": AttrSpec(i64_array)},
                 check=_dynamic_broadcast_check,
-                held_check=holds_result_shape(1, "output_dimensions"),
+                operand_check=holds_result_shape(1, "output_dimensions"),
                 doc="broadcast_in_dim to the shape held by output_dimensions (explicit result "
                     "type). XLA compiles it with a static result type, the shape operand being "
                     "a constant or an argument.", pretty=pf.DYNAMIC_BROADCAST_IN_DIM,
@@ -607,10 +637,10 @@ def _dynamic_reshape_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("dynamic_reshape", ("operand", "output_shape"), check=_dynamic_reshape_check,
-                held_check=holds_result_shape(1, "output_shape"),
+                operand_check=holds_result_shape(1, "output_shape"),
                 doc="reshape to the shape held by output_shape (explicit result type). With a "
                     "static result type XLA uses the result type; a constant output_shape must "
-                    "hold it (jaxlib reads the constant; so does held_check).",
+                    "hold it (jaxlib reads the constant; so does operand_check).",
                 pretty=pf.FUNCTIONAL_FORM, quantized="storage"))
 
 
@@ -653,7 +683,7 @@ def _dynamic_pad_check(op, types, attributes, results, regions):
 
 register(OpSpec("dynamic_pad", ("operand", "padding_value", "edge_padding_low",
                                 "edge_padding_high", "interior_padding"),
-                check=_dynamic_pad_check, held_check=dynamic_pad_held,
+                check=_dynamic_pad_check, operand_check=dynamic_pad_held,
                 doc="pad with paddings held by operands (explicit result type). XLA compiles it "
                     "only when the paddings are constants (it folds to pad); with argument "
                     "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\".",
@@ -684,7 +714,7 @@ def _real_dynamic_slice_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("real_dynamic_slice", ("operand", "start_indices", "limit_indices", "strides"),
-                check=_real_dynamic_slice_check, held_check=real_dynamic_slice_held,
+                check=_real_dynamic_slice_check, operand_check=real_dynamic_slice_held,
                 doc="slice with bounds held by operands (explicit result type). XLA compiles it "
                     "only when the bounds are constants (it folds to slice); with argument "
                     "bounds: \"'stablehlo.real_dynamic_slice' op can't be translated to XLA "

@@ -1,4 +1,4 @@
-"""Checks of what constant operands hold (``OpSpec.held_check``).
+"""Checks of what constant operands hold (``OpSpec.operand_check``).
 
 A few ops take a shape, paddings or bounds as a tensor operand. Types cannot judge such an
 op, but jaxlib reads the operand when a ``constant`` op makes it (folding the op into its
@@ -30,15 +30,15 @@ def constant_ints(v) -> tuple | None:
 
 
 def holds_result_shape(index: int, what: str):
-    """A ``held_check``: operand ``index`` (``what``), when a constant, must hold the result
+    """An ``operand_check``: operand ``index`` (``what``), when a constant, must hold the result
     type's shape (jaxlib reads it: "output shape [3, 2] is incompatible with return type")."""
-    def held_check(op, operands, attributes, results):
+    def check(op, operands, attributes, results):
         held = constant_ints(operands[index])
         rt = results[0]
         if held is not None and held != rt.shape:
             fail(op, f"operand {what} holds {list(held)}, but the result type is {rt}: give "
                      "the result type that shape")
-    return held_check
+    return check
 
 
 def dynamic_pad_held(op, operands, attributes, results):

@@ -291,7 +291,7 @@ def _dynamic_gather_held(op, operands, attributes, results):
 
 
 register(OpSpec("dynamic_gather", ("operand", "start_indices", "slice_sizes"), _GATHER_ATTRS,
-                check=_dynamic_gather_check, held_check=_dynamic_gather_held,
+                check=_dynamic_gather_check, operand_check=_dynamic_gather_held,
                 doc="gather with slice sizes held by an operand (explicit result type, inferred "
                     "by the builder when slice_sizes is a constant). XLA compiles it only when "
                     "slice_sizes is a constant (it folds to gather); with an argument: "

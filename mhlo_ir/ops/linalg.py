@@ -105,6 +105,13 @@ def _dot_general_check(op, types, attributes, results, regions):
         # (MLIR: "dot algorithm not known to be supported on any hardware")
         fail(op, f"algorithm <{algorithm.body()}> is not one XLA knows (jax's "
                  "lax.DotAlgorithmPreset names the known ones)")
+    precision = attributes.get("precision_config")
+    if algorithm is not None and precision is not None and \
+            any(p.value != "DEFAULT" for p in precision.elements):
+        # (jaxlib: "must specify DEFAULT precision config when algorithm is set")
+        fail(op, f"precision_config {[p.value for p in precision.elements]} beside an "
+                 "algorithm: the algorithm says how products are computed, so the precisions "
+                 "must be DEFAULT (or left out)")
     expected = _dot_general(op, types, attributes)[0]
     r = results[0]
     if getattr(r, "shape", None) != expected.shape:

@@ -40,7 +40,7 @@ def _rng_check(op, types, attributes, results, regions):
 
 register(OpSpec("rng", ("a", "b", "shape"),
                 {"rng_distribution": AttrSpec(rng_distribution, True)}, check=_rng_check,
-                held_check=holds_result_shape(2, "shape"),
+                operand_check=holds_result_shape(2, "shape"),
                 doc="UNIFORM in [a, b) or NORMAL with mean a and standard deviation b",
                 pretty=pf.RNG))
 

@@ -54,12 +54,13 @@ class OpSpec:
     # check(op, operand_types, attributes, result_types, regions) raises OpBuildError when the
     # op is ill-formed; it runs when the op is built and again when a module is verified.
     check: Callable | None = None
-    # held_check(op, operands, attributes, result_types) raises OpBuildError when a constant
-    # operand holds values the op contradicts (a shape operand holding another shape than
-    # the result type's): jaxlib reads such constants, so types alone cannot judge the op.
-    # It sees the operand Values themselves; the builder's ``create`` and Module.verify run
-    # it on every op of such a spec (the verifier never takes such an op as "alike" another).
-    held_check: Callable | None = None
+    # operand_check(op, operands, attributes, result_types) raises OpBuildError when the op
+    # contradicts what its operand Values themselves are, which types cannot show: a shape
+    # operand that is a constant holding another shape than the result type's (jaxlib reads
+    # such constants: mhlo_ir.ops.held), a prefetching copy of a value that is no block
+    # argument. The builder's ``create`` and Module.verify run it on every op of such a spec
+    # (the verifier never takes such an op as alike another by its types).
+    operand_check: Callable | None = None
     # "hlo" ops are spelled through the output dialect (mhlo.add); others keep their full name
     # (func.call, func.return).
     namespace: str = "hlo"

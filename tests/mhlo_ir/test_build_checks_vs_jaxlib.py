@@ -9,7 +9,7 @@ import pytest
 
 import mhlo_ir as hlo
 import verify
-from mhlo_ir import ModuleVerificationError, OpBuildError, f32, i32, i64, tensor as T
+from mhlo_ir import ModuleVerificationError, OpBuildError, ParseError, f32, i32, i64, tensor as T
 from tests import oracle
 from tests.mhlo_ir.ops.cases_linalg import NHWC
 
@@ -161,3 +161,80 @@ def test_a_dot_algorithm_mlir_does_not_know_is_refused():
                       algorithm=hlo.DotAlgorithm("tf32", "tf32", "f32", num_primitive_operations=3))
     b.return_(y)
     oracle.parse(m.to_text())  # (MLIR knows it)
+
+
+def _jaxlib_rejects(text: str, message: str) -> None:
+    """jaxlib's own verdict on ``text``, none of our checks before it."""
+    from verify.api import _jaxlib_parse_and_verify
+    with pytest.raises(Exception, match=message):
+        _jaxlib_parse_and_verify(text)
+
+
+def test_a_dot_algorithm_takes_default_precisions_only():
+    dot = ('"mhlo.dot_general"(%x, %x) {dot_dimension_numbers = #mhlo.dot<'
+           'lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, '
+           'precision_config = [#mhlo<precision PREC>, #mhlo<precision DEFAULT>], algorithm = '
+           '#mhlo.dot_algorithm<lhs_precision_type = f32, rhs_precision_type = f32, '
+           'accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, '
+           'num_primitive_operations = 1, allow_imprecise_accumulation = false>} : '
+           '(tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>')
+    text = ("module {\n  func.func public @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {\n"
+            f"    %0 = {dot}\n    return %0 : tensor<2x2xf32>\n  }}\n}}\n")
+    _jaxlib_rejects(text.replace("PREC", "HIGHEST"), "must specify DEFAULT precision config")
+    with pytest.raises(ParseError, match="precision_config.*beside an algorithm"):
+        hlo.parse(text.replace("PREC", "HIGHEST"))  # (the parser checks each op it reads)
+    f32_alg = hlo.DotAlgorithm("f32", "f32", "f32")
+    m, f, b = _new(T((2, 2), f32))
+    (x,) = f.arguments
+    for precision in (["HIGH", "HIGH"], ["DEFAULT", "HIGHEST"]):
+        with pytest.raises(OpBuildError, match="must be DEFAULT"):
+            b.dot_general(x, x, ((1,), (0,)), precision_config=precision, algorithm=f32_alg)
+    b.return_(b.dot_general(x, x, ((1,), (0,)), precision_config=["DEFAULT", "DEFAULT"],
+                              algorithm=f32_alg))
+    a = np.arange(4, dtype=np.float32).reshape(2, 2)
+    np.testing.assert_array_equal(verify.run(m, a)[0], a @ a)
+    hlo.parse(text.replace("PREC", "DEFAULT"))
+
+
+def test_a_prefetching_copy_copies_a_block_argument_and_is_only_returned():
+    """cross_program_prefetch_index: on a copy of an argument (the function's, a region's)
+    whose result is only returned, jaxlib takes it; of a computed value, or used by another
+    op, "synchronous CopyOp should not include cross_program_prefetch_index attribute"."""
+    text = """module {
+  func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %n = "mhlo.negate"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    %0 = "mhlo.copy"(%n) {cross_program_prefetch_index = 0 : i32} : (tensor<2xf32>) -> \
+tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+"""
+    _jaxlib_rejects(text, "synchronous CopyOp should not include cross_program_prefetch")
+    with pytest.raises(ModuleVerificationError, match="needs a copy of a block argument.*"
+                                                      "result of 'negate'"):
+        hlo.parse(text)
+    m, f, b = _new(T((2,), f32))
+    (x,) = f.arguments
+    with pytest.raises(OpBuildError, match="needs a copy of a block argument"):
+        b.copy(b.negate(x), cross_program_prefetch_index=0)
+    looped = b.while_([x], lambda b, v: b.constant(np.bool_(False)),
+                      lambda b, v: b.copy(v, cross_program_prefetch_index=0))
+    b.return_(b.copy(x, cross_program_prefetch_index=0), b.negate(looped))
+    a = np.array([1.5, -2.0], np.float32)
+    got = verify.run(m, a)
+    np.testing.assert_array_equal(got[0], a)
+    np.testing.assert_array_equal(got[1], -a)
+    # Used by another op (here in the function; inside a region it is the same): refused.
+    used = text.replace('"mhlo.copy"(%n)', '"mhlo.copy"(%x)').replace(
+        "    return %0 : tensor<2xf32>",
+        '    %1 = "mhlo.add"(%0, %n) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n'
+        "    return %1 : tensor<2xf32>")
+    _jaxlib_rejects(used, "synchronous CopyOp should not include cross_program_prefetch")
+    with pytest.raises(ModuleVerificationError, match="op 'add'.*uses the result of a copy "
+                                                      "with a cross_program_prefetch_index"):
+        hlo.parse(used)
+    m, f, b = _new(T((2,), f32))
+    (x,) = f.arguments
+    b.return_(b.add(b.copy(x, cross_program_prefetch_index=0), x))
+    with pytest.raises(ModuleVerificationError, match="may only be returned"):
+        m.verify()
