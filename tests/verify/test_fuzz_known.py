@@ -439,3 +439,48 @@ def test_xla_compares_i2_values_with_a_splat_of_its_minimum_as_if_it_were_two():
     other = _module([hlo.tensor((4,), hlo.i2)], lambda b, v: [b.compare(
         v, b.constant(np.full(4, -1, ml_dtypes.int2)), "GE", "SIGNED")])
     np.testing.assert_array_equal(verify.run(other, x)[0], x.astype(int) >= -1)
+
+
+def _select_and_scatter_ge(et, padding):
+    grid = (1, 2) if padding == [(0, 0), (1, 0)] else (1, 1)
+
+    def body(b, x, s):
+        return [b.select_and_scatter(
+            x, s, b.constant(np.array(0, et.dtype), et),
+            lambda r, p, q: r.compare(p, q, "GE"), lambda r, p, q: r.add(p, q),
+            window_dimensions=[2, 2], window_strides=[1, 1], padding=padding)]
+    return _module([hlo.tensor((2, 2), et), hlo.tensor(grid, et)], body), grid
+
+
+def _first_maxima(x, source, padding):
+    """numpy's select_and_scatter with GE and add: each 2x2 window's first maximum in
+    row-major order (the spec's in-order traversal; padding never selected) gets the
+    window's source value."""
+    out = np.zeros_like(x)
+    for (i, j), v in np.ndenumerate(source):
+        cells = [(i + a - padding[0][0], j + c - padding[1][0]) for a in (0, 1) for c in (0, 1)]
+        cells = [(r, c) for r, c in cells if 0 <= r < 2 and 0 <= c < 2]
+        out[max(cells, key=lambda rc: (x[rc], -cells.index(rc)))] += v
+    return out
+
+
+def test_xla_breaks_ties_of_a_padded_select_and_scatter_in_another_order():
+    # Finding 31 (seed 779003291): the second window (no padding in it) holds two maxima,
+    # x[0, 1] first in row-major order; XLA gives its source to x[1, 0], unpadded XLA
+    # gives it to x[0, 1], as the interpreter and numpy do.
+    x = np.array([[0, 1], [1, 0]], np.int32)
+    padding = [(0, 0), (1, 0)]
+    m, grid = _select_and_scatter_ge(hlo.i32, padding)
+    s = np.array([[1, 2]], np.int32)
+    xla, ref = verify.run(m, x, s), verify.interpret(m, x, s)
+    np.testing.assert_array_equal(ref[0], _first_maxima(x, s, padding))  # [[0, 2], [1, 0]]
+    unpadded, _ = _select_and_scatter_ge(hlo.i32, [(0, 0), (0, 0)])
+    np.testing.assert_array_equal(verify.run(unpadded, x, np.array([[2]], np.int32))[0],
+                                  [[0, 2], [0, 0]])
+    if np.array_equal(xla[0], ref[0]):
+        pytest.skip("this XLA breaks the ties in the window's order")
+    np.testing.assert_array_equal(xla[0], [[0, 0], [3, 0]])
+    assert known_finding(m, differential.compare(xla, ref)) == \
+        "xla_padded_select_and_scatter_ties"
+    fake = [differential.Difference(0, "integer", "made up")]
+    assert known_finding(unpadded, fake) is None  # the unpadded op is not this finding

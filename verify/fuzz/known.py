@@ -144,6 +144,11 @@ KNOWN = (
                  "stores a negative constant source sign-extended over its neighbours",
                  frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"select_and_scatter"}, lambda ts: "i2" in ts)),
+    # after finding 27, which names the i2 programs that also have padding
+    KnownFinding("xla_padded_select_and_scatter_ties", 31, "XLA's padded select_and_scatter "
+                 "breaks ties between window elements in another order than the window's",
+                 frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"select_and_scatter:padded"})),
     KnownFinding("xla_folded_clz_of_negative", 28, "XLA's constant folding of "
                  "count_leading_zeros of a negative signed integer narrower than 64 bits "
                  "counts in 64 bits and subtracts", frozenset({"integer", "float", "nan"}),
@@ -161,8 +166,9 @@ def op_signatures(module) -> list:
     """``(op name, element type names of its operands and results)`` for every op, with
     scatters whose index vectors are empty marked ``scatter:empty_index`` and those whose
     operand something else uses too ``scatter:shared_operand``, and convolutions with
-    padding (or lhs dilation) ``convolution:padded``, those of constants alone
-    ``convolution:constant`` (and ``count_leading_zeros:constant``)."""
+    padding (or lhs dilation) ``convolution:padded`` (and select_and_scatters
+    ``select_and_scatter:padded``), those of constants alone ``convolution:constant`` (and
+    ``count_leading_zeros:constant``)."""
     from mhlo_ir.ir import defining_ops, walk
     out = []
     uses: dict = {}
@@ -194,6 +200,8 @@ def op_signatures(module) -> list:
         if name == "count_leading_zeros" and all(defining_ops(v) is not None
                                                  for v in op.operands):
             out.append(("count_leading_zeros:constant", tuple(types)))
+        if name == "select_and_scatter" and _padded(op):
+            out.append(("select_and_scatter:padded", tuple(types)))
         if name == "convolution":
             if _padded(op):
                 out.append(("convolution:padded", tuple(types)))
@@ -252,8 +260,8 @@ def _odd_irfft(op) -> bool:
 
 
 def _padded(op) -> bool:
-    """Whether a convolution's windows reach zeros it adds: positive padding or lhs
-    dilation."""
+    """Whether a convolution's (or a select_and_scatter's) windows reach elements it adds:
+    positive padding or lhs dilation."""
     attrs = op.attributes or {}
     for name, positive in (("padding", lambda v: v > 0), ("lhs_dilation", lambda v: v > 1)):
         a = attrs.get(name)
