@@ -484,3 +484,29 @@ def test_xla_breaks_ties_of_a_padded_select_and_scatter_in_another_order():
         "xla_padded_select_and_scatter_ties"
     fake = [differential.Difference(0, "integer", "made up")]
     assert known_finding(unpadded, fake) is None  # the unpadded op is not this finding
+
+
+@pytest.mark.parametrize("combine", ["minimum", "maximum"])
+def test_xla_reduce_scatter_with_a_minimum_or_maximum_body_drops_nans(combine):
+    # Finding 32 (seed 779001470): one device, so the result is the operand; XLA gives the
+    # body's identity where it holds NaN. all_reduce is right.
+    x = np.array([np.nan, 1.0], np.float32)
+
+    def body(b, v, op="reduce_scatter"):
+        combiner = lambda r, p, q: getattr(r, combine)(p, q)  # noqa: E731
+        groups = np.array([[0]], np.int64)
+        if op == "all_reduce":
+            return [b.all_reduce(v, combiner, groups)]
+        return [b.reduce_scatter(v, 0, combiner, groups)]
+    m = _module([hlo.tensor((2,), hlo.f32)], body)
+    xla, ref = verify.run(m, x), verify.interpret(m, x)
+    np.testing.assert_array_equal(ref[0], x)  # numpy: the reduction of one operand is it
+    all_reduce = _module([hlo.tensor((2,), hlo.f32)], lambda b, v: body(b, v, "all_reduce"))
+    np.testing.assert_array_equal(verify.run(all_reduce, x)[0], x)
+    if np.isnan(xla[0][0]):
+        pytest.skip("this XLA keeps the NaN")
+    assert xla[0].tolist() == [np.inf if combine == "minimum" else -np.inf, 1.0]
+    assert known_finding(m, differential.compare(xla, ref)) == \
+        "xla_reduce_scatter_min_max_drops_nan"
+    fake = [differential.Difference(0, "nan", "made up")]
+    assert known_finding(all_reduce, fake) is None

@@ -149,6 +149,11 @@ KNOWN = (
                  "breaks ties between window elements in another order than the window's",
                  frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"select_and_scatter:padded"})),
+    KnownFinding("xla_reduce_scatter_min_max_drops_nan", 32, "XLA's reduce_scatter with a "
+                 "minimum or maximum body turns NaN into the body's identity (+-inf)",
+                 frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"reduce_scatter:min_max"},
+                                   lambda ts: bool(_FLOATS & set(ts)))),
     KnownFinding("xla_folded_clz_of_negative", 28, "XLA's constant folding of "
                  "count_leading_zeros of a negative signed integer narrower than 64 bits "
                  "counts in 64 bits and subtracts", frozenset({"integer", "float", "nan"}),
@@ -168,7 +173,8 @@ def op_signatures(module) -> list:
     operand something else uses too ``scatter:shared_operand``, and convolutions with
     padding (or lhs dilation) ``convolution:padded`` (and select_and_scatters
     ``select_and_scatter:padded``), those of constants alone ``convolution:constant`` (and
-    ``count_leading_zeros:constant``)."""
+    ``count_leading_zeros:constant``), and reduce_scatters combining with a minimum or a
+    maximum ``reduce_scatter:min_max``."""
     from mhlo_ir.ir import defining_ops, walk
     out = []
     uses: dict = {}
@@ -200,6 +206,8 @@ def op_signatures(module) -> list:
         if name == "count_leading_zeros" and all(defining_ops(v) is not None
                                                  for v in op.operands):
             out.append(("count_leading_zeros:constant", tuple(types)))
+        if name == "reduce_scatter" and _body_has(op, {"minimum", "maximum"}):
+            out.append(("reduce_scatter:min_max", tuple(types)))
         if name == "select_and_scatter" and _padded(op):
             out.append(("select_and_scatter:padded", tuple(types)))
         if name == "convolution":
@@ -247,6 +255,12 @@ def _i2_minimum_splat(v) -> bool:
     except Exception:  # noqa: BLE001 - a value it cannot read: not this finding
         return False
     return values.size > 0 and bool((values == -2).all())
+
+
+def _body_has(op, names) -> bool:
+    """Whether an op of ``op``'s regions is one of ``names``."""
+    return any(inner.spec.name in names for region in op.regions or ()
+               for block in region.blocks for inner in block.operations)
 
 
 def _odd_irfft(op) -> bool:
