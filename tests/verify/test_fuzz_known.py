@@ -510,3 +510,25 @@ def test_xla_reduce_scatter_with_a_minimum_or_maximum_body_drops_nans(combine):
         "xla_reduce_scatter_min_max_drops_nan"
     fake = [differential.Difference(0, "nan", "made up")]
     assert known_finding(all_reduce, fake) is None
+
+
+@pytest.mark.parametrize("et", [hlo.f64, hlo.complex128])
+def test_xla_grouped_convolution_of_f64_spreads_a_nan_to_every_group(et):
+    # Finding 33 (seed 779003813): two feature groups of one feature each; group 1 is 1 * 1.
+    def body(b, x, w):
+        return [b.convolution(x, w, "[b, f, 0]x[o, i, 0]->[b, f, 0]", feature_group_count=2)]
+    m = _module([hlo.tensor((1, 2, 1), et), hlo.tensor((2, 1, 1), et)], body)
+    x = np.array([np.nan, 1], et.dtype).reshape(1, 2, 1)
+    w = np.ones((2, 1, 1), et.dtype)
+    xla, ref = verify.run(m, x, w), verify.interpret(m, x, w)
+    numpy = np.stack([x[0, g, 0] * w[g, 0, 0] for g in (0, 1)]).reshape(1, 2, 1)
+    np.testing.assert_array_equal(ref[0], numpy)  # [nan, 1]
+    f32 = _module([hlo.tensor((1, 2, 1), hlo.f32), hlo.tensor((2, 1, 1), hlo.f32)], body)
+    np.testing.assert_array_equal(verify.run(f32, x.real.astype(np.float32),
+                                             w.real.astype(np.float32))[0], numpy.real)
+    if not np.isnan(xla[0].ravel()[1]):
+        pytest.skip("this XLA keeps the groups apart")
+    assert known_finding(m, differential.compare(xla, ref)) == \
+        "xla_grouped_convolution_mixes_groups"
+    fake = [differential.Difference(0, "nan", "made up")]
+    assert known_finding(f32, fake) is None  # f32 is right

@@ -29,6 +29,7 @@ _FLOATS = frozenset(et.name for et in ALL_ELEMENT_TYPES if et.kind == "float")
 _NARROW_FLOATS = frozenset(et.name for et in ALL_ELEMENT_TYPES
                            if et.kind == "float" and et.bits <= 8)
 _COMPLEX = frozenset({"complex<f32>", "complex<f64>"})
+_WIDE_OR_COMPLEX = _COMPLEX | {"f64"}
 
 
 @attrs.frozen
@@ -124,6 +125,11 @@ KNOWN = (
                  "of its sums: 0 x NaN or 0 x inf there is not NaN", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, {"convolution:padded"},
                                    lambda ts: bool((_FLOATS | _COMPLEX) & set(ts)))),
+    KnownFinding("xla_grouped_convolution_mixes_groups", 33, "XLA's convolution with "
+                 "feature groups of f64 or complex values: a NaN or an infinity of one group "
+                 "makes every group's result NaN", frozenset({"nan", "float", "integer"}),
+                 lambda sigs: _has(sigs, {"convolution:feature_groups"},
+                                   lambda ts: bool(_WIDE_OR_COMPLEX & set(ts)))),
     KnownFinding("xla_folded_integer_convolution", 24, "XLA's constant folding of an integer "
                  "convolution saturates where its compiled code wraps",
                  frozenset({"integer", "float", "nan"}),
@@ -173,7 +179,8 @@ def op_signatures(module) -> list:
     operand something else uses too ``scatter:shared_operand``, and convolutions with
     padding (or lhs dilation) ``convolution:padded`` (and select_and_scatters
     ``select_and_scatter:padded``), those of constants alone ``convolution:constant`` (and
-    ``count_leading_zeros:constant``), and reduce_scatters combining with a minimum or a
+    ``count_leading_zeros:constant``), convolutions with feature groups
+    ``convolution:feature_groups``, and reduce_scatters combining with a minimum or a
     maximum ``reduce_scatter:min_max``."""
     from mhlo_ir.ir import defining_ops, walk
     out = []
@@ -215,6 +222,8 @@ def op_signatures(module) -> list:
                 out.append(("convolution:padded", tuple(types)))
             if all(defining_ops(v) is not None for v in op.operands):
                 out.append(("convolution:constant", tuple(types)))
+            if _int_attribute(op, "feature_group_count") > 1:
+                out.append(("convolution:feature_groups", tuple(types)))
         out.append((name, tuple(types)))
     return out
 
@@ -255,6 +264,11 @@ def _i2_minimum_splat(v) -> bool:
     except Exception:  # noqa: BLE001 - a value it cannot read: not this finding
         return False
     return values.size > 0 and bool((values == -2).all())
+
+
+def _int_attribute(op, name) -> int:
+    a = (op.attributes or {}).get(name)
+    return int(getattr(a, "value", 1) if a is not None else 1)
 
 
 def _body_has(op, names) -> bool:
