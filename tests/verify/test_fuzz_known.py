@@ -532,3 +532,22 @@ def test_xla_grouped_convolution_of_f64_spreads_a_nan_to_every_group(et):
         "xla_grouped_convolution_mixes_groups"
     fake = [differential.Difference(0, "nan", "made up")]
     assert known_finding(f32, fake) is None  # f32 is right
+
+
+def test_a_complex_matrix_product_that_overflows_is_nan_on_xla():
+    # Finding 12's other way round (seed 779003552): x[0, 0] * y[0, 1] and x[0, 1] * y[1, 1]
+    # are -inf-1.6e17j and -inf+infj, whose textbook sum is -inf+infj (the interpreter);
+    # XLA's matrix kernel gives nan+nanj there, as numpy's x @ y (BLAS) does.
+    u, v = np.complex64(8.765838e-18 - 8.0814816e08j), np.complex64(-8.6491225e05 - 1.7980492e34j)
+    x = np.array([[u, v]], np.complex64)
+    y = np.array([[u, v], [-2.1595825e22 - 9.994877e-03j, -1.2031766e11 - 4.1650284e24j]],
+                 np.complex64)
+    m = _module([hlo.tensor((1, 2), hlo.complex64), hlo.tensor((2, 2), hlo.complex64)],
+                lambda b, p, q: [b.dot_general(p, q, contracting_dimensions=((1,), (0,)))])
+    xla, ref = verify.run(m, x, y), verify.interpret(m, x, y)
+    with np.errstate(over="ignore", invalid="ignore"):
+        textbook = x[0, 0] * y[0, 1] + x[0, 1] * y[1, 1]
+    np.testing.assert_array_equal(ref[0][0, 1], textbook)  # -inf+infj
+    if not np.isnan(xla[0][0, 1].imag):
+        pytest.skip("this XLA keeps the infinity")
+    assert known_finding(m, differential.compare(xla, ref)) == "complex_product_overflow"

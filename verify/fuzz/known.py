@@ -80,9 +80,10 @@ KNOWN = (
                  "bitcast_convert of a float shows them", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"bitcast_convert"},
                                    lambda ts: bool(ts) and ts[0] in _FLOATS)),
-    KnownFinding("complex_product_overflow", 12, "a complex product that overflows: XLA "
-                 "an infinity, the interpreter NaN", frozenset({"nan"}),
-                 lambda sigs: _has(sigs, {"multiply"}, lambda ts: bool(_COMPLEX & set(ts)))),
+    KnownFinding("complex_product_overflow", 12, "a complex product that overflows: NaN "
+                 "on one executor, an infinity on the other", frozenset({"nan"}),
+                 lambda sigs: _has(sigs, {"multiply", "dot", "dot_general"},
+                                   lambda ts: bool(_COMPLEX & set(ts)))),
     KnownFinding("interpreter_narrow_logistic", 13, "the interpreter's logistic on 8-bit "
                  "floats is not correctly rounded", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"logistic"},
