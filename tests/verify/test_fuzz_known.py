@@ -551,3 +551,17 @@ def test_a_complex_matrix_product_that_overflows_is_nan_on_xla():
     if not np.isnan(xla[0][0, 1].imag):
         pytest.skip("this XLA keeps the infinity")
     assert known_finding(m, differential.compare(xla, ref)) == "complex_product_overflow"
+
+
+@pytest.mark.parametrize("et", [hlo.complex64, hlo.complex128])
+def test_the_interpreters_complex_zero_to_the_zero_is_nan(et):
+    # Finding 34 (seed 779001846): numpy, Python and XLA give 1.
+    m = _module([hlo.tensor((2,), et)] * 2, lambda b, x, y: [b.power(x, y)])
+    x, y = np.zeros(2, et.dtype), np.array([0, 2], et.dtype)
+    xla, ref = verify.run(m, x, y), verify.interpret(m, x, y)
+    np.testing.assert_array_equal(xla[0], x ** y)  # [1, 0]
+    if not np.isnan(ref[0][0]):
+        pytest.skip("this interpreter gives 1")
+    assert ref[0][1] == 0
+    assert known_finding(m, differential.compare(xla, ref)) == \
+        "interpreter_complex_zero_to_the_zero"

@@ -161,6 +161,11 @@ KNOWN = (
                  frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"reduce_scatter:min_max"},
                                    lambda ts: bool(_FLOATS & set(ts)))),
+    KnownFinding("interpreter_complex_zero_to_the_zero", 34, "the interpreter's complex "
+                 "power gives NaN for 0^0 (1 on XLA, in numpy and in Python)",
+                 frozenset({"nan"}),
+                 lambda sigs: _has(sigs, {"power", "chlo.broadcast_power"},
+                                   lambda ts: bool(_COMPLEX & set(ts)))),
     KnownFinding("xla_folded_clz_of_negative", 28, "XLA's constant folding of "
                  "count_leading_zeros of a negative signed integer narrower than 64 bits "
                  "counts in 64 bits and subtracts", frozenset({"integer", "float", "nan"}),
