@@ -565,3 +565,17 @@ def test_the_interpreters_complex_zero_to_the_zero_is_nan(et):
     assert ref[0][1] == 0
     assert known_finding(m, differential.compare(xla, ref)) == \
         "interpreter_complex_zero_to_the_zero"
+
+
+def test_zeta_of_a_large_order_is_nan_on_xla_through_its_flushed_subnormal_tolerance():
+    # Finding 35 (seeds 779000252, 779004842): zeta(s, 1) -> 1 as s grows.
+    t = hlo.tensor((2,), hlo.f64)
+    m = _module([t, t], lambda b, s, q: [b.chlo_zeta(s, q)])
+    s, q = np.array([1e300, 3.0]), np.array([1.0, 1.0])
+    xla, ref = verify.run(m, s, q), verify.interpret(m, s, q)
+    numpy = [float(np.sum((1 + np.arange(10.0)) ** -v)) for v in s]  # 1.0, ~1.202 (not yet)
+    assert ref[0][0] == numpy[0] == 1.0
+    assert abs(xla[0][1] - 1.2020569031595942) < 1e-12  # zeta(3), Apery's constant
+    if not np.isnan(xla[0][0]):
+        pytest.skip("this XLA keeps the smallest subnormal")
+    assert known_finding(m, differential.compare(xla, ref)) == "zeta_subnormal_tolerance"

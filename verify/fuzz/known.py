@@ -166,6 +166,12 @@ KNOWN = (
                  frozenset({"nan"}),
                  lambda sigs: _has(sigs, {"power", "chlo.broadcast_power"},
                                    lambda ts: bool(_COMPLEX & set(ts)))),
+    KnownFinding("zeta_subnormal_tolerance", 35, "chlo's zeta (and polygamma, made of it) "
+                 "compares with a multiple of the smallest subnormal, which XLA:CPU flushes "
+                 "to zero", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"chlo.zeta", "chlo.broadcast_zeta", "chlo.polygamma",
+                                          "chlo.broadcast_polygamma"},
+                                   lambda ts: bool(_FLOATS & set(ts)))),
     KnownFinding("xla_folded_clz_of_negative", 28, "XLA's constant folding of "
                  "count_leading_zeros of a negative signed integer narrower than 64 bits "
                  "counts in 64 bits and subtracts", frozenset({"integer", "float", "nan"}),
