@@ -579,3 +579,17 @@ def test_zeta_of_a_large_order_is_nan_on_xla_through_its_flushed_subnormal_toler
     if not np.isnan(xla[0][0]):
         pytest.skip("this XLA keeps the smallest subnormal")
     assert known_finding(m, differential.compare(xla, ref)) == "zeta_subnormal_tolerance"
+
+
+def test_complex_atan2_is_nan_on_xla_where_the_squares_are_subnormal():
+    # Finding 36 (seeds 779002066, 779001376, 779003264): atan2(z, z) = pi/4 for z > 0.
+    t = hlo.tensor((2,), hlo.complex64)
+    m = _module([t, t], lambda b, y, x: [b.atan2(y, x)])
+    z = np.array([1e-19, 1], np.complex64)
+    xla, ref = verify.run(m, z, z), verify.interpret(m, z, z)
+    numpy = np.arctan(z / z)  # pi/4 + 0j
+    np.testing.assert_allclose(ref[0].real, numpy.real, rtol=1e-6)
+    assert np.all(np.abs(ref[0].imag) < 1e-7)  # about an ulp of 1 from 0
+    if not np.isnan(xla[0][0].real):
+        pytest.skip("this XLA keeps the subnormal square")
+    assert known_finding(m, differential.compare(xla, ref)) == "complex_atan2_inaccurate"

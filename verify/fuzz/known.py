@@ -172,6 +172,11 @@ KNOWN = (
                  lambda sigs: _has(sigs, {"chlo.zeta", "chlo.broadcast_zeta", "chlo.polygamma",
                                           "chlo.broadcast_polygamma"},
                                    lambda ts: bool(_FLOATS & set(ts)))),
+    KnownFinding("complex_atan2_inaccurate", 36, "complex atan2 through log: both "
+                 "executors err by about an ulp of 1 in the imaginary part, and XLA's is NaN "
+                 "where the squares of the operands are subnormal", frozenset({"float", "nan"}),
+                 lambda sigs: _has(sigs, {"atan2", "chlo.broadcast_atan2"},
+                                   lambda ts: bool(_COMPLEX & set(ts)))),
     KnownFinding("xla_folded_clz_of_negative", 28, "XLA's constant folding of "
                  "count_leading_zeros of a negative signed integer narrower than 64 bits "
                  "counts in 64 bits and subtracts", frozenset({"integer", "float", "nan"}),
