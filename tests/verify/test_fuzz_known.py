@@ -439,3 +439,157 @@ def test_xla_compares_i2_values_with_a_splat_of_its_minimum_as_if_it_were_two():
     other = _module([hlo.tensor((4,), hlo.i2)], lambda b, v: [b.compare(
         v, b.constant(np.full(4, -1, ml_dtypes.int2)), "GE", "SIGNED")])
     np.testing.assert_array_equal(verify.run(other, x)[0], x.astype(int) >= -1)
+
+
+def _select_and_scatter_ge(et, padding):
+    grid = (1, 2) if padding == [(0, 0), (1, 0)] else (1, 1)
+
+    def body(b, x, s):
+        return [b.select_and_scatter(
+            x, s, b.constant(np.array(0, et.dtype), et),
+            lambda r, p, q: r.compare(p, q, "GE"), lambda r, p, q: r.add(p, q),
+            window_dimensions=[2, 2], window_strides=[1, 1], padding=padding)]
+    return _module([hlo.tensor((2, 2), et), hlo.tensor(grid, et)], body), grid
+
+
+def _first_maxima(x, source, padding):
+    """numpy's select_and_scatter with GE and add: each 2x2 window's first maximum in
+    row-major order (the spec's in-order traversal; padding never selected) gets the
+    window's source value."""
+    out = np.zeros_like(x)
+    for (i, j), v in np.ndenumerate(source):
+        cells = [(i + a - padding[0][0], j + c - padding[1][0]) for a in (0, 1) for c in (0, 1)]
+        cells = [(r, c) for r, c in cells if 0 <= r < 2 and 0 <= c < 2]
+        out[max(cells, key=lambda rc: (x[rc], -cells.index(rc)))] += v
+    return out
+
+
+def test_xla_breaks_ties_of_a_padded_select_and_scatter_in_another_order():
+    # Finding 31 (seed 779003291): the second window (no padding in it) holds two maxima,
+    # x[0, 1] first in row-major order; XLA gives its source to x[1, 0], unpadded XLA
+    # gives it to x[0, 1], as the interpreter and numpy do.
+    x = np.array([[0, 1], [1, 0]], np.int32)
+    padding = [(0, 0), (1, 0)]
+    m, grid = _select_and_scatter_ge(hlo.i32, padding)
+    s = np.array([[1, 2]], np.int32)
+    xla, ref = verify.run(m, x, s), verify.interpret(m, x, s)
+    np.testing.assert_array_equal(ref[0], _first_maxima(x, s, padding))  # [[0, 2], [1, 0]]
+    unpadded, _ = _select_and_scatter_ge(hlo.i32, [(0, 0), (0, 0)])
+    np.testing.assert_array_equal(verify.run(unpadded, x, np.array([[2]], np.int32))[0],
+                                  [[0, 2], [0, 0]])
+    if np.array_equal(xla[0], ref[0]):
+        pytest.skip("this XLA breaks the ties in the window's order")
+    np.testing.assert_array_equal(xla[0], [[0, 0], [3, 0]])
+    assert known_finding(m, differential.compare(xla, ref)) == \
+        "xla_padded_select_and_scatter_ties"
+    fake = [differential.Difference(0, "integer", "made up")]
+    assert known_finding(unpadded, fake) is None  # the unpadded op is not this finding
+
+
+@pytest.mark.parametrize("combine", ["minimum", "maximum"])
+def test_xla_reduce_scatter_with_a_minimum_or_maximum_body_drops_nans(combine):
+    # Finding 32 (seed 779001470): one device, so the result is the operand; XLA gives the
+    # body's identity where it holds NaN. all_reduce is right.
+    x = np.array([np.nan, 1.0], np.float32)
+
+    def body(b, v, op="reduce_scatter"):
+        combiner = lambda r, p, q: getattr(r, combine)(p, q)  # noqa: E731
+        groups = np.array([[0]], np.int64)
+        if op == "all_reduce":
+            return [b.all_reduce(v, combiner, groups)]
+        return [b.reduce_scatter(v, 0, combiner, groups)]
+    m = _module([hlo.tensor((2,), hlo.f32)], body)
+    xla, ref = verify.run(m, x), verify.interpret(m, x)
+    np.testing.assert_array_equal(ref[0], x)  # numpy: the reduction of one operand is it
+    all_reduce = _module([hlo.tensor((2,), hlo.f32)], lambda b, v: body(b, v, "all_reduce"))
+    np.testing.assert_array_equal(verify.run(all_reduce, x)[0], x)
+    if np.isnan(xla[0][0]):
+        pytest.skip("this XLA keeps the NaN")
+    assert xla[0].tolist() == [np.inf if combine == "minimum" else -np.inf, 1.0]
+    assert known_finding(m, differential.compare(xla, ref)) == \
+        "xla_reduce_scatter_min_max_drops_nan"
+    fake = [differential.Difference(0, "nan", "made up")]
+    assert known_finding(all_reduce, fake) is None
+
+
+@pytest.mark.parametrize("et", [hlo.f64, hlo.complex128])
+def test_xla_grouped_convolution_of_f64_spreads_a_nan_to_every_group(et):
+    # Finding 33 (seed 779003813): two feature groups of one feature each; group 1 is 1 * 1.
+    def body(b, x, w):
+        return [b.convolution(x, w, "[b, f, 0]x[o, i, 0]->[b, f, 0]", feature_group_count=2)]
+    m = _module([hlo.tensor((1, 2, 1), et), hlo.tensor((2, 1, 1), et)], body)
+    x = np.array([np.nan, 1], et.dtype).reshape(1, 2, 1)
+    w = np.ones((2, 1, 1), et.dtype)
+    xla, ref = verify.run(m, x, w), verify.interpret(m, x, w)
+    numpy = np.stack([x[0, g, 0] * w[g, 0, 0] for g in (0, 1)]).reshape(1, 2, 1)
+    np.testing.assert_array_equal(ref[0], numpy)  # [nan, 1]
+    f32 = _module([hlo.tensor((1, 2, 1), hlo.f32), hlo.tensor((2, 1, 1), hlo.f32)], body)
+    np.testing.assert_array_equal(verify.run(f32, x.real.astype(np.float32),
+                                             w.real.astype(np.float32))[0], numpy.real)
+    if not np.isnan(xla[0].ravel()[1]):
+        pytest.skip("this XLA keeps the groups apart")
+    assert known_finding(m, differential.compare(xla, ref)) == \
+        "xla_grouped_convolution_mixes_groups"
+    fake = [differential.Difference(0, "nan", "made up")]
+    assert known_finding(f32, fake) is None  # f32 is right
+
+
+def test_a_complex_matrix_product_that_overflows_is_nan_on_xla():
+    # Finding 12's other way round (seed 779003552): x[0, 0] * y[0, 1] and x[0, 1] * y[1, 1]
+    # are -inf-1.6e17j and -inf+infj, whose textbook sum is -inf+infj (the interpreter);
+    # XLA's matrix kernel gives nan+nanj there, as numpy's x @ y (BLAS) does.
+    u, v = np.complex64(8.765838e-18 - 8.0814816e08j), np.complex64(-8.6491225e05 - 1.7980492e34j)
+    x = np.array([[u, v]], np.complex64)
+    y = np.array([[u, v], [-2.1595825e22 - 9.994877e-03j, -1.2031766e11 - 4.1650284e24j]],
+                 np.complex64)
+    m = _module([hlo.tensor((1, 2), hlo.complex64), hlo.tensor((2, 2), hlo.complex64)],
+                lambda b, p, q: [b.dot_general(p, q, contracting_dimensions=((1,), (0,)))])
+    xla, ref = verify.run(m, x, y), verify.interpret(m, x, y)
+    with np.errstate(over="ignore", invalid="ignore"):
+        textbook = x[0, 0] * y[0, 1] + x[0, 1] * y[1, 1]
+    np.testing.assert_array_equal(ref[0][0, 1], textbook)  # -inf+infj
+    if not np.isnan(xla[0][0, 1].imag):
+        pytest.skip("this XLA keeps the infinity")
+    assert known_finding(m, differential.compare(xla, ref)) == "complex_product_overflow"
+
+
+@pytest.mark.parametrize("et", [hlo.complex64, hlo.complex128])
+def test_the_interpreters_complex_zero_to_the_zero_is_nan(et):
+    # Finding 34 (seed 779001846): numpy, Python and XLA give 1.
+    m = _module([hlo.tensor((2,), et)] * 2, lambda b, x, y: [b.power(x, y)])
+    x, y = np.zeros(2, et.dtype), np.array([0, 2], et.dtype)
+    xla, ref = verify.run(m, x, y), verify.interpret(m, x, y)
+    np.testing.assert_array_equal(xla[0], x ** y)  # [1, 0]
+    if not np.isnan(ref[0][0]):
+        pytest.skip("this interpreter gives 1")
+    assert ref[0][1] == 0
+    assert known_finding(m, differential.compare(xla, ref)) == \
+        "interpreter_complex_zero_to_the_zero"
+
+
+def test_zeta_of_a_large_order_is_nan_on_xla_through_its_flushed_subnormal_tolerance():
+    # Finding 35 (seeds 779000252, 779004842): zeta(s, 1) -> 1 as s grows.
+    t = hlo.tensor((2,), hlo.f64)
+    m = _module([t, t], lambda b, s, q: [b.chlo_zeta(s, q)])
+    s, q = np.array([1e300, 3.0]), np.array([1.0, 1.0])
+    xla, ref = verify.run(m, s, q), verify.interpret(m, s, q)
+    numpy = [float(np.sum((1 + np.arange(10.0)) ** -v)) for v in s]  # 1.0, ~1.202 (not yet)
+    assert ref[0][0] == numpy[0] == 1.0
+    assert abs(xla[0][1] - 1.2020569031595942) < 1e-12  # zeta(3), Apery's constant
+    if not np.isnan(xla[0][0]):
+        pytest.skip("this XLA keeps the smallest subnormal")
+    assert known_finding(m, differential.compare(xla, ref)) == "zeta_subnormal_tolerance"
+
+
+def test_complex_atan2_is_nan_on_xla_where_the_squares_are_subnormal():
+    # Finding 36 (seeds 779002066, 779001376, 779003264): atan2(z, z) = pi/4 for z > 0.
+    t = hlo.tensor((2,), hlo.complex64)
+    m = _module([t, t], lambda b, y, x: [b.atan2(y, x)])
+    z = np.array([1e-19, 1], np.complex64)
+    xla, ref = verify.run(m, z, z), verify.interpret(m, z, z)
+    numpy = np.arctan(z / z)  # pi/4 + 0j
+    np.testing.assert_allclose(ref[0].real, numpy.real, rtol=1e-6)
+    assert np.all(np.abs(ref[0].imag) < 1e-7)  # about an ulp of 1 from 0
+    if not np.isnan(xla[0][0].real):
+        pytest.skip("this XLA keeps the subnormal square")
+    assert known_finding(m, differential.compare(xla, ref)) == "complex_atan2_inaccurate"

@@ -29,6 +29,7 @@ _FLOATS = frozenset(et.name for et in ALL_ELEMENT_TYPES if et.kind == "float")
 _NARROW_FLOATS = frozenset(et.name for et in ALL_ELEMENT_TYPES
                            if et.kind == "float" and et.bits <= 8)
 _COMPLEX = frozenset({"complex<f32>", "complex<f64>"})
+_WIDE_OR_COMPLEX = _COMPLEX | {"f64"}
 
 
 @attrs.frozen
@@ -79,9 +80,10 @@ KNOWN = (
                  "bitcast_convert of a float shows them", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"bitcast_convert"},
                                    lambda ts: bool(ts) and ts[0] in _FLOATS)),
-    KnownFinding("complex_product_overflow", 12, "a complex product that overflows: XLA "
-                 "an infinity, the interpreter NaN", frozenset({"nan"}),
-                 lambda sigs: _has(sigs, {"multiply"}, lambda ts: bool(_COMPLEX & set(ts)))),
+    KnownFinding("complex_product_overflow", 12, "a complex product that overflows: NaN "
+                 "on one executor, an infinity on the other", frozenset({"nan"}),
+                 lambda sigs: _has(sigs, {"multiply", "dot", "dot_general"},
+                                   lambda ts: bool(_COMPLEX & set(ts)))),
     KnownFinding("interpreter_narrow_logistic", 13, "the interpreter's logistic on 8-bit "
                  "floats is not correctly rounded", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"logistic"},
@@ -124,6 +126,11 @@ KNOWN = (
                  "of its sums: 0 x NaN or 0 x inf there is not NaN", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, {"convolution:padded"},
                                    lambda ts: bool((_FLOATS | _COMPLEX) & set(ts)))),
+    KnownFinding("xla_grouped_convolution_mixes_groups", 33, "XLA's convolution with "
+                 "feature groups of f64 or complex values: a NaN or an infinity of one group "
+                 "makes every group's result NaN", frozenset({"nan", "float", "integer"}),
+                 lambda sigs: _has(sigs, {"convolution:feature_groups"},
+                                   lambda ts: bool(_WIDE_OR_COMPLEX & set(ts)))),
     KnownFinding("xla_folded_integer_convolution", 24, "XLA's constant folding of an integer "
                  "convolution saturates where its compiled code wraps",
                  frozenset({"integer", "float", "nan"}),
@@ -144,6 +151,32 @@ KNOWN = (
                  "stores a negative constant source sign-extended over its neighbours",
                  frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"select_and_scatter"}, lambda ts: "i2" in ts)),
+    # after finding 27, which names the i2 programs that also have padding
+    KnownFinding("xla_padded_select_and_scatter_ties", 31, "XLA's padded select_and_scatter "
+                 "breaks ties between window elements in another order than the window's",
+                 frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"select_and_scatter:padded"})),
+    KnownFinding("xla_reduce_scatter_min_max_drops_nan", 32, "XLA's reduce_scatter with a "
+                 "minimum or maximum body turns NaN into the body's identity (+-inf)",
+                 frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"reduce_scatter:min_max"},
+                                   lambda ts: bool(_FLOATS & set(ts)))),
+    KnownFinding("interpreter_complex_zero_to_the_zero", 34, "the interpreter's complex "
+                 "power gives NaN for 0^0 (1 on XLA, in numpy and in Python)",
+                 frozenset({"nan"}),
+                 lambda sigs: _has(sigs, {"power", "chlo.broadcast_power"},
+                                   lambda ts: bool(_COMPLEX & set(ts)))),
+    KnownFinding("zeta_subnormal_tolerance", 35, "chlo's zeta (and polygamma, made of it) "
+                 "compares with a multiple of the smallest subnormal, which XLA:CPU flushes "
+                 "to zero", frozenset({"integer", "float", "nan"}),
+                 lambda sigs: _has(sigs, {"chlo.zeta", "chlo.broadcast_zeta", "chlo.polygamma",
+                                          "chlo.broadcast_polygamma"},
+                                   lambda ts: bool(_FLOATS & set(ts)))),
+    KnownFinding("complex_atan2_inaccurate", 36, "complex atan2 through log: both "
+                 "executors err by about an ulp of 1 in the imaginary part, and XLA's is NaN "
+                 "where the squares of the operands are subnormal", frozenset({"float", "nan"}),
+                 lambda sigs: _has(sigs, {"atan2", "chlo.broadcast_atan2"},
+                                   lambda ts: bool(_COMPLEX & set(ts)))),
     KnownFinding("xla_folded_clz_of_negative", 28, "XLA's constant folding of "
                  "count_leading_zeros of a negative signed integer narrower than 64 bits "
                  "counts in 64 bits and subtracts", frozenset({"integer", "float", "nan"}),
@@ -161,8 +194,11 @@ def op_signatures(module) -> list:
     """``(op name, element type names of its operands and results)`` for every op, with
     scatters whose index vectors are empty marked ``scatter:empty_index`` and those whose
     operand something else uses too ``scatter:shared_operand``, and convolutions with
-    padding (or lhs dilation) ``convolution:padded``, those of constants alone
-    ``convolution:constant`` (and ``count_leading_zeros:constant``)."""
+    padding (or lhs dilation) ``convolution:padded`` (and select_and_scatters
+    ``select_and_scatter:padded``), those of constants alone ``convolution:constant`` (and
+    ``count_leading_zeros:constant``), convolutions with feature groups
+    ``convolution:feature_groups``, and reduce_scatters combining with a minimum or a
+    maximum ``reduce_scatter:min_max``."""
     from mhlo_ir.ir import defining_ops, walk
     out = []
     uses: dict = {}
@@ -194,11 +230,17 @@ def op_signatures(module) -> list:
         if name == "count_leading_zeros" and all(defining_ops(v) is not None
                                                  for v in op.operands):
             out.append(("count_leading_zeros:constant", tuple(types)))
+        if name == "reduce_scatter" and _body_has(op, {"minimum", "maximum"}):
+            out.append(("reduce_scatter:min_max", tuple(types)))
+        if name == "select_and_scatter" and _padded(op):
+            out.append(("select_and_scatter:padded", tuple(types)))
         if name == "convolution":
             if _padded(op):
                 out.append(("convolution:padded", tuple(types)))
             if all(defining_ops(v) is not None for v in op.operands):
                 out.append(("convolution:constant", tuple(types)))
+            if _int_attribute(op, "feature_group_count") > 1:
+                out.append(("convolution:feature_groups", tuple(types)))
         out.append((name, tuple(types)))
     return out
 
@@ -241,6 +283,17 @@ def _i2_minimum_splat(v) -> bool:
     return values.size > 0 and bool((values == -2).all())
 
 
+def _int_attribute(op, name) -> int:
+    a = (op.attributes or {}).get(name)
+    return int(getattr(a, "value", 1) if a is not None else 1)
+
+
+def _body_has(op, names) -> bool:
+    """Whether an op of ``op``'s regions is one of ``names``."""
+    return any(inner.spec.name in names for region in op.regions or ()
+               for block in region.blocks for inner in block.operations)
+
+
 def _odd_irfft(op) -> bool:
     attrs = op.attributes or {}
     kind = getattr(attrs.get("fft_type"), "value", None)
@@ -252,8 +305,8 @@ def _odd_irfft(op) -> bool:
 
 
 def _padded(op) -> bool:
-    """Whether a convolution's windows reach zeros it adds: positive padding or lhs
-    dilation."""
+    """Whether a convolution's (or a select_and_scatter's) windows reach elements it adds:
+    positive padding or lhs dilation."""
     attrs = op.attributes or {}
     for name, positive in (("padding", lambda v: v > 0), ("lhs_dilation", lambda v: v > 1)):
         a = attrs.get(name)
