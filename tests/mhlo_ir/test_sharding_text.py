@@ -29,7 +29,7 @@ FIT = [("{devices=[2]0,1}", V2), ("{devices=[2,2]<=[4] last_tile_dim_replicate}"
        ("{{replicated}, {devices=[2]0,1}, {replicated}}",
         hlo.tuple_type([hlo.tuple_type([V2, V2]), M24])),
        ("{{replicated}}", hlo.tuple_type([V2, hlo.tuple_type([])])),
-       ("garbage", V2)]
+       ("", V2), ('{mesh["a"=2], [{"a"}]}', V2), ("{maximal_mesh[device_id=3]}", M24)]
 MISFIT = [("{devices=[2,2]0,1,2,3}", V2, "index 2 dimensions"),
           ("{devices=[2]0,1}", M24, "index 1 dimensions"),
           ("{devices=[2,2,2]<=[8] last_tile_dim_replicate}", V2, "index 2"),
@@ -37,7 +37,19 @@ MISFIT = [("{devices=[2,2]0,1,2,3}", V2, "index 2 dimensions"),
           ("{{devices=[2,2]<=[4]}, {replicated}}", hlo.tuple_type([V2, M24]), "element 0"),
           ("{devices=[2,1,2]<=[4] last_tile_dim_replicate shard_as 1}", V2, "index 2"),
           ("{{replicated}, {replicated}}", hlo.tuple_type([V2, hlo.tuple_type([])]),
-           "of 1 leaves")]
+           "of 1 leaves"),
+          # XLA drops these silently, cuts them short, or keeps something else
+          ("garbage", V2, "XLA cannot read it"), ("{bogus}", V2, "unexpected 'bogus'"),
+          ("{devices=[2]0,1 junk}", V2, "unexpected 'junk'"),
+          ("{devices=[2]<=[2]T(0)}", V2, "unexpected 'T'"),
+          ("{devices=[2,1]0,1,2}", M24, "device list has 3 ids for a 2x1 tile assignment"),
+          ("{devices=[2]0,0}", V2, "device 0 appears twice"),
+          ("{devices=[2]<=[3]}", V2, "has 3 devices for a 2 tile assignment"),
+          ("{devices=[2]0,1 shard_as 1 shard_like 2}", V2, "more than one shard_as"),
+          ("{replicated manual}", V2, "names 2 kinds"),
+          ("{{replicated}}", V2, "not a tuple"),
+          ('{mesh["a"=2], [{"b"}]}', V2, "not an axis of the mesh"),
+          ("{devices=[2]0,1 last_tile_dim_replicate last_tile_dims={manual}}", V2, "together")]
 
 
 @pytest.mark.parametrize("text, t", FIT, ids=[f[0] for f in FIT])
@@ -69,3 +81,23 @@ def test_refused_when_set_and_after_edits_where_jaxlib_refuses_the_conversion():
     text = m.to_text()  # (the printer does not verify): jaxlib's conversion refuses it
     with pytest.raises(verify.VerificationError, match="tile assignment dimensions"):
         verify.check(text)
+
+
+@pytest.mark.parametrize("text, why", [("{devices=[2]0,1,2}", "device list has 3 ids for a 2 "
+                                        "tile assignment"),
+                                       ("{bogus}", "XLA cannot read it")])
+def test_what_xla_would_drop_or_cut_is_refused_when_set_verified_and_parsed(text, why):
+    m = hlo.Module("s", attributes={"mhlo.num_partitions": hlo.i32_attr(2)})
+    f = m.add_function("main", [V2])
+    b = f.builder()
+    with pytest.raises(ValueError, match=rf"@main argument 0: mhlo.sharding .*{why}"):
+        f.set_arg_attr(0, "mhlo.sharding", text)
+    y = b.negate(f.arguments[0])
+    with pytest.raises(OpBuildError, match=rf"'negate': mhlo.sharding .*{why}"):
+        y.set_attr("mhlo.sharding", text)
+    b.return_(y)
+    f.arg_attrs = [{"mhlo.sharding": StringAttr(text)}]  # an edit
+    with pytest.raises(ModuleVerificationError, match=why):
+        m.verify()
+    with pytest.raises(ModuleVerificationError, match=why):
+        hlo.parse(m.to_text())
