@@ -26,6 +26,7 @@ import types
 import numpy as np
 
 from .constants import FLOAT0
+from . import jax_options
 from .jax_shardings import (_check_one_device_set, _flat_shardings, _is_sharding,
                             _mesh_devices, _num_partitions)
 from .mlir import _params_key
@@ -48,11 +49,17 @@ def _jax():
 class Lowered:
     """A function lowered for one input signature: ``module`` (an mhlo_ir Module), ``text``,
     the input and output pytree structures and abstract values, and the flat donation
-    mask."""
+    mask. jax's ``Lowered`` API where it has a meaning here: ``as_text``, ``compile``
+    (``compiler_options`` too), ``cost_analysis``, ``in_tree`` (``((args), {kwargs})``),
+    ``out_tree``, ``out_info``. ``kept_var_idx``: the flat arguments the program takes (the
+    others unused and pruned, as jax.jit prunes them unless ``keep_unused``)."""
 
     def __init__(self, module, in_tree, out_tree, in_avals, out_avals, donated, statics,
-                 token_outputs=0, num_partitions=1):
+                 token_outputs=0, num_partitions=1, kept_var_idx=None, platform="cpu"):
+        kept_var_idx = tuple(range(len(in_avals))) if kept_var_idx is None else kept_var_idx
         self.module = module
+        self.platform = platform
+        self.kept_var_idx = kept_var_idx
         self.num_partitions = num_partitions  # devices the shardings name (1: none)
         # main's leading dummy results, one per ordered effect (io_callback(ordered=True),
         # ordered debug prints): not fn's outputs.
@@ -67,15 +74,56 @@ class Lowered:
         """The module's MHLO text (generic form, with locations)."""
         return self.module.to_text()
 
-    def compile(self, platform: str = "cpu", *, topology: str | None = None):
-        """The ``verify.Executable`` of the module, for as many devices as its shardings
-        name; with a TPU ``topology`` ("v5e:2x2"), compiled ahead of time without a TPU
-        (``verify.compile``'s ``Compiled``: what XLA made, nothing to run)."""
+    @property
+    def out_info(self):
+        """The results' shapes and dtypes, ``jax.ShapeDtypeStruct``s in ``fn``'s output
+        pytree (jax's ``Lowered.out_info``)."""
+        jax = _jax()
+        return jax.tree_util.tree_unflatten(
+            self.out_tree, [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in self.out_avals])
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The program as text, as jax's ``Lowered.as_text``: StableHLO by default (pretty,
+        without locations unless ``debug_info``), "mhlo" for our own dialect, "hlo" for the
+        HLO module XLA is handed."""
+        from mhlo_ir.dialect import MHLO, STABLEHLO
+        if dialect in (None, "stablehlo", "mhlo"):
+            return self.module.to_text(dialect=MHLO if dialect == "mhlo" else STABLEHLO,
+                                       locations=debug_info, pretty=True)
+        if dialect == "hlo":
+            return self._hlo_module().to_string()
+        raise ValueError(f"unknown dialect {dialect!r}: 'stablehlo', 'mhlo' or 'hlo'")
+
+    def _hlo_module(self):
+        import verify
+        from verify import _jaxlib
+        _, X = _jaxlib.xla()
+        computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation,
+                                           verify.check(self.module))
+        return computation.get_hlo_module()
+
+    def cost_analysis(self) -> dict:
+        """XLA's cost estimate of the program before its optimizations (jax's
+        ``Lowered.cost_analysis``, through the same jaxlib call on a CPU client)."""
+        from verify import _jaxlib
+        _, X = _jaxlib.xla()
+        return X.hlo_module_cost_analysis(_jaxlib.client("cpu"), self._hlo_module())
+
+    def compile(self, platform: str | None = None, *, topology: str | None = None,
+                compiler_options: dict | None = None):
+        """The ``verify.Executable`` of the module (flat numpy arrays in, the kept ones:
+        ``kept_var_idx``), for as many devices as its shardings name, on the platform it was
+        lowered for unless ``platform`` says; with a TPU ``topology`` ("v5e:2x2"), compiled
+        ahead of time without a TPU (``verify.compile``'s ``Compiled``: what XLA made,
+        nothing to run). ``compiler_options``: XLA's options by name, as jax.jit's."""
         import verify
         # (results without out_shardings stay where XLA's partitioner puts them, as in
         # jax.jit: run_global reassembles them by the compiled shardings)
-        return verify.compile(self.module, platform, num_partitions=self.num_partitions,
-                              propagate_result_shardings=True, topology=topology)
+        return verify.compile(self.module, self.platform if platform is None else platform,
+                              num_partitions=self.num_partitions,
+                              propagate_result_shardings=True, topology=topology,
+                              compiler_options=jax_options.compiler_options_dict(
+                                  compiler_options))
 
 
 def _split(args, static_argnums):
@@ -97,14 +145,16 @@ def _normalize_argnums(argnums, n: int, what: str) -> tuple:
 
 
 def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardings=None,
-          out_shardings=None, static_argnums=(), _donate_keywords=frozenset(),
-          _named=None) -> Lowered:
+          out_shardings=None, static_argnums=(), keep_unused: bool = False,
+          _donate_keywords=frozenset(), _named=None, _kwargs=None) -> Lowered:
     """Our module of ``fn`` for these arguments' signature (their values are not baked in,
     except the static ones). ``in_shardings``/``out_shardings`` are XLA sharding strings or
     jax Shardings (None: unannotated), matched to the arguments and results as jax.jit
     matches them (one for all, one per argument or result as a prefix of its pytree, or one
     per flat leaf), and put on ``mhlo.sharding``; the program is then partitioned over as
-    many devices as they name."""
+    many devices as they name. As jax.jit, the program leaves out the arguments ``fn`` does
+    not use (and dead equations) unless ``keep_unused``: ``Lowered.kept_var_idx`` says which
+    it takes."""
     jax = _jax()
     from . import lower_jaxpr_to_module
     from .tokens import ordered_in_order
@@ -128,7 +178,9 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         closed, out_shape = jax.make_jaxpr(dynamic_fn, return_shape=True)(*dynamic)
     finally:
         _TRACING.depth -= 1
-    leaves, in_tree = jax.tree_util.tree_flatten(tuple(dynamic))
+    # (jax's in_tree: ((positional), {keyword}), the keyword arguments Jitted's last dict)
+    in_tree = jax.tree_util.tree_structure(
+        (tuple(dynamic[:-1]), dynamic[-1]) if _kwargs else (tuple(dynamic), {}))
     out_tree = jax.tree_util.tree_structure(out_shape)
     donated = []
     for i, a in enumerate(example_args):
@@ -148,6 +200,13 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     devices = _check_one_device_set(jax, (in_shardings, out_shardings), closed.jaxpr)
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
     mesh = _mesh_devices(closed.jaxpr)
+    in_avals, kept = closed.in_avals, None
+    if not keep_unused:  # (after the devices are counted, as jax counts them)
+        closed, kept = jax_options.prune_unused(closed)
+    if kept is not None:
+        donated = [donated[i] for i in kept]
+        in_sh = None if in_sh is None else [in_sh[i] for i in kept]
+    kept = tuple(range(len(in_avals))) if kept is None else kept
     if mesh is not None and (partitions or 1) < mesh:
         if partitions not in (None, 1):
             raise ValueError(f"the shardings name {partitions} devices, but a shard_map in "
@@ -172,9 +231,9 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                                        donated_args=donated if any(donated) else None,
                                        arg_shardings=in_sh, result_shardings=out_sh,
                                        num_partitions=partitions, axis_context=axis_context)
-    return Lowered(result.module, in_tree, out_tree, closed.in_avals, closed.out_avals,
+    return Lowered(result.module, in_tree, out_tree, in_avals, closed.out_avals,
                    donated, statics, token_outputs=len(ordered),
-                   num_partitions=partitions or 1)
+                   num_partitions=partitions or 1, kept_var_idx=kept, platform=platform)
 
 
 def _name_as_jax_jit(jax, traced, fn, args, kwargs, static_argnums, static_argnames):
@@ -214,9 +273,11 @@ class Jitted:
     devices as they name: whole arrays in, split by the shardings XLA compiled, and whole
     arrays out, put back together from their shards (``Executable.run_global``)."""
 
-    def __init__(self, fn, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
-                 in_shardings=None, out_shardings=None, static_argnames=(),
-                 donate_argnames=()):
+    def __init__(self, fn, *, static_argnums=(), donate_argnums=(),
+                 platform: str | None = None, in_shardings=None, out_shardings=None,
+                 static_argnames=(), donate_argnames=(), keep_unused: bool = False,
+                 device=None, backend: str | None = None, inline: bool = False,
+                 compiler_options: dict | None = None):
         if isinstance(fn, staticmethod):  # (jax.jit's checks, in its words)
             raise TypeError(f"staticmethod arguments are not supported, got {fn}")
         if not callable(fn):
@@ -242,7 +303,10 @@ class Jitted:
             raise ValueError("static_argnames and donate_argnames cannot intersect. Argument "
                              f"names {both} appear in both static_argnames and "
                              "donate_argnames")
-        self.platform = platform
+        self.platform = jax_options.placement(platform, device, backend, in_shardings,
+                                              out_shardings)
+        self.keep_unused, self.inline = bool(keep_unused), bool(inline)
+        self.compiler_options = jax_options.compiler_options_dict(compiler_options)
         self._cache: dict = {}
         self._lock = threading.Lock()
         self._jax_jit = None  # (jax.jit of fn, for calls inside another's trace)
@@ -355,9 +419,11 @@ class Jitted:
         fn, args, _ = self._positional(args, kwargs)
         # (keyword arguments with in_shardings: refused by _positional, as jax.jit refuses
         # them, static ones too)
+        jax_options.check_backend(self.platform)
         return lower(fn, *args, platform=self.platform, donate_argnums=donate,
                      static_argnums=static, in_shardings=self.in_shardings,
-                     out_shardings=self.out_shardings,
+                     out_shardings=self.out_shardings, keep_unused=self.keep_unused,
+                     _kwargs=bool(kwargs),
                      _named=(self.fn, raw_args, kwargs, static,
                              self.static_argnames + self._numbered_names),
                      _donate_keywords=frozenset(k for k in kwargs if k in self._donate_names))
@@ -380,7 +446,8 @@ class Jitted:
                     shardings[name] = spec
             jitted = self._jax_jit = jax.jit(
                 self.fn, static_argnums=self.static_argnums,
-                static_argnames=self.static_argnames, **shardings)
+                static_argnames=self.static_argnames, **shardings,
+                **jax_options.nested_options(self))
         return jitted(*args, **kwargs)
 
     def __call__(self, *args, **kwargs):
@@ -397,11 +464,14 @@ class Jitted:
             entry = self._cache.get(key)
         if entry is None:
             lowered = self.lower(*args, **kwargs)
-            entry = (lowered, lowered.compile(self.platform))
+            entry = (lowered, lowered.compile(self.platform,
+                                              compiler_options=self.compiler_options))
             with self._lock:
                 self._cache.setdefault(key, entry)
         lowered, exe = entry
         arrays = [_to_numpy(jax, x, a) for x, a in zip(leaves, lowered.in_avals)]
+        if len(lowered.kept_var_idx) < len(arrays):  # (the unused ones pruned)
+            arrays = [arrays[i] for i in lowered.kept_var_idx]
         results = (exe(*arrays) if lowered.num_partitions == 1 else
                    exe.run_global(*arrays))[lowered.token_outputs:]
         _check_special(jax, self, results, lowered.out_avals, args, kwargs)
@@ -599,14 +669,21 @@ def _from_numpy(jax, y, aval):
 _NOT_GIVEN = object()
 
 
-def jit(fn=_NOT_GIVEN, *, static_argnums=(), donate_argnums=(), platform: str = "cpu",
-        in_shardings=None, out_shardings=None, static_argnames=(), donate_argnames=()):
+def jit(fn=_NOT_GIVEN, *, static_argnums=(), donate_argnums=(), platform: str | None = None,
+        in_shardings=None, out_shardings=None, static_argnames=(), donate_argnames=(),
+        keep_unused: bool = False, device=None, backend: str | None = None,
+        inline: bool = False, compiler_options: dict | None = None):
     """Like ``jax.jit``: ``jit(fn)`` or ``@jit`` / ``@jit(static_argnums=...)``. Keyword
     arguments are dynamic unless named in ``static_argnames``. Called from inside a function
-    ``lower.jax`` traces, it is jax.jit's (a call in the outer program), as jax.jit nests."""
+    ``lower.jax`` traces, it is jax.jit's (a call in the outer program, or its equations
+    there with ``inline=True``), as jax.jit nests. ``platform`` ("cpu" by default; jax's
+    deprecated ``backend``, or ``device``'s platform) is where it lowers and runs;
+    ``keep_unused`` and ``compiler_options`` are jax.jit's (``lower.jax.jax_options``)."""
     options = dict(static_argnums=static_argnums, donate_argnums=donate_argnums,
                    platform=platform, in_shardings=in_shardings, out_shardings=out_shardings,
-                   static_argnames=static_argnames, donate_argnames=donate_argnames)
+                   static_argnames=static_argnames, donate_argnames=donate_argnames,
+                   keep_unused=keep_unused, device=device, backend=backend, inline=inline,
+                   compiler_options=compiler_options)
     if fn is _NOT_GIVEN:
         return lambda f: Jitted(f, **options)
     return Jitted(fn, **options)

@@ -475,7 +475,8 @@ class Executable(Compiled):
 def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
             num_partitions: int = 1, client=None, filename: str | None = None,
             topology: str | None = None, distributed=None,
-            host_callbacks=None, propagate_result_shardings: bool = False) -> Compiled:
+            host_callbacks=None, propagate_result_shardings: bool = False,
+            compiler_options: dict | None = None) -> Compiled:
     """Verify (in Python for an mhlo_ir Module, then in jaxlib) and compile for ``platform``
     ("cpu", "cuda"/"gpu", "rocm", or "tpu": the attached TPU, or a ``topology``).
 
@@ -502,6 +503,13 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     ``host_callbacks=[f, g, ...]`` gives them instead (the only way for text, whose callback
     ops name them by index). Each op's index and signature is checked against its callable
     here, and what a callable returns is checked when it runs (``CallbackError``).
+
+    ``compiler_options`` (``{"xla_cpu_enable_fast_math": True}``, ``{"xla_disable_hlo_passes":
+    "algsimp"}``...) are XLA's options by name, given as jax.jit's ``compiler_options`` gives
+    them: ``optimization_level``, ``memory_fitting_level``, ``exec_time_optimization_effort``
+    and ``memory_fitting_effort`` set the build options, the rest override XLA's debug
+    options. One XLA does not know, or a value of the wrong type, raises jaxlib's own error
+    (jax's ``JaxRuntimeError``, "No such compile option"), as jax.jit's does.
     """
     platform = _jaxlib.normalize(platform)  # a misspelt platform fails before any work
     if topology is not None and platform != "tpu":
@@ -542,6 +550,7 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         opts.executable_build_options.use_shardy_partitioner = True
     if free is not None and num_partitions > 1:
         opts.executable_build_options.allow_spmd_sharding_propagation_to_output = free
+    overridden = _compiler_options(opts, compiler_options)
     if platform == "tpu":
         from .host_callbacks import mentions_callbacks
         if mentions_callbacks(text) or host_callbacks:
@@ -558,6 +567,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         except (ValueError, PlatformUnavailable, JaxlibMissing):
             raise  # the topology, the chips or libtpu: said plainly already
         except Exception as e:  # noqa: BLE001 - XLA:TPU's refusal, in its words
+            if overridden and _option_error(e):
+                raise
             raise _located_error(module_or_text, text, e, CompileError,
                                  source_name(module_or_text, filename)) from None
         return Compiled(compiled, "tpu", devices, _signature(computation), text,
@@ -579,6 +590,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                                           xc.DeviceList(tuple(devices)), opts,
                                           bound.callables)
     except Exception as e:  # noqa: BLE001
+        if overridden and _option_error(e):
+            raise  # (a compiler option, not the program: jaxlib's error, as jax.jit's)
         raise _located_error(module_or_text, text, e, CompileError,
                              source_name(module_or_text, filename)) from None
     if computation is None:  # jaxlib compiled a text its conversion to HLO refused
@@ -617,6 +630,34 @@ def _options(xc, num_replicas: int, num_partitions: int, device_ids=None):
         if num_partitions > 1:
             opts.executable_build_options.use_spmd_partitioning = True
     return opts
+
+
+# Options jax.jit's compiler_options sets on the build options, not as XLA debug options.
+_BUILD_OPTIONS = ("exec_time_optimization_effort", "memory_fitting_effort",
+                  "optimization_level", "memory_fitting_level")
+
+
+def _compiler_options(opts, options) -> bool:
+    """Put XLA options by name on ``opts`` as jax's ``get_compile_options`` puts them;
+    whether there were any."""
+    if not options:
+        return False
+    if not hasattr(options, "items"):
+        raise TypeError(f"compiler_options is a dict of XLA option names to values, got "
+                        f"{type(options).__name__} {options!r}")
+    options = dict(options)
+    build = opts.executable_build_options
+    for name in _BUILD_OPTIONS:
+        if name in options:
+            setattr(build, name, options.pop(name))
+    opts.env_option_overrides = list(options.items())
+    return True
+
+
+def _option_error(e: Exception) -> bool:
+    """Whether jaxlib refused a compile option (its name or its value), not the program."""
+    message = str(e)
+    return "No such compile option" in message or "While setting option" in message
 
 
 def _unsharded_results(module) -> list | None:
