@@ -72,7 +72,10 @@ def _cpu_refusals(module) -> None:
     heap), an all_gather of an fft's result along a minor dimension (the run fails), an
     all_reduce or reduce_scatter of a complex value of constants alone (the compile aborts),
     and/or of a narrowing signed convert (it segfaults) or of two converts widening ui2/ui4
-    (the compile fails), an abs of a complex iota (the compile aborts)."""
+    (the compile fails), an abs of a complex iota (the compile aborts), an all_to_all,
+    collective_permute or all_gather of sub-byte values with a channel (the heap), a
+    SliceToDynamic custom call with a static result (the compile aborts), a TopK custom
+    call of rank 3 or more (wrong results; empty with a side effect, it segfaults)."""
     from mhlo_ir import xla_cpu
     from mhlo_ir.ir import walk
     for fn, op in walk(module):
@@ -121,6 +124,25 @@ def _cpu_refusals(module) -> None:
             why = (f"'{name}' of {et.name}: XLA:CPU corrupts its heap running it (the "
                    "process dies later, in free()), so it is refused here; convert to i8 "
                    "around it")
+        elif xla_cpu.narrow_channel_collective(op):
+            et = next(v.type.element_type for v in op.operands
+                      if v.type.element_type.bits < 8)
+            why = (f"'{name}' of {et.name} with a channel_handle: XLA:CPU corrupts its heap "
+                   "running it (the process dies later, in free(), or segfaults), so it is "
+                   "refused here; leave the channel_handle out, or convert to an 8-bit type "
+                   "around it")
+        elif xla_cpu.static_slice_to_dynamic(op):
+            why = ("'custom_call' to SliceToDynamic with a static result of rank "
+                   f"{op.results[0].type.rank}: XLA:CPU aborts the process compiling it "
+                   "(\"Check failed\" in loop_emitter.cc: the target makes a dynamic shape, "
+                   "which XLA:CPU cannot run either: \"PadToStatic is not implemented\"); "
+                   "slice the value with 'slice' or 'dynamic_slice' instead")
+        elif xla_cpu.topk_of_rank_over_two(op):
+            why = (f"'custom_call' to TopK of a rank-{op.operands[0].type.rank} operand "
+                   f"({op.operands[0].type}): XLA's TopK takes [n] or [batch, n], and "
+                   "XLA:CPU reads more dimensions as garbage (wrong values past the first "
+                   "row) or, for an empty operand with has_side_effect, segfaults; reshape "
+                   "the operand to [batch, n] and the results back, or use 'topk'")
         elif xla_cpu.aliasing_call(op, module):
             why = (f"'{name}' passes one value to two arguments that a fusion in the callee "
                    "takes: once XLA inlines the call the fusion takes that value twice, and "

@@ -23,8 +23,10 @@ def _channel(s, x, global_ids: bool = False) -> dict:
 
     With a channel XLA:CPU keeps the collective and runs it, which it cannot for every type
     (measured on jaxlib 0.10.2, one op of each type alone): all_reduce and reduce_scatter of
-    sub-byte integers or 8- and 4-bit floats are UNIMPLEMENTED, and a collective_permute of
-    i4 corrupted the heap (the process died later). So no channel for those types."""
+    sub-byte integers or 8- and 4-bit floats are UNIMPLEMENTED, and an all_to_all,
+    collective_permute or all_gather of i4, ui4, f4E2M1FN (or i2, ui2) corrupts the heap
+    (``mhlo_ir.xla_cpu.narrow_channel_collective``, which verify refuses). So no channel
+    for those types."""
     et = x.type.element_type
     if (et.bits < 8 and et.kind != "bool") or (et.kind == "float" and et.bits <= 8) \
             or not s.c.boolean(0.3):

@@ -241,3 +241,20 @@ def test_no_fft_result_gathered_or_scattered_along_a_minor_dimension():
     _never_drawn(["fft", "all_gather", "reduce_scatter", "add"],
                  lambda op, m: fft_into_all_gather(op),
                  lambda op: op.spec.name in ("all_gather", "reduce_scatter"), at_least=100)
+
+
+def test_no_topk_custom_call_of_rank_over_two():
+    from mhlo_ir.xla_cpu import topk_of_rank_over_two
+    _never_drawn(["custom_call", "reshape", "add"], lambda op, m: topk_of_rank_over_two(op),
+                 lambda op: op.spec.name == "custom_call" and
+                 op.attributes["call_target_name"].value == "TopK",
+                 seeds=400, at_least=20, element_types=["f32"])
+
+
+def test_no_sub_byte_collective_with_a_channel():
+    from mhlo_ir.xla_cpu import narrow_channel_collective
+    _never_drawn(["all_to_all", "collective_permute", "all_gather", "add"],
+                 lambda op, m: narrow_channel_collective(op),
+                 lambda op: op.spec.name in ("all_to_all", "collective_permute", "all_gather")
+                 and op.results[0].type.element_type.bits < 8,
+                 seeds=300, at_least=30, element_types=["i4", "ui4", "f4E2M1FN", "i8"])
