@@ -301,11 +301,34 @@ def _rank(t) -> int | None:
     return len(t.shape) if isinstance(t, TensorType) and t.shape is not None else None
 
 
+# (text, type) -> sharding_mismatch's verdict. A program repeats a few shardings on many
+# values (a lowering annotates each sharded op; verify and the parser judge them again), and
+# reading one costs ~30 us. The verdict is a function of the key alone, so what is kept
+# changes nothing any caller sees; bounded, cleared when full.
+_VERDICTS: dict = {}
+_VERDICTS_LIMIT = 4096
+
+
 def sharding_mismatch(text, t) -> str | None:
     """Why XLA would not keep sharding ``text`` on a value of type ``t`` as written (it
     would drop it unread, change it, or refuse it), or None. A non-string is not judged."""
     if not isinstance(text, str):
         return None
+    key = (text, t)
+    try:
+        return _VERDICTS[key]
+    except KeyError:
+        pass
+    except TypeError:  # (a type edited into something unhashable: judged, not kept)
+        return _mismatch(text, t)
+    why = _mismatch(text, t)
+    if len(_VERDICTS) >= _VERDICTS_LIMIT:
+        _VERDICTS.clear()
+    _VERDICTS[key] = why
+    return why
+
+
+def _mismatch(text: str, t) -> str | None:
     try:
         read = read_sharding(text)
     except ShardingSyntaxError as e:
