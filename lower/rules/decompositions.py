@@ -9,7 +9,7 @@ become NaN, as in JAX.
 
 ``qr`` and ``lu_pivots_to_permutation`` decompose into other primitives and are registered for
 every platform; the LAPACK calls for CPU only (TPU's rules are in ``decompositions_tpu`` and
-``polar``). On GPU JAX calls cuSOLVER targets that live in jax's CUDA plugin: not done here.
+``polar``, CUDA's and ROCm's cuSOLVER calls in ``decompositions_gpu``, through ``ffi_call``).
 
 The LAPACK targets must be registered with XLA's CPU runtime before such a module compiles;
 ``verify`` does that (``verify/lapack.py``) when it sees one.
@@ -68,10 +68,13 @@ def _aval(shape, dtype) -> core.ShapedArray:
 
 
 def ffi_call(ctx, target: str, operands, avals_in, avals_out, *, aliases=None,
-             column_major: bool = True, num_non_batch_dims: int = 2, **config) -> tuple:
+             column_major: bool = True, num_non_batch_dims: int = 2,
+             batch_partitionable: bool = True, **config) -> tuple:
     """A typed-FFI custom call as JAX's ``_linalg_ffi_lowering`` emits it: operands and results
     of the highest rank are column-major matrices (the rest row-major), ``aliases`` maps an
-    operand to the result that reuses its buffer, ``config`` becomes the backend_config."""
+    operand to the result that reuses its buffer, ``config`` becomes the backend_config.
+    ``batch_partitionable=False`` leaves out the ``num_batch_dims`` frontend attribute, as
+    jax's plain ``ffi_lowering`` does (with ``column_major=False``: all row-major)."""
     rank = builtins.max(len(a.shape) for a in avals_in)
 
     def layout(aval):
@@ -83,14 +86,16 @@ def ffi_call(ctx, target: str, operands, avals_in, avals_out, *, aliases=None,
     alias_attrs = [OutputOperandAlias(output_tuple_indices=(out,) if multi else (),
                                       operand_index=operand, operand_tuple_indices=())
                    for operand, out in (aliases or {}).items()]
-    frontend = DictionaryAttr({"num_batch_dims": str(rank - num_non_batch_dims)})
+    extra = {}
+    if batch_partitionable:
+        extra["mhlo.frontend_attributes"] = DictionaryAttr(
+            {"num_batch_dims": str(rank - num_non_batch_dims)})
     return as_results(ctx.builder.custom_call(
         target, list(operands), [aval_to_ir_type(a) for a in avals_out], api_version=4,
         backend_config=DictionaryAttr(config),
         operand_layouts=[layout(a) for a in avals_in],
         result_layouts=[layout(a) for a in avals_out],
-        output_operand_aliases=alias_attrs or None,
-        **{"mhlo.frontend_attributes": frontend}))
+        output_operand_aliases=alias_attrs or None, **extra))
 
 
 def _ok(ctx, info, direction: str = "EQ"):
@@ -154,11 +159,14 @@ def _full(like, value, dtype, shape):
 
 
 def _triu(x):
-    """The upper triangle of a batch of matrices (zeros strictly below the diagonal)."""
+    """The upper triangle of a batch of matrices (zeros strictly below the diagonal), with
+    jax's ops (``_triu``: row - 1 >= column is below)."""
     nb = x.ndim - 2
     n, m = x.shape[-2:]
-    below = L.gt(L.iota(x, np.int32, (n, m), 0), L.iota(x, np.int32, (n, m), 1))
-    return L.where(L.broadcast_in_dim(below, x.shape, (nb, nb + 1)), 0, x)
+    below = L.ge(L.add(L.iota(x, np.int32, (n, m), 0), -1), L.iota(x, np.int32, (n, m), 1))
+    if nb:
+        below = L.broadcast_in_dim(below, x.shape, (nb, nb + 1))
+    return L.where(below, 0, x)
 
 
 def _qr_impl(a, *, pivoting, full_matrices, use_magma=None):
@@ -184,7 +192,8 @@ def _qr_impl(a, *, pivoting, full_matrices, use_magma=None):
         q = L.householder_product(q, taus)
     else:
         q = L.householder_product(r, taus)
-        r = L.slice(r, (0,) * (nb + 2), (*batch, n, n))
+        if m > n:  # (jax's r[..., :n, :n]: no op when square)
+            r = L.slice(r, (0,) * (nb + 2), (*batch, n, n))
     r = _triu(r)
     return (q, r, p) if pivoting else (q, r)
 

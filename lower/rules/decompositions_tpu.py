@@ -14,8 +14,7 @@ divide and conquer, which is not written here (an error names it).
 
 jax registers the geqrf, householder_product, ormqr, tridiagonal_solve and svd rules for
 every platform, but CUDA and ROCm have their own there (cuSOLVER and cuSPARSE targets in
-jax's CUDA plugin), not done here: these rules are registered for TPU alone, and GPU keeps
-refusing the primitives rather than lowering them otherwise than jax does.
+jax's GPU plugins: ``decompositions_gpu``): these rules are registered for TPU alone.
 """
 
 from __future__ import annotations
@@ -246,8 +245,7 @@ def _tridiagonal_solve(dl, d, du, b, *, perturb_singular):
 # -- registration ------------------------------------------------------------------------------
 
 # jax registers all but lu's and eigh's for every platform, but CUDA and ROCm have their own
-# (cuSOLVER, cuSPARSE) there, not done here: GPU keeps refusing these primitives rather than
-# lowering them otherwise than jax does.
+# (cuSOLVER, cuSPARSE: decompositions_gpu.py).
 for _prim, _rule in {
         "geqrf": _geqrf, "householder_product": _householder_product,
         "ormqr": lower_fun(_ormqr, multiple_results=False),

@@ -212,15 +212,19 @@ def test_tridiagonal_solve_solves(batch, m, k):
     np.testing.assert_allclose(a @ x, b, atol=1e-5)
 
 
-@pytest.mark.parametrize("f", [lax.svd, lax.eigh, lambda a: lax.ormqr(*lax.geqrf(a), a),
-                               lambda a: lax.tridiagonal_solve(
-                                   *(lax.reshape(lax.slice(a, (i, 0), (i + 1, 3)), (3,))
-                                     for i in range(3)), a)])
-def test_gpu_still_refuses_what_jax_gives_cusolver(f):
-    """jax's CUDA rules are cuSOLVER/cuSPARSE calls (not done here): the TPU rules are not
-    CUDA's."""
-    with pytest.raises(NotImplementedError, match="on platform 'cuda'"):
-        lower_jaxpr_to_module("f", lax.make_jaxpr(f)(rand((3, 3))), platform="cuda")
+@pytest.mark.parametrize("f,target", [
+    (lax.svd, "cusolver_gesvdj_ffi"), (lax.eigh, "cusolver_syevd_ffi"),
+    (lambda a: lax.ormqr(*lax.geqrf(a), a), "cusolver_ormqr_ffi"),
+    (lambda a: lax.tridiagonal_solve(*(lax.reshape(lax.slice(a, (i, 0), (i + 1, 3)), (3,))
+                                       for i in range(3)), a), "cusparse_gtsv2_ffi")])
+def test_gpu_does_not_take_the_tpu_rules(f, target):
+    """jax's CUDA rules are cuSOLVER/cuSPARSE calls (lower/rules/decompositions_gpu.py),
+    not the TPU's expansions and loops."""
+    text = lower_jaxpr_to_module("f", lax.make_jaxpr(f)(rand((3, 3))),
+                                 platform="cuda").module.to_text()
+    assert target in targets(text)
+    assert not targets(text) & {"Qr", "Eigh", "ProductOfElementaryHouseholderReflectors"}
+    assert "mhlo.while" not in text
 
 
 # -- the same programs as JAX's TPU lowering --------------------------------------------------
