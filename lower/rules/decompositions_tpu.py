@@ -9,8 +9,8 @@ Jacobi eigensolver) are expanded by every XLA compiler, XLA:CPU's too; ``LuDecom
 ``svd`` is in ``lower.rules.polar``.
 
 jax's ``eigh`` on TPU is QDWH-based: matrices up to 256 columns (the size at which its
-spectral divide and conquer stops dividing) go to ``Eigh`` directly; larger ones need that
-divide and conquer, which is not written here (an error names it).
+spectral divide and conquer stops dividing) go to ``Eigh`` directly; larger ones (and subsets
+of eigenvalues) to that divide and conquer, in ``lower.rules.eigh_tpu``.
 
 jax registers the geqrf, householder_product, ormqr, tridiagonal_solve and svd rules for
 every platform, but CUDA and ROCm have their own there (cuSOLVER and cuSPARSE targets in
@@ -26,11 +26,10 @@ from mhlo_ir.builder import as_results
 from .. import lax as L
 from ..lax.linalg import _conj
 from ..mlir import aval_to_ir_type, lower_fun, register_lowering
-from ..tracing import bind
 from .decompositions import _name
+from .eigh_tpu import TERMINATION_SIZE as EIGH_TERMINATION_SIZE
+from .eigh_tpu import eigh_qdwh
 
-# jax's QDWH eigh stops dividing at this size and hands the block to the Jacobi solver.
-EIGH_TERMINATION_SIZE = 256
 # The Jacobi solver's sweep limit and tolerance, as jax writes them into "Eigh"'s config.
 _JACOBI_MAX_SWEEPS, _JACOBI_TOL = 100, "1e-6"
 
@@ -70,54 +69,8 @@ def _empty_eigh(x):
     return x, (L.real(w) if x.dtype.kind == "c" else w)
 
 
-def _tri(n: int, like, k: int):
-    """jax's ``_tri``: True where column - row <= k (an n x n mask)."""
-    i = L.iota(like, np.int32, (n, n), 0)
-    j = L.iota(like, np.int32, (n, n), 1)
-    return L.le(L.sub(j, i), k)
-
-
 def _batched(mask, shape):
     return L.broadcast_in_dim(mask, shape, (len(shape) - 2, len(shape) - 1))
-
-
-def _hermitian_from_triangle(x, lower: bool):
-    """The Hermitian matrix that ``x``'s lower (or upper) triangle describes; the imaginary
-    part of the diagonal is dropped, as jax's QDWH eigh does."""
-    n = x.shape[-1]
-    xt = L.transpose(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
-    keep = _batched(_tri(n, x, 0) if lower else L.not_(_tri(n, x, -1)), x.shape)
-    if x.dtype.kind != "c":
-        return L.where(keep, x, xt)
-    re = L.where(keep, L.real(x), L.real(xt))
-    strict = _batched(_tri(n, x, -1) if lower else L.not_(_tri(n, x, 0)), x.shape)
-    im = L.where(strict, L.imag(x), 0)
-    imt = L.transpose(im, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
-    im = L.where(keep, im, L.neg(imt))
-    return bind("complex", [re, im], [x.aval])
-
-
-def _eigh_subset(x, *, lower, subset_by_index):
-    """A slice of the ascending eigen-decomposition of a small matrix (jax's QDWH eigh below
-    its termination size): the whole decomposition by Jacobi, sorted, then sliced."""
-    lo, hi = subset_by_index
-    h = _hermitian_from_triangle(x, lower)
-    v, w = L.eigh(h, lower=True, symmetrize_input=False, sort_eigenvalues=True,
-                  algorithm=_jacobi())
-    nb = x.ndim - 2
-    v = L.slice(v, (0,) * (nb + 1) + (lo,), v.shape[:-1] + (hi,))
-    w = L.slice(w, (0,) * nb + (lo,), w.shape[:-1] + (hi,))
-    return v, w
-
-
-def _jacobi():
-    """The JACOBI algorithm param, as jax's enum where jax is installed (a jax jaxpr carries
-    the enum; the rules compare by name)."""
-    try:
-        from jax._src.lax.linalg import EighImplementation
-    except ImportError:  # pragma: no cover - lowering without jax
-        return "JACOBI"
-    return EighImplementation.JACOBI
 
 
 def _eigh_tpu(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None):
@@ -133,15 +86,11 @@ def _eigh_tpu(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=Non
         return _jacobi_eigh(ctx, x, lower=lower, sort_eigenvalues=sort_eigenvalues)
     if algorithm != "QDWH":
         raise ValueError(f"eigh: unknown algorithm {algorithm}")
-    if n > EIGH_TERMINATION_SIZE:
-        raise NotImplementedError(
-            f"eigh on TPU of a {n}x{n} matrix: jax's QDWH spectral divide and conquer (for "
-            f"matrices over {EIGH_TERMINATION_SIZE} columns) is not implemented here; "
-            f"matrices up to {EIGH_TERMINATION_SIZE} columns lower to XLA's Jacobi 'Eigh'")
-    if whole:
+    if n <= EIGH_TERMINATION_SIZE and whole:
         return _jacobi_eigh(ctx, x, lower=lower, sort_eigenvalues=sort_eigenvalues)
-    return lower_fun(_eigh_subset)(ctx, x, lower=lower,
-                                   subset_by_index=tuple(subset_by_index))
+    return lower_fun(eigh_qdwh)(ctx, x, lower=lower, sort_eigenvalues=sort_eigenvalues,
+                                subset_by_index=None if subset_by_index is None else
+                                tuple(subset_by_index))
 
 
 # -- ormqr -------------------------------------------------------------------------------------

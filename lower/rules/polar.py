@@ -13,7 +13,8 @@ is at HIGHEST precision (jax runs this under ``default_matmul_precision('float32
 A batch is taken one matrix at a time (a ``scan`` over the batch; jax vmaps instead), since
 the iteration count is per matrix. The decompositions it calls (``qr``, ``cholesky``,
 ``triangular_solve``, ``eigh``) lower by their own rules for the platform: on TPU ``eigh`` is
-XLA's Jacobi solver (``lower.rules.decompositions_tpu``).
+XLA's Jacobi solver up to 256 columns (``lower.rules.decompositions_tpu``) and a spectral
+divide and conquer built on ``qdwh`` here beyond (``lower.rules.eigh_tpu``).
 """
 
 from __future__ import annotations
@@ -75,15 +76,37 @@ def _schedule(eps: float, max_iterations: int):
     return qr_params, chol_params
 
 
-def _qr_step(u, params):
+def mask(x, dims, fill=0):
+    """``x`` where every index is below its bound in ``dims`` (a traced or Python int; None
+    for none), ``fill`` (a scalar or an array like ``x``) elsewhere: jax's ``_mask`` for
+    matrices padded up to a static shape from a smaller true one."""
+    keep = None
+    for axis, d in enumerate(dims):
+        if d is not None:
+            inside = L.lt(L.iota(x, np.int32, x.shape, axis), d)
+            keep = inside if keep is None else L.and_(keep, inside)
+    return x if keep is None else L.where(keep, x, fill)
+
+
+def _qr_step(u, params, dynamic=None):
     """``e u + ((a - e) / sqrt(c)) q1 q2^H`` where ``[q1; q2]`` is the thin Q of
-    ``[sqrt(c) u; I]``."""
+    ``[sqrt(c) u; I]``. With ``dynamic = (m, n)`` (u is zero outside its top-left m x n) the
+    identity goes in at row m and q1, q2 are cut to m x n and n x n."""
     scale, sqrt_c, e = params
     m, n = u.shape
-    y = L.concatenate([L.mul(sqrt_c, u), _eye(u, n, u.dtype)], 0)
-    q, _ = L.qr(y, full_matrices=False)
-    q1 = L.slice(q, (0, 0), (m, n))
-    q2 = L.slice(q, (m, 0), (m + n, n))
+    if dynamic is None:
+        y = L.concatenate([L.mul(sqrt_c, u), _eye(u, n, u.dtype)], 0)
+        q, _ = L.qr(y, full_matrices=False)
+        q1 = L.slice(q, (0, 0), (m, n))
+        q2 = L.slice(q, (m, 0), (m + n, n))
+    else:
+        dm, dn = dynamic
+        y = L.pad(L.mul(sqrt_c, u), 0, ((0, n, 0), (0, 0, 0)))
+        y = L.dynamic_update_slice(y, _eye(u, n, u.dtype), (dm, 0),
+                                   allow_negative_indices=False)
+        q, _ = L.qr(y, full_matrices=False)
+        q1 = mask(L.slice(q, (0, 0), (m, n)), (dm, dn))
+        q2 = mask(L.dynamic_slice(q, (dm, 0), (n, n), allow_negative_indices=False), (dn, dn))
     return L.add(L.mul(e, u), L.mul(scale, _mm(q1, _adjoint(q2))))
 
 
@@ -92,12 +115,17 @@ def _solve(a, b, *, transpose_a: bool):
                 transpose_a=transpose_a, conjugate_a=True, unit_diagonal=False)
 
 
-def _cholesky_step(u, params):
+def _cholesky_step(u, params, dynamic=None):
     """``e u + (a - e) u (c u^H u + I)^-1``, through the Cholesky factor y of
-    ``c u^H u + I``: two triangular solves give ``(y y^H)^-1 u^H``."""
+    ``c u^H u + I``: two triangular solves give ``(y y^H)^-1 u^H``. With ``dynamic = (m, n)``
+    the matrix factored is the identity outside its top-left n x n (zero would not be
+    positive definite there)."""
     a_minus_e, c, e = params
     n = u.shape[1]
-    x = L.add(L.mul(c, _mm(_adjoint(u), u)), _eye(u, n, u.dtype))
+    eye = _eye(u, n, u.dtype)
+    x = L.add(L.mul(c, _mm(_adjoint(u), u)), eye)
+    if dynamic is not None:
+        x = mask(x, (dynamic[1], dynamic[1]), eye)
     y = bind("cholesky", [x], [x.aval])
     cplx = u.dtype.kind == "c"
     z = _solve(y, L.transpose(u, (1, 0)), transpose_a=False)
@@ -106,13 +134,17 @@ def _cholesky_step(u, params):
     return L.add(L.mul(e, u), L.mul(a_minus_e, z))
 
 
-def qdwh(x, max_iterations: int = _MAX_ITERATIONS):
+def qdwh(x, max_iterations: int = _MAX_ITERATIONS, dynamic_shape=None):
     """``(u, h, iterations, converged)``: the polar decomposition ``x = u h`` of an m x n
-    matrix, m >= n, with u's columns orthonormal and h Hermitian positive semi-definite."""
+    matrix, m >= n, with u's columns orthonormal and h Hermitian positive semi-definite.
+    ``dynamic_shape``: the true ``(m, n)`` (traced ints) of a matrix padded up to ``x``'s
+    shape; what lies outside it is ignored (and zero in u and h)."""
     m, n = x.shape
     if m < n:
         raise ValueError(f"qdwh takes a matrix with at least as many rows as columns, got "
                          f"{x.shape}")
+    if dynamic_shape is not None:
+        x = mask(x, dynamic_shape)
     eps = float(np.finfo(_real_dtype(x.dtype)).eps)
     ax = L.abs(x)
     one_norm = L.reduce_max(L.reduce_sum(ax, axes=0))
@@ -133,7 +165,7 @@ def qdwh(x, max_iterations: int = _MAX_ITERATIONS):
             row = L.dynamic_slice(as_tracer(u.builder, table), [k, 0], (1, 3),
                                   allow_negative_indices=False)
             p = [L.reshape(L.slice(row, (0, i), (1, i + 1)), ()) for i in range(3)]
-            new = step(u, p)
+            new = step(u, p, dynamic_shape)
             moving = L.gt(_frobenius(L.sub(new, u)), tol_norm) if test else True
             return new, moving
         return L.fori_loop(0, len(params), body, (u, True))
@@ -144,7 +176,7 @@ def qdwh(x, max_iterations: int = _MAX_ITERATIONS):
     # Halley's method (the weights' limit a, b, c = 3, 1, 3) until u stops moving.
     def halley(state):
         k, u, _ = state
-        new = _cholesky_step(u, (3 - 1 / 3, 3, 1 / 3))
+        new = _cholesky_step(u, (3 - 1 / 3, 3, 1 / 3), dynamic_shape)
         return L.add(k, 1), new, L.gt(_frobenius(L.sub(new, u)), tol_norm)
 
     k0 = np.int32(len(qr_params) + len(chol_params))
