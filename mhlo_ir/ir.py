@@ -680,16 +680,21 @@ def producers(value):
 _SHAPE_ONLY_SOURCES = frozenset({"chlo.constant_like", "get_dimension_size"})
 
 
-def defining_ops(value):
+def defining_ops(value, empty_is_constant: bool = False):
     """The ops ``value`` is computed by, transitively through operands (each once), or None
     when a block argument is among its inputs: a value computed from constants alone is one
     XLA may fold, which some of its bugs need (see verify's XLA:CPU refusals). The operands
     of ops that read only their operands' static shapes (``chlo.constant_like``,
-    ``get_dimension_size``) are not inputs."""
+    ``get_dimension_size``) are not inputs; with ``empty_is_constant``, neither are values
+    of no elements (an argument of shape 0x3 holds nothing: a dot contracting it is zeros,
+    which XLA folds)."""
     seen: dict = {}
     stack = [value]
     while stack:
         v = stack.pop()
+        if empty_is_constant and v is not value and \
+                getattr(v.type, "num_elements", None) == 0:
+            continue
         if v.__class__ is BlockArgument:
             return None
         op = v.owner

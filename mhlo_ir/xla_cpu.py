@@ -13,7 +13,8 @@ from .ir import BlockArgument, defining_ops, producers
 __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "widening_sub_byte_bitwise",
            "complex_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
-           "narrow_channel_collective", "static_slice_to_dynamic", "topk_of_rank_over_two",
+           "narrow_channel_collective", "empty_channel_gather", "static_slice_to_dynamic",
+           "topk_of_rank_over_two",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
            "in_loop", "domain_in_loop", "boolean_clamp_in_loop"]
@@ -129,11 +130,12 @@ def complex_of_constants(value) -> bool:
     equal: a splat constant, a broadcast scalar, ``c / c``...). Which values XLA folds, and
     to what, is its choice (non-splat constants and iotas compile), so every such value is
     taken as one that may crash; one element, real types, and values that depend on an
-    argument compile."""
+    argument compile. Values of no elements count as constants (seed 813005284: a complex
+    dot_general contracting an empty dimension of an argument is zeros, folded to a splat)."""
     t = value.type
     et = getattr(t, "element_type", None)
     return (et is not None and et.is_complex and t.num_elements > 1
-            and defining_ops(value) is not None)
+            and defining_ops(value, empty_is_constant=True) is not None)
 
 
 # The collectives that move 2-bit integers by memory copies XLA:CPU gets wrong: each run of
@@ -207,6 +209,20 @@ def fft_into_all_gather(op) -> bool:
     if dim is None or dim.value == 0:
         return False
     return any(p.spec.name == "fft" for v in op.operands for p in producers(v))
+
+
+def empty_channel_gather(op) -> bool:
+    """An ``all_gather`` or ``reduce_scatter`` with a ``channel_handle`` of an operand with
+    no elements, along a dimension other than 0: XLA:CPU's compile dies of SIGFPE (an
+    integer division by zero; measured with every channel type, with and without
+    ``use_global_device_ids``, for 0x3 along 1, 2x3x0 along 1, 2x0x3 along 2, i1, i8, i32
+    and f32). Along dimension 0, without a channel, and all_reduce, all_to_all and
+    collective_permute of the same operands compile and run."""
+    attr = _GATHERING.get(op.spec.name)
+    if attr is None or not op.attributes or op.attributes.get("channel_handle") is None:
+        return False
+    dim = getattr(op.attributes.get(attr), "value", 0)
+    return bool(dim) and any(getattr(v.type, "num_elements", 1) == 0 for v in op.operands)
 
 
 def fusion_of_aliased_arguments(callee, args) -> bool:

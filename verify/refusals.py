@@ -131,6 +131,11 @@ def _cpu_refusals(module) -> None:
                    "running it (the process dies later, in free(), or segfaults), so it is "
                    "refused here; leave the channel_handle out, or convert to an 8-bit type "
                    "around it")
+        elif xla_cpu.empty_channel_gather(op):
+            why = (f"'{name}' with a channel_handle of an empty operand "
+                   f"({op.operands[0].type}) along a dimension other than 0: XLA:CPU's "
+                   "compile dies of SIGFPE (a division by zero), so it is refused here; "
+                   "leave the channel_handle out (the result is empty either way)")
         elif xla_cpu.static_slice_to_dynamic(op):
             why = ("'custom_call' to SliceToDynamic with a static result of rank "
                    f"{op.results[0].type.rank}: XLA:CPU aborts the process compiling it "

@@ -155,6 +155,11 @@ _SPLATS = {
     # constant_like reads only its operand's shape: a constant, though made from an argument
     "complex of constant_like": lambda b, x, et: b.complex(
         b.chlo_constant_like(9.0, b.real(x)), b.chlo_constant_like(-1.5, b.real(x))),
+    # a dot contracting an empty slice of the argument: zeros, whatever the argument holds
+    # (seed 813005284: a dot_general of a 3x0x2 argument)
+    "dot of an empty slice": lambda b, x, et: b.dot_general(
+        b.slice(x, (0, 0, 0), (1, 2, 0)), b.constant(np.zeros((0,), et.dtype)), ([2], [0]),
+        ([], [])),
 }
 
 
@@ -177,7 +182,8 @@ def test_complex_collectives_that_depend_on_an_argument_run(op_name):
     np.testing.assert_array_equal(verify.run(spread, x)[0], np.full((1, 2, 1), 1 + 1j))
 
 
-@pytest.mark.parametrize("what", ["c / c", "splat constant", "complex of constant_like"])
+@pytest.mark.parametrize("what", ["c / c", "splat constant", "complex of constant_like",
+                                  "dot of an empty slice"])
 def test_xla_cpu_aborts_on_the_refused_complex_collective(what):
     code = ("import mhlo_ir as hlo, verify, verify.api as api\n"
             "api._cpu_refusals = lambda m: None\n"

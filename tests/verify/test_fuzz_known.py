@@ -593,3 +593,68 @@ def test_complex_atan2_is_nan_on_xla_where_the_squares_are_subnormal():
     if not np.isnan(xla[0][0].real):
         pytest.skip("this XLA keeps the subnormal square")
     assert known_finding(m, differential.compare(xla, ref)) == "complex_atan2_inaccurate"
+
+
+@pytest.mark.parametrize("et", [hlo.f8E4M3FNUZ, hlo.f8E5M2FNUZ, hlo.f8E4M3B11FNUZ])
+def test_xla_loop_bodies_round_a_negative_fnuz_underflow_to_nan(et):
+    # Finding 41 (seed 812000423): two trips of y = y * c from y = -c (c = 2^-5 in
+    # B11FNUZ): the second product is -2^-15, below half the smallest subnormal, so it rounds
+    # to zero, which FNUZ types have unsigned (ml_dtypes and the interpreter: 0x00).
+    c = {"f8E4M3FNUZ": 2.0 ** -4, "f8E5M2FNUZ": 2.0 ** -4, "f8E4M3B11FNUZ": 2.0 ** -5}[et.name]
+    y0 = {"f8E4M3FNUZ": -2.0 ** -7, "f8E5M2FNUZ": -2.0 ** -15,
+          "f8E4M3B11FNUZ": -2.0 ** -5}[et.name]
+    t = hlo.tensor((2,), et)
+
+    def body(b, x, k):
+        def cond(w, i, y):
+            return w.compare(i, w.constant(np.int32(2)), "LT")
+
+        def step(w, i, y):
+            return [w.add(i, w.constant(np.int32(1))), w.multiply(y, k)]
+        return [b.while_([b.constant(np.int32(0)), x], cond, step)[1]]
+    m = _module([t, t], body)
+    x, k = np.array([y0, 1], et.dtype), np.array([c, 1], et.dtype)
+    xla, ref = verify.run(m, x, k), verify.interpret(m, x, k)
+    numpy = (x.astype(np.float32) * k.astype(np.float32)).astype(et.dtype)
+    numpy = (numpy.astype(np.float32) * k.astype(np.float32)).astype(et.dtype)
+    np.testing.assert_array_equal(ref[0].view(np.uint8), numpy.view(np.uint8))  # [0, 1]
+    if ref[0].view(np.uint8)[0] == xla[0].view(np.uint8)[0]:
+        pytest.skip("this XLA rounds to +0 in loops")
+    assert xla[0].view(np.uint8)[0] == 0x80  # NaN
+    assert known_finding(m, differential.compare(xla, ref)) == \
+        "xla_fnuz_negative_underflow_in_loop"
+    straight = _module([t, t], lambda b, x, k: [b.multiply(b.multiply(x, k), k)])
+    np.testing.assert_array_equal(verify.run(straight, x, k)[0].view(np.uint8),
+                                  numpy.view(np.uint8))  # outside a loop XLA gets it right
+
+
+@pytest.mark.parametrize("et", [hlo.f8E4M3B11FNUZ, hlo.f8E4M3FN])
+def test_a_narrow_float_dot_accumulates_wider_on_xla(et):
+    # Finding 42 (seeds 812003771, 812003302, 812006621): [-9, 6] . [6, 6] = -54 + 36. -54 is
+    # past these types' largest finite value (30 and 448: NaN for B11FNUZ, which has no
+    # infinity; 448 is not reached by f8E4M3FN, so there [-240, 200] . [2, 2]: -480 + 400).
+    a, b_ = ([-9, 6], [6, 6]) if et is hlo.f8E4M3B11FNUZ else ([-240, 200], [2, 2])
+    m = _module([hlo.tensor((2,), et)] * 2, lambda b, x, y: [b.dot(x, y)])
+    x, y = np.array(a, et.dtype), np.array(b_, et.dtype)
+    xla, ref = verify.run(m, x, y), verify.interpret(m, x, y)
+    f32 = np.float32(np.dot(x.astype(np.float32), y.astype(np.float32))).astype(et.dtype)
+    np.testing.assert_array_equal(xla[0], f32)  # one rounding of the f32 sum: -18 or -80
+    first = (x[0].astype(np.float32) * y[0].astype(np.float32)).astype(et.dtype)
+    assert np.isnan(first.astype(np.float32))  # the first product alone overflows
+    if not np.isnan(np.float32(ref[0])):
+        pytest.skip("this interpreter accumulates wider")
+    assert known_finding(m, differential.compare(xla, ref)) == "narrow_float_dot_accumulation"
+
+
+def test_a_total_order_chlo_compare_is_finding_14_and_f4_max_to_int_may_show_as_nan():
+    # seed 812008885: chlo.broadcast_compare LT in total order of -NaN (XLA true, the
+    # interpreter false); seed 812002421: f4E2M1FN's 6 converted to i16 (finding 5), then
+    # dotted and converted to f8E3M4: NaN on the interpreter's side only.
+    t = hlo.tensor((2,), hlo.f8E4M3FN)
+    m = _module([t, t], lambda b, x, y: [b.chlo_broadcast_compare(x, y, "LT", "TOTALORDER")])
+    fake = [differential.Difference(0, "integer", "made up")]
+    assert known_finding(m, fake) == "interpreter_total_order_negative_nan"
+    m = _module([hlo.tensor((2,), hlo.f4E2M1FN)], lambda b, x: [b.convert(
+        b.convert(x, hlo.i16), hlo.f8E3M4)])
+    assert known_finding(m, [differential.Difference(0, "nan", "made up")]) == \
+        "xla_f4e2m1fn_max_to_int"

@@ -28,6 +28,10 @@ _SUB_BYTE_SIGNED = frozenset({"i2", "i4"})
 _FLOATS = frozenset(et.name for et in ALL_ELEMENT_TYPES if et.kind == "float")
 _NARROW_FLOATS = frozenset(et.name for et in ALL_ELEMENT_TYPES
                            if et.kind == "float" and et.bits <= 8)
+_NARROW_FLOATS_16 = frozenset(et.name for et in ALL_ELEMENT_TYPES
+                              if et.kind == "float" and et.bits <= 16)
+_FNUZ = frozenset({"f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ"})
+_LOOPS = frozenset({"while", "scan"})
 _COMPLEX = frozenset({"complex<f32>", "complex<f64>"})
 _WIDE_OR_COMPLEX = _COMPLEX | {"f64"}
 
@@ -70,7 +74,7 @@ KNOWN = (
                  "every update", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"scatter:empty_index"})),
     KnownFinding("xla_f4e2m1fn_max_to_int", 5, "XLA converts f4E2M1FN's largest value to the "
-                 "integer maximum", frozenset({"integer", "float"}),
+                 "integer maximum", frozenset({"integer", "float", "nan"}),
                  lambda sigs: _has(sigs, {"convert"}, lambda ts: "f4E2M1FN" in ts and
                                    any(map(_int, ts)))),
     KnownFinding("interpreter_f8e3m4_rounding", 6, "the interpreter's rounding ops on f8E3M4 "
@@ -183,6 +187,15 @@ KNOWN = (
                  lambda sigs: _has(sigs, {"count_leading_zeros:constant"},
                                    lambda ts: any(t.startswith("i") and t not in ("i1", "i64")
                                                   for t in ts))),
+    KnownFinding("xla_fnuz_negative_underflow_in_loop", 41, "XLA:CPU's loop bodies round "
+                 "a negative value that underflows an FNUZ float8 type to 0x80 (NaN), not 0",
+                 frozenset({"nan", "float", "integer"}),
+                 lambda sigs: _has(sigs, {"while:fnuz_body"})),
+    KnownFinding("narrow_float_dot_accumulation", 42, "a dot of 8- or 16-bit floats: XLA "
+                 "accumulates in f32 and rounds once, the interpreter rounds every partial "
+                 "sum (an overflow there is inf or NaN)", frozenset({"nan", "float"}),
+                 lambda sigs: _has(sigs, {"dot", "dot_general"},
+                                   lambda ts: bool(_NARROW_FLOATS_16 & set(ts)))),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float", "integer"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
@@ -223,13 +236,15 @@ def op_signatures(module) -> list:
         if name in ("compare", "chlo.broadcast_compare") and any(
                 _i2_minimum_splat(v) for v in op.operands):
             out.append(("compare:i2_minimum", tuple(types)))
-        if name == "compare" and _total_order(op):
+        if name in ("compare", "chlo.broadcast_compare") and _total_order(op):
             out.append(("compare:totalorder", tuple(types)))
         if name == "fft" and _odd_irfft(op):
             out.append(("fft:irfft_odd", tuple(types)))
         if name == "count_leading_zeros" and all(defining_ops(v) is not None
                                                  for v in op.operands):
             out.append(("count_leading_zeros:constant", tuple(types)))
+        if name in _LOOPS and _region_types(op) & _FNUZ:
+            out.append(("while:fnuz_body", tuple(types)))
         if name == "reduce_scatter" and _body_has(op, {"minimum", "maximum"}):
             out.append(("reduce_scatter:min_max", tuple(types)))
         if name == "select_and_scatter" and _padded(op):
@@ -292,6 +307,25 @@ def _body_has(op, names) -> bool:
     """Whether an op of ``op``'s regions is one of ``names``."""
     return any(inner.spec.name in names for region in op.regions or ()
                for block in region.blocks for inner in block.operations)
+
+
+def _region_types(op) -> set:
+    """The element type names of every op's operands and results in ``op``'s regions,
+    nested ones too."""
+    out = set()
+    for region in op.regions or ():
+        for block in region.blocks:
+            for inner in block.operations:
+                stack = [inner]
+                while stack:
+                    o = stack.pop()
+                    for v in (*o.operands, *o.results):
+                        et = getattr(v.type, "element_type", None)
+                        if et is not None:
+                            out.add(et.name)
+                    stack.extend(x for r in o.regions or () for b in r.blocks
+                                 for x in b.operations)
+    return out
 
 
 def _odd_irfft(op) -> bool:

@@ -258,3 +258,23 @@ def test_no_sub_byte_collective_with_a_channel():
                  lambda op: op.spec.name in ("all_to_all", "collective_permute", "all_gather")
                  and op.results[0].type.element_type.bits < 8,
                  seeds=300, at_least=30, element_types=["i4", "ui4", "f4E2M1FN", "i8"])
+
+
+def test_no_empty_gather_with_a_channel_along_a_later_dimension():
+    from mhlo_ir.xla_cpu import empty_channel_gather
+    _never_drawn(["all_gather", "reduce_scatter", "add"],
+                 lambda op, m: empty_channel_gather(op),
+                 lambda op: op.spec.name in ("all_gather", "reduce_scatter") and
+                 any(v.type.num_elements == 0 for v in op.operands),
+                 seeds=300, at_least=10, element_types=["i32", "f32"])
+
+
+def test_no_sub_byte_layout_constraint_with_layouts():
+    def refused(op, m):
+        return op.spec.name == "custom_call" and "result_layouts" in op.attributes and \
+            op.operands[0].type.element_type.bits < 8 and \
+            op.operands[0].type.element_type.kind != "bool"
+    _never_drawn(["custom_call", "negate", "add"], refused,
+                 lambda op: op.spec.name == "custom_call" and
+                 op.operands[0].type.element_type.bits < 8,
+                 seeds=300, at_least=10, element_types=["i4", "ui4", "f4E2M1FN", "i8"])
