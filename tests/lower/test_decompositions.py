@@ -17,6 +17,7 @@ import pytest
 import verify
 from lower import lax, lower_jaxpr_to_module
 from tests.oracle import assert_fixed_point, parse
+from tests.lower.random_matrices import H, rand
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -34,18 +35,6 @@ def _x64():
     """jax.jit on float64 and complex128 inputs (scoped: other tests keep JAX's defaults)."""
     with jax.enable_x64(True):
         yield
-
-
-def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def H(x):
-    return np.conj(np.swapaxes(x, -1, -2))
 
 
 def lower_run(f, *args):

@@ -34,20 +34,9 @@ jl = jax.lax.linalg
 lj = pytest.importorskip("lower.jax")
 from jax._src import config as jax_config  # noqa: E402
 from jax._src.lax import linalg as jll  # noqa: E402
+from tests.lower.random_matrices import H, rand  # noqa: E402
 
 f32, f64, c64, c128 = np.float32, np.float64, np.complex64, np.complex128
-
-
-def rand(shape, dtype=f32, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def H(x):
-    return np.conj(np.swapaxes(x, -1, -2))
 
 
 def _x64(args):

@@ -22,22 +22,11 @@ import pytest
 import verify
 from lower import lax, lower_jaxpr_to_module
 from lower.rules.decompositions_tpu import EIGH_TERMINATION_SIZE
+from tests.lower.random_matrices import H, rand
 
 # max |residual| allowed, relative to the matrix's largest entry (QDWH in float32 on
 # matrices up to 40x12: the residuals seen are below 4e-6).
 TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.complex64): 2e-5}
-
-
-def rand(shape, dtype=np.float32, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def H(x):
-    return np.conj(np.swapaxes(x, -1, -2))
 
 
 def tpu_module(f, *args):

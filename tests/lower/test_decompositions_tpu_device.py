@@ -18,24 +18,13 @@ import pytest
 
 import lower.jax as lj
 import verify
+from tests.lower.random_matrices import H, rand
 
 jl = jax.lax.linalg
 pytestmark = pytest.mark.tpu_device
 
 PLATFORM = "tpu"
 TOL = 2e-5
-
-
-def rand(shape, dtype=np.float32, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def H(x):
-    return np.conj(np.swapaxes(x, -1, -2))
 
 
 def herm(shape, dtype=np.float32, seed=0):
