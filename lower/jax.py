@@ -49,8 +49,9 @@ def _jax():
 class Lowered:
     """A function lowered for one input signature: ``module`` (an mhlo_ir Module), ``text``,
     the input and output pytree structures and abstract values, and the flat donation
-    mask. jax's ``Lowered`` API where it has a meaning here: ``as_text``, ``compile``
-    (``compiler_options`` too), ``cost_analysis``, ``in_tree`` (``((args), {kwargs})``),
+    mask (``donated``: one entry per flat argument, the pruned ones too). jax's ``Lowered``
+    API where it has a meaning here: ``as_text``, ``compile`` (``compiler_options`` too),
+    ``cost_analysis``, ``in_tree`` (``((args), {kwargs})``),
     ``out_tree``, ``out_info``. ``kept_var_idx``: the flat arguments the program takes (the
     others unused and pruned, as jax.jit prunes them unless ``keep_unused``)."""
 
@@ -200,7 +201,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     devices = _check_one_device_set(jax, (in_shardings, out_shardings), closed.jaxpr)
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
     mesh = _mesh_devices(closed.jaxpr)
-    in_avals, kept = closed.in_avals, None
+    in_avals, kept, flat_donated = closed.in_avals, None, donated
     if not keep_unused:  # (after the devices are counted, as jax counts them)
         closed, kept = jax_options.prune_unused(closed)
     if kept is not None:
@@ -232,7 +233,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                                        arg_shardings=in_sh, result_shardings=out_sh,
                                        num_partitions=partitions, axis_context=axis_context)
     return Lowered(result.module, in_tree, out_tree, in_avals, closed.out_avals,
-                   donated, statics, token_outputs=len(ordered),
+                   flat_donated, statics, token_outputs=len(ordered),
                    num_partitions=partitions or 1, kept_var_idx=kept, platform=platform)
 
 

@@ -2,9 +2,12 @@
 ``{mesh["x"=4,"y"=2], device_ids=([2,4]T(1,0)), [{"x"}, {}], replicated={"y"}}``, read as
 XLA's ``ParseMesh`` / ``ParseSingleSharding(NamedSharding)`` read them (hlo_parser.cc).
 
-Measured with jaxlib 0.10.2: axis names must be quoted (``mesh[a=2]`` is dropped); an axis
-the mesh does not name, an axis used twice, or a ``device_ids`` list of the wrong length stop
-XLA's process (CHECK failures), so each is refused here. Sub-axes (``"x":(1)2``) are read;
+Measured with jaxlib 0.10.2: axis names must be quoted (``mesh[a=2]`` is dropped), and so
+is a ``device_ids`` iota written unlike a tile assignment's (``[2,2]`` without ``T(...)``,
+``[4]T(0)``); an axis the mesh does not name, an axis used twice, a ``device_ids`` list of
+the wrong length or one listing the devices in order (``(0,1,2,3)``: "Non-iota device
+assignment has iota device id list") stop XLA's process (CHECK failures), so each is refused
+here. Sub-axes (``"x":(1)2``) are read;
 an axis written twice in any form is refused (XLA's overlap rule for sub-axes is not
 modelled: a conservative refusal).
 """
@@ -81,7 +84,14 @@ def read_named(tk: Tokens, metadata) -> dict:
             reshape = tk.ints()
             tk.take("punct", "]")
             perm = list(range(len(reshape)))
-            if tk.eat("ident", "T"):
+            # (as a tile assignment's iota: XLA drops the sharding when a reshape of several
+            # dimensions has no T(...), or one of one dimension has one)
+            if len(reshape) > 1:
+                tk.take("ident", "T", "'T(' after a device_ids reshape of several dimensions")
+            if len(reshape) > 1 or tk.at("ident", "T"):
+                if len(reshape) == 1:
+                    raise ShardingSyntaxError("T(...) after a device_ids reshape of one "
+                                              "dimension")
                 tk.take("punct", "(")
                 perm = tk.ints()
                 tk.take("punct", ")")
@@ -93,6 +103,8 @@ def read_named(tk: Tokens, metadata) -> dict:
             text = f"[{','.join(map(str, reshape))}]"
             if perm != list(range(len(reshape))):
                 text += f"T({','.join(map(str, perm))})"
+            else:
+                text = None  # (the devices in order: XLA prints no device_ids)
         else:
             ids = tk.ints(")")
             if len(ids) != _prod(sizes):
@@ -100,9 +112,15 @@ def read_named(tk: Tokens, metadata) -> dict:
                                       f"{_prod(sizes)} devices")
             elif len(set(ids)) != len(ids) or any(d < 0 for d in ids):
                 problem = problem or "device_ids are not distinct non-negative ids"
+            elif ids == list(range(len(ids))):  # (a CHECK in XLA: the process stops)
+                problem = problem or (f"device_ids ({','.join(map(str, ids))}) list the "
+                                      "devices in order, which XLA aborts on (\"Non-iota "
+                                      "device assignment has iota device id list\"): leave "
+                                      "device_ids out")
             text = ",".join(map(str, ids))
         tk.take("punct", ")")
-        parts.append(f"device_ids=({text})")
+        if text is not None:
+            parts.append(f"device_ids=({text})")
         tk.eat("punct", ",")
     used: list = []
 
@@ -149,7 +167,9 @@ def read_named(tk: Tokens, metadata) -> dict:
             metadata(tk)
         elif name in _SPECIAL and rank is not None:
             tk.take("punct", "{")
-            parts.append(f"{name}={axis_refs('}', False)}")
+            refs = axis_refs("}", False)
+            if refs != "{}":  # (XLA prints no empty list)
+                parts.append(f"{name}={refs}")
         else:
             raise ShardingSyntaxError(f"unexpected {name}= in a named sharding")
     tk.take("punct", "}")

@@ -164,8 +164,8 @@ def verify_module(module: Module, *, ops_checked: bool = False, parsed: bool = F
             fn, op, copy = misuse
             _fail(f"{_where(fn, op)}: uses the result of a copy with a "
                   f"cross_program_prefetch_index (location {_loc(copy)}), which may only be "
-                  "returned (jaxlib: \"synchronous CopyOp should not include "
-                  "cross_program_prefetch_index attribute\")")
+                  "returned by its function's func.return (jaxlib: \"synchronous CopyOp "
+                  "should not include cross_program_prefetch_index attribute\")")
 
 
 def call_problem(module: Module) -> str | None:

@@ -137,14 +137,16 @@ def _cpu_refusals(module) -> None:
                    "compile dies of SIGFPE (a division by zero), so it is refused here; "
                    "leave the channel_handle out (the result is empty either way)")
         elif xla_cpu.static_slice_to_dynamic(op):
+            rank = next(r.type.rank for r in op.results if getattr(r.type, "rank", 0) >= 1)
             why = ("'custom_call' to SliceToDynamic with a static result of rank "
-                   f"{op.results[0].type.rank}: XLA:CPU aborts the process compiling it "
+                   f"{rank}: XLA:CPU aborts the process compiling it "
                    "(\"Check failed\" in loop_emitter.cc: the target makes a dynamic shape, "
                    "which XLA:CPU cannot run either: \"PadToStatic is not implemented\"); "
                    "slice the value with 'slice' or 'dynamic_slice' instead")
         elif xla_cpu.topk_of_rank_over_two(op):
-            why = (f"'custom_call' to TopK of a rank-{op.operands[0].type.rank} operand "
-                   f"({op.operands[0].type}): XLA's TopK takes [n] or [batch, n], and "
+            t = next(v.type for v in op.operands if getattr(v.type, "rank", 0) >= 3)
+            why = (f"'custom_call' to TopK of a rank-{t.rank} operand ({t}): XLA's TopK takes "
+                   "[n] or [batch, n], and "
                    "XLA:CPU reads more dimensions as garbage (wrong values past the first "
                    "row) or, for an empty operand with has_side_effect, segfaults; reshape "
                    "the operand to [batch, n] and the results back, or use 'topk'")

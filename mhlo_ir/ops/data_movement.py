@@ -472,15 +472,17 @@ def _copy_operand_check(op, operands, attributes, results):
 
 def prefetch_misuse(module, copies):
     """The first use in ``module`` of a prefetching copy's result (one of ``copies``) that
-    is not a return, as ``(function, user op, copy)``, or None: such a copy's result may only
-    be returned (by its function's or region's terminator); jaxlib refuses any other use
-    ("synchronous CopyOp should not include cross_program_prefetch_index attribute"), and
-    folds away uses it can (a tuple read back, a loop that never runs) before it looks.
-    Module.verify asks this only of modules that have such copies."""
+    is not its function's ``func.return``, as ``(function, user op, copy)``, or None: such a
+    copy's result may only be returned by its function. jaxlib refuses any other use, a
+    region's ``mhlo.return`` included (a ``while`` body's or an ``if`` branch's: "synchronous
+    CopyOp should not include cross_program_prefetch_index attribute"); it folds away some
+    uses before it looks (a tuple read back, a loop that never runs), which is its choice,
+    so those are refused here too. Module.verify asks this only of modules that have such
+    copies."""
     from ..ir import walk
     results = {c.results[0]: c for c in copies}
     for fn, op in walk(module):
-        if not op.spec.terminator:
+        if op.spec.name != "func.return":
             for v in op.operands:
                 if v in results:
                     return fn, op, results[v]

@@ -57,6 +57,10 @@ def test_keep_unused_prunes_the_arguments_jax_jit_prunes(keep_unused):
     got = lj.jit(f_unused, keep_unused=keep_unused)(X, Y, Z)
     want = jax.jit(f_unused, keep_unused=keep_unused)(X, Y, Z)
     assert got.tobytes() == np.asarray(want).tobytes()
+    # the donation mask stays one entry per flat argument, pruned or not
+    donated = lj.jit(f_unused, keep_unused=keep_unused, donate_argnums=(1, 2)).lower(X, Y, Z)
+    assert donated.donated == (False, True, True, True)
+    assert len(donated.donated) == len(donated.in_avals)
     # lower.jax.lower prunes as jax.jit's lower does, keep_unused as it says
     low = lj.lower(f_unused, X, Y, Z, keep_unused=keep_unused)
     assert _main_args(low.as_text()) == _main_args(theirs.as_text())

@@ -197,9 +197,10 @@ def test_a_dot_algorithm_takes_default_precisions_only():
 
 
 def test_a_prefetching_copy_copies_a_block_argument_and_is_only_returned():
-    """cross_program_prefetch_index: on a copy of an argument (the function's, a region's)
-    whose result is only returned, jaxlib takes it; of a computed value, or used by another
-    op, "synchronous CopyOp should not include cross_program_prefetch_index attribute"."""
+    """cross_program_prefetch_index: on a copy of a block argument whose result only the
+    function's func.return uses, jaxlib takes it; of a computed value, or used by another op
+    (a region's terminator included), "synchronous CopyOp should not include
+    cross_program_prefetch_index attribute"."""
     text = """module {
   func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {
     %n = "mhlo.negate"(%x) : (tensor<2xf32>) -> tensor<2xf32>
@@ -217,13 +218,41 @@ tensor<2xf32>
     (x,) = f.arguments
     with pytest.raises(OpBuildError, match="needs a copy of a block argument"):
         b.copy(b.negate(x), cross_program_prefetch_index=0)
-    looped = b.while_([x], lambda b, v: b.constant(np.bool_(False)),
-                      lambda b, v: b.copy(v, cross_program_prefetch_index=0))
-    b.return_(b.copy(x, cross_program_prefetch_index=0), b.negate(looped))
+    b.return_(b.copy(x, cross_program_prefetch_index=0), b.negate(x))
     a = np.array([1.5, -2.0], np.float32)
     got = verify.run(m, a)
     np.testing.assert_array_equal(got[0], a)
     np.testing.assert_array_equal(got[1], -a)
+    # Returned by a region's terminator (an if branch's, of a copy of the function's
+    # argument or of a loop body's own argument): jaxlib refuses it too.
+    branch = """module {
+  func.func public @main(%x: tensor<2xf32>, %p: tensor<i1>) -> tensor<2xf32> {
+    %r = "mhlo.if"(%p) ({
+      %c = "mhlo.copy"(%x) {cross_program_prefetch_index = 0 : i32} : (tensor<2xf32>) -> \
+tensor<2xf32>
+      "mhlo.return"(%c) : (tensor<2xf32>) -> ()
+    }, {
+      "mhlo.return"(%x) : (tensor<2xf32>) -> ()
+    }) : (tensor<i1>) -> tensor<2xf32>
+    return %r : tensor<2xf32>
+  }
+}
+"""
+    _jaxlib_rejects(branch, "synchronous CopyOp should not include cross_program_prefetch")
+    with pytest.raises(ModuleVerificationError, match="op 'return'.*uses the result of a "
+                                                      "copy with a cross_program_prefetch"):
+        hlo.parse(branch)
+    m, f, b = _new(T((2,), f32), T((), i32))
+    x, n = f.arguments
+    looped = b.while_([x, b.constant(np.int32(0))],
+                      lambda b, v, i: b.compare(i, n, "LT"),
+                      lambda b, v, i: (b.copy(v, cross_program_prefetch_index=0),
+                                       b.add(i, b.constant(np.int32(1)))))
+    b.return_(looped[0])
+    _jaxlib_rejects(m.to_text(), "synchronous CopyOp should not include "
+                                 "cross_program_prefetch")
+    with pytest.raises(ModuleVerificationError, match="uses the result of a copy"):
+        m.verify()
     # Used by another op (here in the function; inside a region it is the same): refused.
     used = text.replace('"mhlo.copy"(%n)', '"mhlo.copy"(%x)').replace(
         "    return %0 : tensor<2xf32>",

@@ -75,6 +75,15 @@ HAND = [
     "{mesh[\"a\"=2,\"b\"=4], [{\"b\":(1)2}, {}]}", "{mesh[\"a\"=2], [{\"a\"}, {\"a\"}]}",
     "{mesh[\"a\"=2], [{\"c\"}, {}]}", "{mesh[\"a\"=2], [{\"a\"}]}",
     "{mesh[\"a\"=2,\"b\"=4], device_ids=(0,1), [{\"a\"}, {}]}",
+    # (the devices listed in order: a CHECK failure; iotas written unlike a tile
+    # assignment's: dropped; the devices in iota order and empty lists: normalized away)
+    "{mesh[\"a\"=2,\"b\"=4], device_ids=(0,1,2,3,4,5,6,7), [{\"a\"}, {}]}",
+    "{mesh[\"a\"=2], device_ids=(0,1), [{\"a\"}, {}]}",
+    "{mesh[\"a\"=2,\"b\"=4], device_ids=([2,4]), [{\"a\"}, {}]}",
+    "{mesh[\"a\"=2,\"b\"=4], device_ids=([8]T(0)), [{\"a\"}, {}]}",
+    "{mesh[\"a\"=2,\"b\"=4], device_ids=([8]), [{\"a\"}, {}]}",
+    "{mesh[\"a\"=2,\"b\"=4], device_ids=([2,4]T(0,1)), [{\"a\"}, {}]}",
+    "{mesh[\"a\"=2], [{\"a\"}, {}], replicated={}}",
 ]
 TUPLES = ["{{replicated}, {devices=[2]0,1}}", "{{replicated}}", "{}", "{replicated}",
           "{{devices=[2,1]<=[2]}, {maximal device=1}}", "{{replicated}, {{replicated}}}",

@@ -29,7 +29,9 @@ FIT = [("{devices=[2]0,1}", V2), ("{devices=[2,2]<=[4] last_tile_dim_replicate}"
        ("{{replicated}, {devices=[2]0,1}, {replicated}}",
         hlo.tuple_type([hlo.tuple_type([V2, V2]), M24])),
        ("{{replicated}}", hlo.tuple_type([V2, hlo.tuple_type([])])),
-       ("", V2), ('{mesh["a"=2], [{"a"}]}', V2), ("{maximal_mesh[device_id=3]}", M24)]
+       ("", V2), ('{mesh["a"=2], [{"a"}]}', V2), ("{maximal_mesh[device_id=3]}", M24),
+       ('{mesh["a"=2], device_ids=(1,0), [{"a"}]}', V2),
+       ('{mesh["a"=2,"b"=2], device_ids=([2,2]T(1,0)), [{"a"}, {}]}', M24)]
 MISFIT = [("{devices=[2,2]0,1,2,3}", V2, "index 2 dimensions"),
           ("{devices=[2]0,1}", M24, "index 1 dimensions"),
           ("{devices=[2,2,2]<=[8] last_tile_dim_replicate}", V2, "index 2"),
@@ -49,6 +51,12 @@ MISFIT = [("{devices=[2,2]0,1,2,3}", V2, "index 2 dimensions"),
           ("{replicated manual}", V2, "names 2 kinds"),
           ("{{replicated}}", V2, "not a tuple"),
           ('{mesh["a"=2], [{"b"}]}', V2, "not an axis of the mesh"),
+          # (XLA aborts on these: "Non-iota device assignment has iota device id list";
+          # and drops iotas written unlike a tile assignment's)
+          ('{mesh["a"=2], device_ids=(0,1), [{"a"}]}', V2, "list the devices in order"),
+          ('{mesh["a"=1], device_ids=(0), [{"a"}]}', V2, "list the devices in order"),
+          ('{mesh["a"=2,"b"=2], device_ids=([2,2]), [{"a"}, {}]}', M24, "'T(' after"),
+          ('{mesh["a"=2], device_ids=([2]T(0)), [{"a"}]}', V2, "reshape of one dimension"),
           ("{devices=[2]0,1 last_tile_dim_replicate last_tile_dims={manual}}", V2, "together")]
 
 

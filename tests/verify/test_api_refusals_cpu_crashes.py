@@ -117,6 +117,21 @@ def test_slice_to_dynamic_with_a_static_result_is_refused_and_rank_0_runs():
     assert verify.run(_slice_to_dynamic(0), np.float32(2))[0] == 2
 
 
+def test_the_refusals_name_the_value_that_is_refused_not_the_first():
+    """A static result of rank >= 1 after a rank-0 one; a rank-3 TopK operand after a rank-1
+    one: the messages give the rank that is refused."""
+    t0, t1 = hlo.tensor((), hlo.f32), hlo.tensor((4,), hlo.f32)
+    m = _one_arg(t1, lambda b, x: tuple(b.custom_call("SliceToDynamic", [x], [t0, t1])))
+    _refused(m, "SliceToDynamic with a static result of rank 1:", np.zeros(4, np.float32))
+    t3 = hlo.tensor((2, 1, 2), hlo.f32)
+    m = hlo.Module("m")
+    f = m.add_function("main", [t1, t3], visibility="public")
+    b = f.builder()
+    b.return_(b.custom_call("TopK", list(f.arguments), [t1]))
+    _refused(m, r"TopK of a rank-3 operand \(tensor<2x1x2xf32>\)", np.zeros(4, np.float32),
+             np.zeros((2, 1, 2), np.float32))
+
+
 def test_the_refused_slice_to_dynamic_does_abort_the_compile():
     r = _crashes(_slice_to_dynamic(1))
     assert "loop_emitter" in r.stderr or r.returncode != 0
