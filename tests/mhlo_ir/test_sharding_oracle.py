@@ -171,7 +171,7 @@ def corpus():
     jax_strings = _jax_strings()
     valid = [s for s in HAND + jax_strings if s and sharding_mismatch(s, _TYPES[RANK2]) is None
              or sharding_mismatch(s, _TYPES[RANK3]) is None]
-    n = int(os.environ.get("SHARDING_ORACLE_MUTATIONS", "300"))  # (900 for the report)
+    n = int(os.environ.get("SHARDING_ORACLE_MUTATIONS", "120"))  # (900 for the report)
     strings = sorted(set(HAND + jax_strings + _mutations(valid, n)))
     cases = [(s, t) for s in strings for t in (RANK2, RANK3)] + [(s, TUPLE) for s in TUPLES]
     return jax_strings, cases, measure(cases)
