@@ -635,14 +635,16 @@ def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:
     """A rule that traces ``fun`` (written against lower.tracing) on the equation's avals and
     lowers the resulting jaxpr inline. ``multiple_results`` is JAX's flag; tracing already
     tells one result from a list of them, so both forms give one entry per output."""
-    from .tracing import make_jaxpr
+    from .tracing import make_jaxpr, without_user_frames
 
     def rule(ctx: LoweringRuleContext, *args, **params):
-        # Trace on this core's avals (a jax jaxpr's equations carry jax's own).
+        # Trace on this core's avals (a jax jaxpr's equations carry jax's own), with no user
+        # frame on the equations (as jax's lower_fun: their locations are names alone).
         avals = [a if a.__class__ is core.ShapedArray or not hasattr(a, "shape") else
                  core.ShapedArray(a.shape, a.dtype, getattr(a, "weak_type", False))
                  for a in ctx.avals_in]
-        closed = make_jaxpr(lambda *xs: fun(*xs, **params))(*avals)
+        with without_user_frames():
+            closed = make_jaxpr(lambda *xs: fun(*xs, **params))(*avals)
         consts = [ir_constants(ctx.builder, c) for c in closed.consts]
         # In the equation's name stack (its named scopes), as jax's lower_fun lowers.
         outs, _ = jaxpr_subcomp(ctx.body_context(), ctx.builder, closed.jaxpr, TokenSet(),

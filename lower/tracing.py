@@ -70,7 +70,10 @@ class JaxprBuilder:
 
 
 def _user_frame() -> Frame | None:
-    """The innermost frame outside this package: the line of user code making the op."""
+    """The innermost frame outside this package: the line of user code making the op (None
+    inside ``without_user_frames``)."""
+    if getattr(_ACTIVE, "frameless", 0):
+        return None
     f = inspect.currentframe()
     here = __file__.rsplit("/", 1)[0]
     while f is not None and f.f_code.co_filename.startswith(here):
@@ -164,6 +167,22 @@ def named_scope(name: str):
         b.name_stack = saved
 
 
+@contextmanager
+def without_user_frames():
+    """Equations recorded inside carry no user frame: for what a lowering rule traces while it
+    lowers (``lower.mlir.lower_fun``), where the innermost frame outside this package is only
+    the line that called the lowering, not where the user wrote the op. JAX's ``lower_fun``
+    ops carry no frame either (their locations are names alone). A frame there would put the
+    same file and line under every op name of a decomposition: XLA makes each such pair a
+    stack frame, and XLA:TPU's while-loop passes, which re-inline call metadata per loop, took
+    minutes more on thousands of them (complex eigh of 300 x 300: > 600 s against 30 s)."""
+    _ACTIVE.frameless = getattr(_ACTIVE, "frameless", 0) + 1
+    try:
+        yield
+    finally:
+        _ACTIVE.frameless -= 1
+
+
 def active_builders() -> list:
     """The builders of the functions being traced on this thread, outermost first."""
     stack = getattr(_ACTIVE, "stack", None)
@@ -185,10 +204,25 @@ def tracing_into(b: JaxprBuilder):
         stack.pop()
 
 
+def innermost(b: JaxprBuilder) -> JaxprBuilder:
+    """Where an operation on values of ``b`` is recorded: the innermost function being traced
+    when ``b`` is one of the functions being traced (a body traced inside ``b`` uses them),
+    else ``b``. As in JAX, an operation in a loop body or branch on a value of an enclosing
+    function (a broadcast of a loop-invariant scalar, an iota, a constant) is recorded in the
+    body, not hoisted out of it: a hoisted one becomes an operand of the loop, which XLA
+    carries through every iteration (QDWH's masks had four N x N int32 broadcasts in each of
+    its loops' state, jax's none)."""
+    stack = active_builders()
+    if stack and stack[-1] is not b and any(s is b for s in stack):
+        return stack[-1]
+    return b
+
+
 def builder_of(args) -> JaxprBuilder:
-    """The builder an operation on ``args`` is recorded in: of the builders of its traced
-    operands, the innermost one being traced. (Public for the lax family modules, with
-    ``as_tracer`` and ``binary_primitive``.)"""
+    """The builder an operation on ``args`` is recorded in: the innermost function being
+    traced (``innermost``) where the builders of its traced operands are being traced, else
+    the innermost of those. (Public for the lax family modules, with ``as_tracer`` and
+    ``binary_primitive``.)"""
     found = [a.builder for a in args if isinstance(a, Tracer)]
     if not found:
         raise TypeError("no traced operand: call this inside a function given to make_jaxpr")
@@ -196,8 +230,8 @@ def builder_of(args) -> JaxprBuilder:
         stack = active_builders()
         for b in reversed(stack):
             if any(f is b for f in found):
-                return b
-    return found[0]
+                return innermost(b)
+    return innermost(found[0])
 
 
 def as_tracer(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
@@ -205,6 +239,7 @@ def as_tracer(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
     weakly typed literals (of ``like``'s dtype when given), arrays as constants."""
     if isinstance(x, Tracer):
         return x
+    b = innermost(b)
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         # Python scalars are weakly typed with JAX's x64-off dtypes unless ``like`` decides.
         default = {bool: np.bool_, int: np.int32, float: np.float32, complex: np.complex64}
@@ -302,11 +337,12 @@ def convert_element_type(x, new_dtype) -> Tracer:
 
 
 def iota(like: Tracer, dtype, shape, dimension: int = 0) -> Tracer:
-    """An iota, traced in the same function as ``like`` (it has no operand to find it by)."""
+    """An iota, traced in the function of ``like`` (it has no operand to find it by), or in
+    the body being traced inside that function (``innermost``)."""
     shape = tuple(shape)
-    return like.builder.emit(primitive("iota"), [], [ShapedArray(shape, dtype)],
-                             dict(dtype=np.dtype(dtype), shape=shape, dimension=dimension,
-                                  sharding=None))[0]
+    return innermost(like.builder).emit(primitive("iota"), [], [ShapedArray(shape, dtype)],
+                                        dict(dtype=np.dtype(dtype), shape=shape,
+                                             dimension=dimension, sharding=None))[0]
 
 
 # -- elementwise ------------------------------------------------------------------------------

@@ -200,8 +200,8 @@ def pshuffle(x, axis_name, perm):
 def axis_index(axis_name, like: Tracer):
     """This device's index (int32) along ``axis_name``; ``like`` is any traced value of the
     function (it locates the trace)."""
-    return like.builder.emit(primitive("axis_index"), [], [ShapedArray((), np.int32)],
-                             {"axis_name": axis_name})[0]
+    return builder_of([like]).emit(primitive("axis_index"), [], [ShapedArray((), np.int32)],
+                                   {"axis_name": axis_name})[0]
 
 
 def shard_map(f, mesh, in_specs, out_specs, check_vma=False, axis_names=None):

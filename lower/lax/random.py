@@ -85,8 +85,8 @@ def iota_2x32_shape(like: Tracer, shape):
     """(hi, lo): the row-major index of each element of ``shape`` as two uint32 words;
     ``like`` is any traced value of the function (it locates the trace)."""
     shape = tuple(int(d) for d in shape)
-    return like.builder.emit(primitive("iota_2x32_shape", True), [],
-                             [ShapedArray(shape, _U32)] * 2, {"shape": shape})
+    return builder_of([like]).emit(primitive("iota_2x32_shape", True), [],
+                                   [ShapedArray(shape, _U32)] * 2, {"shape": shape})
 
 
 def _check_key(key, what):

@@ -81,3 +81,37 @@ def test_named_scope_needs_tracing():
     with pytest.raises(RuntimeError, match="inside a function given to make_jaxpr"):
         with tr.named_scope("x"):
             pass
+
+
+def test_ops_on_enclosing_values_are_recorded_in_the_body():
+    """As in JAX: a loop body's broadcast of an outer scalar, iota and constant are equations
+    of the body, not hoisted out of it into constants of the loop (which XLA would carry
+    through every iteration)."""
+    def f(x, d):
+        def body(i, u):
+            inside = lax.lt(lax.iota(u, np.int32, u.shape, 0), d)  # d: the outer scalar
+            return lax.where(inside, lax.add(u, np.ones(u.shape, np.float32)), u)
+        return lax.fori_loop(0, lax.add(d, 0), body, x)
+    closed = lax.make_jaxpr(f)(np.zeros((4, 3), np.float32), np.int32(2))
+    (loop,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "while"]
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["add", "while"]
+    assert loop.params["body_nconsts"] == 1  # d alone
+    assert [v.aval.shape for v in loop.invars[:1]] == [()]
+    body = [e.primitive.name for e in loop.params["body_jaxpr"].jaxpr.eqns]
+    assert {"iota", "broadcast_in_dim"} <= set(body)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    (out,) = verify.run(lower_jaxpr_to_module("f", closed).module, x, np.int32(2))
+    np.testing.assert_array_equal(out, x + 2 * (np.arange(4) < 2)[:, None])
+
+
+def test_a_lowering_rules_ops_carry_no_user_frame():
+    """What ``lower_fun`` traces while lowering is located by name alone (as jax's lower_fun):
+    the line that called the lowering is not where the user wrote the op."""
+    from lower.mlir import lower_fun
+    from lower import register_lowering
+    register_lowering("softplus3", lower_fun(lambda x: [tr.log1p(tr.exp(x))]))
+    x = np.zeros(3, np.float32)
+    closed = tr.make_jaxpr(lambda a: tr.sin(tr.bind("softplus3", [a], [a.aval])))(x)
+    text = lower_jaxpr_to_module("f", closed).module.to_text()
+    assert 'loc("jit(main)/exp")' in text and 'loc("jit(main)/log1p")' in text
+    assert 'loc("jit(main)/sin"("' in text  # the user's op keeps its line
