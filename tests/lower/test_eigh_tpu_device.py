@@ -12,13 +12,11 @@ XLA:TPU's loop passes walk); it has not run on a chip since.
 
 from __future__ import annotations
 
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from tests.lower.random_matrices import H, rand
 from tests.lower.test_decompositions_tpu_device import (Fail, bound, err, herm, jl, need,
-                                                        ours, theirs, unitary_err)
+                                                        ours, svd_case, theirs, unitary_err)
 
 pytestmark = pytest.mark.tpu_device
 
@@ -71,28 +69,6 @@ def eigh_case(shape, dtype=np.float32, lower=True, subset=None, sort=True, jax_o
             out.append(f"(jax.jit's |w - numpy| {err(w_jax, want):.2g})")
         else:
             out.append(against_jax(f, (a,), [v, w], 1))
-        return ", ".join(out)
-    return run
-
-
-def svd_case(shape, dtype=np.float32, full_matrices=True):
-    def run():
-        x = rand(shape, dtype)
-        m, n = shape[-2:]
-        k = min(m, n)
-
-        def f(a):
-            return jnp.linalg.svd(a, full_matrices=full_matrices)
-        u, s, vh = ours(f, x)
-        lim = bound(x, max(m, n))
-        rec = np.einsum("...ik,...k,...kj->...ij", u[..., :k], s, vh[..., :k, :])
-        out = [need("|U S Vh - A|", err(rec, x), lim), need("|U^H U - I|", unitary_err(u), lim),
-               need("|V^H V - I|", unitary_err(H(vh)), lim),
-               need("|s - numpy|", err(s, np.linalg.svd(x.astype(wide(dtype)),
-                                                         compute_uv=False)), lim)]
-        if not np.all(np.diff(s, axis=-1) <= 0):
-            raise Fail("s not descending")
-        out.append(against_jax(f, (x,), [u, s, vh], 1))
         return ", ".join(out)
     return run
 
