@@ -151,19 +151,22 @@ def two_bit_collective(op) -> bool:
         and v.type.element_type.kind in ("sint", "uint") for v in op.operands)
 
 
-def narrow_channel_collective(op) -> bool:
+def narrow_channel_collective(op):
     """An ``all_to_all``, ``collective_permute`` or ``all_gather`` of elements narrower than
     a byte (i2, ui2, i4, ui4, f4E2M1FN; not i1) with a ``channel_handle``: XLA:CPU then runs
     the collective (on one device too) and corrupts its heap ("free(): invalid next size",
     "unaligned tcache chunk detected", a segfault) within 300 runs of a 3x3x4 tensor, on
     one replica or two, for every channel type. Without a channel, 4-bit values survive
-    (2-bit ones do not: ``two_bit_collective``); 8-bit integers and floats survive."""
+    (2-bit ones do not: ``two_bit_collective``); 8-bit integers and floats survive.
+    The first such operand's element type, or None."""
     if op.spec.name not in TWO_BIT_COLLECTIVES or not op.attributes or \
             op.attributes.get("channel_handle") is None:
-        return False
-    return any(getattr(v.type, "element_type", None) is not None
-               and v.type.element_type.bits < 8 and v.type.element_type.kind != "bool"
-               for v in op.operands)
+        return None
+    for v in op.operands:
+        et = getattr(v.type, "element_type", None)
+        if et is not None and et.bits < 8 and et.kind != "bool":
+            return et
+    return None
 
 
 def _custom_call_target(op):
@@ -172,26 +175,30 @@ def _custom_call_target(op):
     return getattr(op.attributes.get("call_target_name"), "value", None)
 
 
-def static_slice_to_dynamic(op) -> bool:
+def static_slice_to_dynamic(op):
     """A ``custom_call`` to ``SliceToDynamic`` with a result of rank 1 or more, which
     mhlo_ir's types make static: XLA:CPU's compile aborts the process ("Check failed:
     dynamic_dims.size() == shape_.dimensions().size()" without size operands, "Check
     failed: shape_.is_dynamic()" with them; loop_emitter.cc). Rank 0 compiles; the well-
     formed call (data and one i32 size per dimension, a bounded dynamic result, which only
-    text can write) fails cleanly ("Custom call target PadToStatic is not implemented")."""
-    return _custom_call_target(op) == "SliceToDynamic" and any(
-        getattr(r.type, "rank", 0) >= 1 for r in op.results)
+    text can write) fails cleanly ("Custom call target PadToStatic is not implemented").
+    The first such result's type, or None."""
+    if _custom_call_target(op) != "SliceToDynamic":
+        return None
+    return next((r.type for r in op.results if getattr(r.type, "rank", 0) >= 1), None)
 
 
-def topk_of_rank_over_two(op) -> bool:
+def topk_of_rank_over_two(op):
     """A ``custom_call`` to ``TopK`` of an operand of rank 3 or more: XLA's TopK takes
     ``[n]`` or ``[batch, n]`` (what its TopkRewriter makes), and XLA:CPU reads a higher
     rank as if only its first dimension were the batch: the other rows come back garbage
     (2x1x2, 1x3x4, 2x3x4, 2x2x2x3 measured wrong, with and without a side effect; 1x1x2
     right), and with ``has_side_effect`` an operand with a zero batch dimension (0x1x2,
-    1x0x2, 0x2x2) segfaults the run. Ranks 1 and 2 run right, empty ones too."""
-    return _custom_call_target(op) == "TopK" and any(
-        getattr(v.type, "rank", 0) >= 3 for v in op.operands)
+    1x0x2, 0x2x2) segfaults the run. Ranks 1 and 2 run right, empty ones too. The first
+    such operand's type, or None."""
+    if _custom_call_target(op) != "TopK":
+        return None
+    return next((v.type for v in op.operands if getattr(v.type, "rank", 0) >= 3), None)
 
 
 _GATHERING = {"all_gather": "all_gather_dim", "reduce_scatter": "scatter_dimension"}

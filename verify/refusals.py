@@ -124,9 +124,7 @@ def _cpu_refusals(module) -> None:
             why = (f"'{name}' of {et.name}: XLA:CPU corrupts its heap running it (the "
                    "process dies later, in free()), so it is refused here; convert to i8 "
                    "around it")
-        elif xla_cpu.narrow_channel_collective(op):
-            et = next(v.type.element_type for v in op.operands
-                      if v.type.element_type.bits < 8)
+        elif (et := xla_cpu.narrow_channel_collective(op)) is not None:
             why = (f"'{name}' of {et.name} with a channel_handle: XLA:CPU corrupts its heap "
                    "running it (the process dies later, in free(), or segfaults), so it is "
                    "refused here; leave the channel_handle out, or convert to an 8-bit type "
@@ -136,15 +134,13 @@ def _cpu_refusals(module) -> None:
                    f"({op.operands[0].type}) along a dimension other than 0: XLA:CPU's "
                    "compile dies of SIGFPE (a division by zero), so it is refused here; "
                    "leave the channel_handle out (the result is empty either way)")
-        elif xla_cpu.static_slice_to_dynamic(op):
-            rank = next(r.type.rank for r in op.results if getattr(r.type, "rank", 0) >= 1)
+        elif (t := xla_cpu.static_slice_to_dynamic(op)) is not None:
             why = ("'custom_call' to SliceToDynamic with a static result of rank "
-                   f"{rank}: XLA:CPU aborts the process compiling it "
+                   f"{t.rank}: XLA:CPU aborts the process compiling it "
                    "(\"Check failed\" in loop_emitter.cc: the target makes a dynamic shape, "
                    "which XLA:CPU cannot run either: \"PadToStatic is not implemented\"); "
                    "slice the value with 'slice' or 'dynamic_slice' instead")
-        elif xla_cpu.topk_of_rank_over_two(op):
-            t = next(v.type for v in op.operands if getattr(v.type, "rank", 0) >= 3)
+        elif (t := xla_cpu.topk_of_rank_over_two(op)) is not None:
             why = (f"'custom_call' to TopK of a rank-{t.rank} operand ({t}): XLA's TopK takes "
                    "[n] or [batch, n], and "
                    "XLA:CPU reads more dimensions as garbage (wrong values past the first "
