@@ -220,18 +220,16 @@ def innermost(b: JaxprBuilder) -> JaxprBuilder:
 
 def builder_of(args) -> JaxprBuilder:
     """The builder an operation on ``args`` is recorded in: the innermost function being
-    traced (``innermost``) where the builders of its traced operands are being traced, else
-    the innermost of those. (Public for the lax family modules, with ``as_tracer`` and
+    traced where a builder of its traced operands is being traced (``innermost``), else the
+    first operand's. (Public for the lax family modules, with ``as_tracer`` and
     ``binary_primitive``.)"""
     found = [a.builder for a in args if isinstance(a, Tracer)]
     if not found:
         raise TypeError("no traced operand: call this inside a function given to make_jaxpr")
-    if len(found) > 1:
-        stack = active_builders()
-        for b in reversed(stack):
-            if any(f is b for f in found):
-                return innermost(b)
-    return innermost(found[0])
+    stack = active_builders()
+    if stack and any(s is f for s in stack for f in found):
+        return stack[-1]
+    return found[0]
 
 
 def as_tracer(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
