@@ -1,0 +1,79 @@
+"""Our module text against jax.jit's own (``jax.jit(f).trace(*args).lower().as_text()``)
+where they used to differ: conj's ops, qr's triangle mask under x64, the module's name and
+main's ``jax.result_info`` attributes and argument locations. Both texts are read by mhlo_ir's
+parser and compared whole (``harness.normalized``: SSA names renumbered, locations and
+module attributes left out), and where numbers come out, ours (through ``verify``) against
+jax's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import verify
+from tests.lower.harness import normalized
+from tests.lower.random_matrices import rand
+
+jax = pytest.importorskip("jax")
+lj = pytest.importorskip("lower.jax")
+from jax import lax  # noqa: E402
+from jax._src import config as jax_config  # noqa: E402
+
+f32, f64, c64, c128 = np.float32, np.float64, np.complex64, np.complex128
+
+
+def jax_text(f, *args, platform="cpu", debug_info=False) -> str:
+    """jax.jit's text of ``f`` (Shardy off: its sdy attributes are not ours to read)."""
+    with jax_config.use_shardy_partitioner(False):
+        return jax.jit(f).trace(*args).lower(lowering_platforms=(platform,)).as_text(
+            debug_info=debug_info)
+
+
+def assert_same_module(f, *args, platform="cpu", names=False):
+    ours = lj.lower(f, *args, platform=platform).module.to_text()
+    assert normalized(ours, names=names) == normalized(jax_text(f, *args, platform=platform),
+                                                       names=names)
+    return ours
+
+
+def assert_same_numbers(f, *args):
+    """Our program, run by verify, against jax.jit's results: bit for bit (the sign of a
+    zero included)."""
+    ours = verify.run(lj.lower(f, *args).module, *args)
+    theirs = jax.tree_util.tree_leaves(jax.jit(f)(*args))
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        t = np.asarray(t)
+        assert o.dtype == t.dtype and o.shape == t.shape
+        assert o.tobytes() == t.tobytes(), (o, t)
+
+
+# -- conj: real, imag, negate, complex (jax's lax._conj_impl through lower_fun) ---------------
+
+CONJ_INPUT = np.array([[1.5 - 2j, -0.0 + 0j, 3 + 0j], [np.inf - 1j, complex(np.nan, 2), 0j]])
+
+
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("dtype", [c64, c128, f32, f64])
+@pytest.mark.parametrize("shape", [(2, 3), ()])
+def test_conj_is_jaxs_ops_and_numbers(x64, dtype, shape):
+    x = CONJ_INPUT if np.dtype(dtype).kind == "c" else CONJ_INPUT.real
+    x = np.asarray(x.reshape(-1)[:int(np.prod(shape))].reshape(shape), dtype)
+    with jax.enable_x64(x64):
+        if not x64:  # (jax's argument without x64: its 32-bit kin)
+            x = np.asarray(jax.numpy.asarray(x))
+        text = assert_same_module(lax.conj, x)
+        assert "chlo" not in text and '"mhlo.complex"' in text
+        assert ('"mhlo.negate"' in text) == (x.dtype.kind == "c")
+        assert_same_numbers(lax.conj, x)
+
+
+@pytest.mark.parametrize("platform", ["cuda", "rocm"])
+@pytest.mark.parametrize("f", [jax.numpy.linalg.cholesky, jax.numpy.linalg.eigh],
+                         ids=["cholesky", "eigh"])
+def test_conj_inside_a_decomposition_wrapper_is_jaxs(f, platform):
+    """jnp's cholesky and eigh symmetrize their input with conj: the whole program is jax's.
+    (Not for CPU: there our cholesky broadcasts its NaN mask in one step, jax's in two.)"""
+    a = rand((2, 3, 3), c64)
+    a = a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3, dtype=c64)
+    assert '"mhlo.imag"' in assert_same_module(f, a, platform=platform)
