@@ -150,8 +150,9 @@ def test_jaxlib_verifies_our_module(platform, name):
     verify.check(our_module(f, *args, platform=platform))
 
 
-# qr through jnp under x64: jax's triangle mask counts in int64 there (ours in int32), and
-# reuses no constant for it: the custom calls alone are compared.
+# qr whose triangle mask selects a zero: where an earlier pad or pivot vector made one, jax
+# writes the constant again (one per Python object) and we reuse it (one per value and block):
+# the custom calls alone are compared. (The mask's int64 under x64: test_jax_text_parity.py.)
 QR_CALLS = {
     "qr_complete_batched": (lambda a: jnp.linalg.qr(a, mode="complete"), (rand((2, 4, 3)),)),
     "qr_reduced_c128": (jnp.linalg.qr, (rand((4, 3), c128),)),

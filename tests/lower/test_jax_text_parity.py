@@ -7,6 +7,8 @@ jax's."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -77,3 +79,52 @@ def test_conj_inside_a_decomposition_wrapper_is_jaxs(f, platform):
     a = rand((2, 3, 3), c64)
     a = a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3, dtype=c64)
     assert '"mhlo.imag"' in assert_same_module(f, a, platform=platform)
+
+
+# -- qr: the triangle mask in lax._tri's integer type (int64 under x64) ------------------------
+
+QR_CASES = {
+    "reduced_f32": (jax.numpy.linalg.qr, (4, 3), f32),
+    "wide_c64": (jax.numpy.linalg.qr, (3, 5), c64),
+    "reduced_f64": (jax.numpy.linalg.qr, (4, 3), f64),
+    "r_only_batched_c128": (lambda a: jax.numpy.linalg.qr(a, mode="r"), (2, 4, 4), c128),
+    # (the two below reuse the zero of a pad or of the pivots for the mask's select, where
+    # jax writes the constant again: our literals are one constant per value and block,
+    # jax's one per Python object)
+    "complete_batched_f32": (lambda a: jax.numpy.linalg.qr(a, mode="complete"), (2, 4, 3),
+                             f32),
+    "pivoting_f64": (lambda a: jax.lax.linalg.qr(a, pivoting=True), (4, 3), f64),
+}
+_REUSES_A_ZERO = {"complete_batched_f32", "pivoting_f64"}
+_MASK_OPS = re.compile(r'"mhlo\.(iota|add|compare)"[^\n]*-> tensor<[\dx]+x(\w+)>')
+
+
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("name", sorted(QR_CASES))
+def test_qr_is_jaxs_program_with_and_without_x64(x64, name):
+    f, shape, dtype = QR_CASES[name]
+    if not x64 and dtype in (f64, c128):
+        pytest.skip("a 64-bit type needs x64")
+    a = rand(shape, dtype)
+    with jax.enable_x64(x64):
+        if name in _REUSES_A_ZERO:
+            ours = normalized(lj.lower(f, a).module.to_text())
+            theirs = normalized(jax_text(f, a))
+            assert _MASK_OPS.findall(ours) == _MASK_OPS.findall(theirs)
+        else:
+            ours = assert_same_module(f, a)
+        # the mask: two iotas, an add of -1 and a compare, in int64 under x64
+        mask = [t for op, t in _MASK_OPS.findall(ours) if op != "compare"]
+        assert mask == ["i64" if x64 else "i32"] * 3
+        assert_same_numbers(f, a)
+
+
+@pytest.mark.parametrize("platform", ["tpu", "cuda"])
+def test_qr_under_x64_for_other_platforms_has_jaxs_mask(platform):
+    a = rand((2, 4, 3), f64)
+    with jax.enable_x64(True):
+        ours = normalized(lj.lower(jax.numpy.linalg.qr, a, platform=platform).module.to_text())
+        theirs = normalized(jax_text(jax.numpy.linalg.qr, a, platform=platform))
+    assert _MASK_OPS.findall(ours) == _MASK_OPS.findall(theirs) != []
+    if platform == "cuda":
+        assert ours == theirs
