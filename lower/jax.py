@@ -18,6 +18,7 @@ mode. Leaves may be numpy arrays, jax arrays, Python scalars or typed PRNG keys
 
 from __future__ import annotations
 
+import functools
 import operator
 import sys
 import threading
@@ -219,7 +220,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         # the program by its place among these)
         from .axis_context import ShardingContext
         axis_context = ShardingContext(partitions, device_assignment=devices)
-    name = getattr(fn, "__name__", "fn")
+    name = fun_name(fn)
     ordered = ordered_in_order(closed.effects)
     if (partitions or 1) > 1:
         _check_shardable(ordered)
@@ -227,7 +228,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     # jax reads jax_threefry_partitionable when it lowers random_bits and random_split (the
     # jaxpr does not record it): so do we, for the same random numbers.
     with threefry_partitionable(_partitionable(jax)):
-        result = lower_jaxpr_to_module(f"jit_{name}", closed, platform=platform,
+        result = lower_jaxpr_to_module(f"jit({name})", closed, platform=platform,
                                        ordered_effects=ordered, fn_name=name,
                                        donated_args=donated if any(donated) else None,
                                        arg_shardings=in_sh, result_shardings=out_sh,
@@ -235,6 +236,19 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     return Lowered(result.module, in_tree, out_tree, in_avals, closed.out_avals,
                    flat_donated, statics, token_outputs=len(ordered),
                    num_partitions=partitions or 1, kept_var_idx=kept, platform=platform)
+
+
+def fun_name(fn) -> str:
+    """The name jax.jit gives ``fn`` (jax's ``util.fun_name``): its ``__name__`` (a nested
+    function's own, "<lambda>"...), a functools.partial's function's, else "<unnamed
+    function>" (a callable object). The module is named ``jit(name)`` sanitized, the
+    locations' name stacks ``jit(name)`` as is."""
+    name = getattr(fn, "__name__", None)
+    if name is not None:
+        return name
+    if isinstance(fn, functools.partial):
+        return fun_name(fn.func)
+    return "<unnamed function>"
 
 
 def _name_as_jax_jit(jax, traced, fn, args, kwargs, static_argnums, static_argnames):
@@ -312,7 +326,7 @@ class Jitted:
         self._lock = threading.Lock()
         self._jax_jit = None  # (jax.jit of fn, for calls inside another's trace)
         self.__wrapped__ = fn
-        self.__name__ = getattr(fn, "__name__", "jitted")
+        self.__name__ = fun_name(fn)  # (as jax.jit names its wrapper)
         self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -352,7 +366,7 @@ class Jitted:
 
         def call(*a):
             return fn(*a[:n], **a[n], **statics)
-        call.__name__ = getattr(fn, "__name__", "fn")
+        call.__name__ = fun_name(fn)
         return call, (*args, dynamic), _params_key(statics)
 
     def _arg_name(self, i: int, args, kwargs) -> str:

@@ -548,7 +548,9 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
     (platform,) = expand_platform(platform)[:1]
     if ordered_effects is None:
         ordered_effects = ordered_in_order(getattr(jaxpr, "effects", ()))
-    module_name = _MODULE_NAME.sub("_", module_name)
+    # jax's sanitize_name, then its trailing underscores dropped, as jax's module: "jit(f)"
+    # is "jit_f", "jit(<lambda>)" "jit__lambda"
+    module_name = _MODULE_NAME.sub("_", module_name).rstrip("_")
     attrs = {}
     if num_partitions is not None:
         attrs["mhlo.num_partitions"] = hlo.i32_attr(num_partitions)

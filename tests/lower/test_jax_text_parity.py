@@ -7,6 +7,7 @@ jax's."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -128,3 +129,77 @@ def test_qr_under_x64_for_other_platforms_has_jaxs_mask(platform):
     assert _MASK_OPS.findall(ours) == _MASK_OPS.findall(theirs) != []
     if platform == "cuda":
         assert ours == theirs
+
+
+# -- the module's name: jit(fun_name(f)), sanitized, trailing underscores dropped ---------------
+
+def _outer():
+    def inner(x):  # (its __qualname__ is "_outer.<locals>.inner": jax names it by __name__)
+        return x * 2
+    return inner
+
+
+def _trailing_(x):
+    return x + 1
+
+
+class _Callable:
+    def __call__(self, x):
+        return x - 1
+
+
+def _renamed(x):
+    return -x
+
+
+_renamed.__name__ = "a b<c>.d-e__"
+
+NAMED = {
+    "lambda": lambda x: x * 3,
+    "nested": _outer(),
+    "trailing_underscore": _trailing_,
+    "partial_of_lambda": functools.partial(lambda a, x: a * x, 2.0),
+    "partial_of_partial": functools.partial(functools.partial(_trailing_)),
+    "callable_object": _Callable(),
+    "odd_characters": _renamed,
+    "jnp_function": jax.numpy.sin,
+}
+
+
+def module_name(text: str) -> str:
+    """The module's symbol as a pretty text writes it (quoted where it has odd characters)."""
+    return re.match(r'(#loc\d* = [^\n]*\n)*module @("[^"]*"|[\w.$-]+)', text).group(2)
+
+
+@pytest.mark.parametrize("name", sorted(NAMED))
+def test_module_name_is_jaxs(name):
+    f, x = NAMED[name], np.arange(3, dtype=f32)
+    want = module_name(jax_text(f, x))
+    assert module_name(lj.lower(f, x).as_text()) == want
+    # (through lower.jax.jit too, and with a keyword argument: the same name)
+    assert module_name(lj.jit(f).lower(x).as_text()) == want
+    if name not in ("callable_object", "jnp_function"):  # (these take no keyword x)
+        assert module_name(lj.jit(f).lower(x=x).as_text()) == want
+    # the locations' name stacks: "jit(<lambda>)/mul", unsanitized, as jax's
+    stacks = re.compile(r'"(jit\([^"]*)/\w+"')
+    assert set(stacks.findall(lj.lower(f, x).as_text(debug_info=True))) == \
+        set(stacks.findall(jax_text(f, x, debug_info=True))) != set()
+    assert_same_numbers(f, x)
+
+
+def test_module_names_of_some_functions_as_jax_writes_them():
+    """The rule spelled out (jax's pxla.lower_sharding_computation and
+    mlir.lower_jaxpr_to_module): every character but letters, digits, "_", "." and "-"
+    becomes "_", then trailing underscores go."""
+    x = np.ones(2, f32)
+    assert [module_name(lj.lower(NAMED[k], x).as_text()) for k in
+            ("lambda", "nested", "trailing_underscore", "callable_object",
+             "odd_characters")] == ["jit__lambda", "jit_inner", "jit__trailing",
+                                    "jit__unnamed_function", '"jit_a_b_c_.d-e"']
+
+
+def test_a_jitted_function_is_named_as_jax_jits():
+    f = _Callable()
+    assert lj.jit(f).__name__ == jax.jit(f).__name__ == "<unnamed function>"
+    x = np.ones(2, f32)
+    assert module_name(lj.lower(lj.jit(f), x).as_text()) == "jit__unnamed_function"
