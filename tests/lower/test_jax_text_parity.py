@@ -13,6 +13,7 @@ import re
 import numpy as np
 import pytest
 
+import mhlo_ir
 import verify
 from tests.lower.harness import normalized
 from tests.lower.random_matrices import rand
@@ -203,3 +204,102 @@ def test_a_jitted_function_is_named_as_jax_jits():
     assert lj.jit(f).__name__ == jax.jit(f).__name__ == "<unnamed function>"
     x = np.ones(2, f32)
     assert module_name(lj.lower(lj.jit(f), x).as_text()) == "jit__unnamed_function"
+
+
+# -- main's jax.result_info attributes and argument locations -----------------------------------
+
+def _pytree_in_out(params, x):
+    return {"y": params["w"] * x + params["b"], "aux": (x.sum(), [x])}
+
+
+def _one_unused(x, unused, y):
+    return x * y
+
+
+def _ordered_print(x):
+    jax.debug.print("{}", x, ordered=True)
+    return {"twice": x * 2}
+
+
+X3 = np.arange(3, dtype=f32)
+PARAMS = {"w": np.full(3, 2, f32), "b": np.ones(3, f32)}
+PATHS = {  # (function, args, keyword arguments, jit options)
+    "pytree_in_out": (_pytree_in_out, (PARAMS, X3), {}, {}),
+    "single_result": (jax.numpy.sin, (X3,), {}, {}),
+    "no_result": (lambda x: (), (X3,), {}, {}),
+    "none_in_result": (lambda x: [x, None, (x * 2,)], (X3,), {}, {}),
+    "unused_pruned": (_one_unused, (X3, X3, X3), {}, {}),
+    "unused_kept": (_one_unused, (X3, X3, X3), {}, {"keep_unused": True}),
+    "keyword_argument": (_pytree_in_out, (PARAMS,), {"x": X3}, {}),
+    "static_argnums": (lambda x, k, y: (x * k, y), (X3, 3, X3), {}, {"static_argnums": 1}),
+}
+
+
+def _lowered_pair(name, debug_info=False):
+    f, args, kwargs, options = PATHS[name]
+    ours = lj.jit(f, **options).lower(*args, **kwargs).as_text(debug_info=debug_info)
+    with jax_config.use_shardy_partitioner(False):
+        theirs = jax.jit(f, **options).trace(*args, **kwargs).lower().as_text(
+            debug_info=debug_info)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("name", sorted(PATHS))
+def test_main_has_jaxs_result_info_and_argument_names(name):
+    ours, theirs = _lowered_pair(name)
+    assert normalized(ours, names=True) == normalized(theirs, names=True)
+    assert ("jax.result_info" in ours) == (name != "no_result")
+    ours, theirs = _lowered_pair(name, debug_info=True)
+    assert _argument_locations(ours) == _argument_locations(theirs)
+    f, args, kwargs, options = PATHS[name]
+    _same_results(lj.jit(f, **options)(*args, **kwargs), jax.jit(f, **options)(*args, **kwargs))
+
+
+def _argument_locations(text: str) -> list:
+    return [str(a.location) for a in mhlo_ir.parse(text).functions[0].arguments]
+
+
+def _same_results(ours, theirs):
+    o, ot = jax.tree_util.tree_flatten(ours)
+    t, tt = jax.tree_util.tree_flatten(theirs)
+    assert ot == tt
+    for a, b in zip(o, t):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+
+
+def test_argument_names_are_pytree_paths():
+    ours, _ = _lowered_pair("pytree_in_out", debug_info=True)
+    assert _argument_locations(ours) == [str(mhlo_ir.NameLoc(n))
+                                         for n in ("params['b']", "params['w']", "x")]
+    ours, _ = _lowered_pair("pytree_in_out")
+    assert re.findall(r'jax\.result_info = "([^"]*)"', ours) == \
+        ["result['aux'][0]", "result['aux'][1][0]", "result['y']"]
+
+
+def test_with_ordered_effects_the_names_follow_the_token_results():
+    """jax's main takes and returns a real token there (ours a dummy tensor<0xi1> result,
+    made in main): the names go on the results after the tokens, in both."""
+    x = X3
+    ours = lj.jit(_ordered_print).lower(x).as_text()
+    theirs = jax.jit(_ordered_print).trace(x).lower().as_text()
+    names = re.compile(r'jax\.result_info = "([^"]*)"')
+    assert names.findall(ours) == names.findall(theirs) == ["result['twice']"]
+    signature = ours.split("@main(", 1)[1].split("{\n", 1)[0]
+    assert re.search(r'-> \(tensor<0xi1>, tensor<3xf32> \{jax\.result_info', signature)
+
+
+def test_a_bare_jaxpr_has_no_names_unless_given():
+    """lower_jaxpr_to_module of a ClosedJaxpr knows no pytree: as jax's own
+    mlir.lower_jaxpr_to_module without arg_names/result_names, main has neither; given,
+    both, as jax writes them."""
+    from lower import lower_jaxpr_to_module
+    closed = jax.make_jaxpr(_one_unused)(X3, X3, X3)
+    bare = lower_jaxpr_to_module("jit_f", closed).module
+    assert "jax.result_info" not in bare.to_text()
+    assert all(a.location == mhlo_ir.UNKNOWN for a in bare.functions[0].arguments)
+    named = lower_jaxpr_to_module("jit_f", closed, arg_names=("x", "", "y"),
+                                  result_names=("result",)).module
+    assert 'res_attrs = [{jax.result_info = "result"}]' in named.to_text()
+    assert _argument_locations(named.to_text()) == \
+        [str(mhlo_ir.NameLoc("x")), str(mhlo_ir.UNKNOWN), str(mhlo_ir.NameLoc("y"))]
+    np.testing.assert_array_equal(verify.run(named, X3, X3, X3)[0], X3 * X3)
