@@ -18,6 +18,7 @@ mode. Leaves may be numpy arrays, jax arrays, Python scalars or typed PRNG keys
 
 from __future__ import annotations
 
+import functools
 import operator
 import sys
 import threading
@@ -172,7 +173,8 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         return fn(*full)
     # (jax's errors while tracing name fn and its arguments, as jax.jit's do: ``_named`` is
     # Jitted's (fn, args, keyword arguments, static numbers, static names))
-    _name_as_jax_jit(jax, dynamic_fn, *(_named or (fn, example_args, {}, static_argnums, ())))
+    named = _name_as_jax_jit(jax, dynamic_fn,
+                             *(_named or (fn, example_args, {}, static_argnums, ())))
 
     _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
     try:
@@ -202,12 +204,15 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
     mesh = _mesh_devices(closed.jaxpr)
     in_avals, kept, flat_donated = closed.in_avals, None, donated
+    arg_names, result_names = _paths(closed, named)
     if not keep_unused:  # (after the devices are counted, as jax counts them)
         closed, kept = jax_options.prune_unused(closed)
     if kept is not None:
         donated = [donated[i] for i in kept]
         in_sh = None if in_sh is None else [in_sh[i] for i in kept]
     kept = tuple(range(len(in_avals))) if kept is None else kept
+    if arg_names is not None:
+        arg_names = [arg_names[i] for i in kept]
     if mesh is not None and (partitions or 1) < mesh:
         if partitions not in (None, 1):
             raise ValueError(f"the shardings name {partitions} devices, but a shard_map in "
@@ -219,7 +224,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         # the program by its place among these)
         from .axis_context import ShardingContext
         axis_context = ShardingContext(partitions, device_assignment=devices)
-    name = getattr(fn, "__name__", "fn")
+    name = fun_name(fn)
     ordered = ordered_in_order(closed.effects)
     if (partitions or 1) > 1:
         _check_shardable(ordered)
@@ -227,21 +232,50 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     # jax reads jax_threefry_partitionable when it lowers random_bits and random_split (the
     # jaxpr does not record it): so do we, for the same random numbers.
     with threefry_partitionable(_partitionable(jax)):
-        result = lower_jaxpr_to_module(f"jit_{name}", closed, platform=platform,
+        result = lower_jaxpr_to_module(f"jit({name})", closed, platform=platform,
                                        ordered_effects=ordered, fn_name=name,
                                        donated_args=donated if any(donated) else None,
                                        arg_shardings=in_sh, result_shardings=out_sh,
-                                       num_partitions=partitions, axis_context=axis_context)
+                                       num_partitions=partitions, axis_context=axis_context,
+                                       arg_names=arg_names, result_names=result_names)
     return Lowered(result.module, in_tree, out_tree, in_avals, closed.out_avals,
                    flat_donated, statics, token_outputs=len(ordered),
                    num_partitions=partitions or 1, kept_var_idx=kept, platform=platform)
 
 
-def _name_as_jax_jit(jax, traced, fn, args, kwargs, static_argnums, static_argnames):
+def fun_name(fn) -> str:
+    """The name jax.jit gives ``fn`` (jax's ``util.fun_name``): its ``__name__`` (a nested
+    function's own, "<lambda>"...), a functools.partial's function's, else "<unnamed
+    function>" (a callable object). The module is named ``jit(name)`` sanitized, the
+    locations' name stacks ``jit(name)`` as is."""
+    name = getattr(fn, "__name__", None)
+    if name is not None:
+        return name
+    if isinstance(fn, functools.partial):
+        return fun_name(fn.func)
+    return "<unnamed function>"
+
+
+def _paths(closed, named: bool) -> tuple:
+    """(the flat arguments' paths or None, the results' paths) from the debug info jax's
+    trace left on ``closed``, as jax.jit hands them to its lowering (its
+    ``safe_arg_names``/``safe_result_paths``: "" where a path is unknown). The arguments'
+    only where they are jax.jit's (``named``: our wrapper's otherwise, which jax.jit would
+    not write)."""
+    info = getattr(closed.jaxpr, "debug_info", None)
+    n_in, n_out = len(closed.in_avals), len(closed.out_avals)
+    args = getattr(info, "arg_names", None) if named else None
+    paths = getattr(info, "result_paths", None)
+    return (tuple(args) if isinstance(args, tuple) and len(args) == n_in else None,
+            paths if isinstance(paths, tuple) and len(paths) == n_out else ("",) * n_out)
+
+
+def _name_as_jax_jit(jax, traced, fn, args, kwargs, static_argnums, static_argnames) -> bool:
     """Give ``traced`` (what jax traces for ``fn``) the debug info jax.jit gives ``fn``
     called with ``args`` and ``kwargs``: jax's messages then name ``fn``, its source line and
-    its arguments' paths (``x['a']``), not our wrapper's. Left alone where this jax has no
-    such hook, or its names do not fit."""
+    its arguments' paths (``x['a']``), not our wrapper's, and so do main's argument
+    locations. Left alone (False) where this jax has no such hook, or its names do not
+    fit."""
     try:
         from jax._src import api_util
         info = api_util.debug_info("jit", fn, args, kwargs, static_argnums=static_argnums,
@@ -251,8 +285,10 @@ def _name_as_jax_jit(jax, traced, fn, args, kwargs, static_argnums, static_argna
         if info.arg_names is not None and \
                 len(info.arg_names) == len(jax.tree_util.tree_leaves(dynamic)):
             api_util.save_wrapped_fun_debug_info(traced, info)
-    except Exception:  # noqa: BLE001 (only messages' names)
+            return True
+    except Exception:  # noqa: BLE001 (only messages' and locations' names)
         pass
+    return False
 
 
 def _check_shardable(ordered) -> None:
@@ -312,7 +348,7 @@ class Jitted:
         self._lock = threading.Lock()
         self._jax_jit = None  # (jax.jit of fn, for calls inside another's trace)
         self.__wrapped__ = fn
-        self.__name__ = getattr(fn, "__name__", "jitted")
+        self.__name__ = fun_name(fn)  # (as jax.jit names its wrapper)
         self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -352,7 +388,7 @@ class Jitted:
 
         def call(*a):
             return fn(*a[:n], **a[n], **statics)
-        call.__name__ = getattr(fn, "__name__", "fn")
+        call.__name__ = fun_name(fn)
         return call, (*args, dynamic), _params_key(statics)
 
     def _arg_name(self, i: int, args, kwargs) -> str:

@@ -394,12 +394,14 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
                        arg_shardings=None, result_shardings=None,
                        use_sharding_annotations: bool = True, input_output_aliases=None,
                        num_output_tokens: int = 0, stack_name: str | None = None,
-                       buffer_donors=None) -> hlo.Function:
+                       buffer_donors=None, arg_names=None, result_names=None) -> hlo.Function:
     """Lower a closed jaxpr to a function of ``ctx.module`` (its name is uniquified).
 
     Ordered effects are threaded as tokens: created inside when ``create_tokens`` (the entry
     point, where dummy ``tensor<0xi1>`` values stand in for them), else taken as leading
-    arguments and returned as leading results.
+    arguments and returned as leading results. ``arg_names`` (one per jaxpr input) locate
+    the arguments (``loc("x")``; "" unknown) and ``result_names`` become the results'
+    ``jax.result_info``, after any token results, as jax's lower_jaxpr_to_fun writes them.
     """
     def types_of(aval):
         if replace_tokens_with_dummy and is_token(aval):
@@ -418,7 +420,14 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
     n_out_tok = len(token_out_types)
 
     fn = ctx.module.add_function(name, _flatten(in_types), _flatten(out_types),
-                                 visibility="public" if public else "private")
+                                 visibility="public" if public else "private",
+                                 arg_locations=_arg_locations(in_types, n_in_tok, arg_names))
+    if result_names:
+        n_named = len(fn.result_types) - len(_flatten(token_out_types))
+        if n_named == len(result_names):  # (jax's check: else none is named)
+            for j, result_name in enumerate(result_names):
+                fn.set_result_attr(len(fn.result_types) - n_named + j, "jax.result_info",
+                                   str(result_name))
     for i, arg_index in enumerate(range(n_in_tok, len(in_types))):
         j = arg_index - n_in_tok
         if replicated_args is not None and replicated_args[j]:
@@ -468,6 +477,17 @@ def lower_jaxpr_to_fun(ctx: ModuleContext, name: str, jaxpr, effects: Sequence =
                                  for r, s in zip(results[k:], result_shardings)]
     b.return_(*results)
     return fn
+
+
+def _arg_locations(in_types, n_tokens: int, arg_names):
+    """The arguments' locations: each named one's name (``loc("params['w']")``), the others
+    (tokens, unnamed ones) unknown; None (all unknown) without names."""
+    if not arg_names:
+        return None
+    locs = [hlo.UNKNOWN] * len(_flatten(in_types[:n_tokens]))
+    for types, arg_name in zip(in_types[n_tokens:], arg_names):
+        locs += [hlo.NameLoc(arg_name) if arg_name else hlo.UNKNOWN] * len(types)
+    return locs
 
 
 def wrap_with_sharding_op(b: Builder, x, sharding) -> hlo.Value:
@@ -528,7 +548,8 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
                           replicated_args=None, arg_shardings=None, result_shardings=None,
                           name_stack=None, num_partitions: int | None = None,
                           num_replicas: int | None = None,
-                          axis_context=None, fn_name: str | None = None) -> LoweringResult:
+                          axis_context=None, fn_name: str | None = None,
+                          arg_names=None, result_names=None) -> LoweringResult:
     """Lower a closed jaxpr to a module whose public ``main`` XLA runs.
 
     ``donated_args`` become ``tf.aliasing_output`` where an output of the same type exists (a
@@ -543,12 +564,18 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
     ordered debug prints...) get a token each, created in ``main``, which also returns one
     dummy ``tensor<0xi1>`` per effect ahead of its results, as the seed's lowering does.
     ``fn_name`` names the function in the locations' name stacks (``jit(f)/add``, as
-    jax.jit's; ``jit(main)`` without it).
+    jax.jit's; ``jit(main)`` without it). ``arg_names`` and ``result_names`` (one per jaxpr
+    input and output: their pytree paths, ``x['a']``, ``result[0]``) become ``main``'s
+    argument locations and ``jax.result_info`` attributes, as jax.jit passes them to jax's
+    own ``lower_jaxpr_to_module``; without them (a bare jaxpr has no paths) neither is
+    written, as there.
     """
     (platform,) = expand_platform(platform)[:1]
     if ordered_effects is None:
         ordered_effects = ordered_in_order(getattr(jaxpr, "effects", ()))
-    module_name = _MODULE_NAME.sub("_", module_name)
+    # jax's sanitize_name, then its trailing underscores dropped, as jax's module: "jit(f)"
+    # is "jit_f", "jit(<lambda>)" "jit__lambda"
+    module_name = _MODULE_NAME.sub("_", module_name).rstrip("_")
     attrs = {}
     if num_partitions is not None:
         attrs["mhlo.num_partitions"] = hlo.i32_attr(num_partitions)
@@ -572,7 +599,7 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
                        create_tokens=True, replace_tokens_with_dummy=True, stack_name=fn_name,
                        replicated_args=replicated_args, arg_shardings=arg_shardings,
                        result_shardings=result_shardings, input_output_aliases=aliases,
-                       buffer_donors=donors)
+                       buffer_donors=donors, arg_names=arg_names, result_names=result_names)
     return LoweringResult(module, ctx.keepalives, ctx.host_callbacks)
 
 

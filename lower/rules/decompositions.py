@@ -18,6 +18,7 @@ The LAPACK targets must be registered with XLA's CPU runtime before such a modul
 from __future__ import annotations
 
 import builtins
+import sys
 
 import numpy as np
 
@@ -158,12 +159,30 @@ def _full(like, value, dtype, shape):
     return L.broadcast_in_dim(scalar, shape, ())
 
 
+def _jax_x64() -> bool:
+    """jax's ``jax_enable_x64`` now, False where jax is not loaded (our own tracer's defaults
+    are x64-off's). jax traces its qr rule when it lowers (``mlir.lower_fun``), so the flag
+    then decides the mask's integer type, as here."""
+    config = sys.modules.get("jax._src.config")
+    flag = getattr(config, "enable_x64", None)
+    return bool(flag.value) if flag is not None else False
+
+
+def _tri_index_dtype(shape) -> type:
+    """The integer type of jax's ``lax._tri`` mask: int32 unless a dimension needs more, or
+    the offset (a Python int, int64 under x64) does not fit in int32's range."""
+    big = builtins.any(d > np.iinfo(np.int32).max for d in shape)
+    return np.int64 if big or _jax_x64() else np.int32
+
+
 def _triu(x):
     """The upper triangle of a batch of matrices (zeros strictly below the diagonal), with
-    jax's ops (``_triu``: row - 1 >= column is below)."""
+    jax's ops (``_triu``: row - 1 >= column is below), in ``lax._tri``'s integer type."""
     nb = x.ndim - 2
     n, m = x.shape[-2:]
-    below = L.ge(L.add(L.iota(x, np.int32, (n, m), 0), -1), L.iota(x, np.int32, (n, m), 1))
+    dtype = _tri_index_dtype((n, m))
+    offset = lift(x.builder, -1, core.ShapedArray((), dtype))
+    below = L.ge(L.add(L.iota(x, dtype, (n, m), 0), offset), L.iota(x, dtype, (n, m), 1))
     if nb:
         below = L.broadcast_in_dim(below, x.shape, (nb, nb + 1))
     return L.where(below, 0, x)

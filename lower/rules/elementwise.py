@@ -8,8 +8,11 @@ import numpy as np
 
 import mhlo_ir as hlo
 
+from .. import core
+from .. import lax as L
+from ..lax.bodies import lift
 from ..semantics import compare_hlo, convert_hlo, full_like, minmax_hlo
-from ..mlir import register_lowering
+from ..mlir import lower_fun, register_lowering
 
 # jax primitive -> Builder method (same operands, same result type)
 _DIRECT = {
@@ -222,18 +225,24 @@ for _prim, _method in _DIRECT.items():
     register_lowering(_prim, _direct(_method))
 
 
-def _conj(ctx, x, *, input_dtype=None):
-    """conj of a complex value; a real input (input_dtype real) becomes complex(x, +0), as
-    in JAX (negating a converted value's imaginary part would make it -0)."""
-    b = ctx.builder
-    if x.type.element_type.kind != "complex":
-        out = np.dtype(ctx.avals_out[0].dtype)
-        x = b.convert(x, np.float64 if out == np.complex128 else np.float32)
-        return [b.complex(x, full_like(b, 0, x.type))]
-    return [b.chlo_conj(x)]
+def _conj_impl(x, *, input_dtype=None):
+    """jax's conj (lax._conj_impl, lowered through ``lower_fun``): ``complex(real(x),
+    -imag(x))``, and a real ``x`` becomes ``complex(x, 0)``, a +0 imaginary part (negating
+    a converted value's would make it -0). The same ops as jax's text, named as its are;
+    chlo.conj would be one op XLA expands alike, but not jax's program."""
+    if x.dtype.kind == "c":
+        re, im = L.real(x), L.neg(L.imag(x))
+    else:
+        # (jax takes float32 and float64 only; anything else is made the component type of
+        # the complex result our tracer gives it)
+        part = np.float64 if x.dtype == np.float64 else np.float32
+        re = x if x.dtype == part else L.convert_element_type(x, part)
+        im = L.broadcast_to(lift(x.builder, 0, core.ShapedArray((), part)), x.shape)
+    out = np.complex128 if re.dtype == np.float64 else np.complex64
+    return L.bind("complex", [re, im], [re.aval.update(dtype=out, weak_type=False)])
 
 
-register_lowering("conj", _conj)
+register_lowering("conj", lower_fun(_conj_impl))
 def _square(b, x):
     """x * x for integers; chlo.square for floats and complex numbers, as jax (for complex
     values it avoids the overflow of re*re - im*im: (3e38+3e38j)**2 is 0+inf*j, not -inf+inf*j)."""

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+import mhlo_ir
 import verify
 from lower import TokenSet, core, lax, lower_jaxpr_to_module, register_lowering
 from tests.oracle import assert_fixed_point
@@ -58,3 +61,22 @@ def ordered_effect_identity(name: str):
         x.builder.eqns[-1].effects = frozenset({effect})
         return y
     return effect, f
+
+
+_RESULT_NAMES = re.compile(r'(res|arg)_attrs = \[(\{[^{}]*\}(, )?)*\], ')
+_MODULE_ATTRS = re.compile(r'\}\) \{mhlo\.num_partitions[^}]*\} : \(\) -> \(\)')
+_MODULE_NAME = re.compile(r'"builtin.module"\(\) <\{sym_name = "[^"]*"\}>')
+_SSA = re.compile(r"%([A-Za-z_0-9]+)")
+
+
+def normalized(text: str, *, names: bool = False) -> str:
+    """The module (ours or jax's text) as mhlo_ir reads and prints it, without locations and
+    module attributes (jax.jit always writes mhlo.num_partitions and num_replicas), its SSA
+    values renumbered in order of appearance; unless ``names``, without the argument and
+    result attributes (jax.result_info...) and the module's name either."""
+    t = mhlo_ir.parse(text).to_text(locations=False)
+    t = _MODULE_ATTRS.sub("}) : () -> ()", t)
+    if not names:
+        t = _MODULE_NAME.sub('"builtin.module"()', _RESULT_NAMES.sub("", t))
+    ssa: dict = {}
+    return _SSA.sub(lambda m: ssa.setdefault(m.group(1), f"%v{len(ssa)}"), t)

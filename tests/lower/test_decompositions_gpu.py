@@ -24,7 +24,6 @@ import re
 import numpy as np
 import pytest
 
-import mhlo_ir
 import verify
 from lower import lax, lower_jaxpr_to_module
 
@@ -34,6 +33,7 @@ jl = jax.lax.linalg
 lj = pytest.importorskip("lower.jax")
 from jax._src import config as jax_config  # noqa: E402
 from jax._src.lax import linalg as jll  # noqa: E402
+from tests.lower.harness import normalized  # noqa: E402
 from tests.lower.random_matrices import H, rand  # noqa: E402
 
 f32, f64, c64, c128 = np.float32, np.float64, np.complex64, np.complex128
@@ -54,22 +54,6 @@ def our_module(f, *args, platform="cuda"):
         return lj.lower(f, *args, platform=platform).module
 
 
-_RESULT_NAMES = re.compile(r'(res|arg)_attrs = \[(\{[^{}]*\}(, )?)*\], ')
-_MODULE_ATTRS = re.compile(r'\}\) \{mhlo\.num_partitions[^}]*\} : \(\) -> \(\)')
-_MODULE_NAME = re.compile(r'"builtin.module"\(\) <\{sym_name = "[^"]*"\}>')
-_SSA = re.compile(r"%([A-Za-z_0-9]+)")
-
-
-def normalized(text: str) -> str:
-    """The module as mhlo_ir reads and prints it, without locations, result names, module
-    name and attributes, its SSA values renumbered in order of appearance."""
-    t = mhlo_ir.parse(text).to_text(locations=False)
-    t = _MODULE_NAME.sub('"builtin.module"()', _MODULE_ATTRS.sub("}) : () -> ()",
-                                                                 _RESULT_NAMES.sub("", t)))
-    names: dict = {}
-    return _SSA.sub(lambda m: names.setdefault(m.group(1), f"%v{len(names)}"), t)
-
-
 def custom_calls(text: str) -> list:
     """Each custom call of a normalized module, its operand names left out."""
     return [re.sub(r"\(%[^)]*\)", "(...)", line.split("=", 1)[1]).strip()
@@ -86,8 +70,8 @@ def tridiagonal_system(batch=(2,), m=4, k=3, dtype=f32):
     return dl, d + 4, du, rand((*batch, m, k), dtype, seed=4)
 
 
-# Programs whose every op is JAX's (cholesky and eigh without jnp's symmetrization: jax writes
-# its conj as real/imag/negate/complex, we as chlo.conj).
+# Programs whose every op is JAX's (jnp's symmetrizing wrappers, whose conj is jax's ops too:
+# tests/lower/test_jax_text_parity.py).
 SAME_MODULE = {
     "cholesky": (jnp.linalg.cholesky, (rand((3, 3)),)),
     "cholesky_batched_c64": (lambda a: jl.cholesky(a, symmetrize_input=False),
@@ -166,8 +150,9 @@ def test_jaxlib_verifies_our_module(platform, name):
     verify.check(our_module(f, *args, platform=platform))
 
 
-# qr through jnp under x64: jax's triangle mask counts in int64 there (ours in int32), and
-# reuses no constant for it: the custom calls alone are compared.
+# qr whose triangle mask selects a zero: where an earlier pad or pivot vector made one, jax
+# writes the constant again (one per Python object) and we reuse it (one per value and block):
+# the custom calls alone are compared. (The mask's int64 under x64: test_jax_text_parity.py.)
 QR_CALLS = {
     "qr_complete_batched": (lambda a: jnp.linalg.qr(a, mode="complete"), (rand((2, 4, 3)),)),
     "qr_reduced_c128": (jnp.linalg.qr, (rand((4, 3), c128),)),
