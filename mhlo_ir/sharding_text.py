@@ -7,8 +7,9 @@ program runs unsharded. Some text it parses is changed (a device list longer tha
 assignment is cut short, a second ``shard_as`` replaces the first, a kind word after another
 is ignored), some it rejects later (duplicate devices, an iota of the wrong size, a tile rank
 other than the value's), and a few stop the process (``last_tile_dim_replicate`` with
-``last_tile_dims``; a named sharding's unknown or repeated axis). This module reads the text
-as XLA does and says why a string would not be kept, so mhlo_ir refuses it when it is set.
+``last_tile_dims``; a named sharding whose axes overlap: mhlo_ir.sharding_named). This
+module reads the text as XLA does and says why a string would not be kept, so mhlo_ir
+refuses it when it is set.
 
 The grammar (tokens: mhlo_ir.sharding_lexer)::
 
@@ -21,7 +22,9 @@ The grammar (tokens: mhlo_ir.sharding_lexer)::
                | ('shard_as' | 'shard_like') int | 'metadata=' metadata
     tiles     := '[' int (',' int)* ']' ( int (',' int)* | '<=' '[' int (',' int)* ']' T? )
     T         := 'T' '(' int (',' int)* ')'      (required when the reshape has several dims,
-                                                  not allowed after a one-dim reshape)
+                                                  not allowed after a one-dim reshape; entries
+                                                  in [0, rank), as many as the reshape has
+                                                  dims: else XLA drops the sharding)
     metadata  := '{' '}' | '{' md-item (','? md-item)* '}' | '{' '{' md '}' (',' '{' md '}')* '}'
 
 Kept as written (measured, jaxlib 0.10.2): one kind word (repeats are harmless) or one
@@ -30,7 +33,9 @@ or an iota of the same count with a permutation) fill it; subgroups counted in t
 at most one ``shard_as``/``shard_like`` with a non-negative id; ``metadata`` is read and then
 dropped by jaxlib (not part of the meaning). The empty string is an empty serialized proto:
 ``{replicated}``. Device ids at or above the program's device count are kept by the
-conversion (only compiling can judge them) and are not refused here.
+conversion (only compiling can judge them) and are not refused here. An iota ``T(...)`` of
+the right length that is no permutation (``T(1,1)``) is kept by XLA, with a device order of
+its own making, and refused here.
 """
 
 from __future__ import annotations

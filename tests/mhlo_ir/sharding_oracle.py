@@ -7,7 +7,8 @@ recorded as ``crash``. ``meaning`` turns a sharding (as ``read_sharding`` reads 
 value that is equal for two strings exactly when XLA means the same sharding by them:
 metadata and spacing do not count, iota device lists are expanded, subgroup dimensions of
 size 1 are dropped and those of one kind merged, and a tiling of one tile is a kind (XLA's
-own normal form, which is how it prints them back)."""
+own normal form, which is how it prints them back); a named sharding's device order is
+compared expanded, since XLA prints its iotas in a normal form of its own."""
 
 from __future__ import annotations
 
@@ -105,10 +106,21 @@ def _tiled_meaning(s):
     return ("tiled", tuple(data), tuple(sorted(sizes.items())), tuple(sorted(where.items())))
 
 
+def _mesh_order(devices):
+    """A named sharding's device order as XLA means it: its iota expanded (XLA prints iotas in
+    a normal form of its own), None for the devices in order."""
+    if devices is None or devices[0] != "iota":
+        return devices
+    _, reshape, perm = devices
+    order = tuple(int(d) for d in np.arange(int(np.prod(reshape))).reshape(reshape)
+                  .transpose(perm).ravel())
+    return None if order == tuple(range(len(order))) else ("list", order)
+
+
 def _single_meaning(s):
     groups = tuple(s.groups)
     if s.named is not None:
-        return ("named", s.named["canonical"], groups)
+        return ("named", s.named["canonical"], _mesh_order(s.named["devices"]), groups)
     if s.kinds:
         kinds = tuple(dict.fromkeys(s.kinds))
         return (kinds, tuple(s.device), tuple(s.tiles), bool(s.replicate_last),

@@ -84,7 +84,49 @@ HAND = [
     "{mesh[\"a\"=2,\"b\"=4], device_ids=([8]), [{\"a\"}, {}]}",
     "{mesh[\"a\"=2,\"b\"=4], device_ids=([2,4]T(0,1)), [{\"a\"}, {}]}",
     "{mesh[\"a\"=2], [{\"a\"}, {}], replicated={}}",
-]
+] + [m.replace("'", '"') for m in [
+    # Sub-axes of one mesh axis: kept where they neither overlap nor leave a gap that is no
+    # sub-axis, no two neighbours merge and each replicated=/unreduced=/manual= list is sorted
+    # (lists of one kind concatenated, printed replicated, unreduced, manual); else an abort.
+    "{mesh['x'=4,'y'=2], [{'x':(1)2}, {'x':(2)2}]}",
+    "{mesh['x'=4,'y'=2], [{'x':(2)2}, {'x':(1)2}]}",
+    "{mesh['x'=4,'y'=2], [{'x':(1)2}, {'x':(1)2}]}", "{mesh['x'=4,'y'=2], [{'x':(1)2}, {'x'}]}",
+    "{mesh['x'=4,'y'=2], [{'x':(1)2, 'x':(2)2}, {}]}",
+    "{mesh['x'=4,'y'=2], [{'x':(2)2, 'x':(1)2}, {}]}",
+    "{mesh['x'=4,'y'=2], [{'x':(1)2, ?}, {'x':(2)2}]}",
+    "{mesh['x'=4,'y'=2], [{'x':(1)4}, {}]}", "{mesh['x'=4,'y'=2], [{'x':(1)3}, {}]}",
+    "{mesh['x'=4,'y'=2], [{'x':(0)2}, {}]}", "{mesh['x'=4,'y'=2], [{'x':(1)1}, {}]}",
+    "{mesh['x'=4,'y'=2], [{'x':(4)2}, {}]}", "{mesh['x'=4,'y'=2], [{'y':(1)2}, {}]}",
+    "{mesh['x'=8], [{'x':(1)2}, {'x':(4)2}]}", "{mesh['x'=8], [{'x':(1)4}, {'x':(2)2}]}",
+    "{mesh['x'=8], [{'x':(1)2, 'x':(4)2}, {'x':(2)2}]}",
+    "{mesh['x'=12], [{'x':(1)2}, {'x':(3)2}]}", "{mesh['x'=12], [{'x':(1)3}, {'x':(6)2}]}",
+    "{mesh['x'=4,'y'=2], [{'x':(1)2}, {}], replicated={'x':(2)2, 'y'}}",
+    "{mesh['x'=4,'y'=2], [{'x':(1)2}, {}], replicated={'y', 'x':(2)2}}",
+    "{mesh['x'=4,'y'=2], [{'x':(1)2}, {}], manual={'x':(2)2}}",
+    "{mesh['x'=4,'y'=2], [{'y'}, {}], unreduced={'x':(2)2}, replicated={'x':(1)2}}",
+    "{mesh['x'=4,'y'=2], [{'y'}, {}], replicated={'x'}, unreduced={'x'}}",
+    "{mesh['x'=8], [{'x':(2)2}, {}], replicated={'x':(1)2}, replicated={'x':(4)2}}",
+    "{mesh['x'=8], [{}, {}], replicated={'x':(4)2, 'x':(1)2}}",
+    "{mesh['x'=8], [{}, {}], replicated={'x':(1)2, 'x':(2)2}}",
+    "{mesh['a'=2,'b'=2,'c'=2], [{'a'}, {}], replicated={'c', 'b'}}",
+    # an axis named by its index where absl's SimpleAtoi reads one; else an abort
+    "{mesh['x'=4,'y'=2], [{'1'}, {' 0'}]}", "{mesh['x'=4,'y'=2], [{'+1'}, {}]}",
+    "{mesh['x'=4,'y'=2], [{'2'}, {}]}", "{mesh['x'=4,'y'=2], [{'0x1'}, {}]}",
+    "{mesh['x'=4,'y'=2], [{'x'}, {'0'}]}", "{mesh['1'=2,'y'=4], [{'1'}, {}]}",
+    # device_ids: listed ids must be a permutation of 0..n-1 (else an abort); iotas: XLA
+    # prints its own normal form ([2,2,2]T(2,0,1) as [4,2]T(1,0)); a T(...) longer than the
+    # reshape is cut short, a shorter one read past its end (refused); an entry out of range
+    # drops the sharding (as does a tile assignment's T(...) of the wrong length)
+    "{mesh['a'=2,'b'=4], device_ids=([2,2,2]T(2,0,1)), [{'a'}, {}]}",
+    "{mesh['a'=2], device_ids=(2,1), [{'a'}, {}]}",
+    "{mesh['a'=2,'b'=4], device_ids=([1,8]T(1,0)), [{'a'}, {}]}",
+    "{mesh['a'=2,'b'=4], device_ids=([2,4]T(1)), [{'a'}, {}]}",
+    "{mesh['a'=2,'b'=4], device_ids=([2,2,2]T(2,1)), [{'a'}, {}]}",
+    "{mesh['a'=2,'b'=4], device_ids=([2,4]T(1,0,1)), [{'a'}, {}]}",
+    "{mesh['a'=2,'b'=4], device_ids=([2,4]T(1,0,2)), [{'a'}, {}]}",
+    "{mesh['a'=2,'b'=4], device_ids=([2,4]T(0,-1)), [{'a'}, {}]}",
+    "{devices=[2,4]<=[4,2]T(1)}", "{devices=[2,4]<=[2,2,2]T(2,1)}",
+    "{devices=[2,4]<=[4,2]T(1,0,1)}"]]
 TUPLES = ["{{replicated}, {devices=[2]0,1}}", "{{replicated}}", "{}", "{replicated}",
           "{{devices=[2,1]<=[2]}, {maximal device=1}}", "{{replicated}, {{replicated}}}",
           "{{devices=[2]0,1}, {devices=[2]0,1}}", "{{replicated},}", "{devices=[2,1]0,1}",

@@ -31,7 +31,12 @@ FIT = [("{devices=[2]0,1}", V2), ("{devices=[2,2]<=[4] last_tile_dim_replicate}"
        ("{{replicated}}", hlo.tuple_type([V2, hlo.tuple_type([])])),
        ("", V2), ('{mesh["a"=2], [{"a"}]}', V2), ("{maximal_mesh[device_id=3]}", M24),
        ('{mesh["a"=2], device_ids=(1,0), [{"a"}]}', V2),
-       ('{mesh["a"=2,"b"=2], device_ids=([2,2]T(1,0)), [{"a"}, {}]}', M24)]
+       ('{mesh["a"=2,"b"=2], device_ids=([2,2]T(1,0)), [{"a"}, {}]}', M24),
+       # sub-axes of one mesh axis that neither overlap nor merge; an axis by its index
+       ('{mesh["x"=4], [{"x":(1)2}, {"x":(2)2}]}', M24),
+       ('{mesh["x"=4], [{"x":(2)2, "x":(1)2}, {}]}', M24),
+       ('{mesh["x"=4,"y"=2], [{"y"}, {}], unreduced={"x":(2)2}, replicated={"x":(1)2}}', M24),
+       ('{mesh["x"=4,"y"=2], [{"1"}, {}]}', M24)]
 MISFIT = [("{devices=[2,2]0,1,2,3}", V2, "index 2 dimensions"),
           ("{devices=[2]0,1}", M24, "index 1 dimensions"),
           ("{devices=[2,2,2]<=[8] last_tile_dim_replicate}", V2, "index 2"),
@@ -57,6 +62,20 @@ MISFIT = [("{devices=[2,2]0,1,2,3}", V2, "index 2 dimensions"),
           ('{mesh["a"=1], device_ids=(0), [{"a"}]}', V2, "list the devices in order"),
           ('{mesh["a"=2,"b"=2], device_ids=([2,2]), [{"a"}, {}]}', M24, "'T(' after"),
           ('{mesh["a"=2], device_ids=([2]T(0)), [{"a"}]}', V2, "reshape of one dimension"),
+          ('{mesh["a"=2,"b"=2], device_ids=([2,2]T(1)), [{"a"}, {}]}', M24,
+           "reads past the end"),
+          ('{mesh["a"=2,"b"=2], device_ids=([2,2]T(1,0,1)), [{"a"}, {}]}', M24,
+           "ignores the last 1"),
+          # (and these stop XLA's process: its NamedSharding checks are CHECKs)
+          ('{mesh["x"=4], [{"x":(1)2}, {"x":(1)2}]}', M24, "overlap"),
+          ('{mesh["x"=4], [{"x":(1)2}, {"x"}]}', M24, "overlap"),
+          ('{mesh["x"=4], [{"x"}, {"x"}]}', M24, "'x' is used twice"),
+          ('{mesh["x"=12], [{"x":(1)2}, {"x":(3)2}]}', M24, "gap"),
+          ('{mesh["x"=8], [{"x":(1)2, "x":(2)2}, {}]}', M24, "write 'x':(1)4"),
+          ('{mesh["x"=4], [{"x":(1)4}, {}]}', M24, "not a part of the axis"),
+          ('{mesh["x"=4], [{"x":(0)2}, {}]}', M24, "pre-size of at least 1"),
+          ('{mesh["x"=4,"y"=2], [{}, {}], replicated={"y", "x"}}', M24, "not sorted"),
+          ('{mesh["x"=4,"y"=2], [{"2"}, {}]}', M24, "nor an index"),
           ("{devices=[2]0,1 last_tile_dim_replicate last_tile_dims={manual}}", V2, "together")]
 
 
