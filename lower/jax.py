@@ -236,7 +236,8 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                                        ordered_effects=ordered, fn_name=name,
                                        donated_args=donated if any(donated) else None,
                                        arg_shardings=in_sh, result_shardings=out_sh,
-                                       num_partitions=partitions, axis_context=axis_context,
+                                       num_partitions=partitions or 1, num_replicas=1,
+                                       axis_context=axis_context,
                                        arg_names=arg_names, result_names=result_names)
     return Lowered(result.module, in_tree, out_tree, in_avals, closed.out_avals,
                    flat_donated, statics, token_outputs=len(ordered),

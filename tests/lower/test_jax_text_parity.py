@@ -206,6 +206,21 @@ def test_a_jitted_function_is_named_as_jax_jits():
     assert module_name(lj.lower(lj.jit(f), x).as_text()) == "jit__unnamed_function"
 
 
+_MODULE_HEAD = re.compile(r"(#loc\d* = [^\n]*\n)*(module @[^\n]*)\{\n")
+
+
+def test_module_attributes_are_jaxs():
+    """jax.jit writes mhlo.num_partitions and mhlo.num_replicas on every module (1 and 1 on
+    one device), and so does lower.jax: the module line, name and attributes, is jax's."""
+    x = np.arange(8, dtype=f32)
+
+    def f(x):
+        return x * 2
+    got = lj.jit(f).lower(x).as_text()
+    assert _MODULE_HEAD.match(got).group(2) == _MODULE_HEAD.match(jax_text(f, x)).group(2)
+    assert "mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32" in got
+
+
 # -- main's jax.result_info attributes and argument locations -----------------------------------
 
 def _pytree_in_out(params, x):
