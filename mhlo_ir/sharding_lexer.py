@@ -89,3 +89,22 @@ class Tokens:
         while self.eat("punct", ","):
             out.append(self.take("int", what="an integer"))
         return out
+
+    def iota(self, what: str = "a reshape") -> tuple:
+        """An iota's ``d0,d1,...]T(p0,p1,...)``, its ``[`` already taken: (reshape, perm),
+        perm ``[0]`` for one dimension (XLA reads ``T(...)`` only after several). A ``T``
+        entry outside ``[0, rank)`` is a syntax error (XLA drops the string); a ``T`` of
+        another length than the reshape is for the caller to judge (the two grammars
+        differ there). ``what`` names the iota in messages."""
+        reshape = self.ints()
+        self.take("punct", "]")
+        perm = [0]
+        if len(reshape) > 1:
+            self.take("ident", "T", f"'T(' after {what} of several dimensions")
+            self.take("punct", "(")
+            perm = self.ints()
+            self.take("punct", ")")
+            if any(not 0 <= p < len(reshape) for p in perm):
+                raise ShardingSyntaxError(f"T({','.join(map(str, perm))}) is out of range "
+                                          f"for {what} of {len(reshape)} dimensions")
+        return reshape, perm

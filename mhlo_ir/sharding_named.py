@@ -63,18 +63,8 @@ def _device_ids(tk: Tokens, sizes: list) -> tuple:
     in read_named (``("written", ...)`` where there is a problem: compared as written)."""
     n = _prod(sizes)
     if tk.eat("punct", "["):
-        reshape = tk.ints()
-        tk.take("punct", "]")
-        perm = [0]
-        if len(reshape) > 1:  # (as a tile assignment's iota: T(...) only after several dims)
-            tk.take("ident", "T", "'T(' after a device_ids reshape of several dimensions")
-            tk.take("punct", "(")
-            perm = tk.ints()
-            tk.take("punct", ")")
-            if any(not 0 <= p < len(reshape) for p in perm):
-                raise ShardingSyntaxError(f"T({','.join(map(str, perm))}) is out of range "
-                                          f"for a reshape of {len(reshape)} dimensions")
-        elif tk.at("ident", "T"):
+        reshape, perm = tk.iota("a device_ids reshape")
+        if len(reshape) == 1 and tk.at("ident", "T"):
             raise ShardingSyntaxError("T(...) after a device_ids reshape of one dimension")
         tk.take("punct", ")")
         written = f"device_ids T({','.join(map(str, perm))})"

@@ -114,20 +114,10 @@ def _tiles(tk: Tokens) -> tuple:
     if not tk.eat("leq"):
         return dims, tk.ints(), None, None
     tk.take("punct", "[")
-    reshape = tk.ints()
-    tk.take("punct", "]")
-    perm = [0]
-    if len(reshape) > 1:
-        tk.take("ident", "T", "'T(' after a reshape of several dimensions")
-        tk.take("punct", "(")
-        perm = tk.ints()
-        tk.take("punct", ")")
-        if any(not 0 <= p < len(reshape) for p in perm):
-            raise ShardingSyntaxError(f"T{tuple(perm)} is out of range for {len(reshape)} "
-                                      f"dimensions")
-        if len(perm) != len(reshape):
-            raise ShardingSyntaxError(f"T(...) has {len(perm)} entries for a reshape of "
-                                      f"{len(reshape)} dimensions")
+    reshape, perm = tk.iota()
+    if len(perm) != len(reshape):  # (XLA's tile assignment parser refuses it)
+        raise ShardingSyntaxError(f"T(...) has {len(perm)} entries for a reshape of "
+                                  f"{len(reshape)} dimensions")
     return dims, None, reshape, perm
 
 
