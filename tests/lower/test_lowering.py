@@ -297,6 +297,38 @@ def test_lower_fun_and_call_lowering():
     np.testing.assert_allclose(out, np.log1p(np.exp(sp)), rtol=1e-6)
 
 
+def test_lower_fun_traces_once_per_avals_and_parameters_in_a_lowering():
+    """A lower_fun rule's function is traced once per (avals, parameters) in one lowering and
+    its jaxpr lowered again for each equation; other avals or parameters, or another
+    lowering, trace anew. Counted by the function itself; the numbers are numpy's."""
+    traces = []
+
+    def scaled_softplus(x, *, scale):
+        traces.append((x.aval, scale))
+        return [tr.log1p(tr.exp(x)) * np.float32(scale).astype(x.dtype)]
+    register_lowering("scaled_softplus", lower_fun(scaled_softplus))
+
+    def sp(x, scale):
+        return tr.bind("scaled_softplus", [x], [x.aval], scale=scale)
+
+    def f(x, y):
+        return [sp(x, 2.0), sp(sp(x, 2.0), 2.0), sp(x, 3.0), sp(y, 2.0)]
+    xv = np.linspace(-2, 2, 4).astype(np.float32)
+    yv = np.linspace(-1, 1, 6).astype(np.float64).reshape(2, 3)
+    closed = tr.make_jaxpr(f)(xv, yv)
+    m = lower_jaxpr_to_module("m", closed).module
+    assert [(a.shape, scale) for a, scale in traces] == [((4,), 2.0), ((4,), 3.0),
+                                                         ((2, 3), 2.0)]
+    outs = verify.run(m, xv, yv)
+
+    def want(v, scale):
+        return np.log1p(np.exp(v)) * scale
+    for out, ref in zip(outs, [want(xv, 2), want(want(xv, 2), 2), want(xv, 3), want(yv, 2)]):
+        np.testing.assert_allclose(out, ref, rtol=1e-6)
+    lower_jaxpr_to_module("m", closed)  # (a new lowering: its own traces)
+    assert len(traces) == 6
+
+
 def test_lower_fun_ops_carry_the_equations_named_scopes():
     """As jax's lower_fun: a decomposition's ops are located in its equation's name stack."""
     register_lowering("softplus2", lower_fun(lambda x: [tr.log1p(tr.exp(x))]))
