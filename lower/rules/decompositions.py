@@ -99,18 +99,31 @@ def ffi_call(ctx, target: str, operands, avals_in, avals_out, *, aliases=None,
         output_operand_aliases=alias_attrs or None, **extra))
 
 
-def _ok(ctx, info, direction: str = "EQ"):
-    return compare_hlo(ctx.builder, info, full_like(ctx.builder, 0, info.type), direction,
+def full_aval(b, value, shape, dtype):
+    """jax's ``full_like_aval``: a scalar constant and a broadcast_in_dim, even to a scalar."""
+    scalar = b.constant(np.asarray(value, dtype=dtype))
+    return b.broadcast_in_dim(scalar, tuple(shape), [])
+
+
+def info_is(b, info, direction: str = "EQ"):
+    """A solver's ``info`` compared with 0 (per batch member), as jax compares it."""
+    return compare_hlo(b, info, full_aval(b, 0, info.type.shape, np.int32), direction,
                        "SIGNED")
 
 
-def _nan_unless(ctx, ok, x):
-    """``x`` where its batch member's LAPACK call succeeded (``ok``), NaN elsewhere."""
-    b = ctx.builder
-    t = x.type
-    nan = complex(np.nan, np.nan) if t.element_type.kind == "complex" else np.nan
-    okb = b.broadcast_in_dim(ok, t.shape, list(range(len(ok.type.shape))))
-    return b.select(okb, x, full_like(b, nan, t))
+def nan_unless(b, ok, x):
+    """jax's ``_replace_not_ok_with_nan`` (every platform's): ``x`` where its batch member's
+    call succeeded (``ok``, one flag per member), NaN elsewhere; the flags broadcast to
+    ``batch + (1, ...)``, then to ``x``'s shape."""
+    batch = tuple(ok.type.shape)
+    shape = tuple(x.type.shape)
+    flags = b.broadcast_in_dim(ok, batch + (1,) * (len(shape) - len(batch)),
+                               list(range(len(batch))))
+    nan = complex(np.nan, np.nan) if x.type.element_type.kind == "complex" else np.nan
+    nans = full_aval(b, nan, shape, x.type.dtype)
+    if tuple(flags.type.shape) != shape:
+        flags = b.broadcast_in_dim(flags, shape, list(range(len(shape))))
+    return b.select(flags, x, nans)
 
 
 def _name(option):
@@ -234,8 +247,8 @@ def _eigh_cpu(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=Non
     v, w, info = ffi_call(ctx, lapack_target(fn, x_aval.dtype), [x], ctx.avals_in,
                           [v_aval, w_aval, _aval(batch, np.int32)], aliases={0: 0},
                           mode=_char("V"), uplo=_char("L" if lower else "U"))
-    ok = _ok(ctx, info)
-    return [_nan_unless(ctx, ok, v), _nan_unless(ctx, ok, w)]
+    ok = info_is(ctx.builder, info)
+    return [nan_unless(ctx.builder, ok, v), nan_unless(ctx.builder, ok, w)]
 
 
 def _empty_svd(a, *, full_matrices, compute_uv):
@@ -283,10 +296,10 @@ def _svd_cpu(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=No
     _, s, u, vt, info = ffi_call(ctx, lapack_target(fn, x_aval.dtype), [x], ctx.avals_in,
                                  [x_aval, s_aval, u_aval, vt_aval, _aval(batch, np.int32)],
                                  aliases={0: 0}, mode=_char(mode))
-    ok = _ok(ctx, info)
-    out = [_nan_unless(ctx, ok, s)]
+    ok = info_is(ctx.builder, info)
+    out = [nan_unless(ctx.builder, ok, s)]
     if compute_uv:
-        out += [_nan_unless(ctx, ok, u), _nan_unless(ctx, ok, vt)]
+        out += [nan_unless(ctx.builder, ok, u), nan_unless(ctx.builder, ok, vt)]
     return out
 
 
@@ -308,12 +321,12 @@ def _eig_cpu(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
                                 compute_left=mode[bool(compute_left_eigenvectors)],
                                 compute_right=mode[bool(compute_right_eigenvectors)])
     w = b.complex(w[0], w[1]) if real else w[0]
-    ok = _ok(ctx, info)
-    out = [_nan_unless(ctx, ok, w)]
+    ok = info_is(ctx.builder, info)
+    out = [nan_unless(ctx.builder, ok, w)]
     if compute_left_eigenvectors:
-        out.append(_nan_unless(ctx, ok, vl))
+        out.append(nan_unless(ctx.builder, ok, vl))
     if compute_right_eigenvectors:
-        out.append(_nan_unless(ctx, ok, vr))
+        out.append(nan_unless(ctx.builder, ok, vr))
     return out
 
 
@@ -331,10 +344,10 @@ def _schur_cpu(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_callable=
         ctx, lapack_target("gees_ffi", x_aval.dtype), [x], ctx.avals_in,
         [x_aval, x_aval, *eigvals, info, info], aliases={0: 0},
         mode=_char("V" if compute_schur_vectors else "N"), sort=_char("N"))
-    ok = _ok(ctx, info_v)
-    out = [_nan_unless(ctx, ok, t)]
+    ok = info_is(ctx.builder, info_v)
+    out = [nan_unless(ctx.builder, ok, t)]
     if compute_schur_vectors:
-        out.append(_nan_unless(ctx, ok, z))
+        out.append(nan_unless(ctx.builder, ok, z))
     return out
 
 
@@ -344,8 +357,8 @@ def _hessenberg_cpu(ctx, a):
     h, taus, info = ffi_call(ctx, lapack_target("gehrd_ffi", a_aval.dtype), [a], ctx.avals_in,
                              [*ctx.avals_out, _aval(batch, np.int32)], aliases={0: 0},
                              low=_i32(1), high=_i32(n))
-    ok = _ok(ctx, info)
-    return [_nan_unless(ctx, ok, h), _nan_unless(ctx, ok, taus)]
+    ok = info_is(ctx.builder, info)
+    return [nan_unless(ctx.builder, ok, h), nan_unless(ctx.builder, ok, taus)]
 
 
 def _tridiagonal_cpu(ctx, a, *, lower):
@@ -355,8 +368,8 @@ def _tridiagonal_cpu(ctx, a, *, lower):
     *outs, info = ffi_call(ctx, lapack_target(fn, a_aval.dtype), [a], ctx.avals_in,
                            [*ctx.avals_out, _aval(batch, np.int32)], aliases={0: 0},
                            uplo=_char("L" if lower else "U"))
-    ok = _ok(ctx, info)
-    return [_nan_unless(ctx, ok, o) for o in outs]
+    ok = info_is(ctx.builder, info)
+    return [nan_unless(ctx.builder, ok, o) for o in outs]
 
 
 def _tridiagonal_solve_cpu(ctx, dl, d, du, rhs, *, perturb_singular):
@@ -368,7 +381,7 @@ def _tridiagonal_solve_cpu(ctx, dl, d, du, rhs, *, perturb_singular):
     *_, x, info = ffi_call(ctx, lapack_target("gtsv_ffi", b_aval.dtype), [dl, d, du, rhs],
                            ctx.avals_in, [*ctx.avals_in, _aval(batch, np.int32)],
                            aliases={0: 0, 1: 1, 2: 2, 3: 3})
-    return [_nan_unless(ctx, _ok(ctx, info), x)]
+    return [nan_unless(ctx.builder, info_is(ctx.builder, info), x)]
 
 
 # -- LU ----------------------------------------------------------------------------------------
@@ -406,7 +419,7 @@ def _lu_cpu(ctx, x):
                                aliases={0: 0})
     pivot = b.subtract(pivot, full_like(b, 1, pivot.type))  # LAPACK's pivots are 1-based
     # info > 0 is a zero pivot: the factorisation is still complete (and singular).
-    lu = _nan_unless(ctx, _ok(ctx, info, "GE"), lu)
+    lu = nan_unless(ctx.builder, info_is(ctx.builder, info, "GE"), lu)
     sub = ctx.replace(primitive=None, avals_in=[_aval(pivot_aval.shape, np.int32)],
                       avals_out=[perm_aval])
     (perm,) = lower_fun(lambda p: L.lu_pivots_to_permutation(p, m))(sub, pivot)
@@ -425,7 +438,7 @@ def _cholesky_cpu(ctx, a, **_):
     batch = a_aval.shape[:-2]
     result, info = ffi_call(ctx, lapack_target("potrf_ffi", a_aval.dtype), [a], ctx.avals_in,
                             [a_aval, _aval(batch, np.int32)], aliases={0: 0}, uplo=_char("L"))
-    return [_nan_unless(ctx, _ok(ctx, info), result)]
+    return [nan_unless(ctx.builder, info_is(ctx.builder, info), result)]
 
 
 def _triangular_solve_cpu(ctx, a, rhs, *, left_side, lower, transpose_a, conjugate_a,

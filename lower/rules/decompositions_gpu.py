@@ -33,9 +33,9 @@ import mhlo_ir as hlo
 from .. import core
 from .. import lax as L
 from ..mlir import as_values, lower_fun, register_lowering
-from ..semantics import compare_hlo
 from ..tracing import bind
-from .decompositions import _empty_svd, _is_complex, _name, ffi_call
+from .decompositions import (_empty_svd, _is_complex, _name, ffi_call, full_aval, info_is,
+                             nan_unless)
 from .decompositions_tpu import _tridiagonal_solve as _thomas
 
 # jax's target-name prefixes (``_platform_prefix_map``).
@@ -50,33 +50,6 @@ def _aval(shape, dtype) -> core.ShapedArray:
 
 def _b(flag) -> BoolAttr:
     return BoolAttr(bool(flag))
-
-
-# -- jax's helpers around the calls, op for op ----------------------------------------------------
-
-def _full(b, value, shape, dtype):
-    """jax's ``full_like_aval``: a scalar constant and a broadcast_in_dim, even to a scalar."""
-    scalar = b.constant(np.asarray(value, dtype=dtype))
-    return b.broadcast_in_dim(scalar, tuple(shape), [])
-
-
-def _info_is(b, info, direction: str = "EQ"):
-    zero = _full(b, 0, info.type.shape, np.int32)
-    return compare_hlo(b, info, zero, direction, "SIGNED")
-
-
-def _nan_unless(b, ok, x):
-    """jax's ``_replace_not_ok_with_nan``: ``x`` where ``ok`` (one flag per batch member), NaN
-    elsewhere."""
-    batch = tuple(ok.type.shape)
-    shape = tuple(x.type.shape)
-    flags = b.broadcast_in_dim(ok, batch + (1,) * (len(shape) - len(batch)),
-                               list(range(len(batch))))
-    nan = complex(np.nan, np.nan) if x.type.element_type.kind == "complex" else np.nan
-    nans = _full(b, nan, shape, x.type.dtype)
-    if tuple(flags.type.shape) != shape:
-        flags = b.broadcast_in_dim(flags, shape, list(range(len(shape))))
-    return b.select(flags, x, nans)
 
 
 def _jax_state(module: str, name: str):
@@ -109,7 +82,7 @@ def _cholesky(ctx, a, *, prefix, **_):
                             [a_aval, _aval(_batch(ctx), np.int32)], aliases={0: 0},
                             lower=_b(True))
     b = ctx.builder
-    return [_nan_unless(b, _info_is(b, info), result)]
+    return [nan_unless(b, info_is(b, info), result)]
 
 
 def _geqrf(ctx, a, *, prefix):
@@ -154,8 +127,8 @@ def _eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None, p
                           lower=_b(lower),
                           algorithm=IntegerAttr(_EIGH_ALGORITHMS[algorithm], hlo.ui8))
     b = ctx.builder
-    ok = _info_is(b, info)
-    return [_nan_unless(b, ok, v), _nan_unless(b, ok, w)]
+    ok = info_is(b, info)
+    return [nan_unless(b, ok, v), nan_unless(b, ok, w)]
 
 
 def _lu(ctx, x, *, prefix):
@@ -165,9 +138,9 @@ def _lu(ctx, x, *, prefix):
     lu, pivot, info = ffi_call(ctx, f"{prefix}solver_getrf_ffi", [x], ctx.avals_in,
                                [lu_aval, pivot_aval, _aval(_batch(ctx), np.int32)],
                                aliases={0: 0})
-    pivot = b.subtract(pivot, _full(b, 1, pivot_aval.shape, np.int32))  # 1-based pivots
+    pivot = b.subtract(pivot, full_aval(b, 1, pivot_aval.shape, np.int32))  # 1-based pivots
     # info > 0 is a zero pivot: the factorisation is still complete (and singular).
-    lu = _nan_unless(b, _info_is(b, info, "GE"), lu)
+    lu = nan_unless(b, info_is(b, info, "GE"), lu)
     sub = ctx.replace(primitive=None, avals_in=[_aval(pivot_aval.shape, np.int32)],
                       avals_out=[perm_aval])
     (perm,) = lower_fun(lambda p: L.lu_pivots_to_permutation(p, m))(sub, pivot)
@@ -184,8 +157,8 @@ def _tridiagonal(ctx, a, *, lower, prefix):
                            [*ctx.avals_out, _aval(_batch(ctx), np.int32)], aliases={0: 0},
                            lower=_b(lower))
     b = ctx.builder
-    ok = _info_is(b, info)
-    return [_nan_unless(b, ok, o) for o in outs]
+    ok = info_is(b, info)
+    return [nan_unless(b, ok, o) for o in outs]
 
 
 def _tridiagonal_solve(ctx, dl, d, du, rhs, *, perturb_singular, prefix):
@@ -214,7 +187,7 @@ def _symmetric_product(ctx, a, c, *, alpha, beta):
     """CUDA only: ``alpha a a^T + beta c`` by cuBLAS's syrk (through jax's solver plugin)."""
     b = ctx.builder
     dtype = ctx.avals_in[0].dtype
-    scalars = [_full(b, v, (), dtype) for v in (alpha, beta)]
+    scalars = [full_aval(b, v, (), dtype) for v in (alpha, beta)]
     return list(ffi_call(ctx, "cusolver_syrk_ffi", [a, c, *scalars],
                          [*ctx.avals_in, _aval((), dtype), _aval((), dtype)], ctx.avals_out,
                          aliases={1: 0}, column_major=False, batch_partitionable=False,
@@ -288,12 +261,12 @@ def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
         *w, vl, vr, info = ffi_call(ctx, target, [x], ctx.avals_in, outs, left=_b(left),
                                     magma=StringAttr(magma), right=_b(right))
         w = b.complex(*w) if real else w[0]
-    ok = _info_is(b, info)
-    out = [_nan_unless(b, ok, w)]
+    ok = info_is(b, info)
+    out = [nan_unless(b, ok, w)]
     if left:
-        out.append(_nan_unless(b, ok, vl))
+        out.append(nan_unless(b, ok, vl))
     if right:
-        out.append(_nan_unless(b, ok, vr))
+        out.append(nan_unless(b, ok, vr))
     return out
 
 
@@ -362,10 +335,10 @@ def _svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=None, 
         if not full_matrices and not econ:
             u = b.slice(u, (0,) * (nb + 2), (*batch, m, k), (1,) * (nb + 2))
             vt = b.slice(vt, (0,) * (nb + 2), (*batch, k, n), (1,) * (nb + 2))
-    ok = _info_is(b, info)
-    out = [_nan_unless(b, ok, s)]
+    ok = info_is(b, info)
+    out = [nan_unless(b, ok, s)]
     if compute_uv:
-        out += [_nan_unless(b, ok, u), _nan_unless(b, ok, vt)]
+        out += [nan_unless(b, ok, u), nan_unless(b, ok, vt)]
     return out
 
 

@@ -72,15 +72,37 @@ def test_conj_is_jaxs_ops_and_numbers(x64, dtype, shape):
         assert_same_numbers(lax.conj, x)
 
 
-@pytest.mark.parametrize("platform", ["cuda", "rocm"])
+@pytest.mark.parametrize("platform", ["cpu", "cuda", "rocm"])
 @pytest.mark.parametrize("f", [jax.numpy.linalg.cholesky, jax.numpy.linalg.eigh],
                          ids=["cholesky", "eigh"])
 def test_conj_inside_a_decomposition_wrapper_is_jaxs(f, platform):
-    """jnp's cholesky and eigh symmetrize their input with conj: the whole program is jax's.
-    (Not for CPU: there our cholesky broadcasts its NaN mask in one step, jax's in two.)"""
+    """jnp's cholesky and eigh symmetrize their input with conj: the whole program is jax's."""
     a = rand((2, 3, 3), c64)
     a = a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3, dtype=c64)
     assert '"mhlo.imag"' in assert_same_module(f, a, platform=platform)
+
+
+_A = rand((2, 4, 4), f32)
+_SPD = _A @ np.swapaxes(_A, -1, -2) + 4 * np.eye(4, dtype=f32)
+CPU_DECOMPOSITIONS = {
+    "cholesky": (jax.numpy.linalg.cholesky, _SPD),
+    "cholesky_unbatched": (jax.numpy.linalg.cholesky, _SPD[0]),
+    "eigh": (jax.numpy.linalg.eigh, _SPD),
+    "svd": (jax.numpy.linalg.svd, _A),
+    "svd_c64": (jax.numpy.linalg.svd, rand((2, 4, 4), c64)),
+    "eig": (jax.numpy.linalg.eig, _A),
+    "schur": (jax.scipy.linalg.schur, _A[0]),
+    "hessenberg": (lax.linalg.hessenberg, _A),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CPU_DECOMPOSITIONS))
+def test_cpu_decompositions_are_jaxs_programs(name):
+    """The LAPACK calls and jax's ops around them (info compared with a broadcast zero, a
+    failed member's results replaced by NaN through ``batch + (1, ...)`` flags), op for op.
+    (lu's pivots-to-permutation loop is ours, not jax's, and is left out.)"""
+    f, x = CPU_DECOMPOSITIONS[name]
+    assert_same_module(f, x)
 
 
 # -- qr: the triangle mask in lax._tri's integer type (int64 under x64) ------------------------
