@@ -144,11 +144,16 @@ def complex_of_constants(value) -> bool:
 TWO_BIT_COLLECTIVES = ("all_to_all", "collective_permute", "all_gather")
 
 
-def two_bit_collective(op) -> bool:
-    """An ``all_to_all``, ``collective_permute`` or ``all_gather`` of i2 or ui2."""
-    return op.spec.name in TWO_BIT_COLLECTIVES and any(
-        getattr(v.type, "element_type", None) is not None and v.type.element_type.bits == 2
-        and v.type.element_type.kind in ("sint", "uint") for v in op.operands)
+def two_bit_collective(op):
+    """An ``all_to_all``, ``collective_permute`` or ``all_gather`` of i2 or ui2: the first
+    such operand's element type, or None."""
+    if op.spec.name not in TWO_BIT_COLLECTIVES:
+        return None
+    for v in op.operands:
+        et = getattr(v.type, "element_type", None)
+        if et is not None and et.bits == 2 and et.kind in ("sint", "uint"):
+            return et
+    return None
 
 
 def narrow_channel_collective(op):

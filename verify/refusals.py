@@ -118,9 +118,7 @@ def _cpu_refusals(module) -> None:
                    "and its compile aborts the process (\"Check failed: ShapeUtil::Compatible"
                    "\"); make the iota real and convert it to complex, or compute the abs "
                    "(the iota's real values) directly")
-        elif xla_cpu.two_bit_collective(op):
-            et = next(v.type.element_type for v in op.operands
-                      if v.type.element_type.bits == 2)
+        elif (et := xla_cpu.two_bit_collective(op)) is not None:
             why = (f"'{name}' of {et.name}: XLA:CPU corrupts its heap running it (the "
                    "process dies later, in free()), so it is refused here; convert to i8 "
                    "around it")
