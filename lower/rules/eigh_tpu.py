@@ -31,7 +31,7 @@ import numpy as np
 from .. import lax as L
 from ..lax.linalg import _adjoint, _conj
 from ..tracing import as_tracer, bind
-from .polar import _eye, _frobenius, _mm, _real_dtype, mask, qdwh
+from .polar import _eye, _frobenius, _mm, _real_dtype, check_subset, mask, qdwh
 
 # Blocks up to this size go to the Jacobi solver (jax's termination_size).
 TERMINATION_SIZE = 256
@@ -326,19 +326,6 @@ def _hermitian_from_triangle(x, lower: bool):
     return bind("complex", [re, im], [x.aval])
 
 
-def _check_subset(subset, n: int):
-    if len(subset) != 2:
-        raise ValueError("subset_by_index must be a tuple of size 2.")
-    lo, hi = (int(i) for i in subset)
-    if lo >= hi:
-        raise ValueError("Got empty index range in subset_by_index.")
-    if lo < 0:
-        raise ValueError("Indices in subset_by_index must be non-negative.")
-    if hi > n:
-        raise ValueError("Index in subset_by_index[1] exceeds matrix size.")
-    return lo, hi
-
-
 def _eigh_one(h, *, sort_eigenvalues: bool, subset):
     """``(v, w)`` of one Hermitian matrix larger than the Jacobi size."""
     w, v = _eigh_work(h, subset)
@@ -359,7 +346,7 @@ def eigh_qdwh(x, *, lower: bool, sort_eigenvalues: bool, subset_by_index):
     *batch, n, _ = x.shape
     subset = None
     if subset_by_index is not None:
-        subset = _check_subset(subset_by_index, n)
+        subset = check_subset(subset_by_index, n)
         subset = None if subset == (0, n) else subset
     h = _hermitian_from_triangle(x, lower)
     if n <= TERMINATION_SIZE:

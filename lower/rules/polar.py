@@ -243,21 +243,27 @@ def _svd_tall(a, *, compute_uv: bool, subset_by_index):
     return u, s, v
 
 
+def check_subset(subset, n: int) -> tuple:
+    """``subset_by_index`` of n values as (lo, hi), with jax's checks and messages."""
+    if len(subset) != 2:
+        raise ValueError("subset_by_index must be a tuple of size 2.")
+    lo, hi = (int(i) for i in subset)
+    if lo >= hi:
+        raise ValueError("Got empty index range in subset_by_index.")
+    if lo < 0:
+        raise ValueError("Indices in subset_by_index must be non-negative.")
+    if hi > n:
+        raise ValueError("Index in subset_by_index[1] exceeds matrix size.")
+    return lo, hi
+
+
 def _subset_for_eigh(subset_by_index, m: int, n: int, full_matrices: bool):
     """Singular values numbered from the largest -> eigenvalues numbered from the smallest,
     with jax's checks."""
     if subset_by_index is None:
         return None
-    if len(subset_by_index) != 2:
-        raise ValueError("subset_by_index must be a tuple of size 2.")
-    lo, hi = (int(i) for i in subset_by_index)
     rank = min(m, n)
-    if lo >= hi:
-        raise ValueError("Got empty index range in subset_by_index.")
-    if lo < 0:
-        raise ValueError("Indices in subset_by_index must be non-negative.")
-    if hi > rank:
-        raise ValueError("Index in subset_by_index[1] exceeds matrix size.")
+    lo, hi = check_subset(subset_by_index, rank)
     if full_matrices and (lo, hi) != (0, rank):
         raise ValueError("full_matrices and subset_by_index cannot be both be set.")
     return (rank - hi, rank - lo)
