@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from tests.lower.test_decompositions_tpu_device import (Fail, bound, err, herm, jl, need,
-                                                        ours, svd_case, theirs, unitary_err)
+                                                        ours, run_case, svd_case, theirs,
+                                                        unitary_err)
 
 pytestmark = pytest.mark.tpu_device
 
@@ -90,7 +91,4 @@ CASES = {
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_divide_and_conquer_on_the_chip(name):
-    try:
-        CASES[name]()
-    except Fail as e:
-        pytest.fail(f"{name}: {e}")
+    run_case(CASES, name)
