@@ -387,7 +387,7 @@ class DenseArrayAttr(Attribute):
 
     def __attrs_post_init__(self):
         et = self.type
-        if et.is_complex or (et.bits < 8 and not et.is_bool):
+        if et.is_complex or et.is_sub_byte:
             # MLIR: "element type bitwidth must be a multiple of 8" (i1 excepted).
             raise ValueError(f"DenseArrayAttr of {et.name}: MLIR's array<> holds i1 and "
                              "integers and floats of 8 bits or more")

@@ -55,6 +55,12 @@ class ElementType:
     def is_bool(self) -> bool:
         return self.kind == "bool"
 
+    @property
+    def is_sub_byte(self) -> bool:
+        """Narrower than a byte (i2, ui4, f4E2M1FN...): what XLA packs, and what many of its
+        backends' rules leave out; not i1, which XLA stores as a byte."""
+        return self.bits < 8 and self.kind != "bool"
+
     def __repr__(self):
         return f"mhlo_ir.dtypes.{_PY_NAMES.get(self.name, self.name)}"
 

@@ -34,6 +34,7 @@ Measured with jaxlib 0.10.2 (tests/mhlo_ir/test_sharding_oracle.py holds the str
 
 from __future__ import annotations
 
+import math
 import re
 
 from .sharding_lexer import ShardingSyntaxError, Tokens
@@ -51,17 +52,11 @@ def _axis_name(tk: Tokens) -> str:
     return tk.take("string")
 
 
-def _prod(xs) -> int:
-    p = 1
-    for x in xs:
-        p *= x
-    return p
-
 
 def _device_ids(tk: Tokens, sizes: list) -> tuple:
     """``device_ids=(...)`` after its ``(`` through its ``)``: (devices, problem), devices as
     in read_named (``("written", ...)`` where there is a problem: compared as written)."""
-    n = _prod(sizes)
+    n = math.prod(sizes)
     if tk.eat("punct", "["):
         reshape, perm = tk.iota("a device_ids reshape")
         if len(reshape) == 1 and tk.at("ident", "T"):
@@ -78,8 +73,8 @@ def _device_ids(tk: Tokens, sizes: list) -> tuple:
                                 f"{len(perm) - len(reshape)}")
         if sorted(perm) != list(range(len(reshape))):
             return as_written, f"{written} is not a permutation of {len(reshape)} dimensions"
-        if _prod(reshape) != n:
-            return as_written, f"device_ids iota of {_prod(reshape)} devices for a mesh of {n}"
+        if math.prod(reshape) != n:
+            return as_written, f"device_ids iota of {math.prod(reshape)} devices for a mesh of {n}"
         return ("iota", tuple(reshape), tuple(perm)), None
     ids = tk.ints(")")
     tk.take("punct", ")")

@@ -40,6 +40,8 @@ its own making, and refused here.
 
 from __future__ import annotations
 
+import math
+
 from .sharding_lexer import ShardingSyntaxError, Tokens
 from .sharding_named import read_named
 from .types import TensorType, TupleType
@@ -190,12 +192,6 @@ def _parse_errors(s: Single) -> None:
         raise ShardingSyntaxError("a listed tile assignment needs at least two device ids")
 
 
-def _prod(xs) -> int:
-    p = 1
-    for x in xs:
-        p *= x
-    return p
-
 
 def _a_kind(dims: list, subgroups: list) -> bool:
     """Whether XLA turns this tiling into a kind: every data tile dimension 1 and the subgroup
@@ -235,15 +231,15 @@ def _problem(s: Single, rank: int | None) -> str | None:
     shape = "x".join(map(str, dims))
     if any(d <= 0 for d in dims):
         return f"tile assignment dimensions {dims} are not all positive"
-    if ids is not None and len(ids) != _prod(dims):
+    if ids is not None and len(ids) != math.prod(dims):
         return (f"the device list has {len(ids)} ids for a {shape} tile assignment "
-                f"({_prod(dims)} tiles)")
+                f"({math.prod(dims)} tiles)")
     if ids is None:
         if any(d <= 0 for d in reshape):
             return f"iota reshape dimensions {reshape} are not all positive"
-        if _prod(reshape) != _prod(dims):
-            return (f"the iota <=[{','.join(map(str, reshape))}] has {_prod(reshape)} devices "
-                    f"for a {shape} tile assignment ({_prod(dims)} tiles)")
+        if math.prod(reshape) != math.prod(dims):
+            return (f"the iota <=[{','.join(map(str, reshape))}] has {math.prod(reshape)} "
+                    f"devices for a {shape} tile assignment ({math.prod(dims)} tiles)")
         if sorted(perm) != list(range(len(reshape))):
             return f"T({','.join(map(str, perm))}) is not a permutation"
     subgroups = s.subgroup_kinds()

@@ -149,11 +149,7 @@ def two_bit_collective(op):
     such operand's element type, or None."""
     if op.spec.name not in TWO_BIT_COLLECTIVES:
         return None
-    for v in op.operands:
-        et = getattr(v.type, "element_type", None)
-        if et is not None and et.bits == 2 and et.kind in ("sint", "uint"):
-            return et
-    return None
+    return _first_element_type(op, lambda et: et.bits == 2 and et.is_integer)
 
 
 def narrow_channel_collective(op):
@@ -167,9 +163,15 @@ def narrow_channel_collective(op):
     if op.spec.name not in TWO_BIT_COLLECTIVES or not op.attributes or \
             op.attributes.get("channel_handle") is None:
         return None
+    return _first_element_type(op, lambda et: et.is_sub_byte)
+
+
+def _first_element_type(op, test):
+    """The element type of ``op``'s first tensor operand whose type passes ``test``, or
+    None."""
     for v in op.operands:
         et = getattr(v.type, "element_type", None)
-        if et is not None and et.bits < 8 and et.kind != "bool":
+        if et is not None and test(et):
             return et
     return None
 

@@ -30,8 +30,7 @@ def _channel(s, x, global_ids: bool = False, dim: int = 0) -> dict:
     ``dim`` > 0: XLA:CPU's compile dies of SIGFPE (``mhlo_ir.xla_cpu.empty_channel_gather``;
     seeds 812007743 and 812010419)."""
     et = x.type.element_type
-    if (et.bits < 8 and et.kind != "bool") or (et.kind == "float" and et.bits <= 8) \
-            or not s.c.boolean(0.3):
+    if et.is_sub_byte or (et.is_float and et.bits <= 8) or not s.c.boolean(0.3):
         return {}
     if dim and x.type.num_elements == 0:
         return {}

@@ -30,20 +30,16 @@ def _names(s, wanted):
     return tuple(n for n in wanted if n in allowed) or ("negate",)
 
 
-def _sub_byte(t) -> bool:
-    return t.bits < 8 and t.kind != "bool"
-
-
 @rule("reduce")
 def _reduce(s, name):
     x = s.pick(lambda t: t.rank >= 1)
     inputs = [x]
-    if s.c.boolean(0.3) and not _sub_byte(x.type.element_type):
+    if s.c.boolean(0.3) and not x.type.element_type.is_sub_byte:
         # XLA refuses a variadic reduce over floats of different precisions, and fails a
         # RET_CHECK on its inputs' layouts when one is sub-byte
         et = s.gen.element_type(lambda t: not (t.kind == "float" == x.type.element_type.kind
                                                and t is not x.type.element_type)
-                                and not _sub_byte(t))
+                                and not t.is_sub_byte)
         inputs.append(s.value_of(tensor(x.type.shape, et)))
     parts = [combiner(s, v.type.element_type) for v in inputs]
     if any(p is None for p in parts):

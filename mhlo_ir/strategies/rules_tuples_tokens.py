@@ -94,7 +94,7 @@ def _custom_call(s, name):
     # its verifier refuses it ("custom element sizes on non-sub-byte types"; seed
     # 812002374: LayoutConstraint(log(x)) of f4E2M1FN, measured on i4 and ui4 too).
     et = x.type.element_type
-    if s.c.boolean(0.2) and not (et.bits < 8 and et.kind != "bool"):
+    if s.c.boolean(0.2) and not et.is_sub_byte:
         r = x.type.rank
         extra.update(operand_layouts=[s.c.permutation(r)], result_layouts=[s.c.permutation(r)])
     return [s.b.custom_call(target, [x], x.type, **extra)]

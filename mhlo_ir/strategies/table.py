@@ -61,7 +61,7 @@ exclude("a terminator: every function and region of a generated program ends wit
 
 
 def _sub_byte(et):
-    return et.bits < 8 and et.kind != "bool"
+    return et.is_sub_byte
 
 
 def _small_float(et):
