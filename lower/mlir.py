@@ -674,23 +674,18 @@ def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:
                  core.ShapedArray(a.shape, a.dtype, getattr(a, "weak_type", False))
                  for a in ctx.avals_in]
         # One trace per (function, avals, parameters) in a lowering: the same jaxpr, lowered
-        # inline again (a program's hundred conj or erf_inv equations trace once, ~50 us
-        # each). Kept by the module context, so nothing outlives the lowering; unhashable
-        # parameters trace every time.
-        mctx = ctx.module_context
-        try:
-            key = (_LOWER_FUN, fun, tuple(avals), tuple(sorted(params.items())),
-                   id(mctx.axis_context))
-            hit = mctx.cached_primitive_lowerings.get(key)
-        except TypeError:
-            key = hit = None
-        if hit is not None and hit[1] is mctx.axis_context:
-            closed = hit[0]
-        else:
+        # inline again, in the equation's own context (a program's hundred conj or erf_inv
+        # equations trace once, ~50 us each). Kept by the module context, so nothing
+        # outlives the lowering; the entry holds the parameters (_params_key keys an
+        # unhashable one by its id).
+        cache = ctx.module_context.cached_primitive_lowerings
+        key = (_LOWER_FUN, fun, tuple(avals), _params_key(params))
+        hit = cache.get(key)
+        if hit is None:
             with without_user_frames():
                 closed = make_jaxpr(lambda *xs: fun(*xs, **params))(*avals)
-            if key is not None:
-                mctx.cached_primitive_lowerings[key] = (closed, mctx.axis_context)
+            cache[key] = hit = (closed, params)
+        closed = hit[0]
         consts = [ir_constants(ctx.builder, c) for c in closed.consts]
         # In the equation's name stack (its named scopes), as jax's lower_fun lowers.
         outs, _ = jaxpr_subcomp(ctx.body_context(), ctx.builder, closed.jaxpr, TokenSet(),

@@ -29,7 +29,7 @@ from mhlo_ir.ops.custom_call import IndexLayout
 
 from .. import core
 from .. import lax as L
-from ..semantics import compare_hlo, full_like
+from ..semantics import compare_hlo
 from ..mlir import aval_to_ir_type, lower_fun, register_lowering
 from ..lax.bodies import lift
 
@@ -65,7 +65,7 @@ def _i32(v: int) -> IntegerAttr:
 
 
 def _aval(shape, dtype) -> core.ShapedArray:
-    return core.ShapedArray(shape, dtype)
+    return core.ShapedArray(tuple(shape), dtype)
 
 
 def ffi_call(ctx, target: str, operands, avals_in, avals_out, *, aliases=None,
@@ -408,22 +408,30 @@ def _pivots_to_permutation(swaps, *, permutation_size):
     return (L.fori_loop(0, k, body, permutation),)
 
 
-def _lu_cpu(ctx, x):
+def _permutation(pivots, *, m):
+    return L.lu_pivots_to_permutation(pivots, m)
+
+
+def lu_ffi(ctx, x, target: str) -> list:
+    """jax's lu on a getrf kernel (LAPACK's, cuSOLVER's...): the factors, the 1-based pivots
+    made 0-based, NaN factors where a batch member's call failed, and the permutation from
+    the pivots through the platform's ``lu_pivots_to_permutation`` rule."""
     b = ctx.builder
-    (x_aval,) = ctx.avals_in
     lu_aval, pivot_aval, perm_aval = ctx.avals_out
-    batch = x_aval.shape[:-2]
-    m = x_aval.shape[-2]
-    lu, pivot, info = ffi_call(ctx, lapack_target("getrf_ffi", x_aval.dtype), [x],
-                               ctx.avals_in, [lu_aval, pivot_aval, _aval(batch, np.int32)],
-                               aliases={0: 0})
-    pivot = b.subtract(pivot, full_like(b, 1, pivot.type))  # LAPACK's pivots are 1-based
+    batch = ctx.avals_in[0].shape[:-2]
+    lu, pivot, info = ffi_call(ctx, target, [x], ctx.avals_in,
+                               [lu_aval, pivot_aval, _aval(batch, np.int32)], aliases={0: 0})
+    pivot = b.subtract(pivot, full_aval(b, 1, pivot_aval.shape, np.int32))
     # info > 0 is a zero pivot: the factorisation is still complete (and singular).
-    lu = nan_unless(ctx.builder, info_is(ctx.builder, info, "GE"), lu)
+    lu = nan_unless(b, info_is(b, info, "GE"), lu)
     sub = ctx.replace(primitive=None, avals_in=[_aval(pivot_aval.shape, np.int32)],
                       avals_out=[perm_aval])
-    (perm,) = lower_fun(lambda p: L.lu_pivots_to_permutation(p, m))(sub, pivot)
+    (perm,) = lower_fun(_permutation)(sub, pivot, m=ctx.avals_in[0].shape[-2])
     return [lu, pivot, perm]
+
+
+def _lu_cpu(ctx, x):
+    return lu_ffi(ctx, x, lapack_target("getrf_ffi", ctx.avals_in[0].dtype))
 
 
 # -- cholesky, triangular_solve -----------------------------------------------------------------

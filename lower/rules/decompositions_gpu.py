@@ -34,18 +34,14 @@ from .. import core
 from .. import lax as L
 from ..mlir import as_values, lower_fun, register_lowering
 from ..tracing import bind
-from .decompositions import (_empty_svd, _is_complex, _name, ffi_call, full_aval, info_is,
-                             nan_unless)
-from .decompositions_tpu import _tridiagonal_solve as _thomas
+from .decompositions import (_aval, _empty_svd, _is_complex, _name, ffi_call, full_aval, info_is,
+                             lu_ffi, nan_unless)
+from .decompositions_tpu import thomas_tridiagonal_solve
 
 # jax's target-name prefixes (``_platform_prefix_map``).
 PREFIX = {"cuda": "cu", "rocm": "hip"}
 # cuSOLVER's geev (non-symmetric eig) appeared in 11.7.1 (jax's check: version >= 11701).
 _CUSOLVER_GEEV_VERSION = 11701
-
-
-def _aval(shape, dtype) -> core.ShapedArray:
-    return core.ShapedArray(tuple(shape), dtype)
 
 
 def _b(flag) -> BoolAttr:
@@ -132,19 +128,7 @@ def _eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None, p
 
 
 def _lu(ctx, x, *, prefix):
-    b = ctx.builder
-    lu_aval, pivot_aval, perm_aval = ctx.avals_out
-    m = ctx.avals_in[0].shape[-2]
-    lu, pivot, info = ffi_call(ctx, f"{prefix}solver_getrf_ffi", [x], ctx.avals_in,
-                               [lu_aval, pivot_aval, _aval(_batch(ctx), np.int32)],
-                               aliases={0: 0})
-    pivot = b.subtract(pivot, full_aval(b, 1, pivot_aval.shape, np.int32))  # 1-based pivots
-    # info > 0 is a zero pivot: the factorisation is still complete (and singular).
-    lu = nan_unless(b, info_is(b, info, "GE"), lu)
-    sub = ctx.replace(primitive=None, avals_in=[_aval(pivot_aval.shape, np.int32)],
-                      avals_out=[perm_aval])
-    (perm,) = lower_fun(lambda p: L.lu_pivots_to_permutation(p, m))(sub, pivot)
-    return [lu, pivot, perm]
+    return lu_ffi(ctx, x, f"{prefix}solver_getrf_ffi")
 
 
 def _lu_pivots_to_permutation(ctx, pivots, *, permutation_size, prefix):
@@ -167,13 +151,10 @@ def _tridiagonal_solve(ctx, dl, d, du, rhs, *, perturb_singular, prefix):
                              ctx.avals_in, [ctx.avals_in[-1]]))
     if ctx.avals_in[1].shape[-1] <= 2:
         # (gtsv2 needs three rows or more: jax's generic rule, the Thomas algorithm)
-        return lower_fun(_tridiagonal_solve_jax, multiple_results=False)(ctx, dl, d, du, rhs)
+        return lower_fun(thomas_tridiagonal_solve, multiple_results=False)(
+            ctx, dl, d, du, rhs, perturb_singular=False)
     return list(ffi_call(ctx, f"{prefix}sparse_gtsv2_ffi", [dl, d, du, rhs], ctx.avals_in,
                          ctx.avals_out, aliases={3: 0}))
-
-
-def _tridiagonal_solve_jax(dl, d, du, b):
-    return _thomas(dl, d, du, b, perturb_singular=False)
 
 
 def _cholesky_update(ctx, r, w):

@@ -145,7 +145,7 @@ def _from_front(x, axis: int):
     return L.transpose(x, tuple(perm))
 
 
-def _tridiagonal_solve(dl, d, du, b, *, perturb_singular):
+def thomas_tridiagonal_solve(dl, d, du, b, *, perturb_singular):
     """The Thomas algorithm (no pivoting) as jax's generic rule: a forward scan eliminating
     the sub-diagonal, a reverse scan substituting back. The systems' axis is scanned over;
     batch members ride along in the carry."""
@@ -198,6 +198,6 @@ def _tridiagonal_solve(dl, d, du, b, *, perturb_singular):
 for _prim, _rule in {
         "geqrf": _geqrf, "householder_product": _householder_product,
         "ormqr": lower_fun(_ormqr, multiple_results=False),
-        "tridiagonal_solve": lower_fun(_tridiagonal_solve, multiple_results=False),
+        "tridiagonal_solve": lower_fun(thomas_tridiagonal_solve, multiple_results=False),
         "lu": _lu_tpu, "eigh": _eigh_tpu}.items():
     register_lowering(_prim, _rule, platform="tpu")

@@ -329,6 +329,25 @@ def test_lower_fun_traces_once_per_avals_and_parameters_in_a_lowering():
     assert len(traces) == 6
 
 
+def test_lower_fun_parameters_equal_in_python_trace_apart():
+    """True, 1 and 1.0 (and 0.0, -0.0) are equal as dict keys but may trace differently: each
+    is its own trace."""
+    seen = []
+
+    def offset(x, *, by):
+        seen.append((type(by).__name__, str(by)))
+        return [x + np.float32(by)]
+    register_lowering("offset_by", lower_fun(offset))
+
+    def f(x):
+        return [tr.bind("offset_by", [x], [x.aval], by=by)
+                for by in (True, 1, 1.0, 0.0, -0.0, 1.0)]
+    xv = np.zeros(2, np.float32)
+    lower_jaxpr_to_module("m", tr.make_jaxpr(f)(xv))
+    assert seen == [("bool", "True"), ("int", "1"), ("float", "1.0"), ("float", "0.0"),
+                    ("float", "-0.0")]
+
+
 def test_lower_fun_ops_carry_the_equations_named_scopes():
     """As jax's lower_fun: a decomposition's ops are located in its equation's name stack."""
     register_lowering("softplus2", lower_fun(lambda x: [tr.log1p(tr.exp(x))]))
