@@ -124,8 +124,7 @@ class Lowered:
         return verify.compile(self.module, self.platform if platform is None else platform,
                               num_partitions=self.num_partitions,
                               propagate_result_shardings=True, topology=topology,
-                              compiler_options=jax_options.compiler_options_dict(
-                                  compiler_options))
+                              compiler_options=compiler_options)
 
 
 def _split(args, static_argnums):
@@ -135,10 +134,8 @@ def _split(args, static_argnums):
 
 
 def _normalize_argnums(argnums, n: int, what: str) -> tuple:
-    if isinstance(argnums, int):
-        argnums = (argnums,)
     out = []
-    for i in argnums:
+    for i in _nums(argnums):
         j = i + n if i < 0 else i
         if not 0 <= j < n:
             raise ValueError(f"{what} {i} is out of range for {n} positional arguments")
@@ -203,14 +200,13 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     devices = _check_one_device_set(jax, (in_shardings, out_shardings), closed.jaxpr)
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
     mesh = _mesh_devices(closed.jaxpr)
-    in_avals, kept, flat_donated = closed.in_avals, None, donated
+    in_avals, kept, flat_donated = closed.in_avals, tuple(range(len(closed.in_avals))), donated
     arg_names, result_names = _paths(closed, named)
     if not keep_unused:  # (after the devices are counted, as jax counts them)
-        closed, kept = jax_options.prune_unused(closed)
-    if kept is not None:
-        donated = [donated[i] for i in kept]
-        in_sh = None if in_sh is None else [in_sh[i] for i in kept]
-    kept = tuple(range(len(in_avals))) if kept is None else kept
+        closed, pruned = jax_options.prune_unused(closed)
+        kept = kept if pruned is None else pruned
+    donated = [donated[i] for i in kept]
+    in_sh = None if in_sh is None else [in_sh[i] for i in kept]
     if arg_names is not None:
         arg_names = [arg_names[i] for i in kept]
     if mesh is not None and (partitions or 1) < mesh:
@@ -287,8 +283,8 @@ def _name_as_jax_jit(jax, traced, fn, args, kwargs, static_argnums, static_argna
                 len(info.arg_names) == len(jax.tree_util.tree_leaves(dynamic)):
             api_util.save_wrapped_fun_debug_info(traced, info)
             return True
-    except Exception:  # noqa: BLE001 (only messages' and locations' names)
-        pass
+    except (ImportError, AttributeError, TypeError, ValueError):  # (a jax without the hook,
+        pass                                                       # or names that do not fit)
     return False
 
 
@@ -401,8 +397,8 @@ class Jitted:
                 "jit", self.fn, args, kwargs, static_argnums=self._argnums(len(args))[0],
                 static_argnames=self.static_argnames + self._numbered_names).arg_names
             return names[i]
-        except Exception:  # noqa: BLE001 (a message's detail only)
-            return "unknown"
+        except (ImportError, AttributeError, TypeError, ValueError, IndexError):
+            return "unknown"  # (a jax without its naming, or names that do not fit)
 
     def _key(self, args, static, call_args=((), {})):
         jax = _jax()
@@ -502,14 +498,12 @@ class Jitted:
             entry = self._cache.get(key)
         if entry is None:
             lowered = self.lower(*args, **kwargs)
-            entry = (lowered, lowered.compile(self.platform,
-                                              compiler_options=self.compiler_options))
+            entry = (lowered, lowered.compile(compiler_options=self.compiler_options))
             with self._lock:
                 self._cache.setdefault(key, entry)
         lowered, exe = entry
-        arrays = [_to_numpy(jax, x, a) for x, a in zip(leaves, lowered.in_avals)]
-        if len(lowered.kept_var_idx) < len(arrays):  # (the unused ones pruned)
-            arrays = [arrays[i] for i in lowered.kept_var_idx]
+        # (the arguments the program takes: unused ones, pruned, are not even converted)
+        arrays = [_to_numpy(jax, leaves[i], lowered.in_avals[i]) for i in lowered.kept_var_idx]
         results = (exe(*arrays) if lowered.num_partitions == 1 else
                    exe.run_global(*arrays))[lowered.token_outputs:]
         _check_special(jax, self, results, lowered.out_avals, args, kwargs)

@@ -531,3 +531,17 @@ def test_a_namedtuple_static_argument_is_not_the_tuple_of_its_values():
     x = np.ones(2, np.int32)
     for p in ((1, 2), P(1, 2), (1, 2)):
         np.testing.assert_array_equal(jitted(x, p), np.asarray(jax.jit(f, static_argnums=1)(x, p)))
+
+
+@pytest.mark.parametrize("static", [None, 1, np.int64(1), (1,), [-1]])
+def test_lower_reads_argument_numbers_as_jax_jit_does(static):
+    """None (none), an index of any integer type, or a sequence of them, as jax.jit reads
+    static_argnums and donate_argnums; the scalar stays static (its value in the program)."""
+    x = np.arange(3, dtype=np.float32)
+
+    def f(x, y):
+        return x * y
+    got = lj.lower(f, x, 2.0, static_argnums=static, donate_argnums=None).as_text()
+    want = jax.jit(f, static_argnums=static, donate_argnums=None).trace(x, 2.0).lower()
+    assert got.count("%arg") == want.as_text().count("%arg")
+    assert ("2.0" in got) == (static is not None)
