@@ -157,15 +157,11 @@ def verify_module(module: Module, *, ops_checked: bool = False, parsed: bool = F
     for fn in functions:
         v.function(fn)
     v.call_graph()
-    if v.prefetches:
-        from .ops.data_movement import prefetch_misuse
-        misuse = prefetch_misuse(module, v.prefetches)
+    for spec, ops in v.used.items():  # (the specs with a uses_check, and their ops)
+        misuse = spec.uses_check(module, ops)
         if misuse is not None:
-            fn, op, copy = misuse
-            _fail(f"{_where(fn, op)}: uses the result of a copy with a "
-                  f"cross_program_prefetch_index (location {_loc(copy)}), which may only be "
-                  "returned by its function's func.return (jaxlib: \"synchronous CopyOp "
-                  "should not include cross_program_prefetch_index attribute\")")
+            fn, op, message = misuse
+            _fail(f"{_where(fn, op)}: {message}")
 
 
 def call_problem(module: Module) -> str | None:
@@ -209,13 +205,13 @@ def _attr_dict(d, where, what, dialect, reserved=frozenset(), optional=False) ->
 
 class _Verifier:
     __slots__ = ("module", "names", "defined", "seen_blocks", "calls", "_index", "ops_checked",
-                 "passed", "parsed", "alike", "prefetches")
+                 "passed", "parsed", "alike", "used")
 
     def __init__(self, module, names):
         self.module = module
         self.names = names  # name -> Function, as the module will print
         self.defined: dict = {}  # Value -> _Frame of the block defining it
-        self.prefetches: list = []  # copies with a cross_program_prefetch_index
+        self.used: dict = {}  # spec -> its ops, for the specs with a uses_check
         self.seen_blocks: set = set()
         self.calls: dict = {}  # function name -> {callee names}
         self._index = None
@@ -362,7 +358,8 @@ class _Verifier:
                 # result's place are its own (a layer's ops, a chain's, a lowering's).
                 key = None
                 if op.__class__ is SingleResultOp and regions.__class__ is tuple and \
-                        not regions and spec.operand_check is None:
+                        not regions and spec.operand_check is None and \
+                        spec.uses_check is None:
                     attrs = op.attributes
                     if attrs is None or attrs.__class__ is OpAttributes:
                         # (the spec by identity: a spec object equal to another is not it)
@@ -554,8 +551,8 @@ class _Verifier:
             if spec.operand_check is not None:  # (what the operands are: per op)
                 spec.operand_check(spec.name, op.operands, attrs,
                                    tuple([r.type for r in results]))
-                if attrs.get("cross_program_prefetch_index") is not None:
-                    self.prefetches.append(op)  # (its uses: see verify_module)
+            if spec.uses_check is not None:  # (judged once the module is read: verify_module)
+                self.used.setdefault(spec, []).append(op)
         except OpBuildError as e:
             message = str(e)
             prefix = f"'{spec.name}' "  # the rules' messages start with the op's name

@@ -471,27 +471,35 @@ def _copy_operand_check(op, operands, attributes, results):
 
 
 def prefetch_misuse(module, copies):
-    """The first use in ``module`` of a prefetching copy's result (one of ``copies``) that
-    is not its function's ``func.return``, as ``(function, user op, copy)``, or None: such a
-    copy's result may only be returned by its function. jaxlib refuses any other use, a
-    region's ``mhlo.return`` included (a ``while`` body's or an ``if`` branch's: "synchronous
-    CopyOp should not include cross_program_prefetch_index attribute"); it folds away some
-    uses before it looks (a tuple read back, a loop that never runs), which is its choice,
-    so those are refused here too. Module.verify asks this only of modules that have such
-    copies."""
+    """``copy``'s uses_check: the first use in ``module`` of a prefetching copy's result (a
+    copy of ``copies`` with a cross_program_prefetch_index) that is not its function's
+    ``func.return``, as ``(function, user op, message)``, or None: such a copy's result may
+    only be returned by its function. jaxlib refuses any other use, a region's
+    ``mhlo.return`` included (a ``while`` body's or an ``if`` branch's: "synchronous CopyOp
+    should not include cross_program_prefetch_index attribute"); it folds away some uses
+    before it looks (a tuple read back, a loop that never runs), which is its choice, so
+    those are refused here too."""
     from ..ir import walk
-    results = {c.results[0]: c for c in copies}
+    results = {c.results[0]: c for c in copies
+               if c.attributes and c.attributes.get("cross_program_prefetch_index") is not None}
+    if not results:
+        return None
     for fn, op in walk(module):
         if op.spec.name != "func.return":
             for v in op.operands:
                 if v in results:
-                    return fn, op, results[v]
+                    loc = results[v].location.render()
+                    return fn, op, (f"uses the result of a copy with a "
+                                    f"cross_program_prefetch_index (location {loc}), which "
+                                    "may only be returned by its function's func.return "
+                                    "(jaxlib: \"synchronous CopyOp should not include "
+                                    "cross_program_prefetch_index attribute\")")
     return None
 
 
 register(OpSpec("copy", ("operand",), {"cross_program_prefetch_index": AttrSpec(_i32)},
                 infer=lambda op, types, attributes: (types[0],), dialects=MHLO_ONLY,
-                operand_check=_copy_operand_check,
+                operand_check=_copy_operand_check, uses_check=prefetch_misuse,
                 pretty=pf.ELEMENTWISE))
 
 

@@ -61,6 +61,11 @@ class OpSpec:
     # argument. The builder's ``create`` and Module.verify run it on every op of such a spec
     # (the verifier never takes such an op as alike another by its types).
     operand_check: Callable | None = None
+    # uses_check(module, ops) -> (function, user op, message) | None: a rule on how the results
+    # of this spec's ops (``ops``, every one of the module) may be used, which only the whole
+    # module shows (a prefetching copy's result may only be returned). Module.verify runs it
+    # once per spec that has one and ops in the module.
+    uses_check: Callable | None = None
     # "hlo" ops are spelled through the output dialect (mhlo.add); others keep their full name
     # (func.call, func.return).
     namespace: str = "hlo"
