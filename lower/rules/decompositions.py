@@ -188,14 +188,19 @@ def _tri_index_dtype(shape) -> type:
     return np.int64 if big or _jax_x64() else np.int32
 
 
+def tri(like, shape, offset: int):
+    """jax's ``lax._tri`` of bools, traced next to ``like``: True where row + ``offset`` >=
+    column, in its integer type (``_tri_index_dtype``)."""
+    dtype = _tri_index_dtype(shape)
+    shift = lift(like.builder, offset, core.ShapedArray((), dtype))
+    return L.ge(L.add(L.iota(like, dtype, shape, 0), shift), L.iota(like, dtype, shape, 1))
+
+
 def _triu(x):
     """The upper triangle of a batch of matrices (zeros strictly below the diagonal), with
-    jax's ops (``_triu``: row - 1 >= column is below), in ``lax._tri``'s integer type."""
+    jax's ops (``_triu``: row - 1 >= column is below)."""
     nb = x.ndim - 2
-    n, m = x.shape[-2:]
-    dtype = _tri_index_dtype((n, m))
-    offset = lift(x.builder, -1, core.ShapedArray((), dtype))
-    below = L.ge(L.add(L.iota(x, dtype, (n, m), 0), offset), L.iota(x, dtype, (n, m), 1))
+    below = tri(x, x.shape[-2:], -1)
     if nb:
         below = L.broadcast_in_dim(below, x.shape, (nb, nb + 1))
     return L.where(below, 0, x)

@@ -29,9 +29,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax as L
-from ..lax.linalg import _adjoint, _conj
+from ..lax.linalg import _adjoint, _conj, _real_dtype
 from ..tracing import as_tracer, bind
-from .polar import _eye, _frobenius, _mm, _real_dtype, check_subset, mask, qdwh
+from .decompositions import _eye, tri
+from .polar import _frobenius, _mm, check_subset, mask, qdwh
 
 # Blocks up to this size go to the Jacobi solver (jax's termination_size).
 TERMINATION_SIZE = 256
@@ -152,10 +153,10 @@ def _split_spectrum(h, n, pivot, v0):
     """``(h_minus, v_minus, h_plus, v_plus, rank)``: the block ``h`` (true size n) split into
     the eigenspaces below and above ``pivot``; ``v0 @ v`` for each isometry v."""
     big = h.shape[0]
-    eye = _eye(h, big, pivot.dtype)
+    eye = _eye(h, pivot.dtype, (big, big))
     shifted = L.sub(h, L.convert_element_type(L.mul(pivot, eye), h.dtype))
     u = qdwh(shifted, dynamic_shape=(n, n))[0]
-    ident = mask(_eye(h, big, h.dtype), (n, n))
+    ident = mask(_eye(h, h.dtype, (big, big)), (n, n))
     p_minus = L.mul(-0.5, L.sub(u, ident))
     on_diag = L.eq(L.iota(h, np.int32, (big, big), 0), L.iota(h, np.int32, (big, big), 1))
     trace = L.reduce_sum(L.where(on_diag, L.real(p_minus) if h.dtype.kind == "c" else p_minus,
@@ -294,18 +295,11 @@ def _eigh_work(h, subset):
     first[0] = n
     stack = (np.int32(1), np.zeros(n + 1, np.int32), first)
     _, blocks, vecs = L.while_loop(lambda s: L.ne(s[0][0], 0), step,
-                                   (stack, h, _eye(h, n, h.dtype)))
+                                   (stack, h, _eye(h, h.dtype, (n, n))))
     return L.reshape(L.slice(blocks, (0, 0), (n, 1)), (n,)), vecs
 
 
 # -- the primitive -----------------------------------------------------------------------------
-
-def _tri(n: int, like, k: int):
-    """True where column - row <= k (an n x n mask, jax's ``_tri``)."""
-    i = L.iota(like, np.int32, (n, n), 0)
-    j = L.iota(like, np.int32, (n, n), 1)
-    return L.le(L.sub(j, i), k)
-
 
 def _hermitian_from_triangle(x, lower: bool):
     """The Hermitian matrices that ``x``'s lower (or upper) triangles describe; the imaginary
@@ -316,11 +310,11 @@ def _hermitian_from_triangle(x, lower: bool):
     def batched(m):
         return L.broadcast_in_dim(m, x.shape, (nb, nb + 1))
     xt = L.transpose(x, (*range(nb), nb + 1, nb))
-    keep = batched(_tri(n, x, 0) if lower else L.not_(_tri(n, x, -1)))
+    keep = batched(tri(x, (n, n), 0) if lower else L.not_(tri(x, (n, n), -1)))
     if x.dtype.kind != "c":
         return L.where(keep, x, xt)
     re = L.where(keep, L.real(x), L.real(xt))
-    strict = batched(_tri(n, x, -1) if lower else L.not_(_tri(n, x, 0)))
+    strict = batched(tri(x, (n, n), -1) if lower else L.not_(tri(x, (n, n), 0)))
     im = L.where(strict, L.imag(x), 0)
     im = L.where(keep, im, L.neg(L.transpose(im, (*range(nb), nb + 1, nb))))
     return bind("complex", [re, im], [x.aval])

@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax as L
-from ..lax.linalg import _adjoint, _conj
+from ..lax.linalg import _adjoint, _conj, _real_dtype
 from ..mlir import lower_fun, register_lowering
 from ..tracing import as_tracer, bind
-from .decompositions import _empty_svd, _name
+from .decompositions import _empty_svd, _eye, _name
 
 # QDWH uses QR iterations while c exceeds this, Cholesky ones after (jax's cutoff).
 _CHOLESKY_CUTOFF = 100
@@ -39,18 +39,9 @@ def _mm(x, y):
     return L.dot_general(x, y, (((1,), (0,)), ((), ())), precision="HIGHEST")
 
 
-def _eye(like, n: int, dtype):
-    i = L.iota(like, np.int32, (n, n), 0)
-    return L.convert_element_type(L.eq(i, L.iota(like, np.int32, (n, n), 1)), dtype)
-
-
 def _frobenius(x):
     sq = L.mul(x, _conj(x)) if x.dtype.kind == "c" else L.mul(x, x)
     return L.sqrt(L.reduce_sum(L.real(sq) if x.dtype.kind == "c" else sq))
-
-
-def _real_dtype(dtype):
-    return np.empty((), dtype).real.dtype
 
 
 def _schedule(eps: float, max_iterations: int):
@@ -95,14 +86,14 @@ def _qr_step(u, params, dynamic=None):
     scale, sqrt_c, e = params
     m, n = u.shape
     if dynamic is None:
-        y = L.concatenate([L.mul(sqrt_c, u), _eye(u, n, u.dtype)], 0)
+        y = L.concatenate([L.mul(sqrt_c, u), _eye(u, u.dtype, (n, n))], 0)
         q, _ = L.qr(y, full_matrices=False)
         q1 = L.slice(q, (0, 0), (m, n))
         q2 = L.slice(q, (m, 0), (m + n, n))
     else:
         dm, dn = dynamic
         y = L.pad(L.mul(sqrt_c, u), 0, ((0, n, 0), (0, 0, 0)))
-        y = L.dynamic_update_slice(y, _eye(u, n, u.dtype), (dm, 0),
+        y = L.dynamic_update_slice(y, _eye(u, u.dtype, (n, n)), (dm, 0),
                                    allow_negative_indices=False)
         q, _ = L.qr(y, full_matrices=False)
         q1 = mask(L.slice(q, (0, 0), (m, n)), (dm, dn))
@@ -122,7 +113,7 @@ def _cholesky_step(u, params, dynamic=None):
     positive definite there)."""
     a_minus_e, c, e = params
     n = u.shape[1]
-    eye = _eye(u, n, u.dtype)
+    eye = _eye(u, u.dtype, (n, n))
     x = L.add(L.mul(c, _mm(_adjoint(u), u)), eye)
     if dynamic is not None:
         x = mask(x, (dynamic[1], dynamic[1]), eye)
@@ -216,7 +207,7 @@ def _orthonormalize(u):
     rank-deficient input QDWH's u need not be unitary (Nakatsukasa and Higham, 5.5)."""
     q, r = L.qr(u, full_matrices=False)
     n = r.shape[0]
-    diag = L.reduce_sum(L.mul(r, _eye(r, n, r.dtype)), axes=0)
+    diag = L.reduce_sum(L.mul(r, _eye(r, r.dtype, (n, n))), axes=0)
     sign = L.sub(L.mul(L.convert_element_type(_nonnegative(diag), u.dtype), 2), 1)  # +-1
     return L.mul(q, L.broadcast_in_dim(sign, q.shape, (1,)))
 
