@@ -250,6 +250,22 @@ def rules(single_device: bool = False) -> dict:
     return _ALL_RULES if single_device else RULES
 
 
+def identity_operand(op, *, single_device: bool = False):
+    """The operand ``decompose`` makes ``op``'s result (a copy, a domain, an add_dependency's
+    first operand; on one device a collective of one participant, a permute of device 0 to
+    itself), or None: whose buffer the result is, once decomposed."""
+    rule = rules(single_device).get(op.spec.name)
+    if rule is _identity or rule is RULES["add_dependency"]:
+        return op.operands[0]
+    if len(op.operands) == 1 and (
+            (rule is _same_types and _one_device(op)
+             and op.operands[0].type == op.results[0].type)
+            or (rule is _permute
+                and op.attr("source_target_pairs").to_array().reshape(-1).tolist() == [0, 0])):
+        return op.operands[0]
+    return None
+
+
 def decomposable(module, *, single_device: bool = False) -> bool:
     """Whether ``module`` holds an op ``decompose`` has a rule for."""
     names = rules(single_device)

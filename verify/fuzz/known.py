@@ -10,7 +10,6 @@ the op pattern the finding is about. Anything else stays new.
 
 from __future__ import annotations
 
-import numpy as np
 
 import attrs
 
@@ -212,11 +211,12 @@ def op_signatures(module) -> list:
     ``count_leading_zeros:constant``), convolutions with feature groups
     ``convolution:feature_groups``, and reduce_scatters combining with a minimum or a
     maximum ``reduce_scatter:min_max``."""
+    from mhlo_ir.decompose import identity_operand
     from mhlo_ir.ir import defining_ops, walk
     out = []
     uses: dict = {}
     for _, op in walk(module):
-        if op.spec.name in _IDENTITY_ON_ONE_DEVICE and len(op.operands) == 1:
+        if identity_operand(op, single_device=True) is not None:
             continue  # (its result is its operand's buffer: the result's users count)
         for v in op.operands:
             v = _buffer_of(v)
@@ -260,42 +260,34 @@ def op_signatures(module) -> list:
     return out
 
 
-# Collectives over one device, which mhlo_ir.decompose makes the operand itself (a
-# campaign's programs run on one device): their result is their operand's buffer to the
-# interpreter, so a scatter into it updates the operand too.
-_IDENTITY_ON_ONE_DEVICE = frozenset({"cross-replica-sum", "all_reduce", "all_gather",
-                                     "all_to_all", "collective_permute", "reduce_scatter",
-                                     "collective_broadcast"})
-
-
 def _buffer_of(v):
-    """The value whose buffer ``v`` is once one-device collectives are taken out."""
+    """The value whose buffer ``v`` is once ``mhlo_ir.decompose`` has made the ops that pass
+    their operand on (a campaign's programs run on one device: its collectives too) that
+    operand itself: to the interpreter, a scatter into such a result updates the operand."""
+    from mhlo_ir.decompose import identity_operand
     for _ in range(64):
         op = getattr(v, "owner", None)
-        if getattr(getattr(op, "spec", None), "name", None) not in _IDENTITY_ON_ONE_DEVICE \
-                or len(op.operands) != 1:
+        w = None if getattr(op, "spec", None) is None else \
+            identity_operand(op, single_device=True)
+        if w is None:
             return v
-        v = op.operands[0]
+        v = w
     return v
 
 
 def _i2_minimum_splat(v) -> bool:
     """Whether ``v`` is i2's minimum (-2) everywhere: a splat constant of it, or a
     broadcast of one."""
+    from mhlo_ir.ops.held import constant_ints
     op = getattr(v, "owner", None)
     while getattr(getattr(op, "spec", None), "name", None) == "broadcast_in_dim":
         v = op.operands[0]
         op = getattr(v, "owner", None)
-    if getattr(getattr(op, "spec", None), "name", None) != "constant":
-        return False
     et = getattr(v.type, "element_type", None)
     if et is None or et.name != "i2":
         return False
-    try:
-        values = op.attributes["value"].to_array().astype(np.int64)
-    except Exception:  # noqa: BLE001 - a value it cannot read: not this finding
-        return False
-    return values.size > 0 and bool((values == -2).all())
+    values = constant_ints(v)
+    return bool(values) and all(x == -2 for x in values)
 
 
 def _int_attribute(op, name) -> int:
