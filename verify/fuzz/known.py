@@ -10,7 +10,6 @@ the op pattern the finding is about. Anything else stays new.
 
 from __future__ import annotations
 
-
 import attrs
 
 from mhlo_ir.dtypes import ALL_ELEMENT_TYPES
