@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import functools
 import operator
-import sys
 import threading
 import types
 
 import numpy as np
 
 from .constants import FLOAT0
+from .jax_state import jax_attr
 from . import jax_options
 from .jax_shardings import (_check_one_device_set, _flat_shardings, _is_sharding,
                             _mesh_devices, _num_partitions)
@@ -664,8 +664,7 @@ def _trace_context():
     """jax's configuration that changes what tracing makes (rank and dtype promotion,
     default matmul precision, ...), as jax.jit's own cache keys it; None where this jax
     does not say (x64 and threefry's layout are keyed apart anyway)."""
-    config = sys.modules.get("jax._src.config")
-    context = getattr(config, "trace_context", None)
+    context = jax_attr("jax._src.config", "trace_context")
     return context() if context is not None else None
 
 

@@ -30,6 +30,7 @@ from mhlo_ir.builder import as_results
 from mhlo_ir.ops.host_callbacks import PLATFORMS, HostCallback
 
 from ..axis_context import ShardingContext, SPMDAxisContext
+from ..jax_state import x64
 from ..mlir import aval_to_ir_type, register_lowering
 from ..tokens import TokenSet, _is_ordered
 
@@ -96,13 +97,6 @@ _NARROW = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
            np.dtype(np.uint64): np.uint32, np.dtype(np.complex128): np.complex64}
 
 
-def _x64() -> bool:
-    """jax's x64 flag as the jaxpr was traced (read only from a jax that is loaded)."""
-    config = sys.modules.get("jax._src.config")
-    flag = getattr(config, "enable_x64", None)
-    return bool(flag.value) if flag is not None else True
-
-
 def _call_as_jax(fn, args):
     """``fn(*args)`` as jax calls a callback: the numpy arrays XLA hands over put on jax's
     first CPU device, that device jax's default during the call."""
@@ -139,7 +133,7 @@ def _pure_callback(ctx, *args, callback, sharding, result_avals, vmap_method=Non
         # never runs); a result-less callback op must be a side effect, so none is made.
         return []
     sh = _sharding(ctx, sharding)
-    outs, _ = _emit(ctx, JaxResults(callback, _x64()), _name(callback), args,
+    outs, _ = _emit(ctx, JaxResults(callback, x64(default=True)), _name(callback), args,
                     has_side_effect=False, sharding=sh)
     return outs
 
@@ -165,7 +159,7 @@ def _ordered_call(ctx, fn, name, args, sharding):
 
 def _io_callback(ctx, *args, callback, sharding, result_avals, ordered, **_):
     sh = _sharding(ctx, sharding)
-    fn = JaxResults(callback, _x64())
+    fn = JaxResults(callback, x64(default=True))
     if ordered:
         return _ordered_call(ctx, fn, _name(callback), args, sh)
     outs, _ = _emit(ctx, fn, _name(callback), args, has_side_effect=True, sharding=sh)

@@ -18,7 +18,6 @@ The LAPACK targets must be registered with XLA's CPU runtime before such a modul
 from __future__ import annotations
 
 import builtins
-import sys
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from mhlo_ir.ops.custom_call import IndexLayout
 
 from .. import core
 from .. import lax as L
+from ..jax_state import x64
 from ..semantics import compare_hlo
 from ..mlir import aval_to_ir_type, lower_fun, register_lowering
 from ..lax.bodies import lift
@@ -172,20 +172,11 @@ def _full(like, value, dtype, shape):
     return L.broadcast_in_dim(scalar, shape, ())
 
 
-def _jax_x64() -> bool:
-    """jax's ``jax_enable_x64`` now, False where jax is not loaded (our own tracer's defaults
-    are x64-off's). jax traces its qr rule when it lowers (``mlir.lower_fun``), so the flag
-    then decides the mask's integer type, as here."""
-    config = sys.modules.get("jax._src.config")
-    flag = getattr(config, "enable_x64", None)
-    return bool(flag.value) if flag is not None else False
-
-
 def _tri_index_dtype(shape) -> type:
     """The integer type of jax's ``lax._tri`` mask: int32 unless a dimension needs more, or
     the offset (a Python int, int64 under x64) does not fit in int32's range."""
     big = builtins.any(d > np.iinfo(np.int32).max for d in shape)
-    return np.int64 if big or _jax_x64() else np.int32
+    return np.int64 if big or x64(default=False) else np.int32
 
 
 def tri(like, shape, offset: int):

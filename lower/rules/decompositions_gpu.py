@@ -23,7 +23,6 @@ householder_product on every platform (``decompositions.py``).
 from __future__ import annotations
 
 import functools
-import sys
 
 import numpy as np
 
@@ -32,6 +31,7 @@ import mhlo_ir as hlo
 
 from .. import core
 from .. import lax as L
+from ..jax_state import jax_attr
 from ..mlir import as_values, lower_fun, register_lowering
 from ..tracing import bind
 from .decompositions import (_aval, _empty_svd, _is_complex, _name, ffi_call, full_aval, info_is,
@@ -48,20 +48,16 @@ def _b(flag) -> BoolAttr:
     return BoolAttr(bool(flag))
 
 
-def _jax_state(module: str, name: str):
-    return getattr(sys.modules.get(module), name, None)
-
-
 def _magma_default() -> str:
     """``jax_use_magma`` ("off", "on" or "auto") where jax is loaded, else its default."""
-    flag = _jax_state("jax._src.config", "gpu_use_magma")
+    flag = jax_attr("jax._src.config", "gpu_use_magma")
     return str(flag.value) if flag is not None else "auto"
 
 
 def _have_cusolver_geev(prefix: str) -> bool:
     """jax's test: CUDA, and the plugin's cuSOLVER is 11.7.1 or newer (read where jax's linalg
     rules read it; no plugin, no geev)."""
-    versions = _jax_state("jax._src.lax.linalg", "cuda_versions")
+    versions = jax_attr("jax._src.lax.linalg", "cuda_versions")
     return (prefix == "cu" and bool(versions)
             and versions.cusolver_get_version() >= _CUSOLVER_GEEV_VERSION)
 
