@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax as L
-from ..lax.linalg import _adjoint, _conj, _real_dtype
+from ..lax.linalg import _adjoint, _real_dtype
 from ..tracing import as_tracer, bind
 from .decompositions import _eye, tri
 from .polar import _frobenius, _mm, check_subset, mask, qdwh
@@ -41,16 +41,6 @@ _BUCKET_SHRINK, _BUCKET_GRANULE = 1.98, 32
 # The subspace iteration's rounds (jax's maxiter).
 _SUBSPACE_ITERATIONS = 2
 _INT32_MAX = np.iinfo(np.int32).max
-
-
-def _jacobi():
-    """The JACOBI algorithm param, as jax's enum where jax is installed (a jax jaxpr carries
-    the enum; the rules compare by name)."""
-    try:
-        from jax._src.lax.linalg import EighImplementation
-    except ImportError:  # pragma: no cover - lowering without jax
-        return "JACOBI"
-    return EighImplementation.JACOBI
 
 
 # -- padded blocks -----------------------------------------------------------------------------
@@ -101,11 +91,6 @@ def _take(x, idx, axis: int):
     return L.gather(x, L.reshape(idx, (idx.shape[0], 1)), dn, sizes, mode="promise_in_bounds")
 
 
-def _row_norms(x):
-    sq = L.mul(x, _conj(x)) if x.dtype.kind == "c" else L.mul(x, x)
-    return L.sqrt(L.reduce_sum(L.real(sq) if x.dtype.kind == "c" else sq, axes=1))
-
-
 def _nanmedian(x):
     """The median of ``x``'s non-NaN entries (the mean of the two middle ones for an even
     count), as ``jnp.nanmedian``."""
@@ -126,7 +111,7 @@ def _subspace(p, h, n, rank, *, swap: bool):
     """Isometries ``(v1, v2)`` onto the range of the rank-``rank`` projector ``p`` and onto
     its complement (swapped with ``swap``); ``h`` (the block) measures convergence."""
     big = p.shape[0]
-    keys = mask(L.neg(_row_norms(p)), (n,), np.nan)
+    keys = mask(L.neg(_frobenius(p, axes=1)), (n,), np.nan)
     x = mask(_take(p, _argsort(keys), 1), (n, rank))
     eps = float(np.finfo(_real_dtype(p.dtype)).eps)
     thresh = L.mul(10.0 * eps, _frobenius(h))
@@ -346,7 +331,7 @@ def eigh_qdwh(x, *, lower: bool, sort_eigenvalues: bool, subset_by_index):
     if n <= TERMINATION_SIZE:
         v, w = L.eigh(h, lower=True, symmetrize_input=False,
                       sort_eigenvalues=sort_eigenvalues or subset is not None,
-                      algorithm=_jacobi())
+                      algorithm="JACOBI")
         if subset is None:
             return v, w
         nb = len(batch)

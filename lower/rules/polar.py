@@ -39,9 +39,10 @@ def _mm(x, y):
     return L.dot_general(x, y, (((1,), (0,)), ((), ())), precision="HIGHEST")
 
 
-def _frobenius(x):
+def _frobenius(x, axes=None):
+    """The Frobenius norm of ``x`` (over ``axes``: all of them by default)."""
     sq = L.mul(x, _conj(x)) if x.dtype.kind == "c" else L.mul(x, x)
-    return L.sqrt(L.reduce_sum(L.real(sq) if x.dtype.kind == "c" else sq))
+    return L.sqrt(L.reduce_sum(L.real(sq) if x.dtype.kind == "c" else sq, axes))
 
 
 def _schedule(eps: float, max_iterations: int):
