@@ -32,7 +32,7 @@ from .. import lax as L
 from ..lax.linalg import _adjoint, _real_dtype
 from ..tracing import as_tracer, bind
 from .decompositions import _eye, tri
-from .polar import _frobenius, _mm, check_subset, mask, qdwh
+from .polar import _frobenius, _mm, batch_map, check_subset, mask, qdwh
 
 # Blocks up to this size go to the Jacobi solver (jax's termination_size).
 TERMINATION_SIZE = 256
@@ -341,8 +341,4 @@ def eigh_qdwh(x, *, lower: bool, sort_eigenvalues: bool, subset_by_index):
 
     def one(a):
         return _eigh_one(a, sort_eigenvalues=sort_eigenvalues, subset=subset)
-    if not batch:
-        return one(h)
-    flat = L.reshape(h, (int(np.prod(batch)), n, n))
-    _, (v, w) = L.scan(lambda c, a: (c, one(a)), (), flat)
-    return L.reshape(v, (*batch, *v.shape[1:])), L.reshape(w, (*batch, *w.shape[1:]))
+    return batch_map(one, h)

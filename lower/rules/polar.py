@@ -300,11 +300,16 @@ def _svd_polar(x, *, full_matrices, compute_uv, subset_by_index):
         out = _svd_one(a, full_matrices=full_matrices, compute_uv=compute_uv,
                        subset_by_index=subset_by_index)
         return (out[1], out[0], out[2]) if compute_uv else (out,)
+    return batch_map(one, x)
+
+
+def batch_map(one, x) -> tuple:
+    """``one`` (matrix -> tuple of arrays) over the leading batch dimensions of ``x``, one
+    matrix at a time, as jax's ``control_flow.map`` (a scan over the flattened batch)."""
     *batch, m, n = x.shape
     if not batch:
         return one(x)
-    count = int(np.prod(batch))
-    flat = L.reshape(x, (count, m, n))
+    flat = L.reshape(x, (int(np.prod(batch)), m, n))
     _, outs = L.scan(lambda c, a: (c, one(a)), (), flat)
     return tuple(L.reshape(o, (*batch, *o.shape[1:])) for o in outs)
 
