@@ -51,6 +51,11 @@ def _conj(x: Tracer) -> Tracer:
     return bind("conj", [x], [x.aval], input_dtype=x.dtype)
 
 
+def _complex(re: Tracer, im: Tracer) -> Tracer:
+    """``re + i im`` (jax's lax.complex), of the complex type of ``re``'s precision."""
+    return bind("complex", [re, im], [ShapedArray(re.shape, _complex_dtype(re.dtype))])
+
+
 def _adjoint(x: Tracer) -> Tracer:
     perm = (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2)
     xt = transpose(x, perm)

@@ -29,11 +29,10 @@ import numpy as np
 from mhlo_ir import BoolAttr, IntegerAttr, StringAttr
 import mhlo_ir as hlo
 
-from .. import core
 from .. import lax as L
 from ..jax_state import jax_attr
+from ..lax.linalg import _complex
 from ..mlir import as_values, lower_fun, register_lowering
-from ..tracing import bind
 from .decompositions import (_aval, _empty_svd, _is_complex, _name, ffi_call, full_aval, info_is,
                              lu_ffi, nan_unless)
 from .decompositions_tpu import thomas_tridiagonal_solve
@@ -172,11 +171,6 @@ def _symmetric_product(ctx, a, c, *, alpha, beta):
 
 
 # -- eig ------------------------------------------------------------------------------------------
-
-def _complex(re, im):
-    ct = np.result_type(re.dtype, np.complex64)
-    return bind("complex", [re, im], [core.ShapedArray(re.shape, ct)])
-
 
 def _unpack_conjugate_pairs(w, vr):
     """geev's real eigenvectors as complex ones: a conjugate pair (w_j, w_j+1) shares the

@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax as L
-from ..lax.linalg import _adjoint, _real_dtype
-from ..tracing import as_tracer, bind
+from ..lax.linalg import _adjoint, _complex, _real_dtype
+from ..tracing import as_tracer
 from .decompositions import _eye, tri
 from .polar import _frobenius, _mm, batch_map, check_subset, mask, qdwh
 
@@ -302,7 +302,7 @@ def _hermitian_from_triangle(x, lower: bool):
     strict = batched(tri(x, (n, n), -1) if lower else L.not_(tri(x, (n, n), 0)))
     im = L.where(strict, L.imag(x), 0)
     im = L.where(keep, im, L.neg(L.transpose(im, (*range(nb), nb + 1, nb))))
-    return bind("complex", [re, im], [x.aval])
+    return _complex(re, im)
 
 
 def _eigh_one(h, *, sort_eigenvalues: bool, subset):

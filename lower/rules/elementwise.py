@@ -11,6 +11,7 @@ import mhlo_ir as hlo
 from .. import core
 from .. import lax as L
 from ..lax.bodies import lift
+from ..lax.linalg import _complex
 from ..semantics import compare_hlo, convert_hlo, full_like, minmax_hlo
 from ..mlir import lower_fun, register_lowering
 
@@ -238,8 +239,7 @@ def _conj_impl(x, *, input_dtype=None):
         part = np.float64 if x.dtype == np.float64 else np.float32
         re = x if x.dtype == part else L.convert_element_type(x, part)
         im = L.broadcast_to(lift(x.builder, 0, core.ShapedArray((), part)), x.shape)
-    out = np.complex128 if re.dtype == np.float64 else np.complex64
-    return L.bind("complex", [re, im], [re.aval.update(dtype=out, weak_type=False)])
+    return _complex(re, im)
 
 
 register_lowering("conj", lower_fun(_conj_impl))
