@@ -83,6 +83,8 @@ def make_op(self, name, operands, props, attrs, regions, result_types, location,
         try:
             spec.validate(tuple(v.type for v in operands), merged,
                           tuple(result_types), regions)
+            if spec.operand_check is not None:  # what constant operands hold, as the builder
+                spec.operand_check(spec.name, tuple(operands), merged, tuple(result_types))
         except OpBuildError as e:
             err = ts.error(str(e), tok)
             raise IllFormedOpError(err.message, err.line, err.column, err.source,

@@ -211,9 +211,9 @@ tensor<2xf32>
 }
 """
     _jaxlib_rejects(text, "synchronous CopyOp should not include cross_program_prefetch")
-    with pytest.raises(ModuleVerificationError, match="needs a copy of a block argument.*"
-                                                      "result of 'negate'"):
-        hlo.parse(text)
+    with pytest.raises(ParseError, match=r"^4:10: 'copy' cross_program_prefetch_index needs "
+                                         "a copy of a block argument.*result of 'negate'"):
+        hlo.parse(text)  # (at the copy's line and column)
     m, f, b = _new(T((2,), f32))
     (x,) = f.arguments
     with pytest.raises(OpBuildError, match="needs a copy of a block argument"):

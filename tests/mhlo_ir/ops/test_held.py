@@ -11,7 +11,7 @@ import pytest
 import mhlo_ir as hlo
 import verify
 from mhlo_ir import ModuleVerificationError, OpBuildError, f32, tensor as T
-from mhlo_ir.parser import parse
+from mhlo_ir.parser import IllFormedOpError, parse
 from verify.api import _jaxlib_parse_and_verify
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -86,8 +86,12 @@ def test_parsed_text_is_judged_as_jaxlib_judges_it(op):
     make, bad, good, result, ours, theirs = CASES[op]
     with pytest.raises(Exception, match=theirs):
         _jaxlib_parse_and_verify(_text(make(bad), result))
-    with pytest.raises(ModuleVerificationError, match=f"op '{op}'.*{ours}"):
-        parse(_text(make(bad), result))
+    # Refused where the op is read, at its line and column (as the builder refuses it).
+    text = _text(make(bad), result)
+    with pytest.raises(IllFormedOpError, match=f"'{op}'.*{ours}") as caught:
+        parse(text)
+    line = text.splitlines()[caught.value.line - 1]
+    assert line[caught.value.column - 1:].startswith(f'"mhlo.{op}"'), (caught.value.line, line)
     # The fitting constant: both accept it, and the program runs to what XLA's static twin of
     # the op gives (checked against numpy for the reshape, the one with a numpy twin).
     _jaxlib_parse_and_verify(_text(make(good), result))
