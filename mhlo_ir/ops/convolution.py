@@ -230,7 +230,7 @@ _CONV_ATTRS = {
 register(OpSpec("convolution", ("lhs", "rhs"), dict(_CONV_ATTRS), infer=_convolution,
                 check=_convolution_check, pretty=pf.CONVOLUTION,
                 doc="windowed products with strides, padding, dilations and groups",
-                quantized="dot_like"))
+                quantized="dot_like", n_results=1))
 
 
 def _dynamic_conv_check(op, types, attributes, results, regions):
@@ -253,7 +253,8 @@ register(OpSpec("dynamic_conv", ("lhs", "rhs", "d_padding"), dict(_CONV_ATTRS),
                 doc="convolution whose padding is an operand",
                 not_run="XLA cannot lower it: converting to HLO fails with \"'stablehlo."
                         "dynamic_conv' op can't be translated to XLA HLO\" even with static "
-                        "shapes (it is only produced and consumed inside MLIR pipelines)"))
+                        "shapes (it is only produced and consumed inside MLIR pipelines)",
+                n_results=1))
 
 
 def _conv_builder_attrs(op, dimension_numbers, window_strides, padding, lhs_dilation,

@@ -52,7 +52,7 @@ def _iota_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("iota", (), {"iota_dimension": AttrSpec(_i64, True)}, check=_iota_check,
-                pretty=pf.IOTA))
+                pretty=pf.IOTA, n_results=1))
 
 
 def _broadcast_check(op, types, attributes, results, regions):
@@ -77,7 +77,8 @@ def _broadcast_check(op, types, attributes, results, regions):
 
 register(OpSpec("broadcast_in_dim", ("operand",),
                 {"broadcast_dimensions": AttrSpec(i64_array, True)},
-                check=_broadcast_check, pretty=pf.BROADCAST_IN_DIM, quantized="storage"))
+                check=_broadcast_check, pretty=pf.BROADCAST_IN_DIM, quantized="storage",
+                n_results=1))
 
 
 def _reshape_check(op, types, attributes, results, regions):
@@ -91,7 +92,7 @@ def _reshape_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("reshape", ("operand",), check=_reshape_check, pretty=pf.FUNCTIONAL_FORM,
-                quantized="storage"))
+                quantized="storage", n_results=1))
 
 
 def _transpose(op, types, attributes):
@@ -616,7 +617,7 @@ register(OpSpec("dynamic_broadcast_in_dim", ("operand", "output_dimensions"),
                 doc="broadcast_in_dim to the shape held by output_dimensions (explicit result "
                     "type). XLA compiles it with a static result type, the shape operand being "
                     "a constant or an argument.", pretty=pf.DYNAMIC_BROADCAST_IN_DIM,
-                    quantized="storage"))
+                    quantized="storage", n_results=1))
 
 
 def _known(v):
@@ -651,7 +652,7 @@ register(OpSpec("dynamic_reshape", ("operand", "output_shape"), check=_dynamic_r
                 doc="reshape to the shape held by output_shape (explicit result type). With a "
                     "static result type XLA uses the result type; a constant output_shape must "
                     "hold it (jaxlib reads the constant; so does operand_check).",
-                pretty=pf.FUNCTIONAL_FORM, quantized="storage"))
+                pretty=pf.FUNCTIONAL_FORM, quantized="storage", n_results=1))
 
 
 @builder_method
@@ -672,7 +673,7 @@ def _dynamic_iota_check(op, types, attributes, results, regions):
 register(OpSpec("dynamic_iota", ("output_shape",), {"iota_dimension": AttrSpec(_i64, True)},
                 check=_dynamic_iota_check,
                 doc="iota of the shape held by output_shape (explicit result type).",
-                pretty=pf.DYNAMIC_IOTA))
+                pretty=pf.DYNAMIC_IOTA, n_results=1))
 
 
 @builder_method
@@ -697,7 +698,7 @@ register(OpSpec("dynamic_pad", ("operand", "padding_value", "edge_padding_low",
                 doc="pad with paddings held by operands (explicit result type). XLA compiles it "
                     "only when the paddings are constants (it folds to pad); with argument "
                     "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\".",
-                pretty=pf.FUNCTIONAL_FORM))
+                pretty=pf.FUNCTIONAL_FORM, n_results=1))
 
 
 @builder_method
@@ -728,7 +729,7 @@ register(OpSpec("real_dynamic_slice", ("operand", "start_indices", "limit_indice
                 doc="slice with bounds held by operands (explicit result type). XLA compiles it "
                     "only when the bounds are constants (it folds to slice); with argument "
                     "bounds: \"'stablehlo.real_dynamic_slice' op can't be translated to XLA "
-                    "HLO\".", pretty=pf.FUNCTIONAL_FORM))
+                    "HLO\".", pretty=pf.FUNCTIONAL_FORM, n_results=1))
 
 
 @builder_method

@@ -262,7 +262,8 @@ def _convert_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("convert", ("operand",), check=_convert_check, pretty=pf.ELEMENTWISE,
-                doc="Convert elements to the result's element type (result type is explicit)."))
+                doc="Convert elements to the result's element type (result type is explicit).",
+                n_results=1))
 
 
 # -- builder methods: compare, select, clamp, convert ------------------------------------------
@@ -410,7 +411,7 @@ register(OpSpec("bitcast_convert", ("operand",), check=_bitcast_convert_check,
                 pretty=pf.FUNCTIONAL_FORM,
                 doc="Reinterpret the bits of each element as another element type (result type "
                     "is explicit; the shape gains or loses a trailing dimension when the bit "
-                    "widths differ).", quantized="not_yet"))
+                    "widths differ).", quantized="not_yet", n_results=1))
 
 
 def _element_type(op, et):
@@ -453,7 +454,8 @@ def _stochastic_convert_check(op, types, attributes, results, regions):
 register(OpSpec("stochastic_convert", ("operand", "random"), check=_stochastic_convert_check,
                 dialects=MHLO_ONLY,
                 doc="Convert floats to a narrower type, rounding up with probability equal to "
-                    "the fraction, decided by the random bits (result type is explicit)."))
+                    "the fraction, decided by the random bits (result type is explicit).",
+                n_results=1))
 
 
 @builder_method

@@ -295,7 +295,8 @@ register(OpSpec("dynamic_gather", ("operand", "start_indices", "slice_sizes"), _
                 doc="gather with slice sizes held by an operand (explicit result type, inferred "
                     "by the builder when slice_sizes is a constant). XLA compiles it only when "
                     "slice_sizes is a constant (it folds to gather); with an argument: "
-                    "\"'stablehlo.dynamic_gather' op can't be translated to XLA HLO\"."))
+                    "\"'stablehlo.dynamic_gather' op can't be translated to XLA HLO\".",
+                n_results=1))
 
 
 @builder_method

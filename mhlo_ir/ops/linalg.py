@@ -125,7 +125,7 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
                  "precision_config": AttrSpec(_precision_config),
                  "algorithm": AttrSpec(_dot_algorithm)},
                 infer=_dot_general, check=_dot_general_check, pretty=pf.DOT_GENERAL,
-                quantized="dot_like"))
+                quantized="dot_like", n_results=1))
 
 
 @builder_method
@@ -255,7 +255,7 @@ register(OpSpec("dot", ("lhs", "rhs"), {"precision_config": AttrSpec(_precision_
                 infer=_dot, check=lambda op, t, a, r, g: _check_result_shape(
                     op, _dot(op, t, a)[0], r),
                 doc="matrix/vector products of rank-1 and rank-2 tensors", pretty=pf.DOT,
-                quantized="dot_like"))
+                quantized="dot_like", n_results=1))
 
 
 def _result_et(op, inferred, result_element_type):
@@ -609,7 +609,7 @@ register(OpSpec("ragged_dot", ("lhs", "rhs", "group_sizes"),
                 infer=_ragged_dot, check=_ragged_dot_check, dialects=MHLO_ONLY,
                 doc="dot_general whose lhs ragged dimension is split into groups",
                 not_run="XLA:CPU cannot compile it: \"HLO opcode `ragged-dot` is not supported "
-                        "by XLA:CPU ThunkEmitter\" (jaxlib 0.10)"))
+                        "by XLA:CPU ThunkEmitter\" (jaxlib 0.10)", n_results=1))
 
 
 @builder_method

@@ -48,7 +48,8 @@ def _dequantize(op, types, attributes):
 
 register(OpSpec("uniform_quantize", ("operand",), check=_quantize_check,
                 pretty=pf.ELEMENTWISE,
-                doc="Quantize floats (or requantize) into the result's quantized type."))
+                doc="Quantize floats (or requantize) into the result's quantized type.",
+                n_results=1))
 register(OpSpec("uniform_dequantize", ("operand",), infer=_dequantize,
                 pretty=pf.ELEMENTWISE,
                 doc="The real numbers a quantized tensor stands for, in its expressed type."))

@@ -54,6 +54,10 @@ class OpSpec:
     # check(op, operand_types, attributes, result_types, regions) raises OpBuildError when the
     # op is ill-formed; it runs when the op is built and again when a module is verified.
     check: Callable | None = None
+    # How many results an op of this spec has, where the count is fixed and ``check`` (which
+    # replaces the comparison with ``infer``'s results) takes it for granted: a result count
+    # other than this fails before ``check`` runs. None: ``infer`` or ``check`` says.
+    n_results: int | None = None
     # operand_check(op, operands, attributes, result_types) raises OpBuildError when the op
     # contradicts what its operand Values themselves are, which types cannot show: a shape
     # operand that is a constant holding another shape than the result type's (jaxlib reads
@@ -183,6 +187,9 @@ class OpSpec:
                 self.check(name, types, attributes, result_types, regions)
             return result_types
         result_types = tuple(result_types)
+        n = self.n_results
+        if n is not None and len(result_types) != n:
+            fail(name, f"has {len(result_types)} results, expected {n}")
         for i, t in enumerate(result_types):
             if not isinstance(t, Type):
                 fail(name, f"result type {i} must be a Type, got {t!r}")

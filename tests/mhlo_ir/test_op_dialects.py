@@ -9,13 +9,15 @@ not a list kept beside them.
 from __future__ import annotations
 
 import functools
+import re
 
 import pytest
 
 import mhlo_ir as hlo
 from mhlo_ir.dialect import MHLO, STABLEHLO
-from mhlo_ir.ops.spec import (CHLO, FUNC, HLO_DIALECTS, MHLO_ONLY, STABLEHLO_ONLY,
-                              UNDECLARED)
+from mhlo_ir.ops.spec import (CHLO, FUNC, HLO_DIALECTS, MHLO_ONLY, STABLEHLO_NAMESAKE_DIFFERS,
+                              STABLEHLO_ONLY, UNDECLARED)
+from mhlo_ir.parse_make import CLOSED_DIALECTS, KNOWN_UNTABLED
 from tests import oracle
 from verify.coverage import jaxlib_ops
 
@@ -92,3 +94,37 @@ def test_register_refuses_inconsistent_dialects():
     with pytest.raises(ValueError, match="dialects"):
         register(OpSpec("not_an_op", dialects=frozenset({"stablehlo"})))
     assert "chlo.not_an_op" not in hlo.OP_TABLE and "not_an_op" not in hlo.OP_TABLE
+
+
+def _parse_error(op_line: str) -> str:
+    text = f"func.func public @main(%a: tensor<2xf32>) {{\n  {op_line}\n  return\n}}\n"
+    try:
+        hlo.parse(text)
+    except (hlo.ParseError, hlo.ModuleVerificationError) as e:
+        return str(e)
+    return ""
+
+
+@pytest.mark.parametrize("dialect", CLOSED_DIALECTS)
+def test_the_parser_knows_every_op_name_jaxlib_registers(dialect):
+    """A closed dialect's registered names are the table's or KNOWN_UNTABLED (read as
+    opaque ops); the parser calls any other name of these dialects no op at all."""
+    for name in jaxlib_ops(dialect):
+        message = _parse_error(f'"{name}"() : () -> ()')
+        if name in ("func.func", "builtin.module"):
+            assert "cannot stand in a block" in message, (name, message)
+        elif name.removeprefix("stablehlo.") in STABLEHLO_NAMESAKE_DIFFERS:
+            assert "StableHLO's own op" in message, (name, message)
+        else:
+            assert "is no op of" not in message, (name, message)
+    stale = sorted(n for n in KNOWN_UNTABLED if n not in jaxlib_ops(n.split(".")[0]))
+    assert not stale, f"KNOWN_UNTABLED lists names jaxlib does not register: {stale}"
+
+
+@pytest.mark.parametrize("name", ["mhlo.frobnicate", "stablehlo.addd", "chlo.erff",
+                                  "func.frob", "builtin.frob", "mhlo.unary_einsum"])
+def test_a_name_no_closed_dialect_registers_is_refused_as_by_jaxlib(name):
+    line = f'%0 = "{name}"(%a) : (tensor<2xf32>) -> tensor<2xf32>'
+    assert not registered(name)
+    assert re.match(rf"2:8: '{re.escape(name)}' is no op of {name.split('.')[0]}",
+                    _parse_error(line)), _parse_error(line)
