@@ -164,8 +164,10 @@ def combining_op(cache, text: str, pos: int, block):
     uses = g(3).split(", ") if g(3) else ()
     if len(uses) != len(ins):
         return None  # (the token reader says the signature lists another number)
-    operands = []
     lookup = p.scope.lookup
+    if lookup(g(5)) is not None or lookup(g(7)) is not None or lookup(g(9)) is not None:
+        return None  # (the body redefines a visible name: the token reader says so)
+    operands = []
     for use, t in zip(uses, ins):
         v = lookup(use)
         if v is None or v.type is not t:

@@ -146,6 +146,25 @@ class _Scope:
                 return v
         return None
 
+    def open(self) -> dict:
+        """A new innermost frame, for a region: it sees the frames around it, and a name
+        they define is taken there too (MLIR: "redefinition of SSA value")."""
+        frame = _Nested()
+        frame.outer = self.frames[-1]
+        self.frames.append(frame)
+        return frame
+
+
+class _Nested(dict):
+    """A region's frame: ``name in frame`` (what every definition asks first) answers for the
+    frames around it too. A function's own frame stays a plain dict, so only ops in regions
+    pay for the longer question."""
+
+    __slots__ = ("outer",)
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name) or name in self.outer
+
 
 class _Parser:
     __slots__ = ("ts", "aliases", "scope", "dialect", "check_ops", "lines")
@@ -481,7 +500,7 @@ class _Parser:
         ts = self.ts
         ts.expect("{")
         frames = self.scope.frames
-        frames.append({})
+        self.scope.open()
         try:
             blocks = []
             if ts.accept("}"):

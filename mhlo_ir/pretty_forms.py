@@ -644,7 +644,7 @@ def read_region_with_args(p, args):
     ts = p.ts
     ts.expect("{")
     frames = p.scope.frames
-    frames.append({})
+    p.scope.open()
     try:
         block = Block([a[1] for a in args], [a[3] if len(a) > 3 else UNKNOWN for a in args])
         for (name, _, tok, *_), value in zip(args, block.arguments):

@@ -11,6 +11,8 @@ also counts the ops the paths took, so that one that stopped taking them fails h
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,7 @@ from mhlo_ir import parse_lines
 from mhlo_ir import parser as parser_module
 from tests import oracle
 from tests.mhlo_ir.parse_support import generated_texts, outcome, tokens_only
+from verify.api import _jaxlib_parse_and_verify
 
 _T, _S = "tensor<4x6xf32>", "tensor<f32>"
 
@@ -325,3 +328,60 @@ def test_a_compact_reduce_template_made_without_a_location_keeps_later_ones_loca
     m = hlo.parse(text("", ' loc("n")'))
     second = m.functions[0].entry_block.operations[1]
     assert _body_locations(second) == [hlo.NameLoc("n")] * 4
+
+
+
+_REDEFINED = {
+    "the first body's argument is the function's": _module(_reduce(("%1", "%x", "%b", "%c"))),
+    "a later body's argument is the function's": _module(
+        _reduce(("%1", "%a1", "%b1", "%c1")), _reduce(("%2", "%x", "%b2", "%c2")), result="%2"),
+    "a later body's result is an outer value": _module(
+        _reduce(("%1", "%a1", "%b1", "%c1")), _reduce(("%2", "%a2", "%b2", "%0")), result="%2"),
+    "a later body's argument is an earlier result": _module(
+        _reduce(("%1", "%a1", "%b1", "%c1")), _reduce(("%2", "%1", "%b2", "%c2")), result="%2"),
+    "sibling bodies reuse names (allowed)": _module(
+        _reduce(("%1", "%a", "%b", "%c")), _reduce(("%2", "%a", "%b", "%c")), result="%2"),
+}
+
+
+def _custom_form(a: str, c: str) -> str:
+    """Two reduces in MLIR's custom form with a named body (two ops: no compact form), the
+    second's block argument named ``a`` and its first result ``c``."""
+    def reduce(r, a, b, c, d):
+        return (f"  {r} = mhlo.reduce(%x init: %0) across dimensions = [1] : ({_T}, {_S}) -> "
+                f"tensor<4xf32>\n   reducer({a}: {_S}, {b}: {_S})  {{\n"
+                f"    {c} = mhlo.add {a}, {b} : {_S}\n    {d} = mhlo.multiply {c}, {c} : {_S}\n"
+                f"    mhlo.return {d} : {_S}\n  }}\n")
+    return (f"func.func @main(%x: {_T}) -> tensor<4xf32> {{\n"
+            f"  %0 = mhlo.constant dense<0.0> : {_S}\n"
+            + reduce("%1", "%a", "%b", "%c", "%d") + reduce("%2", a, "%b", c, "%d") +
+            "  return %2 : tensor<4xf32>\n}\n")
+
+
+for _a, _c, _what in [("%x", "%c", "the function's argument"), ("%a", "%0", "an outer value"),
+                      ("%1", "%c", "an earlier result"), ("%a", "%c", "(allowed)")]:
+    _REDEFINED[f"custom form: a body names {_what}"] = _custom_form(_a, _c)
+
+
+def _verdict(parse) -> str:
+    """'accepted', or where the refusal is and the name it redefines (MLIR words it as a
+    redefinition of an SSA value, or, for a custom form's block argument, as a "region entry
+    argument ... already in use")."""
+    try:
+        parse()
+    except Exception as e:  # noqa: BLE001 - jaxlib's errors and ours, compared by their text
+        m = re.search(r"(\d+:\d+):? (?:error: )?(?:redefinition of SSA value '?(%\w+)|"
+                      r"region entry argument '(%\w+)' is already in use)", str(e))
+        return f"{m.group(1)} refused {m.group(2) or m.group(3)}" if m else f"other: {e}"
+    return "accepted"
+
+
+@pytest.mark.parametrize("name", sorted(_REDEFINED))
+def test_a_body_redefining_a_visible_name_is_refused_where_mlir_refuses_it(name):
+    """MLIR scopes a region's names inside the regions around it: a body may not redefine a
+    value visible there (sibling bodies may reuse names). Every path: the token reader, the
+    combining ops made whole from an earlier one, the custom form's bodies."""
+    text = _REDEFINED[name]
+    theirs = _verdict(lambda: _jaxlib_parse_and_verify(text))
+    assert (theirs == "accepted") == ("allowed" in name) and not theirs.startswith("other")
+    assert _verdict(lambda: hlo.parse(text)) == theirs
