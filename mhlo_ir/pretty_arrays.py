@@ -131,6 +131,8 @@ class ConvWindow:
                         raise ts.error(f"'{r.name}': dimension label {label} given twice")
                     found[label] = d
                 elif label.isdigit():
+                    if int(label) in spatial:
+                        raise ts.error(f"'{r.name}': spatial dimension {label} given twice")
                     spatial[int(label)] = d
                 else:
                     raise ts.error(f"'{r.name}': unknown dimension label {label!r} (expected "
@@ -147,8 +149,11 @@ class ConvWindow:
         rhs, rsp = layout(("i", "o"))
         ts.expect("->")
         out, osp = layout(("b", "f"))
-        r.attrs["dimension_numbers"] = ConvDimensionNumbers(
-            lhs["b"], lhs["f"], lsp, rhs["i"], rhs["o"], rsp, out["b"], out["f"], osp)
+        try:
+            r.attrs["dimension_numbers"] = ConvDimensionNumbers(
+                lhs["b"], lhs["f"], lsp, rhs["i"], rhs["o"], rsp, out["b"], out["f"], osp)
+        except ValueError as e:  # (numbers the layouts' own checks let through)
+            raise ts.error(f"'{r.name}': {e}") from None
         ts.expect(",")
         ts.expect("window")
         ts.expect("=")

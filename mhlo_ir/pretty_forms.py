@@ -469,8 +469,9 @@ class While:
         r.regions.append(read_region_with_args(p, args))
 
 
-# Ops a reduce may name with ``applies``: MLIR's compact form needs a commutative binary op.
-_COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+# Ops a reduce may name with ``applies``: MLIR's compact form needs a commutative binary op
+# (mulhi: MHLO's alone, as jaxlib's reader and printer take it).
+_COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor", "mulhi"})
 
 
 def _compact_reducer(op):
@@ -623,8 +624,15 @@ def _compact_body(p, r, itok):
     """The body ``applies`` names: ``^bb0(%a, %b): %c = op %a, %b; return %c``."""
     from .ir import Block, Region
     from .location import UNKNOWN
+    from .ops.spec import REGISTRY
     name = itok.text
-    prefix = name.partition(".")[0]
+    prefix, _, kind = name.partition(".")
+    own = r.name.partition(".")[0]
+    if prefix != own or kind not in _COMMUTATIVE or own not in REGISTRY[kind].dialects:
+        ops = ", ".join(f"{own}.{k}" for k in sorted(_COMMUTATIVE)
+                        if own in REGISTRY[k].dialects)
+        raise p.ts.error(f"'{r.name}' applies {name}: expected a commutative binary op of "
+                         f"{own} ({ops})", itok)  # (as MLIR's reader refuses it)
     et = r.operands[0].type.element_type
     t = TensorType((), et)
     block = Block([t, t])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+import numpy as np
 import pytest
 
 import mhlo_ir as hlo
@@ -23,6 +24,7 @@ from mhlo_ir.syntax import ParseError
 from tests import oracle
 from tests.mhlo_ir import ops as ops_pkg
 from tests.mhlo_ir.ops.cases import CASES
+from verify.api import _jaxlib_parse_and_verify
 
 for _m in pkgutil.iter_modules(ops_pkg.__path__):
     if _m.name.startswith("cases"):
@@ -142,3 +144,67 @@ def test_func_ops_drop_their_prefix_only_in_a_function_body(dialect):
     assert " = call @g(%arg0)" in ours and " = func.call @g(%iterArg)" in ours
     assert ours == str(oracle.parse(m.to_text(locations=False, dialect=dialect)))
     assert hlo.parse(ours).to_text(locations=False, dialect=dialect, pretty=True) == ours
+
+
+_CONV = ("func.func @main(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> "
+         "tensor<1x4x6x6xf32> {{\n  %0 = mhlo.convolution(%x, %w) dim_numbers = {dn}, "
+         "window = {{}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : "
+         "(tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>\n"
+         "  return %0 : tensor<1x4x6x6xf32>\n}}\n")
+
+
+@pytest.mark.parametrize("dn,ours", [
+    ("[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 0]", "spatial dimension 0 given twice"),
+    ("[b, f, 0, 1]x[o, i, 1, 1]->[b, f, 0, 1]", "spatial dimension 1 given twice"),
+    ("[b, f, 0, 1]x[o, i, 0, 1]->[b, b, 0, 1]", "dimension label b given twice"),
+    ("[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 2]", "must name b, f once and spatial"),
+])
+def test_bad_convolution_dimension_labels_are_parse_errors_where_jaxlib_refuses_them(dn, ours):
+    text = _CONV.format(dn=dn)
+    with pytest.raises(Exception, match="mhlo.convolution"):
+        _jaxlib_parse_and_verify(text)
+    with pytest.raises(ParseError, match=rf"^2:\d+: 'mhlo.convolution': .*{ours}"):
+        hlo.parse(text)
+    assert hlo.parse(_CONV.format(dn="[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"))
+
+
+_BINARY = sorted(s.name for s in hlo.OP_TABLE.values()
+                 if s.namespace == "hlo" and s.operands == ("lhs", "rhs") and not s.attributes)
+
+
+@pytest.mark.parametrize("dialect", ["mhlo", "stablehlo"])
+def test_a_compact_reduce_applies_what_mlir_reads_there(dialect):
+    """``applies X``: a commutative binary op of the reduce's own dialect, as MLIR's reader
+    takes it (any other name made a body of that op, opaque where unknown)."""
+    text = (f"func.func @main(%a: tensor<2x3xi32>, %c: tensor<i32>) -> tensor<3xi32> {{\n"
+            f"  %0 = {dialect}.reduce(%a init: %c) applies {{op}} across dimensions = [0] : "
+            f"(tensor<2x3xi32>, tensor<i32>) -> tensor<3xi32>\n"
+            f"  return %0 : tensor<3xi32>\n}}\n")
+    names = [f"{d}.{n}" for d in ("mhlo", "stablehlo") for n in _BINARY] + ["foo.add"]
+    assert len(names) > 20
+    for name in names:
+        t = text.replace("{op}", name)
+        try:
+            _jaxlib_parse_and_verify(t)
+            theirs = "accepted"
+        except Exception as e:  # noqa: BLE001 - jaxlib's error, judged by its text
+            theirs = "refused" if "commutative binary-op" in str(e) else f"other: {e}"
+        try:
+            hlo.parse(t)
+            ours = "accepted"
+        except ParseError as e:
+            ours = "refused" if "expected a commutative binary op" in str(e) else f"other: {e}"
+        assert ours == theirs, (name, ours, theirs)
+
+
+def test_a_reduce_of_mulhi_prints_compactly_as_mlir_prints_it():
+    """MHLO's mulhi is commutative (jaxlib's printer writes ``applies mhlo.mulhi``)."""
+    m = hlo.Module("r")
+    f = m.add_function("main", [hlo.tensor((2, 3), hlo.i32)], visibility="public")
+    b = f.builder()
+    (x,) = f.arguments
+    b.return_(b.reduce(x, b.constant(np.int32(0)), [0], lambda r, a, c: r.mulhi(a, c)))
+    text = m.to_text(locations=False, pretty=True)
+    assert "applies mhlo.mulhi" in text
+    assert text == str(oracle.parse(m.to_text(locations=False)))
+    assert hlo.parse(text).to_text(locations=False) == m.to_text(locations=False)
