@@ -56,7 +56,7 @@ def _dims_ok(op, side, dims, rank, used):
         used.add(d)
 
 
-def _dot_general(op, types, attributes):
+def _dot_general(op, types, attributes, mixed=False):
     lhs = tensor_operand(op, "lhs", types[0])
     rhs = tensor_operand(op, "rhs", types[1])
     dn = attributes["dot_dimension_numbers"]
@@ -79,9 +79,8 @@ def _dot_general(op, types, attributes):
                 fail(op, f"{kind} dimensions differ in size: lhs dimension {a} has size "
                          f"{lhs.shape[a]} but rhs dimension {b} has size {rhs.shape[b]} "
                          f"({lhs} vs {rhs})")
-    if lhs.element_type is not rhs.element_type:
-        fail(op, f"operands lhs and rhs must have the same element type (StableHLO's rule for "
-                 f"operands not quantized: convert one first), got {lhs} and {rhs}")
+    if not mixed:
+        _one_element_type(op, lhs, rhs)
     shape = [lhs.shape[d] for d in lb]
     shape += [n for d, n in enumerate(lhs.shape) if d not in lused]
     shape += [n for d, n in enumerate(rhs.shape) if d not in rused]
@@ -112,7 +111,7 @@ def _dot_general_check(op, types, attributes, results, regions):
         fail(op, f"precision_config {[p.value for p in precision.elements]} beside an "
                  "algorithm: the algorithm says how products are computed, so the precisions "
                  "must be DEFAULT (or left out)")
-    expected = _dot_general(op, types, attributes)[0]
+    expected = _dot_general(op, types, attributes, mixed=True)[0]
     r = results[0]
     if getattr(r, "shape", None) != expected.shape:
         fail(op, f"result must have shape {list(expected.shape)}, got {r}")
@@ -199,9 +198,9 @@ def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type, algor
         return attrs, None
     spec = REGISTRY["dot_general"]
     conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
-    inferred = spec.infer("dot_general", (expressed_tensor(tensor_type(lhs, "dot_general")),
-                                          expressed_tensor(tensor_type(rhs, "dot_general"))),
-                          conv)[0]
+    inferred = _dot_general("dot_general", (expressed_tensor(tensor_type(lhs, "dot_general")),
+                                            expressed_tensor(tensor_type(rhs, "dot_general"))),
+                            conv, mixed=True)[0]
     return attrs, (result_type("dot_general", inferred.shape, result_element_type),)
 
 
@@ -225,6 +224,16 @@ def _same_et(op, names, ts):
                      f"{ts[0].element_type} (as operand {names[0]}): {t} vs {ts[0]}")
 
 
+def _one_element_type(op, lhs, rhs) -> None:
+    """Products of operands of two element types (bf16 x f32, f8E4M3FN x f8E5M2, i8 x f32:
+    what jax lowers for mixed precision) are MHLO that XLA compiles, but their result's
+    element type is not the operands': it must be given, not inferred."""
+    if lhs.element_type is not rhs.element_type:
+        fail(op, f"operands lhs and rhs have different element types ({lhs.element_type} "
+                 f"and {rhs.element_type}), so the result's cannot be inferred: give it "
+                 f"(result_element_type=, or the result type), got {lhs} and {rhs}")
+
+
 def _check_result_shape(op, expected, results, index=0):
     r = results[index]
     if not isinstance(r, TensorType) or r.shape != expected.shape:
@@ -233,7 +242,7 @@ def _check_result_shape(op, expected, results, index=0):
 
 # -- dot -------------------------------------------------------------------------------------
 
-def _dot(op, types, attributes):
+def _dot(op, types, attributes, mixed=False):
     lhs = tensor_operand(op, "lhs", types[0])
     rhs = tensor_operand(op, "rhs", types[1])
     if lhs.rank not in (1, 2) or rhs.rank not in (1, 2):
@@ -242,9 +251,8 @@ def _dot(op, types, attributes):
         fail(op, f"contracting dimensions differ in size: lhs dimension {lhs.rank - 1} has "
                  f"size {lhs.shape[-1]} but rhs dimension 0 has size {rhs.shape[0]} "
                  f"({lhs} vs {rhs})")
-    if lhs.element_type is not rhs.element_type:
-        fail(op, f"operands lhs and rhs must have the same element type (StableHLO's rule for "
-                 f"operands not quantized: convert one first), got {lhs} and {rhs}")
+    if not mixed:
+        _one_element_type(op, lhs, rhs)
     pc = attributes.get("precision_config") if attributes else None
     if pc is not None and len(pc.elements) > 2:
         fail(op, f"precision_config must have at most 2 entries, got {len(pc.elements)}")
@@ -253,7 +261,7 @@ def _dot(op, types, attributes):
 
 register(OpSpec("dot", ("lhs", "rhs"), {"precision_config": AttrSpec(_precision_config)},
                 infer=_dot, check=lambda op, t, a, r, g: _check_result_shape(
-                    op, _dot(op, t, a)[0], r),
+                    op, _dot(op, t, a, mixed=True)[0], r),
                 doc="matrix/vector products of rank-1 and rank-2 tensors", pretty=pf.DOT,
                 quantized="dot_like", n_results=1))
 
@@ -274,7 +282,7 @@ def dot(b, lhs, rhs, *, precision_config=None, result_element_type=None, locatio
     rt = None
     if result_element_type is not None:
         inferred = _dot("dot", (expressed_tensor(getattr(lhs, "type", None)),
-                                expressed_tensor(getattr(rhs, "type", None))), {})[0]
+                                expressed_tensor(getattr(rhs, "type", None))), {}, mixed=True)[0]
         rt = _result_et("dot", inferred, result_element_type)
     return b.create("dot", (lhs, rhs), attrs, rt, location=location).results[0]
 
@@ -311,8 +319,10 @@ def _einsum(op, types, attributes):
     if len(set(out)) != len(out):
         fail(op, f"einsum output subscripts {out!r} repeat a letter")
     if lhs.element_type is not rhs.element_type:
-        fail(op, f"operands lhs and rhs must have the same element type (StableHLO's rule for "
-                 f"operands not quantized: convert one first), got {lhs} and {rhs}")
+        # (jaxlib compiles bf16 x f32 -> f32 and f32 x f32 -> bf16 einsums, but the program
+        # then returns another element type than its result's: ui8 x i8 -> i32 gives i8)
+        fail(op, f"operands lhs and rhs must have one element type (XLA's einsum of two "
+                 f"returns a result of another type than declared), got {lhs} and {rhs}")
     return (tensor([sizes[c] for c in out], lhs.element_type),)
 
 
@@ -548,7 +558,7 @@ def _ragged_dnums(v):
     raise TypeError(f"expected RaggedDotDimensionNumbers, got {v!r}")
 
 
-def _ragged_dot(op, types, attributes):
+def _ragged_dot(op, types, attributes, mixed=False):
     lhs = tensor_operand(op, "lhs", types[0])
     rhs = tensor_operand(op, "rhs", types[1])
     gs = tensor_operand(op, "group_sizes", types[2])
@@ -593,14 +603,14 @@ def _ragged_dot(op, types, attributes):
             fail(op, f"rhs dimension {d} is both a group and a batch/contracting dimension")
     (res,) = _dot_general(op, (lhs, tensor(rshape, rhs.element_type)),
                           {"dot_dimension_numbers": inner,
-                           "precision_config": attributes.get("precision_config")})
+                           "precision_config": attributes.get("precision_config")}, mixed)
     if ragged in dn.lhs_contracting_dimensions:
         return (tensor((g,) + res.shape, res.element_type),)
     return (res,)
 
 
 def _ragged_dot_check(op, types, attributes, results, regions):
-    _check_result_shape(op, _ragged_dot(op, types, attributes)[0], results)
+    _check_result_shape(op, _ragged_dot(op, types, attributes, mixed=True)[0], results)
 
 
 register(OpSpec("ragged_dot", ("lhs", "rhs", "group_sizes"),

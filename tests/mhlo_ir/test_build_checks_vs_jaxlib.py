@@ -267,3 +267,40 @@ tensor<2xf32>
     b.return_(b.add(b.copy(x, cross_program_prefetch_index=0), x))
     with pytest.raises(ModuleVerificationError, match="may only be returned"):
         m.verify()
+
+
+@pytest.mark.parametrize("lhs_t,rhs_t,out_t", [
+    (hlo.bf16, f32, f32), (hlo.i8, f32, f32), (hlo.ui8, hlo.i8, i32),
+    (hlo.f8E4M3FN, hlo.f8E5M2, f32), (f32, f32, hlo.bf16),
+])
+def test_products_of_two_element_types_build_parse_and_run_as_jaxlib_runs_them(lhs_t, rhs_t,
+                                                                               out_t):
+    """Mixed-precision products (what jax lowers for bf16 x f32 on TPU or fp8 e4m3 x e5m2):
+    jaxlib compiles them; the result's element type is given, never inferred. XLA computes in
+    the result's type: numpy's product of the operands converted to it (exact here)."""
+    m, f, b = _new(T((2, 3), lhs_t), T((3, 4), rhs_t))
+    x, y = f.arguments
+    if lhs_t is not rhs_t:
+        with pytest.raises(OpBuildError, match="different element types.*cannot be inferred"):
+            b.dot_general(x, y, ((1,), (0,)))
+    b.return_(b.dot_general(x, y, ((1,), (0,)), result_element_type=out_t),
+              b.dot(x, y, result_element_type=out_t))
+    text = m.to_text()
+    assert hlo.parse(text).to_text() == text
+    # An einsum of these types: jaxlib compiles it, then returns another element type than
+    # its declared result's (ui8 x i8 -> i32 gives i8), so it is refused when read.
+    einsum = text.replace('"mhlo.dot"(%arg0, %arg1)',
+                          '"mhlo.einsum"(%arg0, %arg1) <{einsum_config = "ab,bc->ac"}>')
+    with pytest.raises(ParseError, match="'einsum'"):
+        hlo.parse(einsum)
+    if lhs_t is not rhs_t:
+        verify.check(einsum)
+    a = (np.arange(6).reshape(2, 3) % 3).astype(lhs_t.dtype)
+    c = (np.arange(12).reshape(3, 4) % 4 - 1).astype(rhs_t.dtype)
+    want = a.astype(np.float64) @ c.astype(np.float64)
+    for got in verify.run(m, a, c):
+        assert got.dtype == out_t.dtype
+        np.testing.assert_array_equal(np.asarray(got, np.float64), want)
+    if (lhs_t, rhs_t, out_t) == (hlo.ui8, hlo.i8, i32):
+        _, wrong = verify.run(einsum, a, c)
+        assert wrong.dtype == np.int8  # (declared i32)
