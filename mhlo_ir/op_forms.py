@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from .attributes import FALSE, TRUE, ArrayAttr, IntegerAttr
 from .dtypes import i32
-from .pretty_forms import (ARROW, COMPLEX, FUNCTIONAL, OPERAND_TYPES, PAIRWISE, RESULTS, SAME,
-                           SELECT, TUPLE, AlgorithmBody, Attr, AttrDict, ConvWindow, Dims,
-                           DotDims, Enum, EnumList, ExpMantissa, Form, Int, Operands, Optional,
-                           Reduce, Returned, Scan, SliceRanges, String, Symbol, ValueAttr,
-                           While, scan_arg_names)
+from .pretty_forms import (ARROW, COMPLEX, FUNCTIONAL, OPERAND_TYPES, RESULTS, SAME, SELECT,
+                           TUPLE, AlgorithmBody, Attr, AttrDict, ConvWindow, Dims, DotDims, Enum,
+                           EnumList, ExpMantissa, Form, Int, Operands, Optional, PairwiseOrNone,
+                           Reduce, Returned, Scan, SliceRanges, String, Symbol, ValueAttr, While,
+                           scan_arg_names)
 
 
 def _form(*pieces, **kw) -> Form:
@@ -66,7 +66,7 @@ COMPOSITE = _form(" ", Attr("name"), " ", Operands(),
 TOPK = _form("(", Operands(), ", k = ", Int("k"),
              Optional("largest", (", largest = ", Attr("largest")), TRUE), ")", AttrDict(), " : ",
              ARROW, result_names=("values", "indices"))
-OPTIMIZATION_BARRIER = _form(AttrDict(), " ", Operands(), " : ", PAIRWISE)
+OPTIMIZATION_BARRIER = _form(AttrDict(), PairwiseOrNone())
 TRACE = _form(" ", Operands(), ", ", String("tag"), AttrDict(), " : ", OPERAND_TYPES)
 WHILE = _form(While(), arg_name="iterArg")
 REDUCE = _form(Reduce())

@@ -406,6 +406,28 @@ OPERAND_TYPES = TypePiece("operands")
 
 
 @attrs.frozen
+class PairwiseOrNone:
+    """`` %a, %b : A, B`` (the types ``pairwise``), or ``()`` when there are no operands:
+    optimization_barrier's optional group and its ``()`` else-branch, which MLIR prints right
+    after the attributes (``mhlo.optimization_barrier {k = v}()``)."""
+
+    def render(self, pr, op) -> str:
+        if not op.operands:
+            return "()"
+        return f" {Operands().render(pr, op)} : {PAIRWISE.render(pr, op)}"
+
+    def read(self, r) -> None:
+        ts = r.p.ts
+        if ts.accept("("):
+            ts.expect(")")
+            r.results = ()
+            return
+        Operands().read(r)
+        ts.expect(":")
+        PAIRWISE.read(r)
+
+
+@attrs.frozen
 class Returned:
     """A terminator's `` %a, %b : A, B``; when it returns nothing, `` `` with ``space``
     (MHLO's and StableHLO's return print their empty operand list), else nothing."""
@@ -444,7 +466,7 @@ class While:
         args = pr.region_args(op)
         head = ", ".join(f"{names[a]} = {names[v]}" for a, v in zip(args, op.operands))
         types = ", ".join(tt(v.type) for v in op.operands)
-        return [f"({head}) : {types}" if op.operands else "() : ", ("nl",), "cond ",
+        return [f"({head}) : {types}" if op.operands else "()", ("nl",), "cond ",
                 ("region", 0), " do ", ("region", 1)]
 
     def read(self, r) -> None:
@@ -457,10 +479,12 @@ class While:
             pairs.append((tok, p.value()))
         ts.comma_list(pair, ")", open="(")
         r.operands.extend(v for _, v in pairs)
-        ts.expect(":")
-        tok = ts.peek()
-        types = _read_types(p) if pairs else []
-        r.check_operand_types(types, tok)
+        types = []
+        if pairs:  # (no types, nor their colon, after an empty list: MLIR reads "cond" there)
+            ts.expect(":")
+            tok = ts.peek()
+            types = _read_types(p)
+            r.check_operand_types(types, tok)
         r.results = tuple(types)
         args = [(t.text, v.type, t) for t, v in pairs]
         ts.expect("cond")

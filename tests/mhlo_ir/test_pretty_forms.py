@@ -208,3 +208,23 @@ def test_a_reduce_of_mulhi_prints_compactly_as_mlir_prints_it():
     assert "applies mhlo.mulhi" in text
     assert text == str(oracle.parse(m.to_text(locations=False)))
     assert hlo.parse(text).to_text(locations=False) == m.to_text(locations=False)
+
+
+@pytest.mark.parametrize("dialect", [MHLO, STABLEHLO], ids=lambda d: d.name)
+def test_ops_of_no_operands_print_their_empty_parentheses_as_mlir_does(dialect):
+    """A while of no values and an optimization_barrier of none (with and without an
+    attribute): MLIR writes ``while()`` then ``cond``, and ``optimization_barrier {k = v}()``
+    (ours wrote ``while() :`` and ``optimization_barrier  :``, which jaxlib cannot read)."""
+    m = hlo.Module("empty")
+    f = m.add_function("main", [hlo.tensor((2,), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.while_([], lambda r: r.constant(False), lambda r: [])
+    b.optimization_barrier()
+    b.optimization_barrier()
+    f.entry_block.operations[-1].set_attr("note", "x")
+    b.return_(b.optimization_barrier(f.arguments[0]))
+    generic = m.to_text(locations=False, dialect=dialect)
+    text = m.to_text(locations=False, dialect=dialect, pretty=True)
+    assert text == str(oracle.parse(generic))
+    assert "while()\n" in text and 'optimization_barrier {note = "x"}()' in text
+    assert hlo.parse(text).to_text(locations=False, dialect=dialect) == generic
