@@ -198,8 +198,8 @@ _BROKEN = {
   }}
 }}
 """,
-    "mhlo.return ending a function": f"""module {{
-  func.func @main(%arg0: {_F}) -> {_F} {{
+    "mhlo.return ending a function with other types": f"""module {{
+  func.func @main(%arg0: {_F}) -> tensor<3xf32> {{
     "mhlo.return"(%arg0) : ({_F}) -> ()
   }}
 }}

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import mhlo_ir as hlo
+import verify
 from mhlo_ir.dialect import STABLEHLO
 from mhlo_ir.syntax import ParseError
 from tests import oracle
@@ -344,3 +345,50 @@ def test_a_function_declaration_is_refused_saying_so():
     oracle.mlir_generic(text)  # MLIR reads it (jaxlib cannot compile it)
     with pytest.raises(ParseError, match=r"2:21: function declarations .* are not read"):
         hlo.parse(text)
+
+
+# jax.jit(lambda x: lax.approx_max_k(x, 2)).lower(...).as_text() with jaxlib 0.10: the
+# comparator function ends with stablehlo.return, not func.return.
+_APPROX_TOP_K = """module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, \
+mhlo.num_replicas = 1 : i32} {
+  func.func @top_k_gt_f32_comparator(%arg0: tensor<f32>, %arg1: tensor<f32>, \
+%arg2: tensor<i32>, %arg3: tensor<i32>) -> tensor<i1> {
+    %0 = stablehlo.compare GT, %arg0, %arg1 : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %0 : tensor<i1>
+  }
+  func.func public @main(%arg0: tensor<4x4xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>) {
+    %0 = stablehlo.iota dim = 1 : tensor<4x4xi32>
+    %c = stablehlo.constant dense<-1> : tensor<i32>
+    %cst = stablehlo.constant dense<0xFF800000> : tensor<f32>
+    %1:2 = stablehlo.custom_call @ApproxTopK(%arg0, %0, %cst, %c) {backend_config = "", \
+called_computations = [@top_k_gt_f32_comparator], mhlo.backend_config = {aggregate_to_topk = \
+true, is_fallback = true, recall_target = 0.949999988 : f32, reduction_dim = 1 : i64, \
+reduction_input_size_override = -1 : i64, top_k = 2 : i64}} : (tensor<4x4xf32>, \
+tensor<4x4xi32>, tensor<f32>, tensor<i32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)
+    return %1#0, %1#1 : tensor<4x2xf32>, tensor<4x2xi32>
+  }
+}
+"""
+
+
+def test_a_function_ending_with_mhlos_return_reads_prints_and_runs():
+    """jaxlib reads and runs a function that ends with (stablehlo|mhlo).return; jax emits
+    one for approx_top_k's comparator. Its types are still checked against the function's
+    (jaxlib does not check them: it ran @main returning a tensor<2xf32> declared
+    tensor<3xf32>)."""
+    module = hlo.parse(_APPROX_TOP_K)
+    comparator = module.functions[0]
+    assert comparator.entry_block.operations[-1].spec.name == "return"
+    generic = module.to_text(locations=False, dialect=STABLEHLO)
+    assert generic == oracle.mlir_generic(_APPROX_TOP_K)
+    assert hlo.parse(module.to_text(pretty=True, dialect=STABLEHLO)).to_text(
+        locations=False, dialect=STABLEHLO) == generic
+    x = np.array([[1, 5, 3, 2], [9, 0, 8, 7], [4, 4, 1, 6], [0, 2, 3, 1]], np.float32)
+    values, indices = verify.run(module, x)
+    np.testing.assert_array_equal(values, -np.sort(-x, axis=1)[:, :2])
+    np.testing.assert_array_equal(indices, np.argsort(-x, axis=1, kind="stable")[:, :2])
+    wrong = ("func.func public @main(%a: tensor<2xf32>) -> tensor<3xf32> {\n"
+             "  mhlo.return %a : tensor<2xf32>\n}\n")
+    assert verify.run(wrong, np.ones(2, np.float32))[0].shape == (2,)  # (jaxlib's)
+    with pytest.raises(hlo.ModuleVerificationError, match="returns.*tensor<2xf32>.*declared"):
+        hlo.parse(wrong)
