@@ -41,6 +41,7 @@ from .parse_heads import (empty_tail, function_head, module_head, pretty_functio
 from .parse_lines import REGION_HEAD, LineCache, label_line, location_line, one_line
 from .parse_regions import combining_op, region_head, region_tail, remember_combining
 from .parse_templates import remember, starts_op
+from .parse_scope import Scope
 from .syntax import ParseError, TokenStream, nested_too_deeply
 from .text import check_attr_name
 from .types import FunctionType, read_type
@@ -130,42 +131,6 @@ def parse_file(path, *, verify: bool = True):
     return parse(text, source=source, verify=verify)
 
 
-class _Scope:
-    """The values visible where the parser is: one dict per open region, innermost last (a
-    function starts a fresh list: it sees none of its module's values)."""
-
-    __slots__ = ("frames",)
-
-    def __init__(self):
-        self.frames = [{}]
-
-    def lookup(self, name):
-        for frame in reversed(self.frames):
-            v = frame.get(name)
-            if v is not None:
-                return v
-        return None
-
-    def open(self) -> dict:
-        """A new innermost frame, for a region: it sees the frames around it, and a name
-        they define is taken there too (MLIR: "redefinition of SSA value")."""
-        frame = _Nested()
-        frame.outer = self.frames[-1]
-        self.frames.append(frame)
-        return frame
-
-
-class _Nested(dict):
-    """A region's frame: ``name in frame`` (what every definition asks first) answers for the
-    frames around it too. A function's own frame stays a plain dict, so only ops in regions
-    pay for the longer question."""
-
-    __slots__ = ("outer",)
-
-    def __contains__(self, name) -> bool:
-        return dict.__contains__(self, name) or name in self.outer
-
-
 class _Parser:
     __slots__ = ("ts", "aliases", "scope", "dialect", "check_ops", "lines")
 
@@ -174,7 +139,7 @@ class _Parser:
         self.lines = LineCache(self)
         self.ts = TokenStream(text, source)
         self.aliases = Aliases(text, source)
-        self.scope = _Scope()
+        self.scope = Scope()
         self.dialect = STABLEHLO if _spells_stablehlo(text) else MHLO
 
     # -- top level --------------------------------------------------------------------------

@@ -30,6 +30,7 @@ import re
 import attrs
 
 from .attributes import StringAttr
+from .compact_reduce import compact_body, compact_reducer
 from .dense import DenseElementsAttr
 from .pretty_arrays import (_WINDOW, AlgorithmBody, ConvWindow, Dims, DotDims, EnumList,
                             SliceRanges)
@@ -493,36 +494,6 @@ class While:
         r.regions.append(read_region_with_args(p, args))
 
 
-# Ops a reduce may name with ``applies``: MLIR's compact form needs a commutative binary op
-# (mulhi: MHLO's alone, as jaxlib's reader and printer take it).
-_COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor", "mulhi"})
-
-
-def _compact_reducer(op):
-    """The inner op's spec when MLIR prints ``op`` (a reduce) as ``applies mhlo.add``: one
-    input, a body of one commutative op of the block's two scalar arguments, in order, whose
-    result the return gives (MLIR's isEligibleForCompactPrint)."""
-    n = len(op.operands) // 2
-    if n != 1 or len(op.regions[0].blocks) != 1:
-        return None
-    block = op.regions[0].blocks[0]
-    ops = block.operations
-    if len(ops) != 2:
-        return None
-    inner, ret = ops
-    spec = inner.spec
-    if spec.namespace != "hlo" or spec.name not in _COMMUTATIVE or inner.attributes or \
-            inner.regions or len(inner.results) != 1:
-        return None
-    et = op.operands[0].type.element_type
-    if tuple(inner.operands) != tuple(block.arguments) or \
-            inner.operands[0].type is not TensorType((), et):
-        return None
-    if not ret.spec.terminator or tuple(ret.operands) != tuple(inner.results):
-        return None
-    return spec
-
-
 @attrs.frozen
 class Reduce:
     """``(%x init: %i), ... [applies mhlo.add] across dimensions = [0] {attrs} : (...) -> ...``
@@ -535,7 +506,7 @@ class Reduce:
         n = len(op.operands) // 2
         pairs = ", ".join(f"({names[x]} init: {names[i]})"
                           for x, i in zip(op.operands[:n], op.operands[n:]))
-        inner = _compact_reducer(op)
+        inner = compact_reducer(op)
         applies = f" applies {inner.full_name(pr.dialect)}" if inner is not None else ""
         dims = ", ".join(map(str, index_ints(op.attributes["dimensions"])))
         head = [pairs, applies, f" across dimensions = [{dims}]", AttrDict().render(pr, op),
@@ -574,7 +545,7 @@ class Reduce:
         ts.expect(":")
         FUNCTIONAL.read(r)
         if inner is not None:
-            body = _compact_body(p, r, inner)
+            body = compact_body(p, r, inner)
             r.regions.append(body)
             r.implied.append(body.blocks[0])
             return
@@ -642,30 +613,6 @@ def scan_arg_names(op) -> tuple:
     init (made unique by the printer)."""
     n_in, n_init = op.attributes["operandSegmentSizes"].values
     return ("input",) * n_in + ("carry",) * n_init
-
-
-def _compact_body(p, r, itok):
-    """The body ``applies`` names: ``^bb0(%a, %b): %c = op %a, %b; return %c``."""
-    from .ir import Block, Region
-    from .location import UNKNOWN
-    from .ops.spec import REGISTRY
-    name = itok.text
-    prefix, _, kind = name.partition(".")
-    own = r.name.partition(".")[0]
-    if prefix != own or kind not in _COMMUTATIVE or own not in REGISTRY[kind].dialects:
-        ops = ", ".join(f"{own}.{k}" for k in sorted(_COMMUTATIVE)
-                        if own in REGISTRY[k].dialects)
-        raise p.ts.error(f"'{r.name}' applies {name}: expected a commutative binary op of "
-                         f"{own} ({ops})", itok)  # (as MLIR's reader refuses it)
-    et = r.operands[0].type.element_type
-    t = TensorType((), et)
-    block = Block([t, t])
-    a, b = block.arguments
-    inner = p.make(name, [a, b], {}, {}, (), (t,), UNKNOWN, itok, block)
-    block.operations.append(inner)
-    ret = p.make(f"{prefix}.return", [inner.results[0]], {}, {}, (), (), UNKNOWN, itok, block)
-    block.operations.append(ret)
-    return Region([block])
 
 
 def read_region_with_args(p, args):
@@ -740,7 +687,7 @@ class Form:
         but for a reduce that ``applies`` its body (MLIR's compact form, no region)."""
         for x in self.pieces:
             if isinstance(x, Reduce):
-                return _compact_reducer(op) is None
+                return compact_reducer(op) is None
             if isinstance(x, (While, Scan)):
                 return True
         return False
