@@ -407,13 +407,9 @@ class Jitted:
         sig = []
         for i, x in enumerate(leaves):
             if isinstance(x, jax.core.Tracer):
-                if getattr(_TRACING, "depth", 0):
-                    return None, None  # (called by a function lower.jax is tracing)
-                raise TypeError(
-                    f"lower.jax.jit got a jax tracer ({type(x).__name__}) for an argument: it "
-                    "runs programs outside jax, so it cannot be called inside jax.jit, vmap, "
-                    "grad or other jax transformations (transform the function first: "
-                    "lower.jax.jit(jax.vmap(f)))")
+                # Called by a function lower.jax is tracing, or inside a jax transformation
+                # (jax.grad(lower.jax.jit(f))): jax.jit's call there (see _inside_a_trace).
+                return None, None
             if isinstance(x, jax.ShapeDtypeStruct):
                 raise TypeError(f"an argument is a jax.ShapeDtypeStruct {x}, not an array: "
                                 "to lower the program of a signature, pass it to "
@@ -463,8 +459,11 @@ class Jitted:
                      _donate_keywords=frozenset(k for k in kwargs if k in self._donate_names))
 
     def _inside_a_trace(self, *args, **kwargs):
-        """A call from a function lower.jax is tracing (a jitted helper of a jitted
-        function): jax.jit's, as jax.jit nests, so the outer program holds it as a call."""
+        """A call with jax tracers for arguments: from a function lower.jax is tracing (a
+        jitted helper of a jitted function), or inside jax's own transformations (grad,
+        vmap, eval_shape of a lower.jax.jit function). jax.jit's call, as jax.jit nests and
+        transforms: in the first case the outer program holds it as a call our rules lower;
+        in the second jax runs it (lower.jax.jit(jax.grad(f)) lowers the gradient here)."""
         jitted = self._jax_jit
         if jitted is None:
             jax = _jax()

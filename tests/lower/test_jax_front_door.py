@@ -364,13 +364,17 @@ def test_the_jit_cache_keys_jaxs_trace_time_configuration():
     np.testing.assert_array_equal(f(a, b), a + b)
 
 
-def test_a_call_under_a_jax_transformation_says_what_to_do():
-    f = lj.jit(lambda a: a * 2)
-    for transform in (jax.vmap, jax.jit, jax.grad):
-        with pytest.raises(TypeError, match=r"jax tracer .*lower.jax.jit\(jax.vmap\(f\)\)"):
-            transform(lambda a: f(a).sum() if transform is jax.grad else f(a))(
-                np.ones((2, 3), np.float32))
+def test_a_call_under_a_jax_transformation_is_jax_jits_as_jax_jit_composes():
+    """grad, vmap, jit and eval_shape of a lower.jax.jit function give what they give of
+    jax.jit's (jax runs it there; lower.jax.jit(jax.grad(f)) is ours), none compiled here."""
+    f, g = lj.jit(jnp.sin), jax.jit(jnp.sin)
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    for transform in (jax.vmap, jax.jit, lambda h: jax.grad(lambda a: h(a).sum())):
+        np.testing.assert_array_equal(np.asarray(transform(f)(x)), np.asarray(transform(g)(x)))
+    assert jax.eval_shape(f, x) == jax.eval_shape(g, x)
     assert f.cache_size == 0
+    np.testing.assert_allclose(lj.jit(jax.grad(lambda a: jnp.sin(a).sum()))(x), np.cos(x),
+                               rtol=1e-6)
 
 
 def _tile(x, n=2):
