@@ -14,7 +14,7 @@ from . import convert
 from .control_flow import check_region, inputs_and_inits, region_returns
 from .convolution import _padding, window_output_size
 from .linalg import _bool
-from .args import arg_names, integer, pairs, results, value_list
+from .args import arg_names, check_values, integer, pairs, results, value_list
 from .spec import (MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, region_arg, register,
                    tensor_operand)
 
@@ -217,7 +217,7 @@ register(OpSpec("map", ("inputs*",), {"dimensions": AttrSpec(i64_array, True)}, 
 def _map(b, inputs, body, *, dimensions=None, location=None) -> Value:
     """``body(b, *scalars) -> scalar`` applied elementwise; the result element type is what
     the body returns."""
-    inputs = value_list("map", "inputs", inputs)
+    inputs = check_values("map", "inputs", value_list("map", "inputs", inputs))
     if not inputs:
         fail("map", "needs at least one input")
     region = b.region([region_arg("map", f"inputs[{i}]", v.type)
@@ -322,7 +322,8 @@ def scan(b, inputs, inits, dimension, body, *, is_reverse=None, is_associative=N
 
     Returns the outputs (the slices stacked along ``dimension``) followed by the carries, as
     every builder method returns results: a Value when there is one, else a flat tuple."""
-    inputs, inits = value_list("scan", "inputs", inputs), value_list("scan", "inits", inits)
+    inputs = check_values("scan", "inputs", value_list("scan", "inputs", inputs))
+    inits = check_values("scan", "inits", value_list("scan", "inits", inits))
     dimension = integer("scan", "dimension", dimension)
     slices = []
     for i, v in enumerate(inputs):
