@@ -32,7 +32,7 @@ from .errors import OpBuildError
 from .quant import QuantizedType, expressed_tensor, is_quantized, quantized
 from .types import TensorType, tensor
 
-__all__ = ["validate_quantized", "family_ops"]
+__all__ = ["validate_quantized", "refuse_quantized", "family_ops"]
 
 
 def family_ops(family: str) -> frozenset:
@@ -83,9 +83,16 @@ def validate_quantized(spec, types, attributes, result_types, regions) -> tuple:
         return _dot_like(spec, types, attributes, result_types, regions)
     if family == "storage":
         return _storage(spec, types, attributes, result_types, regions)
-    what = _first_quantized(spec, types, result_types or ())
+    refuse_quantized(spec, _first_quantized(spec, types, result_types or ()))
+
+
+def refuse_quantized(spec, what: str):
+    """Refuse op ``spec`` a quantized tensor (``what``: "operand x is ..."), saying whether
+    StableHLO defines the quantized op and what to do instead. Also raised by region ops
+    given a per-axis type before their scalar block arguments exist (``ops.spec.region_arg``)."""
+    name = spec.name
     why = (f"StableHLO defines quantized {name}, but mhlo_ir does not take it yet"
-           if family == "not_yet" else f"StableHLO defines quantized {name} nowhere")
+           if spec.quantized == "not_yet" else f"StableHLO defines quantized {name} nowhere")
     instead = ("make a float constant and quantize it (uniform_quantize)" if name == "constant"
                else "dequantize first (uniform_dequantize) and quantize the result "
                     "(uniform_quantize)")

@@ -17,7 +17,7 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "topk_of_rank_over_two",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
-           "in_loop", "domain_in_loop", "boolean_clamp_in_loop"]
+           "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "default_rng_state"]
 
 
 _BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
@@ -317,6 +317,20 @@ def domain_in_loop(op) -> bool:
     """A ``domain`` inside a while or scan body (XLA:CPU: "Unhandled opcode for elemental IR
     emission: domain"; in the entry function and in if branches it compiles)."""
     return op.spec.name == "domain" and in_loop(op)
+
+
+def default_rng_state(op):
+    """A ``rng_bit_generator`` with the DEFAULT algorithm of a state other than
+    ``tensor<2xui64>`` or ``tensor<3xui64>``: XLA:CPU expands DEFAULT as PHILOX, over
+    unsigned 64-bit words, and fails compiling any other state ("Binary op shift-right-logical
+    with different element types: s32[] and u64[]"), though XLA:TPU takes 2 words of 32- or
+    64-bit integers (which the builder therefore allows). The state's type, or None."""
+    if op.spec.name != "rng_bit_generator" or \
+            getattr(op.attributes.get("rng_algorithm"), "value", None) != "DEFAULT":
+        return None
+    t = op.operands[0].type
+    ok = getattr(t, "shape", None) in ((2,), (3,)) and t.element_type.name == "ui64"
+    return None if ok else t
 
 
 def boolean_clamp_in_loop(op) -> bool:

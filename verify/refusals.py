@@ -75,7 +75,9 @@ def _cpu_refusals(module) -> None:
     (the compile fails), an abs of a complex iota (the compile aborts), an all_to_all,
     collective_permute or all_gather of sub-byte values with a channel (the heap), a
     SliceToDynamic custom call with a static result (the compile aborts), a TopK custom
-    call of rank 3 or more (wrong results; empty with a side effect, it segfaults)."""
+    call of rank 3 or more (wrong results; empty with a side effect, it segfaults), a DEFAULT
+    rng_bit_generator of a state other than 2 or 3 ui64 words (the compile fails, naming no
+    op)."""
     from mhlo_ir import xla_cpu
     from mhlo_ir.ir import walk
     for fn, op in walk(module):
@@ -150,6 +152,12 @@ def _cpu_refusals(module) -> None:
                    "its compile aborts the process (\"Check failed: instruction_count() == "
                    "post_order.size()\"); pass distinct values, or give the fusion one "
                    "operand")
+        elif (t := xla_cpu.default_rng_state(op)) is not None:
+            why = (f"'rng_bit_generator' DEFAULT with initial_state {t}: XLA:CPU's default "
+                   "algorithm is PHILOX, which takes tensor<2xui64> or tensor<3xui64> and "
+                   "fails compiling any other state (XLA:TPU's takes 2 words of a 32- or "
+                   "64-bit integer type); give it a ui64 state (bitcast_convert 4 x ui32 "
+                   "reshaped to 2x2), or ask for PHILOX or THREE_FRY")
         elif xla_cpu.chained_rank_changing_bitcasts(op):
             why = ("a 'bitcast_convert' that changes the rank, of a value another one changed "
                    "the same way: XLA's simplifier merges the two into one bitcast with the "

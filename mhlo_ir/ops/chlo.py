@@ -373,6 +373,9 @@ def chlo_constant_like(b, value, operand, *, location=None) -> Value:
         if et.kind not in ("sint", "uint", "float"):
             fail("chlo.constant_like", f"builds integer or float splats only, got operand {t}")
         arr = constant_attr("chlo.constant_like", value, et).to_array()  # checked exactly
+        if arr.shape != ():  # (the attribute is one number: int() and float() would fail)
+            fail("chlo.constant_like", f"value must be a scalar, got {type(value).__name__} "
+                                       f"{value!r:.40} of shape {list(arr.shape)}")
         value = IntegerAttr(int(arr), et) if et.kind != "float" else FloatAttr(float(value), et)
     return b.create("chlo.constant_like", (operand,), {"value": value},
                     location=location).results[0]

@@ -24,7 +24,7 @@ from ..ir import Value
 from . import convert
 from .control_flow import check_region, region_returns
 from .args import integer, results, value_list
-from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+from .spec import AttrSpec, OpSpec, builder_method, fail, region_arg, register, tensor_operand
 
 __all__ = ["replica_groups", "channel_handle", "source_target_pairs"]
 
@@ -236,12 +236,11 @@ register(OpSpec("all_reduce", ("operands*",), {**_GROUP_ATTRS, **_GLOBAL}, regio
                 closed_regions=True, quantized="not_yet"))
 
 
-def _scalar_region(b, x, body, op="all_reduce"):
+def _scalar_region(b, x, body, op="all_reduce", what="operands[0]"):
     t = getattr(x, "type", None)
-    et = t.element_type if isinstance(t, TensorType) else None
-    if et is None:
+    if not isinstance(t, TensorType):
         fail(op, f"operand must be a tensor Value, got {x!r:.60}")
-    s = tensor((), et)
+    s = region_arg(op, what, t)
     return b.region((s, s), body, op=op, arg_names=("lhs", "rhs"))
 
 
@@ -500,7 +499,7 @@ def reduce_scatter(b, operand, scatter_dimension, body, replica_groups=(), *,
     """Reduce ``operand`` across each group with ``body(b, lhs, rhs) -> scalar`` and keep this
     replica's block of ``scatter_dimension``."""
     scatter_dimension = integer("reduce_scatter", "scatter_dimension", scatter_dimension)
-    region = _scalar_region(b, operand, body, "reduce_scatter")
+    region = _scalar_region(b, operand, body, "reduce_scatter", "operand")
     attrs = {"scatter_dimension": scatter_dimension, "replica_groups": replica_groups,
              "channel_handle": channel_handle,
              "use_global_device_ids": True if use_global_device_ids else None}

@@ -13,7 +13,7 @@ from ..types import AsyncBundleType, TensorType, TupleType
 from .. import op_forms as pf
 from ..mhlo_attributes import misc_enum
 from . import convert
-from .args import arg_names, results, value_list
+from .args import arg_names, results, type_list, value_list
 from .convert import show as _show
 from .custom_call import _aliases, check_aliases
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register
@@ -127,7 +127,7 @@ def composite(b, name, inputs, decomposition, *, composite_attributes=None, vers
     op = b.create("composite", (inputs,), {
         "name": name, "decomposition": decomposition,
         "composite_attributes": composite_attributes, "version": version},
-        tuple(result_types), location=location)
+        type_list("composite", "result_types", result_types), location=location)
     return results(op)
 
 

@@ -23,8 +23,8 @@ from ..location import checked_location
 from .construct import memo_get, memo_put
 from .args import arg_names, check_values, results, tensor_of, value_list
 from .args import ints as int_list
-from .spec import (FUNC, REGISTRY, AttrSpec, OpSpec, builder_method, fail, register,
-                   tensor_operand)
+from .spec import (FUNC, REGISTRY, AttrSpec, OpSpec, builder_method, fail, region_arg,
+                   register, tensor_operand)
 
 # What builder methods return: a Value for one result, a tuple for several, the Operation
 # for none (see Builder).
@@ -244,9 +244,9 @@ def _reduce_general(b, inputs, init_values, dimensions, body, location) -> Value
         inputs = value_list("reduce", "inputs", inputs)
         inits = value_list("reduce", "init_values", init_values)
     scalar = []
-    for v in inits:
+    for i, v in enumerate(inits):
         t = tensor_of(v, "reduce")
-        scalar.append(t if t.shape == () else tensor((), t.element_type))  # (interned)
+        scalar.append(t if t.shape == () else region_arg("reduce", f"init_values[{i}]", t))
     region = b.region(scalar + scalar, body, op="reduce",
                       arg_names=_ACC_X if len(inits) == 1 else arg_names(len(inits), "acc", "x"))
     dims = int_list("reduce", "dimensions", dimensions)

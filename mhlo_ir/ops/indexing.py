@@ -21,7 +21,7 @@ from .data_movement import (_bool, _i64, _tensor_of, check_inferred, integer_ope
                             result_tensor, shape_operand)
 from .held import constant_ints
 from .args import arg_names, results, value_list
-from .spec import AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+from .spec import AttrSpec, OpSpec, builder_method, fail, region_arg, register, tensor_operand
 
 
 def _list(xs) -> list:
@@ -41,8 +41,8 @@ def _in_range(op, what, dims, rank, of) -> None:
             fail(op, f"{what} entry {d} is out of range for {of} of rank {rank}")
 
 
-def _scalars(ts):
-    return [tensor((), t.element_type) for t in ts]
+def _scalars(op, ts):
+    return [region_arg(op, f"inputs[{i}]", t) for i, t in enumerate(ts)]
 
 
 # -- dynamic_slice, dynamic_update_slice --------------------------------------------------------
@@ -399,7 +399,7 @@ def _scatter(op, types, attributes):
 def _scatter_check(op, types, attributes, results, regions):
     inputs = _scatter(op, types, attributes)
     check_inferred(op, inputs, results)
-    scalars = _scalars(inputs)
+    scalars = _scalars(op, inputs)
     check_region(op, "update_computation", regions[0], scalars + scalars, scalars)
 
 
@@ -425,7 +425,7 @@ def scatter(b, inputs, scatter_indices, updates, dimension_numbers, update_compu
     """
     inputs = value_list("scatter", "inputs", inputs)
     updates = value_list("scatter", "updates", updates)
-    scalars = _scalars([_tensor_of(b, v, "scatter") for v in inputs])
+    scalars = _scalars("scatter", [_tensor_of(b, v, "scatter") for v in inputs])
     region = b.region(scalars + scalars, update_computation, op="scatter",
                       what="update_computation", arg_names=arg_names(len(inputs), "old", "new"))
     op = b.create("scatter", (inputs, scatter_indices, updates), {
@@ -455,10 +455,10 @@ def _sort(op, types, attributes):
     return tuple(inputs)
 
 
-def _comparator_args(types):
+def _comparator_args(op, types):
     args = []
-    for t in types:
-        s = tensor((), t.element_type)
+    for i, t in enumerate(types):
+        s = region_arg(op, f"inputs[{i}]", t)
         args += [s, s]
     return args
 
@@ -466,7 +466,8 @@ def _comparator_args(types):
 def _sort_check(op, types, attributes, results, regions):
     inputs = _sort(op, types, attributes)
     check_inferred(op, inputs, results)
-    check_region(op, "comparator", regions[0], _comparator_args(inputs), (tensor((), i1),))
+    check_region(op, "comparator", regions[0], _comparator_args(op, inputs),
+                 (tensor((), i1),))
 
 
 register(OpSpec("sort", ("inputs*",),
@@ -485,7 +486,7 @@ def sort(b, inputs, comparator, dimension=-1, is_stable=False, *, location=None)
     ``lambda r, x, y: r.compare(x, y, "LT")``. Returns a Value for one input, else a tuple.
     """
     inputs = value_list("sort", "inputs", inputs)
-    args = _comparator_args([_tensor_of(b, v, "sort") for v in inputs])
+    args = _comparator_args("sort", [_tensor_of(b, v, "sort") for v in inputs])
     region = b.region(args, comparator, op="sort", what="comparator",
                       arg_names=arg_names(len(inputs), "lhs", "rhs", interleave=True))
     op = b.create("sort", (inputs,), {"dimension": dimension, "is_stable": is_stable},

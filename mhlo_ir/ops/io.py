@@ -163,8 +163,13 @@ def infeed(b, token, result_types, *, infeed_config="", layout=None,
     token alone when ``result_types`` is empty). ``layout`` is one minor-to-major list per
     value (e.g. ``[[1, 0]]``)."""
     attrs = {"infeed_config": infeed_config}
-    if layout is not None:
-        attrs["layout"] = layout if isinstance(layout, ArrayAttr) else ArrayAttr(
+    if isinstance(layout, ArrayAttr):
+        attrs["layout"] = layout
+    elif layout is not None:
+        if isinstance(layout, (str, bytes)) or not hasattr(layout, "__iter__"):
+            fail("infeed", f"layout must be a list of minor-to-major lists, one per result, "
+                           f"got {type(layout).__name__} {layout!r:.40}")
+        attrs["layout"] = ArrayAttr(
             [ArrayAttr(list(ints("infeed", f"layout[{i}]", x))) for i, x in enumerate(layout)])
     return results(b.create("infeed", (token,), attrs,
                             (*type_list("infeed", "result_types", result_types), TOKEN),

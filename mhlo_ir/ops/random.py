@@ -82,11 +82,27 @@ def _rbg_check(op, types, attributes, results, regions):
                  f"for {u} and bitcast_convert or convert the bits")
     if state.rank != 1 or state.element_type.kind not in ("sint", "uint"):
         fail(op, f"operand initial_state must be a 1-D integer tensor, got {state}")
+    # What XLA compiles, measured on jaxlib 0.10.2 for XLA:CPU and XLA:TPU (libtpu, v5e): each
+    # other state passes jaxlib's verifier and fails in XLA's rng expander, naming no op.
+    # THREE_FRY and PHILOX take unsigned 64-bit words only, as StableHLO's spec says. DEFAULT
+    # is the backend's own algorithm: XLA:CPU's is PHILOX (2 or 3 ui64 words;
+    # xla_cpu.default_rng_state refuses the rest there), XLA:TPU's takes 2 words of any 32-
+    # or 64-bit integer type; no backend takes what is refused here.
     alg = attributes["rng_algorithm"].value
-    need = {"THREE_FRY": (2,), "PHILOX": (2, 3)}.get(alg)
-    if need is not None and state.element_type.bits == 64 and state.shape[0] not in need:
-        fail(op, f"{alg} needs an initial_state of {' or '.join(map(str, need))} 64-bit words, "
-                 f"got {state}")
+    n, et = state.shape[0], state.element_type
+    if alg == "DEFAULT":
+        if not (n == 2 and et.bits >= 32 or n == 3 and et is ui64):
+            fail(op, f"DEFAULT needs an initial_state of 2 words of a 32- or 64-bit integer "
+                     f"type or 3 ui64 words, got {state}: XLA fails on any other (XLA:CPU's "
+                     f"default is PHILOX, on tensor<2xui64> or tensor<3xui64>; XLA:TPU's "
+                     f"takes 2 words)")
+        return
+    need = (2,) if alg == "THREE_FRY" else (2, 3)
+    if et is not ui64 or n not in need:
+        fail(op, f"{alg} needs initial_state "
+                 f"{' or '.join(f'tensor<{k}xui64>' for k in need)}, got {state}: XLA "
+                 f"computes it on unsigned 64-bit words and fails on any other state (JAX's "
+                 f"4 x ui32 keys are 2 ui64 words: reshape to 2x2 and bitcast_convert)")
 
 
 register(OpSpec("rng_bit_generator", ("initial_state",),

@@ -17,11 +17,12 @@ import attrs
 from ..errors import OpBuildError
 from ..quant import _INTERNED as _QUANT_TYPES
 from ..quant import is_quantized
-from ..types import TensorType, TokenType, TupleType, Type
+from ..types import TensorType, TokenType, TupleType, Type, tensor
 
-__all__ = ["OpSpec", "AttrSpec", "fail", "tensor_operand", "same_shape", "REGISTRY", "register",
-           "lookup", "builder_method", "BUILDER_METHODS", "HLO_DIALECTS", "MHLO_ONLY", "CHLO",
-           "FUNC", "STABLEHLO_ONLY", "INSTEAD_OF", "STABLEHLO_NAMESAKE_DIFFERS", "NO_CONVERSION"]
+__all__ = ["OpSpec", "AttrSpec", "fail", "tensor_operand", "region_arg", "same_shape",
+           "REGISTRY", "register", "lookup", "builder_method", "BUILDER_METHODS", "HLO_DIALECTS",
+           "MHLO_ONLY", "CHLO", "FUNC", "STABLEHLO_ONLY", "INSTEAD_OF",
+           "STABLEHLO_NAMESAKE_DIFFERS", "NO_CONVERSION"]
 
 # Values of OpSpec.dialects, the jaxlib dialects that define an op; tests/mhlo_ir/
 # test_op_dialects.py checks every op's against the op names jaxlib registers.
@@ -386,6 +387,19 @@ def tensor_operand(op: str, what: str, t) -> TensorType:
     if not isinstance(t, TensorType):
         fail(op, f"operand {what} must be a tensor, got {_show(t)}")
     return t
+
+
+def region_arg(op: str, what: str, t, shape=()) -> TensorType:
+    """The tensor of ``shape`` (a scalar unless given) of operand ``what``'s element type: the
+    block argument op ``op``'s region takes for it. A per-axis quantized type has no such
+    tensor (its quantization dimension is gone), and StableHLO's region ops take per-tensor
+    types only: the op is refused as it refuses quantized operands, not with the type's own
+    ValueError from deep inside."""
+    et = tensor_operand(op, what, t).element_type
+    if getattr(et, "axis", None) is not None:
+        from ..quant_checks import refuse_quantized
+        refuse_quantized(lookup(op), f"operand {what} is {t}")
+    return tensor(shape, et)
 
 
 def same_shape(op: str, names, types) -> None:

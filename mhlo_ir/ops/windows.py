@@ -14,8 +14,9 @@ from . import convert
 from .control_flow import check_region, inputs_and_inits, region_returns
 from .convolution import _padding, window_output_size
 from .linalg import _bool
-from .args import arg_names, integer, pairs, results, value_list
-from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
+from .args import arg_names, check_values, integer, pairs, results, value_list
+from .spec import (MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, region_arg, register,
+                   tensor_operand)
 
 
 
@@ -24,10 +25,6 @@ _i64 = convert.i64
 
 def _types(ts) -> str:
     return "(" + ", ".join(map(str, ts)) + ")"
-
-
-def _scalar(t) -> TensorType:
-    return tensor((), t.element_type)
 
 
 def _list(op, attributes, name, rank, default):
@@ -116,8 +113,8 @@ def reduce_window(b, inputs, init_values, window_dimensions, body, *, window_str
     inputs = value_list("reduce_window", "inputs", inputs)
     inits = value_list("reduce_window", "init_values", init_values)
     padding = pairs("reduce_window", "padding", padding)
-    scalar = [_scalar(tensor_operand("reduce_window", f"init_values[{i}]",
-                                     getattr(v, "type", None))) for i, v in enumerate(inits)]
+    scalar = [region_arg("reduce_window", f"init_values[{i}]", getattr(v, "type", None))
+              for i, v in enumerate(inits)]
     region = b.region(scalar + scalar, body, op="reduce_window",
                       arg_names=arg_names(len(inits), "acc", "x"))
     attrs = {"window_dimensions": window_dimensions, "window_strides": window_strides,
@@ -154,7 +151,7 @@ def _select_and_scatter_check(op, types, attributes, results, regions):
     expected = _select_and_scatter(op, types, attributes)
     if tuple(results) != expected:
         fail(op, f"results {_types(results)} differ from the inferred {_types(expected)}")
-    s = _scalar(types[0])
+    s = region_arg(op, "operand", types[0])
     check_region(op, "select", regions[0], (s, s), (tensor((), i1),))
     init = types[2]
     check_region(op, "scatter", regions[1], (init, init), (init,))
@@ -174,7 +171,7 @@ def select_and_scatter(b, operand, source, init_value, select, scatter, *,
                        window_dimensions=None, window_strides=None, padding=None,
                        location=None) -> Value:
     """``select(b, a, b) -> i1`` keeps ``a`` when true; ``scatter(b, acc, x)`` combines."""
-    s = _scalar(tensor_operand("select_and_scatter", "operand", getattr(operand, "type", None)))
+    s = region_arg("select_and_scatter", "operand", getattr(operand, "type", None))
     init = tensor_operand("select_and_scatter", "init_value", getattr(init_value, "type", None))
     regions = (b.region((s, s), select, op="select_and_scatter", what="select",
                         arg_names=("lhs", "rhs")),
@@ -203,7 +200,8 @@ def _map_check(op, types, attributes, results, regions):
     out = region_returns(op, "computation", regions[0])
     if len(out) != 1 or not isinstance(out[0], TensorType) or out[0].rank != 0:
         fail(op, f"computation must return one scalar tensor, got {_types(out)}")
-    check_region(op, "computation", regions[0], [_scalar(t) for t in ts], out)
+    args = [region_arg(op, f"inputs[{i}]", t) for i, t in enumerate(ts)]
+    check_region(op, "computation", regions[0], args, out)
     r = results[0] if len(results) == 1 else None
     if r != tensor(ts[0].shape, out[0].element_type):
         fail(op, f"result must be {tensor(ts[0].shape, out[0].element_type)}, got "
@@ -219,10 +217,10 @@ register(OpSpec("map", ("inputs*",), {"dimensions": AttrSpec(i64_array, True)}, 
 def _map(b, inputs, body, *, dimensions=None, location=None) -> Value:
     """``body(b, *scalars) -> scalar`` applied elementwise; the result element type is what
     the body returns."""
-    inputs = value_list("map", "inputs", inputs)
+    inputs = check_values("map", "inputs", value_list("map", "inputs", inputs))
     if not inputs:
         fail("map", "needs at least one input")
-    region = b.region([_scalar(tensor_operand("map", f"inputs[{i}]", v.type))
+    region = b.region([region_arg("map", f"inputs[{i}]", v.type)
                        for i, v in enumerate(inputs)], body, op="map",
                       arg_names=arg_names(len(inputs), "x"))
     out = region_returns("map", "computation", region)
@@ -294,7 +292,8 @@ def _scan_check(op, types, attributes, results, regions):
                      f"{length}")
     if length is None:
         fail(op, "needs scan_dim_size when it has no inputs")
-    slices = tuple(tensor(_drop(t.shape, d), t.element_type) for t in inputs)
+    slices = tuple(region_arg(op, f"inputs[{i}]", t, _drop(t.shape, d))
+                   for i, t in enumerate(inputs))
     got = region_returns(op, "body", regions[0])
     if len(got) != n_out + n_carry:
         fail(op, f"body returns {len(got)} values, expected {n_out} outputs and {n_carry} "
@@ -323,13 +322,15 @@ def scan(b, inputs, inits, dimension, body, *, is_reverse=None, is_associative=N
 
     Returns the outputs (the slices stacked along ``dimension``) followed by the carries, as
     every builder method returns results: a Value when there is one, else a flat tuple."""
-    inputs, inits = value_list("scan", "inputs", inputs), value_list("scan", "inits", inits)
+    inputs = check_values("scan", "inputs", value_list("scan", "inputs", inputs))
+    inits = check_values("scan", "inits", value_list("scan", "inits", inits))
     dimension = integer("scan", "dimension", dimension)
-    for v in inputs:
-        t = tensor_operand("scan", "inputs", v.type)
+    slices = []
+    for i, v in enumerate(inputs):
+        t = tensor_operand("scan", f"inputs[{i}]", v.type)
         if not 0 <= dimension < t.rank:
             fail("scan", f"dimension {dimension} is out of range for input {t}")
-    slices = [tensor(_drop(v.type.shape, dimension), v.type.element_type) for v in inputs]
+        slices.append(region_arg("scan", f"inputs[{i}]", t, _drop(t.shape, dimension)))
     names = arg_names(len(inputs), "x") + arg_names(len(inits), "carry")
     region = b.region(slices + [v.type for v in inits], body, op="scan", arg_names=names)
     got = region_returns("scan", "body", region)

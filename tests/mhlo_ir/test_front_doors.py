@@ -194,3 +194,43 @@ def test_splat_constants_are_keyed_by_exact_value_shape_and_dtype(b):
 def test_splat_constants_refuse_bad_input(b, value, dtype, shape, message):
     with pytest.raises(OpBuildError, match=re.escape(message)):
         b.constant(value, dtype, shape=shape)
+
+
+_X, _TOKEN = hlo.tensor((2, 3), hlo.f32), hlo.token()
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda b, x, t: b.map([1.5], lambda r, a: a),
+     "'map' operand inputs[0] must be a Value (the result of an op or a block argument), "
+     "got float 1.5"),
+    (lambda b, x, t: b.scan([x, 1.5], [], 0, lambda r, a, c: [a, c]),
+     "'scan' operand inputs[1] must be a Value"),
+    (lambda b, x, t: b.scan([x], [1.5], 0, lambda r, a, c: [a, c]),
+     "'scan' operand inits[0] must be a Value"),
+    (lambda b, x, t: b.composite("a.b", [x], "g", result_types=1.5),
+     "'composite' result_types must be a Type or a list of Types, got float 1.5"),
+    (lambda b, x, t: b.infeed(t, [hlo.tensor((2,), hlo.f32)], layout=1.5),
+     "'infeed' layout must be a list of minor-to-major lists, one per result, got float 1.5"),
+    (lambda b, x, t: b.chlo_constant_like(np.zeros(2), x),
+     "'chlo.constant_like' value must be a scalar, got ndarray array([0., 0.]) of shape [2]"),
+    (lambda b, x, t: b.chlo_constant_like([1.5], x),
+     "'chlo.constant_like' value must be a scalar, got list [1.5] of shape [1]"),
+])
+def test_bad_python_arguments_are_refused_naming_the_op_and_argument(build, message):
+    """Arguments of the wrong kind escaped as bare AttributeError/TypeError (numpy's among
+    them) naming neither the op nor the argument."""
+    m = hlo.Module("bad_args")
+    f = m.add_function("main", [_X, _TOKEN], visibility="public")
+    with pytest.raises(OpBuildError, match=re.escape(message)):
+        build(f.builder(), *f.arguments)
+
+
+def test_chlo_constant_like_takes_scalars_of_any_kind():
+    """What the refusal above leaves: Python and numpy scalars, 0-d arrays; jaxlib reads it."""
+    m = hlo.Module("constant_like")
+    f = m.add_function("main", [_X], visibility="public")
+    b, x = f.builder(), f.arguments[0]
+    outs = [b.chlo_constant_like(v, x) for v in (1.5, 2, np.float32(0.25), np.array(3.0))]
+    assert [o.owner.attributes["value"].value for o in outs] == [1.5, 2.0, 0.25, 3.0]
+    b.return_(*outs)
+    verify.check(m)

@@ -455,6 +455,38 @@ def test_builder_methods_move_a_per_axis_type_as_the_spec_requires():
             make()
 
 
+_PER_AXIS_REGION_OPS = {
+    "sort": lambda b, a, z: b.sort(a, lambda r, p, q: r.compare(p, q, "LT"), dimension=0),
+    "map": lambda b, a, z: b.map([a], lambda r, p: p),
+    "scatter": lambda b, a, z: b.scatter(
+        a, b.constant(np.zeros((1, 1), np.int32)), a,
+        dict(update_window_dims=(0, 1), inserted_window_dims=(),
+             scatter_dims_to_operand_dims=(0,), index_vector_dim=1), lambda r, o, n: n),
+    "select_and_scatter": lambda b, a, z: b.select_and_scatter(
+        a, a, z, lambda r, p, q: r.compare(p, q, "GE"), lambda r, p, q: q,
+        window_dimensions=[1, 1]),
+    "all_reduce": lambda b, a, z: b.all_reduce(a, lambda r, p, q: r.add(p, q)),
+    "reduce_scatter": lambda b, a, z: b.reduce_scatter(a, 0, lambda r, p, q: r.add(p, q),
+                                                       [[0]]),
+    "scan": lambda b, a, z: b.scan([a], [z], 0, lambda r, p, c: [p, c]),
+    "reduce": lambda b, a, z: b.reduce(a, a, [0], lambda r, p, q: r.add(p, q)),
+    "reduce_window": lambda b, a, z: b.reduce_window(a, a, [1, 1], lambda r, p, q: r.add(p, q)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PER_AXIS_REGION_OPS))
+def test_region_ops_refuse_per_axis_tensors_naming_the_op(name):
+    """StableHLO's region ops take per-tensor quantized operands only, and a per-axis type has
+    no scalar for the region's block arguments: refused as the op refuses quantized tensors,
+    not with the bare ValueError of making that scalar (which escaped before)."""
+    m, b, (arg,) = _main(1, (3, 2))
+    a = b.uniform_quantize(arg, quantized(hlo.i8, hlo.f32, [0.5, 0.25], [1, 2], axis=1))
+    z = b.uniform_quantize(b.constant(np.float32(0)), Q)
+    with pytest.raises(OpBuildError, match=rf"'{name}' does not take quantized tensors "
+                                           r"\(operand \w+(\[0\])? is tensor<3x2x!quant"):
+        _PER_AXIS_REGION_OPS[name](b, a, z)
+
+
 def test_quantized_dot_and_convolution_builders_take_a_result_element_type():
     """StableHLO's dot-like forms through the builder methods with result_element_type: a
     quantized lhs and rhs of different types into a third (i8 x i8 -> i32), and hybrid

@@ -541,3 +541,28 @@ def test_xla_cpu_aborts_on_the_abs_of_a_complex_iota():
     r = subprocess.run([sys.executable, "-c", code], input=_abs_of_complex_iota().to_text(),
                        capture_output=True, text=True, timeout=120)
     _still_fails(r, "ran")
+
+
+def _default_rng(et):
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((2,), et)], visibility="public")
+    b = f.builder()
+    b.return_(*b.rng_bit_generator(f.arguments[0], (3,), hlo.ui32, "DEFAULT"))
+    return m
+
+
+@pytest.mark.parametrize("et", [hlo.i64, hlo.ui32, hlo.i32])
+def test_a_default_rng_of_a_state_only_xla_tpu_takes_is_refused(et, monkeypatch):
+    """DEFAULT is the backend's algorithm: XLA:TPU's takes these 2-word states (the builder
+    keeps them: tests/mhlo_ir/ops/test_random_errors.py), XLA:CPU's is PHILOX on ui64."""
+    m = _default_rng(et)
+    _refused(m, rf"'rng_bit_generator' DEFAULT with initial_state tensor<2x{et.name}>: "
+                "XLA:CPU's default algorithm is PHILOX")
+    _bypassed_fails(monkeypatch, lambda: verify.compile(m),
+                    "shift-right-logical with different element types")
+
+
+def test_a_default_rng_of_ui64_words_runs():
+    key = np.array([1, 2], np.uint64)
+    state, bits = verify.run(_default_rng(hlo.ui64), key)
+    assert bits.shape == (3,) and bits.dtype == np.uint32 and not np.array_equal(state, key)

@@ -245,8 +245,8 @@ def test_rng_bounds_must_match_result():
 
 def test_rng_bit_generator_state_size():
     b, (s,) = _args(T((3,), hlo.ui64))
-    with pytest.raises(OpBuildError, match="'rng_bit_generator' THREE_FRY needs an initial_state "
-                                           "of 2 64-bit words"):
+    with pytest.raises(OpBuildError, match="'rng_bit_generator' THREE_FRY needs initial_state "
+                                           "tensor<2xui64>, got tensor<3xui64>"):
         b.rng_bit_generator(s, (4,), hlo.ui32, "THREE_FRY")
 
 
