@@ -110,18 +110,42 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
     if _is_algorithm(precision):
         return _dot_with_algorithm(ctx, lhs, rhs, dimension_numbers, precision)
     (lc, rc), (lb, rb) = dimension_numbers
-    out_dtype = ctx.avals_out[0].dtype
-    if lhs.type.element_type is not rhs.type.element_type:
-        # jax allows mixed operand types with a preferred element type: convert both to it.
-        from ..semantics import convert_hlo
-        lhs = convert_hlo(ctx.builder, lhs, out_dtype)
-        rhs = convert_hlo(ctx.builder, rhs, out_dtype)
-    in_dtype = lhs.type.dtype
-    result = None if out_dtype is in_dtype or out_dtype == in_dtype else out_dtype
+    out_dtype = np.dtype(ctx.avals_out[0].dtype)
+    if lhs.type.element_type is not rhs.type.element_type and \
+            not _keeps_mixed(ctx.module_context.platform, lhs.type.element_type,
+                             rhs.type.element_type):
+        b = ctx.builder
+        lhs, rhs = _jax_convert(b, lhs, out_dtype), _jax_convert(b, rhs, out_dtype)
+    mixed = lhs.type.element_type is not rhs.type.element_type
+    result = None if not mixed and out_dtype == lhs.type.dtype else out_dtype
+    # (jax writes the precisions always, DEFAULT where none is asked for)
     return [ctx.builder.dot_general(lhs, rhs, (lc, rc), (lb, rb),
-                                   precision_config=None if precision is None else
-                                   _precision_config(precision),
-                                   result_element_type=result)]
+                                   precision_config=_precision_config(precision) or
+                                   ["DEFAULT", "DEFAULT"], result_element_type=result)]
+
+
+_FP8 = frozenset({"f8E4M3FN", "f8E5M2", "f8E5M2FNUZ", "f8E4M3FNUZ", "f8E3M4", "f8E4M3",
+                  "f8E8M0FNU"})
+
+
+def _keeps_mixed(platform, lhs_et, rhs_et) -> bool:
+    """Whether jax's rule (``_handle_dot_precision``) leaves operands of two element types
+    as they are: on TPU when both are floats or integers, elsewhere when both are 8-bit
+    floats; otherwise both are converted to the result's type, which XLA's backends
+    compute (each fails on some other pairs its type system accepts)."""
+    if platform == "tpu":
+        return all(et.kind in ("float", "sint", "uint") for et in (lhs_et, rhs_et))
+    return lhs_et.name in _FP8 and rhs_et.name in _FP8
+
+
+def _jax_convert(b, x, dtype):
+    """jax's ``mlir.convert_hlo``: to bool is ``!= 0``; else a convert, even to the type
+    the value has (jax writes that one too)."""
+    et = hlo.from_numpy(dtype)
+    if et.kind == "bool" and x.type.element_type.kind != "bool":
+        from ..semantics import compare_hlo
+        return compare_hlo(b, x, full_like(b, 0, x.type), "NE")
+    return b.convert(x, et)
 
 
 register_lowering("dot_general", _dot_general)

@@ -340,3 +340,36 @@ def test_a_bare_jaxpr_has_no_names_unless_given():
     assert _argument_locations(named.to_text()) == \
         [str(mhlo_ir.NameLoc("x")), str(mhlo_ir.UNKNOWN), str(mhlo_ir.NameLoc("y"))]
     np.testing.assert_array_equal(verify.run(named, X3, X3, X3)[0], X3 * X3)
+
+
+# -- dot_general: jax's mixed operand types per platform, its precisions always written -------
+
+def _ones(shape, dtype):
+    return (np.arange(np.prod(shape)).reshape(shape) % 3).astype(dtype)
+
+
+_DOTS = {
+    "f32": (lambda a, b: a @ b, f32, f32),
+    "f32 highest": (lambda a, b: jax.numpy.dot(a, b, precision="highest"), f32, f32),
+    "bf16 x f32": (lambda a, b: a @ b, jax.numpy.bfloat16, f32),
+    "i8 x f32": (lambda a, b: a @ b, np.int8, f32),
+    "c64 x f32": (lambda a, b: a @ b, c64, f32),
+    "bool x bool": (lambda a, b: a @ b, np.bool_, np.bool_),
+    "i8 x i8 -> i32": (lambda a, b: lax.dot(a, b, preferred_element_type=np.int32),
+                       np.int8, np.int8),
+    "f8 e4m3 x e5m2 -> f32": (lambda a, b: lax.dot(a, b, preferred_element_type=f32),
+                              jax.numpy.float8_e4m3fn, jax.numpy.float8_e5m2),
+}
+
+
+@pytest.mark.parametrize("platform", ["cpu", "cuda", "tpu"])
+@pytest.mark.parametrize("name", sorted(_DOTS))
+def test_dot_general_is_jaxs_program_on_each_platform(name, platform):
+    """Operands of two types stay so where jax's rule keeps them (8-bit floats off TPU,
+    floats and integers on TPU), else both are converted to the result's type (identity
+    converts included, as jax writes them); the precisions are written, DEFAULT ones too."""
+    f, lt, rt = _DOTS[name]
+    a, b = _ones((2, 3), lt), _ones((3, 4), rt)
+    assert_same_module(f, a, b, platform=platform)
+    if platform == "cpu":
+        assert_same_numbers(f, a, b)
