@@ -329,3 +329,19 @@ def test_bf16_attention_compiles_for_tpu_with_its_dot_algorithm():
     low = lj.lower(lambda v: jax.nn.dot_product_attention(v, v, v), q, platform="tpu")
     assert "#mhlo.dot_algorithm<lhs_precision_type = bf16" in low.text
     assert low.compile("tpu", topology=TOPOLOGY).cost_analysis()["flops"] > 0
+
+
+@pytest.mark.parametrize("lhs,rhs", [("bf16", "f32"), ("i8", "f32"), ("i8", "bf16")])
+def test_products_of_two_element_types_compile_for_tpu_as_jax_lowers_them(lhs, rhs):
+    """jax's rule keeps the operand types of a mixed float/integer dot_general on TPU (no
+    converts: tests/lower/test_jax_text_parity.py), and XLA:TPU compiles that program."""
+    jax = pytest.importorskip("jax")
+    import lower.jax as lj
+
+    types = {"bf16": jax.numpy.bfloat16, "f32": np.float32, "i8": np.int8}
+    a, b = np.ones((8, 128), types[lhs]), np.ones((128, 8), types[rhs])
+    f = lambda a, b: jax.lax.dot(a, b, preferred_element_type=np.float32)  # noqa: E731
+    module = lj.lower(f, a, b, platform="tpu").module
+    text = module.to_text()
+    assert f"tensor<8x128x{lhs}>, tensor<128x8x{rhs}>" in text and "convert" not in text
+    verify.compile(module, "tpu", topology=TOPOLOGY)
