@@ -60,6 +60,15 @@ def convert_hlo(b, x, dtype):
     return b.convert(x, et)
 
 
+def jax_convert_hlo(b, x, dtype):
+    """jax's ``mlir.convert_hlo`` op for op: to bool, ``x != 0`` first; then a convert, even
+    to the type the value has (jax writes that one too, and so jax.jit's text has it)."""
+    et = hlo.from_numpy(dtype)
+    if et.kind == "bool":
+        x = compare_hlo(b, x, full_like(b, 0, x.type), "NE")
+    return b.convert(x, et)
+
+
 def full_like(b, value, type_):
     """A constant of ``type_`` filled with ``value`` (a broadcast of a scalar)."""
     scalar = b.constant(np.asarray(value, dtype=type_.dtype))

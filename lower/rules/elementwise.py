@@ -12,7 +12,7 @@ from .. import core
 from .. import lax as L
 from ..lax.bodies import lift
 from ..lax.linalg import _complex
-from ..semantics import compare_hlo, convert_hlo, full_like, minmax_hlo
+from ..semantics import compare_hlo, convert_hlo, full_like, jax_convert_hlo, minmax_hlo
 from ..mlir import lower_fun, register_lowering
 
 # jax primitive -> Builder method (same operands, same result type)
@@ -170,7 +170,12 @@ register_lowering("round", _round)
 
 
 def _convert_element_type(ctx, x, *, new_dtype, weak_type=False, sharding=None):
-    return [convert_hlo(ctx.builder, x, new_dtype)]
+    """jax's rule: complex to not complex takes the real part, then jax's convert (a
+    convert op even where only the weak type changes, as jax.jit writes it)."""
+    b = ctx.builder
+    if x.type.element_type.kind == "complex" and hlo.from_numpy(new_dtype).kind != "complex":
+        x = b.real(x)
+    return [jax_convert_hlo(b, x, new_dtype)]
 
 
 register_lowering("convert_element_type", _convert_element_type)

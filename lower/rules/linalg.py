@@ -10,7 +10,7 @@ import numpy as np
 import mhlo_ir as hlo
 
 from .. import lax as L
-from ..semantics import full_like
+from ..semantics import full_like, jax_convert_hlo
 from ..mlir import lower_fun, register_lowering
 
 _PRECISIONS = {None: None, "DEFAULT": "DEFAULT", "HIGH": "HIGH", "HIGHEST": "HIGHEST"}
@@ -115,7 +115,7 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
             not _keeps_mixed(ctx.module_context.platform, lhs.type.element_type,
                              rhs.type.element_type):
         b = ctx.builder
-        lhs, rhs = _jax_convert(b, lhs, out_dtype), _jax_convert(b, rhs, out_dtype)
+        lhs, rhs = jax_convert_hlo(b, lhs, out_dtype), jax_convert_hlo(b, rhs, out_dtype)
     mixed = lhs.type.element_type is not rhs.type.element_type
     result = None if not mixed and out_dtype == lhs.type.dtype else out_dtype
     # (jax writes the precisions always, DEFAULT where none is asked for)
@@ -136,16 +136,6 @@ def _keeps_mixed(platform, lhs_et, rhs_et) -> bool:
     if platform == "tpu":
         return all(et.kind in ("float", "sint", "uint") for et in (lhs_et, rhs_et))
     return lhs_et.name in _FP8 and rhs_et.name in _FP8
-
-
-def _jax_convert(b, x, dtype):
-    """jax's ``mlir.convert_hlo``: to bool is ``!= 0``; else a convert, even to the type
-    the value has (jax writes that one too)."""
-    et = hlo.from_numpy(dtype)
-    if et.kind == "bool" and x.type.element_type.kind != "bool":
-        from ..semantics import compare_hlo
-        return compare_hlo(b, x, full_like(b, 0, x.type), "NE")
-    return b.convert(x, et)
 
 
 register_lowering("dot_general", _dot_general)

@@ -373,3 +373,26 @@ def test_dot_general_is_jaxs_program_on_each_platform(name, platform):
     assert_same_module(f, a, b, platform=platform)
     if platform == "cpu":
         assert_same_numbers(f, a, b)
+
+
+# -- convert_element_type: jax's mlir.convert_hlo op for op -----------------------------------
+
+_CONVERTS = {
+    "weak scalar in where": (lambda a: jax.numpy.where(a > 0, a, 0.0), f32),
+    "int floor division": (lambda a: a // 3, np.int32),
+    "f32 to bool": (lambda a: a.astype(bool), f32),
+    "i32 to bool": (lambda a: a.astype(bool), np.int32),
+    "c64 to f32": (lambda a: lax.convert_element_type(a, f32), c64),
+    "c64 to bool": (lambda a: lax.convert_element_type(a, bool), c64),
+    "bool to bool": (lambda a: lax.convert_element_type(a > 0, bool), f32),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CONVERTS))
+def test_conversions_are_jaxs_ops(name):
+    """A convert even where only the weak type changes (f32 to f32), ``!= 0`` then a convert
+    to bool, the real part of a complex first: as jax's rule writes them."""
+    f, dtype = _CONVERTS[name]
+    x = (np.arange(-3, 9).reshape(3, 4) * (1 + 1j if dtype == c64 else 1)).astype(dtype)
+    assert_same_module(f, x)
+    assert_same_numbers(f, x)
