@@ -17,7 +17,7 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "topk_of_rank_over_two",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
-           "in_loop", "domain_in_loop", "boolean_clamp_in_loop"]
+           "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "scalar_select_and_scatter"]
 
 
 _BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
@@ -324,3 +324,12 @@ def boolean_clamp_in_loop(op) -> bool:
     for PRED"; in the entry function, branches and reduction or map bodies it compiles)."""
     return op.spec.name == "clamp" and op.results[0].type.element_type.name == "i1" and \
         in_loop(op)
+
+
+def scalar_select_and_scatter(op) -> bool:
+    """A ``select_and_scatter`` of a rank-0 operand: XLA:CPU's SelectAndScatterExpander
+    builds its loop over the operand's dimensions, with none of them two of its parameters
+    get one number, and the compile aborts the process ("Check failed: param_instructions_
+    [param_no] == nullptr", hlo_computation.cc:191). Rank 1 and more compile, windows of ones
+    and size-1 operands too."""
+    return op.spec.name == "select_and_scatter" and op.operands[0].type.rank == 0

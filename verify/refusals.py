@@ -75,7 +75,8 @@ def _cpu_refusals(module) -> None:
     (the compile fails), an abs of a complex iota (the compile aborts), an all_to_all,
     collective_permute or all_gather of sub-byte values with a channel (the heap), a
     SliceToDynamic custom call with a static result (the compile aborts), a TopK custom
-    call of rank 3 or more (wrong results; empty with a side effect, it segfaults)."""
+    call of rank 3 or more (wrong results; empty with a side effect, it segfaults), a
+    select_and_scatter of a rank-0 operand (the compile aborts)."""
     from mhlo_ir import xla_cpu
     from mhlo_ir.ir import walk
     for fn, op in walk(module):
@@ -155,6 +156,12 @@ def _cpu_refusals(module) -> None:
                    "the same way: XLA's simplifier merges the two into one bitcast with the "
                    "new dimensions folded together, which its verifier then rejects; bitcast "
                    "in one step to the final element type, or reshape in between")
+        elif xla_cpu.scalar_select_and_scatter(op):
+            why = ("'select_and_scatter' of a rank-0 operand: XLA:CPU's expander of it "
+                   "aborts the process compiling it (\"Check failed: param_instructions_"
+                   "[param_no] == nullptr\"); with one element the window holds it alone, so "
+                   "the result is scatter(init_value, source): compute that directly, or "
+                   "reshape the operand and source to tensor<1x...> with a window of [1]")
         elif xla_cpu.fft_into_all_gather(op):
             why = (f"'{name}' along a dimension other than 0 of a value computed by an "
                    "fft: XLA:CPU gives the fft a result layout its runtime then refuses "
