@@ -17,7 +17,8 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "topk_of_rank_over_two",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
-           "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "scalar_select_and_scatter"]
+           "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "scalar_select_and_scatter",
+           "ordered_complex_compare_holder"]
 
 
 _BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
@@ -301,16 +302,36 @@ def chained_rank_changing_bitcasts(op) -> bool:
         v = producer.operands[0]
 
 
-def in_loop(op) -> bool:
-    """Whether ``op`` is inside a ``while`` or ``scan`` body, however deep (XLA emits loop
-    bodies with its elemental IR emitter, which lacks some ops the fusion emitters have)."""
+def _holders(op):
+    """The names of the ops whose regions hold ``op``, innermost first."""
     node = op.parent  # block -> region -> op holding it, up to the function's body
     while node is not None:
         holder = getattr(node, "parent", None)
-        if getattr(getattr(holder, "spec", None), "name", None) in ("while", "scan"):
-            return True
+        name = _name(holder)
+        if name is not None:
+            yield name
         node = holder
-    return False
+
+
+def in_loop(op) -> bool:
+    """Whether ``op`` is inside a ``while`` or ``scan`` body, however deep (XLA emits loop
+    bodies with its elemental IR emitter, which lacks some ops the fusion emitters have)."""
+    return any(h in ("while", "scan") for h in _holders(op))
+
+
+def ordered_complex_compare_holder(op):
+    """A ``compare`` of complex values by LT, LE, GT or GE inside a ``sort`` comparator or a
+    ``scan`` body, however deep: XLA:CPU emits those regions with its elemental IR emitter,
+    which orders no complex values ("UNIMPLEMENTED: complex comparison 'LT'"). EQ and NE
+    there, and the ordered compares in the entry function and in map, reduce, reduce_window,
+    select_and_scatter, scatter, while, if and case regions compile. The holder's name
+    (``"sort"``, ``"scan"``), or None."""
+    if op.spec.name != "compare" or not op.operands[0].type.element_type.is_complex:
+        return None
+    direction = op.attributes.get("comparison_direction") if op.attributes else None
+    if getattr(direction, "value", None) not in ("LT", "LE", "GT", "GE"):
+        return None
+    return next((h for h in _holders(op) if h in ("sort", "scan")), None)
 
 
 def domain_in_loop(op) -> bool:

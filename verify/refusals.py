@@ -76,7 +76,8 @@ def _cpu_refusals(module) -> None:
     collective_permute or all_gather of sub-byte values with a channel (the heap), a
     SliceToDynamic custom call with a static result (the compile aborts), a TopK custom
     call of rank 3 or more (wrong results; empty with a side effect, it segfaults), a
-    select_and_scatter of a rank-0 operand (the compile aborts)."""
+    select_and_scatter of a rank-0 operand (the compile aborts), an ordered compare of
+    complex values in a sort comparator or scan body (the compile fails)."""
     from mhlo_ir import xla_cpu
     from mhlo_ir.ir import walk
     for fn, op in walk(module):
@@ -162,6 +163,13 @@ def _cpu_refusals(module) -> None:
                    "[param_no] == nullptr\"); with one element the window holds it alone, so "
                    "the result is scatter(init_value, source): compute that directly, or "
                    "reshape the operand and source to tensor<1x...> with a window of [1]")
+        elif (holder := xla_cpu.ordered_complex_compare_holder(op)) is not None:
+            d = op.attributes["comparison_direction"].value
+            why = (f"'compare' {d} of complex values in a '{holder}' "
+                   f"{'comparator' if holder == 'sort' else 'body'}: XLA:CPU cannot compile it "
+                   f"(\"UNIMPLEMENTED: complex comparison '{d}'\"; EQ and NE it can); order "
+                   "by the parts instead, e.g. compare the real parts, and the imaginary parts "
+                   "where those are equal")
         elif xla_cpu.fft_into_all_gather(op):
             why = (f"'{name}' along a dimension other than 0 of a value computed by an "
                    "fft: XLA:CPU gives the fft a result layout its runtime then refuses "
