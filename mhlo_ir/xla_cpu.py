@@ -18,7 +18,7 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
            "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "scalar_select_and_scatter",
-           "ordered_complex_compare_holder"]
+           "ordered_complex_compare_holder", "aliased_size_mismatch"]
 
 
 _BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
@@ -354,3 +354,26 @@ def scalar_select_and_scatter(op) -> bool:
     [param_no] == nullptr", hlo_computation.cc:191). Rank 1 and more compile, windows of ones
     and size-1 operands too."""
     return op.spec.name == "select_and_scatter" and op.operands[0].type.rank == 0
+
+
+def aliased_size_mismatch(module):
+    """``(argument, result, their sizes in bytes)`` for the first argument of ``module``'s
+    @main aliased (``tf.aliasing_output``) to a result stored in another number of bytes, or
+    None: XLA:CPU refuses it compiling ("Expected aliased input 0 at index {} and output at
+    index {} to have the same size"); equal sizes compile whatever the shapes and element
+    types (f32[2] with i32[2], f32[4] with f32[2,2], i4[4] with i8[2]). Backends that pad
+    to tiles (TPU) compare padded sizes, so this is XLA:CPU's (and GPU's) rule only."""
+    from .signature_attrs import byte_size
+    main = module.lookup("main")
+    if main is None or not main.arg_attrs or main.result_types is None:
+        return None
+    for i, attrs in enumerate(main.arg_attrs):
+        k = getattr((attrs or {}).get("tf.aliasing_output"), "value", None)
+        if k.__class__ is not int or not 0 <= k < len(main.result_types):
+            continue
+        a, r = main.arg_types[i], main.result_types[k]
+        if getattr(a, "element_type", None) is None or getattr(r, "element_type", None) is None:
+            continue
+        if byte_size(a) != byte_size(r):
+            return i, k, byte_size(a), byte_size(r)
+    return None

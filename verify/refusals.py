@@ -77,9 +77,17 @@ def _cpu_refusals(module) -> None:
     SliceToDynamic custom call with a static result (the compile aborts), a TopK custom
     call of rank 3 or more (wrong results; empty with a side effect, it segfaults), a
     select_and_scatter of a rank-0 operand (the compile aborts), an ordered compare of
-    complex values in a sort comparator or scan body (the compile fails)."""
+    complex values in a sort comparator or scan body (the compile fails), an argument
+    aliased to a result of another size in bytes (the compile fails)."""
     from mhlo_ir import xla_cpu
     from mhlo_ir.ir import walk
+    if (sizes := xla_cpu.aliased_size_mismatch(module)) is not None:
+        i, k, a, r = sizes
+        main = module.lookup("main")
+        raise CompileError(f"@main: argument {i} ({main.arg_types[i]}, {a} bytes) is aliased "
+                           f"(tf.aliasing_output) to result {k} ({main.result_types[k]}, {r} "
+                           "bytes): XLA:CPU aliases buffers of one size only; alias a result "
+                           "of the argument's size, or drop the attribute", from_jaxlib=False)
     for fn, op in walk(module):
         name = op.spec.name
         if name in ("send", "recv"):
