@@ -104,3 +104,45 @@ def test_an_aliased_argument_that_is_also_a_buffer_donor_is_refused(monkeypatch)
         m.verify()
     _jaxlib_fails(monkeypatch, m, "already aliased with one output", verify.check)
 
+
+F23 = hlo.tensor((2, 3), hlo.f32)
+
+
+@pytest.mark.parametrize("value, why, jaxlib", [
+    ("bogus", r"is neither \"default\", \"auto\" nor an XLA layout", "Error parsing user-"),
+    ("{1,0:bogus}", "is neither", "Error parsing user-specified layout mode"),
+    ("{0}", r"lists dimensions \[0\], expected an order of \[0, 1\]",
+     "minor_to_major field contains 1 elements"),
+    ("{1,1}", r"lists dimensions \[1, 1\]", "duplicate values")])
+@pytest.mark.parametrize("side", ["argument", "result"])
+def test_a_layout_mode_xla_cannot_read_is_refused(monkeypatch, value, why, jaxlib, side):
+    attrs = [(0, "mhlo.layout_mode", value)]
+    m = _module([F23], None, *((attrs, ()) if side == "argument" else ((), attrs)))
+    with pytest.raises(ModuleVerificationError, match=f"@main, {side} 0: mhlo.layout_mode "
+                                                      f"'.*' {why}"):
+        m.verify()
+    _jaxlib_fails(monkeypatch, m, jaxlib)
+
+
+@pytest.mark.parametrize("value", ["bogus", "host", "Device", ""])
+def test_an_unknown_memory_kind_is_refused(monkeypatch, value):
+    m = _module([F23], None, [(0, "mhlo.memory_kind", value)])
+    with pytest.raises(ModuleVerificationError, match=f"argument 0: mhlo.memory_kind "
+                                                      f"'{value}' is not a memory kind; XLA "
+                                                      "knows device, pinned_host, "
+                                                      "unpinned_host"):
+        m.verify()
+    _jaxlib_fails(monkeypatch, m, "Unknown memory kind")
+
+
+@pytest.mark.parametrize("name, value", [
+    ("mhlo.layout_mode", v) for v in ("default", "auto", "{1,0}", "{0,1}", " {1, 0} ",
+                                      "{1,0:E(4)}")] + [
+    ("mhlo.memory_kind", v) for v in ("device", "pinned_host", "unpinned_host")])
+def test_the_values_xla_reads_compile_and_run(name, value):
+    m = _module([F23], None, [(0, name, value)], [(0, name, value)])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    if value == "{0,1}":  # (verify.run hands a column-major buffer's bytes back as row-major)
+        verify.compile(m)
+    else:
+        np.testing.assert_array_equal(verify.run(m, x)[0], x)
