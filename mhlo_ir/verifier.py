@@ -32,6 +32,7 @@ from .ir import (FUNCTION_RESERVED, walk, MODULE_RESERVED, VALUE_CLASSES, Block,
                  sharded_type)
 from .op_attributes import OpAttributes
 from .sharding_text import sharding_mismatch
+from .signature_attrs import alias_problem, entry_problem, shared_alias
 from .location import CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc, UnknownLoc
 from .ops.spec import OpSpec, operand_count_error
 from .text import check_attr_name
@@ -255,20 +256,12 @@ class _Verifier:
             for i, d in enumerate(dicts):
                 _attr_dict(d, f"{where}, {what} {i}", f"{what} attribute name", True,
                            optional=True)
-                sharding = d.get("mhlo.sharding") if d else None
-                if sharding is not None:
-                    why = sharding_mismatch(getattr(sharding, "value", None),
-                                            (args if what == "argument" else results)[i])
-                    if why is not None:
-                        _fail(f"{where}, {what} {i}: mhlo.sharding {_text(sharding)} does not "
-                              f"fit: {why}")
-                alias = d.get("tf.aliasing_output") if what == "argument" and d else None
-                if alias is not None:
-                    k = getattr(alias, "value", None)
-                    if k.__class__ is not int or not 0 <= k < len(results):
-                        _fail(f"{where}, argument {i}: tf.aliasing_output {_text(alias)} names "
-                              f"no result (@{name} returns {len(results)}: 0 to "
-                              f"{len(results) - 1})")
+                why = d and (entry_problem(d, (args if what == "argument" else results)[i])
+                             or (what == "argument" and alias_problem(i, d, args, results)))
+                if why:
+                    _fail(f"{where}, {what} {i}: {why}")
+        if name == "main" and (why := shared_alias(fn.arg_attrs)) is not None:
+            _fail(f"{where}: {why}")
         body = fn.body
         if not isinstance(body, Region) or not isinstance(body.blocks, list):
             _fail(f"{where}: body must be a Region, got {_show(body)}")

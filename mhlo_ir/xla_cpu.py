@@ -17,7 +17,9 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "topk_of_rank_over_two",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
-           "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "default_rng_state"]
+           "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "default_rng_state",
+           "scalar_select_and_scatter", "ordered_complex_compare_holder",
+           "aliased_size_mismatch"]
 
 
 _BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
@@ -301,16 +303,36 @@ def chained_rank_changing_bitcasts(op) -> bool:
         v = producer.operands[0]
 
 
-def in_loop(op) -> bool:
-    """Whether ``op`` is inside a ``while`` or ``scan`` body, however deep (XLA emits loop
-    bodies with its elemental IR emitter, which lacks some ops the fusion emitters have)."""
+def _holders(op):
+    """The names of the ops whose regions hold ``op``, innermost first."""
     node = op.parent  # block -> region -> op holding it, up to the function's body
     while node is not None:
         holder = getattr(node, "parent", None)
-        if getattr(getattr(holder, "spec", None), "name", None) in ("while", "scan"):
-            return True
+        name = _name(holder)
+        if name is not None:
+            yield name
         node = holder
-    return False
+
+
+def in_loop(op) -> bool:
+    """Whether ``op`` is inside a ``while`` or ``scan`` body, however deep (XLA emits loop
+    bodies with its elemental IR emitter, which lacks some ops the fusion emitters have)."""
+    return any(h in ("while", "scan") for h in _holders(op))
+
+
+def ordered_complex_compare_holder(op):
+    """A ``compare`` of complex values by LT, LE, GT or GE inside a ``sort`` comparator or a
+    ``scan`` body, however deep: XLA:CPU emits those regions with its elemental IR emitter,
+    which orders no complex values ("UNIMPLEMENTED: complex comparison 'LT'"). EQ and NE
+    there, and the ordered compares in the entry function and in map, reduce, reduce_window,
+    select_and_scatter, scatter, while, if and case regions compile. The holder's name
+    (``"sort"``, ``"scan"``), or None."""
+    if op.spec.name != "compare" or not op.operands[0].type.element_type.is_complex:
+        return None
+    direction = op.attributes.get("comparison_direction") if op.attributes else None
+    if getattr(direction, "value", None) not in ("LT", "LE", "GT", "GE"):
+        return None
+    return next((h for h in _holders(op) if h in ("sort", "scan")), None)
 
 
 def domain_in_loop(op) -> bool:
@@ -338,3 +360,35 @@ def boolean_clamp_in_loop(op) -> bool:
     for PRED"; in the entry function, branches and reduction or map bodies it compiles)."""
     return op.spec.name == "clamp" and op.results[0].type.element_type.name == "i1" and \
         in_loop(op)
+
+
+def scalar_select_and_scatter(op) -> bool:
+    """A ``select_and_scatter`` of a rank-0 operand: XLA:CPU's SelectAndScatterExpander
+    builds its loop over the operand's dimensions, with none of them two of its parameters
+    get one number, and the compile aborts the process ("Check failed: param_instructions_
+    [param_no] == nullptr", hlo_computation.cc:191). Rank 1 and more compile, windows of ones
+    and size-1 operands too."""
+    return op.spec.name == "select_and_scatter" and op.operands[0].type.rank == 0
+
+
+def aliased_size_mismatch(module):
+    """``(argument, result, their sizes in bytes)`` for the first argument of ``module``'s
+    @main aliased (``tf.aliasing_output``) to a result stored in another number of bytes, or
+    None: XLA:CPU refuses it compiling ("Expected aliased input 0 at index {} and output at
+    index {} to have the same size"); equal sizes compile whatever the shapes and element
+    types (f32[2] with i32[2], f32[4] with f32[2,2], i4[4] with i8[2]). Backends that pad
+    to tiles (TPU) compare padded sizes, so this is XLA:CPU's (and GPU's) rule only."""
+    from .signature_attrs import byte_size
+    main = module.lookup("main")
+    if main is None or not main.arg_attrs or main.result_types is None:
+        return None
+    for i, attrs in enumerate(main.arg_attrs):
+        k = getattr((attrs or {}).get("tf.aliasing_output"), "value", None)
+        if k.__class__ is not int or not 0 <= k < len(main.result_types):
+            continue
+        a, r = main.arg_types[i], main.result_types[k]
+        if getattr(a, "element_type", None) is None or getattr(r, "element_type", None) is None:
+            continue
+        if byte_size(a) != byte_size(r):
+            return i, k, byte_size(a), byte_size(r)
+    return None

@@ -77,9 +77,18 @@ def _cpu_refusals(module) -> None:
     SliceToDynamic custom call with a static result (the compile aborts), a TopK custom
     call of rank 3 or more (wrong results; empty with a side effect, it segfaults), a DEFAULT
     rng_bit_generator of a state other than 2 or 3 ui64 words (the compile fails, naming no
-    op)."""
+    op), a select_and_scatter of a rank-0 operand (the compile aborts), an ordered compare
+    of complex values in a sort comparator or scan body (the compile fails), an argument
+    aliased to a result of another size in bytes (the compile fails)."""
     from mhlo_ir import xla_cpu
     from mhlo_ir.ir import walk
+    if (sizes := xla_cpu.aliased_size_mismatch(module)) is not None:
+        i, k, a, r = sizes
+        main = module.lookup("main")
+        raise CompileError(f"@main: argument {i} ({main.arg_types[i]}, {a} bytes) is aliased "
+                           f"(tf.aliasing_output) to result {k} ({main.result_types[k]}, {r} "
+                           "bytes): XLA:CPU aliases buffers of one size only; alias a result "
+                           "of the argument's size, or drop the attribute", from_jaxlib=False)
     for fn, op in walk(module):
         name = op.spec.name
         if name in ("send", "recv"):
@@ -163,6 +172,19 @@ def _cpu_refusals(module) -> None:
                    "the same way: XLA's simplifier merges the two into one bitcast with the "
                    "new dimensions folded together, which its verifier then rejects; bitcast "
                    "in one step to the final element type, or reshape in between")
+        elif xla_cpu.scalar_select_and_scatter(op):
+            why = ("'select_and_scatter' of a rank-0 operand: XLA:CPU's expander of it "
+                   "aborts the process compiling it (\"Check failed: param_instructions_"
+                   "[param_no] == nullptr\"); with one element the window holds it alone, so "
+                   "the result is scatter(init_value, source): compute that directly, or "
+                   "reshape the operand and source to tensor<1x...> with a window of [1]")
+        elif (holder := xla_cpu.ordered_complex_compare_holder(op)) is not None:
+            d = op.attributes["comparison_direction"].value
+            why = (f"'compare' {d} of complex values in a '{holder}' "
+                   f"{'comparator' if holder == 'sort' else 'body'}: XLA:CPU cannot compile it "
+                   f"(\"UNIMPLEMENTED: complex comparison '{d}'\"; EQ and NE it can); order "
+                   "by the parts instead, e.g. compare the real parts, and the imaginary parts "
+                   "where those are equal")
         elif xla_cpu.fft_into_all_gather(op):
             why = (f"'{name}' along a dimension other than 0 of a value computed by an "
                    "fft: XLA:CPU gives the fft a result layout its runtime then refuses "

@@ -90,6 +90,45 @@ def _reduce_window_check(op, types, attributes, results, regions):
         if t.element_type is not inits[i].element_type:
             fail(op, f"operand inputs[{i}] has element type {t.element_type}, but "
                      f"init_values[{i}] is {inits[i]}")
+    _check_cropping_window(op, types, attributes, results, regions[0])
+
+
+# The bodies XLA's algebraic simplifier turns a reduce_window of a window of ones into
+# (measured: multiply, and, or, xor, subtract, and bodies of more ops compile).
+_ELEMENTWISE_BODIES = frozenset({"add", "maximum", "minimum"})
+
+
+def _check_cropping_window(op, types, attributes, results, region) -> None:
+    """A reduce_window of one input whose window is all ones (size, stride and dilations 1
+    in every dimension), whose padding crops (some entry negative, none positive) and whose
+    body is add, maximum or minimum of its two arguments: XLA's algebraic simplifier (a pass
+    of every backend) rewrites it as that op of the init and the whole input, ignoring the
+    padding, and the compile aborts the process ("Check failed: ShapeUtil::Compatible
+    reduce-window (f32[3]) vs add (f32[4])"). Measured on XLA:CPU: positive padding
+    anywhere, a window, stride or dilation of 2, an empty result, two inputs and other
+    bodies compile; docs/findings.md."""
+    if len(types) != 2 or not results or results[0].num_elements == 0:
+        return
+    rank = types[0].rank
+    for name in ("window_dimensions", "window_strides", "base_dilations", "window_dilations"):
+        if any(v != 1 for v in _list(op, attributes, name, rank, 1)):
+            return
+    pad = attributes.get("padding")
+    pads = [] if pad is None else [int(v) for v in pad.to_array().reshape(-1)]
+    if not pads or max(pads) > 0 or min(pads) >= 0:
+        return
+    block = region.blocks[0]
+    inner = block.operations[0] if len(block.operations) == 2 else None
+    if inner is None or inner.spec.name not in _ELEMENTWISE_BODIES or \
+            len(set(map(id, inner.operands))) != 2 or \
+            not set(map(id, inner.operands)) <= set(map(id, block.arguments)):
+        return
+    name = inner.spec.name
+    fail(op, f"a window of ones with padding {[pads[i:i + 2] for i in range(0, len(pads), 2)]} "
+             f"that only crops, and a '{name}' body: XLA's algebraic simplifier (every "
+             f"backend) rewrites it as {name}(init, input) over the whole input, ignoring the "
+             "padding, and aborts the process (Check failed: ShapeUtil::Compatible); slice "
+             f"the input to {list(results[0].shape)} and apply '{name}' with the init instead")
 
 
 _WINDOW_ATTRS = {"window_dimensions": AttrSpec(i64_array, True),

@@ -566,3 +566,46 @@ def test_a_default_rng_of_ui64_words_runs():
     key = np.array([1, 2], np.uint64)
     state, bits = verify.run(_default_rng(hlo.ui64), key)
     assert bits.shape == (3,) and bits.dtype == np.uint32 and not np.array_equal(state, key)
+
+
+def _complex_sort(direction, holder="sort"):
+    """A sort of a complex vector (or a scan over its elements) by ``compare direction``."""
+    m = hlo.Module("s")
+    f = m.add_function("main", [hlo.tensor((3,), hlo.complex64)], visibility="public")
+    b = f.builder()
+    x = f.arguments[0]
+    if holder == "sort":  # (nested in an and: the compare need not be the comparator's root)
+        b.return_(b.sort(x, lambda r, p, q: r.and_(r.compare(p, q, direction),
+                                                    r.constant(np.bool_(True)))))
+    else:
+        b.return_(b.scan(x, [], 0, lambda r, e: [r.compare(e, e, direction)]))
+    return m
+
+
+@pytest.mark.parametrize("holder", ["sort", "scan"])
+@pytest.mark.parametrize("direction", ["LT", "GE"])
+def test_an_ordered_complex_compare_in_a_comparator_or_scan_body_is_refused(direction,
+                                                                              holder):
+    _refused(_complex_sort(direction, holder), f"'compare' {direction} of complex values in "
+                                               f"a '{holder}' .*: XLA:CPU cannot compile it")
+
+
+def test_xla_rejects_the_ordered_complex_compare_in_a_comparator_itself(monkeypatch):
+    for holder in ("sort", "scan"):
+        _bypassed_fails(monkeypatch, lambda: verify.compile(_complex_sort("LT", holder)),
+                        "UNIMPLEMENTED: complex comparison 'LT'")
+
+
+def test_complex_equality_in_a_comparator_and_ordered_compares_elsewhere_run():
+    x = np.array([1 + 2j, 3 - 1j, 0.5 + 0j], np.complex64)
+    for holder in ("sort", "scan"):
+        verify.run(_complex_sort("NE", holder), x)
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((3,), hlo.complex64)], visibility="public")
+    b = f.builder()
+    y = f.arguments[0]
+    b.return_(b.compare(y, y, "LT"),
+              b.map([y], lambda r, e: r.compare(e, r.add(e, e), "LT")),
+              b.reduce(y, b.constant(np.complex64(0)), [0],
+                       lambda r, a, e: r.select(r.compare(a, e, "GT"), a, e)))
+    verify.run(m, x)

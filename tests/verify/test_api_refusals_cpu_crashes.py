@@ -218,3 +218,25 @@ def test_along_dimension_0_or_without_a_channel_the_empty_gather_runs(kind):
 def test_the_refused_empty_gather_with_a_channel_does_die(kind):
     r = _crashes(_empty_gather(kind, (0, 3), 1))
     assert r.returncode == -8, r.returncode  # SIGFPE
+
+
+def _select_and_scatter(shape):
+    """``select_and_scatter(x, x, 0)`` with a window of ones: the identity."""
+    def make(b, x):
+        kw = {"window_dimensions": [1] * len(shape)} if shape else {}
+        return b.select_and_scatter(x, x, b.constant(np.float32(0)),
+                                    lambda r, p, q: r.compare(p, q, "GE"), "add", **kw)
+    return _one_arg(hlo.tensor(shape, hlo.f32), make)
+
+
+def test_a_select_and_scatter_of_a_scalar_is_refused_and_of_rank_one_runs():
+    _refused(_select_and_scatter(()), "'select_and_scatter' of a rank-0 operand: XLA:CPU's "
+                                      "expander of it aborts", np.float32(2))
+    for shape in ((1,), (3,), (1, 1)):
+        x = np.arange(1, np.prod(shape) + 1, dtype=np.float32).reshape(shape)
+        np.testing.assert_array_equal(verify.run(_select_and_scatter(shape), x)[0], x)
+
+
+def test_the_refused_scalar_select_and_scatter_does_abort_the_compile():
+    r = _crashes(_select_and_scatter(()))
+    assert "param_instructions_[param_no] == nullptr" in r.stderr

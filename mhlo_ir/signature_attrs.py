@@ -1,0 +1,117 @@
+"""What XLA reads from a function's argument and result attributes, checked in Python
+before jaxlib sees it (measured with jaxlib 0.10.2; docs/findings.md): an ``mhlo.sharding``
+that fits its value, ``tf.aliasing_output`` naming a result of a tensor argument, no result
+named twice, ``mhlo.layout_mode`` and ``mhlo.memory_kind`` values XLA can read. The verifier
+asks it of every function (``Module.verify``)."""
+
+from __future__ import annotations
+
+import re
+
+from .sharding_text import sharding_mismatch
+from .types import TensorType
+
+__all__ = ["MEMORY_KINDS", "entry_problem", "alias_problem", "layout_mode_problem",
+           "shared_alias", "byte_size"]
+
+# Every memory kind a PJRT client names (device memory, and host memory pinned for the
+# device or not); a backend may take fewer of them. XLA:CPU takes all three and refuses
+# others ("Unknown memory kind host").
+MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")
+
+# An XLA layout as its ParseLayout reads it: ``{minor_to_major}``, then maybe a colon and
+# attributes (``T(8,128)`` tiles, ``E(4)`` an element size, ``S(1)`` a memory space...), each
+# capital letters and parenthesized lists. Which attributes a backend takes is its own
+# (XLA:CPU takes E, and T on a result but not on an argument), so only their form is checked.
+_LAYOUT = re.compile(r"\s*\{\s*(\d+(?:\s*,\s*\d+)*)?\s*"
+                     r"(?::\s*(?:[A-Z#]+(?:\([^()]*\))+\s*)*)?\}\s*")
+
+
+def _string(attr):
+    v = getattr(attr, "value", None)
+    return v if isinstance(v, str) else None
+
+
+def layout_mode_problem(value: str, t) -> str | None:
+    """Why XLA cannot read ``value`` as the ``mhlo.layout_mode`` of a value of type ``t``, or
+    None: "default", "auto", or a layout whose minor_to_major orders ``t``'s dimensions
+    ("Error parsing user-specified layout mode", "layout minor_to_major field contains 1
+    elements, but shape has 2 dimensions" otherwise, on every backend)."""
+    if value in ("default", "auto"):
+        return None
+    m = _LAYOUT.fullmatch(value)
+    if m is None:
+        return ("is neither \"default\", \"auto\" nor an XLA layout such as \"{1,0}\" "
+                "(minor-to-major dimensions, in braces)")
+    order = [int(d) for d in m.group(1).split(",")] if m.group(1) else []
+    if isinstance(t, TensorType) and sorted(order) != list(range(t.rank)):
+        return (f"lists dimensions {order}, expected an order of {list(range(t.rank))} "
+                f"(the dimensions of {t})")
+    return None
+
+
+def entry_problem(attrs, t) -> str | None:
+    """Why the attributes ``attrs`` of an argument or result of type ``t`` are not what XLA
+    can read, or None."""
+    sharding = attrs.get("mhlo.sharding")
+    if sharding is not None:
+        why = sharding_mismatch(getattr(sharding, "value", None), t)
+        if why is not None:
+            return f"mhlo.sharding {sharding.value!r} does not fit: {why}"
+    layout = attrs.get("mhlo.layout_mode")
+    if layout is not None:
+        value = _string(layout)
+        why = "is not a string" if value is None else layout_mode_problem(value, t)
+        if why is not None:
+            return f"mhlo.layout_mode {value if value is not None else layout!r} {why}"
+    kind = attrs.get("mhlo.memory_kind")
+    if kind is not None and _string(kind) not in MEMORY_KINDS:
+        value = _string(kind)
+        return (f"mhlo.memory_kind {kind if value is None else value!r} is not a memory kind; XLA "
+                f"knows {', '.join(MEMORY_KINDS)} (a backend may take fewer)")
+    return None
+
+
+def alias_problem(i: int, attrs, args, results) -> str | None:
+    """Why argument ``i``'s ``tf.aliasing_output`` (in ``attrs``) names no result XLA can
+    alias with it, or None: a result index in range, no jax.buffer_donor beside it, and a
+    tensor on both sides (XLA aliases arrays: "RET_CHECK failure ... param_subshape.
+    IsArray()" for a token)."""
+    alias = attrs.get("tf.aliasing_output")
+    if alias is None:
+        return None
+    k = getattr(alias, "value", None)
+    if k.__class__ is not int or not 0 <= k < len(results):
+        return (f"tf.aliasing_output {k!r} names no result (the function returns "
+                f"{len(results)}: 0 to {len(results) - 1})")
+    if getattr(attrs.get("jax.buffer_donor"), "value", False) is True:
+        return (f"tf.aliasing_output {k} and jax.buffer_donor both given: jaxlib takes an "
+                "argument aliased to a result for no other donation (\"already aliased with "
+                "one output\"); keep one")
+    if not isinstance(args[i], TensorType) or not isinstance(results[k], TensorType):
+        return (f"tf.aliasing_output {k} aliases {args[i]} with result {k}, {results[k]}: "
+                "XLA aliases tensors only")
+    return None
+
+
+def shared_alias(arg_attrs) -> str | None:
+    """Two arguments aliased to one result (jaxlib: "output index {} is already aliased with
+    param 0"), said, or None."""
+    seen = {}
+    for i, attrs in enumerate(arg_attrs or ()):
+        k = getattr((attrs or {}).get("tf.aliasing_output"), "value", None)
+        if k is None:
+            continue
+        if k in seen:
+            return (f"arguments {seen[k]} and {i} are both aliased (tf.aliasing_output) to "
+                    f"result {k}; a result can reuse one argument's buffer")
+        seen[k] = i
+    return None
+
+
+def byte_size(t) -> int:
+    """The bytes XLA:CPU stores a tensor of type ``t`` in: sub-byte elements packed (i4[3]
+    in 2 bytes), i1 one byte each."""
+    et = t.element_type
+    bits = 8 if et.is_bool else et.bits
+    return (t.num_elements * bits + 7) // 8
