@@ -186,7 +186,8 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     if location is None or location != op.location:
         return
     attributes = op.attributes
-    if attributes is not None and attributes.__class__ is not OpAttributes:
+    if attributes is not None and attributes.__class__ is not OpAttributes or \
+            op.spec.operand_check is not None:  # (see the note at parse_lines._TABLES)
         return
     tails = cache.tails
     if len(tails) <= _LIMIT:
