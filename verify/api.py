@@ -418,11 +418,25 @@ class Executable(Compiled):
 
     def _check_results(self) -> None:
         """Results are read back as arrays: a token result is refused before the program
-        runs (jaxlib converts it only after, failing then)."""
+        runs (jaxlib converts it only after, failing then). So is a parameter whose layout
+        is not the row-major one (``mhlo.layout_mode = "{0,1}"``): the copy to the device
+        writes arrays row-major and the program would read them in its own order, so its
+        numbers would be those of the transposed bytes (results come back right)."""
         tokens = self._token_results
         if tokens is None:
             tokens = self._token_results = [i for i, p in enumerate(self._result_parts())
                                             if not p.is_array()]
+            for i, layout in enumerate(self.loaded.get_parameter_layouts()):
+                order = re.match(r"\{([\d,\s]*)", str(layout))
+                dims = [int(d) for d in order.group(1).split(",") if d.strip()] if order else []
+                if dims != sorted(dims, reverse=True):
+                    self._token_results = None
+                    raise ArgumentError(
+                        f"argument {i}: the program takes it in layout {layout} (its "
+                        "mhlo.layout_mode), which run() cannot pass: jaxlib's copy to the "
+                        "device writes row-major arrays, which the program would read in its "
+                        "own order (it compiles as it is; leave the argument's layout default "
+                        "to run it)")
         if tokens:
             raise ArgumentError(f"@main returns a token (result {tokens[0]}), which cannot be "
                                 "read back as an array: return arrays only to run it (it "

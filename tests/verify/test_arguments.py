@@ -165,3 +165,25 @@ def test_run_sharded_converts_and_checks_the_same_way():
     with pytest.raises(ArgumentError, match="device 1, argument 1 .*: the Python float 0.5 is "
                                             "not an integer, but the parameter is int32"):
         exe.run_sharded([[np.zeros(2, np.float32), 1], [np.zeros(2, np.float32), 0.5]])
+
+
+_LAYOUT = '''func.func public @main(%a: tensor<2x3xf32> {{mhlo.layout_mode = {arg}}}) -> \
+(tensor<2x3xf32> {{mhlo.layout_mode = {res}}}) {{
+  %0 = "mhlo.add"(%a, %a) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}}'''
+
+
+def test_an_argument_in_a_layout_other_than_row_major_is_refused_by_run(monkeypatch):
+    """jaxlib's copy to the device writes row-major bytes, which a program taking its
+    argument in layout {0,1} reads column-major: its numbers were the transpose's."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    column = _LAYOUT.format(arg='"{0,1}"', res='"{0,1}"')
+    with pytest.raises(verify.ArgumentError, match=r"argument 0: .*layout \{0,1\}"):
+        verify.run(column, x)
+    exe = verify.compile(column)  # (it compiles; with the check bypassed, the bytes misread)
+    monkeypatch.setattr(type(exe), "_check_results", lambda self: None)
+    np.testing.assert_array_equal(exe(x)[0], 2 * x.reshape(3, 2).T)  # (read column-major)
+    for arg in ('"{1,0}"', '"default"', '"auto"'):  # (a result in {0,1} comes back right)
+        np.testing.assert_array_equal(verify.run(_LAYOUT.format(arg=arg, res='"{0,1}"'), x)[0],
+                                      2 * x)
