@@ -34,11 +34,6 @@ from .mlir import _params_key
 
 __all__ = ["lower", "jit", "Lowered", "Jitted"]
 
-# How deep this thread is in lower()'s tracing: a jitted function called there is traced
-# into the outer program (as jax.jit's), not run (Jitted._key).
-_TRACING = threading.local()
-
-
 def _jax():
     try:
         import jax
@@ -173,11 +168,7 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     named = _name_as_jax_jit(jax, dynamic_fn,
                              *(_named or (fn, example_args, {}, static_argnums, ())))
 
-    _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
-    try:
-        closed, out_shape = jax.make_jaxpr(dynamic_fn, return_shape=True)(*dynamic)
-    finally:
-        _TRACING.depth -= 1
+    closed, out_shape = jax.make_jaxpr(dynamic_fn, return_shape=True)(*dynamic)
     # (jax's in_tree: ((positional), {keyword}), the keyword arguments Jitted's last dict)
     in_tree = jax.tree_util.tree_structure(
         (tuple(dynamic[:-1]), dynamic[-1]) if _kwargs else (tuple(dynamic), {}))

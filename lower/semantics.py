@@ -43,8 +43,11 @@ def minmax_hlo(b, x, y, op: str):
 
 
 def convert_hlo(b, x, dtype):
-    """Convert as jax's rule does: complex to anything not complex takes the real part
-    first (to bool too: ``0+1j`` is False, as jax.jit makes it); to bool means ``!= 0``."""
+    """Convert with XLA's meaning as jax's rules want it: complex to anything not complex
+    takes the real part first (to bool too: ``0+1j`` is False, as jax.jit makes it); to bool
+    means ``!= 0``. Unlike ``jax_convert_hlo`` (jax's ``mlir.convert_hlo`` op for op, where
+    a rule must print as jax's), no op where the type is already ``dtype``, and no convert
+    after the comparison."""
     et = hlo.from_numpy(dtype)
     src = x.type.element_type
     if src is et:

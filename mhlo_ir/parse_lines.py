@@ -20,9 +20,8 @@ import re
 from .dialect import BY_PREFIX
 from .ir import make_operation
 from .location import UNKNOWN
-from .op_attributes import OpAttributes
 from .op_forms import ELEMENTWISE
-from .parse_templates import template_line
+from .parse_templates import rememberable, template_line
 from .syntax import NAME_ID, ParseError, Token, TokenStream
 from .types import FunctionType
 
@@ -165,9 +164,6 @@ class LineCache:
 # so a parse holding the old ones is undisturbed) once one grows past the limit.
 _TABLES: dict = {}
 _TABLE_LIMIT = 8192
-# A line is remembered by its text after the operands, which says nothing of what
-# the operand values are, so an op whose spec judges them (OpSpec.operand_check: what a
-# constant operand holds) is never remembered: each such line is made and checked anew.
 
 
 def _tables(check_ops: bool) -> tuple:
@@ -302,11 +298,9 @@ def generic_op(cache: LineCache, m, block):
             return None
         op = p.make(name, operands, props, {}, (), ftype.results, location,
                     Token("string", name, m.start(2) - 1), block)
-        a = op.attributes
         tails = cache.tails
-        if (a is None or a.__class__ is OpAttributes) and len(tails) <= _TABLE_LIMIT and \
-                op.spec.operand_check is None:  # (see the note at _TABLES)
-            tails[tail] = (op.spec, a, ins, op.results[0].type)
+        if len(tails) <= _TABLE_LIMIT and rememberable(op):
+            tails[tail] = (op.spec, op.attributes, ins, op.results[0].type)
     frame[result] = op.results[0]
     return op
 
@@ -326,8 +320,7 @@ def void_op(cache: LineCache, m, block):
     op = p.make(m.group(1), operands, {}, {}, (), (), location,
                 Token("string", m.group(1), m.start(1) - 1), block)
     tails = cache.tails
-    if (op.attributes is None or op.attributes.__class__ is OpAttributes) and \
-            len(tails) <= _TABLE_LIMIT and op.spec.operand_check is None:
+    if len(tails) <= _TABLE_LIMIT and rememberable(op):
         # (known_line's key of a line without results: a 4-tuple, a generic line's is 3)
         tails[(p.dialect.name, m.group(1), " : " + m.group(3), None)] = (
             op.spec, op.attributes, ftype.inputs, None)
@@ -464,7 +457,7 @@ def pretty_op(cache: LineCache, m, block):
     # (A key of its own shape: a generic line's tail is a 3-tuple.)
     op = p.make(name, operands, {}, {}, (), rt, location, Token("bare", name, m.start(2)),
                 block)
-    if len(cache.tails) <= _TABLE_LIMIT and op.spec.operand_check is None:
+    if len(cache.tails) <= _TABLE_LIMIT and rememberable(op):
         cache.tails[(p.dialect.name, name, None, m.group(4), len(operands))] = (
             op.spec, None, ins, rt[0])
     return _named(p, m.group(1), op)

@@ -32,7 +32,7 @@ import re
 from .combining import combining_recipe, combining_regions
 from .ir import make_operation
 from .parse_lines import _NAME, _USE, TENSOR
-from .parse_templates import LOC_START
+from .parse_templates import LOC_START, rememberable
 from .types import FunctionType
 
 __all__ = ["region_head", "region_tail", "combining_op", "remember_combining"]
@@ -187,7 +187,7 @@ def remember_combining(cache, text: str, pos: int, op, next_pos: int) -> None:
     """Keep the key of the combining op at ``pos``, which the token reader read as ``op``
     (checked, named and its pieces parsed there) up to ``next_pos`` (where the next token
     starts), for ``combining_op`` to make the next."""
-    if len(op.results) != 1:
+    if len(op.results) != 1 or not rememberable(op):
         return
     recipe = combining_recipe(op)
     if recipe is None:

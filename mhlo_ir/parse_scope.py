@@ -1,6 +1,13 @@
-"""The SSA names the parser sees where it is: one frame per open region, innermost last, each
-region's frame answering for the frames around it (MLIR scopes a region's names inside them,
-so a body may not redefine a value it can see)."""
+"""The SSA names the parser sees where it is. MLIR scopes a region's names inside the regions
+around it: a body sees the values defined around it and may not define one of their names
+again, while sibling regions may reuse each other's names.
+
+One dict of every visible name per function (``frames[-1]``), as MLIR keeps it: a region
+remembers how many names were visible when it opened, and closing it drops the names
+defined since, which are the dict's last (a dict keeps insertion order and ``popitem``
+takes the newest). So a name's lookup and the redefinition test (``name in frame``, which
+every reader asks before defining) cost one dict operation at any nesting depth.
+"""
 
 from __future__ import annotations
 
@@ -8,36 +15,27 @@ __all__ = ["Scope"]
 
 
 class Scope:
-    """The values visible where the parser is: one dict per open region, innermost last (a
-    function starts a fresh list: it sees none of its module's values)."""
+    """``frames``: a list holding the visible names' one dict (a list, so a function's body
+    can start from a fresh one and put the module's back: it sees none of its values)."""
 
-    __slots__ = ("frames",)
+    __slots__ = ("frames", "_marks")
 
     def __init__(self):
         self.frames = [{}]
+        self._marks: list = []
 
     def lookup(self, name):
-        for frame in reversed(self.frames):
-            v = frame.get(name)
-            if v is not None:
-                return v
-        return None
+        return self.frames[-1].get(name)
 
     def open(self) -> dict:
-        """A new innermost frame, for a region: it sees the frames around it, and a name
-        they define is taken there too (MLIR: "redefinition of SSA value")."""
-        frame = _Nested()
-        frame.outer = self.frames[-1]
-        self.frames.append(frame)
-        return frame
+        """Enter a region: the names defined from now on are its own."""
+        names = self.frames[-1]
+        self._marks.append(len(names))
+        return names
 
-
-class _Nested(dict):
-    """A region's frame: ``name in frame`` (what every definition asks first) answers for the
-    frames around it too. A function's own frame stays a plain dict, so only ops in regions
-    pay for the longer question."""
-
-    __slots__ = ("outer",)
-
-    def __contains__(self, name) -> bool:
-        return dict.__contains__(self, name) or name in self.outer
+    def close(self) -> None:
+        """Leave the innermost region: its names are no longer visible."""
+        names = self.frames[-1]
+        n = self._marks.pop()
+        while len(names) > n:
+            names.popitem()

@@ -141,6 +141,16 @@ def starts_op(text: str, tok) -> bool:
     return kind == "string" or kind == "%" and _RESULTS.match(text, tok.pos) is not None
 
 
+def rememberable(op) -> bool:
+    """Whether the parser may keep ``op``'s line in its process-wide tables and make later
+    lines alike from it, unchecked: a line is keyed by its text after the operands, so its
+    attributes must be the table's immutable mapping (OpAttributes), and its spec must not
+    judge the operand values themselves (``OpSpec.operand_check``: what a constant operand
+    holds), which that text does not say. Every path that keeps a line asks this."""
+    a = op.attributes
+    return (a is None or a.__class__ is OpAttributes) and op.spec.operand_check is None
+
+
 def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     """Keep the line at ``pos`` (its first token's offset), which the token parser read as
     ``op``, as a template if it can be one; ``next_pos`` is where the next token starts.
@@ -185,10 +195,9 @@ def remember(cache, text: str, pos: int, op, next_pos: int) -> None:
     location = cache.location(loc_text)
     if location is None or location != op.location:
         return
-    attributes = op.attributes
-    if attributes is not None and attributes.__class__ is not OpAttributes or \
-            op.spec.operand_check is not None:  # (see the note at parse_lines._TABLES)
+    if not rememberable(op):
         return
+    attributes = op.attributes
     tails = cache.tails
     if len(tails) <= _LIMIT:
         key = ("template", cache.parser.dialect.name, count, template)

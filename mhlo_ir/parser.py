@@ -480,7 +480,7 @@ class _Parser:
                 if ts.accept("}"):
                     return Region(blocks)
         finally:
-            frames.pop()
+            self.scope.close()
 
     def block_ops(self, block, close: str, stop_at_label: bool = False) -> None:
         """Ops into ``block`` up to ``close`` (consumed) or, with ``stop_at_label``, the next

@@ -631,7 +631,7 @@ def read_region_with_args(p, args):
         p.block_ops(block, "}")
         return Region([block])
     finally:
-        frames.pop()
+        p.scope.close()
 
 
 # -- forms --------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 before jaxlib sees it (measured with jaxlib 0.10.2; docs/findings.md): an ``mhlo.sharding``
 that fits its value, ``tf.aliasing_output`` naming a result of a tensor argument, no result
 named twice, ``mhlo.layout_mode`` and ``mhlo.memory_kind`` values XLA can read. The verifier
-asks it of every function (``Module.verify``)."""
+asks it of every function (``Module.verify``); all but the sharding and an alias's result
+index are the entry function's alone (``main``): jaxlib ignores them on any other, where
+jax itself writes layout modes of its private functions."""
 
 from __future__ import annotations
 
@@ -50,14 +52,16 @@ def layout_mode_problem(value: str, t) -> str | None:
     return None
 
 
-def entry_problem(attrs, t) -> str | None:
+def entry_problem(attrs, t, entry: bool = True) -> str | None:
     """Why the attributes ``attrs`` of an argument or result of type ``t`` are not what XLA
-    can read, or None."""
+    can read, or None; outside the ``entry`` function, the sharding's fit only."""
     sharding = attrs.get("mhlo.sharding")
     if sharding is not None:
         why = sharding_mismatch(getattr(sharding, "value", None), t)
         if why is not None:
             return f"mhlo.sharding {sharding.value!r} does not fit: {why}"
+    if not entry:
+        return None
     layout = attrs.get("mhlo.layout_mode")
     if layout is not None:
         value = _string(layout)
@@ -72,11 +76,11 @@ def entry_problem(attrs, t) -> str | None:
     return None
 
 
-def alias_problem(i: int, attrs, args, results) -> str | None:
+def alias_problem(i: int, attrs, args, results, entry: bool = True) -> str | None:
     """Why argument ``i``'s ``tf.aliasing_output`` (in ``attrs``) names no result XLA can
-    alias with it, or None: a result index in range, no jax.buffer_donor beside it, and a
-    tensor on both sides (XLA aliases arrays: "RET_CHECK failure ... param_subshape.
-    IsArray()" for a token)."""
+    alias with it, or None: a result index in range, and in the ``entry`` function no
+    jax.buffer_donor beside it and a tensor on both sides (XLA aliases arrays: "RET_CHECK
+    failure ... param_subshape.IsArray()" for a token)."""
     alias = attrs.get("tf.aliasing_output")
     if alias is None:
         return None
@@ -84,6 +88,8 @@ def alias_problem(i: int, attrs, args, results) -> str | None:
     if k.__class__ is not int or not 0 <= k < len(results):
         return (f"tf.aliasing_output {k!r} names no result (the function returns "
                 f"{len(results)}: 0 to {len(results) - 1})")
+    if not entry:
+        return None
     if getattr(attrs.get("jax.buffer_donor"), "value", False) is True:
         return (f"tf.aliasing_output {k} and jax.buffer_donor both given: jaxlib takes an "
                 "argument aliased to a result for no other donation (\"already aliased with "

@@ -256,8 +256,10 @@ class _Verifier:
             for i, d in enumerate(dicts):
                 _attr_dict(d, f"{where}, {what} {i}", f"{what} attribute name", True,
                            optional=True)
-                why = d and (entry_problem(d, (args if what == "argument" else results)[i])
-                             or (what == "argument" and alias_problem(i, d, args, results)))
+                entry = name == "main"  # (jaxlib reads most of them there alone)
+                why = d and (entry_problem(d, (args if what == "argument" else results)[i],
+                                           entry) or
+                             (what == "argument" and alias_problem(i, d, args, results, entry)))
                 if why:
                     _fail(f"{where}, {what} {i}: {why}")
         if name == "main" and (why := shared_alias(fn.arg_attrs)) is not None:

@@ -601,9 +601,11 @@ def _ragged_dot(op, types, attributes, mixed=False):
     for d in dn.rhs_batching_dimensions + dn.rhs_contracting_dimensions:
         if d in group:
             fail(op, f"rhs dimension {d} is both a group and a batch/contracting dimension")
+    if not mixed:
+        _one_element_type(op, lhs, rhs)  # (of the operands as given)
     (res,) = _dot_general(op, (lhs, tensor(rshape, rhs.element_type)),
                           {"dot_dimension_numbers": inner,
-                           "precision_config": attributes.get("precision_config")}, mixed)
+                           "precision_config": attributes.get("precision_config")}, True)
     if ragged in dn.lhs_contracting_dimensions:
         return (tensor((g,) + res.shape, res.element_type),)
     return (res,)
@@ -624,10 +626,21 @@ register(OpSpec("ragged_dot", ("lhs", "rhs", "group_sizes"),
 
 @builder_method
 def ragged_dot(b, lhs, rhs, group_sizes, ragged_dot_dimension_numbers, *, precision_config=None,
-               location=None) -> Value:
-    return b.create("ragged_dot", (lhs, rhs, group_sizes),
-                    {"ragged_dot_dimension_numbers": ragged_dot_dimension_numbers,
-                     "precision_config": precision_config}, location=location).results[0]
+               result_element_type=None, location=None) -> Value:
+    """``result_element_type``: the result's, where it is not the operands' (or they have
+    two), as dot_general's."""
+    attrs = {"ragged_dot_dimension_numbers": ragged_dot_dimension_numbers,
+             "precision_config": precision_config}
+    rt = None
+    if result_element_type is not None:
+        spec = REGISTRY["ragged_dot"]
+        conv = {k: spec.attributes[k].convert(v) for k, v in attrs.items() if v is not None}
+        types = tuple(expressed_tensor(tensor_type(v, "ragged_dot"))
+                      for v in (lhs, rhs, group_sizes))
+        rt = _result_et("ragged_dot", _ragged_dot("ragged_dot", types, conv, mixed=True)[0],
+                        result_element_type)
+    return b.create("ragged_dot", (lhs, rhs, group_sizes), attrs, rt,
+                    location=location).results[0]
 
 
 # -- trace -----------------------------------------------------------------------------------

@@ -374,8 +374,8 @@ tensor<4x4xi32>, tensor<f32>, tensor<i32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)
 def test_a_function_ending_with_mhlos_return_reads_prints_and_runs():
     """jaxlib reads and runs a function that ends with (stablehlo|mhlo).return; jax emits
     one for approx_top_k's comparator. Its types are still checked against the function's
-    (jaxlib does not check them: it ran @main returning a tensor<2xf32> declared
-    tensor<3xf32>)."""
+    (jaxlib 0.10 does not check them: it ran @main returning a tensor<2xf32> declared
+    tensor<3xf32>; docs/findings.md)."""
     module = hlo.parse(_APPROX_TOP_K)
     comparator = module.functions[0]
     assert comparator.entry_block.operations[-1].spec.name == "return"
@@ -389,6 +389,5 @@ def test_a_function_ending_with_mhlos_return_reads_prints_and_runs():
     np.testing.assert_array_equal(indices, np.argsort(-x, axis=1, kind="stable")[:, :2])
     wrong = ("func.func public @main(%a: tensor<2xf32>) -> tensor<3xf32> {\n"
              "  mhlo.return %a : tensor<2xf32>\n}\n")
-    assert verify.run(wrong, np.ones(2, np.float32))[0].shape == (2,)  # (jaxlib's)
     with pytest.raises(hlo.ModuleVerificationError, match="returns.*tensor<2xf32>.*declared"):
         hlo.parse(wrong)

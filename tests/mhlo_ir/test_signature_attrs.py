@@ -146,3 +146,32 @@ def test_the_values_xla_reads_compile_and_run(name, value):
         verify.compile(m)
     else:
         np.testing.assert_array_equal(verify.run(m, x)[0], x)
+
+
+_CALLEE = '''module @m {{
+  func.func private @g(%a: {t} {{{attrs}}}) -> tensor<2xf32> {{
+    %c = mhlo.constant dense<1.0> : tensor<2xf32>
+    func.return %c : tensor<2xf32>
+  }}
+  func.func public @main(%x: tensor<2xf32>, %t: !mhlo.token) -> tensor<2xf32> {{
+    %0 = func.call @g({arg}) : ({t}) -> tensor<2xf32>
+    func.return %0 : tensor<2xf32>
+  }}
+}}'''
+
+
+@pytest.mark.parametrize("t,attrs,arg", [
+    ("!mhlo.token", "tf.aliasing_output = 0 : i32", "%t"),
+    ("tensor<2xf32>", "tf.aliasing_output = 0 : i32, jax.buffer_donor = true", "%x"),
+    ("tensor<2xf32>", 'mhlo.layout_mode = "bogus"', "%x"),
+    ("tensor<2xf32>", 'mhlo.layout_mode = "{0,1}"', "%x"),
+    ("tensor<2xf32>", 'mhlo.memory_kind = "bogus"', "%x"),
+])
+def test_a_private_functions_attributes_are_not_the_entrys(t, attrs, arg):
+    """jaxlib reads these of @main alone (jax writes layout modes of private functions
+    too): on a callee they compile, and Module.verify takes them."""
+    text = _CALLEE.format(t=t, attrs=attrs, arg=arg)
+    verify.compile(hlo.parse(text))
+    with pytest.raises(ModuleVerificationError):  # (the same on @main is refused)
+        hlo.parse(text.replace("func.func private @g", "func.func private @g2").replace(
+            "@main", "@g").replace("@g2", "@main").replace("func.call @g(", "func.call @main("))

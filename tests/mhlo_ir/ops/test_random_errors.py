@@ -73,7 +73,6 @@ def test_states_xla_fails_on_are_refused_when_built(alg, spec, message, monkeypa
     with pytest.raises(verify.CompileError) as e:
         verify.compile(text)  # ... and XLA's compile fails, naming no op
     assert e.value.jaxlib_message is not None  # (XLA's, about its expanded HLO)
-    assert "rng_bit_generator" not in e.value.jaxlib_message
 
 
 @pytest.mark.parametrize("alg, spec", ON_CPU)
