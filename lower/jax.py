@@ -47,7 +47,7 @@ class Lowered:
     the input and output pytree structures and abstract values, and the flat donation
     mask (``donated``: one entry per flat argument, the pruned ones too). jax's ``Lowered``
     API where it has a meaning here: ``as_text``, ``compile`` (``compiler_options`` too),
-    ``cost_analysis``, ``in_tree`` (``((args), {kwargs})``),
+    ``cost_analysis``, ``in_tree`` (``((args), {kwargs})``), ``args_info``,
     ``out_tree``, ``out_info``. ``kept_var_idx``: the flat arguments the program takes (the
     others unused and pruned, as jax.jit prunes them unless ``keep_unused``)."""
 
@@ -70,6 +70,15 @@ class Lowered:
     def text(self) -> str:
         """The module's MHLO text (generic form, with locations)."""
         return self.module.to_text()
+
+    @property
+    def args_info(self):
+        """The arguments' ``jax.stages.ArgInfo`` (abstract value, donated) in the input
+        pytree, ``((args), {kwargs})``, the pruned ones too (jax's ``Lowered.args_info``)."""
+        jax = _jax()
+        return jax.tree_util.tree_unflatten(
+            self.in_tree, [jax.stages.ArgInfo(a, d) for a, d in zip(self.in_avals,
+                                                                     self.donated)])
 
     @property
     def out_info(self):

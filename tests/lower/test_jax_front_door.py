@@ -4,6 +4,8 @@ signature cache against what jax.jit keys on."""
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -549,3 +551,18 @@ def test_lower_reads_argument_numbers_as_jax_jit_does(static):
     want = jax.jit(f, static_argnums=static, donate_argnums=None).trace(x, 2.0).lower()
     assert got.count("%arg") == want.as_text().count("%arg")
     assert ("2.0" in got) == (static is not None)
+
+
+def test_lowered_args_info_is_jax_jits():
+    """``Lowered.args_info``: jax.stages.ArgInfo (abstract value, donated) in the input
+    pytree, keyword arguments and weak types included, equal to jax.jit's."""
+    args = (np.ones(2, np.float32), {"b": np.ones((3,), np.int32)})
+
+    def f(a, d, c=1.0):
+        return a + d["b"].sum() * c
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (the int32 donation is not usable)
+        ours = lj.jit(f, donate_argnums=1).lower(*args, c=2.0).args_info
+        theirs = jax.jit(f, donate_argnums=1).lower(*args, c=2.0).args_info
+    assert ours == theirs
+    assert jax.tree_util.tree_leaves(ours)[1].donated
