@@ -341,6 +341,8 @@ _REDEFINED = {
         _reduce(("%1", "%a1", "%b1", "%c1")), _reduce(("%2", "%1", "%b2", "%c2")), result="%2"),
     "sibling bodies reuse names (allowed)": _module(
         _reduce(("%1", "%a", "%b", "%c")), _reduce(("%2", "%a", "%b", "%c")), result="%2"),
+    "a body names a value as its own op's result (allowed: defined after the op)": _module(
+        _reduce(("%1", "%a", "%b", "%1"))),
 }
 
 
