@@ -14,7 +14,7 @@ from .sharding_text import sharding_mismatch
 from .types import TensorType
 
 __all__ = ["MEMORY_KINDS", "entry_problem", "alias_problem", "layout_mode_problem",
-           "shared_alias", "byte_size"]
+           "shared_alias"]
 
 # Every memory kind a PJRT client names (device memory, and host memory pinned for the
 # device or not); a backend may take fewer of them. XLA:CPU takes all three and refuses
@@ -114,10 +114,3 @@ def shared_alias(arg_attrs) -> str | None:
         seen[k] = i
     return None
 
-
-def byte_size(t) -> int:
-    """The bytes XLA:CPU stores a tensor of type ``t`` in: sub-byte elements packed (i4[3]
-    in 2 bytes), i1 one byte each."""
-    et = t.element_type
-    bits = 8 if et.is_bool else et.bits
-    return (t.num_elements * bits + 7) // 8

@@ -243,6 +243,7 @@ class _Verifier:
         if not isinstance(results, tuple) or not all(isinstance(t, Type) for t in results):
             _fail(f"{where}: result_types must be a tuple of Types, got {_show(results)}")
         _attr_dict(fn.attributes, where, "function attribute name", False, FUNCTION_RESERVED)
+        entry = name == "main"  # (jaxlib reads most signature attributes there alone)
         for what, dicts, n in (("argument", fn.arg_attrs, len(args)),
                                ("result", fn.res_attrs, len(results))):
             if dicts is None:
@@ -256,13 +257,12 @@ class _Verifier:
             for i, d in enumerate(dicts):
                 _attr_dict(d, f"{where}, {what} {i}", f"{what} attribute name", True,
                            optional=True)
-                entry = name == "main"  # (jaxlib reads most of them there alone)
                 why = d and (entry_problem(d, (args if what == "argument" else results)[i],
                                            entry) or
                              (what == "argument" and alias_problem(i, d, args, results, entry)))
                 if why:
                     _fail(f"{where}, {what} {i}: {why}")
-        if name == "main" and (why := shared_alias(fn.arg_attrs)) is not None:
+        if entry and (why := shared_alias(fn.arg_attrs)) is not None:
             _fail(f"{where}: {why}")
         body = fn.body
         if not isinstance(body, Region) or not isinstance(body.blocks, list):

@@ -378,7 +378,6 @@ def aliased_size_mismatch(module):
     index {} to have the same size"); equal sizes compile whatever the shapes and element
     types (f32[2] with i32[2], f32[4] with f32[2,2], i4[4] with i8[2]). Backends that pad
     to tiles (TPU) compare padded sizes, so this is XLA:CPU's (and GPU's) rule only."""
-    from .signature_attrs import byte_size
     main = module.lookup("main")
     if main is None or not main.arg_attrs or main.result_types is None:
         return None
@@ -389,6 +388,14 @@ def aliased_size_mismatch(module):
         a, r = main.arg_types[i], main.result_types[k]
         if getattr(a, "element_type", None) is None or getattr(r, "element_type", None) is None:
             continue
-        if byte_size(a) != byte_size(r):
-            return i, k, byte_size(a), byte_size(r)
+        if _byte_size(a) != _byte_size(r):
+            return i, k, _byte_size(a), _byte_size(r)
     return None
+
+
+def _byte_size(t) -> int:
+    """The bytes XLA:CPU stores a tensor of type ``t`` in: sub-byte elements packed (i4[3]
+    in 2 bytes), i1 one byte each."""
+    et = t.element_type
+    bits = 8 if et.is_bool else et.bits
+    return (t.num_elements * bits + 7) // 8

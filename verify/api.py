@@ -307,11 +307,13 @@ class Executable(Compiled):
         self.client = client
         self._callbacks = callbacks  # verify.host_callbacks.Bound, or None
         self._token_results = None  # (the results that are tokens, once asked)
+        self._layouts_checked = False  # (every parameter's layout row-major, once asked)
 
     def _execute(self, bufs) -> list:
         """Run on device buffers; per result, the per-device numpy arrays. A host callback's
         failure is raised as its CallbackError (from the callable's own exception)."""
         self._check_results()
+        self._check_parameter_layouts()
         bound = self._callbacks
         if bound is None:
             return self._execute_raw(bufs)
@@ -418,33 +420,37 @@ class Executable(Compiled):
 
     def _check_results(self) -> None:
         """Results are read back as arrays: a token result is refused before the program
-        runs (jaxlib converts it only after, failing then). So is a parameter whose layout
-        is not the row-major one (``mhlo.layout_mode = "{0,1}"``): the copy to the device
-        writes arrays row-major and the program would read them in its own order, so its
-        numbers would be those of the transposed bytes (results come back right)."""
+        runs (jaxlib converts it only after, failing then)."""
         tokens = self._token_results
         if tokens is None:
             tokens = self._token_results = [i for i, p in enumerate(self._result_parts())
                                             if not p.is_array()]
-            try:
-                layouts = self.loaded.get_parameter_layouts()
-            except Exception:  # noqa: BLE001 - jaxlib's: a token parameter has no layout
-                layouts = ()  # (and is refused as an argument before any run)
-            for i, layout in enumerate(layouts):
-                order = re.match(r"\{([\d,\s]*)", str(layout))
-                dims = [int(d) for d in order.group(1).split(",") if d.strip()] if order else []
-                if dims != sorted(dims, reverse=True):
-                    self._token_results = None
-                    raise ArgumentError(
-                        f"argument {i}: the program takes it in layout {layout} (its "
-                        "mhlo.layout_mode), which run() cannot pass: jaxlib's copy to the "
-                        "device writes row-major arrays, which the program would read in its "
-                        "own order (it compiles as it is; leave the argument's layout default "
-                        "to run it)")
         if tokens:
             raise ArgumentError(f"@main returns a token (result {tokens[0]}), which cannot be "
                                 "read back as an array: return arrays only to run it (it "
                                 "compiles as it is)")
+
+    def _check_parameter_layouts(self) -> None:
+        """A parameter whose layout is not the row-major one (``mhlo.layout_mode =
+        "{0,1}"``) is refused before the program runs: jaxlib's copy to the device writes
+        arrays row-major and the program would read them in its own order, so its numbers
+        would be those of the transposed bytes (results come back right)."""
+        if self._layouts_checked:
+            return
+        try:
+            layouts = self.loaded.get_parameter_layouts()
+        except Exception:  # noqa: BLE001 - jaxlib's: a token parameter has no layout
+            layouts = ()  # (and is refused as an argument before any run)
+        for i, layout in enumerate(layouts):
+            order = re.match(r"\{([\d,\s]*)", str(layout))
+            dims = [int(d) for d in order.group(1).split(",") if d.strip()] if order else []
+            if dims != sorted(dims, reverse=True):
+                raise ArgumentError(
+                    f"argument {i}: the program takes it in layout {layout} (its "
+                    "mhlo.layout_mode), which run() cannot pass: jaxlib's copy to the device "
+                    "writes row-major arrays, which the program would read in its own order "
+                    "(it compiles as it is; leave the argument's layout default to run it)")
+        self._layouts_checked = True
 
     def _result_shapes(self) -> list:
         self._check_results()  # (asking XLA for a token's dimensions aborts the process)

@@ -118,10 +118,12 @@ def _check_cropping_window(op, types, attributes, results, region) -> None:
     if not pads or max(pads) > 0 or min(pads) >= 0:
         return
     block = region.blocks[0]
-    inner = block.operations[0] if len(block.operations) == 2 else None
-    if inner is None or inner.spec.name not in _ELEMENTWISE_BODIES or \
-            len(set(map(id, inner.operands))) != 2 or \
-            not set(map(id, inner.operands)) <= set(map(id, block.arguments)):
+    if len(block.operations) != 2:
+        return
+    inner = block.operations[0]
+    used = {id(v) for v in inner.operands}  # (both block arguments, once each)
+    if inner.spec.name not in _ELEMENTWISE_BODIES or \
+            used != {id(v) for v in block.arguments} or len(inner.operands) != 2:
         return
     name = inner.spec.name
     fail(op, f"a window of ones with padding {[pads[i:i + 2] for i in range(0, len(pads), 2)]} "

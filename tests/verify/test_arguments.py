@@ -182,7 +182,7 @@ def test_an_argument_in_a_layout_other_than_row_major_is_refused_by_run(monkeypa
     with pytest.raises(verify.ArgumentError, match=r"argument 0: .*layout \{0,1\}"):
         verify.run(column, x)
     exe = verify.compile(column)  # (it compiles; with the check bypassed, the bytes misread)
-    monkeypatch.setattr(type(exe), "_check_results", lambda self: None)
+    monkeypatch.setattr(type(exe), "_check_parameter_layouts", lambda self: None)
     np.testing.assert_array_equal(exe(x)[0], 2 * x.reshape(3, 2).T)  # (read column-major)
     for arg in ('"{1,0}"', '"default"', '"auto"'):  # (a result in {0,1} comes back right)
         np.testing.assert_array_equal(verify.run(_LAYOUT.format(arg=arg, res='"{0,1}"'), x)[0],
