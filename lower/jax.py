@@ -1,4 +1,5 @@
-"""The JAX user's front door: ``lower.jax.lower(fn, *args)`` and ``lower.jax.jit(fn)``.
+"""The JAX user's front door: ``lower.jax.lower(fn, *args)``, ``trace(fn, *args)`` and
+``lower.jax.jit(fn)``.
 
 JAX traces ``fn`` (``jax.make_jaxpr``: the same jaxpr ``jax.jit`` would lower); our rules lower
 that jaxpr to an mhlo_ir module; ``verify`` compiles and runs it on CPU through jaxlib. This is
@@ -30,106 +31,10 @@ from .jax_state import jax_attr
 from . import jax_options
 from .jax_shardings import (_check_one_device_set, _flat_shardings, _is_sharding,
                             _mesh_devices, _num_partitions)
+from .jax_stages import Lowered, Traced, _jax
 from .mlir import _params_key
 
-__all__ = ["lower", "jit", "Lowered", "Jitted"]
-
-def _jax():
-    try:
-        import jax
-    except ImportError as e:
-        raise ImportError(f"lower.jax needs jax ({e}): pip install 'mhlo-ir[jax]'") from None
-    return jax
-
-
-class Lowered:
-    """A function lowered for one input signature: ``module`` (an mhlo_ir Module), ``text``,
-    the input and output pytree structures and abstract values, and the flat donation
-    mask (``donated``: one entry per flat argument, the pruned ones too). jax's ``Lowered``
-    API where it has a meaning here: ``as_text``, ``compile`` (``compiler_options`` too),
-    ``cost_analysis``, ``in_tree`` (``((args), {kwargs})``), ``args_info``,
-    ``out_tree``, ``out_info``. ``kept_var_idx``: the flat arguments the program takes (the
-    others unused and pruned, as jax.jit prunes them unless ``keep_unused``)."""
-
-    def __init__(self, module, in_tree, out_tree, in_avals, out_avals, donated, statics,
-                 token_outputs=0, num_partitions=1, kept_var_idx=None, platform="cpu"):
-        kept_var_idx = tuple(range(len(in_avals))) if kept_var_idx is None else kept_var_idx
-        self.module = module
-        self.platform = platform
-        self.kept_var_idx = kept_var_idx
-        self.num_partitions = num_partitions  # devices the shardings name (1: none)
-        # main's leading dummy results, one per ordered effect (io_callback(ordered=True),
-        # ordered debug prints): not fn's outputs.
-        self.token_outputs = token_outputs
-        self.in_tree, self.out_tree = in_tree, out_tree
-        self.in_avals, self.out_avals = list(in_avals), list(out_avals)
-        self.donated = tuple(donated)
-        self.static_args = statics
-
-    @property
-    def text(self) -> str:
-        """The module's MHLO text (generic form, with locations)."""
-        return self.module.to_text()
-
-    @property
-    def args_info(self):
-        """The arguments' ``jax.stages.ArgInfo`` (abstract value, donated) in the input
-        pytree, ``((args), {kwargs})``, the pruned ones too (jax's ``Lowered.args_info``)."""
-        jax = _jax()
-        return jax.tree_util.tree_unflatten(
-            self.in_tree, [jax.stages.ArgInfo(a, d) for a, d in zip(self.in_avals,
-                                                                     self.donated)])
-
-    @property
-    def out_info(self):
-        """The results' shapes and dtypes, ``jax.ShapeDtypeStruct``s in ``fn``'s output
-        pytree (jax's ``Lowered.out_info``)."""
-        jax = _jax()
-        return jax.tree_util.tree_unflatten(
-            self.out_tree, [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in self.out_avals])
-
-    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
-        """The program as text, as jax's ``Lowered.as_text``: StableHLO by default (pretty,
-        without locations unless ``debug_info``), "mhlo" for our own dialect, "hlo" for the
-        HLO module XLA is handed."""
-        from mhlo_ir.dialect import MHLO, STABLEHLO
-        if dialect in (None, "stablehlo", "mhlo"):
-            return self.module.to_text(dialect=MHLO if dialect == "mhlo" else STABLEHLO,
-                                       locations=debug_info, pretty=True)
-        if dialect == "hlo":
-            return self._hlo_module().to_string()
-        raise ValueError(f"unknown dialect {dialect!r}: 'stablehlo', 'mhlo' or 'hlo'")
-
-    def _hlo_module(self):
-        import verify
-        from verify import _jaxlib
-        _, X = _jaxlib.xla()
-        computation = _jaxlib.on_big_stack(X.mlir.mlir_module_to_xla_computation,
-                                           verify.check(self.module))
-        return computation.get_hlo_module()
-
-    def cost_analysis(self) -> dict:
-        """XLA's cost estimate of the program before its optimizations (jax's
-        ``Lowered.cost_analysis``, through the same jaxlib call on a CPU client)."""
-        from verify import _jaxlib
-        _, X = _jaxlib.xla()
-        return X.hlo_module_cost_analysis(_jaxlib.client("cpu"), self._hlo_module())
-
-    def compile(self, platform: str | None = None, *, topology: str | None = None,
-                compiler_options: dict | None = None):
-        """The ``verify.Executable`` of the module (flat numpy arrays in, the kept ones:
-        ``kept_var_idx``), for as many devices as its shardings name, on the platform it was
-        lowered for unless ``platform`` says; with a TPU ``topology`` ("v5e:2x2"), compiled
-        ahead of time without a TPU (``verify.compile``'s ``Compiled``: what XLA made,
-        nothing to run). ``compiler_options``: XLA's options by name, as jax.jit's."""
-        import verify
-        # (results without out_shardings stay where XLA's partitioner puts them, as in
-        # jax.jit: run_global reassembles them by the compiled shardings)
-        return verify.compile(self.module, self.platform if platform is None else platform,
-                              num_partitions=self.num_partitions,
-                              propagate_result_shardings=True, topology=topology,
-                              compiler_options=compiler_options)
-
+__all__ = ["trace", "lower", "jit", "Traced", "Lowered", "Jitted"]
 
 def _split(args, static_argnums):
     statics = {i: args[i] for i in static_argnums}
@@ -157,10 +62,21 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     per flat leaf), and put on ``mhlo.sharding``; the program is then partitioned over as
     many devices as they name. As jax.jit, the program leaves out the arguments ``fn`` does
     not use (and dead equations) unless ``keep_unused``: ``Lowered.kept_var_idx`` says which
-    it takes."""
+    it takes. ``trace(...).lower()``, in one step."""
+    return trace(fn, *example_args, platform=platform, donate_argnums=donate_argnums,
+                 in_shardings=in_shardings, out_shardings=out_shardings,
+                 static_argnums=static_argnums, keep_unused=keep_unused,
+                 _donate_keywords=_donate_keywords, _named=_named, _kwargs=_kwargs).lower()
+
+
+def trace(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardings=None,
+          out_shardings=None, static_argnums=(), keep_unused: bool = False,
+          _donate_keywords=frozenset(), _named=None, _kwargs=None) -> Traced:
+    """JAX's trace of ``fn`` for these arguments' signature, not lowered yet (``Traced``:
+    its ``jaxpr``, pytrees, ``args_info``; ``.lower()`` gives what ``lower`` gives). The
+    arguments as ``lower`` takes them; shardings are matched to the arguments when
+    lowering."""
     jax = _jax()
-    from . import lower_jaxpr_to_module
-    from .tokens import ordered_in_order
     n = len(example_args)
     static_argnums = _normalize_argnums(static_argnums, n, "static_argnums")
     donate_argnums = _normalize_argnums(donate_argnums, n, "donate_argnums")
@@ -193,6 +109,21 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
                 donated += [k in _donate_keywords] * len(jax.tree_util.tree_leaves(a[k]))
             continue
         donated += [i in donate_argnums] * len(jax.tree_util.tree_leaves(a))
+    name = fun_name(fn)
+
+    def lower_for(platform: str) -> Lowered:
+        return _lower_traced(jax, closed, dynamic, out_shape, in_tree, out_tree, donated,
+                             statics, named, name, platform, in_shardings, out_shardings,
+                             keep_unused)
+    return Traced(closed, name, in_tree, out_tree, donated, statics, platform, lower_for)
+
+
+def _lower_traced(jax, closed, dynamic, out_shape, in_tree, out_tree, donated, statics,
+                  named, name, platform, in_shardings, out_shardings, keep_unused) -> Lowered:
+    """``trace``'s second half: the traced jaxpr lowered (shardings matched, unused
+    arguments pruned, devices counted)."""
+    from . import lower_jaxpr_to_module
+    from .tokens import ordered_in_order
     in_sh = _flat_shardings(jax, "in_shardings", in_shardings, tuple(dynamic),
                             closed.in_avals)
     out_sh = _flat_shardings(jax, "out_shardings", out_shardings, out_shape,
@@ -220,7 +151,6 @@ def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         # the program by its place among these)
         from .axis_context import ShardingContext
         axis_context = ShardingContext(partitions, device_assignment=devices)
-    name = fun_name(fn)
     ordered = ordered_in_order(closed.effects)
     if (partitions or 1) > 1:
         _check_shardable(ordered)
@@ -443,6 +373,12 @@ class Jitted:
         return static
 
     def lower(self, *args, **kwargs) -> Lowered:
+        """Our program for these arguments' signature (jax.jit's ``lower``)."""
+        return self.trace(*args, **kwargs).lower()
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """JAX's trace for these arguments' signature, not lowered yet (jax.jit's
+        ``trace``): ``.jaxpr``, ``.args_info``, ``.out_info``, ``.lower()``."""
         self._check_statics(args, kwargs)
         static, donate = self._argnums(len(args))
         raw_args = args
@@ -450,7 +386,7 @@ class Jitted:
         # (keyword arguments with in_shardings: refused by _positional, as jax.jit refuses
         # them, static ones too)
         jax_options.check_backend(self.platform)
-        return lower(fn, *args, platform=self.platform, donate_argnums=donate,
+        return trace(fn, *args, platform=self.platform, donate_argnums=donate,
                      static_argnums=static, in_shardings=self.in_shardings,
                      out_shardings=self.out_shardings, keep_unused=self.keep_unused,
                      _kwargs=bool(kwargs),

@@ -566,3 +566,42 @@ def test_lowered_args_info_is_jax_jits():
         theirs = jax.jit(f, donate_argnums=1).lower(*args, c=2.0).args_info
     assert ours == theirs
     assert jax.tree_util.tree_leaves(ours)[1].donated
+
+
+def test_trace_is_jax_jits_trace_then_lowers_as_lower():
+    """``jit(f).trace(*args)``: the jaxpr, name, argument info (donation, weak types,
+    keyword arguments), output info and output avals are jax.jit's ``Traced``'s; its
+    ``lower()`` is ``jit(f).lower(*args)``, unused arguments pruned there only (the
+    trace keeps every argument, as jax's does), and it runs as jax.jit runs."""
+    x = np.arange(4, dtype=np.float32).reshape(2, 2)
+
+    def f(x, y, unused, *, scale):
+        return {"s": jnp.sin(x) * y * scale, "t": (x @ x.T).sum()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (the weak scalar's donation)
+        ours = lj.jit(f, donate_argnums=1).trace(x, 2.0, x, scale=np.float32(3))
+        theirs = jax.jit(f, donate_argnums=1).trace(x, 2.0, x, scale=np.float32(3))
+    assert str(ours.jaxpr) == str(theirs.jaxpr)
+    assert ours.fun_name == theirs.fun_name == "f"
+    assert ours.args_info == theirs.args_info
+    assert ours.out_info == theirs.out_info
+    assert ours.out_avals == theirs.out_avals
+    low = ours.lower()
+    assert low.text == lj.jit(f, donate_argnums=1).lower(x, 2.0, x, scale=np.float32(3)).text
+    assert low.kept_var_idx == (0, 1, 3) and len(ours.jaxpr.in_avals) == 4
+    got = low.compile()(x, np.float32(2), np.float32(3))
+    want = jax.jit(f)(x, 2.0, x, scale=np.float32(3))
+    np.testing.assert_array_equal(got[0], want["s"])
+    np.testing.assert_array_equal(got[1], want["t"])
+
+
+def test_trace_lowers_for_the_platform_named_and_one_only():
+    """``Traced.lower(lowering_platforms=("tpu",))`` lowers the same jaxpr for another
+    platform (jax's keyword); several platforms at once are refused, naming them."""
+    traced = lj.trace(lambda x: jnp.linalg.cholesky(x), np.eye(2, dtype=np.float32))
+    assert traced.lower().platform == "cpu"
+    on_tpu = traced.lower(lowering_platforms=("tpu",))
+    assert on_tpu.platform == "tpu"
+    assert "lapack" in traced.lower().text and "lapack" not in on_tpu.text
+    with pytest.raises(ValueError, match=r"one platform at a time.*'cpu', 'tpu'"):
+        traced.lower(lowering_platforms=("cpu", "tpu"))
