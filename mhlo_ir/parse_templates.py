@@ -145,10 +145,11 @@ def rememberable(op) -> bool:
     """Whether the parser may keep ``op``'s line in its process-wide tables and make later
     lines alike from it, unchecked: a line is keyed by its text after the operands, so its
     attributes must be the table's immutable mapping (OpAttributes), and its spec must not
-    judge the operand values themselves (``OpSpec.operand_check``: what a constant operand
-    holds), which that text does not say. Every path that keeps a line asks this."""
+    judge the operand values themselves (``OpSpec.decided_by_types``: no check of what a
+    constant operand holds), which that text does not say. Every path that keeps a line
+    asks this."""
     a = op.attributes
-    return (a is None or a.__class__ is OpAttributes) and op.spec.operand_check is None
+    return (a is None or a.__class__ is OpAttributes) and op.spec.decided_by_types
 
 
 def remember(cache, text: str, pos: int, op, next_pos: int) -> None:

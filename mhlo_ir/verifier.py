@@ -353,7 +353,7 @@ class _Verifier:
                 # result's place are its own (a layer's ops, a chain's, a lowering's).
                 key = None
                 if op.__class__ is SingleResultOp and regions.__class__ is tuple and \
-                        not regions and spec.operand_check is None and \
+                        not regions and spec.decided_by_types and \
                         spec.uses_check is None:
                     attrs = op.attributes
                     if attrs is None or attrs.__class__ is OpAttributes:

@@ -135,7 +135,7 @@ def memo_miss(key, name, operands, make, make_args) -> tuple:
         fail(name, str(e))
     spec, _, attrs, rts, _ = validate(name, operands, attributes, result_types, ())
     hit = (spec, attrs, rts)
-    if key is not None and spec.operand_check is None:  # (what operands hold is not in a key)
+    if key is not None and spec.decided_by_types:
         memo_put(key, hit)
     return hit
 

@@ -64,7 +64,7 @@ class OpSpec:
     # operand that is a constant holding another shape than the result type's (jaxlib reads
     # such constants: mhlo_ir.ops.held), a prefetching copy of a value that is no block
     # argument. The builder's ``create`` and Module.verify run it on every op of such a spec
-    # (the verifier never takes such an op as alike another by its types).
+    # (no cache keyed by types stands for such an op: ``decided_by_types``).
     operand_check: Callable | None = None
     # uses_check(module, ops) -> (function, user op, message) | None: a rule on how the results
     # of this spec's ops (``ops``, every one of the module) may be used, which only the whole
@@ -121,6 +121,14 @@ class OpSpec:
             return False
         when = self.dialect_check_when
         return when is None or when(op.attributes)
+
+    @property
+    def decided_by_types(self) -> bool:
+        """Whether an op of this spec is well formed or not by its operand types,
+        attributes and result types alone (it has no ``operand_check``): the one rule for
+        every cache that lets an op stand for another alike by those (the builder's memo,
+        the verifier's alike ops, the parser's line tables)."""
+        return self.operand_check is None
 
     @property
     def variadic(self) -> bool:
