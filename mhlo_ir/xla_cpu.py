@@ -19,7 +19,7 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
            "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "default_rng_state",
            "scalar_select_and_scatter", "ordered_complex_compare_holder",
-           "aliased_size_mismatch"]
+           "aliased_size_mismatch", "widening_sub_byte_dot"]
 
 
 _BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
@@ -369,6 +369,26 @@ def scalar_select_and_scatter(op) -> bool:
     [param_no] == nullptr", hlo_computation.cc:191). Rank 1 and more compile, windows of ones
     and size-1 operands too."""
     return op.spec.name == "select_and_scatter" and op.operands[0].type.rank == 0
+
+
+_DOTS = frozenset({"dot_general", "dot"})
+
+
+def widening_sub_byte_dot(op):
+    """``(operand element type, the other's, result element type)`` of a ``dot_general`` or
+    ``dot`` with a 4-bit operand whose element types are not all one: XLA:CPU (and GPU)
+    widen such an operand with a convert that keeps its 4-bit layout, which the HLO
+    verifier then refuses ("does not support custom element sizes on non-sub-byte types");
+    i4 x i4 -> i4 (and ui4) compiles and runs right. Else None. (2-bit dots fail in any
+    form, "unsupported operand type S2 in op dot": ``strategies.table.REFUSED``.)"""
+    if _name(op) not in _DOTS:
+        return None
+    lhs, rhs = (v.type.element_type for v in op.operands[:2])
+    result = op.results[0].type.element_type
+    if (lhs.bits == 4 or rhs.bits == 4) and not lhs == rhs == result and \
+            "quant" not in (lhs.kind, rhs.kind, result.kind):  # (quantized: as lowered)
+        return lhs, rhs, result
+    return None
 
 
 def aliased_size_mismatch(module):

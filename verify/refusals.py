@@ -77,8 +77,9 @@ def _cpu_refusals(module) -> None:
     SliceToDynamic custom call with a static result (the compile aborts), a TopK custom
     call of rank 3 or more (wrong results; empty with a side effect, it segfaults), a DEFAULT
     rng_bit_generator of a state other than 2 or 3 ui64 words (the compile fails, naming no
-    op), a select_and_scatter of a rank-0 operand (the compile aborts), an ordered compare
-    of complex values in a sort comparator or scan body (the compile fails), an argument
+    op), a dot of a 4-bit operand and another element type (the compile fails), a
+    select_and_scatter of a rank-0 operand (the compile aborts), an ordered compare of
+    complex values in a sort comparator or scan body (the compile fails), an argument
     aliased to a result of another size in bytes (the compile fails)."""
     from mhlo_ir import xla_cpu
     from mhlo_ir.ir import walk
@@ -172,6 +173,12 @@ def _cpu_refusals(module) -> None:
                    "the same way: XLA's simplifier merges the two into one bitcast with the "
                    "new dimensions folded together, which its verifier then rejects; bitcast "
                    "in one step to the final element type, or reshape in between")
+        elif (ets := xla_cpu.widening_sub_byte_dot(op)) is not None:
+            lhs, rhs, res = (et.name for et in ets)
+            why = (f"'{name}' of {lhs} x {rhs} into {res}: XLA:CPU widens the 4-bit operand "
+                   "keeping its 4-bit layout, which its verifier refuses (\"custom element "
+                   "sizes on non-sub-byte types\"); convert the operands to the result's type "
+                   "first (exact for integers), or keep operands and result one 4-bit type")
         elif xla_cpu.scalar_select_and_scatter(op):
             why = ("'select_and_scatter' of a rank-0 operand: XLA:CPU's expander of it "
                    "aborts the process compiling it (\"Check failed: param_instructions_"

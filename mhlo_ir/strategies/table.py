@@ -102,6 +102,9 @@ REFUSED: dict = {
               "fusion", lambda et: et.kind == "sint"),
     "chlo.mulhi": ("it becomes mhlo.mulhi, which XLA:CPU cannot fuse when signed",
                    lambda et: et.kind == "sint"),
+    **{name: ("XLA:CPU: 'unsupported operand type S2 in op dot' (4-bit dots of one type "
+              "run; widening ones are mhlo_ir.xla_cpu.widening_sub_byte_dot)", _two_bits)
+       for name in ("dot_general", "dot")},
     "rng": ("XLA:CPU aborts the process compiling rng of i16 or ui16",
             lambda et: et.kind in ("sint", "uint") and et.bits == 16),
 }

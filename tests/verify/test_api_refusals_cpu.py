@@ -609,3 +609,37 @@ def test_complex_equality_in_a_comparator_and_ordered_compares_elsewhere_run():
               b.reduce(y, b.constant(np.complex64(0)), [0],
                        lambda r, a, e: r.select(r.compare(a, e, "GT"), a, e)))
     verify.run(m, x)
+
+
+def _dot(lt, rt, res):
+    lt, rt, res = (hlo.element_type(n) for n in (lt, rt, res))
+    m = hlo.Module("dot")
+    f = m.add_function("main", [hlo.tensor((2, 3), lt), hlo.tensor((3, 2), rt)],
+                       visibility="public")
+    b = f.builder()
+    kw = {} if lt == rt == res else {"result_element_type": res}
+    b.return_(b.dot_general(*f.arguments, contracting_dimensions=((1,), (0,)), **kw))
+    return m
+
+
+@pytest.mark.parametrize("types", [("i4", "i4", "i32"), ("i4", "i8", "i32"),
+                                   ("ui4", "ui4", "ui8"), ("f4E2M1FN", "f32", "f32")])
+def test_a_dot_widening_a_four_bit_operand_is_refused(types):
+    _refused(_dot(*types), rf"'dot_general' of {types[0]} x {types[1]} into {types[2]}.*"
+                           "convert the operands")
+
+
+def test_xla_cpu_rejects_the_widening_dot_itself(monkeypatch):
+    _bypassed_fails(monkeypatch, lambda: verify.compile(_dot("i4", "i8", "i32")),
+                    "custom element sizes on non-sub-byte types")
+
+
+@pytest.mark.parametrize("et, a, c, lo", [
+    ("i4", [[1, -2, 3], [-8, 5, 7]], [[1, 0], [2, 1], [3, -1]], -8),
+    ("ui4", [[1, 2, 3], [4, 5, 15]], [[1, 0], [2, 1], [3, 9]], 0)])
+def test_four_bit_dots_of_one_type_run_as_numpy_wraps(et, a, c, lo):
+    """i4 x i4 -> i4 (and ui4) compile and give the product wrapped into 4 bits."""
+    a, c = np.array(a), np.array(c)
+    dtype = hlo.element_type(et).dtype
+    (got,) = verify.run(_dot(et, et, et), a.astype(dtype), c.astype(dtype))
+    np.testing.assert_array_equal(got.astype(np.int64), (a @ c - lo) % 16 + lo)
