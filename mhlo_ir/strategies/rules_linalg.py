@@ -35,9 +35,16 @@ def _inexact(s, et, approximate=False):
             s.gen.traits.add("approximates")
 
 
+def _dot_operand(et) -> bool:
+    """Element types a dot of one type is drawn on: 8 bits and more, and 4-bit integers
+    (XLA:CPU runs i4 x i4 -> i4, wrapping; 2-bit dots are table.REFUSED; a 4-bit float's one
+    significand bit would leave the executors' sums apart by more than rounding)."""
+    return et.kind in _NUMERIC and (et.bits >= 8 or et.bits == 4 and et.kind != "float")
+
+
 @rule("dot_general")
 def _dot_general(s, name):
-    lhs = s.operand(lambda et: et.kind in _NUMERIC and et.bits >= 8, lambda t: 1 <= t.rank <= 3)
+    lhs = s.operand(_dot_operand, lambda t: 1 <= t.rank <= 3)
     r = lhs.type.rank
     roles = [s.c.choice(("batch", "contract", "free")) for _ in range(r)]
     batch = [d for d in range(r) if roles[d] == "batch"]
@@ -62,7 +69,7 @@ def _dot_general(s, name):
 
 @rule("dot")
 def _dot(s, name):
-    lhs = s.operand(lambda et: et.kind in _NUMERIC and et.bits >= 8, lambda t: 1 <= t.rank <= 2)
+    lhs = s.operand(_dot_operand, lambda t: 1 <= t.rank <= 2)
     k = lhs.type.shape[-1]
     rshape = (k,) if s.c.boolean() else (k, s.gen.dim(1))
     _inexact(s, lhs.type.element_type)

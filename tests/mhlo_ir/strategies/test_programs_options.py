@@ -77,3 +77,23 @@ def test_hypothesis_draws_ops_near_uniformly():
     (top, n), = counts.most_common(1)
     assert n <= 0.12 * programs[0], (top, n, programs[0])
     assert len(counts) >= 0.8 * len(hst.RULE_OPS)
+
+
+def test_four_bit_integer_dots_are_drawn_and_both_executors_agree():
+    """dot_general and dot draw i4/ui4 operands of one type (XLA:CPU runs them, wrapping)
+    and never 2-bit ones (table.REFUSED); XLA and the reference interpreter agree."""
+    import verify
+    from verify import differential
+    seen, ran = set(), 0
+    for seed in range(40):
+        p = hst.generate_seeded(seed, hst.default_options(
+            max_ops=3, ops=["dot_general", "dot"], element_types=["i4", "ui4", "i2"]))
+        dots = [op for _, op in walk(p.module) if op.spec.name in ("dot_general", "dot")]
+        types = {v.type.element_type.name for op in dots for v in op.operands}
+        assert "i2" not in types
+        seen |= types
+        if dots and ran < 4 and all(v.type.num_elements for op in dots for v in op.operands):
+            ran += 1
+            assert not differential.compare(verify.run(p.module, *p.inputs),
+                                            verify.interpret(p.module, *p.inputs))
+    assert {"i4", "ui4"} <= seen and ran == 4
