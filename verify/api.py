@@ -317,6 +317,12 @@ class Executable(Compiled):
         bound = self._callbacks
         if bound is None:
             return self._execute_raw(bufs)
+        if bound.calling_back():
+            raise RuntimeError("a host callback of this executable ran the executable "
+                               "again: its runs are serialized (their callbacks' errors are "
+                               "told apart by run), so the nested run would wait for the "
+                               "outer one forever; compile the module again (verify.compile) "
+                               "and run that executable from the callback")
         with bound.running:
             bound.clear()
             try:
@@ -374,10 +380,13 @@ class Executable(Compiled):
     def run_sharded(self, per_device_args: Sequence[Sequence[np.ndarray]]) -> list:
         """Run on every device: ``per_device_args[d]`` are device d's arguments (its shard of
         each parameter). Returns, per result, the list of per-device numpy arrays."""
+        self._check_one_process()
+        return self._run(self.devices, per_device_args)
+
+    def _check_one_process(self) -> None:
         if self.local_devices() != self.devices:
             raise ArgumentError("this executable spans several processes: each runs it "
                                 "with run_local, feeding its own devices")
-        return self._run(self.devices, per_device_args)
 
     def run_global(self, *arrays) -> list:
         """Run on every device with whole arrays: each is split by the sharding XLA compiled
@@ -387,6 +396,7 @@ class Executable(Compiled):
         arrays = self.check_arguments(arrays)
         if len(self.devices) == 1:
             return self(*arrays)
+        self._check_one_process()
         from . import global_arrays as ga
         xc, _ = _jaxlib.xla()
         n = len(self.devices)

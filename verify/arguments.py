@@ -32,6 +32,10 @@ def convert(x, shape: tuple, dtype: np.dtype, where: str) -> np.ndarray:
             raise ArgumentError(f"{where}: got the Python scalar {x!r}, but the parameter is "
                                 f"an array of shape {shape} and dtype {dtype}: pass an array")
         return np.asarray(_scalar(x, dtype, where), dtype)
+    if isinstance(x, np.ma.MaskedArray):  # (np.asarray would drop the mask silently)
+        raise ArgumentError(f"{where}: a numpy masked array, whose mask the program cannot "
+                            "see (its masked values would be used): pass x.filled(value), "
+                            "as jax asks too")
     a = np.asarray(x)
     if a.dtype != dtype and not a.dtype.isnative and a.dtype.newbyteorder("=") == dtype:
         a = a.astype(dtype)

@@ -55,6 +55,16 @@ class Bound:
         with self._lock:
             self._errors.clear()
 
+    def calling_back(self) -> bool:
+        """Whether one of these callables is running on this thread: a run asked for now
+        comes from inside a run of the same executable, which would wait on ``running``
+        forever (XLA calls back on its own thread: a reentrant lock would not help)."""
+        return self in getattr(_CALLING, "bounds", ())
+
+
+# Per thread, the Bounds whose callables are running on it (innermost last).
+_CALLING = threading.local()
+
 
 def _ops_of(read, text: str):
     """The callback ops ``(function, op, index)`` and the module's own callables (None when
@@ -149,19 +159,25 @@ def _wrap(bound: Bound, index: int, entry, sig):
     where = f"host callback {name!r} (index {index})"
 
     def call(*args):
+        calling = getattr(_CALLING, "bounds", None)
+        if calling is None:
+            calling = _CALLING.bounds = []
+        calling.append(bound)
         try:
             out = fn(*(args[1:] if token_in else args))
             values = _check_results(where, out, expected)
         except BaseException as e:  # noqa: BLE001 - every failure is the run's error
-            if isinstance(e, CallbackError):
+            if isinstance(e, CallbackError) and e.name is None:  # (what it returned)
                 err = e
                 err.name, err.index = name, index
-            else:
+            else:  # (a CallbackError of another program this callable ran is its cause)
                 err = CallbackError(f"{where} raised {type(e).__name__}: {e}", name=name,
                                     index=index)
                 err.__cause__ = e
             bound.record(err)
             raise err
+        finally:
+            calling.pop()
         return (None, *values) if token_out else tuple(values)
     call.__name__ = f"checked_{name}"
     return call

@@ -19,7 +19,7 @@ from .errors import VerificationError
 
 __all__ = ["serialize_portable", "deserialize_portable", "portable_targets"]
 
-_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")  # (fullmatch: "$" takes a last "\n")
 
 
 def portable_targets() -> tuple:
@@ -30,14 +30,14 @@ def portable_targets() -> tuple:
 
 
 def _key(version: str) -> tuple:
-    return tuple(int(x) for x in _VERSION.match(version).groups())
+    return tuple(int(x) for x in _VERSION.fullmatch(version).groups())
 
 
 def _check_target(target) -> str:
     oldest, newest = portable_targets()
     if target is None:
         return newest
-    if not isinstance(target, str) or not _VERSION.match(target):
+    if not isinstance(target, str) or not _VERSION.fullmatch(target):
         raise ValueError(f"target {target!r} is not a StableHLO version: expected "
                          f"'MAJOR.MINOR.PATCH' from {oldest} to {newest}")
     # jaxlib itself refuses versions below its minimum but silently accepts ones above its
@@ -81,12 +81,21 @@ def _context():
     return bindings.context()
 
 
-def deserialize_portable(data: bytes) -> str:
+def deserialize_portable(data: bytes, *, isolated: bool = False,
+                         timeout: float | None = 60) -> str:
     """The StableHLO text of a portable artifact (of any version this jaxlib reads), as MLIR
     prints it; ``verify.run``/``compile`` and ``mhlo_ir.parse`` take it. ValueError when
-    ``data`` is not an artifact jaxlib can read."""
+    ``data`` is not an artifact jaxlib can read.
+
+    jaxlib's bytecode reader trusts what it reads: truncated or foreign bytes are refused,
+    but a corrupted byte inside a well-formed artifact can crash the process (a segfault)
+    or never return (both measured with jaxlib 0.10.2). For bytes from elsewhere,
+    ``isolated=True`` reads them in a child process (about a second, jaxlib's import), where
+    a crash, or a read still going after ``timeout`` seconds, is a ValueError."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"expected the artifact's bytes, got {type(data).__name__}")
+    if isolated:
+        return _deserialize_in_child(bytes(data), timeout)
     ir, ctx = _context()
     _, X = _jaxlib.xla()
     try:
@@ -97,3 +106,41 @@ def deserialize_portable(data: bytes) -> str:
         why = str(e).strip().strip("'\"").splitlines()
         raise ValueError("not a StableHLO portable artifact jaxlib can read: "
                          f"{why[0] if why else type(e).__name__}") from None
+
+
+# The child of an isolated read: the artifact on stdin, its text on stdout, a ValueError's
+# message on stderr with exit status 2.
+_CHILD = """
+import sys
+import verify.portable as p
+try:
+    text = p.deserialize_portable(sys.stdin.buffer.read())
+except ValueError as e:
+    sys.stderr.write(str(e))
+    sys.exit(2)
+sys.stdout.write(text)
+"""
+
+
+def _deserialize_in_child(data: bytes, timeout) -> str:
+    import os
+    import subprocess
+    import sys
+    # (the child imports this verify, wherever it was imported from here)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    env = dict(os.environ, PYTHONPATH=path, TF_CPP_MIN_LOG_LEVEL="3")
+    try:
+        r = subprocess.run([sys.executable, "-c", _CHILD], input=data, capture_output=True,
+                           env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ValueError("not a StableHLO portable artifact jaxlib can read: its reader was "
+                         f"still going after {timeout} s (read in a child process, "
+                         "isolated=True, and stopped)") from None
+    if r.returncode == 0:
+        return r.stdout.decode()
+    if r.returncode == 2:
+        raise ValueError(r.stderr.decode().strip().splitlines()[-1])
+    how = f"signal {-r.returncode}" if r.returncode < 0 else f"exit status {r.returncode}"
+    raise ValueError("not a StableHLO portable artifact jaxlib can read: its reader died "
+                     f"of {how} on these bytes (read in a child process, isolated=True)")

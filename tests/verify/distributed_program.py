@@ -96,6 +96,15 @@ def main(name: str, out: str) -> int:
     if killed and ctx.process_id == 1:
         import signal
         os.kill(os.getpid(), signal.SIGKILL)   # process 0 is already waiting in the psum
+    # the whole group's runs are refused here, saying to use run_local
+    from verify.errors import ArgumentError
+    for whole in (lambda: exe.run_sharded(inputs), lambda: exe.run_global(*inputs[0])):
+        try:
+            whole()
+        except ArgumentError as e:
+            assert "run_local" in str(e), e
+        else:
+            raise AssertionError("a run over every process's devices was not refused")
     first = ctx.process_id * len(ctx.local_devices)
     mine = inputs[first:first + len(exe.local_devices())]
     outs = exe.run_local(mine)

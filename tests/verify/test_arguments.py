@@ -187,3 +187,16 @@ def test_an_argument_in_a_layout_other_than_row_major_is_refused_by_run(monkeypa
     for arg in ('"{1,0}"', '"default"', '"auto"'):  # (a result in {0,1} comes back right)
         np.testing.assert_array_equal(verify.run(_LAYOUT.format(arg=arg, res='"{0,1}"'), x)[0],
                                       2 * x)
+
+
+def test_a_masked_array_is_refused_not_read_without_its_mask():
+    """np.asarray drops a mask: the program would sum the masked values (1003, not 3)."""
+    m = hlo.Module("sum")
+    f = m.add_function("main", [hlo.tensor((3,), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.return_(b.reduce(f.arguments[0], b.constant(np.float32(0)), [0], "add"))
+    x = np.ma.masked_array(np.array([1, 1000, 2], np.float32), mask=[0, 1, 0])
+    for run in (verify.run, verify.interpret):
+        with pytest.raises(ArgumentError, match=r"argument 0: a numpy masked array.*filled"):
+            run(m, x)
+    assert verify.run(m, x.filled(0))[0] == 3

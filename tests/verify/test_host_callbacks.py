@@ -105,6 +105,7 @@ def test_a_raising_callback_is_a_callback_error_from_it_and_the_program_still_ru
     (lambda a: None, r"returned 0 values, but the op declares 1 result"),
     (lambda a: ([1.5, 2, 3.5j],), r"result 0: expected dtype float32, got complex128"),
     (lambda a: (1e40,), r"got the Python scalar 1e\+40, but the parameter is an array"),
+    (lambda a: np.ma.masked_array(a, [0, 1, 0]), r"result 0: a numpy masked array"),
 ])
 def test_wrong_returns_are_refused_before_xla_copies_them(ret, match):
     m, f, b = _module()
@@ -254,3 +255,72 @@ def test_concurrent_runs_each_report_their_own_failure():
     for t in threads:
         t.join()
     assert errors == {i: f"odd {i}" for i in (1, 3, 5, 7)}
+
+
+def _up_to_three(other):
+    """A program whose callback returns its value once that is 3 or more, else the value
+    plus one run through ``other(module)`` (an executable, or None: its own)."""
+    m, f, b = _module()
+    (x,) = f.arguments
+    holder = {}
+
+    def up(v):
+        return holder["exe"](v + 1)[0] if v[0] < 3 else v.copy()
+    b.return_(b.host_callback(up, [x], [F3]))
+    exe = verify.compile(m)
+    holder["exe"] = other(m) or exe
+    return exe
+
+
+def _within(seconds, fn):
+    """``fn()``'s result or exception, or a failure if it runs past ``seconds`` (a hang)."""
+    box = {}
+
+    def go():
+        try:
+            box["out"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed back to the test
+            box["err"] = e
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"still running after {seconds} s"
+    if "err" in box:
+        raise box["err"]
+    return box["out"]
+
+
+def test_a_callback_running_its_own_executable_fails_clearly_and_another_one_runs():
+    """An executable's runs are serialized, so a run from inside its own callback would wait
+    forever: it is refused, saying so; an executable compiled again from the same module
+    nests (XLA calls back on its own thread, and allows it)."""
+    x = np.array([2, 3, 4], np.float32)
+    own = _up_to_three(lambda m: None)
+    with pytest.raises(CallbackError, match=r"'up' \(index 0\) raised RuntimeError: a host "
+                                            r"callback of this executable ran the executable "
+                                            r"again") as e:
+        _within(60, lambda: own(x))
+    assert isinstance(e.value.__cause__, RuntimeError)
+    np.testing.assert_array_equal(_within(60, lambda: own(x + 1))[0], x + 1)  # (no nesting)
+    twin = _up_to_three(verify.compile)
+    np.testing.assert_array_equal(_within(60, lambda: twin(x))[0], x + 1)
+
+
+def test_a_nested_callbacks_failure_names_each_callback_where_it_failed():
+    """A callback running another program whose callback raises: the outer run's error
+    names the outer callback, and its cause the inner one (it was relabelled before)."""
+    m, f, b = _module()
+    (v,) = f.arguments
+
+    def inner(a):
+        raise ValueError("inner failed")
+    b.return_(b.host_callback(inner, [v], [F3]))
+    inner_exe = verify.compile(m)
+    m2, f2, b2 = _module()
+    (w,) = f2.arguments
+    b2.return_(b2.host_callback(lambda a: inner_exe(a)[0], [w], [F3], name="outer"))
+    with pytest.raises(CallbackError, match=r"'outer' \(index 0\) raised CallbackError: "
+                                            r"host callback 'inner'") as e:
+        verify.run(m2, X)
+    assert e.value.name == "outer" and e.value.__cause__.name == "inner"
+    assert isinstance(e.value.__cause__.__cause__, ValueError)

@@ -13,6 +13,7 @@ import pytest
 import mhlo_ir as hlo
 import verify
 from mhlo_ir.errors import OpBuildError
+from tests.child_env import ROOT, child_env
 from tests.mhlo_ir import ops as ops_pkg
 from tests.mhlo_ir.ops.cases import CASES, assert_close
 
@@ -108,3 +109,43 @@ def test_not_an_artifact():
         verify.deserialize_portable(b"garbage")
     with pytest.raises(TypeError, match="bytes"):
         verify.deserialize_portable("module {}")
+    with pytest.raises(ValueError, match="not a StableHLO portable artifact"):
+        verify.deserialize_portable(b"garbage", isolated=True)
+
+
+def test_a_target_with_a_trailing_newline_is_no_version():
+    with pytest.raises(ValueError, match="is not a StableHLO version"):
+        verify.serialize_portable(_module(), "1.0.0\n")
+
+
+def _corrupted(data, i, byte):
+    bad = bytearray(data)
+    bad[i] = byte
+    return bytes(bad)
+
+
+# One-byte corruptions of _module()'s 1.0.0 artifact on which jaxlib 0.10.2's reader
+# segfaults (byte 106) and never returns (byte 99), found by trying them in child processes.
+CRASHES, HANGS = (106, 0xAF), (99, 0xAF)
+
+
+def test_isolated_reads_give_the_same_text_and_survive_what_kills_the_reader():
+    """``isolated=True`` reads in a child process: the same text as in this one, and for
+    bytes jaxlib's reader dies on (or never finishes) a ValueError, not a dead process."""
+    import subprocess
+    import sys
+    data = verify.serialize_portable(_module(), "1.0.0")
+    assert verify.deserialize_portable(data, isolated=True) == \
+        verify.deserialize_portable(data)
+    bad = _corrupted(data, *CRASHES)
+    r = subprocess.run([sys.executable, "-c", "import sys, verify\n"
+                        "verify.deserialize_portable(sys.stdin.buffer.read())"],
+                       input=bad, capture_output=True, env=child_env(), cwd=ROOT, timeout=120)
+    if r.returncode >= 0:
+        pytest.skip("this jaxlib's reader (or this artifact) no longer crashes on the byte")
+    with pytest.raises(ValueError, match=rf"its reader died of signal {-r.returncode} "):
+        verify.deserialize_portable(bad, isolated=True)
+    try:
+        verify.deserialize_portable(_corrupted(data, *HANGS), isolated=True, timeout=10)
+    except ValueError as e:
+        assert "not a StableHLO portable artifact jaxlib can read" in str(e)
