@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 FUNCTION_RESERVED = frozenset({"sym_name", "sym_visibility", "function_type", "arg_attrs",
                                "res_attrs"})
 MODULE_RESERVED = frozenset({"sym_name", "sym_visibility"})
+# func.func's properties that a Function keeps in its attribute dictionary (no field of its
+# own): MLIR's generic form writes them among the properties (``<{..., no_inline, ...}>``),
+# its custom form in ``attributes {no_inline}``.
+FUNCTION_PROPERTIES = frozenset({"no_inline"})
 
 
 def _check_symbol(name, what):

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from .dialect import BY_PREFIX
 from .errors import OpBuildError
+from .attributes import DenseArrayAttr
+from .dense import DenseElementsAttr
+from .index_array import BoolArrayAttr, IndexArrayAttr
 from .ir import make_operation
 from .op_attributes import OpAttributes
 from .opaque import is_opaque, opaque_spec
@@ -85,7 +88,9 @@ def make_op(self, name, operands, props, attrs, regions, result_types, location,
             a = owned.get(k)
             if a is not None:
                 try:
-                    merged[k] = a.convert(v)
+                    merged[k] = c = a.convert(v)
+                    if check and c.__class__ in _SPELLED and c is not v:
+                        _check_spelling(name, k, v)
                 except Exception as e:  # noqa: BLE001 - converters raise what they parse
                     if not check:
                         continue  # kept as written
@@ -110,3 +115,22 @@ def make_op(self, name, operands, props, attrs, regions, result_types, location,
     attributes = OpAttributes(merged) if merged else None
     return make_operation(spec, tuple(operands), tuple(result_types), attributes,
                           regions, location, block)
+
+
+# Attribute values each HLO dialect spells its own way: ``dense<[0, 1]> : tensor<2xi64>`` on
+# mhlo ops, ``array<i64: 0, 1>`` on stablehlo ops (bools alike, i1). Their converters take
+# either spelling (a builder's argument may be either), but jaxlib refuses the other dialect's
+# on an op, so the parser does too (the custom forms' readers check it as they read).
+_SPELLED = (IndexArrayAttr, BoolArrayAttr)
+_WANTS = {"mhlo": (DenseElementsAttr, "dense<...> : tensor<N x i64 or i1>"),
+          "stablehlo": (DenseArrayAttr, "array<i64: ...> or array<i1: ...>")}
+
+
+def _check_spelling(name: str, key: str, written) -> None:
+    """(What the generic form's attribute dictionary held: the custom forms read lists.)"""
+    wants = _WANTS.get(name.partition(".")[0])
+    if wants is not None and isinstance(written, (DenseElementsAttr, DenseArrayAttr)) and \
+            not isinstance(written, wants[0]):
+        got = "array<...>" if isinstance(written, DenseArrayAttr) else "dense<...>"
+        raise TypeError(f"{name.partition('.')[0]} ops spell it {wants[1]} (jaxlib refuses "
+                        f"the other dialect's spelling), got {got}")

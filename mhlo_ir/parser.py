@@ -32,7 +32,7 @@ from .attributes import Attribute, DictionaryAttr, StringAttr, TypeAttr, UnitAtt
     read_attribute
 from .dialect import BY_PREFIX, MHLO, STABLEHLO
 from .errors import IRError
-from .ir import FUNCTION_RESERVED, Block, Function, Module, Region
+from .ir import FUNCTION_PROPERTIES, FUNCTION_RESERVED, Block, Function, Module, Region
 from .location import UNKNOWN, read_location
 from .parse_aliases import Aliases
 from .parse_make import IllFormedOpError, make_op, spec_of
@@ -288,6 +288,7 @@ class _Parser:
         if head is not None:
             name, ftype, visibility, ts._pos = head
             arg_attrs = res_attrs = None
+            own = None
         else:
             props, name = self._generic_head(tok, "func.func")
             if name is None:
@@ -300,8 +301,11 @@ class _Parser:
             visibility = self._string_prop(props, "sym_visibility", "func.func", tok)
             arg_attrs = self._attr_dicts(props.get("arg_attrs"), "arg_attrs", tok)
             res_attrs = self._attr_dicts(props.get("res_attrs"), "res_attrs", tok)
-            for k in props:
-                if k not in FUNCTION_RESERVED:
+            own = {}  # (func.func's properties a Function keeps among its attributes)
+            for k, v in props.items():
+                if k in FUNCTION_PROPERTIES:
+                    own[k] = v
+                elif k not in FUNCTION_RESERVED:
                     raise ts.error(f"'func.func' has no property {k!r}", tok)
             ts.expect("(")
             ts.expect("{")
@@ -322,6 +326,8 @@ class _Parser:
         fn = self._new_function(name, arg_types, ftype.results, visibility, arg_attrs,
                                 res_attrs, [loc for _, _, loc, _ in args], tok)
         self.function_body(fn, [(n, p) for n, _, _, p in args], "}")
+        if own:
+            fn.attributes.update(own)
         if not empty_tail(ts):
             ts.expect(")")
             attrs = self.attr_dict() if ts.at("{") else {}

@@ -27,7 +27,7 @@ from .dense import HEX_THRESHOLD, DenseElementsAttr
 from .dialect import MHLO, Dialect
 from .errors import IRError
 from .location import Location, UnknownLoc
-from .ir import _MANY, GeneralOperation, SingleResultOp
+from .ir import _MANY, FUNCTION_PROPERTIES, GeneralOperation, SingleResultOp
 from .op_attributes import OpAttributes
 from .pretty_forms import custom_form
 from . import pretty_lines, print_combining, ssa_names
@@ -615,8 +615,11 @@ class _Printer:
                 head = self.sigs[key] = self.function_head(fn)
         self.out.append(head)
         self.drive(self.region(fn.body, "    "))
-        if fn.attributes or self.locs is not None:
-            extra = f" {{{self.named(fn.attributes.items())}}}" if fn.attributes else ""
+        attrs = fn.attributes
+        if attrs and not FUNCTION_PROPERTIES.isdisjoint(attrs):  # (in the head, as MLIR's)
+            attrs = {k: v for k, v in attrs.items() if k not in FUNCTION_PROPERTIES}
+        if attrs or self.locs is not None:
+            extra = f" {{{self.named(attrs.items())}}}" if attrs else ""
             self.out.append(f"  }}){extra} : () -> (){self.loc(fn.location)}\n")
         else:
             self.out.append("  }) : () -> ()\n")
@@ -642,7 +645,11 @@ class _Printer:
         props.append(("sym_name", quote(fn.name)))
         if fn.visibility is not None:
             props.append(("sym_visibility", quote(fn.visibility)))
-        body = ", ".join(f"{k} = {v}" for k, v in props)
+        if fn.attributes and not FUNCTION_PROPERTIES.isdisjoint(fn.attributes):
+            props += [(k, v) for k, v in fn.attributes.items() if k in FUNCTION_PROPERTIES]
+            props.sort(key=lambda kv: kv[0])
+        body = ", ".join(self.named([(k, v)]) if isinstance(v, Attribute) else f"{k} = {v}"
+                         for k, v in props)
         return f'  "func.func"() <{{{body}}}> ({{\n'
 
     def module(self, module) -> str:
