@@ -1,10 +1,11 @@
 """Rules for sort (several operands, ``num_keys`` keys), top_k, argmax, argmin and
 approx_top_k (exact: a sort with the indices carried along, as jax's CPU fallback).
 
-Orders follow JAX's: floats sort with NaNs last and -0.0 equal to 0.0 (a strict weak order, so
-stable sorts keep ties in place); complex numbers lexicographically; argmax/argmin return the
-first extremum, and the first NaN if there is one (for complex numbers, which JAX does not
-lower, numpy's lexicographic order; a NaN is one with a NaN part).
+Orders follow JAX's: sort's comparator is jax's (-0.0 equal to 0.0, NaNs last, but first for
+the FNUZ float8 types, whose NaN has the sign bit; complex numbers lexicographically);
+argmax/argmin return the first extremum, and the first NaN if there is one (for complex
+numbers, which jax.jit refuses to lower, numpy's lexicographic order; a NaN is one with a NaN
+part).
 """
 
 from __future__ import annotations
@@ -14,31 +15,50 @@ import numpy as np
 from mhlo_ir.builder import as_results
 from mhlo_ir.dtypes import from_numpy
 
-from ..semantics import compare_hlo, highest, lowest
+from ..semantics import compare_hlo, compare_type, highest, lowest
 from ..mlir import register_lowering
 
 
-def _lt_eq(r, x, y):
-    """(x < y, x == y) as i1 scalars under the sort's total order."""
+def _canonical(r, x):
+    """jax's ``_canonicalize_float_for_sort``: -0.0 made 0.0, every NaN the type's own NaN
+    (what ``np.nan`` is in it: negative for the FNUZ float8 types, which then sort first),
+    so that the total order below ranks equal values equal."""
+    dtype = x.type.element_type.dtype
+    zero = np.zeros((), dtype)  # (a constant per use, in jax's order: its text, op for op)
+    result = r.select(compare_hlo(r, x, r.constant(zero), "EQ"), r.constant(zero), x)
+    is_nan = compare_hlo(r, x, x, "NE")
+    return r.select(is_nan, r.constant(np.array(np.nan, dtype)), result)
+
+
+def _keys(r, x):
+    """A key operand as the scalars jax's sort comparator orders by (``_operands_to_keys``):
+    floats canonical, complex numbers their canonical real and imaginary parts."""
     kind = x.type.element_type.kind
     if kind == "complex":
-        lt_re, eq_re = _lt_eq(r, r.real(x), r.real(y))
-        lt_im, eq_im = _lt_eq(r, r.imag(x), r.imag(y))
-        return r.or_(lt_re, r.and_(eq_re, lt_im)), r.and_(eq_re, eq_im)
-    lt, eq = compare_hlo(r, x, y, "LT"), compare_hlo(r, x, y, "EQ")
-    if kind != "float":
-        return lt, eq
-    x_nan, y_nan = compare_hlo(r, x, x, "NE"), compare_hlo(r, y, y, "NE")
-    return (r.or_(lt, r.and_(y_nan, r.not_(x_nan))), r.or_(eq, r.and_(x_nan, y_nan)))
+        return [_canonical(r, r.real(x)), _canonical(r, r.imag(x))]
+    return [_canonical(r, x)] if kind == "float" else [x]
+
+
+def _compare_to(r, x, y, direction):
+    """jax's lt_to / eq_to on scalars: floats in XLA's total order."""
+    kind = x.type.element_type.kind
+    return r.compare(x, y, direction, "TOTALORDER" if kind == "float" else
+                     compare_type(x.type.element_type))
 
 
 def _sort(ctx, *operands, dimension, is_stable, num_keys=1):
+    """jax's sort, comparator op for op (``_sort_lt_comparator``): the keys canonicalized,
+    then compared lexicographically in the total order (NaNs last but for the FNUZ types,
+    -0.0 equal to 0.0)."""
     def comparator(r, *args):
-        pairs = list(zip(args[0::2], args[1::2]))[:num_keys]
+        xs, ys = [], []
+        for x, y in list(zip(args[0::2], args[1::2]))[:num_keys]:
+            xs += _keys(r, x)
+            ys += _keys(r, y)
         p = None
-        for x, y in reversed(pairs):  # lexicographic: the first key decides, then the next
-            lt, eq = _lt_eq(r, x, y)
-            p = lt if p is None else r.or_(lt, r.and_(eq, p))
+        for x, y in zip(reversed(xs), reversed(ys)):  # the first key decides, then the next
+            lt = _compare_to(r, x, y, "LT")
+            p = lt if p is None else r.or_(lt, r.and_(_compare_to(r, x, y, "EQ"), p))
         return p
     return list(as_results(ctx.builder.sort(list(operands), comparator, int(dimension),
                                             bool(is_stable))))
@@ -120,15 +140,16 @@ def _approx_top_k(ctx, x, *, k, reduction_dimension, recall_target, is_max_k,
                   reduction_input_size_override, aggregate_to_topk):
     """Exact: the (floating) operand sorted along the dimension (largest first for max-k),
     indices carried along, then the first ``out`` entries (``k``, or the aval's size when
-    not aggregated). Ties keep the lower index first (a stable sort), as ``top_k`` does;
-    jax's fallback leaves their order unspecified."""
+    not aggregated). The sort is unstable with jax's comparator (values alone, in the
+    partial order): what XLA:CPU makes of jax's ApproxTopK custom call, so tied values
+    (and NaNs) come back in the order jax.jit's program gives them."""
     b = ctx.builder
     shape = x.type.shape
     dim = reduction_dimension % len(shape)
     idx = b.iota(shape, from_numpy(np.dtype(np.int32)), dim)
     direction = "GT" if is_max_k else "LT"
     vals, ids = b.sort([x, idx], lambda r, p, q, _i, _j: r.compare(p, q, direction, "FLOAT"),
-                       dim, True)
+                       dim, False)
     n = ctx.avals_out[0].shape[dim]
     limit = list(shape)
     limit[dim] = n
