@@ -425,6 +425,20 @@ _is_type = isinstance
 _TYPE_REPEATED = itertools.repeat(Type)
 
 
+def _shown(t) -> str:
+    from .dtypes import ElementType
+    return t.name if isinstance(t, ElementType) else repr(t)
+
+
+def _scalar_hint(t) -> str:
+    """What to write instead of an element type where a function takes a Type."""
+    from .dtypes import ElementType
+    if not isinstance(t, ElementType):
+        return ""
+    return (f" ({t.name} is an element type: a scalar is the rank-0 tensor<{t.name}>, "
+            f"hlo.tensor((), hlo.{t.name}) when building)")
+
+
 class Function:
     """``func.func``: a named, typed body in a module.
 
@@ -451,8 +465,14 @@ class Function:
         if not all(map(_is_type, types, _TYPE_REPEATED)):  # (C-level: 201-argument MLPs)
             for i, t in enumerate(types):
                 if not isinstance(t, Type):
-                    raise TypeError(f"function @{name}: argument {i} type {t!r} is not a Type")
+                    raise TypeError(f"function @{name}: argument {i} type {_shown(t)} is not "
+                                    "a Type" + _scalar_hint(t))
         self.result_types = None if result_types is None else tuple(result_types)
+        if self.result_types and not all(map(_is_type, self.result_types, _TYPE_REPEATED)):
+            for i, t in enumerate(self.result_types):
+                if not isinstance(t, Type):
+                    raise TypeError(f"function @{name}: result {i} type {_shown(t)} is not a "
+                                    "Type" + _scalar_hint(t))
         self.visibility = visibility
         self.arg_attrs = None if arg_attrs is None else _attr_dicts(
             arg_attrs, len(self.arg_types), name, "argument")

@@ -184,20 +184,37 @@ class CallSiteLoc(Location):
     def render(self) -> str:
         text = self._text
         if text is None:
-            text = f"callsite({self.callee.render()} at {self.caller.render()})"
-            object.__setattr__(self, "_text", text)
+            # The caller chain is rendered from its far end, each link's text kept: a chain
+            # as deep as a recursion would otherwise recurse once per link (a traceback of a
+            # thousand frames overflowed Python's stack).
+            chain, link = [], self
+            while link.__class__ is CallSiteLoc and link._text is None:
+                chain.append(link)
+                link = link.caller
+            for link in reversed(chain):
+                object.__setattr__(link, "_text", f"callsite({link.callee.render()} at "
+                                                  f"{link.caller.render()})")
+            text = self._text
         return text
 
     @classmethod
     def parse(cls, ts, aliases=None) -> "CallSiteLoc":
-        """Reads ``callsite(callee at caller)``."""
-        ts.expect("callsite")
-        ts.expect("(")
-        callee = read_location(ts, aliases)
-        ts.expect("at")
-        caller = read_location(ts, aliases)
-        ts.expect(")")
-        return cls(callee, caller)
+        """Reads ``callsite(callee at caller)``; a chain of callers (``callsite(a at
+        callsite(b at ...))``, one link per frame of a traceback) in a loop, not a
+        recursion per link."""
+        callees = []
+        while True:
+            ts.expect("callsite")
+            ts.expect("(")
+            callees.append(read_location(ts, aliases))
+            ts.expect("at")
+            if not ts.at("callsite"):
+                break
+        loc = read_location(ts, aliases)
+        for callee in reversed(callees):
+            ts.expect(")")
+            loc = cls(callee, loc)
+        return loc
 
     def children(self):
         return (self.callee, self.caller)

@@ -625,11 +625,16 @@ class _Parser:
         tok = ts.expect_kind("%", "an SSA value (%name)")
         name = tok.text
         nxt = ts.peek()
+        base = name
         if nxt.kind == "#" and nxt.pos == tok.pos + len(name) and nxt.text[1:].isdigit():
             ts.next()
             name = f"{name}{nxt.text}"
         v = self.scope.lookup(name)
         if v is None:
+            if nxt.text == "#0" and name != base:  # %r#0 of a one-result %r: %r, as in MLIR
+                v = self.scope.lookup(base)
+                if v is not None:
+                    return v
             raise ts.error(f"use of undefined value {name}", tok)
         return v
 

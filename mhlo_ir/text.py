@@ -55,6 +55,13 @@ def check_string(s, what: str) -> str:
     return s
 
 
+# What a reserved name's value comes from (see check_attr_name).
+_FIELDS = {"sym_name": "name", "function_type": "argument and result types",
+           "arg_attrs": "arg_attrs", "res_attrs": "res_attrs",
+           "sym_visibility": "visibility (a Function's; a Module keeps none, and jaxlib "
+                             "compiles the same without it: leave it out)"}
+
+
 def check_attr_name(name, what: str = "attribute name", dialect: bool = False,
                     reserved: frozenset = frozenset()) -> str:
     """``name`` if MLIR accepts it as an attribute name here, else a clear ValueError.
@@ -71,8 +78,9 @@ def check_attr_name(name, what: str = "attribute name", dialect: bool = False,
     if not name:
         raise ValueError(f"{what} must not be empty")
     if name in reserved:
+        field = _FIELDS.get(name, "fields")
         raise ValueError(f"{what} {name!r} is reserved: the printer writes it from the "
-                         "object's own fields (set the name, type or visibility there)")
+                         f"object's own {field}")
     if dialect and "." not in name.lstrip("."):
         raise ValueError(f"{what} {name!r} has no dialect prefix: MLIR requires one here "
                          "(e.g. 'mhlo.num_partitions', 'mhlo.sharding', 'jax.result_info')")

@@ -57,3 +57,51 @@ def test_an_index_array_in_the_other_dialects_spelling_is_refused_in_generic_for
     assert "attribute" in str(jaxlib.value)
     with pytest.raises(hlo.ParseError, match=rf"{attribute}.*{op.split('.')[0]}"):
         hlo.parse(text)
+
+
+def test_result_zero_of_a_one_result_value_reads_as_the_value():
+    """``%0#0`` of a one-result op is ``%0`` to MLIR, and to our parser now; ``%0#1`` is no
+    value."""
+    text = ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+            '  %0 = "mhlo.negate"(%a) : (tensor<2xf32>) -> tensor<2xf32>\n'
+            '  %1 = "mhlo.add"(%0#0, %0) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n'
+            "  return %1#0 : tensor<2xf32>\n}\n")
+    assert hlo.parse(text).to_text(locations=False) == mlir_generic(text)
+    with pytest.raises(hlo.ParseError, match=r"3:19: use of undefined value %0#1"):
+        hlo.parse(text.replace("%0#0", "%0#1"))
+
+
+@pytest.mark.parametrize("signature, which", [("(%a: f32) -> tensor<f32>", "argument 0"),
+                                              ("(%a: tensor<f32>) -> f32", "result 0")])
+def test_an_element_type_for_a_functions_value_says_what_to_write(signature, which):
+    text = f"func.func @main{signature} {{\n  return %a : tensor<f32>\n}}\n"
+    with pytest.raises(hlo.ParseError, match=rf"{which} type f32 is not a Type \(f32 is an "
+                                             r"element type: a scalar is the rank-0 "
+                                             r"tensor<f32>"):
+        hlo.parse(text)
+
+
+def test_a_modules_visibility_is_refused_saying_it_is_not_kept():
+    with pytest.raises(hlo.ParseError, match=r"'sym_visibility' is reserved.*a Module keeps "
+                                             r"none.*leave it out"):
+        hlo.parse('module attributes {sym_visibility = "private"} {\n}\n')
+
+
+def test_a_call_chain_as_deep_as_a_recursion_prints_and_reads_back():
+    """A callsite chain of 3,000 links (a deep recursion's traceback) renders and parses in
+    loops (it overflowed Python's stack both ways), and MLIR reads our text."""
+    loc = hlo.NameLoc("f", hlo.FileLineColLoc("a.py", 1, 0))
+    for i in range(3000):
+        loc = hlo.CallSiteLoc(hlo.NameLoc(f"g{i}", hlo.FileLineColLoc("a.py", i + 2, 0)), loc)
+    m = hlo.Module("deep")
+    f = m.add_function("main", [hlo.tensor((2,), hlo.f32)], visibility="public")
+    b = f.builder()
+    with b.at_location(loc):
+        y = b.negate(f.arguments[0])
+    b.return_(y)
+    text = m.to_text()
+    assert text.count("callsite(") == 3000
+    assert hlo.parse(text).to_text() == text
+    aliased = m.to_text(locations="alias")
+    assert hlo.parse(aliased).to_text(locations="alias") == aliased
+    mlir_parse(text)
