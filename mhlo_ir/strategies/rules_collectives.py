@@ -16,10 +16,11 @@ from .table import exclude, rule
 
 
 def _channel(s, x, global_ids: bool = False, dim: int = 0) -> dict:
-    """A collective's optional channel: none (most often), or a channel handle of a drawn
-    number and type (0 invalid, 1 device to device, 2 device to host, which one device
-    treats alike), with ``use_global_device_ids`` too where the op has it (it needs the
-    handle; the one group ``[[0]]`` names device 0 either way).
+    """A collective's optional channel: none (most often), or a channel handle of the
+    program's next id (``Generation.channel``) and a drawn type (0 invalid, 1 device to
+    device, 2 device to host, which one device treats alike), with ``use_global_device_ids``
+    too where the op has it (it needs the handle; the one group ``[[0]]`` names device 0
+    either way).
 
     With a channel XLA:CPU keeps the collective and runs it, which it cannot for every type
     (measured on jaxlib 0.10.2, one op of each type alone): all_reduce and reduce_scatter of
@@ -34,7 +35,7 @@ def _channel(s, x, global_ids: bool = False, dim: int = 0) -> dict:
         return {}
     if dim and x.type.num_elements == 0:
         return {}
-    out = {"channel_handle": ChannelHandle(s.c.integer(1, 3), s.c.choice((1, 0, 2)))}
+    out = {"channel_handle": ChannelHandle(s.gen.channel(), s.c.choice((1, 0, 2)))}
     if global_ids and s.c.boolean():
         out["use_global_device_ids"] = True
     return out

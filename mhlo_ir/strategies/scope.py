@@ -112,6 +112,14 @@ class Generation:
         # a chlo.broadcast_select was drawn: no constants in closed regions from then on
         # (mhlo_ir.jaxlib_conversion.hoisted_region_constant)
         self.broadcast_select = False
+        self._channels = 0
+
+    def channel(self) -> int:
+        """A channel id no other collective of the program has: XLA takes collectives of one
+        id for one collective, with one layout (two all_reduces of ranks 1 and 2 sharing
+        handle 1 failed to compile: "layout minor_to_major field contains 1 elements")."""
+        self._channels += 1
+        return self._channels
 
     def function_name(self) -> str:
         self._functions += 1
