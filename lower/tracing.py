@@ -107,15 +107,17 @@ class Tracer:
     def __rsub__(self, o): return sub(o, self)
     def __mul__(self, o): return mul(self, o)
     def __rmul__(self, o): return mul(o, self)
-    def __truediv__(self, o): return div(self, o)
-    def __rtruediv__(self, o): return div(o, self)
+    def __truediv__(self, o): return true_divide(self, o)
+    def __rtruediv__(self, o): return true_divide(o, self)
     def __neg__(self): return neg(self)
-    def __matmul__(self, o): return dot(self, o)
+    def __matmul__(self, o): return matmul(self, o)
+    def __rmatmul__(self, o): return matmul(o, self)
     def __lt__(self, o): return lt(self, o)
     def __le__(self, o): return le(self, o)
     def __gt__(self, o): return gt(self, o)
     def __ge__(self, o): return ge(self, o)
-    def __pow__(self, n): return integer_pow(self, n)
+    def __pow__(self, o): return power(self, o)
+    def __rpow__(self, o): return power(o, self)
     # == and != with what cannot be an operand (None, a string, a list) answer by identity,
     # as jax arrays do (``x == None`` is False, ``x in (None, "auto")`` works), not by failing.
     def __eq__(self, o): return eq(self, o) if _is_operand(o) else NotImplemented
@@ -242,6 +244,12 @@ def as_tracer(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
         # Python scalars are weakly typed with JAX's x64-off dtypes unless ``like`` decides.
         default = {bool: np.bool_, int: np.int32, float: np.float32, complex: np.complex64}
         dtype = like.dtype if like is not None else np.dtype(default[type(x)])
+        if like is not None and _KIND_ORDER.index(_scalar_kind(x)) > \
+                _KIND_ORDER.index(_kind(dtype)) and not (isinstance(x, int) and
+                                                        _kind(dtype) in "iu"):
+            # (2.5 next to an int array would be 2, 1j next to a float one 0: jax refuses)
+            raise TypeError(f"the Python {type(x).__name__} {x!r} cannot be a {dtype} "
+                            "operand without losing its value: convert the array first")
         value = np.asarray(x, dtype=dtype)
         return Tracer(b, Literal(value, ShapedArray((), dtype, weak_type=like is None)))
     return b.const(np.asarray(x))
@@ -281,6 +289,20 @@ _KIND_ORDER = "biufc"  # bool < int < uint (same rank here) < float < complex
 _DEFAULT = {"b": np.bool_, "i": np.int32, "u": np.int32, "f": np.float32, "c": np.complex64}
 
 
+def _kind(dtype) -> str:
+    """numpy's kind letter of ``dtype``, ml_dtypes' types included (their kind is 'V'):
+    int4/int2 'i', uint4/uint2 'u', bfloat16 and the float8/float4 types 'f'."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "V":
+        return dtype.kind
+    import ml_dtypes
+    try:
+        return "i" if ml_dtypes.iinfo(dtype).min < 0 else "u"
+    except ValueError:
+        ml_dtypes.finfo(dtype)  # (a ValueError for anything else)
+        return "f"
+
+
 def _scalar_kind(x) -> str:
     return "b" if isinstance(x, bool) else "i" if isinstance(x, int) else \
         "f" if isinstance(x, float) else "c"
@@ -295,7 +317,7 @@ def _binary_operands(x, y):
     for scalar, other in ((x, y), (y, x)):
         if not isinstance(scalar, Tracer) and isinstance(scalar, (bool, int, float, complex)) \
                 and not isinstance(scalar, np.generic) and isinstance(other, Tracer):
-            k, ok = _scalar_kind(scalar), other.dtype.kind
+            k, ok = _scalar_kind(scalar), _kind(other.dtype)
             if ok in _KIND_ORDER and _KIND_ORDER.index(k) > _KIND_ORDER.index(ok) and \
                     not (k in "iu" and ok in "iu"):
                 promoted = convert_element_type(other, _DEFAULT[k])
@@ -402,7 +424,31 @@ def is_finite(x) -> Tracer:
 
 
 def integer_pow(x, y: int) -> Tracer:
+    if not isinstance(y, (int, np.integer)) or isinstance(y, (bool, np.bool_)):
+        raise TypeError(f"integer_pow takes an integer exponent, got {y!r} (lax.pow takes "
+                        "others)")
+    if y < 0 and _kind(x.dtype) in "iu":
+        raise TypeError(f"Integers cannot be raised to negative powers, got "
+                        f"integer_pow({x.aval.str_short()}, {y})")
     return bind("integer_pow", [x], [x.aval], y=int(y))
+
+
+def power(x, y) -> Tracer:
+    """``x ** y`` as jax arrays compute it: an integer exponent (a Python or numpy int) is
+    ``integer_pow``, anything else ``pow`` with the operands promoted."""
+    if isinstance(x, Tracer) and isinstance(y, (int, np.integer)) and \
+            not isinstance(y, (bool, np.bool_)):
+        return integer_pow(x, y)
+    return pow(x, y)
+
+
+def true_divide(x, y) -> Tracer:
+    """``x / y`` as jax arrays divide: integer and bool operands are made float32 first
+    (``lax.div`` of integers rounds toward zero; ``/`` never does)."""
+    x, y = _binary_operands(x, y)
+    if _kind(x.dtype) in "biu":
+        x, y = convert_element_type(x, np.float32), convert_element_type(y, np.float32)
+    return div(x, y)
 
 
 def round(x, rounding_method: int = 0) -> Tracer:  # noqa: A001 - jax's name
@@ -420,17 +466,39 @@ def select_n(which, *cases) -> Tracer:
 
 
 def where(pred, x, y) -> Tracer:
+    """``x`` where ``pred`` holds, else ``y``, as ``jnp.where``: a non-bool ``pred`` is
+    ``pred != 0``, and the three are broadcast together (``select_n`` takes its first
+    operand as an index: a negative one picked the wrong case)."""
+    if not isinstance(x, Tracer) and not isinstance(y, Tracer):
+        if not isinstance(pred, Tracer):
+            raise TypeError("where: no traced operand (call it inside a function given to "
+                            "make_jaxpr)")
+        x = as_tracer(builder_of((pred,)), x)
     x, y = _binary_operands(x, y)
-    pred = broadcast_to(pred, x.shape)
-    return select_n(pred, y, x)
+    if not isinstance(pred, Tracer):
+        pred = as_tracer(builder_of((x, y)), np.asarray(pred, bool))
+    if pred.dtype != np.bool_:
+        pred = ne(pred, 0)
+    shape = np.broadcast_shapes(pred.shape, x.shape)
+    return select_n(broadcast_to(pred, shape), broadcast_to(y, shape), broadcast_to(x, shape))
 
 
 # -- reductions and linear algebra ---------------------------------------------------------
 
+def normalize_axes(axes, ndim: int, what: str) -> tuple:
+    """``axes`` (an int or a sequence) non-negative, each in ``[-ndim, ndim)``: an axis past
+    the rank is a ValueError, as in jax (it wrapped around)."""
+    out = []
+    for a in ((axes,) if isinstance(axes, (int, np.integer)) else axes):
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{what}: axis {a} is out of bounds for an array of rank {ndim}")
+        out.append(int(a) % ndim)
+    return tuple(out)
+
+
 def _reduce(name: str) -> Callable:
     def op(x, axes=None):
-        axes = tuple(range(x.ndim)) if axes is None else tuple(
-            a % x.ndim for a in ((axes,) if isinstance(axes, int) else axes))
+        axes = tuple(range(x.ndim)) if axes is None else normalize_axes(axes, x.ndim, name)
         shape = [d for i, d in enumerate(x.shape) if i not in axes]
         return bind(name, [x], [x.aval.update(shape=shape)], axes=axes, out_sharding=None)
     op.__name__ = name
@@ -449,6 +517,9 @@ def dot_general(x, y, dimension_numbers, precision=None, preferred_element_type=
     shape = [x.shape[d] for d in lb]
     shape += [n for d, n in enumerate(x.shape) if d not in lc and d not in lb]
     shape += [n for d, n in enumerate(y.shape) if d not in rc and d not in rb]
+    if preferred_element_type is None and x.dtype != y.dtype:
+        raise TypeError(f"dot_general of {x.dtype} and {y.dtype}: convert one, or give "
+                        "preferred_element_type (the result's dtype)")
     dtype = x.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
     return bind("dot_general", [x, y], [ShapedArray(shape, dtype)], dimension_numbers=dn,
                 precision=precision, preferred_element_type=preferred_element_type,
@@ -458,6 +529,22 @@ def dot_general(x, y, dimension_numbers, precision=None, preferred_element_type=
 def dot(x, y) -> Tracer:
     """Matrix product of the last axis of ``x`` with the first of ``y``."""
     return dot_general(x, y, (((x.ndim - 1,), (0,)), ((), ())))
+
+
+def matmul(x, y) -> Tracer:
+    """``x @ y``: ``dot`` up to rank 2, and for higher ranks a product batched over the
+    leading dimensions, as numpy's matmul (those must be equal here: broadcast first)."""
+    if not isinstance(x, Tracer) or not isinstance(y, Tracer):
+        b = builder_of((x, y))
+        x, y = as_tracer(b, x), as_tracer(b, y)
+    if x.ndim <= 2 and y.ndim <= 2:
+        return dot(x, y)
+    if x.ndim == y.ndim and x.shape[:-2] == y.shape[:-2]:
+        batch = tuple(range(x.ndim - 2))
+        return dot_general(x, y, (((x.ndim - 1,), (y.ndim - 2,)), (batch, batch)))
+    raise TypeError(f"x @ y of shapes {x.shape} and {y.shape}: above rank 2 the leading "
+                    "(batch) dimensions must be equal here; broadcast them, or use "
+                    "dot_general")
 
 
 def concatenate(xs, dimension: int) -> Tracer:

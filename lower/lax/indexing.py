@@ -142,7 +142,7 @@ def expand_dims(x: Tracer, dimensions) -> Tracer:
     """Insert size-1 dimensions. As in JAX (which has no expand_dims primitive) this is a
     ``broadcast_in_dim``."""
     ndim = x.ndim + len(dimensions)
-    dims = sorted(d % ndim for d in dimensions)
+    dims = sorted(tr.normalize_axes(dimensions, ndim, "expand_dims"))
     shape = list(x.shape)
     for d in dims:
         shape.insert(d, 1)
