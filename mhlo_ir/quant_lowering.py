@@ -28,8 +28,16 @@ corpus holds the expected values):
 
 Where it departs from the C++ pass, on purpose: values of any type pass through the ops that
 only carry them (calls, loops, tuples, optimization_barrier, custom_call, collectives that
-move values), which the pass refuses; and the NCDHW integer convolution contracts the
-kernel's input features, where the pass contracts its output features (see ``_CONV_LAYOUTS``).
+move values), which the pass refuses; the NCDHW integer convolution contracts the
+kernel's input features, where the pass contracts its output features (see ``_CONV_LAYOUTS``);
+and three faults of its integer dot products, where the spec decides (found 2026-12-07, each
+wrong numbers from the pass): the result is clamped to its storage range before the final
+convert (the pass wrapped an i8 result of 20000 to 32), rhs batching dimensions listed out
+of order broadcast the zero-point sums to the right batch (``_bcast_contribution``), and a
+dot or dot_general with a per-axis rhs and result takes the integer path only as the pass
+takes such convolutions (zero points 0, one scale ratio: ``_uniform_per_axis``), else
+dequantize-compute-quantize (the pass used the first scale for every column and dropped the
+zero points).
 Like the pass, it quantizes from and dequantizes to f32 only (requantization, add and
 dot-like products are f32 or integer math whatever the expressed type), and anything it
 cannot lower is an error naming the op, not a program that computes otherwise. The input
@@ -170,6 +178,8 @@ class _Lowering(Rewriter):
             dims = _conv_dims(op, qr, qres)
             if dims is None:
                 return None
+        elif not _uniform_per_axis(qr, qres):
+            return None  # (a departure from the pass: it used scales[0], zero points 0)
         elif name == "dot":
             dims = ((), (), (1,), (), (), (0,))
         else:
@@ -177,6 +187,21 @@ class _Lowering(Rewriter):
             dims = (tuple(dn.lhs_batching_dimensions), (), tuple(dn.lhs_contracting_dimensions),
                     tuple(dn.rhs_batching_dimensions), (), tuple(dn.rhs_contracting_dimensions))
         return (_dot_like(b, op, x[0], x[1], ql, qr, qres, dims),)
+
+
+def _uniform_per_axis(qr, qres) -> bool:
+    """Whether a per-axis rhs and result (of a dot or dot_general) fit the integer product
+    the pass writes, which reads one scale and no zero point of them: zero points all 0 and
+    one ratio of result to rhs scale (as the pass asks of a convolution, _conv_dims). The
+    pass itself takes any per-axis dot, and its numbers are then wrong (the first scale for
+    every column, the zero points dropped); such dots are dequantized, computed and
+    quantized here instead."""
+    if qr.axis is None:
+        return True
+    if any(z != 0 for z in qr.zero_points + qres.zero_points):
+        return False
+    ratios = [rs / ks for rs, ks in zip(qres.scales, qr.scales)]
+    return all(abs((r - ratios[0]) / ratios[0]) <= 0.001 for r in ratios)
 
 
 def _f32_only(op: str, q: QuantizedType) -> None:
@@ -390,15 +415,18 @@ def _zp_partial(b, t, other_zp, reduction_dims):
 
 
 def _bcast_contribution(b, c, reduction_dims, batching_dims, start, out_shape):
+    """``c`` (an operand summed over ``reduction_dims``) broadcast to the result: its batch
+    dimensions to the result's in the order ``batching_dims`` lists them (the pass numbers
+    them in the operand's order, wrong for rhs_batching_dimensions = [1, 0]), the others
+    from ``start`` on."""
     dims = []
-    batch_idx, other_idx = 0, start
+    other_idx = start
     original = 0
     for _ in range(c.type.rank):
         while original in reduction_dims:
             original += 1
         if original in batching_dims:
-            dims.append(batch_idx)
-            batch_idx += 1
+            dims.append(list(batching_dims).index(original))
         else:
             dims.append(other_idx)
             other_idx += 1
@@ -450,4 +478,10 @@ def _dot_like(b, op, lhs, rhs, ql, qr, qres, dims):
         zp = b.subtract(_bcast(b, zp, shape), offset)
     else:
         zp = _bcast(b, zp, shape)
-    return b.convert(b.add(res, zp), qres.storage)
+    res = b.add(res, zp)
+    if qres.storage.bits < 32:
+        # Saturated into the storage range, as the spec's quantize does (a departure: the
+        # pass converts as it is, so an i8 result of 20000 wrapped to 32 instead of 127).
+        res = b.clamp(_bcast(b, _scalar(b, qres.storage_min, _I32), shape), res,
+                      _bcast(b, _scalar(b, qres.storage_max, _I32), shape))
+    return b.convert(res, qres.storage)

@@ -554,3 +554,80 @@ def test_requantize_and_add_work_for_any_expressed_type():
     exact = np_dequantize(a, qa, np.float64) + np_dequantize(c, qb, np.float64)
     want = np.clip(np.round(exact / 0.75) + 1, -128, 127)
     assert np.abs(ours[0].astype(int) - want).max() <= 1
+
+
+# -- departures from StableHLO's pass where its integer dot products are wrong ---------------
+
+def _quantized_dot(q_lhs, q_rhs, q_res, lhs_shape, rhs_shape, res_shape, dims):
+    """main(x, y) -> dequantize(dot_general(quantize(x), quantize(y))) and the f32 dot of the
+    same operands, the spec's meaning (exact on these small integers)."""
+    m = hlo.Module("qdot")
+    f = m.add_function("main", [hlo.tensor(lhs_shape, F32), hlo.tensor(rhs_shape, F32)],
+                       visibility="public")
+    b = f.builder()
+    x, y = f.arguments
+    dn = {"dot_dimension_numbers": dims}
+    d = b.create("dot_general", (b.uniform_quantize(x, q_lhs), b.uniform_quantize(y, q_rhs)),
+                 dn, result_types=[hlo.tensor(res_shape, q_res)]).results[0]
+    exact = b.create("dot_general", (x, y), dn, result_types=[hlo.tensor(res_shape, F32)])
+    b.return_(d, b.uniform_dequantize(d), exact.results[0])
+    return m
+
+
+CONTRACT = {"lhs_contracting_dimensions": (1,), "rhs_contracting_dimensions": (0,)}
+
+
+def test_a_quantized_dot_saturates_in_its_storage_type():
+    """The spec quantizes the product: 20000 into i8 is 127 (the pass wrapped it to 32)."""
+    q = quantized(hlo.i8, hlo.f32, 1.0, 0)
+    m = _quantized_dot(q, q, q, (1, 2), (2, 1), (1, 1), CONTRACT)
+    stored, back, _ = verify.run(m, np.array([[100, 100]], F32), np.array([[100], [100]], F32))
+    assert stored.tolist() == [[127]] and back.tolist() == [[127.0]]
+    stored, _, _ = verify.run(m, -np.array([[100, 100]], F32), np.array([[100], [100]], F32))
+    assert stored.tolist() == [[-128]]
+
+
+def test_a_per_axis_dot_uses_each_columns_scale_and_zero_point():
+    """rhs scales 1, 0.5, 0.25 into a result of zero points 0, 5, 9: the spec's [16, 12, 20]
+    (the pass scaled by the first scale and dropped the zero points: [16, 19, 71])."""
+    ql = quantized(hlo.i8, hlo.f32, 1.0, 0)
+    qr = quantized(hlo.i8, hlo.f32, [1.0, 0.5, 0.25], 0, axis=1)
+    qres = quantized(hlo.i32, hlo.f32, [1.0, 1.0, 1.0], [0, 5, 9], axis=1)
+    m = _quantized_dot(ql, qr, qres, (1, 2), (2, 3), (1, 3), CONTRACT)
+    x, y = np.array([[1, 2]], F32), np.array([[8, 4, 4], [4, 4, 8]], F32)
+    _, back, exact = verify.run(m, x, y)
+    np.testing.assert_array_equal(back, exact)
+    assert back.tolist() == [[16.0, 12.0, 20.0]]
+
+
+def test_a_dot_with_a_per_axis_rhs_zero_point_subtracts_it():
+    """``dot`` (not dot_general: its C15 refuses a rhs zero point) with per-axis rhs zero
+    points 3 and -2: the spec's [50, 50] (the pass took the zero points as 0: [65, 35])."""
+    ql = quantized(hlo.i8, hlo.f32, 1.0, 0)
+    qr = quantized(hlo.i8, hlo.f32, [1.0, 1.0], [3, -2], axis=1)
+    qres = quantized(hlo.i32, hlo.f32, [1.0, 1.0], 0, axis=1)
+    m = hlo.Module("qdot")
+    f = m.add_function("main", [hlo.tensor((1, 2), F32), hlo.tensor((2, 2), F32)],
+                       visibility="public")
+    b = f.builder()
+    x, y = f.arguments
+    d = b.create("dot", (b.uniform_quantize(x, ql), b.uniform_quantize(y, qr)),
+                 result_types=[hlo.tensor((1, 2), qres)]).results[0]
+    b.return_(b.uniform_dequantize(d))
+    (back,) = verify.run(m, np.array([[1, 2]], F32), np.array([[10, 10], [20, 20]], F32))
+    assert back.tolist() == [[50.0, 50.0]]
+
+
+def test_rhs_batching_dimensions_out_of_order_with_a_lhs_zero_point():
+    """The lhs zero point's share (the rhs summed) goes to the batch the dimension numbers
+    pair it with: [1, 3, 2, 4] as the float dot (the pass gave [1, -7, 12, 4])."""
+    ql = quantized(hlo.i8, hlo.f32, 1.0, -10)
+    qr = quantized(hlo.i8, hlo.f32, 1.0, 0)
+    qres = quantized(hlo.i32, hlo.f32, 1.0, 0)
+    dims = {"lhs_batching_dimensions": (0, 1), "rhs_batching_dimensions": (1, 0),
+            "lhs_contracting_dimensions": (2,), "rhs_contracting_dimensions": (2,)}
+    m = _quantized_dot(ql, qr, qres, (2, 2, 1), (2, 2, 1, 1), (2, 2, 1), dims)
+    x, y = np.ones((2, 2, 1), F32), np.arange(1, 5, dtype=F32).reshape(2, 2, 1, 1)
+    _, back, exact = verify.run(m, x, y)
+    np.testing.assert_array_equal(back, exact)
+    assert back.ravel().tolist() == [1.0, 3.0, 2.0, 4.0]
