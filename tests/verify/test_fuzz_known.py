@@ -87,6 +87,15 @@ _NEW_FINDINGS = [
     ("xla_f4e2m1fn_max_to_int", lambda: _unary("convert", hlo.f4E2M1FN, hlo.ui4),
      lambda: [np.array([0.5, 1, 6, 2], hlo.f4E2M1FN.dtype)]),
     *_NEW_FINDINGS,
+    # findings 43 and 44 (excess precision): a 4-bit negate and a bf16 division widened
+    ("xla_four_bit_int_excess_precision",
+     lambda: _module([hlo.tensor((2,), hlo.ui4)],
+                     lambda b, x: [b.convert(b.negate(x), hlo.ui8)]),
+     lambda: [np.array([15, 1], hlo.ui4.dtype)]),
+    ("xla_narrow_float_excess_precision",
+     lambda: _module([hlo.tensor((2,), hlo.bf16)] * 2,
+                     lambda b, x, y: [b.convert(b.divide(x, y), hlo.f32)]),
+     lambda: [np.array([-4, 1], hlo.bf16.dtype), np.array([-9, 3], hlo.bf16.dtype)]),
 ], ids=lambda x: x if isinstance(x, str) else "")
 def test_the_findings_own_programs_are_named(name, module, inputs):
     m = module()

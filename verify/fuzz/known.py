@@ -29,6 +29,10 @@ _NARROW_FLOATS = frozenset(et.name for et in ALL_ELEMENT_TYPES
 _NARROW_FLOATS_16 = frozenset(et.name for et in ALL_ELEMENT_TYPES
                               if et.kind == "float" and et.bits <= 16)
 _FNUZ = frozenset({"f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ"})
+_FOUR_BIT_INTS = frozenset({"i4", "ui4"})
+# Float types XLA computes in a wider one (bf16 in f32; 8- and 4-bit floats in f16).
+_EXCESS_FLOATS = frozenset(et.name for et in ALL_ELEMENT_TYPES
+                           if et.kind == "float" and (et.bits <= 8 or et.name == "bf16"))
 _LOOPS = frozenset({"while", "scan"})
 _COMPLEX = frozenset({"complex<f32>", "complex<f64>"})
 _WIDE_OR_COMPLEX = _COMPLEX | {"f64"}
@@ -194,6 +198,16 @@ KNOWN = (
                  "sum (an overflow there is inf or NaN)", frozenset({"nan", "float"}),
                  lambda sigs: _has(sigs, {"dot", "dot_general"},
                                    lambda ts: bool(_NARROW_FLOATS_16 & set(ts)))),
+    KnownFinding("xla_four_bit_int_excess_precision", 43, "XLA computes 4-bit integer "
+                 "arithmetic wider and drops its wrap when a convert widens the result",
+                 frozenset({"integer"}),
+                 lambda sigs: _has(sigs, {"convert:widens_computed"},
+                                   lambda ts: ts[0] in _FOUR_BIT_INTS)),
+    KnownFinding("xla_narrow_float_excess_precision", 44, "XLA computes bf16, 8- and 4-bit "
+                 "floats in a wider type and skips their rounding when a convert widens the "
+                 "result", frozenset({"float", "nan", "integer"}),
+                 lambda sigs: _has(sigs, {"convert:widens_computed"},
+                                   lambda ts: ts[0] in _EXCESS_FLOATS)),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float", "integer"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
@@ -208,8 +222,9 @@ def op_signatures(module) -> list:
     padding (or lhs dilation) ``convolution:padded`` (and select_and_scatters
     ``select_and_scatter:padded``), those of constants alone ``convolution:constant`` (and
     ``count_leading_zeros:constant``), convolutions with feature groups
-    ``convolution:feature_groups``, and reduce_scatters combining with a minimum or a
-    maximum ``reduce_scatter:min_max``."""
+    ``convolution:feature_groups``, reduce_scatters combining with a minimum or a
+    maximum ``reduce_scatter:min_max``, and converts widening a computed value
+    ``convert:widens_computed``."""
     from mhlo_ir.decompose import identity_operand
     from mhlo_ir.ir import defining_ops, walk
     out = []
@@ -246,6 +261,8 @@ def op_signatures(module) -> list:
             out.append(("while:fnuz_body", tuple(types)))
         if name == "reduce_scatter" and _body_has(op, {"minimum", "maximum"}):
             out.append(("reduce_scatter:min_max", tuple(types)))
+        if name == "convert" and _widens_computed(op):
+            out.append(("convert:widens_computed", tuple(types)))
         if name == "select_and_scatter" and _padded(op):
             out.append(("select_and_scatter:padded", tuple(types)))
         if name == "convolution":
@@ -353,6 +370,19 @@ def _empty_index_vectors(op) -> bool:
     if shape is None or ivd is None:
         return False
     return ivd < len(shape) and shape[ivd] == 0
+
+
+def _widens_computed(op) -> bool:
+    """A convert to a wider type of the same kind of a value an op computed (not an
+    argument or a constant as given): where XLA's excess precision shows (findings 43, 44)."""
+    from mhlo_ir.ir import BlockArgument
+    v = op.operands[0]
+    src, dst = v.type.element_type, op.results[0].type.element_type
+    if v.__class__ is BlockArgument or v.owner.spec.name in ("constant", "convert"):
+        return False
+    same_kind = (src.kind == dst.kind == "float") or (
+        src.kind in ("sint", "uint") and dst.kind in ("sint", "uint"))
+    return same_kind and dst.bits > src.bits
 
 
 def known_finding(module, differences) -> str | None:
