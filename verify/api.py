@@ -393,10 +393,10 @@ class Executable(Compiled):
         its parameter with, and each result is put back together from its shards by its
         own (``verify.global_arrays``). A replicated program gets the whole arrays on every
         replica and returns replica 0's results. One device: the same as calling it."""
+        self._check_one_process()
         arrays = self.check_arguments(arrays)
         if len(self.devices) == 1:
             return self(*arrays)
-        self._check_one_process()
         from . import global_arrays as ga
         xc, _ = _jaxlib.xla()
         n = len(self.devices)
