@@ -147,3 +147,16 @@ def test_integers_computed_from_inexact_floats_are_explained():
     assert diff.explained_by is None
     (diff,) = d.compare([x], [y])
     assert diff.explained_by is None
+
+
+def test_the_tolerance_is_for_the_results_computed_from_inexact_floats():
+    """A program with an approximated op somewhere: a float result the generator marks as
+    computed from no inexact value is held to ULP_LIMIT (42 ULP apart was explained as
+    'tolerance' before); one it marks inexact gets the tolerance. Without marks (callers
+    that do not know) every float result gets it, as before."""
+    x = np.array([1.0, 2.0], np.float32)
+    y = np.array([1 + 42 * 2 ** -23, 2.0], np.float32)
+    (exact, loose) = d.compare([x, x], [y, y], frozenset({"approximates"}),
+                               inexact=(False, True))
+    assert exact.explained_by is None and loose.explained_by == "tolerance"
+    assert d.classify(d.compare([x], [y], frozenset({"approximates"}))) is None
