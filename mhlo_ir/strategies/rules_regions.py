@@ -26,8 +26,10 @@ SCALAR_OPS = ("add", "subtract", "multiply", "maximum", "minimum", "negate", "ab
 
 
 def _names(s, wanted):
+    """The ops of ``wanted`` the options allow (none: a body draws no op of its own, and
+    returns its arguments, through the pool's conversions where it must; it drew negate)."""
     allowed = set(s.gen.options.ops)
-    return tuple(n for n in wanted if n in allowed) or ("negate",)
+    return tuple(n for n in wanted if n in allowed)
 
 
 @rule("reduce")
@@ -110,7 +112,9 @@ def _scalar_body(s, args, result_types, n_ops, loop=False):
     (``loop``: a scan's body, which XLA runs as a loop's)."""
     def body(r, *block_args):
         inner = s.child(r, block_args, loop=loop)
-        inner.fill(n_ops, _names(s, SCALAR_OPS))
+        names = _names(s, SCALAR_OPS)
+        if names:
+            inner.fill(n_ops, names)
         return [inner.value_of(t) for t in result_types]
     return body
 

@@ -113,3 +113,15 @@ def test_collectives_of_a_program_never_share_a_channel_id():
         assert len(ids) == len(set(ids)), (seed, ids)
         seen += len(ids) > 1
     assert seen >= 5
+
+
+def test_bodies_draw_no_scalar_op_the_options_leave_out():
+    """With no elementwise op in ``ops``, map and scan bodies draw none of their own (they
+    drew negate): only the pool's conversions."""
+    drawn = set()
+    for seed in range(120):
+        p = hst.generate_seeded(seed, hst.default_options(
+            max_ops=5, ops=["scan", "map", "dot_general"]))
+        drawn |= {op.spec.name for _, op in walk(p.module)}
+    assert {"map", "scan"} <= drawn
+    assert not drawn & {"negate", "add", "multiply", "abs", "not", "exponential"}
