@@ -99,8 +99,6 @@ class Lowered:
                               compiler_options=compiler_options)
 
 
-
-
 def _args_info(in_tree, avals, donated):
     jax = _jax()
     return jax.tree_util.tree_unflatten(
@@ -135,6 +133,7 @@ class Traced:
 
     @property
     def in_avals(self) -> list:
+        """The flat arguments' abstract values, the unused ones too."""
         return list(self.jaxpr.in_avals)
 
     @property

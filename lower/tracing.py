@@ -245,8 +245,8 @@ def as_tracer(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
         default = {bool: np.bool_, int: np.int32, float: np.float32, complex: np.complex64}
         dtype = like.dtype if like is not None else np.dtype(default[type(x)])
         if like is not None and _KIND_ORDER.index(_scalar_kind(x)) > \
-                _KIND_ORDER.index(_kind(dtype)) and not (isinstance(x, int) and
-                                                        _kind(dtype) in "iu"):
+                _KIND_ORDER.index(_kind(dtype)) and not (isinstance(x, int) and (
+                    _kind(dtype) in "iu" or x in (0, 1))):
             # (2.5 next to an int array would be 2, 1j next to a float one 0: jax refuses)
             raise TypeError(f"the Python {type(x).__name__} {x!r} cannot be a {dtype} "
                             "operand without losing its value: convert the array first")
@@ -537,8 +537,10 @@ def matmul(x, y) -> Tracer:
     if not isinstance(x, Tracer) or not isinstance(y, Tracer):
         b = builder_of((x, y))
         x, y = as_tracer(b, x), as_tracer(b, y)
-    if x.ndim <= 2 and y.ndim <= 2:
+    if (x.ndim <= 2 and y.ndim <= 2) or y.ndim == 1:
         return dot(x, y)
+    if x.ndim == 1:  # (a vector times a stack of matrices: each matrix's rows combined)
+        return dot_general(x, y, (((0,), (y.ndim - 2,)), ((), ())))
     if x.ndim == y.ndim and x.shape[:-2] == y.shape[:-2]:
         batch = tuple(range(x.ndim - 2))
         return dot_general(x, y, (((x.ndim - 1,), (y.ndim - 2,)), (batch, batch)))

@@ -89,8 +89,9 @@ def make_op(self, name, operands, props, attrs, regions, result_types, location,
             if a is not None:
                 try:
                     merged[k] = c = a.convert(v)
-                    if check and c.__class__ in _SPELLED and c is not v:
-                        _check_spelling(name, k, v)
+                    if check and c is not v and (c.__class__ in _SPELLED or
+                                                 c.__class__ is DenseArrayAttr):
+                        _check_spelling(name, c, v)
                 except Exception as e:  # noqa: BLE001 - converters raise what they parse
                     if not check:
                         continue  # kept as written
@@ -118,16 +119,24 @@ def make_op(self, name, operands, props, attrs, regions, result_types, location,
 
 
 # Attribute values each HLO dialect spells its own way: ``dense<[0, 1]> : tensor<2xi64>`` on
-# mhlo ops, ``array<i64: 0, 1>`` on stablehlo ops (bools alike, i1). Their converters take
+# mhlo ops, ``array<i64: 0, 1>`` on stablehlo and chlo ops (bools alike, i1). Their converters take
 # either spelling (a builder's argument may be either), but jaxlib refuses the other dialect's
 # on an op, so the parser does too (the custom forms' readers check it as they read).
 _SPELLED = (IndexArrayAttr, BoolArrayAttr)
 _WANTS = {"mhlo": (DenseElementsAttr, "dense<...> : tensor<N x i64 or i1>"),
-          "stablehlo": (DenseArrayAttr, "array<i64: ...> or array<i1: ...>")}
+          "stablehlo": (DenseArrayAttr, "array<i64: ...> or array<i1: ...>"),
+          "chlo": (DenseArrayAttr, "array<i64: ...>")}
 
 
-def _check_spelling(name: str, key: str, written) -> None:
-    """(What the generic form's attribute dictionary held: the custom forms read lists.)"""
+def _check_spelling(name: str, converted, written) -> None:
+    """(What the generic form's attribute dictionary held: the custom forms read lists.) An
+    attribute the table keeps as an ``array<...>`` (chlo's broadcast_dimensions) is one in
+    every dialect; the index and bool arrays are the op's dialect's."""
+    if converted.__class__ is DenseArrayAttr:
+        if isinstance(written, DenseElementsAttr):
+            raise TypeError("it is an array<...> attribute (jaxlib refuses dense<...> "
+                            "here), got dense<...>")
+        return
     wants = _WANTS.get(name.partition(".")[0])
     if wants is not None and isinstance(written, (DenseElementsAttr, DenseArrayAttr)) and \
             not isinstance(written, wants[0]):

@@ -479,7 +479,7 @@ def _dot_like(b, op, lhs, rhs, ql, qr, qres, dims):
     else:
         zp = _bcast(b, zp, shape)
     res = b.add(res, zp)
-    if qres.storage.bits < 32:
+    if qres.storage.bits < 32 or (qres.storage_min, qres.storage_max) != (-2**31, 2**31 - 1):
         # Saturated into the storage range, as the spec's quantize does (a departure: the
         # pass converts as it is, so an i8 result of 20000 wrapped to 32 instead of 127).
         res = b.clamp(_bcast(b, _scalar(b, qres.storage_min, _I32), shape), res,

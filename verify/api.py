@@ -441,26 +441,12 @@ class Executable(Compiled):
                                 "compiles as it is)")
 
     def _check_parameter_layouts(self) -> None:
-        """A parameter whose layout is not the row-major one (``mhlo.layout_mode =
-        "{0,1}"``) is refused before the program runs: jaxlib's copy to the device writes
-        arrays row-major and the program would read them in its own order, so its numbers
-        would be those of the transposed bytes (results come back right)."""
-        if self._layouts_checked:
-            return
-        try:
-            layouts = self.loaded.get_parameter_layouts()
-        except Exception:  # noqa: BLE001 - jaxlib's: a token parameter has no layout
-            layouts = ()  # (and is refused as an argument before any run)
-        for i, layout in enumerate(layouts):
-            order = re.match(r"\{([\d,\s]*)", str(layout))
-            dims = [int(d) for d in order.group(1).split(",") if d.strip()] if order else []
-            if dims != sorted(dims, reverse=True):
-                raise ArgumentError(
-                    f"argument {i}: the program takes it in layout {layout} (its "
-                    "mhlo.layout_mode), which run() cannot pass: jaxlib's copy to the device "
-                    "writes row-major arrays, which the program would read in its own order "
-                    "(it compiles as it is; leave the argument's layout default to run it)")
-        self._layouts_checked = True
+        """Refuse, once, a parameter laid out otherwise than jaxlib's copy writes
+        (``verify.layouts``)."""
+        if not self._layouts_checked:
+            from .layouts import check_parameter_layouts
+            check_parameter_layouts(self)
+            self._layouts_checked = True
 
     def _result_shapes(self) -> list:
         self._check_results()  # (asking XLA for a token's dimensions aborts the process)

@@ -94,6 +94,10 @@ def _isnan(a):
     return np.isnan(a.astype(np.float64))
 
 
+# The traits under which float results are held to a tolerance instead of ULP_LIMIT.
+_LOOSE = frozenset({"reassociates", "approximates"})
+
+
 def _tolerance(dtype) -> float:
     mant = int(ml_dtypes.finfo(dtype).nmant)
     return 2.0 ** -(mant - 6) if mant > 6 else 1.0
@@ -174,7 +178,7 @@ def _explain(i, x, y, bad, traits, name, array_scale=0.0):
     # 0-d results as 1-element arrays: numpy's scalars take neither masks nor indices
     x, y, bad = np.atleast_1d(x), np.atleast_1d(y), np.atleast_1d(bad)
     nx, ny = _isnan(x), _isnan(y)
-    loose = traits & {"reassociates", "approximates"}
+    loose = traits & _LOOSE
     explained = None
     fx, fy = x.astype(np.float64), y.astype(np.float64)
     if np.dtype(x.dtype).name == "float8_e8m0fnu":
@@ -196,9 +200,6 @@ def _explain(i, x, y, bad, traits, name, array_scale=0.0):
     detail = (f"{name}: {int(bad.sum())} of {bad.size} elements differ, e.g. at {list(where)}: "
               f"XLA {x[where]!r}, interpreter {y[where]!r}")
     return [Difference(i, kind, detail, explained)]
-
-
-_LOOSE = frozenset({"reassociates", "approximates"})
 
 
 def compare(xla: list, interpreter: list, traits=frozenset(), inexact=()) -> list:

@@ -24,7 +24,8 @@ def _canonical(r, x):
     (what ``np.nan`` is in it: negative for the FNUZ float8 types, which then sort first),
     so that the total order below ranks equal values equal."""
     dtype = x.type.element_type.dtype
-    zero = np.zeros((), dtype)  # (a constant per use, in jax's order: its text, op for op)
+    zero = np.array(0, dtype)  # (jax's _zero: 0xFF in f8E8M0FNU, which has no zero; a
+    #      constant per use, in jax's order: its text, op for op)
     result = r.select(compare_hlo(r, x, r.constant(zero), "EQ"), r.constant(zero), x)
     is_nan = compare_hlo(r, x, x, "NE")
     return r.select(is_nan, r.constant(np.array(np.nan, dtype)), result)

@@ -61,6 +61,8 @@ def test_matmul_above_rank_two_is_batched_as_jaxs():
     assert_as_jax(lambda a, b: a @ b, a, b)
     v = np.arange(4, dtype=np.float32)
     assert_as_jax(lambda m, v: m @ v, a[0], v)
+    assert_as_jax(lambda v, b: v @ b, v, b)       # a vector times a stack of matrices
+    assert_as_jax(lambda a, w: a @ w, a, v)       # a stack of matrices times a vector
     with pytest.raises(TypeError, match=r"batch\) dimensions must be equal"):
         ours(lambda a, b: a @ b, a, b[:1])
 
@@ -85,14 +87,27 @@ def test_mistakes_jax_refuses_are_refused_not_wrapped_or_truncated():
         ours(lambda x: lax.expand_dims(x, (5,)), X)
     with pytest.raises(TypeError, match="the Python float -3.5 cannot be a int32 operand"):
         ours(lambda i: lax.clamp(-3.5, i, 5.5), INTS)
+    with pytest.raises(TypeError, match="the Python float 0.5 cannot be a int32 operand"):
+        ours(lambda i: lax.pad(i, 0.5, [(1, 1, 0)]), INTS)
+
+
+def test_departures_from_jax_refuse_or_promote_rather_than_lose_values():
+    """Where jax promotes or refuses otherwise, lower.lax says so rather than computing in
+    the left operand's type: a dot of two dtypes is refused (jax promotes it: convert one,
+    or give preferred_element_type; it took the left dtype, bf16 from f32 x bf16), as its
+    binary ops refuse two dtypes."""
     with pytest.raises(TypeError, match="dot_general of float32 and bfloat16: convert one"):
         ours(lambda a, b: lax.dot(a, b), np.ones((2, 2), np.float32),
              np.ones((2, 2), ml_dtypes.bfloat16))
+    (got,) = ours(lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ())),
+                                               preferred_element_type=np.float32),
+                  np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))
+    np.testing.assert_array_equal(got, np.full((2, 2), 2, np.float32))
 
 
 def test_a_float_scalar_beside_an_ml_dtypes_integer_promotes_not_truncates():
     """int4 + 2.5 took 2.5 as an int4 2 (ml_dtypes' kind letter is 'V'): it is a float32
-    sum now, as for any integer array."""
+    sum now, as for any integer array (a departure: jax refuses int4 + 2.5)."""
     q = np.array([1, -2], ml_dtypes.int4)
     (got,) = ours(lambda q: q + 2.5, q)
     assert got.dtype == np.float32

@@ -631,3 +631,13 @@ def test_rhs_batching_dimensions_out_of_order_with_a_lhs_zero_point():
     _, back, exact = verify.run(m, x, y)
     np.testing.assert_array_equal(back, exact)
     assert back.ravel().tolist() == [1.0, 3.0, 2.0, 4.0]
+
+
+def test_a_narrowed_i32_result_saturates_too():
+    """Storage i32 narrowed to [-100, 100]: the product 7200 stores 100 (the clamp was for
+    storage narrower than 32 bits only)."""
+    q = quantized(hlo.i8, hlo.f32, 1.0, 0)
+    qres = quantized(hlo.i32, hlo.f32, 1.0, 0, storage_min=-100, storage_max=100)
+    m = _quantized_dot(q, q, qres, (1, 2), (2, 1), (1, 1), CONTRACT)
+    stored, back, _ = verify.run(m, np.array([[60, 60]], F32), np.array([[60], [60]], F32))
+    assert stored.tolist() == [[100]] and back.tolist() == [[100.0]]

@@ -105,3 +105,20 @@ def test_a_call_chain_as_deep_as_a_recursion_prints_and_reads_back():
     aliased = m.to_text(locations="alias")
     assert hlo.parse(aliased).to_text(locations="alias") == aliased
     mlir_parse(text)
+
+
+def test_chlo_ops_take_array_spelled_dimensions_only():
+    """chlo's broadcast_dimensions is an ``array<i64: ...>`` to jaxlib in either text's
+    dialect; ``dense<...>`` is refused there, and by our parser."""
+    text = ('func.func @main(%a: tensor<2xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {\n'
+            '  %0 = "chlo.broadcast_add"(%a, %b) {broadcast_dimensions = DIMS} : '
+            '(tensor<2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>\n'
+            '  return %0 : tensor<3x2xf32>\n}\n')
+    good = text.replace("DIMS", "array<i64: 1>")
+    assert hlo.parse(good).to_text(locations=False) == mlir_generic(good)
+    bad = text.replace("DIMS", "dense<1> : tensor<1xi64>")
+    with pytest.raises(Exception):
+        mlir_parse(bad)
+    with pytest.raises(hlo.ParseError, match=r"broadcast_dimensions: it is an array<\.\.\.> "
+                                             r"attribute \(jaxlib refuses dense"):
+        hlo.parse(bad)

@@ -667,3 +667,14 @@ def test_a_total_order_chlo_compare_is_finding_14_and_f4_max_to_int_may_show_as_
         b.convert(x, hlo.i16), hlo.f8E3M4)])
     assert known_finding(m, [differential.Difference(0, "nan", "made up")]) == \
         "xla_f4e2m1fn_max_to_int"
+
+
+def test_a_widening_convert_elsewhere_does_not_name_a_disagreement():
+    """Findings 43 and 44 name a disagreement only when the differing result is computed
+    through the widening convert (one anywhere in a program was enough before)."""
+    m = _module([hlo.tensor((2,), hlo.bf16)] * 2 + [hlo.tensor((2,), hlo.f32)],
+                lambda b, x, y, z: [b.convert(b.divide(x, y), hlo.f32), b.exponential(z)])
+    fake = [differential.Difference(1, "float", "made up")]
+    assert known_finding(m, fake) is None
+    assert known_finding(m, [differential.Difference(0, "float", "made up")]) == \
+        "xla_narrow_float_excess_precision"

@@ -45,6 +45,9 @@ class KnownFinding:
     summary: str
     kinds: frozenset    # the difference kinds it shows as ("integer", "float", "nan")
     match: object       # op signatures -> bool
+    # match the signatures of the ops computing the differing results only (not every op
+    # of the program): for patterns common enough to be anywhere (a widening convert)
+    on_results: bool = False
 
 
 def _int(t) -> bool:
@@ -202,12 +205,12 @@ KNOWN = (
                  "arithmetic wider and drops its wrap when a convert widens the result",
                  frozenset({"integer"}),
                  lambda sigs: _has(sigs, {"convert:widens_computed"},
-                                   lambda ts: ts[0] in _FOUR_BIT_INTS)),
+                                   lambda ts: ts[0] in _FOUR_BIT_INTS), on_results=True),
     KnownFinding("xla_narrow_float_excess_precision", 44, "XLA computes bf16, 8- and 4-bit "
                  "floats in a wider type and skips their rounding when a convert widens the "
                  "result", frozenset({"float", "nan", "integer"}),
                  lambda sigs: _has(sigs, {"convert:widens_computed"},
-                                   lambda ts: ts[0] in _EXCESS_FLOATS)),
+                                   lambda ts: ts[0] in _EXCESS_FLOATS), on_results=True),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
                  "(to be ruled)", frozenset({"nan", "float", "integer"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
@@ -392,7 +395,33 @@ def known_finding(module, differences) -> str | None:
     if not kinds:
         return None
     sigs = op_signatures(module)
+    upstream = None
     for finding in KNOWN:
-        if kinds <= finding.kinds and finding.match(sigs):
+        if not kinds <= finding.kinds:
+            continue
+        if finding.on_results:
+            if upstream is None:
+                upstream = _widening_converts_upstream(module, differences)
+            if finding.match(upstream):
+                return finding.name
+        elif finding.match(sigs):
             return finding.name
     return None
+
+
+def _widening_converts_upstream(module, differences) -> list:
+    """The ``convert:widens_computed`` signatures among the ops that compute the results
+    ``differences`` name (through main's return), not among all of the program's."""
+    from mhlo_ir.ir import producers
+    main = module.lookup("main")
+    ret = main.body.blocks[-1].operations[-1] if main is not None else None
+    out = []
+    for d in differences:
+        if d.explained_by is not None or ret is None or not 0 <= d.index < len(ret.operands):
+            continue
+        for op in producers(ret.operands[d.index]):
+            if op.spec.name == "convert" and _widens_computed(op):
+                out.append(("convert:widens_computed",
+                            (op.operands[0].type.element_type.name,
+                             op.results[0].type.element_type.name)))
+    return out
