@@ -116,10 +116,11 @@ def _is_subnormal(a: np.ndarray, dtype) -> np.ndarray:
     return (v > 0) & (v < _tiny(dtype))
 
 
-def _compare_floats(i, x, y, traits, name, scale=None):
+def _compare_floats(i, x, y, traits, name, scale=None, computed_in=None):
     """Differences between float arrays ``x`` (XLA) and ``y`` (interpreter). ``scale``: a
     function giving the magnitude of the whole result (``_array_scale``), passed down to the
-    parts of a complex one."""
+    parts of a complex one; ``computed_in``: the float type the result's inexact values were
+    computed in, where narrower than its own (its tolerance is that type's)."""
     if x.dtype.kind == "c":
         memo = []
 
@@ -127,14 +128,15 @@ def _compare_floats(i, x, y, traits, name, scale=None):
             if not memo:
                 memo.append(_array_scale(x, y))
             return memo[0]
-        out = _complex_parts(i, x, y, traits, name, scale)
+        out = _complex_parts(i, x, y, traits, name, scale, computed_in)
         if any(d.explained_by is None for d in out):
             cx, cy = _complex_class(x), _complex_class(y)
             same = (cx == cy) & (cx > 0)
             if same.any():
                 y2 = y.copy()
                 y2[same] = x[same]
-                if all(d.explained_by for d in _complex_parts(i, x, y2, traits, name, scale)):
+                if all(d.explained_by for d in _complex_parts(i, x, y2, traits, name, scale,
+                                                              computed_in)):
                     out = [attrs.evolve(d, explained_by=d.explained_by or "complex_non_finite")
                            for d in out]
         return out
@@ -143,14 +145,14 @@ def _compare_floats(i, x, y, traits, name, scale=None):
         return []
     with np.errstate(all="ignore"):
         return _explain(i, x, y, bad, traits, name,
-                        _array_scale(x, y) if scale is None else scale())
+                        _array_scale(x, y) if scale is None else scale(), computed_in)
 
 
-def _complex_parts(i, x, y, traits, name, scale):
+def _complex_parts(i, x, y, traits, name, scale, computed_in=None):
     out = []
     for part, px, py in (("real", x.real, y.real), ("imag", x.imag, y.imag)):
         out += _compare_floats(i, np.ascontiguousarray(px), np.ascontiguousarray(py),
-                               traits, f"{name} ({part})", scale)
+                               traits, f"{name} ({part})", scale, computed_in)
     return out
 
 
@@ -174,7 +176,7 @@ def _array_scale(x, y) -> float:
     return min(tops)
 
 
-def _explain(i, x, y, bad, traits, name, array_scale=0.0):
+def _explain(i, x, y, bad, traits, name, array_scale=0.0, computed_in=None):
     # 0-d results as 1-element arrays: numpy's scalars take neither masks nor indices
     x, y, bad = np.atleast_1d(x), np.atleast_1d(y), np.atleast_1d(bad)
     nx, ny = _isnan(x), _isnan(y)
@@ -190,6 +192,8 @@ def _explain(i, x, y, bad, traits, name, array_scale=0.0):
             explained = "subnormal_flush"
         elif loose:
             tol = _tolerance(x.dtype)
+            if computed_in is not None:
+                tol = max(tol, _tolerance(computed_in))
             scale = np.maximum(np.maximum(np.abs(fx), np.abs(fy)), max(array_scale, 1.0))
             close = (np.abs(fx - fy) <= tol * scale) | (nx & ny) | \
                 ((fx == fy) & ~nx)
@@ -202,11 +206,14 @@ def _explain(i, x, y, bad, traits, name, array_scale=0.0):
     return [Difference(i, kind, detail, explained)]
 
 
-def compare(xla: list, interpreter: list, traits=frozenset(), inexact=()) -> list:
+def compare(xla: list, interpreter: list, traits=frozenset(), inexact=(),
+            computed_in=()) -> list:
     """The differences between two executors' results (empty: they agree). ``inexact``: per
     result, whether it is computed from inexact floats (``Program.inexact``); an integer or
     boolean difference in such a result is explained (``inexact_upstream``), and only such a
-    float result is held to the tolerance of the program's loose traits."""
+    float result is held to the tolerance of the program's loose traits: of its own type, or
+    of ``computed_in[i]`` where given (``Program.computed_in``: the narrower float type its
+    inexact values were computed in)."""
     if "random" in traits:
         return []
     out = []
@@ -227,7 +234,8 @@ def compare(xla: list, interpreter: list, traits=frozenset(), inexact=()) -> lis
             # program that has approximated ops elsewhere (the tolerance is per result).
             loose = traits if not inexact or i >= len(inexact) or inexact[i] \
                 else frozenset(traits) - _LOOSE
-            out += _compare_floats(i, x, y, frozenset(loose), name)
+            out += _compare_floats(i, x, y, frozenset(loose), name, None,
+                                   computed_in[i] if i < len(computed_in) else None)
             continue
         view = _UINT.get(x.dtype.itemsize)
         xb = x.view(view) if view is not None and x.dtype != bool else x

@@ -42,6 +42,11 @@ class Program:
     ops: tuple
     traits: frozenset
     inexact: tuple = ()
+    # per result, the narrowest float type (a numpy dtype; a complex value's part type) an
+    # inexact value it is computed from has, or None: where its error was made, so the
+    # precision a comparison's tolerance is of (an f32 approximation widened to f64 is
+    # within f32's, not f64's)
+    computed_in: tuple = ()
 
 
 # Rules whose results have types of their own, whatever ``element_types`` says: complex
@@ -121,7 +126,27 @@ def generate(choices, options: Options, n_ops: int | None = None) -> Program:
     scope.b.return_(*results)
     inputs = [gen.array(t) for t in arg_types]
     inexact = tuple(id(v) in gen.inexact for v in results)
-    return Program(gen.module, inputs, tuple(gen.ops_used), frozenset(gen.traits), inexact)
+    computed_in = tuple(_narrowest_inexact(gen, v) if i else None
+                        for v, i in zip(results, inexact))
+    return Program(gen.module, inputs, tuple(gen.ops_used), frozenset(gen.traits), inexact,
+                   computed_in)
+
+
+def _narrowest_inexact(gen, value):
+    """The float dtype of fewest significand bits among the inexact values ``value`` is
+    computed through (``Program.computed_in``), or None."""
+    from ..ir import producers
+    best = None
+    for op in producers(value):
+        for r in op.results:
+            if id(r) not in gen.inexact:
+                continue
+            et = getattr(r.type, "element_type", None)
+            et = getattr(et, "component", None) or et  # (complex: its parts' type)
+            if getattr(et, "kind", None) == "float" and (
+                    best is None or et.mantissa_bits < best.mantissa_bits):
+                best = et
+    return None if best is None else best.dtype
 
 
 def _results(scope, main):

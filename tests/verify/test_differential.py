@@ -160,3 +160,22 @@ def test_the_tolerance_is_for_the_results_computed_from_inexact_floats():
                                inexact=(False, True))
     assert exact.explained_by is None and loose.explained_by == "tolerance"
     assert d.classify(d.compare([x], [y], frozenset({"approximates"}))) is None
+
+
+def test_the_tolerance_is_of_the_type_an_inexact_value_was_computed_in():
+    """An f32 approximation widened to f64 is within f32's tolerance, not f64's (the lead of
+    seed 812009391: chlo.asinh in complex<f32> converted to complex<f64>, both executors
+    within an f32 ULP of the answer, reported as disagreeing)."""
+    x = np.array([0.5151, 1.0], np.float64)
+    y = np.array([0.5151 * (1 + 2 ** -23), 1.0], np.float64)   # one f32 ULP, 2**29 f64 ULP
+    traits = frozenset({"approximates"})
+    assert d.classify(d.compare([x], [y], traits, (True,))) == "disagreement:float"
+    (diff,) = d.compare([x], [y], traits, (True,), (np.dtype(np.float32),))
+    assert diff.explained_by == "tolerance"
+    # and for a complex result, per part
+    cx, cy = x.astype(np.complex128) * 1j, y.astype(np.complex128) * 1j
+    assert d.classify(d.compare([cx], [cy], traits, (True,), (np.dtype(np.float32),))) \
+        is None
+    # an exact result is held to ULP_LIMIT whatever its computed_in says
+    assert d.classify(d.compare([x], [y], traits, (False,), (np.dtype(np.float32),))) == \
+        "disagreement:float"

@@ -156,7 +156,7 @@ def compare_with_interpreter(p, rec, xla, say):
         return rec
     finally:
         _spent(rec, "interpreter", start)
-    diffs = differential.compare(xla, ref, p.traits, p.inexact)
+    diffs = differential.compare(xla, ref, p.traits, p.inexact, p.computed_in)
     if differential.classify(diffs) is not None and any(
             d.explained_by is None for d in diffs if d.kind in ("float", "nan")):
         # subnormal inputs: XLA flushes them; agreeing once they are zero explains it
@@ -165,7 +165,7 @@ def compare_with_interpreter(p, rec, xla, say):
             try:
                 x2 = verify.run(p.module, *flushed)
                 r2 = interpret(p.module, *flushed)
-                again = differential.compare(x2, r2, p.traits, p.inexact)
+                again = differential.compare(x2, r2, p.traits, p.inexact, p.computed_in)
                 if differential.classify(again) is None:
                     import attrs
                     diffs = [attrs.evolve(d, explained_by=d.explained_by or "subnormal_flush")

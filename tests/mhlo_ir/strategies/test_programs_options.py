@@ -125,3 +125,27 @@ def test_bodies_draw_no_scalar_op_the_options_leave_out():
         drawn |= {op.spec.name for _, op in walk(p.module)}
     assert {"map", "scan"} <= drawn
     assert not drawn & {"negate", "add", "multiply", "abs", "not", "exponential"}
+
+
+def test_inexact_results_say_the_narrowest_float_type_they_were_computed_in():
+    """``Program.computed_in``: per inexact result, a float dtype no wider than the result's
+    own (its part type for complex), from an inexact value upstream; None for the others."""
+    import ml_dtypes
+    seen = 0
+    for seed in range(200):
+        p = hst.generate_seeded(seed, hst.default_options(max_ops=6))
+        main = p.module.lookup("main")
+        ret = main.body.blocks[-1].operations[-1]
+        assert len(p.computed_in) == len(p.inexact) == len(ret.operands)
+        for v, inexact, dtype in zip(ret.operands, p.inexact, p.computed_in):
+            if not inexact:
+                assert dtype is None
+                continue
+            if dtype is None:
+                continue  # (an inexact integer or boolean result: no float upstream kept)
+            seen += 1
+            own = v.type.element_type
+            if own.kind in ("float", "complex"):
+                own = (own.component or own).dtype
+                assert ml_dtypes.finfo(dtype).nmant <= ml_dtypes.finfo(own).nmant
+    assert seen >= 10
