@@ -272,6 +272,9 @@ def _number(ts, what: str) -> float:
     tok = ts.peek()
     if tok.kind not in ("float", "int"):
         raise ts.expected(what)
+    if tok.kind == "int" and not tok.text.startswith("0x"):
+        raise ts.error(f"{what} is a float: the decimal integer {tok.text} is not one to MLIR "
+                       f"(write {tok.text}.0)", tok)
     ts.next()
     if tok.text.startswith("0x"):
         # MLIR's float syntax: a hex integer is the double's bit pattern (what MLIR prints

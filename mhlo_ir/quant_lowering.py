@@ -226,6 +226,10 @@ def _params(b, q: QuantizedType, zp_float: bool):
     """(scales, zero points, broadcast dims) as constants: f32 scales, zero points in f32 or
     i32, scalars for per-tensor types, vectors along the axis for per-axis ones."""
     zet = _F32 if zp_float else _I32
+    if not zp_float and any(not -2**31 <= z < 2**31 for z in q.zero_points):
+        raise OpBuildError(f"{q.name}: the quantization lowering computes zero points in i32, "
+                           "as StableHLO's does, and a zero point of this type does not fit "
+                           "there (keep u32 zero points below 2**31)")
     if q.axis is None:
         return (_scalar(b, np.float32(q.scales[0]), _F32),
                 _scalar(b, q.zero_points[0], zet), ())

@@ -81,6 +81,9 @@ def test_types_are_interned_values():
     ("!quant.any<i8:f32>", "!quant.any types are not supported"),
     ("!quant.uniform<i8:f32, {1.0,2.0}>", "need a quantization dimension"),
     ("!quant.uniform<i8:f32:0, {{1.0}}>", "sub-channel"),
+    # MLIR: "unexpected decimal integer literal for a floating point value"
+    ("!quant.uniform<i8:f32, 1:3>", r"a scale is a float: the decimal integer 1 is not one"),
+    ("!quant.uniform<i8:f32:0, {1.0:1, 2:3}>", r"decimal integer 2 is not one"),
 ])
 def test_bad_types_are_parse_errors_naming_the_constraint(text, message):
     with pytest.raises(hlo.ParseError, match=message):

@@ -641,3 +641,16 @@ def test_a_narrowed_i32_result_saturates_too():
     m = _quantized_dot(q, q, qres, (1, 2), (2, 1), (1, 1), CONTRACT)
     stored, back, _ = verify.run(m, np.array([[60, 60]], F32), np.array([[60], [60]], F32))
     assert stored.tolist() == [[100]] and back.tolist() == [[100.0]]
+
+
+def test_a_u32_zero_point_past_i32_is_an_error_naming_the_type():
+    """The lowering computes zero points in i32 (as StableHLO's pass): 4e9 does not fit, said
+    in Python (it was numpy's OverflowError)."""
+    q = quantized(hlo.ui32, hlo.f32, 1.0, 4000000000)
+    m = hlo.Module("r")
+    f = m.add_function("main", [hlo.tensor((2,), F32)], visibility="public")
+    b = f.builder()
+    b.return_(b.uniform_dequantize(b.uniform_quantize(f.arguments[0], q)))
+    with pytest.raises(Exception, match=r"u32:f32, 1.000000e\+00:4000000000>: the "
+                                        r"quantization lowering computes zero points in i32"):
+        verify.check(m)
