@@ -254,7 +254,7 @@ register(OpSpec("dynamic_conv", ("lhs", "rhs", "d_padding"), dict(_CONV_ATTRS),
                 not_run="XLA cannot lower it: converting to HLO fails with \"'stablehlo."
                         "dynamic_conv' op can't be translated to XLA HLO\" even with static "
                         "shapes (it is only produced and consumed inside MLIR pipelines)",
-                n_results=1))
+                n_results=1, quantized="not_yet"))
 
 
 def _conv_builder_attrs(op, dimension_numbers, window_strides, padding, lhs_dilation,

@@ -52,7 +52,7 @@ def _iota_check(op, types, attributes, results, regions):
 
 
 register(OpSpec("iota", (), {"iota_dimension": AttrSpec(_i64, True)}, check=_iota_check,
-                pretty=pf.IOTA, n_results=1))
+                pretty=pf.IOTA, n_results=1, quantized="not_yet"))
 
 
 def _broadcast_check(op, types, attributes, results, regions):
@@ -673,7 +673,7 @@ def _dynamic_iota_check(op, types, attributes, results, regions):
 register(OpSpec("dynamic_iota", ("output_shape",), {"iota_dimension": AttrSpec(_i64, True)},
                 check=_dynamic_iota_check,
                 doc="iota of the shape held by output_shape (explicit result type).",
-                pretty=pf.DYNAMIC_IOTA, n_results=1))
+                pretty=pf.DYNAMIC_IOTA, n_results=1, quantized="not_yet"))
 
 
 @builder_method
@@ -698,7 +698,7 @@ register(OpSpec("dynamic_pad", ("operand", "padding_value", "edge_padding_low",
                 doc="pad with paddings held by operands (explicit result type). XLA compiles it "
                     "only when the paddings are constants (it folds to pad); with argument "
                     "paddings: \"'stablehlo.dynamic_pad' op can't be translated to XLA HLO\".",
-                pretty=pf.FUNCTIONAL_FORM, n_results=1))
+                pretty=pf.FUNCTIONAL_FORM, n_results=1, quantized="not_yet"))
 
 
 @builder_method

@@ -296,7 +296,7 @@ register(OpSpec("dynamic_gather", ("operand", "start_indices", "slice_sizes"), _
                     "by the builder when slice_sizes is a constant). XLA compiles it only when "
                     "slice_sizes is a constant (it folds to gather); with an argument: "
                     "\"'stablehlo.dynamic_gather' op can't be translated to XLA HLO\".",
-                n_results=1))
+                n_results=1, quantized="not_yet"))
 
 
 @builder_method

@@ -74,7 +74,7 @@ register(OpSpec("send", ("inputs*", "token"), dict(_CHANNEL), infer=_send,
                         "ThunkEmitter', jaxlib 0.10), and host transfers need a receiver on "
                         "the host that jaxlib's Python API does not offer",
                 doc="Sends the inputs over a channel (to another device, or the host).",
-                no_tuples=True))
+                no_tuples=True, quantized="not_yet"))
 
 
 def _results_then_token(op, results):
@@ -96,7 +96,7 @@ register(OpSpec("recv", ("token",), dict(_CHANNEL), check=_recv_check,
                         "ThunkEmitter', jaxlib 0.10), and host transfers need a sender on the "
                         "host that jaxlib's Python API does not offer",
                 doc="Receives values over a channel; results are the values, then a token.",
-                no_tuples=True))
+                no_tuples=True, quantized="not_yet"))
 
 
 def _infeed_check(op, types, attributes, results, regions):
@@ -118,7 +118,8 @@ register(OpSpec("infeed", ("token",), {"infeed_config": AttrSpec(_str),
                 check=_infeed_check,
                 not_run="jaxlib 0.10's Python API cannot fill the infeed queue (no "
                         "transfer_to_infeed), so a running program would wait forever",
-                doc="Reads values from the device's infeed queue.", no_tuples=True))
+                doc="Reads values from the device's infeed queue.", no_tuples=True,
+                quantized="not_yet"))
 
 
 def _outfeed(op, types, attributes):
@@ -131,7 +132,8 @@ register(OpSpec("outfeed", ("inputs*", "token"), {"outfeed_config": AttrSpec(_st
                 infer=_outfeed,
                 not_run="jaxlib 0.10's Python API cannot drain the outfeed queue (no "
                         "transfer_from_outfeed), so a running program would wait forever",
-                doc="Writes values to the device's outfeed queue.", no_tuples=True))
+                doc="Writes values to the device's outfeed queue.", no_tuples=True,
+                quantized="not_yet"))
 
 
 @builder_method
