@@ -69,10 +69,11 @@ def default_options(max_ops: int = 8, ops=None, element_types=None, **kw) -> Opt
     for name in ("max_args", "max_depth"):
         if name in kw:
             _positive(name, kw[name])
-    for name in ("max_rank", "max_dim"):
+    # (max_dim 0 cannot be honoured: a dimension is 1 or more, or now and then 0)
+    for name, least in (("max_rank", 0), ("max_dim", 1)):
         if name in kw and (isinstance(kw[name], bool) or not isinstance(kw[name], int)
-                           or kw[name] < 0):
-            raise ValueError(f"{name} must be an int >= 0, got {kw[name]!r}")
+                           or kw[name] < least):
+            raise ValueError(f"{name} must be an int >= {least}, got {kw[name]!r}")
     if ops is None:
         ops = RULE_OPS
     else:

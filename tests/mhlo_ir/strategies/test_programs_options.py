@@ -15,6 +15,7 @@ from mhlo_ir.ir import walk
     (dict(max_ops=0), ValueError, "max_ops must be an int >= 1"),
     (dict(max_args=0), ValueError, "max_args must be an int >= 1"),
     (dict(max_rank=-1), ValueError, "max_rank must be an int >= 0"),
+    (dict(max_dim=0), ValueError, "max_dim must be an int >= 1"),
     (dict(ops=[]), ValueError, "ops is empty"),
     (dict(ops="add"), TypeError, "ops must be a list of op names"),
     (dict(element_types=[np.float32]), TypeError, "not an mhlo_ir element type"),
