@@ -28,6 +28,13 @@ def compare_hlo(b, x, y, direction: str, comparison_type: str | None = None):
     return b.compare(x, y, direction, comparison_type or compare_type(et))
 
 
+def total_order_compare(b, x, y, direction: str):
+    """jax's ``eq_to``/``le_to``/``lt_to`` on real values: floats in XLA's total order
+    (-NaN < -inf < ... < -0.0 < 0.0 < ... < inf < NaN), others as ``compare_hlo``."""
+    et = x.type.element_type
+    return b.compare(x, y, direction, "TOTALORDER" if et.kind == "float" else compare_type(et))
+
+
 def minmax_hlo(b, x, y, op: str):
     """min/max; complex numbers are ordered lexicographically (real part, then imaginary)."""
     et = x.type.element_type

@@ -425,18 +425,18 @@ _is_type = isinstance
 _TYPE_REPEATED = itertools.repeat(Type)
 
 
-def _shown(t) -> str:
+def _check_types(name: str, what: str, types: tuple) -> None:
+    """TypeError for the first of a function's argument or result ``types`` (``what``) that
+    is no Type, saying what to write for an element type (the rank-0 tensor)."""
+    if all(map(_is_type, types, _TYPE_REPEATED)):  # (C-level: 201-argument MLPs)
+        return
     from .dtypes import ElementType
-    return t.name if isinstance(t, ElementType) else repr(t)
-
-
-def _scalar_hint(t) -> str:
-    """What to write instead of an element type where a function takes a Type."""
-    from .dtypes import ElementType
-    if not isinstance(t, ElementType):
-        return ""
-    return (f" ({t.name} is an element type: a scalar is the rank-0 tensor<{t.name}>, "
-            f"hlo.tensor((), hlo.{t.name}) when building)")
+    i, t = next((i, t) for i, t in enumerate(types) if not isinstance(t, Type))
+    if isinstance(t, ElementType):
+        raise TypeError(f"function @{name}: {what} {i} type {t.name} is not a Type ({t.name} "
+                        f"is an element type: a scalar is the rank-0 tensor<{t.name}>, "
+                        f"hlo.tensor((), hlo.{t.name}) when building)")
+    raise TypeError(f"function @{name}: {what} {i} type {t!r} is not a Type")
 
 
 class Function:
@@ -462,17 +462,10 @@ class Function:
                           f"{location!r:.60}")
         self.name = name
         self.arg_types = types = tuple(arg_types)
-        if not all(map(_is_type, types, _TYPE_REPEATED)):  # (C-level: 201-argument MLPs)
-            for i, t in enumerate(types):
-                if not isinstance(t, Type):
-                    raise TypeError(f"function @{name}: argument {i} type {_shown(t)} is not "
-                                    "a Type" + _scalar_hint(t))
+        _check_types(name, "argument", types)
         self.result_types = None if result_types is None else tuple(result_types)
-        if self.result_types and not all(map(_is_type, self.result_types, _TYPE_REPEATED)):
-            for i, t in enumerate(self.result_types):
-                if not isinstance(t, Type):
-                    raise TypeError(f"function @{name}: result {i} type {_shown(t)} is not a "
-                                    "Type" + _scalar_hint(t))
+        if self.result_types:
+            _check_types(name, "result", self.result_types)
         self.visibility = visibility
         self.arg_attrs = None if arg_attrs is None else _attr_dicts(
             arg_attrs, len(self.arg_types), name, "argument")

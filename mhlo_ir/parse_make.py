@@ -119,13 +119,12 @@ def make_op(self, name, operands, props, attrs, regions, result_types, location,
 
 
 # Attribute values each HLO dialect spells its own way: ``dense<[0, 1]> : tensor<2xi64>`` on
-# mhlo ops, ``array<i64: 0, 1>`` on stablehlo and chlo ops (bools alike, i1). Their converters take
+# mhlo ops, ``array<i64: 0, 1>`` on stablehlo ops (bools alike, i1). Their converters take
 # either spelling (a builder's argument may be either), but jaxlib refuses the other dialect's
 # on an op, so the parser does too (the custom forms' readers check it as they read).
 _SPELLED = (IndexArrayAttr, BoolArrayAttr)
 _WANTS = {"mhlo": (DenseElementsAttr, "dense<...> : tensor<N x i64 or i1>"),
-          "stablehlo": (DenseArrayAttr, "array<i64: ...> or array<i1: ...>"),
-          "chlo": (DenseArrayAttr, "array<i64: ...>")}
+          "stablehlo": (DenseArrayAttr, "array<i64: ...> or array<i1: ...>")}
 
 
 def _check_spelling(name: str, converted, written) -> None:

@@ -190,12 +190,11 @@ class _Lowering(Rewriter):
 
 
 def _uniform_per_axis(qr, qres) -> bool:
-    """Whether a per-axis rhs and result (of a dot or dot_general) fit the integer product
-    the pass writes, which reads one scale and no zero point of them: zero points all 0 and
-    one ratio of result to rhs scale (as the pass asks of a convolution, _conv_dims). The
-    pass itself takes any per-axis dot, and its numbers are then wrong (the first scale for
-    every column, the zero points dropped); such dots are dequantized, computed and
-    quantized here instead."""
+    """Whether a per-axis rhs and result fit the integer product the pass writes, which
+    reads one scale and no zero point of them: zero points all 0 and one ratio of result to
+    rhs scale. The pass asks it of a convolution (``_conv_dims``) but takes any per-axis dot
+    or dot_general, whose numbers are then wrong (the first scale for every column, the zero
+    points dropped); such dots are dequantized, computed and quantized here instead."""
     if qr.axis is None:
         return True
     if any(z != 0 for z in qr.zero_points + qres.zero_points):
@@ -358,14 +357,8 @@ def _conv_dims(op, qr, qres):
     if qr.axis is None:
         if qr.zero_points[0] != 0:
             return None
-    else:
-        if any(z != 0 for z in qr.zero_points + qres.zero_points):
-            return None
-        if qr.axis != op.operands[1].type.rank - 1:
-            return None
-        ratios = [rs / ks for rs, ks in zip(qres.scales, qr.scales)]
-        if any(abs((r - ratios[0]) / ratios[0]) > 0.001 for r in ratios):
-            return None
+    elif qr.axis != op.operands[1].type.rank - 1 or not _uniform_per_axis(qr, qres):
+        return None
     dil = op.attr("lhs_dilation")
     if dil is not None and any(d != 1 for d in dil):
         return None
@@ -483,9 +476,11 @@ def _dot_like(b, op, lhs, rhs, ql, qr, qres, dims):
     else:
         zp = _bcast(b, zp, shape)
     res = b.add(res, zp)
-    if qres.storage.bits < 32 or (qres.storage_min, qres.storage_max) != (-2**31, 2**31 - 1):
-        # Saturated into the storage range, as the spec's quantize does (a departure: the
-        # pass converts as it is, so an i8 result of 20000 wrapped to 32 instead of 127).
-        res = b.clamp(_bcast(b, _scalar(b, qres.storage_min, _I32), shape), res,
-                      _bcast(b, _scalar(b, qres.storage_max, _I32), shape))
+    # Saturated into the storage range (as far as the i32 sum reaches), as the spec's
+    # quantize does (a departure: the pass converts as it is, so an i8 result of 20000
+    # wrapped to 32 instead of 127; a u32 one of -2 to 4294967294 instead of 0).
+    lo, hi = max(qres.storage_min, -2**31), min(qres.storage_max, 2**31 - 1)
+    if (lo, hi) != (-2**31, 2**31 - 1):
+        res = b.clamp(_bcast(b, _scalar(b, lo, _I32), shape), res,
+                      _bcast(b, _scalar(b, hi, _I32), shape))
     return b.convert(res, qres.storage)

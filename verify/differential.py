@@ -232,9 +232,10 @@ def compare(xla: list, interpreter: list, traits=frozenset(), inexact=(),
         if x.dtype.kind == "c" or _is_float(x.dtype):
             # A result computed from no inexact float is held to ULP_LIMIT even in a
             # program that has approximated ops elsewhere (the tolerance is per result).
-            loose = traits if not inexact or i >= len(inexact) or inexact[i] \
-                else frozenset(traits) - _LOOSE
-            out += _compare_floats(i, x, y, frozenset(loose), name, None,
+            loose = frozenset(traits)
+            if inexact and i < len(inexact) and not inexact[i]:
+                loose -= _LOOSE
+            out += _compare_floats(i, x, y, loose, name, None,
                                    computed_in[i] if i < len(computed_in) else None)
             continue
         view = _UINT.get(x.dtype.itemsize)

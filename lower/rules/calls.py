@@ -32,7 +32,7 @@ from mhlo_ir.builder import as_results
 
 from ..axis_context import ShardingContext, SPMDAxisContext
 from ..core import ClosedJaxpr
-from ..semantics import compare_type
+from ..semantics import total_order_compare
 from ..inline import lower_closed
 from ..mlir import as_values
 from ..mlir import call_lowering, register_lowering, wrap_with_sharding_op
@@ -199,11 +199,8 @@ def _total_order_compare(direction: str):
         b = ctx.builder
         if x.type.shape != y.type.shape:
             x, y = broadcast_operands(ctx, (x, y))
-        kind = x.type.element_type.kind
-        if kind == "float":
-            return [b.compare(x, y, direction, "TOTALORDER")]
-        if kind != "complex":
-            return [b.compare(x, y, direction, compare_type(x.type.element_type))]
+        if x.type.element_type.kind != "complex":
+            return [total_order_compare(b, x, y, direction)]
         rx, ry, ix, iy = b.real(x), b.real(y), b.imag(x), b.imag(y)
         real_eq = b.compare(rx, ry, "EQ", "TOTALORDER")
         imag = b.compare(ix, iy, direction, "TOTALORDER")

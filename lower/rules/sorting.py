@@ -15,7 +15,7 @@ import numpy as np
 from mhlo_ir.builder import as_results
 from mhlo_ir.dtypes import from_numpy
 
-from ..semantics import compare_hlo, compare_type, highest, lowest
+from ..semantics import compare_hlo, highest, lowest, total_order_compare
 from ..mlir import register_lowering
 
 
@@ -40,13 +40,6 @@ def _keys(r, x):
     return [_canonical(r, x)] if kind == "float" else [x]
 
 
-def _compare_to(r, x, y, direction):
-    """jax's lt_to / eq_to on scalars: floats in XLA's total order."""
-    kind = x.type.element_type.kind
-    return r.compare(x, y, direction, "TOTALORDER" if kind == "float" else
-                     compare_type(x.type.element_type))
-
-
 def _sort(ctx, *operands, dimension, is_stable, num_keys=1):
     """jax's sort, comparator op for op (``_sort_lt_comparator``): the keys canonicalized,
     then compared lexicographically in the total order (NaNs last but for the FNUZ types,
@@ -58,8 +51,8 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys=1):
             ys += _keys(r, y)
         p = None
         for x, y in zip(reversed(xs), reversed(ys)):  # the first key decides, then the next
-            lt = _compare_to(r, x, y, "LT")
-            p = lt if p is None else r.or_(lt, r.and_(_compare_to(r, x, y, "EQ"), p))
+            lt = total_order_compare(r, x, y, "LT")
+            p = lt if p is None else r.or_(lt, r.and_(total_order_compare(r, x, y, "EQ"), p))
         return p
     return list(as_results(ctx.builder.sort(list(operands), comparator, int(dimension),
                                             bool(is_stable))))

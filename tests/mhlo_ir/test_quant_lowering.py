@@ -654,3 +654,14 @@ def test_a_u32_zero_point_past_i32_is_an_error_naming_the_type():
     with pytest.raises(Exception, match=r"u32:f32, 1.000000e\+00:4000000000>: the "
                                         r"quantization lowering computes zero points in i32"):
         verify.check(m)
+
+
+def test_a_u32_result_saturates_at_zero_and_builds():
+    """u32 storage: the clamp's bounds are what the i32 sum reaches (its 4294967295 does not
+    fit an i32 constant: the lowering failed), and -2 stores 0, not 4294967294."""
+    q = quantized(hlo.i8, hlo.f32, 1.0, 0)
+    qres = quantized(hlo.ui32, hlo.f32, 1.0, 0)
+    m = _quantized_dot(q, q, qres, (1, 2), (2, 1), (1, 1), CONTRACT)
+    stored, back, exact = verify.run(m, np.array([[3, -4]], F32), np.array([[2], [2]], F32))
+    assert exact.tolist() == [[-2.0]]
+    assert stored.tolist() == [[0]] and back.tolist() == [[0.0]]
