@@ -8,9 +8,12 @@ Workloads:
                constant: dot_general, broadcast_in_dim, add, maximum (5 ops a layer)
   small     -- a 20-op module of mixed ops (what a generated program looks like), context
                creation excluded on both sides
+  reductions N -- N reductions of one argument (reduce_sum's and reduce_max's bodies,
+               each a region of one op) summed as they come: 2N ops, N regions
   const     -- a 16 MiB f32 and a 2 MiB bf16 dense constant of random data, in MB/s
   memory    -- bytes per op a 100,000-op chain holds, each side in a fresh process
-  ..., pretty -- the 10,000-op chain, the MLP and the small module printed in custom form
+  ..., pretty -- the 10,000-op chain, the MLP, the small module and the reductions printed
+               in custom form
                (``pretty=True``; the bindings' default ``get_asm()``), not generic
 
 Timing: samples of ours and the bindings' alternate, each sample repeating the build (and
@@ -68,6 +71,24 @@ def ours_mlp(layers: int, width: int = 64, batch: int = 8) -> hlo.Module:
         y = b.add(y, b.broadcast_in_dim(bias, (batch, width), [1]))
         x = b.maximum(y, zero)
     b.return_(x)
+    return m
+
+
+def ours_reductions(n: int, shape=(8, 64)) -> hlo.Module:
+    """``n`` reductions of one argument over its last dimension by ``add`` or ``maximum``
+    (reduce_sum's and reduce_max's bodies, named), summed as they come (the bindings' twin:
+    ``Mlir.reductions``)."""
+    m = hlo.Module("reductions")
+    f = m.add_function("main", [hlo.tensor(shape, hlo.f32)])
+    b = f.builder()
+    x, = f.arguments
+    zero = b.constant(np.float32(0))
+    dims = (len(shape) - 1,)
+    acc = None
+    for i in range(n):
+        r = b.reduce(x, zero, dims, "add" if i % 2 == 0 else "maximum")
+        acc = r if acc is None else b.add(acc, r)
+    b.return_(acc)
     return m
 
 
@@ -174,6 +195,9 @@ def program_rows(quick: bool, samples: int, mlir) -> list:
     programs.append((f"mlp {layers} layers", n_ops(ours_mlp(layers)),
                      lambda: ours_mlp(layers), lambda: mlir.mlp(layers)))
     programs.append(("small module", n_ops(ours_small()), ours_small, mlir.small))
+    reductions = 200 if quick else 1000
+    programs.append((f"reductions {reductions}", n_ops(ours_reductions(reductions)),
+                     lambda: ours_reductions(reductions), lambda: mlir.reductions(reductions)))
     # The custom form too (pretty=True; MLIR's default print, what people read), for the
     # 10,000-op chain, the MLP and the small module.
     programs += [(f"{name}, pretty", ops, ours, theirs) for name, ops, ours, theirs in programs

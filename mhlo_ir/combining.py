@@ -8,15 +8,113 @@
 told from others and made anew in one place: the parser makes such an op whole from one it
 read before (``mhlo_ir.parse_regions``, ``parse_templates``), and the verifier judges such
 ops alike once (their rules see the region's types and its inner op's kind only).
+
+A body named by its op (``b.reduce(x, zero, [1], "add")``, what every reduction JAX lowers
+builds) is a ``CombiningRegion``: the region holds its recipe and makes its block on first
+access, and the printer writes it from the recipe, so a program's reductions cost no block.
 """
 
 from __future__ import annotations
 
-from .ir import Block, Region, make_operation
+import threading
+
+from .ir import Block, Region, _new_single_result_op, _weak, make_operation
 from .location import UNKNOWN
 from .op_attributes import OpAttributes
+from .terminated import terminated
 
-__all__ = ["combining_ops", "combining_recipe", "combining_regions"]
+__all__ = ["CombiningRegion", "region_types", "combining_ops", "combining_recipe",
+           "combining_regions"]
+
+_BLOCKS = Region.__dict__["blocks"]  # the base class's slots, under CombiningRegion's properties
+_REF = Region.__dict__["_ref"]
+_MAKING = threading.Lock()
+
+
+class CombiningRegion(Region):
+    """The region ``^bb0(%a: T, %b: T): %c = inner(%a, %b); return(%c)`` held as its recipe
+    (``inner``'s spec, ``T``, the inner op's result type, the location of both ops): a
+    Region like any other to whoever reads ``blocks`` (made then, once, and from then on
+    the region's own, to read and edit), printed from the recipe while nobody has.
+
+    NOTE: a reduction's body made eagerly is a Block, two BlockArguments, two ops, two
+    weak references and three containers: a dozen objects for Python's cyclic GC where an
+    elementwise op is one, and the most of building and printing a ``reduce_sum``. The
+    printer (``print_combining``) and the numbering (``ssa_names``) read ``spec`` while it
+    is not None (the block not made yet); anything else reads ``blocks``.
+    """
+
+    __slots__ = ("spec", "scalar", "result_type", "location")
+
+    def __init__(self, spec, scalar, result_type, location=UNKNOWN):
+        self.spec = spec
+        self.scalar = scalar
+        self.result_type = result_type
+        self.location = location
+        self._parent = None
+
+    @property
+    def blocks(self) -> list:
+        if self.spec is not None:
+            return self._make()
+        return _BLOCKS.__get__(self)
+
+    @blocks.setter
+    def blocks(self, blocks) -> None:
+        if self.spec is not None:
+            self._make()  # (the recipe no longer says what the region holds)
+        _BLOCKS.__set__(self, blocks)
+
+    @property
+    def _ref(self):
+        if self.spec is not None:
+            self._make()
+        return _REF.__get__(self)
+
+    def _make(self) -> list:
+        """The block the recipe describes, made once (under a lock: two threads reading
+        ``blocks`` at once get the same block)."""
+        with _MAKING:
+            spec = self.spec
+            if spec is None:
+                return _BLOCKS.__get__(self)
+            t, loc = self.scalar, self.location
+            ref = _weak(self)
+            _REF.__set__(self, ref)
+            block = Block((t, t))
+            block._parent = ref
+            a, b = block.arguments
+            inner = _new_single_result_op(spec, a, b, None, self.result_type, loc, block)
+            ops = block.operations
+            ops.append(inner)
+            ops.append(make_operation(return_spec(), (inner,), (), None, (), loc, block))
+            terminated(block, ops[-1])
+            blocks = [block]
+            _BLOCKS.__set__(self, blocks)
+            self.spec = None
+            return blocks
+
+
+
+def return_spec():
+    """The op table's ``return`` (looked up on first use: the table imports this module)."""
+    spec = _TABLE.get("return")
+    if spec is None:
+        from .ops.spec import REGISTRY
+        spec = _TABLE["return"] = REGISTRY["return"]
+    return spec
+
+
+_TABLE: dict = {}
+
+
+def region_types(region):
+    """``(argument types, returned types)`` of ``region`` when it is a recipe (its block not
+    made: an op's checks read its types without making it); else None."""
+    if region.__class__ is CombiningRegion and region.spec is not None:
+        t = region.scalar
+        return (t, t), (region.result_type,)
+    return None
 
 
 def combining_ops(op):
@@ -50,6 +148,12 @@ def combining_recipe(op, implied: bool = False):
     object) are taken too: the body MLIR makes of a reduce's ``applies mhlo.add``, which the
     custom form implies rather than spells (who asks must tell it from one without
     locations, by comparing the inner location with ``op.location``)."""
+    regions = op.regions
+    if len(regions) == 1:
+        r = regions[0]
+        if r.__class__ is CombiningRegion and r.spec is not None:  # (not made to be read)
+            t, loc = r.scalar, r.location
+            return (t, t, r.spec, None, r.result_type, return_spec(), loc, loc)
     parts = combining_ops(op)
     if parts is None:
         return None
@@ -69,8 +173,12 @@ def combining_recipe(op, implied: bool = False):
 def combining_regions(recipe, inner_location, return_location,
                       argument_location=UNKNOWN) -> tuple:
     """The one region ``recipe`` (``combining_recipe``'s first six) describes, new, as a
-    regions tuple, its ops and arguments at the locations given."""
+    regions tuple, its ops and arguments at the locations given (a CombiningRegion where
+    the recipe fits one)."""
     t0, t1, spec, attributes, rt, ret_spec = recipe
+    if attributes is None and t0 is t1 and inner_location is return_location and \
+            argument_location is UNKNOWN and ret_spec.name == "return":
+        return (CombiningRegion(spec, t0, rt, inner_location),)  # (a reduce_sum's, mostly)
     block = Block((t0, t1), None if argument_location is UNKNOWN else
                   (argument_location, argument_location))
     x, y = block.arguments

@@ -6,6 +6,7 @@ arguments, returned) and the body the name stands for when read. Printer and rea
 
 from __future__ import annotations
 
+from .combining import CombiningRegion
 from .types import TensorType
 
 __all__ = ["COMMUTATIVE", "compact_reducer", "compact_body"]
@@ -20,7 +21,17 @@ def compact_reducer(op):
     input, a body of one commutative op of the block's two scalar arguments, in order, whose
     result the return gives (MLIR's isEligibleForCompactPrint)."""
     n = len(op.operands) // 2
-    if n != 1 or len(op.regions[0].blocks) != 1:
+    region = op.regions[0]
+    if region.__class__ is CombiningRegion and region.spec is not None:
+        # A recipe (its block not made): eligible as the block it stands for would be.
+        spec = region.spec
+        et = op.operands[0].type.element_type
+        if n != 1 or spec.namespace != "hlo" or spec.name not in COMMUTATIVE or \
+                region.scalar is not TensorType((), et) or region.result_type is not \
+                region.scalar:
+            return None
+        return spec
+    if n != 1 or len(region.blocks) != 1:
         return None
     block = op.regions[0].blocks[0]
     ops = block.operations

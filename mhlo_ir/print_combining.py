@@ -18,12 +18,16 @@ the general path: ``line`` returns None before it has asked for any location.
 
 from __future__ import annotations
 
-from .combining import combining_ops, combining_recipe
+from .combining import CombiningRegion, combining_ops, combining_recipe
 from .ir import GeneralOperation, SingleResultOp
 from .location import UnknownLoc
 from .op_attributes import OpAttributes
 
-__all__ = ["line", "recipe"]
+__all__ = ["line", "recipe", "made"]
+
+# What keys the line parts of a recipe's return (``return``, whose spec this module cannot
+# import: the table imports the printer's modules).
+_RECIPE_RETURN = "return of a combining recipe"
 
 
 def recipe(op):
@@ -39,21 +43,38 @@ def recipe(op):
 def line(pr, op, indent: str):
     """The text of single-result ``op``, whose one region is a combining block, at
     ``indent``; None where the general path must print it (nothing printed or asked)."""
-    parts = combining_ops(op)
-    if parts is None:
-        return None
-    inner, ret, a0, a1 = parts
-    if inner.__class__ is not SingleResultOp or ret.__class__ is not GeneralOperation or \
-            ret.spec.dialect_check is not None:
-        return None
-    locs = pr.locs
-    if locs is not None and (a0.location.__class__ is not UnknownLoc or
-                             a1.location.__class__ is not UnknownLoc):
-        return None  # (the label prints them: the general path)
+    region = op.regions[0]
+    if region.__class__ is CombiningRegion and region.spec is not None:
+        # Held as its recipe (a body named by its op): ssa_names named it as a whole.
+        t = region.scalar
+        inner_spec, rt = region.spec, region.result_type
+        inner_attrs = None
+        inner_loc = ret_loc = region.location
+        n0, n1, r = pr.names[region]
+        inner = ret = None
+    else:
+        parts = combining_ops(op)
+        if parts is None:
+            return None
+        inner, ret, a0, a1 = parts
+        if inner.__class__ is not SingleResultOp or ret.__class__ is not GeneralOperation or \
+                ret.spec.dialect_check is not None:
+            return None
+        if pr.locs is not None and (a0.location.__class__ is not UnknownLoc or
+                                    a1.location.__class__ is not UnknownLoc):
+            return None  # (the label prints them: the general path)
+        t = a0.type
+        if a1.type is not t:
+            return None
+        inner_spec, rt, inner_attrs = inner.spec, inner.type, inner.attributes
+        inner_loc, ret_loc = inner.location, ret.location
+        names = pr.names
+        n0, n1, r = names[a0], names[a1], names[inner]
 
     # In the general path's order, so that a module with several faults names the same one
     # first: the op's names, signature, location and attributes, then its region's ops.
     names = pr.names
+    locs = pr.locs
     spec = op.spec
     name = pr.op_names.get(spec) or pr.op_name(spec)
     head = names[op]
@@ -83,38 +104,57 @@ def line(pr, op, indent: str):
             return None  # a big constant printed in pieces
 
     # The inner op's parts, as the printing loop's fast path keys them, and the return's.
-    attrs = inner.attributes
-    fast = pr.fast if attrs is None or attrs.__class__ is OpAttributes else pr.own_fast
-    t, t0, t1 = inner.type, a0.type, a1.type
-    if attrs or t0 is not t or t1 is not t:
-        key = (inner.spec, t0, t1, t, id(attrs)) if attrs else (inner.spec, t0, t1, t)
+    fast = pr.fast if inner_attrs is None or inner_attrs.__class__ is OpAttributes \
+        else pr.own_fast
+    if inner_attrs or rt is not t:
+        key = (inner_spec, t, t, rt, id(inner_attrs)) if inner_attrs else \
+            (inner_spec, t, t, rt)
     else:
-        key = (inner.spec, t, t, t)
+        key = (inner_spec, t, t, t)
     inner_parts = fast.get(key)
     if inner_parts is None:
+        if inner is None:
+            inner, ret = _ops(region)
         inner_parts = fast[key] = pr.fast_parts(inner)
     if inner_parts is False:
         return None
-    rkey = (ret.spec, None, (t,))
+    rkey = (_RECIPE_RETURN if ret is None else ret.spec, None, (rt,))
     ret_parts = pr.fast.get(rkey)
     if ret_parts is None:
+        if ret is None:
+            inner, ret = _ops(region)
         ret_parts = pr.fast[rkey] = pr.bare_parts(ret)
 
     tt = pr.type_text
-    n0, n1, r = names[a0], names[a1], names[inner]
     inside = indent + "  "
+    label = f"{indent}^bb0({n0}: {tt(t)}, {n1}: {tt(t)}):\n"
     if locs is None:
-        return (f"{indent}{head} = {name}({uses}){props} ({{\n"
-                f"{indent}^bb0({n0}: {tt(t0)}, {n1}: {tt(t1)}):\n"
+        return (f"{indent}{head} = {name}({uses}){props} ({{\n{label}"
                 f"{inside}{r}{inner_parts[0]}{n0}, {n1}{inner_parts[2]}"
                 f"{inside}{ret_parts[0]}{r}{ret_parts[2]}"
                 f"{indent}}}){extra}{sig}\n")
-    return (f"{indent}{head} = {name}({uses}){props} ({{\n"
-            f"{indent}^bb0({n0}: {tt(t0)}, {n1}: {tt(t1)}):\n"
+    return (f"{indent}{head} = {name}({uses}){props} ({{\n{label}"
             f"{inside}{r}{inner_parts[0]}{n0}, {n1}{inner_parts[1]}"
-            f"{_suffix(locs, inner.location)}\n"
-            f"{inside}{ret_parts[0]}{r}{ret_parts[1]}{_suffix(locs, ret.location)}\n"
+            f"{_suffix(locs, inner_loc)}\n"
+            f"{inside}{ret_parts[0]}{r}{ret_parts[1]}{_suffix(locs, ret_loc)}\n"
             f"{indent}}}){extra}{sig}{loc}\n")
+
+
+def _ops(region) -> tuple:
+    """(inner op, return) of a recipe's region, made apart from it for their line parts (the
+    region itself stays a recipe: its names are the region's)."""
+    made = CombiningRegion(region.spec, region.scalar, region.result_type, region.location)
+    inner, ret = made.blocks[0].operations
+    return inner, ret
+
+
+def made(pr, region) -> None:
+    """Make a recipe's block, for the general path to print, its values named as ssa_names
+    named the region."""
+    n0, n1, r = pr.names[region]
+    block = region.blocks[0]
+    a0, a1 = block.arguments
+    pr.names.update(((a0, n0), (a1, n1), (block.operations[0], r)))
 
 
 def _suffix(locs, location) -> str:

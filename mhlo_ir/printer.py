@@ -23,6 +23,7 @@ explicit stack, so nesting depth is limited by memory, not by Python's recursion
 from __future__ import annotations
 
 from .attributes import Attribute, UnitAttr
+from .combining import CombiningRegion
 from .dense import HEX_THRESHOLD, DenseElementsAttr
 from .dialect import MHLO, Dialect
 from .errors import IRError
@@ -548,6 +549,8 @@ class _Printer:
         """A generator printing ``region``'s blocks (see ``block``); without
         ``entry_label`` the first block's label is left out (a custom form names its
         arguments). A one-block region (MHLO's are) is its block's generator itself."""
+        if region.__class__ is CombiningRegion and region.spec is not None:
+            print_combining.made(self, region)  # (named as a recipe: now its block's)
         blocks = region.blocks
         if len(blocks) == 1:
             block = blocks[0]

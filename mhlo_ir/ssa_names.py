@@ -12,6 +12,8 @@ Each function takes the printer ``p`` and fills its ``names`` (value -> text) an
 
 from __future__ import annotations
 
+from .combining import CombiningRegion
+from .compact_reduce import compact_reducer
 from .ir import SingleResultOp
 
 __all__ = ["number", "unflatten", "number_regions", "number_pretty", "value_names",
@@ -82,6 +84,16 @@ def number_regions(p, stack: list, next_value: int, next_arg: int) -> None:
     pop, push = stack.pop, stack.append
     while stack:
         region = pop()
+        if region.__class__ is CombiningRegion and region.spec is not None:
+            holder = region.parent
+            if holder.__class__ is SingleResultOp and len(holder.regions) == 1:
+                # Printed from its recipe (print_combining): its two arguments and the
+                # inner op's result named as its block's would be, for the region.
+                names[region] = (f"%arg{next_arg}", f"%arg{next_arg + 1}",
+                                 value_names(p, next_value + 1)[next_value])
+                next_arg += 2
+                next_value += 1
+                continue
         nested = []
         for block in region.blocks:
             for a in block.arguments:
@@ -130,6 +142,9 @@ def number_pretty(p, module) -> None:
     stack = [(fn.body, None, None, 0, 0, 0, {}) for fn in module.functions]
     while stack:
         region, form, owner, nv, na, nc, visible = stack.pop()
+        if region.__class__ is CombiningRegion and region.spec is not None and \
+                owner.spec.name == "reduce" and compact_reducer(owner) is not None:
+            continue  # (printed as `applies`: a recipe's values are never printed)
         used = dict(visible)
 
         def unique(name):

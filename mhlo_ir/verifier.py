@@ -24,19 +24,22 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from .attributes import ArrayAttr, Attribute, DictionaryAttr, SymbolRefAttr
-from .combining import combining_recipe
-from .dialect import MHLO
+from .combining import CombiningRegion, combining_recipe
 from .errors import ModuleVerificationError, OpBuildError
 from .ir import (FUNCTION_RESERVED, walk, MODULE_RESERVED, VALUE_CLASSES, Block, BlockArgument,
                  Function, Module, Operation, OpResult, Region, SingleResultOp, Value,
                  sharded_type)
 from .op_attributes import OpAttributes
 from .sharding_text import sharding_mismatch
-from .signature_attrs import alias_problem, entry_problem, shared_alias
+from .signature_attrs import (alias_problem, entry_problem, module_attribute_problem,
+                              shared_alias)
 from .location import CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc, UnknownLoc
 from .ops.spec import OpSpec, operand_count_error
 from .text import check_attr_name
 from .types import TensorType, Type
+from .verifier_text import (definitions as _index, fail as _fail, loc as _loc,
+                            op_name as _op_name, show as _show, text as _text,
+                            types as _types, types_of as _types_of, where as _where)
 
 __all__ = ["verify_module", "call_problem"]
 
@@ -47,52 +50,6 @@ _VISIBILITIES = (None, "public", "private", "nested")
 # Frame states: not yet entered (a later region of the same op), open, closed.
 _PENDING, _OPEN, _CLOSED = 0, 1, 2
 _NO_ATTRS: Mapping = MappingProxyType({})
-
-
-def _fail(message: str):
-    raise ModuleVerificationError(message)
-
-
-def _show(x) -> str:
-    """``x`` for a message: its class and a short repr (which must not fail either)."""
-    try:
-        r = repr(x)
-    except Exception:  # noqa: BLE001 - any object may be found where a value should be
-        r = "?"
-    return f"{type(x).__name__} {r[:60]}"
-
-
-def _text(a) -> str:
-    """An attribute's MLIR text, shortened, for a message."""
-    try:
-        t = a.render(MHLO)
-    except Exception:  # noqa: BLE001
-        return _show(a)
-    return t if len(t) <= 80 else t[:77] + "..."
-
-
-def _loc(x) -> str:
-    loc = getattr(x, "location", None)
-    if isinstance(loc, Location):
-        try:
-            return loc.render()
-        except Exception:  # noqa: BLE001
-            pass
-    return "unknown"
-
-
-def _op_name(op) -> str:
-    spec = getattr(op, "spec", None)
-    return spec.name if isinstance(spec, OpSpec) else f"<{type(op).__name__}>"
-
-
-def _types(ts) -> str:
-    return "(" + ", ".join(map(str, ts)) + ")"
-
-
-def _types_of(values) -> str:
-    """The values' types as ``_types`` shows them, an edited value without one shown so."""
-    return _types(getattr(v, "type", "<no type>") for v in values)
 
 
 class _Frame:
@@ -115,12 +72,12 @@ class _Frame:
         self.pending = None  # the op whose regions are being verified
 
 
-def _where(fn, op, frame=None) -> str:
-    s = f"in @{fn.name}, op '{_op_name(op)}' (location {_loc(op)})"
-    if frame is not None and frame.owner is not None:
-        s += (f", in region {frame.region} of '{_op_name(frame.owner)}' "
-              f"(location {_loc(frame.owner)})")
-    return s
+def _all_recipes(regions) -> bool:
+    """Whether every region is a recipe (``mhlo_ir.combining``): no block to enter."""
+    for r in regions:
+        if r.__class__ is not CombiningRegion or r.spec is None:
+            return False
+    return True
 
 
 def verify_module(module: Module, *, ops_checked: bool = False, parsed: bool = False) -> None:
@@ -138,6 +95,9 @@ def verify_module(module: Module, *, ops_checked: bool = False, parsed: bool = F
     if not isinstance(module.location, Location):
         _fail(f"the module's location is {_show(module.location)}, not a Location")
     _attr_dict(module.attributes, "module", "module attribute name", True, MODULE_RESERVED)
+    for name, attr in (module.attributes or {}).items():
+        if (why := module_attribute_problem(name, attr)) is not None:
+            _fail(why)
     functions = module.functions
     if not isinstance(functions, list):
         _fail(f"module.functions must be a list of Functions, got {_show(functions)}")
@@ -372,13 +332,16 @@ class _Verifier:
                             continue
                 self._check_shape(fn, op, spec, operands, fr)
                 regions = op.regions
-                if regions:
+                if regions and not _all_recipes(regions):
                     fr.pos = i
                     fr.pending = op
                     depth = fr.depth + 1
                     closed = spec.closed_regions
                     for k in range(len(regions) - 1, -1, -1):
-                        stack.append(_Frame(regions[k].blocks[0], depth,
+                        r = regions[k]
+                        if r.__class__ is CombiningRegion and r.spec is not None:
+                            continue  # (a recipe: checked whole by _check_shape)
+                        stack.append(_Frame(r.blocks[0], depth,
                                             depth if closed else fr.floor,
                                             op if closed else fr.floor_owner, False, op, k))
                     break
@@ -460,6 +423,9 @@ class _Verifier:
         owned = spec.attributes
         sharding = attrs.get("mhlo.sharding")
         if sharding is not None:  # (by the op's types: not a mapping's check to remember)
+            if not isinstance(getattr(sharding, "value", None), str):
+                _fail(f"{_where(fn, op, fr)}: mhlo.sharding {_text(sharding)} is not a string "
+                      "(XLA drops it unread)")
             why = sharding_mismatch(getattr(sharding, "value", None), sharded_type(op))
             if why is not None:
                 _fail(f"{_where(fn, op, fr)}: mhlo.sharding {_text(sharding)} does not fit: "
@@ -484,6 +450,9 @@ class _Verifier:
             _fail(f"{_where(fn, op, fr)}: regions must be a tuple of Regions, got "
                   f"{_show(regions)}")
         for k, r in enumerate(regions):
+            if r.__class__ is CombiningRegion and r.spec is not None:
+                self._check_recipe(fn, op, fr, k, r)
+                continue
             if not isinstance(r, Region) or not isinstance(r.blocks, list):
                 _fail(f"{_where(fn, op, fr)}: region {k} is {_show(r)}, not a Region")
             if len(r.blocks) != 1:
@@ -494,6 +463,28 @@ class _Verifier:
                       "Block")
         if not isinstance(op.location, Location):
             _fail(f"{_where(fn, op, fr)}: location is {_show(op.location)}, not a Location")
+
+    def _check_recipe(self, fn, op, fr, k, r) -> None:
+        """A region held as its recipe (a body named by its op; its block not made): what
+        the recipe holds is of the kinds it takes, and no other op holds it. (The rules of
+        the op holding it read its types; its inner op's, the recipe's kind and types.)"""
+        if r in self.seen_blocks:
+            _fail(f"{_where(fn, op, fr)}: region {k} already appears elsewhere in the module "
+                  "(a region shared by two ops)")
+        self.seen_blocks.add(r)
+        spec, t, rt = r.spec, r.scalar, r.result_type
+        if not isinstance(spec, OpSpec) or t.__class__ is not TensorType or t.rank != 0 or \
+                not isinstance(rt, Type) or not isinstance(r.location, Location):
+            _fail(f"{_where(fn, op, fr)}: region {k} is a combining recipe of "
+                  f"{_show(spec)}, {_show(t)} -> {_show(rt)} at {_show(r.location)}: "
+                  "expected an op spec, a rank-0 tensor type, a type and a location")
+        key = ("recipe", spec, t, rt)
+        if key not in self.passed:
+            try:
+                spec.validate((t, t), None, (rt,), ())
+            except OpBuildError as e:
+                _fail(f"{_where(fn, op, fr)}: region {k}'s inner op: {e}")
+            self.passed.add(key)
 
     @staticmethod
     def _check_owned(fn, op, fr, name, a, s) -> None:
@@ -720,44 +711,6 @@ class _Verifier:
             return (f"argument {v.index} of a block that is in no function of this module "
                     "(another module's, or a detached block's)")
         return _show(v)
-
-
-def _index(module) -> dict:
-    """Each value defined in ``module`` -> (function, block, where it is defined)."""
-    index: dict = {}
-    seen: set = set()
-    for fn in module.functions:
-        if not isinstance(fn, Function) or not isinstance(fn.body, Region):
-            continue
-        stack = [(b, None, 0) for b in reversed(fn.body.blocks)]
-        while stack:
-            block, owner, r = stack.pop()
-            if not isinstance(block, Block) or block in seen:
-                continue
-            seen.add(block)
-            ctx = (f" in region {r} of '{_op_name(owner)}' (location {_loc(owner)})"
-                   if owner is not None else "")
-            for i, a in enumerate(block.arguments):
-                if owner is None:
-                    index[a] = (fn, block, f"argument {i} of @{fn.name} (location {_loc(a)})")
-                else:
-                    index[a] = (fn, block, f"argument {i} of region {r} of '{_op_name(owner)}' "
-                                           f"(location {_loc(owner)}) in @{fn.name}")
-            for op in block.operations:
-                if not isinstance(op, Operation):
-                    continue
-                try:
-                    results = op.results
-                except Exception:  # noqa: BLE001
-                    results = ()
-                for k, res in enumerate(results):
-                    index[res] = (fn, block, f"result {k} of '{_op_name(op)}' (location "
-                                             f"{_loc(op)}){ctx} in @{fn.name}")
-                regions = op.regions if isinstance(op.regions, (tuple, list)) else ()
-                for k in range(len(regions) - 1, -1, -1):
-                    blocks = getattr(regions[k], "blocks", ())
-                    stack.extend((b, op, k) for b in reversed(blocks))
-    return index
 
 
 # Op attributes that name a function the op runs (besides func.call's callee and

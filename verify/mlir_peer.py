@@ -87,6 +87,30 @@ class Mlir:
             return [x]
         return self._module([t_x] + [t_w, t_b] * layers, body)
 
+    def reductions(self, n: int, shape=(8, 64)) -> object:
+        """``n`` reductions of one argument over its last dimension, each region a block of
+        ``add`` or ``maximum`` (a reduce_sum's or reduce_max's), summed as they come."""
+        ir, mhlo = self.ir, self.mhlo
+        with self.ctx, self.ir.Location.unknown():
+            f32 = ir.F32Type.get()
+            t = ir.RankedTensorType.get(shape, f32)
+            s = ir.RankedTensorType.get((), f32)
+            out = ir.RankedTensorType.get(shape[:-1], f32)
+            dims = self._i64s([len(shape) - 1])
+
+        def body(x):
+            zero = mhlo.ConstantOp(ir.DenseElementsAttr.get(np.array(0, np.float32))).result
+            acc = None
+            for i in range(n):
+                op = mhlo.ReduceOp([out], [x], [zero], dims)
+                block = op.body.blocks.append(s, s)
+                with ir.InsertionPoint(block):
+                    a, c = block.arguments
+                    mhlo.ReturnOp([(mhlo.AddOp if i % 2 == 0 else mhlo.MaxOp)(a, c).result])
+                acc = op.result if acc is None else mhlo.AddOp(acc, op.result).result
+            return [acc]
+        return self._module([t], body)
+
     def small(self) -> object:
         """The 20-op module of ``lower.bench_build.ours_small``."""
         ir, mhlo = self.ir, self.mhlo

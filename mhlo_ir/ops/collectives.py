@@ -22,6 +22,7 @@ from ..mhlo_attributes import ChannelHandle
 from ..types import TensorType, tensor
 from ..ir import Value
 from . import convert
+from ..combining import region_types
 from .control_flow import check_region, region_returns
 from .args import integer, results, value_list
 from .spec import AttrSpec, OpSpec, builder_method, fail, region_arg, register, tensor_operand
@@ -203,9 +204,13 @@ def _promotable(src, dst) -> bool:
 
 def _reducer(op, region, element_type):
     """The element type a scalar reduction region computes in (checked against the operand's)."""
-    if len(region.blocks) != 1:
-        fail(op, f"computation must have exactly one block, got {len(region.blocks)}")
-    args = region.blocks[0].arg_types
+    recipe = region_types(region)  # (a recipe's block is not made to read its types)
+    if recipe is not None:
+        args = recipe[0]
+    else:
+        if len(region.blocks) != 1:
+            fail(op, f"computation must have exactly one block, got {len(region.blocks)}")
+        args = region.blocks[0].arg_types
     if len(args) != 2 or args[0] != args[1] or not isinstance(args[0], TensorType) \
             or args[0].rank != 0:
         fail(op, f"computation must take two scalars of one type, got {_types(args)}")

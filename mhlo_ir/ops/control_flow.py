@@ -16,9 +16,9 @@ from . import convert
 from .data_movement import ints
 from typing import Callable, Sequence, Union
 
-from ..ir import (VALUE_CLASSES, Block, Function, Operation, Region, Value,
-                  _new_single_result_op, make_operation)
-from ..terminated import terminated
+from ..ir import (VALUE_CLASSES, Function, Operation, Region, Value,
+                  make_operation)
+from ..combining import CombiningRegion, region_types
 from ..location import checked_location
 from .construct import memo_get, memo_put
 from .args import arg_names, check_values, results, tensor_of, value_list
@@ -37,6 +37,9 @@ def _types(ts) -> str:
 
 def region_returns(op, what, region) -> tuple:
     """The types a single-block region's terminator returns."""
+    recipe = region_types(region)
+    if recipe is not None:
+        return recipe[1]
     if len(region.blocks) != 1:
         fail(op, f"{what} must have exactly one block, got {len(region.blocks)}")
     block = region.blocks[0]
@@ -47,10 +50,14 @@ def region_returns(op, what, region) -> tuple:
 
 
 def check_region(op, what, region, arg_types, result_types) -> None:
-    block = region.blocks[0] if len(region.blocks) == 1 else None
-    if block is None:
-        fail(op, f"{what} must have exactly one block, got {len(region.blocks)}")
-    got_args = block.arg_types
+    recipe = region_types(region)  # (a recipe's block is not made to read its types)
+    if recipe is not None:
+        got_args = recipe[0]
+    else:
+        block = region.blocks[0] if len(region.blocks) == 1 else None
+        if block is None:
+            fail(op, f"{what} must have exactly one block, got {len(region.blocks)}")
+        got_args = block.arg_types
     if arg_types is not None and got_args != tuple(arg_types):
         fail(op, f"{what} takes arguments {_types(got_args)}, expected {_types(arg_types)}")
     got = region_returns(op, what, region)
@@ -168,7 +175,8 @@ _RETURN = REGISTRY["return"]
 
 def combining_region(b, op: str, name: str, scalar) -> Region:
     """The region ``^bb0(%acc, %x): return name(%acc, %x)`` over ``scalar`` (a rank-0
-    tensor type), built without a Builder or a body call: what most reductions hold. ``name``
+    tensor type), as its recipe (``mhlo_ir.combining.CombiningRegion``), with no Builder or
+    body call: what most reductions hold. ``name``
     must be a binary elementwise op taking ``scalar`` operands (what it returns is for the op
     holding the region to check, as with a function body); the ops get ``b``'s location.
     """
@@ -182,16 +190,7 @@ def combining_region(b, op: str, name: str, scalar) -> Region:
                      f"minimum, and, or, xor...); pass a function (b, acc, x) -> value")
         hit = (spec, spec.validate((scalar, scalar), None, None, ())[0])
         memo_put(key, hit)
-    block = Block((scalar, scalar))
-    acc, x = block.arguments
-    loc = b.location
-    combined = _new_single_result_op(hit[0], acc, x, None, hit[1], loc, block)
-    ops = block.operations
-    ops.append(combined)
-    ret = make_operation(_RETURN, (combined,), (), None, (), loc, block)
-    ops.append(ret)
-    terminated(block, ret)
-    return Region([block])
+    return CombiningRegion(hit[0], scalar, hit[1], b.location)  # (its block made if read)
 
 
 # -- builder methods ---------------------------------------------------------------------
@@ -222,8 +221,7 @@ def reduce(b, inputs, init_values, dimensions, body: Callable | str, *,
             hit = memo_get(key)
             if hit is None:
                 op = _reduce_general(b, inputs, init_values, dims, body, location)
-                memo_put(key, (op.spec, op.attributes, op.type,
-                               op.regions[0].blocks[0].arguments[0].type))
+                memo_put(key, (op.spec, op.attributes, op.type, init_values.type))
                 return op
             spec, attrs, rt, scalar = hit
             block = b.block
@@ -264,9 +262,14 @@ def _reduce_general(b, inputs, init_values, dimensions, body, location) -> Value
     spec, attrs, rts = hit
     inits_t = key[2]
     # The region's arguments are the scalars made above: only what it returns is checked.
-    ops = region.blocks[0].operations if len(region.blocks) == 1 else None
-    if not ops or not ops[-1].spec.terminator or \
-            tuple([v.type for v in ops[-1].operands]) != inits_t:
+    recipe = region_types(region)
+    if recipe is not None:
+        returned = recipe[1]
+    else:
+        ops = region.blocks[0].operations if len(region.blocks) == 1 else None
+        returned = tuple([v.type for v in ops[-1].operands]) \
+            if ops and ops[-1].spec.terminator else None
+    if returned != inits_t:
         check_region("reduce", "body", region, inits_t + inits_t, inits_t)
     block = b.block
     op = make_operation(spec, (*inputs, *inits), rts, attrs, (region,),

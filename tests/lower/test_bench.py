@@ -24,6 +24,7 @@ def test_benchmark_programs_are_the_same_program():
     pairs = [(bench_build.ours_chain(50), mlir.chain(50, bench_build.CHAIN_SHAPE)),
              (bench_build.ours_mlp(3), mlir.mlp(3)),
              (bench_build.ours_small(), mlir.small()),
+             (bench_build.ours_reductions(6), mlir.reductions(6)),
              (bench_build.ours_const(f32), mlir.const(f32)),
              (bench_build.ours_const(bf16), mlir.const(bf16))]
     for ours, theirs in pairs:
@@ -42,8 +43,9 @@ def test_build_rows_report_ratios():
     mlir = Mlir()
     rows = bench_build.program_rows(quick=True, samples=1, mlir=mlir)
     assert [r["workload"] for r in rows] == [
-        "chain 1000", "chain 10000", "mlp 20 layers", "small module",
-        "chain 10000, pretty", "mlp 20 layers, pretty", "small module, pretty"]
+        "chain 1000", "chain 10000", "mlp 20 layers", "small module", "reductions 200",
+        "chain 10000, pretty", "mlp 20 layers, pretty", "small module, pretty",
+        "reductions 200, pretty"]
     assert all(r["ours_us"] > 0 and r["mlir_us"] > 0 and r["ratio"] > 0 for r in rows)
 
 
