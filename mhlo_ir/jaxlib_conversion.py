@@ -9,7 +9,7 @@ both use them, and neither may import the other.
 from __future__ import annotations
 
 __all__ = ["constant_in_closed_region", "closed_region_constant_in", "hoisted_region_constant",
-           "stochastic_convert_layouts_differ"]
+           "stochastic_convert_layouts_differ", "unfoldable_bounds"]
 
 
 def constant_in_closed_region(ops) -> bool:
@@ -72,3 +72,23 @@ def stochastic_convert_layouts_differ(op) -> bool:
     any transpose upstream counts (both sides transposed alike would convert)."""
     return op.spec.name == "stochastic_convert" and any(
         _through_transpose(v) for v in op.operands[:2])
+
+
+# Ops whose bound operands (from this index on) jaxlib's conversion to HLO folds into a
+# static op when they are constants, and cannot translate otherwise ("'stablehlo.
+# real_dynamic_slice' op can't be translated to XLA HLO"; measured on 0.10.2).
+_STATIC_BOUNDS = {"real_dynamic_slice": 1, "dynamic_pad": 2}
+
+
+def unfoldable_bounds(op) -> str | None:
+    """The name of the op when it is ``real_dynamic_slice`` or ``dynamic_pad`` with a bound
+    computed from a function's argument (which no folding makes a constant); else None."""
+    from .ir import defining_ops
+    name = op.spec.name
+    first = _STATIC_BOUNDS.get(name)
+    if first is None:
+        return None
+    for v in op.operands[first:]:
+        if defining_ops(v) is None:
+            return name
+    return None

@@ -70,6 +70,15 @@ def _text_field():
     return attrs.field(default=None, init=False, eq=False, hash=False, repr=False)
 
 
+def _inner(v, what):
+    """A location's inner location ``what`` must be a Location (printing asks it for its
+    text); checked when the location is made, not when a module holding it is printed."""
+    if not isinstance(v, Location):
+        raise TypeError(f"{what} must be a Location (hlo.NameLoc('x'), "
+                        f"hlo.FileLineColLoc('f.py', 3, 7)...), got {type(v).__name__} "
+                        f"{v!r:.60}")
+
+
 def _end(v, what):
     if v is not None:
         _u32(v, what)
@@ -142,7 +151,8 @@ class NameLoc(Location):
     """``"jit(f)/add"`` or ``"name"("file":1:2)``: a name with an optional child location."""
 
     name: str = attrs.field(validator=lambda _, __, v: check_string(v, "location name"))
-    child: Location | None = None
+    child: Location | None = attrs.field(
+        default=None, validator=lambda _, __, v: v is None or _inner(v, "NameLoc's child"))
     _text: str | None = _text_field()
 
     def render(self) -> str:
@@ -177,8 +187,8 @@ class NameLoc(Location):
 class CallSiteLoc(Location):
     """``callsite(callee at caller)``."""
 
-    callee: Location
-    caller: Location
+    callee: Location = attrs.field(validator=lambda _, __, v: _inner(v, "CallSiteLoc's callee"))
+    caller: Location = attrs.field(validator=lambda _, __, v: _inner(v, "CallSiteLoc's caller"))
     _text: str | None = _text_field()
 
     def render(self) -> str:
@@ -224,7 +234,10 @@ class CallSiteLoc(Location):
 class FusedLoc(Location):
     """``fused[a, b]`` or ``fused<"metadata">[a, b]``."""
 
-    locations: tuple = attrs.field(converter=_tuple)
+    locations: tuple = attrs.field(
+        converter=_tuple,
+        validator=lambda _, __, v: [_inner(x, f"FusedLoc's locations[{i}]")
+                                    for i, x in enumerate(v)])
     metadata: str | None = attrs.field(
         default=None,
         validator=lambda _, __, v: v is None or check_string(v, "fused location metadata"))

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 
+from .attributes import ArrayAttr, BoolAttr
 from .sharding_text import sharding_mismatch
 from .types import TensorType
 
 __all__ = ["MEMORY_KINDS", "entry_problem", "alias_problem", "layout_mode_problem",
+           "module_attribute_problem",
            "shared_alias"]
 
 # Every memory kind a PJRT client names (device memory, and host memory pinned for the
@@ -52,16 +54,65 @@ def layout_mode_problem(value: str, t) -> str | None:
     return None
 
 
+# Module attributes jaxlib's conversion to HLO reads in a form it does not check (measured on
+# 0.10.2): a malformed mhlo.input_output_alias segfaults it, the others fail it. mhlo_ir
+# makes none of their attribute kinds; each has a checked spelling of its own.
+_MODULE_READ = {
+    "mhlo.input_output_alias": "alias an argument with a result through @main's argument "
+                               "attribute tf.aliasing_output (Function.set_arg_attr)",
+    "mhlo.cross_program_prefetches": "mark the prefetched argument with a copy's "
+                                     "cross_program_prefetch_index",
+    "mhlo.xla_entry_computation_parameter_layouts": "give @main's arguments mhlo.layout_mode",
+    "mhlo.xla_entry_computation_result_layouts": "give @main's results mhlo.layout_mode",
+}
+
+
+def module_attribute_problem(name: str, attr) -> str | None:
+    """Why module attribute ``name`` = ``attr`` is not taken, or None: of ``_MODULE_READ``,
+    only the empty list XLA writes itself (``mhlo.input_output_alias = []`` in every module
+    its conversion back from HLO makes)."""
+    instead = _MODULE_READ.get(name)
+    if instead is None or (isinstance(attr, ArrayAttr) and not attr.elements):
+        return None
+    return (f"module attribute {name}: jaxlib's conversion to HLO reads it unchecked (a "
+            f"malformed {name} crashes or fails it) and mhlo_ir does not build its entries' "
+            f"attribute kinds; {instead}")
+
+
+def _replication_problem(attr, t) -> str | None:
+    """``mhlo.parameter_replication``: one bool per leaf buffer of the argument (a tensor's
+    one; jaxlib: "arg 0 has 1 leaf_buffers, but parameter_replication expects 2")."""
+    leaves = _leaf_count(t)
+    if not isinstance(attr, ArrayAttr) or not all(isinstance(e, BoolAttr) for e in attr.elements):
+        return (f"mhlo.parameter_replication must be a list of bools (one per leaf buffer of "
+                f"{t}: {leaves}), got {attr}")
+    if len(attr.elements) != leaves:
+        return (f"mhlo.parameter_replication lists {len(attr.elements)} bools, but {t} has "
+                f"{leaves} leaf buffer{'s' if leaves != 1 else ''}")
+    return None
+
+
+def _leaf_count(t) -> int:
+    elements = getattr(t, "types", None)
+    return 1 if elements is None else sum(_leaf_count(e) for e in elements)
+
+
 def entry_problem(attrs, t, entry: bool = True) -> str | None:
     """Why the attributes ``attrs`` of an argument or result of type ``t`` are not what XLA
     can read, or None; outside the ``entry`` function, the sharding's fit only."""
     sharding = attrs.get("mhlo.sharding")
     if sharding is not None:
+        if _string(sharding) is None:
+            return (f"mhlo.sharding {sharding} is not a string (XLA drops it unread): write "
+                    "XLA's sharding text, e.g. \"{replicated}\"")
         why = sharding_mismatch(getattr(sharding, "value", None), t)
         if why is not None:
             return f"mhlo.sharding {sharding.value!r} does not fit: {why}"
     if not entry:
         return None
+    replication = attrs.get("mhlo.parameter_replication")
+    if replication is not None and (why := _replication_problem(replication, t)) is not None:
+        return why
     layout = attrs.get("mhlo.layout_mode")
     if layout is not None:
         value = _string(layout)

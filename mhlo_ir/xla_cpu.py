@@ -18,7 +18,8 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
            "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "default_rng_state",
-           "scalar_select_and_scatter", "ordered_complex_compare_holder",
+           "scalar_select_and_scatter", "ordered_complex_compare_holder", "narrow_rng",
+           "scalar_scatter", "dynamic_result",
            "aliased_size_mismatch", "widening_sub_byte_dot"]
 
 
@@ -360,6 +361,52 @@ def boolean_clamp_in_loop(op) -> bool:
     for PRED"; in the entry function, branches and reduction or map bodies it compiles)."""
     return op.spec.name == "clamp" and op.results[0].type.element_type.name == "i1" and \
         in_loop(op)
+
+
+def narrow_rng(op):
+    """The element type of an ``rng`` XLA:CPU aborts the process compiling, or None: an
+    integer type of fewer than 32 bits or a float type of fewer than 16 (its RngExpander:
+    "Check failed: primitive_type == F16 || primitive_type == BF16", rng_expander.cc:58;
+    i1, i4, i8, ui8, i16, ui16, f8E4M3FN, f4E2M1FN measured; f16 and bf16 run)."""
+    if op.spec.name != "rng":
+        return None
+    et = op.operands[0].type.element_type
+    if et.kind in ("sint", "uint", "bool") and et.bits < 32 or et.kind == "float" and \
+            et.bits < 16:
+        return et
+    return None
+
+
+def scalar_scatter(op) -> bool:
+    """A ``scatter`` into a rank-0 operand of a batch of updates (empty index vectors):
+    XLA:CPU's compile fails after its scatter simplifier ("INTERNAL: ... Expected instruction
+    to have shape equal to f32[3], actual shape is f32[]")."""
+    return op.spec.name == "scatter" and op.operands[0].type.rank == 0 and \
+        op.operands[-1].type.rank > 0
+
+
+def dynamic_result(module):
+    """``(result index, type)`` of the first ``@main`` result that a ``set_dimension_size``
+    made, directly or through ops of its shape (which carry the dynamic size on), or None:
+    XLA then hands back an array of the runtime size, not of the result type (a 2x1 array
+    for tensor<2x3xf32>; measured on 0.10.2)."""
+    main = module.lookup("main") if hasattr(module, "lookup") else None
+    if main is None or not main.body.blocks or not main.body.blocks[0].operations:
+        return None
+    ret = main.body.blocks[0].operations[-1]
+    for i, v in enumerate(ret.operands):
+        stack, seen = [v], set()
+        while stack:
+            w = stack.pop()
+            op = getattr(w, "owner", None)
+            if w.__class__ is BlockArgument or op is None or id(op) in seen:
+                continue
+            seen.add(id(op))
+            if op.spec.name == "set_dimension_size":
+                return i, v.type
+            shape = getattr(w.type, "shape", None)
+            stack.extend(u for u in op.operands if getattr(u.type, "shape", 0) == shape)
+    return None
 
 
 def scalar_select_and_scatter(op) -> bool:

@@ -115,19 +115,34 @@ def _einsum_rank_problem(op) -> str | None:
 def _python_problem(text: str, module) -> str | None:
     """What jaxlib 0.10.2 would crash the process on instead of reporting, in text: a call
     cycle, a reference to a function the text does not define (callee, called_computations,
-    decomposition), an ill-formed op of ``_CRASHING_OPS``. The text is read with mhlo_ir's
+    decomposition), an ill-formed op of ``_CRASHING_OPS``, a module attribute its conversion
+    reads unchecked, a custom_call to one of XLA's annotations of one value with other
+    operands or results. The text is read with mhlo_ir's
     parser (ops as written) and checked for just those; everything else is jaxlib's to judge,
     with its own diagnostics. Text the parser cannot read yet (a custom form it does not
     know) gets a textual scan for dangling function references instead."""
     from mhlo_ir.errors import OpBuildError
     from mhlo_ir.ir import walk
+    from mhlo_ir.ops.custom_call import annotation_problem
+    from mhlo_ir.signature_attrs import module_attribute_problem
     from mhlo_ir.verifier import call_problem
     if module is not None:
         problem = call_problem(module)
         if problem is not None:
             return f"{problem} (jaxlib crashes on this instead of reporting it)"
+        for name, attr in (module.attributes or {}).items():
+            problem = module_attribute_problem(name, attr)
+            if problem is not None:
+                return problem
         for fn, op in walk(module):
             spec = op.spec
+            if spec.name == "custom_call":
+                target = getattr((op.attributes or {}).get("call_target_name"), "value", None)
+                problem = annotation_problem(target, [v.type for v in op.operands],
+                                             [r.type for r in op.results])
+                if problem is not None:
+                    return f"in @{fn.name}: 'custom_call' {problem}"
+                continue
             if spec.name == "einsum":
                 problem = _einsum_rank_problem(op)
                 if problem is not None:
@@ -267,9 +282,22 @@ def _conversion_problem(module) -> str | None:
     rewrite rather than the program (``mhlo_ir.jaxlib_conversion``; measured on 0.10.2)."""
     from mhlo_ir import jaxlib_conversion
     from mhlo_ir.ir import walk
+    main = module.lookup("main")
+    if main is not None and main.visibility == "private":
+        public = [f.name for f in module.functions if f.visibility in (None, "public")]
+        return ("@main is private, yet jaxlib's conversion to HLO takes @main as the entry "
+                "whatever its visibility (a private function is a helper by MLIR's rules)"
+                + (f", not the public @{public[0]}" if public else "") +
+                ": make @main public, or rename the helper")
     select = False
     for fn, op in walk(module):
         select = select or op.spec.name == "chlo.broadcast_select"
+        if (name := jaxlib_conversion.unfoldable_bounds(op)) is not None:
+            return (f"@{fn.name}: '{name}' with bounds computed from a function argument: "
+                    "jaxlib's conversion to HLO translates it only where its bounds fold to "
+                    f"constants (\"'{name}' op can't be translated to XLA HLO\"); pass the "
+                    "bounds as constants (XLA's static shapes need them), or use slice/pad, "
+                    "dynamic_slice for a start computed at run time")
         if jaxlib_conversion.stochastic_convert_layouts_differ(op):
             return (f"@{fn.name}: a stochastic_convert whose operand or random bits come "
                     "through a transpose (or an einsum): jaxlib's conversion to HLO gives a "

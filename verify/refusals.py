@@ -78,7 +78,9 @@ def _cpu_refusals(module) -> None:
     call of rank 3 or more (wrong results; empty with a side effect, it segfaults), a DEFAULT
     rng_bit_generator of a state other than 2 or 3 ui64 words (the compile fails, naming no
     op), a dot of a 4-bit operand and another element type (the compile fails), a
-    select_and_scatter of a rank-0 operand (the compile aborts), an ordered compare of
+    select_and_scatter of a rank-0 operand (the compile aborts), an rng of integers narrower
+    than 32 bits or floats narrower than 16 (the compile aborts), a scatter of a batch of
+    updates into a rank-0 operand (the compile fails), an ordered compare of
     complex values in a sort comparator or scan body (the compile fails), an argument
     aliased to a result of another size in bytes (the compile fails)."""
     from mhlo_ir import xla_cpu
@@ -90,6 +92,14 @@ def _cpu_refusals(module) -> None:
                            f"(tf.aliasing_output) to result {k} ({main.result_types[k]}, {r} "
                            "bytes): XLA:CPU aliases buffers of one size only; alias a result "
                            "of the argument's size, or drop the attribute", from_jaxlib=False)
+    if (dynamic := xla_cpu.dynamic_result(module)) is not None:
+        i, t = dynamic
+        raise CompileError(f"@main result {i} ({t}) is a value set_dimension_size gave a "
+                           "runtime size: XLA returns an array of that size, not of the "
+                           "result type (tensor<2x3xf32> of size 1 comes back 2x1), so it is "
+                           "refused here; reduce over the dimension (reductions skip the "
+                           "elements past the size) or slice it to a static size",
+                           from_jaxlib=False)
     for fn, op in walk(module):
         name = op.spec.name
         if name in ("send", "recv"):
@@ -185,6 +195,17 @@ def _cpu_refusals(module) -> None:
                    "[param_no] == nullptr\"); with one element the window holds it alone, so "
                    "the result is scatter(init_value, source): compute that directly, or "
                    "reshape the operand and source to tensor<1x...> with a window of [1]")
+        elif (et := xla_cpu.narrow_rng(op)) is not None:
+            why = (f"'rng' of {et.name}: XLA:CPU aborts the process compiling an rng of an "
+                   "integer type narrower than 32 bits or a float type narrower than 16 "
+                   "(\"Check failed: primitive_type == F16 || primitive_type == BF16\"); "
+                   "draw i32 (or f32) and convert the result")
+        elif xla_cpu.scalar_scatter(op):
+            why = (f"'scatter' of a batch of updates ({op.operands[-1].type}) into a rank-0 "
+                   "operand: XLA:CPU's compile fails after its scatter simplifier (\"Expected "
+                   "instruction to have shape equal to ...\"); every update lands on the one "
+                   "element, so reduce the updates with the update computation and combine "
+                   "that with the operand, or reshape the operand to tensor<1x...>")
         elif (holder := xla_cpu.ordered_complex_compare_holder(op)) is not None:
             d = op.attributes["comparison_direction"].value
             why = (f"'compare' {d} of complex values in a '{holder}' "

@@ -27,7 +27,8 @@ from .args import value_list
 from .args import ints as int_list
 from . import convert
 from .construct import memo, memo_get, result_type, shape_arg, tensor_type
-from .held import dynamic_pad_held, holds_result_shape, real_dynamic_slice_held
+from .held import (dimension_size_held, dynamic_pad_held, holds_result_shape,
+                   real_dynamic_slice_held)
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
 
@@ -574,7 +575,7 @@ def _set_dimension_size(op, types, attributes):
 
 
 register(OpSpec("set_dimension_size", ("operand", "size"), {"dimension": AttrSpec(_i64, True)},
-                infer=_set_dimension_size,
+                infer=_set_dimension_size, operand_check=dimension_size_held,
                 doc="Mark one dimension as dynamically sized (size <= its static size). The "
                     "result type stays static here; XLA treats the elements beyond size as "
                     "padding (reductions skip them).", pretty=pf.DIM_FORM))

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from .spec import fail
 
-__all__ = ["constant_ints", "holds_result_shape", "dynamic_pad_held", "real_dynamic_slice_held"]
+__all__ = ["constant_ints", "holds_result_shape", "dynamic_pad_held", "real_dynamic_slice_held",
+           "dimension_size_held"]
 
 
 def constant_ints(v) -> tuple | None:
@@ -73,3 +74,17 @@ def real_dynamic_slice_held(op, operands, attributes, results):
         want.append(-(-(hi - lo) // step))
     if tuple(want) != rt.shape:
         fail(op, f"the bounds held make shape {want} of {x}, but the result type is {rt}")
+
+
+def dimension_size_held(op, operands, attributes, results):
+    """A constant size must lie within the dimension's static size, its bound (XLA:CPU
+    returns a garbage shape for a larger one, and segfaults on -1 or 10**6: measured on
+    0.10.2)."""
+    held = constant_ints(operands[1])
+    if held is None:
+        return
+    x = operands[0].type
+    d = attributes["dimension"].value
+    if 0 <= d < x.rank and not 0 <= held[0] <= x.shape[d]:
+        fail(op, f"operand size holds {held[0]}, outside [0, {x.shape[d]}] (dimension {d} of "
+                 f"{x} bounds it)")

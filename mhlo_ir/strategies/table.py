@@ -105,8 +105,10 @@ REFUSED: dict = {
     **{name: ("XLA:CPU: 'unsupported operand type S2 in op dot' (4-bit dots of one type "
               "run; widening ones are mhlo_ir.xla_cpu.widening_sub_byte_dot)", _two_bits)
        for name in ("dot_general", "dot")},
-    "rng": ("XLA:CPU aborts the process compiling rng of i16 or ui16",
-            lambda et: et.kind in ("sint", "uint") and et.bits == 16),
+    "rng": ("XLA:CPU aborts the process compiling rng of integers narrower than 32 bits "
+            "or floats narrower than 16 (mhlo_ir.xla_cpu.narrow_rng)",
+            lambda et: et.kind in ("sint", "uint", "bool") and et.bits < 32 or
+            et.kind == "float" and et.bits < 16),
 }
 for _op in ("add", "atan2", "compare", "divide", "maximum", "minimum", "multiply", "power",
             "subtract"):

@@ -159,7 +159,7 @@ def test_the_ops_whose_checks_read_their_operands():
     from mhlo_ir.ops.spec import REGISTRY
     reading = sorted(name for name, spec in REGISTRY.items() if spec.operand_check is not None)
     assert reading == ["copy", "dynamic_broadcast_in_dim", "dynamic_gather", "dynamic_pad",
-                       "dynamic_reshape", "real_dynamic_slice", "rng"]
+                       "dynamic_reshape", "real_dynamic_slice", "rng", "set_dimension_size"]
 
 
 @pytest.mark.parametrize("op", sorted(CASES))
