@@ -48,6 +48,7 @@ class JaxprBuilder:
         self.constvars: list = []
         self.consts: list = []
         self.name_stack = name_stack
+        self.done = False  # its function's trace has ended (tracing_into)
 
     def new_arg(self, aval) -> "Tracer":
         return Tracer(self, Var(aval))
@@ -204,6 +205,22 @@ def tracing_into(b: JaxprBuilder):
         yield b
     finally:
         stack.pop()
+        b.done = True
+
+
+class UnexpectedTracerError(TypeError):
+    """A value traced in a function whose trace has ended (a loop body's, a branch's, an
+    earlier make_jaxpr's), used after it: its function's jaxpr holds it, no other can (JAX
+    raises its UnexpectedTracerError)."""
+
+
+def leaked(t: "Tracer"):
+    """The error for Tracer ``t``, whose function's trace has ended."""
+    return UnexpectedTracerError(
+        f"a value traced inside a function whose trace has ended ({t.aval.str_short()}: "
+        "made in a loop body, a branch or an earlier make_jaxpr, and kept past it) is used "
+        "outside it: return it from that function instead (JAX raises "
+        "UnexpectedTracerError here)")
 
 
 def innermost(b: JaxprBuilder) -> JaxprBuilder:
@@ -228,6 +245,9 @@ def builder_of(args) -> JaxprBuilder:
     found = [a.builder for a in args if isinstance(a, Tracer)]
     if not found:
         raise TypeError("no traced operand: call this inside a function given to make_jaxpr")
+    for f in found:
+        if f.done:
+            raise leaked(next(a for a in args if isinstance(a, Tracer) and a.builder is f))
     stack = active_builders()
     if stack and any(s is f for s in stack for f in found):
         return stack[-1]
@@ -581,6 +601,9 @@ def make_jaxpr(fn: Callable) -> Callable:
             if isinstance(o, (list, tuple, dict)):
                 raise TypeError(f"output {i} is a {type(o).__name__}: make_jaxpr returns a "
                                 "flat list of arrays; flatten nested outputs first")
+        for o in outs:
+            if isinstance(o, Tracer) and o.builder is not b:
+                raise leaked(o)
         outs = [as_tracer(b, o) for o in outs]
         effects = frozenset().union(*(e.effects for e in b.eqns)) if b.eqns else frozenset()
         jaxpr = Jaxpr(b.constvars, [t.atom for t in tracers], [o.atom for o in outs], b.eqns,

@@ -86,19 +86,45 @@ def _weak_scalar_aval(x) -> ShapedArray | None:
 
 def lift(b: JaxprBuilder, x, like: ShapedArray | None = None) -> Tracer:
     """``x`` as a Tracer of ``b``. Python scalars take JAX's default dtypes (int32, float32,
-    weakly typed), or ``like``'s dtype when given (a scalar ``like``, strongly typed); a
-    Tracer of an enclosing function is referenced as it is, and ``trace_body`` makes it an
-    input of the body."""
+    weakly typed), or ``like``'s dtype when given (a scalar ``like``, strongly typed) where
+    that dtype holds the scalar's kind (see ``_fits``; else the default dtype stays, for the
+    caller's type check to refuse); a Tracer of an enclosing function is referenced as it
+    is, and ``trace_body`` makes it an input of the body."""
     if isinstance(x, Tracer):
         if x.builder is b:
             return x
+        if x.builder.done:
+            raise _tr.leaked(x)
         return Tracer(b, x.atom)
     aval = _weak_scalar_aval(x)
     if aval is not None:
-        if like is not None and like.shape == ():
+        if like is not None and like.shape == () and _fits(x, like.dtype):
             aval = ShapedArray((), like.dtype, weak_type=False)
         return Tracer(b, Literal(np.asarray(x, aval.dtype), aval))
     return b.const(np.asarray(x))
+
+
+def _fits(x, dtype) -> bool:
+    """Whether Python scalar ``x`` may take ``dtype`` with no change of kind: a bool a bool
+    type; an int an integer type holding it, or a float or complex type; a float a float or
+    complex type; a complex a complex type (a loop body returning 2.7 for an int32 carry is
+    refused, as JAX refuses it, rather than carried on as 2). An int out of the integer
+    type's range is a TypeError naming both."""
+    kind = _tr._kind(dtype)
+    if isinstance(x, bool):
+        return kind == "b"
+    if isinstance(x, int):
+        if kind in "iu":
+            import ml_dtypes
+            info = ml_dtypes.iinfo(dtype)
+            if not info.min <= x <= info.max:
+                raise TypeError(f"the Python int {x} does not fit {np.dtype(dtype).name} "
+                                f"({info.min} to {info.max})")
+            return True
+        return kind in "fc"
+    if isinstance(x, float):
+        return kind in "fc"
+    return kind == "c"
 
 
 def aval_of(x) -> ShapedArray:

@@ -25,16 +25,29 @@ import numpy as np
 from .. import tracing as _tr
 from ..core import ShapedArray
 from ..tracing import JaxprBuilder, Tracer
-from .bodies import (aval_of, bind_with_effects, check_avals, effects_of, enclosing_builder,
+from .bodies import (_weak_scalar_aval, aval_of, bind_with_effects, check_avals, effects_of,
+                     enclosing_builder,
                      lift, trace_body, tree_flatten, tree_unflatten, with_consts)
 
 __all__ = ["cond", "fori_loop", "platform_dependent", "scan", "switch", "while_loop"]
 
 
-def _carry_avals(leaves) -> list:
+def _carry_avals(leaves, what: str = "a loop's carry") -> list:
     """Carry avals are strongly typed, as in JAX's loops, except Python scalars keep their
     default dtype (int32/float32)."""
-    return [aval_of(x).strip_weak_type() for x in leaves]
+    return [a.strip_weak_type() for a in _array_avals(leaves, what)]
+
+
+def _array_avals(leaves, what: str) -> list:
+    """The avals of ``leaves``, arrays all: a token is a TypeError saying so (jax.jit fails
+    on a token carried through a loop or branch too)."""
+    avals = [aval_of(x) for x in leaves]
+    for i, a in enumerate(avals):
+        if not isinstance(a, ShapedArray):
+            raise TypeError(f"{what} holds a token (leaf {i}): tokens do not go through loops "
+                            "and branches here (nor in jax.jit); order effects with after_all "
+                            "outside them")
+    return avals
 
 
 # -- while ----------------------------------------------------------------------------------------
@@ -65,26 +78,52 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     return tree_unflatten(tree, outs)
 
 
+def _bounds_dtype(lower, upper) -> np.dtype:
+    """The dtype fori_loop's bounds share, as JAX decides it: equal dtypes (a Python int is
+    int32, a float float32, numpy's 64-bit types their 32-bit ones), or two signed integer
+    types one of which is a Python int's (weak), which takes the other's; else TypeError."""
+    def of(x):
+        if isinstance(x, Tracer):
+            return x.dtype, bool(getattr(x.aval, "weak_type", False))
+        aval = _weak_scalar_aval(x)
+        if aval is not None:
+            return np.dtype(aval.dtype), True
+        return _CANONICAL.get(np.dtype(np.asarray(x).dtype), np.asarray(x).dtype), False
+    (lo, lo_weak), (hi, hi_weak) = of(lower), of(upper)
+    if lo == hi:
+        return lo
+    if _tr._kind(lo) == "i" and _tr._kind(hi) == "i" and lo_weak != hi_weak:
+        return hi if lo_weak else lo
+    raise TypeError(f"fori_loop: lower and upper must have equal types, got {np.dtype(lo).name} "
+                    f"and {np.dtype(hi).name} (as in JAX)")
+
+
+# numpy's 64-bit types as JAX takes them (64-bit types off): their 32-bit twins.
+_CANONICAL = {np.dtype(a): np.dtype(b) for a, b in (
+    (np.int64, np.int32), (np.uint64, np.uint32), (np.float64, np.float32),
+    (np.complex128, np.complex64))}
+
+
 def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``. With concrete bounds it is a
     ``scan`` (as in JAX), otherwise a ``while``."""
+    dtype = _bounds_dtype(lower, upper)
     concrete = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
     if concrete:
+        # As JAX: the index counts from int(lower) as a (Python) int, so int32 whatever the
+        # bounds' types (which must agree, as checked above).
         lo, hi = int(lower), int(upper)
-        dtype = np.result_type(np.asarray(lower).dtype, np.asarray(upper).dtype)
-        dtype = np.int32 if isinstance(lower, int) and isinstance(upper, int) else dtype
 
         def step(carry, _):
             i, val = carry
             return (i + 1, body_fun(i, val)), None
-        (_, out), _ = scan(step, (np.asarray(lo, dtype), init_val), None,
+        (_, out), _ = scan(step, (np.asarray(lo, np.int32), init_val), None,
                            length=max(hi - lo, 0), unroll=1 if unroll is None else unroll)
         return out
     leaves = tree_flatten(init_val)[0] + [lower, upper]
     b = enclosing_builder(leaves)
-    dtypes = [x.dtype for x in (lower, upper) if isinstance(x, Tracer)]
-    lo = lift(b, lower, ShapedArray((), dtypes[0]))
-    hi = lift(b, upper, ShapedArray((), dtypes[0]))
+    lo = lift(b, lower, ShapedArray((), dtype))
+    hi = lift(b, upper, ShapedArray((), dtype))
 
     def body(c):
         i, h, val = c
@@ -96,7 +135,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
 
 def _cond(b: JaxprBuilder, index: Tracer, branches: Sequence[Callable], operands):
     leaves, tree = tree_flatten(tuple(operands))
-    avals = [aval_of(x) for x in leaves]
+    avals = _array_avals(leaves, "a branch's operands")
     ops = [lift(b, x) for x in leaves]
     traced = [trace_body(lambda ops, f=f: f(*ops), avals, tree) for f in branches]
     out_tree = traced[0][1]
