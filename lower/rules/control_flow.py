@@ -209,6 +209,9 @@ def _scan_lowering(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, li
         return bb.broadcast_in_dim(bb.constant(np.zeros((), aval.dtype)), aval.shape, [])
 
     ys = [zeros(b, a) for a in y_avals]
+    manual = _partly_manual(ctx)
+    if manual is not None:
+        ys = [_annotated(b, y, manual) for y in ys]
 
     def step(bb, t, toks, consts, xs, carry, ys):
         """One iteration at step ``t`` (an i32 scalar Value counting from 0)."""
@@ -233,20 +236,24 @@ def _scan_lowering(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, li
         # state: (*tokens, i, *consts, *xs, *carry, *ys); i counts blocks of `unroll` steps.
         nc = len(consts)
 
+        def counter(bb, v):  # (marked manual in a partly manual region: see _annotated)
+            return v if manual is None else _annotated(bb, v, manual)
+
         def cond_region(rb, *state):
-            return rb.compare(state[ntok], rb.constant(np.asarray(num_blocks, i32)), "LT",
+            return rb.compare(counter(rb, state[ntok]),
+                              counter(rb, rb.constant(np.asarray(num_blocks, i32))), "LT",
                               "SIGNED")
 
         def body_region(rb, *state):
             toks = TokenSet(zip(effects, state[:ntok]))
-            i = state[ntok]
+            i = counter(rb, state[ntok])
             cs, state_xs, c, y = _split(state[ntok + 1:], [nc, n_x, num_carry])
             base = rb.multiply(i, rb.constant(np.asarray(unroll, i32))) if unroll > 1 else i
             for k in range(unroll):
                 t = rb.add(base, rb.constant(np.asarray(k, i32))) if k else base
                 toks, c, y = step(rb, t, toks, cs, state_xs, c, y)
-            one = rb.constant(np.asarray(1, i32))
-            return [*toks.tokens(), rb.add(i, one), *cs, *state_xs, *c, *y]
+            one = counter(rb, rb.constant(np.asarray(1, i32)))
+            return [*toks.tokens(), counter(rb, rb.add(i, one)), *cs, *state_xs, *c, *y]
 
         state = [*tokens.tokens(), b.constant(np.zeros((), i32)), *consts, *xs, *carry, *ys]
         outs = list(as_results(b.while_(state, cond_region, body_region)))
@@ -257,6 +264,39 @@ def _scan_lowering(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, li
         tokens, carry, ys = step(b, t, tokens, consts, xs, carry, ys)
     ctx.set_tokens_out(tokens)
     return [*carry, *ys]
+
+
+def _partly_manual(ctx):
+    """``(mesh, manual axes)`` inside a shard_map manual over some of its mesh's axes only;
+    else None."""
+    from ..axis_context import manual_axes_of
+    axis_context = ctx.module_context.axis_context
+    manual = manual_axes_of(axis_context)
+    if manual and manual != frozenset(axis_context.mesh.axis_names):
+        return axis_context.mesh, manual
+    return None
+
+
+def _manual_text(manual, t) -> str:
+    from ..axis_context import manual_sharding
+    return manual_sharding(manual[0], manual[1], len(t.shape))
+
+
+def _annotated(b, y, manual):
+    """``y`` through a ``Sharding`` custom call marking it manual over the region's axes (the
+    automatic axes' sharding left to propagation: ``unspecified_dims``), as jax marks it.
+
+    NOTE: a scan's stacked outputs and its step counter are values the lowering makes, not
+    values of the jaxpr: in a partly manual region XLA's GSPMD partitioner aborts the
+    process on them left unmarked ("Check failed: sharding.IsManualSubgroup()", jaxlib
+    0.10.2), where jax's sharding-in-types lowering marks every value. Marking the while
+    loop's tuple instead failed another of XLA's checks on lax.map (a tuple sharding of 4
+    elements for 3 leaves)."""
+    rank = len(y.type.shape)
+    config = f"unspecified_dims=[{','.join(map(str, range(rank)))}]" if rank else None
+    y = b.custom_call("Sharding", [y], [y.type], backend_config=config)
+    y.set_attr("mhlo.sharding", _manual_text(manual, y.type))
+    return y
 
 
 register_lowering("while", _while_lowering)

@@ -223,9 +223,31 @@ def _all_to_all(ctx, x, *, split_axis, concat_axis, axis_name, axis_index_groups
     if any(len(g) != split_count for g in groups):
         raise ValueError("all_to_all: replica groups must be equally sized, got "
                          f"{[len(g) for g in groups]}")
-    return [_manual(ctx, ctx.builder.all_to_all(x, split_axis, concat_axis, split_count,
-                                                replica_groups_array(groups),
-                                                **_spmd_args(ctx, global_ids=False)))]
+    b = ctx.builder
+    axis_context = ctx.module_context.axis_context
+    manual = manual_axes_of(axis_context)
+    if split_axis == concat_axis or not manual or \
+            manual == frozenset(axis_context.mesh.axis_names):
+        return [_manual(ctx, b.all_to_all(x, split_axis, concat_axis, split_count,
+                                          replica_groups_array(groups),
+                                          **_spmd_args(ctx, global_ids=False)))]
+    # A partly manual region: XLA's partitioner refuses an all_to_all whose split and concat
+    # dimensions differ ("Number of tile assignment dimensions (excluding subgroups) is
+    # different than the input rank", jaxlib 0.10.2; jax's GSPMD lowering aborts on it).
+    # The same exchange along a leading axis of the chunks, which it takes: the split
+    # dimension's chunks moved in front, exchanged, then laid side by side along concat.
+    shape, n = x.type.shape, split_count
+    chunked = shape[:split_axis] + (n, shape[split_axis] // n) + shape[split_axis + 1:]
+    front = [split_axis] + [i for i in range(len(chunked)) if i != split_axis]
+    y = b.transpose(b.reshape(x, chunked), front)
+    y = _manual(ctx, b.all_to_all(y, 0, 0, n, replica_groups_array(groups),
+                                  **_spmd_args(ctx, global_ids=False)))
+    rank = len(shape)
+    back = list(range(1, concat_axis + 1)) + [0] + list(range(concat_axis + 1, rank + 1))
+    out = list(shape)
+    out[split_axis] //= n
+    out[concat_axis] *= n
+    return [b.reshape(b.transpose(y, back), tuple(out))]
 
 
 register_lowering("all_to_all", _all_to_all)

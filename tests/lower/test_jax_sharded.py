@@ -347,3 +347,50 @@ _CALLBACK_DEVICES = textwrap.dedent("""
 
 def test_a_callback_on_one_device_of_a_sharded_program_runs_there_as_in_jax_jit():
     _in_a_fresh_process(_CALLBACK_DEVICES)
+
+
+_PARTLY_MANUAL_LOOPS = textwrap.dedent("""
+    import jax, numpy as np, jax.numpy as jnp
+    jax.config.update("jax_num_cpu_devices", 8)
+    from jax import lax
+    from jax.sharding import PartitionSpec as P
+    import lower.jax as lj
+    A = jax.sharding.AxisType.Auto
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(A, A))
+    bodies = {
+        "scan ys": lambda v: lax.scan(lambda c, _: (c + 1, c * 2), v, None, length=2),
+        "map": lambda v: lax.map(lambda r: r * 2, v),
+        "grad of scan": lambda v: jax.grad(lambda a: lax.scan(
+            lambda c, _: (jnp.sin(c), None), a, None, length=3)[0].sum())(v),
+        "grad of fori": lambda v: jax.grad(lambda a: lax.fori_loop(
+            0, 3, lambda i, c: jnp.sin(c), a).sum())(v),
+    }
+    x = (np.arange(64, dtype=np.float32).reshape(8, 8) - 20) / 9
+    specs = {"scan ys": (P("x"), P("x"), P(None, "x"))}
+    # all_to_all with split and concat dimensions apart: (in_specs, out_specs) per case
+    bodies["all_to_all 1->0"] = lambda v: lax.all_to_all(v, "x", 1, 0, tiled=True)
+    specs["all_to_all 1->0"] = (P("x"), P(None, "x"))
+    bodies["all_to_all 0->1"] = lambda v: lax.all_to_all(v, "x", 0, 1, tiled=True)
+    specs["all_to_all 0->1"] = (P(None, "x"), P("x"))
+    bodies["all_to_all 3d"] = lambda v: lax.all_to_all(v.reshape(2, 4, 2), "x", 1, 2,
+                                                       tiled=True).reshape(2, 8)
+    for name, body in bodies.items():
+        ins, *outs = specs.get(name, (P("x"), P("x")))
+        outs = tuple(outs) if len(outs) > 1 else outs[0]
+        f = jax.shard_map(body, mesh=mesh, in_specs=ins, out_specs=outs, axis_names={"x"})
+        want = jax.jit(f)(x)
+        got = lj.jit(f)(x)
+        for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6, atol=1e-6,
+                                       err_msg=name)
+    print("ok")
+""")
+
+
+def test_loops_stacking_outputs_in_a_partly_manual_shard_map_run_as_jax_jit():
+    """A scan's stacked outputs (lax.map's, the residuals of grad through scan or fori) in a
+    region manual over some mesh axes only: XLA's partitioner aborted the process on the
+    unmarked buffer and step counter (Check failed: sharding.IsManualSubgroup()); and an
+    all_to_all whose split and concat dimensions differ there, which jaxlib refused
+    ("Number of tile assignment dimensions ... is different than the input rank")."""
+    _in_a_fresh_process(_PARTLY_MANUAL_LOOPS)
