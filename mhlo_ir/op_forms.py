@@ -27,7 +27,7 @@ CHLO_UNARY = _form(" ", Operands(), AttrDict(), " : ", ARROW)
 # ``%t = mhlo.create_token : !mhlo.token`` (ops without operands).
 NULLARY = _form(AttrDict(), " : ", RESULTS)
 # ``mhlo.return %a, %b : A, B`` (bare when there are none).
-RETURN = _form(Returned())
+RETURN = _form(Returned(attrs_first=True))
 HLO_RETURN = _form(Returned(space=True))
 
 

@@ -431,24 +431,37 @@ class PairwiseOrNone:
 @attrs.frozen
 class Returned:
     """A terminator's `` %a, %b : A, B``; when it returns nothing, `` `` with ``space``
-    (MHLO's and StableHLO's return print their empty operand list), else nothing."""
+    (MHLO's and StableHLO's return print their empty operand list), else nothing. Other
+    attributes go between the operands and the colon (``mhlo.return %a {k = v} : A``), or
+    with ``attrs_first`` before the operands (``return {k = v} %a : A``, func.return's)."""
 
     space: bool = False
+    attrs_first: bool = False
 
     def render(self, pr, op) -> str:
+        extra = AttrDict().render(pr, op) if op.attributes else ""
         if not op.operands:
-            return " " if self.space else ""
+            return extra if extra else " " if self.space else ""
         tt = pr.type_text
-        return (" " + ", ".join([pr.names[v] for v in op.operands]) + " : "
-                + ", ".join([tt(v.type) for v in op.operands]))
+        uses = ", ".join([pr.names[v] for v in op.operands])
+        types = ", ".join([tt(v.type) for v in op.operands])
+        if self.attrs_first:
+            return f"{extra} {uses} : {types}"
+        return f" {uses}{extra} : {types}"
 
     def read(self, r) -> None:
         p, ts = r.p, r.p.ts
+        if self.attrs_first:
+            AttrDict().read(r)
         if ts.peek().kind != "%":
+            if not self.attrs_first:
+                AttrDict().read(r)
             return
         r.operands.append(p.value())
         while ts.accept(","):
             r.operands.append(p.value())
+        if not self.attrs_first:
+            AttrDict().read(r)
         ts.expect(":")
         tok = ts.peek()
         r.check_operand_types(_read_types(p), tok)
@@ -467,7 +480,9 @@ class While:
         args = pr.region_args(op)
         head = ", ".join(f"{names[a]} = {names[v]}" for a, v in zip(args, op.operands))
         types = ", ".join(tt(v.type) for v in op.operands)
-        return [f"({head}) : {types}" if op.operands else "()", ("nl",), "cond ",
+        extra = AttrDict().render(pr, op) if op.attributes else ""
+        return [f"({head}) : {types}" if op.operands else "()",
+                f" attributes{extra}" if extra else "", ("nl",), "cond ",
                 ("region", 0), " do ", ("region", 1)]
 
     def read(self, r) -> None:
@@ -487,6 +502,8 @@ class While:
             types = _read_types(p)
             r.check_operand_types(types, tok)
         r.results = tuple(types)
+        if ts.accept("attributes"):
+            AttrDict().read(r)
         args = [(t.text, v.type, t) for t, v in pairs]
         ts.expect("cond")
         r.regions.append(read_region_with_args(p, args))

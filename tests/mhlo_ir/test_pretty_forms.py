@@ -228,3 +228,34 @@ def test_ops_of_no_operands_print_their_empty_parentheses_as_mlir_does(dialect):
     assert text == str(oracle.parse(generic))
     assert "while()\n" in text and 'optimization_barrier {note = "x"}()' in text
     assert hlo.parse(text).to_text(locations=False, dialect=dialect) == generic
+
+
+@pytest.mark.parametrize("dialect", [hlo.MHLO, hlo.STABLEHLO], ids=["mhlo", "stablehlo"])
+def test_discardable_attributes_of_a_while_and_returns_print_as_mlir_prints_them(dialect):
+    """The custom forms of while (`` attributes {...}`` after its types), of a region's
+    return (``{...}`` before the colon) and of func.return (``{...}`` before its operands)
+    dropped the op's other attributes (an mhlo.sharding among them): MLIR's default print
+    is the oracle, and our parser reads the text back."""
+    m = hlo.Module("m")
+    t = hlo.tensor((), hlo.i32)
+    f = m.add_function("main", [t], visibility="public")
+    b = f.builder()
+    x, = f.arguments
+    w = b.while_([x], lambda r, v: r.compare(v, r.constant(np.int32(3)), "LT"),
+                 lambda r, v: [r.add(v, r.constant(np.int32(1)))])
+    w.owner.set_attr("mhlo.frontend_attributes", {"a": "b"})
+    w.owner.regions[1].blocks[0].operations[-1].set_attr("mhlo.frontend_attributes",
+                                                          {"c": "d"})
+    b.return_(w).set_attr("mhlo.frontend_attributes", {"e": "f"})
+    ours = m.to_text(locations=False, pretty=True, dialect=dialect)
+    for want in ('attributes {mhlo.frontend_attributes = {a = "b"}}',
+                 ' {mhlo.frontend_attributes = {c = "d"}} : tensor<i32>',
+                 'return {mhlo.frontend_attributes = {e = "f"}} %0 : tensor<i32>'):
+        assert want in ours
+    ir, ctx = oracle._context()
+    with ctx, ir.Location.unknown():
+        theirs = ir.Module.parse(m.to_text(locations=False, dialect=dialect)) \
+            .operation.get_asm()
+    assert ours == theirs
+    assert hlo.parse(ours).to_text(locations=False, pretty=True, dialect=dialect) == ours
+    assert hlo.parse(ours).to_text(locations=False) == m.to_text(locations=False)
