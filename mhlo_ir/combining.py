@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import threading
 
+from .errors import IRError, OpBuildError
 from .ir import Block, Region, _new_single_result_op, _weak, make_operation
 from .location import UNKNOWN
 from .op_attributes import OpAttributes
 from .terminated import terminated
 
-__all__ = ["CombiningRegion", "region_types", "combining_ops", "combining_recipe",
-           "combining_regions"]
+__all__ = ["CombiningRegion", "combines", "recipe_problem", "region_types", "combining_ops",
+           "combining_recipe", "combining_regions"]
 
 _BLOCKS = Region.__dict__["blocks"]  # the base class's slots, under CombiningRegion's properties
 _REF = Region.__dict__["_ref"]
@@ -40,60 +41,100 @@ class CombiningRegion(Region):
     NOTE: a reduction's body made eagerly is a Block, two BlockArguments, two ops, two
     weak references and three containers: a dozen objects for Python's cyclic GC where an
     elementwise op is one, and the most of building and printing a ``reduce_sum``. The
-    printer (``print_combining``) and the numbering (``ssa_names``) read ``spec`` while it
-    is not None (the block not made yet); anything else reads ``blocks``.
+    printer (``print_combining``), the numbering (``ssa_names``) and the verifier read the
+    recipe while ``made`` is False; anything else reads ``blocks``. The recipe's fields stay
+    as they were once the block is made (another thread may make it while a printer reads
+    them: what the printer decided from ``made`` stays true), but no longer describe the
+    region: its block does.
     """
 
-    __slots__ = ("spec", "scalar", "result_type", "location")
+    __slots__ = ("spec", "scalar", "result_type", "location", "made")
 
     def __init__(self, spec, scalar, result_type, location=UNKNOWN):
         self.spec = spec
         self.scalar = scalar
         self.result_type = result_type
         self.location = location
+        self.made = False
         self._parent = None
 
     @property
     def blocks(self) -> list:
-        if self.spec is not None:
+        if not self.made:
             return self._make()
         return _BLOCKS.__get__(self)
 
     @blocks.setter
     def blocks(self, blocks) -> None:
-        if self.spec is not None:
+        if not self.made:
             self._make()  # (the recipe no longer says what the region holds)
         _BLOCKS.__set__(self, blocks)
 
     @property
     def _ref(self):
-        if self.spec is not None:
+        if not self.made:
             self._make()
         return _REF.__get__(self)
 
+    @_ref.setter
+    def _ref(self, ref) -> None:  # (copy.copy restores the slot)
+        _REF.__set__(self, ref)
+
     def _make(self) -> list:
         """The block the recipe describes, made once (under a lock: two threads reading
-        ``blocks`` at once get the same block)."""
+        ``blocks`` at once get the same block). A recipe edited into something else is an
+        IRError saying what."""
         with _MAKING:
-            spec = self.spec
-            if spec is None:
+            if self.made:
                 return _BLOCKS.__get__(self)
+            why = recipe_problem(self)
+            if why is not None:
+                raise IRError(f"a combining region's recipe: {why}")
             t, loc = self.scalar, self.location
             ref = _weak(self)
             _REF.__set__(self, ref)
             block = Block((t, t))
             block._parent = ref
             a, b = block.arguments
-            inner = _new_single_result_op(spec, a, b, None, self.result_type, loc, block)
+            inner = _new_single_result_op(self.spec, a, b, None, self.result_type, loc, block)
             ops = block.operations
             ops.append(inner)
             ops.append(make_operation(return_spec(), (inner,), (), None, (), loc, block))
             terminated(block, ops[-1])
             blocks = [block]
             _BLOCKS.__set__(self, blocks)
-            self.spec = None
+            self.made = True
             return blocks
 
+
+def combines(spec) -> bool:
+    """Whether ``spec`` can be a combining recipe's inner op: a binary elementwise op with
+    no attributes or regions (add, maximum, and...), what a body named by its op names."""
+    return getattr(spec, "chapter", None) == "elementwise" and len(spec.operands) == 2 and \
+        not spec.attributes and not spec.regions
+
+
+def recipe_problem(region) -> str | None:
+    """What is wrong with ``region``'s recipe fields (edited into other values), or None:
+    an op ``combines`` takes, a rank-0 tensor type, the result type the op gives for two
+    of it, a Location."""
+    from .location import Location
+    from .types import TensorType, Type
+    spec, t, rt = region.spec, region.scalar, region.result_type
+    if not combines(spec):
+        return (f"the inner op is {spec!r:.60}, not a binary elementwise op (add, maximum, "
+                "and...)")
+    if t.__class__ is not TensorType or t.rank != 0:
+        return f"the scalar type is {t!r:.60}, not a rank-0 tensor type"
+    if not isinstance(rt, Type):
+        return f"the result type is {rt!r:.60}, not a Type"
+    if not isinstance(region.location, Location):
+        return f"the location is {region.location!r:.60}, not a Location"
+    try:
+        spec.validate((t, t), None, (rt,), ())
+    except OpBuildError as e:
+        return f"its inner op: {e}"
+    return None
 
 
 def return_spec():
@@ -111,7 +152,7 @@ _TABLE: dict = {}
 def region_types(region):
     """``(argument types, returned types)`` of ``region`` when it is a recipe (its block not
     made: an op's checks read its types without making it); else None."""
-    if region.__class__ is CombiningRegion and region.spec is not None:
+    if region.__class__ is CombiningRegion and not region.made:
         t = region.scalar
         return (t, t), (region.result_type,)
     return None
@@ -151,7 +192,7 @@ def combining_recipe(op, implied: bool = False):
     regions = op.regions
     if len(regions) == 1:
         r = regions[0]
-        if r.__class__ is CombiningRegion and r.spec is not None:  # (not made to be read)
+        if r.__class__ is CombiningRegion and not r.made:  # (not made to be read)
             t, loc = r.scalar, r.location
             return (t, t, r.spec, None, r.result_type, return_spec(), loc, loc)
     parts = combining_ops(op)

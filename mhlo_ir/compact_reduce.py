@@ -22,7 +22,7 @@ def compact_reducer(op):
     result the return gives (MLIR's isEligibleForCompactPrint)."""
     n = len(op.operands) // 2
     region = op.regions[0]
-    if region.__class__ is CombiningRegion and region.spec is not None:
+    if region.__class__ is CombiningRegion and not region.made:
         # A recipe (its block not made): eligible as the block it stands for would be.
         spec = region.spec
         et = op.operands[0].type.element_type

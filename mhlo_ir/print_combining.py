@@ -25,6 +25,8 @@ from .op_attributes import OpAttributes
 
 __all__ = ["line", "recipe", "made"]
 
+# What starts the key of a recipe's line template (see line).
+_RECIPE_LINE = "line of a combining recipe"
 # What keys the line parts of a recipe's return (``return``, whose spec this module cannot
 # import: the table imports the printer's modules).
 _RECIPE_RETURN = "return of a combining recipe"
@@ -44,8 +46,23 @@ def line(pr, op, indent: str):
     """The text of single-result ``op``, whose one region is a combining block, at
     ``indent``; None where the general path must print it (nothing printed or asked)."""
     region = op.regions[0]
-    if region.__class__ is CombiningRegion and region.spec is not None:
-        # Held as its recipe (a body named by its op): ssa_names named it as a whole.
+    tkey = None
+    if region.__class__ is CombiningRegion and region in pr.names:
+        # Held as its recipe (a body named by its op) when ssa_names named it, as a whole
+        # (decided once there: another thread may make its block meanwhile). Its line is a
+        # template kept by everything it depends on but names and locations.
+        attrs = op.attributes
+        operands = op.operands
+        if len(operands) == 2 and (attrs is None or attrs.__class__ is OpAttributes):
+            a, b = operands
+            tkey = (_RECIPE_LINE, op.spec, a.type, b.type, op.type, id(attrs), region.spec,
+                    region.scalar, region.result_type, indent, pr.locs is None)
+            hit = pr.fast.get(tkey)
+            if hit is not None:
+                names = pr.names
+                n0, n1, r = names[region]
+                return _compose(pr, hit[1], indent, names[op], f"{names[a]}, {names[b]}",
+                                n0, n1, r, op.location, region.location)
         t = region.scalar
         inner_spec, rt = region.spec, region.result_type
         inner_attrs = None
@@ -125,19 +142,38 @@ def line(pr, op, indent: str):
             inner, ret = _ops(region)
         ret_parts = pr.fast[rkey] = pr.bare_parts(ret)
 
+    # The line's literal pieces, between the names and locations _compose puts in.
     tt = pr.type_text
     inside = indent + "  "
-    label = f"{indent}^bb0({n0}: {tt(t)}, {n1}: {tt(t)}):\n"
+    tts = tt(t)
+    pieces = (f" = {name}(", f"){props} ({{\n{indent}^bb0(", f": {tts}, ",
+              f": {tts}):\n{inside}", inner_parts[0])
     if locs is None:
-        return (f"{indent}{head} = {name}({uses}){props} ({{\n{label}"
-                f"{inside}{r}{inner_parts[0]}{n0}, {n1}{inner_parts[2]}"
-                f"{inside}{ret_parts[0]}{r}{ret_parts[2]}"
-                f"{indent}}}){extra}{sig}\n")
-    return (f"{indent}{head} = {name}({uses}){props} ({{\n{label}"
-            f"{inside}{r}{inner_parts[0]}{n0}, {n1}{inner_parts[1]}"
-            f"{_suffix(locs, inner_loc)}\n"
-            f"{inside}{ret_parts[0]}{r}{ret_parts[1]}{_suffix(locs, ret_loc)}\n"
-            f"{indent}}}){extra}{sig}{loc}\n")
+        pieces += (f"{inner_parts[2]}{inside}{ret_parts[0]}",
+                   f"{ret_parts[2]}{indent}}}){extra}{sig}\n")
+    else:
+        pieces += (inner_parts[1], f"\n{inside}{ret_parts[0]}", ret_parts[1],
+                   f"\n{indent}}}){extra}{sig}")
+    if tkey is not None:
+        pr.fast[tkey] = (op.attributes, pieces)  # (holds the mapping its id keys)
+    return _compose(pr, pieces, indent, head, uses, n0, n1, r, loc, inner_loc, ret_loc)
+
+
+def _compose(pr, pieces, indent, head, uses, n0, n1, r, loc, inner_loc, ret_loc=None) -> str:
+    """The line from its ``pieces`` and what each op has of its own: names, and without
+    ``pr.locs`` nothing else; else its location (``loc``: its text, or the Location to ask
+    for first, as the general path does) and its inner op's and return's."""
+    locs = pr.locs
+    if locs is None:
+        a, b, c, d, e, f, g = pieces
+        return f"{indent}{head}{a}{uses}{b}{n0}{c}{n1}{d}{r}{e}{n0}, {n1}{f}{r}{g}"
+    a, b, c, d, e, f1, h, r1, g1 = pieces
+    if loc.__class__ is not str:
+        loc = _suffix(locs, loc)
+    s_in = _suffix(locs, inner_loc)
+    s_ret = s_in if ret_loc is None else _suffix(locs, ret_loc)
+    return (f"{indent}{head}{a}{uses}{b}{n0}{c}{n1}{d}{r}{e}{n0}, {n1}{f1}{s_in}{h}{r}{r1}"
+            f"{s_ret}{g1}{loc}\n")
 
 
 def _ops(region) -> tuple:

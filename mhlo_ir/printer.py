@@ -549,7 +549,7 @@ class _Printer:
         """A generator printing ``region``'s blocks (see ``block``); without
         ``entry_label`` the first block's label is left out (a custom form names its
         arguments). A one-block region (MHLO's are) is its block's generator itself."""
-        if region.__class__ is CombiningRegion and region.spec is not None:
+        if region.__class__ is CombiningRegion and region in self.names:
             print_combining.made(self, region)  # (named as a recipe: now its block's)
         blocks = region.blocks
         if len(blocks) == 1:

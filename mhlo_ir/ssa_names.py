@@ -84,7 +84,7 @@ def number_regions(p, stack: list, next_value: int, next_arg: int) -> None:
     pop, push = stack.pop, stack.append
     while stack:
         region = pop()
-        if region.__class__ is CombiningRegion and region.spec is not None:
+        if region.__class__ is CombiningRegion and not region.made:
             holder = region.parent
             if holder.__class__ is SingleResultOp and len(holder.regions) == 1:
                 # Printed from its recipe (print_combining): its two arguments and the
@@ -142,7 +142,7 @@ def number_pretty(p, module) -> None:
     stack = [(fn.body, None, None, 0, 0, 0, {}) for fn in module.functions]
     while stack:
         region, form, owner, nv, na, nc, visible = stack.pop()
-        if region.__class__ is CombiningRegion and region.spec is not None and \
+        if region.__class__ is CombiningRegion and not region.made and \
                 owner.spec.name == "reduce" and compact_reducer(owner) is not None:
             continue  # (printed as `applies`: a recipe's values are never printed)
         used = dict(visible)

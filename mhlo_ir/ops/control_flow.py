@@ -18,7 +18,7 @@ from typing import Callable, Sequence, Union
 
 from ..ir import (VALUE_CLASSES, Function, Operation, Region, Value,
                   make_operation)
-from ..combining import CombiningRegion, region_types
+from ..combining import CombiningRegion, combines, region_types
 from ..location import checked_location
 from .construct import memo_get, memo_put
 from .args import arg_names, check_values, results, tensor_of, value_list
@@ -184,8 +184,7 @@ def combining_region(b, op: str, name: str, scalar) -> Region:
     hit = memo_get(key)
     if hit is None:
         spec = REGISTRY.get(name)
-        if spec is None or len(spec.operands) != 2 or spec.chapter != "elementwise" or \
-                spec.attributes or spec.regions:
+        if spec is None or not combines(spec):
             fail(op, f"body {name!r} is not a binary elementwise op (add, multiply, maximum, "
                      f"minimum, and, or, xor...); pass a function (b, acc, x) -> value")
         hit = (spec, spec.validate((scalar, scalar), None, None, ())[0])

@@ -15,6 +15,7 @@ import pytest
 
 import mhlo_ir as hlo
 from mhlo_ir.combining import CombiningRegion
+from mhlo_ir.ops.spec import REGISTRY
 from tests import oracle
 
 T = hlo.tensor((4, 6), hlo.f32)
@@ -52,7 +53,7 @@ def _program(named: bool, located: bool = False) -> hlo.Module:
 def _recipes(m) -> list:
     """The regions of ``m``'s main still held as recipes."""
     return [r for op in m.functions[0].body.blocks[0].operations for r in op.regions
-            if r.__class__ is CombiningRegion and r.spec is not None]
+            if r.__class__ is CombiningRegion and not r.made]
 
 
 FORMS = [dict(locations=False), dict(locations=True), dict(locations="alias"),
@@ -120,6 +121,28 @@ def test_read_blocks_are_an_ordinary_regions():
     inner.location = hlo.NameLoc("edited")
     assert 'loc("edited")' in m.to_text()
     assert 'loc("inner")' in m.to_text()  # (the return's)
+
+
+def test_threads_making_blocks_while_another_prints_or_verifies_change_nothing():
+    """The printer and the verifier decide once whether a region is a recipe: another
+    thread making its block meanwhile (reading ``blocks``) changes neither text nor
+    verdict (a KeyError out of to_text, or a refusal of a valid module, before)."""
+    import sys
+    want = _program(named=True).to_text()
+    saved = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(30):
+            m = _program(named=True)
+            recipes = _recipes(m)
+            reader = threading.Thread(target=lambda: [r.blocks for r in recipes])
+            reader.start()
+            text = m.to_text()
+            m.verify()
+            reader.join()
+            assert text == want
+    finally:
+        sys.setswitchinterval(saved)
 
 
 def test_threads_reading_one_recipe_get_one_block():
@@ -221,13 +244,47 @@ def test_the_verifier_refuses_a_recipe_two_ops_hold():
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("scalar", T, "expected an op spec, a rank-0 tensor type"),
-    ("result_type", hlo.tensor((), hlo.i32), "inner op"),
-    ("location", "here", "expected an op spec, a rank-0 tensor type, a type and a location"),
+    ("scalar", T, "the scalar type is .* not a rank-0 tensor type"),
+    ("result_type", hlo.tensor((), hlo.i32), "its inner op: 'add'"),
+    ("location", "here", "the location is 'here', not a Location"),
+    ("spec", None, "the inner op is None, not a binary elementwise op"),
+    ("spec", REGISTRY["return"], "the inner op is .* not a binary elementwise op"),
 ])
 def test_the_verifier_refuses_a_recipe_edited_wrong(field, value, message):
     m, b, r = _one_reduce()
     region = r.owner.regions[0]
     setattr(region, field, value)
-    with pytest.raises(hlo.ModuleVerificationError, match=message):
+    with pytest.raises(hlo.ModuleVerificationError, match="combining recipe: " + message):
         m.verify()
+    with pytest.raises(hlo.IRError, match="combining region's recipe: " + message):
+        region.blocks  # noqa: B018 - made when read
+
+
+@pytest.mark.parametrize("kw", FORMS[:4], ids=["plain", "inline", "alias", "stablehlo"])
+def test_recipes_at_two_depths_print_from_their_templates_as_blocks(kw):
+    """A recipe's line is kept as a template by everything but its names and locations
+    (indent included): reductions in a loop body and beside it, printed twice (the second
+    time from the templates), as their eager twins print."""
+    def build(named):
+        body = "add" if named else _BODIES["add"]
+        m = hlo.Module("nested")
+        f = m.add_function("main", [T, hlo.tensor((), hlo.i32)])
+        b = f.builder()
+        x, n = f.arguments
+        zero = b.constant(np.float32(0))
+        b.location = hlo.NameLoc("outer")
+        s = b.reduce(x, zero, [1], body, location=hlo.NameLoc("s"))
+
+        def loop(r, i, acc):
+            r.location = hlo.NameLoc("inner")
+            return [r.add(i, r.constant(np.int32(1))),
+                    r.add(acc, r.reduce(x, zero, [1], body, location=hlo.NameLoc("t")))]
+        out = b.while_([n, s], lambda r, i, acc: r.compare(i, r.constant(np.int32(3)), "LT"),
+                       loop)
+        b.return_(*out, b.reduce(x, zero, [0], body))
+        return m
+    want = build(named=False).to_text(**kw)
+    m = build(named=True)
+    assert m.to_text(**kw) == want
+    assert m.to_text(**kw) == want
+    assert build(named=True).to_text(**kw) == want
