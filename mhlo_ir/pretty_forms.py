@@ -440,8 +440,8 @@ class Returned:
 
     def render(self, pr, op) -> str:
         extra = AttrDict().render(pr, op) if op.attributes else ""
-        if not op.operands:
-            return extra if extra else " " if self.space else ""
+        if not op.operands:  # (MLIR: the empty list's space, then the dictionary's)
+            return (" " if self.space else "") + extra
         tt = pr.type_text
         uses = ", ".join([pr.names[v] for v in op.operands])
         types = ", ".join([tt(v.type) for v in op.operands])

@@ -55,28 +55,78 @@ def layout_mode_problem(value: str, t) -> str | None:
 
 
 # Module attributes jaxlib's conversion to HLO reads in a form it does not check (measured on
-# 0.10.2): a malformed mhlo.input_output_alias segfaults it, the others fail it. mhlo_ir
-# makes none of their attribute kinds; each has a checked spelling of its own.
+# 0.10.2): a malformed mhlo.input_output_alias, or layouts of another count than @main's
+# arguments or results, segfault it; the others fail it. Taken in the forms XLA's own
+# conversion back from HLO writes them; for anything else, what to write instead.
 _MODULE_READ = {
     "mhlo.input_output_alias": "alias an argument with a result through @main's argument "
                                "attribute tf.aliasing_output (Function.set_arg_attr)",
     "mhlo.cross_program_prefetches": "mark the prefetched argument with a copy's "
                                      "cross_program_prefetch_index",
     "mhlo.xla_entry_computation_parameter_layouts": "give @main's arguments mhlo.layout_mode",
-    "mhlo.xla_entry_computation_result_layouts": "give @main's results mhlo.layout_mode",
+    "mhlo.xla_entry_computation_result_layout": "give @main's results mhlo.layout_mode",
+    "mhlo.xla_entry_computation_parameter_tiles": "give @main's arguments mhlo.layout_mode",
+    "mhlo.xla_entry_computation_result_tiles": "give @main's results mhlo.layout_mode",
 }
 
 
-def module_attribute_problem(name: str, attr) -> str | None:
-    """Why module attribute ``name`` = ``attr`` is not taken, or None: of ``_MODULE_READ``,
-    only the empty list XLA writes itself (``mhlo.input_output_alias = []`` in every module
-    its conversion back from HLO makes)."""
+def module_attribute_problem(name: str, attr, module) -> str | None:
+    """Why module attribute ``name`` = ``attr`` of ``module`` is not taken, or None: of
+    ``_MODULE_READ``, the empty list, and the aliases and layouts as XLA writes them (one
+    dense layout per @main argument or result; aliases of an argument number and a result
+    index in range, ``may_alias``/``must_alias``)."""
     instead = _MODULE_READ.get(name)
     if instead is None or (isinstance(attr, ArrayAttr) and not attr.elements):
         return None
-    return (f"module attribute {name}: jaxlib's conversion to HLO reads it unchecked (a "
-            f"malformed {name} crashes or fails it) and mhlo_ir does not build its entries' "
-            f"attribute kinds; {instead}")
+    main = module.lookup("main")
+    why = None
+    if main is None or not isinstance(attr, ArrayAttr):
+        why = "not a list" if main is not None else "the module has no @main"
+    elif name == "mhlo.input_output_alias":
+        why = _alias_entries_problem(attr.elements, len(main.arg_types),
+                                     len(main.result_types or ()))
+    elif name.startswith("mhlo.xla_entry_computation_"):
+        params = "parameter" in name
+        n = len(main.arg_types) if params else len(main.result_types or ())
+        what = "argument" if params else "result"
+        if name.endswith("_tiles"):  # (XLA writes [[], ...]: no tiles, one list per value)
+            if len(attr.elements) != n or any(not isinstance(e, ArrayAttr) or e.elements
+                                              for e in attr.elements):
+                why = f"not one empty list per @main {what} ({n})"
+        elif len(attr.elements) != n or not all(
+                type(e).__name__ in ("IndexLayout", "DenseElementsAttr") for e in attr.elements):
+            why = f"not one dense layout per @main {what} ({n})"
+    else:
+        why = "not empty"
+    if why is None:
+        return None
+    return (f"module attribute {name}: {why}; jaxlib's conversion to HLO reads it unchecked "
+            f"(a malformed {name} crashes or fails it): {instead}")
+
+
+def _alias_entries_problem(entries, n_args: int, n_results: int) -> str | None:
+    """What is wrong with ``mhlo.input_output_alias`` entries, or None: each
+    ``{alias = {kind = "may_alias", parameter_index = array<i64>, parameter_number = 0 :
+    i64}, output_index = array<i64: 0>}`` with numbers in range."""
+    for i, e in enumerate(entries):
+        d = dict(getattr(e, "items", None) or ())
+        alias = dict(getattr(d.get("alias"), "items", None) or ())
+        kind = getattr(alias.get("kind"), "value", None)
+        number = getattr(alias.get("parameter_number"), "value", None)
+        index = alias.get("parameter_index")
+        out = d.get("output_index")
+        arrays = all(type(a).__name__ == "DenseArrayAttr" for a in (index, out))
+        if set(d) != {"alias", "output_index"} or \
+                set(alias) != {"kind", "parameter_index", "parameter_number"} or \
+                kind not in ("may_alias", "must_alias") or number.__class__ is not int or \
+                not arrays:
+            return (f"entry {i} is not {{alias = {{kind = \"may_alias\", parameter_index = "
+                    "array<i64>, parameter_number = N : i64}, output_index = array<i64: K>}")
+        if not 0 <= number < n_args:
+            return f"entry {i} names argument {number}, but @main takes {n_args}"
+        if out.values and not 0 <= out.values[0] < max(n_results, 1):
+            return f"entry {i} names result {out.values[0]}, but @main returns {n_results}"
+    return None
 
 
 def _replication_problem(attr, t) -> str | None:
@@ -111,8 +161,10 @@ def entry_problem(attrs, t, entry: bool = True) -> str | None:
     if not entry:
         return None
     replication = attrs.get("mhlo.parameter_replication")
-    if replication is not None and (why := _replication_problem(replication, t)) is not None:
-        return why
+    if replication is not None and not (isinstance(replication, ArrayAttr) and
+                                        not replication.elements) and \
+            (why := _replication_problem(replication, t)) is not None:
+        return why  # ([]: not set, as jaxlib takes it)
     layout = attrs.get("mhlo.layout_mode")
     if layout is not None:
         value = _string(layout)

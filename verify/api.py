@@ -131,7 +131,7 @@ def _python_problem(text: str, module) -> str | None:
         if problem is not None:
             return f"{problem} (jaxlib crashes on this instead of reporting it)"
         for name, attr in (module.attributes or {}).items():
-            problem = module_attribute_problem(name, attr)
+            problem = module_attribute_problem(name, attr, module)
             if problem is not None:
                 return problem
         for fn, op in walk(module):

@@ -259,3 +259,24 @@ def test_discardable_attributes_of_a_while_and_returns_print_as_mlir_prints_them
     assert ours == theirs
     assert hlo.parse(ours).to_text(locations=False, pretty=True, dialect=dialect) == ours
     assert hlo.parse(ours).to_text(locations=False) == m.to_text(locations=False)
+
+
+@pytest.mark.parametrize("dialect", [hlo.MHLO, hlo.STABLEHLO], ids=["mhlo", "stablehlo"])
+def test_a_result_less_return_with_attributes_prints_as_mlir_prints_it(dialect):
+    m = hlo.Module("r")
+    f = m.add_function("main", [hlo.tensor((), hlo.i1)])
+    b = f.builder()
+    p, = f.arguments
+    def marked(r):
+        r.return_().set_attr("mhlo.frontend_attributes", {"x": "y"})
+
+    def bare(r):
+        r.return_()
+    b.if_(p, marked, bare, result_types=[])
+    b.return_()
+    ours = m.to_text(locations=False, pretty=True, dialect=dialect)
+    ir, ctx = oracle._context()
+    with ctx, ir.Location.unknown():
+        assert ours == ir.Module.parse(m.to_text(locations=False, dialect=dialect)) \
+            .operation.get_asm()
+    assert hlo.parse(ours).to_text(locations=False) == m.to_text(locations=False)

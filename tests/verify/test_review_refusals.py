@@ -166,7 +166,7 @@ def test_module_attributes_jaxlib_reads_unchecked_are_refused(name):
     m.set_attr(name, [])  # (what XLA's own conversion back from HLO writes)
     m.verify()
     m.set_attr(name, [1])
-    with pytest.raises(hlo.ModuleVerificationError, match=f"module attribute {name}: "
+    with pytest.raises(hlo.ModuleVerificationError, match=f"module attribute {name}: .*"
                                                           "jaxlib's conversion"):
         m.verify()
     with pytest.raises(hlo.ModuleVerificationError, match=f"module attribute {name}"):
@@ -234,3 +234,49 @@ def test_an_annotation_of_another_type_is_refused_and_the_spmd_pair_may_reshape(
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
     m = _module([t], lambda b, x: b.custom_call("Sharding", [x], [t]))
     np.testing.assert_array_equal(verify.run(m, x)[0], x)
+
+
+def _donating_program_from_xla():
+    """jax's lowering of a program donating an argument, taken to HLO and back by jaxlib:
+    the module attributes XLA writes itself (a non-empty mhlo.input_output_alias, result
+    layouts and tiles)."""
+    jax = pytest.importorskip("jax")
+    from verify import _jaxlib
+    from verify.bindings import context
+    xc, X = _jaxlib.xla()
+    f = jax.jit(lambda a, b: (a * b + a.max(), b.T), donate_argnums=(0,))
+    x = np.ones((4, 3), np.float32)
+    proto = f.lower(x, x).compiler_ir("hlo").as_serialized_hlo_module_proto()
+    text = X.mlir.hlo_to_stablehlo(proto)
+    ir, ctx = context()
+    with ctx:
+        return str(ir.Module.parse(text).operation.get_asm()), x
+
+
+def test_the_module_attributes_xla_writes_are_taken_and_malformed_ones_refused():
+    text, x = _donating_program_from_xla()
+    assert "mhlo.input_output_alias = [{alias" in text
+    assert "mhlo.xla_entry_computation_result_layout = [dense" in text
+    hlo.parse(text).verify()
+    np.testing.assert_array_equal(verify.run(text, x, x)[0], x * x + 1)
+    for edit, message in (
+            (('parameter_number = 0 : i64', 'parameter_number = 7 : i64'),
+             "names argument 7, but @main takes 2"),
+            (('kind = "may_alias"', 'kind = "maybe"'), "entry 0 is not"),
+            (("mhlo.xla_entry_computation_result_tiles = [[], []]",
+              "mhlo.xla_entry_computation_result_tiles = [[]]"), "not one empty list per"),
+            (("result_layout = [dense<[1, 0]> : tensor<2xindex>, ",
+              "result_layout = ["), "not one dense layout per @main result")):
+        bad = text.replace(*edit)
+        assert bad != text
+        with pytest.raises(hlo.ModuleVerificationError, match=message):
+            hlo.parse(bad).verify()
+        with pytest.raises(VerificationError, match=message):
+            verify.check(bad)
+
+
+def test_an_empty_parameter_replication_is_taken_as_jaxlib_takes_it():
+    m = _module([T((2,), hlo.f32)], lambda b, x: b.add(x, x))
+    m.functions[0].set_arg_attr(0, "mhlo.parameter_replication", [])
+    m.verify()
+    np.testing.assert_array_equal(verify.run(m, np.ones(2, np.float32))[0], [2, 2])
