@@ -118,12 +118,29 @@ def trace(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
     return Traced(closed, name, in_tree, out_tree, donated, statics, platform, lower_for)
 
 
+def _on_the_mesh_set(jax, shardings):
+    """``shardings`` with each PartitionSpec a NamedSharding on the mesh ``jax.set_mesh``
+    set (as jax.jit reads them there); unchanged where none is set."""
+    if shardings is None:
+        return None
+    P = jax.sharding.PartitionSpec
+    get_mesh = getattr(jax.sharding, "get_mesh", None)
+    mesh = get_mesh() if get_mesh is not None else None
+    if mesh is None or getattr(mesh, "empty", True) or not hasattr(mesh, "devices"):
+        return shardings
+    return jax.tree_util.tree_map(
+        lambda s: jax.sharding.NamedSharding(mesh, s) if isinstance(s, P) else s, shardings,
+        is_leaf=lambda x: x is None or isinstance(x, P))
+
+
 def _lower_traced(jax, closed, dynamic, out_shape, in_tree, out_tree, donated, statics,
                   named, name, platform, in_shardings, out_shardings, keep_unused) -> Lowered:
     """``trace``'s second half: the traced jaxpr lowered (shardings matched, unused
     arguments pruned, devices counted)."""
     from . import lower_jaxpr_to_module
     from .tokens import ordered_in_order
+    in_shardings = _on_the_mesh_set(jax, in_shardings)
+    out_shardings = _on_the_mesh_set(jax, out_shardings)
     in_sh = _flat_shardings(jax, "in_shardings", in_shardings, tuple(dynamic),
                             closed.in_avals)
     out_sh = _flat_shardings(jax, "out_shardings", out_shardings, out_shape,

@@ -47,18 +47,40 @@ def _all_eqns(jaxpr):
 
 
 def _mesh_devices(jaxpr) -> int | None:
-    """The most devices a ``shard_map`` mesh or a sharding constraint anywhere in the jaxpr
-    names (None: none)."""
+    """The most devices a ``shard_map`` mesh, a sharding constraint or a nested jit's
+    in/out shardings anywhere in the jaxpr names (None: none)."""
     best = None
     for eqn in _all_eqns(jaxpr):
         size = getattr(eqn.params.get("mesh"), "size", None)
         if isinstance(size, int) and size > 1:
             best = max(best or 0, size)
         # (a sharding constraint's devices too: jax.jit runs such a program on them)
-        ids = _device_list(eqn.params.get("sharding")) if "sharding" in eqn.params else None
-        if ids and len(ids) > 1:
-            best = max(best or 0, len(ids))
+        params = eqn.params
+        named = [params.get("sharding")] if "sharding" in params else []
+        if eqn.primitive.name in ("jit", "pjit"):
+            named += list(params.get("in_shardings") or ()) + \
+                list(params.get("out_shardings") or ())
+        for s in named:
+            ids = _device_list(s)
+            # (a sharding on the abstract mesh jax.set_mesh gives: its size)
+            n = len(ids) if ids else getattr(getattr(s, "mesh", None), "size", None)
+            if isinstance(n, int) and n > 1:
+                best = max(best or 0, n)
     return best
+
+
+def call_shardings(in_shardings, out_shardings, closed) -> tuple | None:
+    """A nested jit's (argument, result) sharding texts for ``lower.mlir.call_lowering``
+    (None where unspecified), or None when it names none."""
+    def texts(shardings, avals):
+        return tuple(None if s is None or type(s).__name__ == "UnspecifiedValue" else
+                     _as_text(s, a) for s, a in zip(shardings or (), avals))
+    ins = texts(in_shardings, closed.in_avals)
+    outs = texts(out_shardings, closed.out_avals)
+    if not any(ins) and not any(outs):
+        return None
+    return (ins + (None,) * (len(closed.in_avals) - len(ins)),
+            outs + (None,) * (len(closed.out_avals) - len(outs)))
 
 
 def _device_list(x) -> tuple | None:

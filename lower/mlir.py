@@ -32,6 +32,7 @@ from .constants import (aval_to_ir_type, aval_to_ir_types, ir_constant,  # noqa:
                         ir_constants, is_token, literal_key, register_constant_handler)
 from .tokens import TokenSet, _is_ordered, ordered_in_order  # noqa: F401
 from .locations import _is_user_file, source_info_to_location, stack_key  # noqa: F401
+from .axis_context import manual_axes_of
 
 __all__ = ["ModuleContext", "LoweringRuleContext", "TokenSet", "LoweringResult",
            "register_lowering", "lower_jaxpr_to_module", "lower_jaxpr_to_fun",
@@ -694,8 +695,12 @@ def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:
     return rule
 
 
-def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args) -> list:
-    """Lower ``call_jaxpr`` to a private function (cached by jaxpr and effects) and call it."""
+def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args,
+                  shardings=None) -> list:
+    """Lower ``call_jaxpr`` to a private function (cached by jaxpr and effects) and call it.
+    ``shardings``: (argument, result) sharding texts (None where unspecified) the function
+    constrains its arguments and results to (jax's ``Sharding`` custom calls inside it:
+    XLA takes no sharding attributes on a function other than the entry)."""
     mctx = ctx.module_context
     effects = ctx.tokens_in.effects()
     # The axis context is part of the key: one jaxpr lowered inside and outside a manual
@@ -703,10 +708,16 @@ def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args) -> 
     # objects and a hit must be them (a shard_map region's context is dropped when the
     # region is lowered, and the next one's may get its address).
     axis_context = mctx.axis_context
-    key = (id(call_jaxpr), effects, id(axis_context))
+    key = (id(call_jaxpr), effects, id(axis_context), shardings)
     hit = mctx.cached_call_jaxpr_lowerings.get(key)
     if hit is None or hit[0] is not call_jaxpr or hit[1] is not axis_context:
-        fn = lower_jaxpr_to_fun(mctx, fn_name, call_jaxpr, effects)
+        if shardings is None:
+            fn = lower_jaxpr_to_fun(mctx, fn_name, call_jaxpr, effects)
+        else:
+            fn = lower_jaxpr_to_fun(mctx, fn_name, call_jaxpr, effects,
+                                    arg_shardings=list(shardings[0]),
+                                    result_shardings=list(shardings[1]),
+                                    use_sharding_annotations=False)
         mctx.cached_call_jaxpr_lowerings[key] = hit = (call_jaxpr, axis_context, fn)
     fn = hit[2]
     flat = [*ctx.tokens_in.tokens(), *flat_values(args)]
@@ -717,17 +728,24 @@ def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args) -> 
     return [[o] for o in outs[n:]]
 
 
-def _jit_lowering(ctx, *args, jaxpr, name="f", inline=False, **_):
+def _jit_lowering(ctx, *args, jaxpr, name="f", inline=False, in_shardings=None,
+                  out_shardings=None, **_):
     """jax 0.10's ``jit`` (``pjit`` before): a call to a cached private function, or the
-    callee's equations inline when ``inline``."""
-    if inline:
+    callee's equations inline when ``inline``. A nested ``jax.jit(..., in_shardings=...,
+    out_shardings=...)`` constrains the function's arguments and results to them, as jax's
+    lowering does (outside shard_map regions, whose values are manual)."""
+    shardings = None
+    if (in_shardings or out_shardings) and not manual_axes_of(ctx.module_context.axis_context):
+        from .jax_shardings import call_shardings
+        shardings = call_shardings(in_shardings, out_shardings, jaxpr)
+    if inline and shardings is None:
         consts = [ir_constants(ctx.builder, c) for c in jaxpr.consts]
         outs, tokens = jaxpr_subcomp(ctx.module_context, ctx.builder, jaxpr.jaxpr,
                                      ctx.tokens_in, consts, *[as_values(a) for a in args])
         if len(ctx.tokens_in):
             ctx.set_tokens_out(tokens)
         return outs
-    return call_lowering(ctx, name, jaxpr, *args)
+    return call_lowering(ctx, name, jaxpr, *args, shardings=shardings)
 
 
 def _closed_call_lowering(ctx, *args, call_jaxpr, **_):

@@ -394,3 +394,69 @@ def test_loops_stacking_outputs_in_a_partly_manual_shard_map_run_as_jax_jit():
     all_to_all whose split and concat dimensions differ there, which jaxlib refused
     ("Number of tile assignment dimensions ... is different than the input rank")."""
     _in_a_fresh_process(_PARTLY_MANUAL_LOOPS)
+
+
+_NESTED_JIT = textwrap.dedent("""
+    import jax, numpy as np
+    jax.config.update("jax_num_cpu_devices", 8)
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    import lower.jax as lj
+    from verify import _jaxlib
+    xc, _ = _jaxlib.xla()
+    A = jax.sharding.AxisType.Auto
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(A, A))
+    inner = jax.jit(lambda b: b * 2, in_shardings=NamedSharding(mesh, P(None, "x")),
+                    out_shardings=NamedSharding(mesh, P("y", "x")))
+    f = lambda a: inner(a) + 1
+    x = np.arange(64, dtype=np.int32).reshape(8, 8)
+    for outer in (None, NamedSharding(mesh, P("x", "y"))):
+        want = jax.jit(f, in_shardings=outer)(x)
+        lowered = lj.jit(f, in_shardings=outer).lower(x)
+        assert lowered.num_partitions == 8, lowered.num_partitions
+        exe = lowered.compile()
+        got = exe.run_global(x)[0]
+        assert np.array_equal(got, np.asarray(want))
+        sharding = xc.HloSharding.from_proto(exe.loaded.get_output_shardings()[0])
+        assert str(sharding) == str(want.sharding._to_xla_hlo_sharding(2)), (sharding, outer)
+    print("ok")
+""")
+
+
+def test_a_nested_jits_shardings_constrain_its_call_as_in_jax_jit():
+    """jax.jit(g, in_shardings=..., out_shardings=...) called inside the program: its
+    shardings constrain the call's arguments and results (they were dropped: the program
+    ran on one device, or its result took the outer input's sharding)."""
+    _in_a_fresh_process(_NESTED_JIT)
+
+
+_SET_MESH = textwrap.dedent("""
+    import jax, numpy as np
+    jax.config.update("jax_num_cpu_devices", 8)
+    from jax import lax
+    from jax.sharding import PartitionSpec as P
+    import lower.jax as lj
+    from verify import _jaxlib
+    xc, _ = _jaxlib.xla()
+    A = jax.sharding.AxisType.Auto
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(A, A))
+    x = np.arange(64, dtype=np.int32).reshape(8, 8)
+    cases = [(lambda a: lax.with_sharding_constraint(a * 2, P("x", "y")) + 1, {}),
+             (lambda a: a + 1, dict(in_shardings=P("x"), out_shardings=P(None, "y")))]
+    with jax.set_mesh(mesh):
+        for f, kw in cases:
+            want = jax.jit(f, **kw)(x)
+            lowered = lj.jit(f, **kw).lower(x)
+            assert lowered.num_partitions == 8, lowered.num_partitions
+            exe = lowered.compile()
+            assert np.array_equal(exe.run_global(x)[0], np.asarray(want))
+            got = xc.HloSharding.from_proto(exe.loaded.get_output_shardings()[0])
+            if kw:  # (a constraint's result is left to XLA's propagation, as in jax)
+                assert str(got) == str(want.sharding._to_xla_hlo_sharding(2)), got
+    print("ok")
+""")
+
+
+def test_partition_specs_on_the_mesh_jax_set_mesh_sets_are_read_as_jax_reads_them():
+    """Under jax.set_mesh, a PartitionSpec constraint ran the program on one device (its
+    abstract mesh counted none) and in_shardings=P(...) were refused."""
+    _in_a_fresh_process(_SET_MESH)

@@ -117,3 +117,14 @@ def test_a_token_in_a_carry_or_branch_is_a_type_error_saying_so(kind):
          "cond": lambda c: lax.cond(c > 0, lambda t: t, lambda t: t, lax.create_token())}[kind]
     with pytest.raises(TypeError, match="holds a token"):
         lax.make_jaxpr(lambda c: (f(c), c)[1])(np.float32(1))
+
+
+@pytest.mark.parametrize("lower_dtype, upper", [(np.int32, np.int64(5)), (np.int8, 300),
+                                                (np.int16, 7)])
+def test_a_traced_fori_bound_converts_the_other_as_jax_does(lower_dtype, upper):
+    def f(L):
+        return lambda lo, v: L.fori_loop(
+            lo, upper, lambda i, c: c + L.convert_element_type(i, np.int32), v)
+    want = np.asarray(jax.jit(f(jax.lax))(lower_dtype(0), np.int32(0)))
+    (got,) = ours(f(lax), lower_dtype(0), np.int32(0))
+    assert got == want
