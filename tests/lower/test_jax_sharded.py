@@ -349,14 +349,21 @@ def test_a_callback_on_one_device_of_a_sharded_program_runs_there_as_in_jax_jit(
     _in_a_fresh_process(_CALLBACK_DEVICES)
 
 
-_PARTLY_MANUAL_LOOPS = textwrap.dedent("""
+# What the 8-device scripts below start with: jax on 8 CPU devices, a 4x2 mesh of automatic
+# axes, lower.jax, and jaxlib's HloSharding (to read a compiled program's shardings).
+_MESH_8 = textwrap.dedent("""
     import jax, numpy as np, jax.numpy as jnp
     jax.config.update("jax_num_cpu_devices", 8)
     from jax import lax
-    from jax.sharding import PartitionSpec as P
+    from jax.sharding import NamedSharding, PartitionSpec as P
     import lower.jax as lj
+    from verify import _jaxlib
+    xc, _ = _jaxlib.xla()
     A = jax.sharding.AxisType.Auto
     mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(A, A))
+""")
+
+_PARTLY_MANUAL_LOOPS = _MESH_8 + textwrap.dedent("""
     bodies = {
         "scan ys": lambda v: lax.scan(lambda c, _: (c + 1, c * 2), v, None, length=2),
         "map": lambda v: lax.map(lambda r: r * 2, v),
@@ -396,15 +403,7 @@ def test_loops_stacking_outputs_in_a_partly_manual_shard_map_run_as_jax_jit():
     _in_a_fresh_process(_PARTLY_MANUAL_LOOPS)
 
 
-_NESTED_JIT = textwrap.dedent("""
-    import jax, numpy as np
-    jax.config.update("jax_num_cpu_devices", 8)
-    from jax.sharding import NamedSharding, PartitionSpec as P
-    import lower.jax as lj
-    from verify import _jaxlib
-    xc, _ = _jaxlib.xla()
-    A = jax.sharding.AxisType.Auto
-    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(A, A))
+_NESTED_JIT = _MESH_8 + textwrap.dedent("""
     inner = jax.jit(lambda b: b * 2, in_shardings=NamedSharding(mesh, P(None, "x")),
                     out_shardings=NamedSharding(mesh, P("y", "x")))
     f = lambda a: inner(a) + 1
@@ -429,16 +428,7 @@ def test_a_nested_jits_shardings_constrain_its_call_as_in_jax_jit():
     _in_a_fresh_process(_NESTED_JIT)
 
 
-_SET_MESH = textwrap.dedent("""
-    import jax, numpy as np
-    jax.config.update("jax_num_cpu_devices", 8)
-    from jax import lax
-    from jax.sharding import PartitionSpec as P
-    import lower.jax as lj
-    from verify import _jaxlib
-    xc, _ = _jaxlib.xla()
-    A = jax.sharding.AxisType.Auto
-    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(A, A))
+_SET_MESH = _MESH_8 + textwrap.dedent("""
     x = np.arange(64, dtype=np.int32).reshape(8, 8)
     cases = [(lambda a: lax.with_sharding_constraint(a * 2, P("x", "y")) + 1, {}),
              (lambda a: a + 1, dict(in_shardings=P("x"), out_shardings=P(None, "y")))]
