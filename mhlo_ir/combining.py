@@ -217,8 +217,9 @@ def combining_regions(recipe, inner_location, return_location,
     regions tuple, its ops and arguments at the locations given (a CombiningRegion where
     the recipe fits one)."""
     t0, t1, spec, attributes, rt, ret_spec = recipe
-    if attributes is None and t0 is t1 and inner_location is return_location and \
-            argument_location is UNKNOWN and ret_spec.name == "return":
+    if attributes is None and t0 is t1 and getattr(t0, "shape", None) == () and \
+            inner_location is return_location and argument_location is UNKNOWN and \
+            ret_spec.name == "return" and combines(spec):
         return (CombiningRegion(spec, t0, rt, inner_location),)  # (a reduce_sum's, mostly)
     block = Block((t0, t1), None if argument_location is UNKNOWN else
                   (argument_location, argument_location))

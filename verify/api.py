@@ -10,7 +10,7 @@ import numpy as np
 from . import _jaxlib, arguments, lapack
 from .compiled import Compiled
 # (named here too: tests stand in for _cpu_refusals through this module)
-from .refusals import (_check_counts, _cpu_refusals, _partitioned_refusals,
+from .refusals import (_check_counts, _cpu_refusals, _partitioned_refusals, _python_problem,
                        _tiled_results_refusal, _tpu_refusals)
 from .errors import (ArgumentError, CompileError, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
@@ -62,27 +62,9 @@ def source_name(module_or_text, filename: str | None = None) -> str:
     return f"<mhlo_ir module @{name}>" if name else "<mhlo_ir module>"
 
 
-_REF_LIST = re.compile(r"\b(?:called_computations|callee|decomposition)\s*=\s*(\[[^\]]*\]|@\S+)")
-_SYMBOL = re.compile(r'@(?:"((?:[^"\\]|\\.)*)"|([\w$.\-]+))')
-_DEFINED = re.compile(r'sym_name = "((?:[^"\\]|\\.)*)"|func\.func\s+(?:\w+\s+)?@(?:"((?:[^"\\]|'
-                      r'\\.)*)"|([\w$.\-]+))')
-
 
 # Shardy's constructs in text (a mesh, an sdy attribute), not the letters in a string
 _SHARDY = re.compile(r"^\s*sdy\.mesh\b|#sdy\.", re.M)
-
-# Ops an ill-formed instance of which kills jaxlib 0.10.2's process instead of being reported
-# (all_to_all without replica groups: SIGFPE; its one-operand tuple form: SIGSEGV; chlo's
-# broadcasting ops with a negative broadcast dimension, dynamic_iota and dynamic_pad of a
-# result whose rank their operands contradict: SIGSEGV; cross-replica-sum with flat replica
-# groups: an LLVM error): text holding one is checked by our rules for it first (a fuzz of
-# ~38,000 mutants found them). An einsum whose subscripts do not fit its operands' ranks
-# aborts too: ``_einsum_rank_problem`` (our einsum rule takes no ellipsis or broadcast of
-# size-1 dimensions, which XLA's does: the rule as a whole is not asked of text).
-_CRASHING_OPS = frozenset({"all_to_all", "dynamic_iota", "dynamic_pad",
-                           "cross-replica-sum"})
-_CRASHING_PREFIXES = ("chlo.broadcast_",)
-
 
 def _read(text: str):
     """The text as mhlo_ir's parser reads it (ops as written, unchecked), or None where it
@@ -94,82 +76,6 @@ def _read(text: str):
         return parse(text, verify=False, check_ops=False)
     except ParseError:
         return None
-
-
-def _einsum_rank_problem(op) -> str | None:
-    """An einsum without an ellipsis whose subscripts are not as many as its operands'
-    dimensions (XLA aborts the process on it)."""
-    config = getattr((op.attributes or {}).get("einsum_config"), "value", None)
-    if not isinstance(config, str) or "..." in config or "->" not in config:
-        return None
-    inputs = config.split("->")[0].split(",")
-    for i, (subs, v) in enumerate(zip(inputs, op.operands)):
-        rank = getattr(v.type, "rank", None)
-        subs = subs.strip()
-        if rank is not None and len(subs) != rank:
-            return (f"'einsum' einsum_config {config!r} gives {len(subs)} subscripts for "
-                    f"operand {i} of rank {rank} ({v.type})")
-    return None
-
-
-def _python_problem(text: str, module) -> str | None:
-    """What jaxlib 0.10.2 would crash the process on instead of reporting, in text: a call
-    cycle, a reference to a function the text does not define (callee, called_computations,
-    decomposition), an ill-formed op of ``_CRASHING_OPS``, a module attribute its conversion
-    reads unchecked, a custom_call to one of XLA's annotations of one value with other
-    operands or results. The text is read with mhlo_ir's
-    parser (ops as written) and checked for just those; everything else is jaxlib's to judge,
-    with its own diagnostics. Text the parser cannot read yet (a custom form it does not
-    know) gets a textual scan for dangling function references instead."""
-    from mhlo_ir.errors import OpBuildError
-    from mhlo_ir.ir import walk
-    from mhlo_ir.ops.custom_call import annotation_problem
-    from mhlo_ir.signature_attrs import module_attribute_problem
-    from mhlo_ir.verifier import call_problem
-    if module is not None:
-        problem = call_problem(module)
-        if problem is not None:
-            return f"{problem} (jaxlib crashes on this instead of reporting it)"
-        for name, attr in (module.attributes or {}).items():
-            problem = module_attribute_problem(name, attr, module)
-            if problem is not None:
-                return problem
-        for fn, op in walk(module):
-            spec = op.spec
-            if spec.name == "custom_call":
-                target = getattr((op.attributes or {}).get("call_target_name"), "value", None)
-                problem = annotation_problem(target, [v.type for v in op.operands],
-                                             [r.type for r in op.results])
-                if problem is not None:
-                    return f"in @{fn.name}: 'custom_call' {problem}"
-                continue
-            if spec.name == "einsum":
-                problem = _einsum_rank_problem(op)
-                if problem is not None:
-                    return f"in @{fn.name}: {problem} (jaxlib crashes on this instead of " \
-                           "reporting it)"
-                continue
-            if spec.name not in _CRASHING_OPS and not spec.name.startswith(_CRASHING_PREFIXES):
-                continue
-            try:
-                spec.validate(tuple(v.type for v in op.operands), op.attributes,
-                              tuple(r.type for r in op.results), op.regions)
-            except OpBuildError as e:
-                return f"in @{fn.name}: {e} (jaxlib crashes on this instead of reporting it)"
-            except Exception:  # noqa: BLE001, S112 - attributes as written that its rules
-                continue  # cannot read: jaxlib judges them
-        return None
-    if "called_computations" not in text and "callee" not in text and \
-            "decomposition" not in text:
-        return None
-    defined = {a or b or c for a, b, c in _DEFINED.findall(text)}
-    for refs in _REF_LIST.findall(text):
-        for quoted, bare in _SYMBOL.findall(refs):
-            name = quoted or bare
-            if name not in defined:
-                return (f"the text refers to @{name}, which it does not define (jaxlib "
-                        "crashes on such a reference instead of reporting it)")
-    return None
 
 
 def _jaxlib_parse_and_verify(text: str):
