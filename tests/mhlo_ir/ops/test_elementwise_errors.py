@@ -10,7 +10,7 @@ import pytest
 
 import mhlo_ir as hlo
 import verify
-from verify import api as verify_api
+from verify import refusals as verify_refusals
 from mhlo_ir import OpBuildError
 from tests.mhlo_ir.ops.cases import module
 from tests.oracle import mlir_generic
@@ -142,7 +142,7 @@ def test_broadcast_shapes_must_be_compatible(monkeypatch):
     mlir_generic(text)
     with pytest.raises(verify.VerificationError, match="operand shapes do not broadcast"):
         verify.check(text)  # (text holding chlo's broadcasting ops is judged by ours first)
-    monkeypatch.setattr(verify_api, "_CRASHING_PREFIXES", ())
+    monkeypatch.setattr(verify_refusals, "_CRASHING_PREFIXES", ())
     with pytest.raises(verify.VerificationError, match="incompatible shapes for broadcasting"):
         verify.check(text)
 
@@ -182,7 +182,7 @@ def test_non_numpy_broadcast_dimensions_are_refused_before_jaxlib(monkeypatch):
 }"""
     with pytest.raises(verify.VerificationError, match="are not the trailing dimensions"):
         verify.compile(text)  # (text holding chlo's broadcasting ops is judged by ours first)
-    monkeypatch.setattr(verify_api, "_CRASHING_PREFIXES", ())
+    monkeypatch.setattr(verify_refusals, "_CRASHING_PREFIXES", ())
     with pytest.raises((verify.VerificationError, verify.CompileError),
                        match="failed to legalize operation 'chlo.broadcast_add'"):
         verify.compile(text)
