@@ -181,6 +181,11 @@ def _as_text(sharding, aval) -> str | None:
     check = getattr(sharding, "check_compatible_aval", None)
     if check is not None:
         check(tuple(getattr(aval, "shape", ())))
+    # A jax Sharding that does not divide the array is refused as jax.jit refuses it
+    # (jax's IndivisibleError); sharding text XLA pads and crops is taken as it is.
+    shard_shape = getattr(sharding, "shard_shape", None)
+    if shard_shape is not None and hasattr(aval, "shape"):
+        shard_shape(tuple(aval.shape))
     # Of the array the program holds: a typed PRNG key's words are trailing dimensions,
     # which the sharding leaves whole (as jax's physical sharding of a key array does).
     from .rules.random import physical_aval

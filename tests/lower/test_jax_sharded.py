@@ -450,3 +450,23 @@ def test_partition_specs_on_the_mesh_jax_set_mesh_sets_are_read_as_jax_reads_the
     """Under jax.set_mesh, a PartitionSpec constraint ran the program on one device (its
     abstract mesh counted none) and in_shardings=P(...) were refused."""
     _in_a_fresh_process(_SET_MESH)
+
+
+_INDIVISIBLE = _MESH_8 + textwrap.dedent("""
+    s = NamedSharding(jax.make_mesh((8,), ("i",), axis_types=(A,)), P("i"))
+    x = np.ones((10, 3), np.float32)
+    for kw in (dict(in_shardings=s), dict(out_shardings=s)):
+        for run in (lambda: jax.jit(lambda a: a + 1, **kw)(x),
+                    lambda: lj.jit(lambda a: a + 1, **kw)(x)):
+            try:
+                run()
+                raise AssertionError(f"not refused: {kw}")
+            except ValueError as e:  # (jax's IndivisibleError)
+                assert "evenly divide the shape" in str(e), e
+    print("ok")
+""")
+
+
+def test_a_jax_sharding_that_does_not_divide_the_array_is_refused_as_in_jax_jit():
+    """(Sharding text that does not divide is padded and cropped by XLA: taken, above.)"""
+    _in_a_fresh_process(_INDIVISIBLE)
