@@ -89,7 +89,10 @@ class _Text:
             r.p.ts.expect(t)
 
     def starts(self, ts) -> bool:
-        return bool(self.tokens) and ts.at(self.tokens[0])
+        """Whether the text comes next: its first two tokens (``, precision`` and ``,
+        algorithm`` both start with a comma: dot_general's optional parts)."""
+        tokens = self.tokens
+        return bool(tokens) and ts.at(tokens[0]) and (len(tokens) < 2 or ts.at(tokens[1], 1))
 
 
 def _piece(x):

@@ -280,3 +280,27 @@ def test_a_result_less_return_with_attributes_prints_as_mlir_prints_it(dialect):
         assert ours == ir.Module.parse(m.to_text(locations=False, dialect=dialect)) \
             .operation.get_asm()
     assert hlo.parse(ours).to_text(locations=False) == m.to_text(locations=False)
+
+
+def test_a_dot_general_with_an_algorithm_and_no_precision_reads_back():
+    """Both optional parts of StableHLO's dot_general start with a comma: the reader took
+    ``, algorithm`` for ``, precision`` and refused our own (and MLIR's) print."""
+    generic = (
+        '"builtin.module"() ({\n  "func.func"() <{function_type = (tensor<2x3xf32>, '
+        'tensor<3x4xf32>) -> tensor<2x4xf32>, sym_name = "main"}> ({\n  ^bb0(%arg0: '
+        'tensor<2x3xf32>, %arg1: tensor<3x4xf32>):\n    %0 = "stablehlo.dot_general"(%arg0, '
+        '%arg1) <{algorithm = #stablehlo.dot_algorithm<lhs_precision_type = tf32, '
+        'rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, '
+        'rhs_component_count = 1, num_primitive_operations = 3, allow_imprecise_accumulation '
+        '= false>, dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], '
+        'rhs_contracting_dimensions = [0]>}> : (tensor<2x3xf32>, tensor<3x4xf32>) -> '
+        'tensor<2x4xf32>\n    "func.return"(%0) : (tensor<2x4xf32>) -> ()\n  }) : () -> ()\n'
+        '}) : () -> ()')
+    m = hlo.parse(generic)
+    pretty = m.to_text(dialect=hlo.STABLEHLO, pretty=True, locations=False)
+    assert "contracting_dims = [1] x [0], algorithm = <lhs_precision_type = tf32" in pretty
+    ir, ctx = oracle._context()
+    with ctx, ir.Location.unknown():
+        assert pretty == ir.Module.parse(generic).operation.get_asm()
+    assert hlo.parse(pretty).to_text(dialect=hlo.STABLEHLO, locations=False) == \
+        m.to_text(dialect=hlo.STABLEHLO, locations=False)
