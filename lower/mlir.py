@@ -345,7 +345,8 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                 ins = [read(v) for v in invars]
             outvars = eqn.outvars
             direct = getattr(rule, "same_typed", None)
-            if direct is not None and not eff and len(outvars) == 1:
+            if direct is not None and not eff and len(outvars) == 1 and \
+                    not eqn.params.get("accuracy"):
                 # An elementwise rule that is one builder method (add, mul, tanh...): given
                 # operands of one type it makes that op and nothing else, so it is called
                 # here without a rule context (a third of such an equation's lowering).

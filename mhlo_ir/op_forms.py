@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .attributes import FALSE, TRUE, ArrayAttr, IntegerAttr
 from .dtypes import i32
+from .result_accuracy import DEFAULT_ACCURACY
 from .pretty_forms import (ARROW, COMPLEX, FUNCTIONAL, OPERAND_TYPES, RESULTS, SAME, SELECT,
                            TUPLE, AlgorithmBody, Attr, AttrDict, ConvWindow, Dims, DotDims, Enum,
                            EnumList, ExpMantissa, Form, Int, Operands, Optional, PairwiseOrNone,
@@ -20,6 +21,9 @@ def _form(*pieces, **kw) -> Form:
 
 # ``%r = name %a, %b : T`` (or ``: (A, B) -> R`` when the types differ).
 ELEMENTWISE = _form(" ", Operands(), AttrDict(), " : ", SAME)
+# The same for the transcendental functions: their default result_accuracy is left out.
+ACCURATE = _form(" ", Operands(), AttrDict(elide=(("result_accuracy", DEFAULT_ACCURACY),)),
+                 " : ", SAME)
 # ``%r = name %a, %b : (A, B) -> R``.
 FUNCTIONAL_FORM = _form(" ", Operands(), AttrDict(), " : ", FUNCTIONAL)
 # chlo's ``%r = chlo.erf %a : A -> R`` (and ``%a, %b : A, B -> R``).

@@ -51,14 +51,18 @@ def _direct(method: str):
     once: this is the hot path of most programs)."""
     fn = getattr(hlo.Builder, method)
 
-    def rule(ctx, *args, **params):
-        # Extra jax params (accuracy=None, out_dtype=None...) do not change the op.
+    def rule(ctx, *args, accuracy=None, **params):
+        # Extra jax params (out_dtype=None...) do not change the op; an accuracy (jax's
+        # lax.Tolerance or AccuracyMode) becomes its result_accuracy, as jax writes it.
         if len(args) == 2:
             x, y = args
             if x.type is not y.type and x.type.shape != y.type.shape:
                 x, y = broadcast_operands(ctx, args)
             return [fn(ctx.builder, x, y)]
-        return [fn(ctx.builder, *args)]
+        y = fn(ctx.builder, *args)
+        if accuracy is not None:
+            y.owner.set_attr("result_accuracy", _accuracy(accuracy))
+        return [y]
     rule.__name__ = f"_{method}_lowering"
     rule.same_typed = fn  # what it makes of operands of one type: see jaxpr_subcomp
     return rule
@@ -66,6 +70,15 @@ def _direct(method: str):
 
 for _prim, _method in _DIRECT.items():
     register_lowering(_prim, _direct(_method))
+
+
+def _accuracy(accuracy) -> dict:
+    """jax's ``lax.Tolerance`` (atol, rtol, ulps) or ``AccuracyMode`` (DEFAULT, HIGHEST) as
+    mhlo_ir's ``result_accuracy`` fields."""
+    if hasattr(accuracy, "atol"):
+        return {"mode": "TOLERANCE", "atol": float(accuracy.atol),
+                "rtol": float(accuracy.rtol), "ulps": int(accuracy.ulps)}
+    return {"mode": getattr(accuracy, "name", str(accuracy))}
 
 
 def _sign(ctx, x, **_):

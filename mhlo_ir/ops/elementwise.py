@@ -10,6 +10,8 @@ from __future__ import annotations
 from .. import op_forms as pf
 from .. import dtypes, weak_scalars
 from ..mhlo_attributes import comparison_direction, comparison_type
+from ..result_accuracy import OPS as ACCURACY_OPS
+from ..result_accuracy import result_accuracy
 from ..types import TensorType, tensor
 from ..ir import VALUE_CLASSES, Value
 from . import convert
@@ -152,9 +154,11 @@ QUANTIZED_QDQ: frozenset = frozenset({
     "multiply", "negate", "power", "remainder", "round_nearest_afz", "round_nearest_even",
     "rsqrt", "sign", "sine", "sqrt", "subtract", "tan", "tanh"})
 
+_ACCURACY = {"result_accuracy": AttrSpec(result_accuracy)}
 for _name, (_kinds, _result) in UNARY.items():
-    register(OpSpec(_name, ("operand",), infer=unary_rule(_kinds, _result),
-                    pretty=pf.ELEMENTWISE,
+    register(OpSpec(_name, ("operand",), _ACCURACY if _name in ACCURACY_OPS else {},
+                    infer=unary_rule(_kinds, _result),
+                    pretty=pf.ACCURATE if _name in ACCURACY_OPS else pf.ELEMENTWISE,
                     dialects=MHLO_ONLY if _name in NOT_IN_STABLEHLO else HLO_DIALECTS,
                     quantized="qdq" if _name in QUANTIZED_QDQ else
                     "not_yet" if _name in _QUANTIZED_NOT_YET else ""))
