@@ -28,6 +28,11 @@ OPS = frozenset({"cbrt", "cosine", "exponential", "exponential_minus_one", "log"
                  "log_plus_one", "logistic", "rsqrt", "sine", "sqrt", "tan", "tanh"})
 
 
+def _as_float(x) -> float:
+    """``float`` wrapped (attrs reads a builtin converter's signature at import: slow)."""
+    return float(x)
+
+
 def _tolerance(what):
     def check(_, __, v):
         if v.__class__ is not float or not math.isfinite(v) or v < 0:
@@ -41,8 +46,8 @@ class ResultAccuracy(Attribute):
     an absolute, a relative and an ulps tolerance (XLA picks an implementation within them)."""
 
     mode: str = attrs.field(default="DEFAULT")
-    atol: float = attrs.field(default=0.0, converter=float, validator=_tolerance("atol"))
-    rtol: float = attrs.field(default=0.0, converter=float, validator=_tolerance("rtol"))
+    atol: float = attrs.field(default=0.0, converter=_as_float, validator=_tolerance("atol"))
+    rtol: float = attrs.field(default=0.0, converter=_as_float, validator=_tolerance("rtol"))
     ulps: int = attrs.field(default=0)
 
     def __attrs_post_init__(self):
