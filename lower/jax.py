@@ -111,6 +111,11 @@ def trace(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardi
         donated += [i in donate_argnums] * len(jax.tree_util.tree_leaves(a))
     name = fun_name(fn)
 
+    # PartitionSpecs on the mesh jax.set_mesh sets when tracing (a Traced lowered later keeps
+    # it, as jax's does).
+    in_shardings = _on_the_mesh_set(jax, in_shardings)
+    out_shardings = _on_the_mesh_set(jax, out_shardings)
+
     def lower_for(platform: str) -> Lowered:
         return _lower_traced(jax, closed, dynamic, out_shape, in_tree, out_tree, donated,
                              statics, named, name, platform, in_shardings, out_shardings,
@@ -139,8 +144,6 @@ def _lower_traced(jax, closed, dynamic, out_shape, in_tree, out_tree, donated, s
     arguments pruned, devices counted)."""
     from . import lower_jaxpr_to_module
     from .tokens import ordered_in_order
-    in_shardings = _on_the_mesh_set(jax, in_shardings)
-    out_shardings = _on_the_mesh_set(jax, out_shardings)
     in_sh = _flat_shardings(jax, "in_shardings", in_shardings, tuple(dynamic),
                             closed.in_avals)
     out_sh = _flat_shardings(jax, "out_shardings", out_shardings, out_shape,

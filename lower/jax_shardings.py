@@ -115,20 +115,35 @@ def _check_one_device_set(jax, shardings, jaxpr) -> tuple | None:
         if ids:
             named.setdefault(frozenset(ids), f"sharding {s}")
             order = order or ids
+    nested = []  # a nested jit's shardings: their devices in the program's order too
     for eqn in _all_eqns(jaxpr):
+        params = eqn.params
         for key in ("mesh", "sharding"):
-            ids = _device_list(eqn.params.get(key))
+            ids = _device_list(params.get(key))
             if not ids:
                 continue
-            what = f"the {eqn.primitive.name} {key} {eqn.params.get(key)}"
+            what = f"the {eqn.primitive.name} {key} {params.get(key)}"
             if key == "sharding" and eqn.primitive.name in _CALLBACKS:
                 callbacks.append((frozenset(ids), what))
                 continue
             named.setdefault(frozenset(ids), what)
             order = order or ids
+        if eqn.primitive.name in ("jit", "pjit"):
+            for s in list(params.get("in_shardings") or ()) + \
+                    list(params.get("out_shardings") or ()):
+                ids = _device_list(s)
+                if ids:
+                    what = f"jit inside jit with sharding {s}"
+                    named.setdefault(frozenset(ids), what)
+                    nested.append((ids, what))
+                    order = order or ids
     if len(named) > 1:
         parts = "; ".join(f"{what} uses devices {sorted(ids)}" for ids, what in named.items())
         raise ValueError(f"Received incompatible devices for jitted computation: {parts}")
+    for ids, what in nested:
+        if ids != order:
+            raise ValueError(f"Received incompatible devices for jitted computation: {what} "
+                             f"uses device ids {list(ids)}, the program {list(order)}")
     for ids, what in callbacks:
         if named and not ids <= next(iter(named)):
             raise ValueError(f"Received incompatible devices for jitted computation: {what} "

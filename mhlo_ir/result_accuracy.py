@@ -35,8 +35,9 @@ def _as_float(x) -> float:
 
 def _tolerance(what):
     def check(_, __, v):
-        if v.__class__ is not float or not math.isfinite(v) or v < 0:
-            raise ValueError(f"result_accuracy {what} must be a finite float >= 0, got {v!r}")
+        if v.__class__ is not float or not math.isfinite(v) or math.copysign(1.0, v) < 0:
+            raise ValueError(f"result_accuracy {what} must be a finite float >= 0 (not -0.0), "
+                             f"got {v!r}")
     return check
 
 
@@ -54,8 +55,9 @@ class ResultAccuracy(Attribute):
         if self.mode not in MODES:
             raise ValueError(f"result_accuracy mode must be one of {', '.join(MODES)}, got "
                              f"{self.mode!r}")
-        if self.ulps.__class__ is not int or self.ulps < 0:
-            raise ValueError(f"result_accuracy ulps must be an int >= 0, got {self.ulps!r}")
+        if self.ulps.__class__ is not int or not 0 <= self.ulps < 2**63:
+            raise ValueError(f"result_accuracy ulps must be an int in [0, 2**63), got "
+                             f"{self.ulps!r}")
         if self.mode != "TOLERANCE" and (self.atol or self.rtol or self.ulps):
             raise ValueError(f"result_accuracy with mode {self.mode} takes no tolerances "
                              "(MLIR's verifier: only TOLERANCE does)")
@@ -74,7 +76,6 @@ class ResultAccuracy(Attribute):
     @classmethod
     def parse(cls, ts, dialect) -> "ResultAccuracy":
         """Reads ``#mhlo.result_accuracy<...>`` (the mode required, as in MLIR)."""
-        from .mhlo_attributes import _parse_struct
 
         def number(ts):
             tok, spelling = read_number_literal(ts, "a tolerance")
@@ -89,8 +90,22 @@ class ResultAccuracy(Attribute):
             tok = ts.expect_kind("bare", "a mode (" + ", ".join(MODES) + ")")
             ts.expect(">")
             return tok.text
+        # In MLIR's order, each at most once, the mode last and required (MLIR refuses the
+        # fields in another order: "expected 'mode'").
         readers = {"atol": number, "rtol": number, "ulps": ts.__class__.integer, "mode": mode}
-        return _parse_struct(cls, ts, dialect, "result_accuracy", readers, required=("mode",))
+        start = ts.peek()
+        closing = dialect.open_struct(ts, "result_accuracy")
+        fields = {}
+        for name in ("atol", "rtol", "ulps", "mode"):
+            if name != "mode" and not ts.at(name):
+                continue
+            ts.expect(name)
+            ts.expect("=")
+            fields[name] = readers[name](ts)
+            if name != "mode":
+                ts.expect(",")
+        dialect.close_struct(ts, closing)
+        return ts.make(start, cls, **fields)
 
 
 DEFAULT_ACCURACY = ResultAccuracy()

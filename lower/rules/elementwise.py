@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import mhlo_ir as hlo
+from mhlo_ir.result_accuracy import OPS as ACCURACY_OPS
 
 from .. import core
 from .. import lax as L
@@ -140,11 +141,13 @@ register_lowering("min", _minmax("min"))
 
 
 def _exp2(ctx, x, accuracy=None, **_):
-    """exp(x * ln 2), as jax's rule (its ``accuracy`` would set the exponential's
-    result_accuracy, which XLA:CPU ignores)."""
+    """exp(x * ln 2), as jax's rule (its ``accuracy`` the exponential's result_accuracy)."""
     b = ctx.builder
     ln2 = full_like(b, np.log(2), x.type)
-    return [b.exponential(b.multiply(x, ln2))]
+    y = b.exponential(b.multiply(x, ln2))
+    if accuracy is not None:
+        y.owner.set_attr("result_accuracy", _accuracy(accuracy))
+    return [y]
 
 
 register_lowering("exp2", _exp2)
@@ -279,8 +282,17 @@ def _logistic(b, x):
 def _unary(name, values):
     """The rule of a unary primitive made by ``values(b, x)``; its ``same_typed`` lets
     jaxpr_subcomp call that without a rule context (as _direct's)."""
-    def rule(ctx, x, **_):
-        return [values(ctx.builder, x)]
+    direct = getattr(values, "direct", None)
+
+    def rule(ctx, x, accuracy=None, **_):
+        if accuracy is None:
+            return [values(ctx.builder, x)]
+        # With an accuracy, jax writes the op itself (a complex one too, not its expansion)
+        # and gives it the accuracy as result_accuracy.
+        y = (direct or values)(ctx.builder, x)
+        if y.owner.spec.name in ACCURACY_OPS:
+            y.owner.set_attr("result_accuracy", _accuracy(accuracy))
+        return [y]
     rule.__name__ = f"_{name}_lowering"
     rule.same_typed = values
     return rule

@@ -417,6 +417,19 @@ _NESTED_JIT = _MESH_8 + textwrap.dedent("""
         assert np.array_equal(got, np.asarray(want))
         sharding = xc.HloSharding.from_proto(exe.loaded.get_output_shardings()[0])
         assert str(sharding) == str(want.sharding._to_xla_hlo_sharding(2)), (sharding, outer)
+    # A nested jit on other devices (or the same in another order) is refused, as jax.jit
+    # refuses it ("Received incompatible devices").
+    devices = jax.devices()
+    outer = NamedSharding(mesh, P("x"))
+    for other in (jax.sharding.Mesh(np.array(devices[::-1]), ("i",)),
+                  jax.sharding.Mesh(np.array(devices[4:]), ("i",))):
+        g = jax.jit(lambda b: b * 2, out_shardings=NamedSharding(other, P("i")))
+        for jit in (jax.jit, lj.jit):
+            try:
+                jit(lambda a: g(a) + 1, in_shardings=outer)(x)
+                raise AssertionError("not refused")
+            except ValueError as e:
+                assert "Received incompatible devices" in str(e), e
     print("ok")
 """)
 
@@ -442,6 +455,9 @@ _SET_MESH = _MESH_8 + textwrap.dedent("""
             got = xc.HloSharding.from_proto(exe.loaded.get_output_shardings()[0])
             if kw:  # (a constraint's result is left to XLA's propagation, as in jax)
                 assert str(got) == str(want.sharding._to_xla_hlo_sharding(2)), got
+        traced = lj.jit(cases[1][0], **cases[1][1]).trace(x)
+        inside = traced.lower().as_text()
+    assert traced.lower().as_text() == inside  # (the mesh traced under, as jax's Traced)
     print("ok")
 """)
 
