@@ -69,12 +69,23 @@ def _mesh_devices(jaxpr) -> int | None:
     return best
 
 
-def call_shardings(in_shardings, out_shardings, closed) -> tuple | None:
+def call_shardings(in_shardings, out_shardings, closed, manual=None) -> tuple | None:
     """A nested jit's (argument, result) sharding texts for ``lower.mlir.call_lowering``
-    (None where unspecified), or None when it names none."""
+    (None where unspecified), or None when it names none. ``manual``: (mesh, manual axes)
+    of the partly manual region the call is in, whose subgroup each sharding's spec is
+    over (a sharding without a spec there: left out)."""
+    from .axis_context import spec_to_hlo_sharding
+
+    def text(s, a):
+        if manual is None:
+            return _as_text(s, a)
+        spec = getattr(s, "spec", None)
+        return None if spec is None else \
+            spec_to_hlo_sharding(manual[0], spec, len(a.shape), manual[1])
+
     def texts(shardings, avals):
         return tuple(None if s is None or type(s).__name__ == "UnspecifiedValue" else
-                     _as_text(s, a) for s, a in zip(shardings or (), avals))
+                     text(s, a) for s, a in zip(shardings or (), avals))
     ins = texts(in_shardings, closed.in_avals)
     outs = texts(out_shardings, closed.out_avals)
     if not any(ins) and not any(outs):

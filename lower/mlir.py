@@ -734,11 +734,17 @@ def _jit_lowering(ctx, *args, jaxpr, name="f", inline=False, in_shardings=None,
     """jax 0.10's ``jit`` (``pjit`` before): a call to a cached private function, or the
     callee's equations inline when ``inline``. A nested ``jax.jit(..., in_shardings=...,
     out_shardings=...)`` constrains the function's arguments and results to them, as jax's
-    lowering does (outside shard_map regions, whose values are manual)."""
+    lowering does (in a fully manual shard_map region they name nothing: left out)."""
     shardings = None
-    if (in_shardings or out_shardings) and not manual_axes_of(ctx.module_context.axis_context):
+    axis_context = ctx.module_context.axis_context
+    manual = manual_axes_of(axis_context)
+    if (in_shardings or out_shardings) and (
+            not manual or manual != frozenset(axis_context.mesh.axis_names)):
+        # (in a partly manual region, of its mesh with the manual axes a subgroup, as jax's
+        # add_manual_axes makes them)
         from .jax_shardings import call_shardings
-        shardings = call_shardings(in_shardings, out_shardings, jaxpr)
+        shardings = call_shardings(in_shardings, out_shardings, jaxpr,
+                                   (axis_context.mesh, manual) if manual else None)
     if inline and shardings is None:
         consts = [ir_constants(ctx.builder, c) for c in jaxpr.consts]
         outs, tokens = jaxpr_subcomp(ctx.module_context, ctx.builder, jaxpr.jaxpr,

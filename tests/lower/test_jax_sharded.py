@@ -417,6 +417,16 @@ _NESTED_JIT = _MESH_8 + textwrap.dedent("""
         assert np.array_equal(got, np.asarray(want))
         sharding = xc.HloSharding.from_proto(exe.loaded.get_output_shardings()[0])
         assert str(sharding) == str(want.sharding._to_xla_hlo_sharding(2)), (sharding, outer)
+    # Inside a shard_map manual over "x" only, its shardings are over the region's "y".
+    with jax.set_mesh(mesh):
+        inner_y = jax.jit(lambda b: b * 2, out_shardings=P(None, "y"))
+        region = jax.shard_map(lambda v: inner_y(v) + 1, in_specs=P("x"), out_specs=P("x"),
+                               axis_names={"x"})
+        want = jax.jit(region)(x)
+        exe = lj.jit(region).lower(x).compile()
+        assert np.array_equal(exe.run_global(x)[0], np.asarray(want))
+        got = xc.HloSharding.from_proto(exe.loaded.get_output_shardings()[0])
+        assert got == want.sharding._to_xla_hlo_sharding(2), got
     # A nested jit on other devices (or the same in another order) is refused, as jax.jit
     # refuses it ("Received incompatible devices").
     devices = jax.devices()
