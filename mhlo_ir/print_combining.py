@@ -61,8 +61,9 @@ def line(pr, op, indent: str):
             if hit is not None:
                 names = pr.names
                 n0, n1, r = names[region]
+                loc = "" if pr.locs is None else _suffix(pr.locs, op.location)  # (asked first)
                 return _compose(pr, hit[1], indent, names[op], f"{names[a]}, {names[b]}",
-                                n0, n1, r, op.location, region.location)
+                                n0, n1, r, loc, region.location)
         t = region.scalar
         inner_spec, rt = region.spec, region.result_type
         inner_attrs = None
@@ -161,15 +162,13 @@ def line(pr, op, indent: str):
 
 def _compose(pr, pieces, indent, head, uses, n0, n1, r, loc, inner_loc, ret_loc=None) -> str:
     """The line from its ``pieces`` and what each op has of its own: names, and without
-    ``pr.locs`` nothing else; else its location (``loc``: its text, or the Location to ask
-    for first, as the general path does) and its inner op's and return's."""
+    ``pr.locs`` nothing else; else its location's text ``loc`` (asked for first, as the
+    general path does) and its inner op's and return's locations."""
     locs = pr.locs
     if locs is None:
         a, b, c, d, e, f, g = pieces
         return f"{indent}{head}{a}{uses}{b}{n0}{c}{n1}{d}{r}{e}{n0}, {n1}{f}{r}{g}"
     a, b, c, d, e, f1, h, r1, g1 = pieces
-    if loc.__class__ is not str:
-        loc = _suffix(locs, loc)
     s_in = _suffix(locs, inner_loc)
     s_ret = s_in if ret_loc is None else _suffix(locs, ret_loc)
     return (f"{indent}{head}{a}{uses}{b}{n0}{c}{n1}{d}{r}{e}{n0}, {n1}{f1}{s_in}{h}{r}{r1}"

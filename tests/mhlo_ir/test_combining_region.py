@@ -288,3 +288,13 @@ def test_recipes_at_two_depths_print_from_their_templates_as_blocks(kw):
     assert m.to_text(**kw) == want
     assert m.to_text(**kw) == want
     assert build(named=True).to_text(**kw) == want
+
+
+def test_a_location_that_is_no_location_is_refused_from_the_template_too():
+    """The second print of a recipe's line comes from its template: an op whose location
+    was edited into a string is still an IRError there (it printed the string raw)."""
+    m, b, r = _one_reduce()
+    m.to_text()  # (the template kept)
+    r.owner.location = "here"
+    with pytest.raises(hlo.IRError, match="here"):
+        m.to_text()
