@@ -116,6 +116,16 @@ def manual_axes_of(axis_context) -> frozenset:
     return frozenset(getattr(axis_context, "manual_axes", None) or ())
 
 
+def partly_manual(axis_context) -> frozenset:
+    """The manual axes of a shard_map region manual over some of its mesh's axes only (the
+    others left to XLA's partitioner); empty outside shard_map and where every axis is
+    manual. XLA's GSPMD partitioner wants values made there marked as a manual subgroup."""
+    manual = manual_axes_of(axis_context)
+    if manual and manual != frozenset(axis_context.mesh.axis_names):
+        return manual
+    return frozenset()
+
+
 def axis_env_of(ctx, primitive: str = "collective") -> AxisEnv:
     """The axis environment of a rule context (or a module context), with a clear error when
     the module was lowered without an axis context."""

@@ -32,7 +32,7 @@ from .constants import (aval_to_ir_type, aval_to_ir_types, ir_constant,  # noqa:
                         ir_constants, is_token, literal_key, register_constant_handler)
 from .tokens import TokenSet, _is_ordered, ordered_in_order  # noqa: F401
 from .locations import _is_user_file, source_info_to_location, stack_key  # noqa: F401
-from .axis_context import manual_axes_of
+from .axis_context import manual_axes_of, partly_manual
 
 __all__ = ["ModuleContext", "LoweringRuleContext", "TokenSet", "LoweringResult",
            "register_lowering", "lower_jaxpr_to_module", "lower_jaxpr_to_fun",
@@ -492,9 +492,11 @@ def _arg_locations(in_types, n_tokens: int, arg_names):
     return locs
 
 
-def wrap_with_sharding_op(b: Builder, x, sharding) -> hlo.Value:
-    """``custom_call @Sharding`` carrying ``mhlo.sharding``: XLA's sharding constraint."""
-    y = b.custom_call("Sharding", [x], [x.type])
+def wrap_with_sharding_op(b: Builder, x, sharding, unspecified=()) -> hlo.Value:
+    """``custom_call @Sharding`` carrying ``mhlo.sharding``: XLA's sharding constraint.
+    ``unspecified`` dimensions are left to XLA's propagation (``unspecified_dims``)."""
+    config = f"unspecified_dims=[{','.join(map(str, unspecified))}]" if unspecified else None
+    y = b.custom_call("Sharding", [x], [x.type], backend_config=config)
     y.set_attr("mhlo.sharding", str(sharding))
     return y
 
@@ -737,14 +739,13 @@ def _jit_lowering(ctx, *args, jaxpr, name="f", inline=False, in_shardings=None,
     lowering does (in a fully manual shard_map region they name nothing: left out)."""
     shardings = None
     axis_context = ctx.module_context.axis_context
-    manual = manual_axes_of(axis_context)
-    if (in_shardings or out_shardings) and (
-            not manual or manual != frozenset(axis_context.mesh.axis_names)):
+    partly = partly_manual(axis_context)
+    if (in_shardings or out_shardings) and (partly or not manual_axes_of(axis_context)):
         # (in a partly manual region, of its mesh with the manual axes a subgroup, as jax's
         # add_manual_axes makes them)
         from .jax_shardings import call_shardings
         shardings = call_shardings(in_shardings, out_shardings, jaxpr,
-                                   (axis_context.mesh, manual) if manual else None)
+                                   (axis_context.mesh, partly) if partly else None)
     if inline and shardings is None:
         consts = [ir_constants(ctx.builder, c) for c in jaxpr.consts]
         outs, tokens = jaxpr_subcomp(ctx.module_context, ctx.builder, jaxpr.jaxpr,

@@ -16,10 +16,11 @@ access, and the printer writes it from the recipe, so a program's reductions cos
 
 from __future__ import annotations
 
+import functools
 import threading
 
 from .errors import IRError, OpBuildError
-from .ir import Block, Region, _new_single_result_op, _weak, make_operation
+from .ir import Block, Region, _weak, make_operation
 from .location import UNKNOWN
 from .op_attributes import OpAttributes
 from .terminated import terminated
@@ -91,16 +92,11 @@ class CombiningRegion(Region):
             if why is not None:
                 raise IRError(f"a combining region's recipe: {why}")
             t, loc = self.scalar, self.location
+            block = _block(t, t, self.spec, None, self.result_type, return_spec(), loc, loc)
+            terminated(block, block.operations[-1])  # (as a builder's region is)
             ref = _weak(self)
             _REF.__set__(self, ref)
-            block = Block((t, t))
             block._parent = ref
-            a, b = block.arguments
-            inner = _new_single_result_op(self.spec, a, b, None, self.result_type, loc, block)
-            ops = block.operations
-            ops.append(inner)
-            ops.append(make_operation(return_spec(), (inner,), (), None, (), loc, block))
-            terminated(block, ops[-1])
             blocks = [block]
             _BLOCKS.__set__(self, blocks)
             self.made = True
@@ -137,16 +133,11 @@ def recipe_problem(region) -> str | None:
     return None
 
 
+@functools.cache
 def return_spec():
     """The op table's ``return`` (looked up on first use: the table imports this module)."""
-    spec = _TABLE.get("return")
-    if spec is None:
-        from .ops.spec import REGISTRY
-        spec = _TABLE["return"] = REGISTRY["return"]
-    return spec
-
-
-_TABLE: dict = {}
+    from .ops.spec import REGISTRY
+    return REGISTRY["return"]
 
 
 def region_types(region):
@@ -221,6 +212,13 @@ def combining_regions(recipe, inner_location, return_location,
             inner_location is return_location and argument_location is UNKNOWN and \
             ret_spec.name == "return" and combines(spec):
         return (CombiningRegion(spec, t0, rt, inner_location),)  # (a reduce_sum's, mostly)
+    return (Region([_block(t0, t1, spec, attributes, rt, ret_spec, inner_location,
+                           return_location, argument_location)]),)
+
+
+def _block(t0, t1, spec, attributes, rt, ret_spec, inner_location, return_location,
+           argument_location=UNKNOWN) -> Block:
+    """The block ``^bb0(%a: t0, %b: t1): %c = spec(%a, %b); ret_spec(%c)``, new."""
     block = Block((t0, t1), None if argument_location is UNKNOWN else
                   (argument_location, argument_location))
     x, y = block.arguments
@@ -228,4 +226,4 @@ def combining_regions(recipe, inner_location, return_location,
     ops = block.operations
     ops.append(inner)
     ops.append(make_operation(ret_spec, (inner,), (), None, (), return_location, block))
-    return (Region([block]),)
+    return block

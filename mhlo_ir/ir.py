@@ -346,14 +346,10 @@ def sharded_type(op):
 def _check_sharding(attr, t, where, error) -> None:
     """A sharding string that cannot annotate type ``t`` (see mhlo_ir.sharding_text) raises
     ``error`` naming ``where``, before jaxlib's conversion to HLO refuses it."""
-    from .sharding_text import sharding_mismatch
-    text = getattr(attr, "value", None)
-    if not isinstance(text, str):
-        raise error(f"{where}: mhlo.sharding {attr} is not a string (XLA drops it unread): "
-                    "write XLA's sharding text, e.g. \"{replicated}\"")
-    why = sharding_mismatch(text, t)
+    from .sharding_text import sharding_problem
+    why = sharding_problem(attr, t)
     if why is not None:
-        raise error(f"{where}: mhlo.sharding {attr.value!r:.80} does not fit: {why}")
+        raise error(f"{where}: {why}")
 
 
 class Block:

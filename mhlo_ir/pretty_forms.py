@@ -456,15 +456,16 @@ class Returned:
         p, ts = r.p, r.p.ts
         if self.attrs_first:
             AttrDict().read(r)
-        if ts.peek().kind != "%":
-            if not self.attrs_first:
-                AttrDict().read(r)
-            return
-        r.operands.append(p.value())
-        while ts.accept(","):
-            r.operands.append(p.value())
+        uses = []
+        if ts.peek().kind == "%":
+            uses.append(p.value())
+            while ts.accept(","):
+                uses.append(p.value())
         if not self.attrs_first:
             AttrDict().read(r)
+        if not uses:
+            return
+        r.operands.extend(uses)
         ts.expect(":")
         tok = ts.peek()
         r.check_operand_types(_read_types(p), tok)

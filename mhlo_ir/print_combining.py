@@ -18,7 +18,7 @@ the general path: ``line`` returns None before it has asked for any location.
 
 from __future__ import annotations
 
-from .combining import CombiningRegion, combining_ops, combining_recipe
+from .combining import CombiningRegion, combining_ops, combining_recipe, return_spec
 from .ir import GeneralOperation, SingleResultOp
 from .location import UnknownLoc
 from .op_attributes import OpAttributes
@@ -27,9 +27,6 @@ __all__ = ["line", "recipe", "made"]
 
 # What starts the key of a recipe's line template (see line).
 _RECIPE_LINE = "line of a combining recipe"
-# What keys the line parts of a recipe's return (``return``, whose spec this module cannot
-# import: the table imports the printer's modules).
-_RECIPE_RETURN = "return of a combining recipe"
 
 
 def recipe(op):
@@ -136,7 +133,7 @@ def line(pr, op, indent: str):
         inner_parts = fast[key] = pr.fast_parts(inner)
     if inner_parts is False:
         return None
-    rkey = (_RECIPE_RETURN if ret is None else ret.spec, None, (rt,))
+    rkey = (return_spec() if ret is None else ret.spec, None, (rt,))
     ret_parts = pr.fast.get(rkey)
     if ret_parts is None:
         if ret is None:

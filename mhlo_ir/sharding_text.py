@@ -46,7 +46,7 @@ from .sharding_lexer import ShardingSyntaxError, Tokens
 from .sharding_named import read_named
 from .types import TensorType, TupleType
 
-__all__ = ["ShardingSyntaxError", "read_sharding", "sharding_mismatch"]
+__all__ = ["sharding_problem", "ShardingSyntaxError", "read_sharding", "sharding_mismatch"]
 
 _KINDS = ("replicated", "maximal", "manual", "unknown", "unreduced")
 _SUBGROUP_KINDS = ("manual", "replicated", "maximal", "unreduced")
@@ -298,6 +298,19 @@ def _rank(t) -> int | None:
 # changes nothing any caller sees; bounded, cleared when full.
 _VERDICTS: dict = {}
 _VERDICTS_LIMIT = 4096
+
+
+def sharding_problem(attr, t) -> str | None:
+    """Why the ``mhlo.sharding`` attribute ``attr`` cannot annotate a value of type ``t``,
+    as a message naming it, or None: a non-string (XLA drops it unread), or
+    ``sharding_mismatch``'s reason. What the builder, a function's signature and the
+    verifier all ask."""
+    text = getattr(attr, "value", None)
+    if not isinstance(text, str):
+        return (f"mhlo.sharding {attr} is not a string (XLA drops it unread): write XLA's "
+                "sharding text, e.g. \"{replicated}\"")
+    why = sharding_mismatch(text, t)
+    return None if why is None else f"mhlo.sharding {text!r:.80} does not fit: {why}"
 
 
 def sharding_mismatch(text, t) -> str | None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from .attributes import ArrayAttr, BoolAttr
-from .sharding_text import sharding_mismatch
+from .attributes import ArrayAttr, BoolAttr, DenseArrayAttr
+from .sharding_text import sharding_problem
 from .types import TensorType
 
 __all__ = ["MEMORY_KINDS", "entry_problem", "alias_problem", "layout_mode_problem",
@@ -78,6 +78,8 @@ def module_attribute_problem(name: str, attr, module) -> str | None:
     instead = _MODULE_READ.get(name)
     if instead is None or (isinstance(attr, ArrayAttr) and not attr.elements):
         return None
+    from .dense import DenseElementsAttr
+    from .ops.custom_call import IndexLayout  # (the op table's: imported when needed)
     main = module.lookup("main")
     why = None
     if main is None or not isinstance(attr, ArrayAttr):
@@ -94,7 +96,7 @@ def module_attribute_problem(name: str, attr, module) -> str | None:
                                               for e in attr.elements):
                 why = f"not one empty list per @main {what} ({n})"
         elif len(attr.elements) != n or not all(
-                type(e).__name__ in ("IndexLayout", "DenseElementsAttr") for e in attr.elements):
+                isinstance(e, (IndexLayout, DenseElementsAttr)) for e in attr.elements):
             why = f"not one dense layout per @main {what} ({n})"
     else:
         why = "not empty"
@@ -115,7 +117,7 @@ def _alias_entries_problem(entries, n_args: int, n_results: int) -> str | None:
         number = getattr(alias.get("parameter_number"), "value", None)
         index = alias.get("parameter_index")
         out = d.get("output_index")
-        arrays = all(type(a).__name__ == "DenseArrayAttr" for a in (index, out))
+        arrays = isinstance(index, DenseArrayAttr) and isinstance(out, DenseArrayAttr)
         if set(d) != {"alias", "output_index"} or \
                 set(alias) != {"kind", "parameter_index", "parameter_number"} or \
                 kind not in ("may_alias", "must_alias") or number.__class__ is not int or \
@@ -151,13 +153,8 @@ def entry_problem(attrs, t, entry: bool = True) -> str | None:
     """Why the attributes ``attrs`` of an argument or result of type ``t`` are not what XLA
     can read, or None; outside the ``entry`` function, the sharding's fit only."""
     sharding = attrs.get("mhlo.sharding")
-    if sharding is not None:
-        if _string(sharding) is None:
-            return (f"mhlo.sharding {sharding} is not a string (XLA drops it unread): write "
-                    "XLA's sharding text, e.g. \"{replicated}\"")
-        why = sharding_mismatch(getattr(sharding, "value", None), t)
-        if why is not None:
-            return f"mhlo.sharding {sharding.value!r} does not fit: {why}"
+    if sharding is not None and (why := sharding_problem(sharding, t)) is not None:
+        return why
     if not entry:
         return None
     replication = attrs.get("mhlo.parameter_replication")

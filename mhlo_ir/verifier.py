@@ -30,7 +30,7 @@ from .ir import (FUNCTION_RESERVED, walk, MODULE_RESERVED, VALUE_CLASSES, Block,
                  Function, Module, Operation, OpResult, Region, SingleResultOp, Value,
                  sharded_type)
 from .op_attributes import OpAttributes
-from .sharding_text import sharding_mismatch
+from .sharding_text import sharding_problem
 from .signature_attrs import (alias_problem, entry_problem, module_attribute_problem,
                               shared_alias)
 from .location import CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc, UnknownLoc
@@ -70,14 +70,6 @@ class _Frame:
         self.owner = owner
         self.region = region
         self.pending = None  # the op whose regions are being verified
-
-
-def _all_recipes(regions) -> bool:
-    """Whether every region is a recipe (``mhlo_ir.combining``): no block to enter."""
-    for r in regions:
-        if r.__class__ is not CombiningRegion or r.made:
-            return False
-    return True
 
 
 def verify_module(module: Module, *, ops_checked: bool = False, parsed: bool = False) -> None:
@@ -332,16 +324,16 @@ class _Verifier:
                             continue
                 self._check_shape(fn, op, spec, operands, fr)
                 regions = op.regions
-                if regions and not _all_recipes(regions):
+                # (a recipe has no block to enter: _check_shape checked it whole)
+                entered = [k for k, r in enumerate(regions) if r.__class__ is not
+                           CombiningRegion or r.made] if regions else ()
+                if entered:
                     fr.pos = i
                     fr.pending = op
                     depth = fr.depth + 1
                     closed = spec.closed_regions
-                    for k in range(len(regions) - 1, -1, -1):
-                        r = regions[k]
-                        if r.__class__ is CombiningRegion and not r.made:
-                            continue  # (a recipe: checked whole by _check_shape)
-                        stack.append(_Frame(r.blocks[0], depth,
+                    for k in reversed(entered):
+                        stack.append(_Frame(regions[k].blocks[0], depth,
                                             depth if closed else fr.floor,
                                             op if closed else fr.floor_owner, False, op, k))
                     break
@@ -423,13 +415,9 @@ class _Verifier:
         owned = spec.attributes
         sharding = attrs.get("mhlo.sharding")
         if sharding is not None:  # (by the op's types: not a mapping's check to remember)
-            if not isinstance(getattr(sharding, "value", None), str):
-                _fail(f"{_where(fn, op, fr)}: mhlo.sharding {_text(sharding)} is not a string "
-                      "(XLA drops it unread)")
-            why = sharding_mismatch(getattr(sharding, "value", None), sharded_type(op))
+            why = sharding_problem(sharding, sharded_type(op))
             if why is not None:
-                _fail(f"{_where(fn, op, fr)}: mhlo.sharding {_text(sharding)} does not fit: "
-                      f"{why}")
+                _fail(f"{_where(fn, op, fr)}: {why}")
         key = (spec, id(attrs)) if attrs.__class__ is OpAttributes else None
         if key is not None and key in self.passed:
             attrs = _NO_ATTRS  # this mapping's names and kinds passed for this op kind

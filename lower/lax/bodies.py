@@ -110,21 +110,18 @@ def _fits(x, dtype) -> bool:
     complex type; a complex a complex type (a loop body returning 2.7 for an int32 carry is
     refused, as JAX refuses it, rather than carried on as 2). An int out of the integer
     type's range is a TypeError naming both."""
-    kind = _tr._kind(dtype)
-    if isinstance(x, bool):
-        return kind == "b"
-    if isinstance(x, int):
-        if kind in "iu":
-            import ml_dtypes
-            info = ml_dtypes.iinfo(dtype)
-            if not info.min <= x <= info.max:
-                raise TypeError(f"the Python int {x} does not fit {np.dtype(dtype).name} "
-                                f"({info.min} to {info.max})")
-            return True
-        return kind in "fc"
-    if isinstance(x, float):
-        return kind in "fc"
-    return kind == "c"
+    kind, own = _tr._kind(dtype), _tr._scalar_kind(x)
+    if own == "i" and kind in "iu":
+        import ml_dtypes
+        info = ml_dtypes.iinfo(dtype)
+        if not info.min <= x <= info.max:
+            raise TypeError(f"the Python int {x} does not fit {np.dtype(dtype).name} "
+                            f"({info.min} to {info.max})")
+    return kind in _TAKES[own]
+
+
+# The kinds of dtype a Python scalar of each kind takes for a carry (see _fits).
+_TAKES = {"b": "b", "i": "iufc", "f": "fc", "c": "c"}
 
 
 def aval_of(x) -> ShapedArray:

@@ -124,7 +124,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     b = enclosing_builder(leaves)
     # A bound that is no Tracer takes the other's dtype, converted as JAX converts it (a
     # Python int wraps into int8, a numpy int64 is the int32 it canonicalizes to).
-    lo, hi = (lift(b, x if isinstance(x, Tracer) else np.asarray(np.asarray(x).astype(dtype)))
+    lo, hi = (lift(b, x if isinstance(x, Tracer) else np.asarray(x).astype(dtype))
               for x in (lower, upper))
 
     def body(c):

@@ -16,6 +16,7 @@ import mhlo_ir as hlo
 from mhlo_ir.builder import as_results
 
 from .. import mlir
+from ..axis_context import manual_sharding, partly_manual
 from ..inline import lower_closed
 from ..mlir import TokenSet, aval_to_ir_types, register_lowering
 from .random import physical_aval
@@ -209,9 +210,11 @@ def _scan_lowering(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, li
         return bb.broadcast_in_dim(bb.constant(np.zeros((), aval.dtype)), aval.shape, [])
 
     ys = [zeros(b, a) for a in y_avals]
-    manual = _partly_manual(ctx)
-    if manual is not None:
-        ys = [_annotated(b, y, manual) for y in ys]
+    axis_context = ctx.module_context.axis_context
+    manual = partly_manual(axis_context)
+    mesh = axis_context.mesh if manual else None
+    if manual:
+        ys = [_annotated(b, y, mesh, manual) for y in ys]
 
     def step(bb, t, toks, consts, xs, carry, ys):
         """One iteration at step ``t`` (an i32 scalar Value counting from 0)."""
@@ -237,7 +240,7 @@ def _scan_lowering(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, li
         nc = len(consts)
 
         def counter(bb, v):  # (marked manual in a partly manual region: see _annotated)
-            return v if manual is None else _annotated(bb, v, manual)
+            return _annotated(bb, v, mesh, manual) if manual else v
 
         def cond_region(rb, *state):
             return rb.compare(counter(rb, state[ntok]),
@@ -266,25 +269,9 @@ def _scan_lowering(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, li
     return [*carry, *ys]
 
 
-def _partly_manual(ctx):
-    """``(mesh, manual axes)`` inside a shard_map manual over some of its mesh's axes only;
-    else None."""
-    from ..axis_context import manual_axes_of
-    axis_context = ctx.module_context.axis_context
-    manual = manual_axes_of(axis_context)
-    if manual and manual != frozenset(axis_context.mesh.axis_names):
-        return axis_context.mesh, manual
-    return None
-
-
-def _manual_text(manual, t) -> str:
-    from ..axis_context import manual_sharding
-    return manual_sharding(manual[0], manual[1], len(t.shape))
-
-
-def _annotated(b, y, manual):
+def _annotated(b, y, mesh, manual):
     """``y`` through a ``Sharding`` custom call marking it manual over the region's axes (the
-    automatic axes' sharding left to propagation: ``unspecified_dims``), as jax marks it.
+    automatic axes' sharding left to propagation), as jax marks it.
 
     NOTE: a scan's stacked outputs and its step counter are values the lowering makes, not
     values of the jaxpr: in a partly manual region XLA's GSPMD partitioner aborts the
@@ -293,10 +280,7 @@ def _annotated(b, y, manual):
     loop's tuple instead failed another of XLA's checks on lax.map (a tuple sharding of 4
     elements for 3 leaves)."""
     rank = len(y.type.shape)
-    config = f"unspecified_dims=[{','.join(map(str, range(rank)))}]" if rank else None
-    y = b.custom_call("Sharding", [y], [y.type], backend_config=config)
-    y.set_attr("mhlo.sharding", _manual_text(manual, y.type))
-    return y
+    return mlir.wrap_with_sharding_op(b, y, manual_sharding(mesh, manual, rank), range(rank))
 
 
 register_lowering("while", _while_lowering)

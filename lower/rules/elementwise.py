@@ -60,10 +60,7 @@ def _direct(method: str):
             if x.type is not y.type and x.type.shape != y.type.shape:
                 x, y = broadcast_operands(ctx, args)
             return [fn(ctx.builder, x, y)]
-        y = fn(ctx.builder, *args)
-        if accuracy is not None:
-            y.owner.set_attr("result_accuracy", _accuracy(accuracy))
-        return [y]
+        return [_with_accuracy(fn(ctx.builder, *args), accuracy)]
     rule.__name__ = f"_{method}_lowering"
     rule.same_typed = fn  # what it makes of operands of one type: see jaxpr_subcomp
     return rule
@@ -73,13 +70,16 @@ for _prim, _method in _DIRECT.items():
     register_lowering(_prim, _direct(_method))
 
 
-def _accuracy(accuracy) -> dict:
-    """jax's ``lax.Tolerance`` (atol, rtol, ulps) or ``AccuracyMode`` (DEFAULT, HIGHEST) as
-    mhlo_ir's ``result_accuracy`` fields."""
-    if hasattr(accuracy, "atol"):
-        return {"mode": "TOLERANCE", "atol": float(accuracy.atol),
-                "rtol": float(accuracy.rtol), "ulps": int(accuracy.ulps)}
-    return {"mode": getattr(accuracy, "name", str(accuracy))}
+def _with_accuracy(y, accuracy):
+    """``y`` with jax's ``accuracy`` (a ``lax.Tolerance``: atol, rtol, ulps; or an
+    ``AccuracyMode``: DEFAULT, HIGHEST) as its op's ``result_accuracy``, as jax writes it,
+    where its op takes one (not the last op of an expansion)."""
+    if accuracy is not None and y.owner.spec.name in ACCURACY_OPS:
+        fields = {"mode": "TOLERANCE", "atol": float(accuracy.atol),
+                  "rtol": float(accuracy.rtol), "ulps": int(accuracy.ulps)} \
+            if hasattr(accuracy, "atol") else {"mode": getattr(accuracy, "name", str(accuracy))}
+        y.owner.set_attr("result_accuracy", fields)
+    return y
 
 
 def _sign(ctx, x, **_):
@@ -144,10 +144,7 @@ def _exp2(ctx, x, accuracy=None, **_):
     """exp(x * ln 2), as jax's rule (its ``accuracy`` the exponential's result_accuracy)."""
     b = ctx.builder
     ln2 = full_like(b, np.log(2), x.type)
-    y = b.exponential(b.multiply(x, ln2))
-    if accuracy is not None:
-        y.owner.set_attr("result_accuracy", _accuracy(accuracy))
-    return [y]
+    return [_with_accuracy(b.exponential(b.multiply(x, ln2)), accuracy)]
 
 
 register_lowering("exp2", _exp2)
@@ -289,10 +286,7 @@ def _unary(name, values):
             return [values(ctx.builder, x)]
         # With an accuracy, jax writes the op itself (a complex one too, not its expansion)
         # and gives it the accuracy as result_accuracy.
-        y = (direct or values)(ctx.builder, x)
-        if y.owner.spec.name in ACCURACY_OPS:
-            y.owner.set_attr("result_accuracy", _accuracy(accuracy))
-        return [y]
+        return [_with_accuracy((direct or values)(ctx.builder, x), accuracy)]
     rule.__name__ = f"_{name}_lowering"
     rule.same_typed = values
     return rule

@@ -21,7 +21,7 @@ from mhlo_ir import DenseElementsAttr, IntegerAttr, i64, tensor
 
 from ..axis_context import (PartitionSpec, SPMDAxisContext, axis_env_of, is_spmd, manual_axes_of,
                             manual_sharding, replica_groups, replica_groups_array,
-                            spec_to_hlo_sharding)
+                            spec_to_hlo_sharding, partly_manual)
 from ..semantics import MONOIDS, monoid_identity
 from ..mlir import call_lowering, register_lowering
 from .random import physical_aval
@@ -58,8 +58,8 @@ def _manual(ctx, y):
     jax's own GSPMD lowering of all_gather hits it too, its Shardy one does not). Every
     collective is marked, as jax's sharding-in-types lowering marks every value."""
     axis_context = ctx.module_context.axis_context
-    manual = manual_axes_of(axis_context)
-    if manual and manual != frozenset(axis_context.mesh.axis_names):
+    manual = partly_manual(axis_context)
+    if manual:
         y.set_attr("mhlo.sharding", manual_sharding(axis_context.mesh, manual,
                                                     len(y.type.shape)))
     return y
@@ -224,10 +224,7 @@ def _all_to_all(ctx, x, *, split_axis, concat_axis, axis_name, axis_index_groups
         raise ValueError("all_to_all: replica groups must be equally sized, got "
                          f"{[len(g) for g in groups]}")
     b = ctx.builder
-    axis_context = ctx.module_context.axis_context
-    manual = manual_axes_of(axis_context)
-    if split_axis == concat_axis or not manual or \
-            manual == frozenset(axis_context.mesh.axis_names):
+    if split_axis == concat_axis or not partly_manual(ctx.module_context.axis_context):
         return [_manual(ctx, b.all_to_all(x, split_axis, concat_axis, split_count,
                                           replica_groups_array(groups),
                                           **_spmd_args(ctx, global_ids=False)))]

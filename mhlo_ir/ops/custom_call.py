@@ -210,7 +210,7 @@ def _custom_call_check(op, types, attributes, results, regions):
         if version != 4 and not isinstance(cfg, StringAttr):
             fail(op, f"backend_config must be a string for api_version {version}, got a "
                      "dictionary")
-    if target in _ONE_TO_ONE and (why := annotation_problem(target, types, results)):
+    if (why := annotation_problem(target, types, results)) is not None:
         fail(op, why)
     check_aliases(op, types, results, attributes)
     _check_layouts(op, types, results, attributes)
