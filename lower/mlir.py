@@ -251,6 +251,12 @@ def _output_values(name, ans, outvars) -> list:
     return ans
 
 
+# ``read``'s sentinel for "no ``val``: a variable". NOTE: not ``read`` itself, which made
+# the closure reference itself: a cycle that kept each lowering's env, and through it every
+# op the lowering made, alive after its module was dropped, until the cyclic GC ran.
+_VARIABLE = object()
+
+
 def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                   consts: Sequence[Sequence], *args: Sequence) -> tuple:
     """Lower ``jaxpr``'s equations inline at ``b``; returns (outputs, tokens).
@@ -267,8 +273,8 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
     literals: dict = {}
 
     def read(v):
-        val = getattr(v, "val", read)
-        if val is read:  # a variable
+        val = getattr(v, "val", _VARIABLE)
+        if val is _VARIABLE:  # a variable
             return env[v]
         key = literal_key(val)
         x = literals.get(key) if key is not None else None
