@@ -237,6 +237,7 @@ class _Printer:
         SRO = SingleResultOp
         GOP = GeneralOperation
         append = out.append
+        extend = out.extend
         many = _MANY
         same: dict = {}  # op spec -> (type, parts) of its last same-typed binary op
         same_pretty: dict = {}  # the same for custom-form templates
@@ -296,15 +297,18 @@ class _Printer:
                         hit = loc_cache.get(id(loc))
                         tail = f"{parts[1]}{hit[1]}\n" if hit is not None and hit[0] is loc \
                             else f"{parts[1]}{locs.suffix(loc)}\n"
+                    # A line's pieces go to ``out`` as they are (one join copies them): an
+                    # f-string per line made a string object per op, whose allocation (fresh
+                    # memory at 100,000 ops) cost more than the join's copy.
                     if b is None:
-                        append(f"{indent}{names[op]}{parts[0]}{names[a]}{tail}")
+                        extend((indent, names[op], parts[0], names[a], tail))
                     elif a is None:
-                        append(f"{indent}{names[op]}{parts[0]}{tail}")
+                        extend((indent, names[op], parts[0], tail))
                     elif b is many:
-                        append(f"{indent}{names[op]}{parts[0]}"
-                               f"{', '.join([names[v] for v in a])}{tail}")
+                        extend((indent, names[op], parts[0],
+                                ", ".join([names[v] for v in a]), tail))
                     else:
-                        append(f"{indent}{names[op]}{parts[0]}{names[a]}, {names[b]}{tail}")
+                        extend((indent, names[op], parts[0], names[a], ", ", names[b], tail))
                     continue
             elif op.__class__ is GOP and not op._results and not op.regions and \
                     not op.attributes and not pretty and op.spec.dialect_check is None and (
@@ -355,8 +359,8 @@ class _Printer:
                             hit = loc_cache.get(id(loc))
                             tail = f"{hit[1]}\n" if hit is not None and hit[0] is loc else \
                                 f"{locs.suffix(loc)}\n"
-                        append(f"{indent}{names[op]} = {lits[0]}{names[a]}{lits[1]}"
-                               f"{names[b]}{lits[2]}{tail}")
+                        extend((indent, names[op], " = ", lits[0], names[a], lits[1],
+                                names[b], lits[2], tail))
                         continue
                     key = same_key = (op.spec, _PAIR, t, t, t)
                 if key is not None:
@@ -378,12 +382,12 @@ class _Printer:
                         tail = f"{hit[1]}\n" if hit is not None and hit[0] is loc else \
                             f"{locs.suffix(loc)}\n"
                     if shape == 0:
-                        append(f"{indent}{names[op]} = {lits[0]}{tail}")
+                        extend((indent, names[op], " = ", lits[0], tail))
                     elif shape == 1 and b is None:
-                        append(f"{indent}{names[op]} = {lits[0]}{names[a]}{lits[1]}{tail}")
+                        extend((indent, names[op], " = ", lits[0], names[a], lits[1], tail))
                     elif shape == 2 and b is not many:
-                        append(f"{indent}{names[op]} = {lits[0]}{names[a]}{lits[1]}"
-                               f"{names[b]}{lits[2]}{tail}")
+                        extend((indent, names[op], " = ", lits[0], names[a], lits[1],
+                                names[b], lits[2], tail))
                     else:
                         operands = op.operands
                         line = [indent, names[op], " = ", lits[0]]
