@@ -104,20 +104,18 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
     """The callsite chain of a jaxlib Traceback's user frames (None if it has none).
 
     ``cache`` (the module context's) keeps, per code object, whether its file is the user's
-    and, per (code, instruction), the frame's location. A traceback has a dozen frames or
-    more, nearly all jax's own and shared with the program's other tracebacks, so the frames
-    are judged in bulk: code objects map to their verdict through one dict keyed by ``id``
-    (C-level ``map``; hashing a code object would hash its bytecode), and the user frames'
-    (id, instruction) pairs key the chain, built by a Python loop only the first time. The
-    cache holds every code object it has an entry for, so an id in it is not reused while
-    it lives. Chains that share their outer frames share those links."""
+    and, per (code, instruction), the frame's location. A traceback has ~20 frames, nearly
+    all jax's own and shared with the program's other tracebacks, so the frames are judged
+    in bulk: code objects map to their verdict through one dict keyed by ``id`` (C-level
+    ``map``; hashing a code object would hash its bytecode), and only user frames take the
+    Python loop. The cache holds every code object it has an entry for, so an id in it is
+    not reused while it lives. Chains that share their outer frames share those links."""
     codes, lastis = traceback.raw_frames()
     if cache is None:
         cache = {}
     tables = _traceback_tables(cache)
     user, frame_locs, links = tables.user, tables.frames, tables.links
-    ids = list(map(id, codes))
-    flags = list(map(user.get, ids))
+    flags = list(map(user.get, map(id, codes)))
     if None in flags:
         for i, flag in enumerate(flags):
             if flag is None:
@@ -129,19 +127,6 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
                 flags[i] = flag
     if True not in flags:
         return None
-    # The chain is a function of the user frames alone (code and instruction): tracebacks
-    # of one line of user code differ in jax's frames, and are answered by one lookup
-    # keyed by their user frames, made by C-level maps (no Python loop per frame).
-    user_frames = tuple(zip(itertools.compress(ids, flags), itertools.compress(lastis, flags)))
-    chain = tables.chains.get(user_frames, _NO_CHAIN)
-    if chain is _NO_CHAIN:
-        chain = tables.chains[user_frames] = _user_chain(codes, lastis, flags, frame_locs,
-                                                         links, traceback)
-    return chain
-
-
-def _user_chain(codes, lastis, flags, frame_locs, links, traceback):
-    """The callsite chain of a traceback's user frames (``flags``), innermost first."""
     frames = []
     addr2location = None
     for code, lasti in itertools.compress(zip(codes, lastis), flags):
@@ -188,14 +173,12 @@ class _TracebackTables:
     """What one lowering learns from JAX's tracebacks, kept in its location cache: per code
     object (by id) whether its file is the user's, and the code objects judged (held, so
     those ids are not reused); per (id(code), lasti) a frame's location, or False; per
-    (id(callee), id(caller chain)) a CallSiteLoc link; per (name, id(chain)) a NameLoc; per
-    tuple of user frames' (id(code), instruction) pairs their chain."""
+    (id(callee), id(caller chain)) a CallSiteLoc link; per (name, id(chain)) a NameLoc."""
 
-    __slots__ = ("user", "held", "frames", "links", "named", "chains")
+    __slots__ = ("user", "held", "frames", "links", "named")
 
     def __init__(self):
         self.user, self.held, self.frames, self.links, self.named = {}, [], {}, {}, {}
-        self.chains: dict = {}
 
 
 def _traceback_tables(cache: dict) -> _TracebackTables:
