@@ -725,10 +725,8 @@ def _shared_caches(dialect, hex_threshold) -> tuple:
     without a custom form in the dialect)."""
     key = (dialect, hex_threshold)
     caches = _SHARED.get(key)
-    if caches is None or len(caches[3]) > _SHARED_LIMIT or len(caches[2]) > _SHARED_LIMIT or \
-            len(caches[1]) > _SHARED_LIMIT or len(caches[4]) > _SHARED_LIMIT or \
-            len(caches[0]) > _SHARED_LIMIT or len(caches[5]) > _SHARED_LIMIT:
-        # (op names and plain specs: opaque ops add specs as they are read)
+    if caches is None or max(map(len, caches)) > _SHARED_LIMIT:
+        # (op names and plain specs too: opaque ops add specs as they are read)
         if len(_SHARED) >= 8:  # bounded in hex thresholds and dialects too
             _SHARED.clear()
         caches = _SHARED[key] = ({}, {}, {}, {}, {}, _Plain(dialect))
@@ -736,9 +734,8 @@ def _shared_caches(dialect, hex_threshold) -> tuple:
 
 
 class _Plain(dict):
-    """spec -> whether ops of that kind print in the generic form with ``pretty=True`` too
-    (no custom form in this dialect), answered on first asking: those take the generic
-    line parts."""
+    """spec -> whether its ops print in generic form with ``pretty=True`` too (no custom
+    form in this dialect: they take the generic line parts), answered on first asking."""
 
     def __init__(self, dialect):
         super().__init__()
