@@ -30,6 +30,10 @@ from .types import TensorType, tensor
 __all__ = ["DenseElementsAttr", "dense", "dense_i64", "i64_array", "index", "HEX_THRESHOLD"]
 
 HEX_THRESHOLD = 100
+# A splat holds one element whatever its type's size, so an attribute that lists numbers
+# (dimensions, paddings, pairs, device ids) is expanded only up to this many elements: a few
+# bytes of text declaring tensor<2147483648x2xi64> would otherwise ask numpy for 32 GiB.
+LIST_LIMIT = 1 << 20
 
 
 def _le_bytes(arr: np.ndarray) -> bytes:
@@ -122,6 +126,15 @@ class DenseElementsAttr(Attribute):
         if self.splat:
             return np.full(self.type.shape, flat[0], dtype=self.type.dtype)
         return flat.astype(self.type.dtype).reshape(self.type.shape)
+
+    def listed(self) -> np.ndarray:
+        """``to_array`` of an attribute that lists numbers: ValueError for a splat of more
+        than LIST_LIMIT elements."""
+        n = self.type.num_elements
+        if self.splat and n > LIST_LIMIT:
+            raise ValueError(f"{self.type} has {n} elements: more than the {LIST_LIMIT} an "
+                             "attribute listing dimensions, paddings or device ids may hold")
+        return self.to_array()
 
     def prints_hex(self, hex_threshold: int) -> bool:
         """Whether ``render`` spells the data in hex (not a splat, more elements than
@@ -227,7 +240,7 @@ def i64_array(v) -> IndexArrayAttr:
         t = v.type
         if t.element_type.name != "i64" or t.rank != 1:
             raise TypeError(f"expected a 1-D tensor<Nxi64> attribute, got {t}")
-        return index_array(v.ints if v.ints is not None else v.to_array().tolist())
+        return index_array(v.ints if v.ints is not None else v.listed().tolist())
     if isinstance(v, DenseArrayAttr):
         if v.type.name != "i64":
             raise TypeError(f"expected an array<i64> attribute, got array<{v.type.name}>")

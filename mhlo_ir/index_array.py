@@ -175,7 +175,10 @@ def _read_list(ts, dialect, name: str, what: str, element_ok) -> list:
     a = DenseElementsAttr.parse(ts, dialect)
     if not element_ok(a.type.element_type) or a.type.rank != 1:
         raise ts.error(f"expected a 1-D tensor<Nx{name}> attribute, got {a.type}", tok)
-    return a.to_array().tolist()
+    try:
+        return a.listed().tolist()
+    except ValueError as e:
+        raise ts.error(str(e), tok) from None
 
 
 _CACHE: dict = {}
@@ -223,4 +226,5 @@ def index_ints(attr) -> tuple:
     value = getattr(attr, "value", None)  # IntegerAttr
     if value is not None:
         return (value,)
-    return tuple(int(x) for x in attr.to_array().reshape(-1))
+    listed = getattr(attr, "listed", None)  # a DenseElementsAttr's: a huge splat refused
+    return tuple(int(x) for x in (listed() if listed else attr.to_array()).reshape(-1))

@@ -109,8 +109,10 @@ def make_op(self, name, operands, props, attrs, regions, result_types, location,
                           tuple(result_types), regions)
             if spec.operand_check is not None:  # what constant operands hold, as the builder
                 spec.operand_check(spec.name, tuple(operands), merged, tuple(result_types))
-        except OpBuildError as e:
-            err = ts.error(str(e), tok)
+        except (OpBuildError, ValueError, OverflowError) as e:
+            # (ValueError: a type the op's rules would infer is too large to exist)
+            why = str(e) if isinstance(e, OpBuildError) else f"'{spec.name}': {e}"
+            err = ts.error(why, tok)
             raise IllFormedOpError(err.message, err.line, err.column, err.source,
                                   source_line=err.source_line, caret=err.caret) from None
     attributes = OpAttributes(merged) if merged else None

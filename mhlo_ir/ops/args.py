@@ -23,7 +23,7 @@ from ..types import TensorType, Type, tensor
 from .spec import fail
 
 __all__ = ["ints", "integer", "shape", "pairs", "constant_attr", "arg_names", "value_list",
-           "type_list", "results", "as_results"]
+           "type_list", "results", "as_results", "small_array"]
 
 
 def integer(op: str, what: str, v) -> int:
@@ -36,6 +36,15 @@ def integer(op: str, what: str, v) -> int:
         fail(op, f"{what}: expected an integer, got {type(v).__name__} {v!r:.40}")
 
 
+def small_array(op: str, what: str, attr: DenseElementsAttr) -> np.ndarray:
+    """The elements of ``attr``, an attribute that lists numbers (``DenseElementsAttr.listed``:
+    a huge splat raises OpBuildError naming the op)."""
+    try:
+        return attr.listed()
+    except ValueError as e:
+        fail(op, f"{what} {e}")
+
+
 def ints(op: str, what: str, xs) -> tuple:
     """``xs`` (a sequence of integers, or a 1-D integer DenseElementsAttr) as a tuple of
     Python ints."""
@@ -44,7 +53,8 @@ def ints(op: str, what: str, xs) -> tuple:
         if cls is list:
             xs = tuple(xs)
         elif isinstance(xs, DenseElementsAttr):
-            xs = xs.ints if xs.ints is not None else tuple(xs.to_array().reshape(-1).tolist())
+            xs = xs.ints if xs.ints is not None else \
+                tuple(small_array(op, what, xs).reshape(-1).tolist())
         elif isinstance(xs, (str, bytes)) or not hasattr(xs, "__iter__"):
             fail(op, f"{what} must be a list of integers, got {type(xs).__name__} {xs!r:.40}")
         elif isinstance(xs, (set, frozenset, dict)) or \

@@ -160,7 +160,7 @@ def _dims_attr(v):
         t = v.type
         if not t.element_type.is_integer or t.rank != 1:
             raise TypeError(f"expected a list of integers (a 1-D integer tensor), got {t}")
-        v = [int(x) for x in v.to_array().reshape(-1)]
+        v = [int(x) for x in v.listed().reshape(-1)]
     elif isinstance(v, IndexArrayAttr):
         v = v.ints
     elif isinstance(v, (str, bytes, Attribute)) or not hasattr(v, "__iter__"):

@@ -24,7 +24,7 @@ from ..ir import Value
 from . import convert
 from ..combining import region_types
 from .control_flow import check_region, region_returns
-from .args import integer, results, value_list
+from .args import integer, results, small_array, value_list
 from .spec import AttrSpec, OpSpec, builder_method, fail, region_arg, register, tensor_operand
 
 __all__ = ["replica_groups", "channel_handle", "source_target_pairs"]
@@ -127,7 +127,7 @@ def _groups(op, attributes) -> np.ndarray:
     g = attributes["replica_groups"]
     if g.type.rank != 2:
         fail(op, f"replica_groups must be a rank-2 tensor, got {g.type}")
-    arr = g.to_array()
+    arr = small_array(op, "replica_groups", g)
     if arr.size == 0:
         if arr.shape[0]:
             fail(op, f"replica_groups has {arr.shape[0]} empty group(s); XLA refuses an empty "
@@ -537,7 +537,7 @@ def _permute(op, types, attributes):
     pairs = attributes["source_target_pairs"]
     if pairs.type.rank != 2 or pairs.type.shape[1] != 2:
         fail(op, f"source_target_pairs must be an Nx2 tensor, got {pairs.type}")
-    arr = pairs.to_array()
+    arr = small_array(op, "source_target_pairs", pairs)
     for col, what in ((0, "sources"), (1, "targets")):
         xs = arr[:, col].tolist()
         if any(x < 0 for x in xs):

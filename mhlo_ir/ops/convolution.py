@@ -64,7 +64,7 @@ def _bools(v):
         t = v.type
         if not t.element_type.is_bool or t.rank != 1:
             raise TypeError(f"expected a 1-D tensor of i1 (bools), got {t}")
-        return BoolArrayAttr(tuple(v.to_array().tolist()))
+        return BoolArrayAttr(tuple(v.listed().tolist()))
     if isinstance(v, DenseArrayAttr):
         if not v.type.is_bool:
             raise TypeError(f"expected array<i1: ...> (bools), got array<{v.type.name}>")
@@ -76,10 +76,6 @@ def _bools(v):
         if not isinstance(x, (bool, np.bool_)):
             raise TypeError(f"expected bools, got {show(x)} at index {i}")
     return BoolArrayAttr(tuple(bool(x) for x in vs))
-
-
-def _array(attr) -> np.ndarray:
-    return attr.to_array()
 
 
 # -- convolution -----------------------------------------------------------------------------
@@ -117,11 +113,10 @@ def _pads(op, attributes, n):
     a = attributes.get("padding")
     if a is None:
         return ((0, 0),) * n
-    arr = _array(a)
-    if arr.shape != (n, 2):
+    if a.type.shape != (n, 2):
         fail(op, f"padding must have shape [{n}, 2] (one [low, high] pair per spatial "
-                 f"dimension), got {list(arr.shape)}")
-    return tuple((int(lo), int(hi)) for lo, hi in arr)
+                 f"dimension), got {list(a.type.shape)}")
+    return tuple((int(lo), int(hi)) for lo, hi in a.to_array())
 
 
 def window_output_size(size, window, stride, lo, hi, base_dilation=1, window_dilation=1,

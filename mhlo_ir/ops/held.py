@@ -10,6 +10,7 @@ mistake is a Python error naming the op, whether the op came from a builder meth
 
 from __future__ import annotations
 
+from ..dense import LIST_LIMIT
 from .spec import fail
 
 __all__ = ["constant_ints", "holds_result_shape", "dynamic_pad_held", "real_dynamic_slice_held",
@@ -25,6 +26,8 @@ def constant_ints(v) -> tuple | None:
         return None
     value = v.attributes.get("value")
     try:
+        if value.type.num_elements > LIST_LIMIT:  # (a splat: no shape holds that many sizes)
+            return None
         return tuple(int(x) for x in value.to_array().reshape(-1))
     except (AttributeError, TypeError, ValueError):
         return None

@@ -53,11 +53,10 @@ def _window_shape(op, x, attributes, *, dilations=True):
     if pad is None:
         pads = ((0, 0),) * rank
     else:
-        arr = pad.to_array()
-        if arr.shape != (rank, 2):
+        if pad.type.shape != (rank, 2):
             fail(op, f"padding must have shape [{rank}, 2] (one [low, high] pair per "
-                     f"dimension), got {list(arr.shape)}")
-        pads = tuple((int(lo), int(hi)) for lo, hi in arr)
+                     f"dimension), got {list(pad.type.shape)}")
+        pads = tuple((int(lo), int(hi)) for lo, hi in pad.to_array())
     return tuple(window_output_size(n, w, s, lo, hi, b, d, op, i)
                  for i, (n, w, s, (lo, hi), b, d) in
                  enumerate(zip(x.shape, dims, strides, pads, base, wdil)))

@@ -215,3 +215,53 @@ def test_a_splat_of_no_elements_keeps_its_value_as_mlir_does(attr):
     assert oracle.normalize_hex(m.to_text(locations=False)) == oracle.mlir_generic(src)
     (c,) = [op for op in m.functions[0].body.blocks[0].operations if op.name == "constant"]
     assert c.attributes["value"].to_array().size == 0
+
+
+_LIST_ATTRS = {  # attributes that list numbers, each given a splat of 10**8 (or 2x10**8)
+    "replica_groups": ('"mhlo.all_reduce"(%a) <{replica_groups = dense<0> : '
+                       'tensor<100000000x2xi64>}> ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):'
+                       '\n    %s = mhlo.add %x, %y : tensor<f32>\n    mhlo.return %s : '
+                       'tensor<f32>\n  }) : (tensor<4xf32>) -> tensor<4xf32>'),
+    "source_target_pairs": ('"mhlo.collective_permute"(%a) <{source_target_pairs = dense<0> :'
+                            ' tensor<100000000x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>'),
+    "broadcast_dimensions": ('"mhlo.broadcast_in_dim"(%a) <{broadcast_dimensions = dense<0> :'
+                             ' tensor<100000000xi64>}> : (tensor<4xf32>) -> tensor<4xf32>'),
+    "padding": ('"mhlo.reduce_window"(%a, %z) <{padding = dense<0> : tensor<100000000x2xi64>, '
+                'window_dimensions = dense<1> : tensor<1xi64>}> ({\n  ^bb0(%x: tensor<f32>, '
+                '%y: tensor<f32>):\n    %s = mhlo.add %x, %y : tensor<f32>\n    mhlo.return %s'
+                ' : tensor<f32>\n  }) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LIST_ATTRS))
+def test_a_huge_splat_where_an_op_lists_numbers_is_refused_unexpanded(name):
+    """A splat is one element however large its type: where an op lists dimensions,
+    paddings, pairs or device ids, a few bytes of text declaring 10**8 of them are refused
+    with the op's error (MLIR refuses them too), not expanded (a declared 2**31x2 asked numpy
+    for 32 GiB: MemoryError; 10**7x2 took seconds and a gigabyte)."""
+    import tracemalloc
+    text = (f"func.func @main(%a: tensor<4xf32>, %z: tensor<f32>) -> tensor<4xf32> {{\n"
+            f"  %0 = {_LIST_ATTRS[name]}\n  return %0 : tensor<4xf32>\n}}")
+    tracemalloc.start()
+    try:
+        with pytest.raises(hlo.ParseError, match=name):
+            hlo.parse(text)
+        assert tracemalloc.get_traced_memory()[1] < 50 * 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_type_too_large_to_exist_inferred_while_reading_is_a_parse_error():
+    """Padding of 2**31 on both sides makes reduce_window's result type too large to exist:
+    the parser's error at the op (it was a bare ValueError without a position); MLIR
+    refuses the text too."""
+    text = ('func.func @main(%a: tensor<4x3xf32>, %b: tensor<f32>) -> tensor<3x2xf32> {\n'
+            '  %1 = "mhlo.reduce_window"(%a, %b) <{padding = dense<2147483648> : '
+            'tensor<2x2xi64>, window_dimensions = dense<2> : tensor<2xi64>}> ({\n'
+            '  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n    %s = mhlo.add %x, %y : tensor<f32>\n'
+            '    mhlo.return %s : tensor<f32>\n  }) : (tensor<4x3xf32>, tensor<f32>) -> '
+            'tensor<3x2xf32>\n  return %1 : tensor<3x2xf32>\n}')
+    with pytest.raises(hlo.ParseError, match=r"2:8: 'reduce_window': .* too large"):
+        hlo.parse(text)
+    with pytest.raises(Exception, match="incompatible with return type"):
+        oracle.parse(text)
