@@ -36,9 +36,11 @@ def _dims(dn, name) -> tuple:
 
 def _index_bounds(b, indices, upper: np.ndarray):
     """``upper`` (one bound per entry of the index vector, the last dimension of
-    ``indices``) broadcast to the indices' type."""
+    ``indices``) broadcast to the indices' type, each bound no more than that type's largest
+    value (as jax's _clamp_scatter_indices: a bound of 299 cast to uint8 wrapped to 43)."""
     t = indices.type
-    c = b.constant(upper.astype(t.dtype))
+    top = int(np.iinfo(t.dtype).max)
+    c = b.constant(np.array([min(int(u), top) for u in upper], t.dtype))
     return b.broadcast_in_dim(c, t.shape, [t.rank - 1])
 
 
@@ -94,7 +96,15 @@ def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_ar
         operand_batching_dims=_dims(dn, "operand_batching_dims"),
         start_indices_batching_dims=_dims(dn, "start_indices_batching_dims"))
     # XLA's gather clamps start indices into bounds: that is CLIP, and fine for
-    # PROMISE_IN_BOUNDS. FILL_OR_DROP masks the slices whose start is out of bounds.
+    # PROMISE_IN_BOUNDS. FILL_OR_DROP masks the slices whose start is out of bounds, its
+    # indices first converted to the signed type that holds the operand's dimensions, as
+    # jax's _gather_fill does (uint8 indices into 300 elements: the bound fits; int64 ones
+    # wrap into int32 as jax's do).
+    if mode == "FILL_OR_DROP":
+        wide = any(d > np.iinfo(np.int32).max for d in x_aval.shape)
+        et = hlo.i64 if wide else hlo.i32
+        if indices.type.element_type is not et:
+            indices = b.convert(indices, et)
     out = b.gather(operand, indices, hdn, slice_sizes,
                    indices_are_sorted=bool(indices_are_sorted))
     if mode != "FILL_OR_DROP":

@@ -132,3 +132,34 @@ def test_complex_to_bool_takes_the_real_part_as_jax_does():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # (jax's, tracing)
         _same(lambda v: v.astype(bool), z)
+
+
+_X300 = np.arange(300, dtype=np.float32)
+_POINT = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+                                    start_index_map=(0,))
+
+
+@pytest.mark.parametrize("indices", [np.array([50, 100, 255, 0], np.uint8),
+                                     np.array([50, 100, 127, -1], np.int8),
+                                     np.array([200, 250, 5], np.uint8)])
+def test_a_fill_gather_with_narrow_indices_into_a_longer_axis_keeps_valid_ones(indices):
+    """The bound 299 cast to uint8 wrapped to 43 and masked valid indices as out of bounds
+    (fill): jax converts the indices to int32 before masking (lax.gather and jnp.take)."""
+    _same(lambda x, i: lax.gather(x, i[:, None], _POINT, (1,), fill_value=-1.0,
+                                  mode=lax.GatherScatterMode.FILL_OR_DROP), _X300, indices)
+    _same(lambda x, i: jnp.take(x, i, mode="fill", fill_value=-1), _X300, indices)
+
+
+@pytest.mark.parametrize("dtype, starts", [(np.uint8, [200, 250]), (np.int8, [100, 20])])
+def test_a_clip_scatter_with_narrow_indices_clamps_to_the_right_bound(dtype, starts):
+    """vmapped dynamic_update_slice is a CLIP scatter with the user's index type: the clamp
+    bound 297 wrapped in uint8 to 41 and every update landed there (jax bounds it by the
+    type's largest value first); lax.scatter_add likewise."""
+    rows = np.zeros((2, 300), np.float32)
+    _same(jax.vmap(lambda r, j: lax.dynamic_update_slice(r, jnp.ones(3, jnp.float32), (j,))),
+          rows, np.array(starts, dtype))
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+    _same(lambda x, i: lax.scatter_add(x, i[:, None], jnp.ones(2, jnp.float32), dn,
+                                       mode=lax.GatherScatterMode.CLIP),
+          _X300, np.array(starts, dtype))
