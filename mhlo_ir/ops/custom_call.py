@@ -41,8 +41,11 @@ def _backend_config(v):
 
 @_attrs.frozen
 class IndexLayout(Attribute):
-    """``dense<[1, 0]> : tensor<2xindex>``: the layout of one custom_call operand or result,
-    its dimensions minor to major (a permutation of 0..rank-1; empty for scalars and tokens).
+    """``dense<[1, 0]> : tensor<2xindex>``: a 1-D dense attribute of ``index`` elements. As
+    custom_call's ``operand_layouts``/``result_layouts`` entry it is one operand's or result's
+    layout, its dimensions minor to major (a permutation of 0..rank-1, checked there and
+    when built from a list; empty for scalars and tokens); elsewhere (a discardable
+    attribute) it holds any integers, as MLIR reads them.
 
     NOTE: custom-call layouts are the one place MHLO wants ``index`` elements ("Array of
     layout (1D tensor of index type) attributes"; i64 is rejected), a type the dense
@@ -50,15 +53,11 @@ class IndexLayout(Attribute):
 
     dims: tuple = _attrs.field(converter=lambda ds: tuple(convert.i64(d).value for d in ds))
 
-    def __attrs_post_init__(self):
-        if sorted(self.dims) != list(range(len(self.dims))):
-            raise ValueError(f"layout {list(self.dims)} is not a permutation of "
-                             f"0..{len(self.dims) - 1} (dimensions minor to major)")
-
     def render(self, dialect=None) -> str:
-        n = len(self.dims)
-        body = (str(self.dims[0]) if n == 1 else
-                "[" + ", ".join(map(str, self.dims)) + "]" if n else "")
+        dims = self.dims
+        n = len(dims)
+        body = (str(dims[0]) if n and dims.count(dims[0]) == n else  # a splat, as MLIR's
+                "[" + ", ".join(map(str, dims)) + "]" if n else "")
         return f"dense<{body}> : tensor<{n}xindex>"
 
     @classmethod
@@ -86,12 +85,22 @@ class IndexLayout(Attribute):
         return ts.make(start, cls, dims * shape[0] if len(dims) == 1 else dims)
 
 
+def _layout_problem(dims) -> str | None:
+    if sorted(dims) != list(range(len(dims))):
+        return (f"layout {list(dims)} is not a permutation of 0..{len(dims) - 1} "
+                "(dimensions minor to major)")
+    return None
+
+
 def _layout_entry(i, e) -> IndexLayout:
-    if e.__class__ is IndexLayout:
-        return e
-    if isinstance(e, (str, bytes, Attribute)) or not hasattr(e, "__iter__"):
-        raise TypeError(f"entry {i} must be a list of dimensions, got {_show(e)}")
-    return IndexLayout(tuple(e))
+    if e.__class__ is not IndexLayout:
+        if isinstance(e, (str, bytes, Attribute)) or not hasattr(e, "__iter__"):
+            raise TypeError(f"entry {i} must be a list of dimensions, got {_show(e)}")
+        e = IndexLayout(tuple(e))
+    why = _layout_problem(e.dims)
+    if why is not None:
+        raise ValueError(why)
+    return e
 
 
 def _layouts(v) -> ArrayAttr:
@@ -247,6 +256,9 @@ def _check_layouts(op, types, results, attributes) -> None:
                      f"(one per {what})")
         for i, (t, lay) in enumerate(zip(ts, layouts.elements)):
             rank = t.rank if isinstance(t, TensorType) else 0
+            why = _layout_problem(lay.dims)
+            if why is not None:  # (one read from text: any index dense attribute reads)
+                fail(op, f"{what}_layouts[{i}]: {why}")
             if len(lay.dims) != rank:
                 fail(op, f"{what}_layouts[{i}] = {list(lay.dims)} does not fit {what} {i} of "
                          f"type {t}: expected a permutation of 0..{rank - 1}"

@@ -22,6 +22,7 @@ from mhlo_ir.ops.custom_call import IndexLayout
 from mhlo_ir.syntax import ParseError
 from mhlo_ir.types import AsyncBundleType, parse_type
 from tests.mhlo_ir.parse_support import mlir_dictionary
+from tests.oracle import assert_fixed_point
 
 _ints = st.lists(st.integers(0, 7), max_size=3)
 _dot = st.builds(ma.DotDimensionNumbers, _ints, _ints, _ints, _ints)
@@ -67,8 +68,25 @@ def test_layouts_read_by_the_dense_reader():
     text = "[dense<[1, 0]> : tensor<2xindex>, dense<> : tensor<0xindex>]"
     assert parse_attribute(text) == ArrayAttr([IndexLayout((1, 0)), IndexLayout(())])
     assert parse_attribute("dense<[2, 3]> : tensor<2xi64>").__class__ is hlo.DenseElementsAttr
-    with pytest.raises(ParseError, match="not a permutation"):
-        parse_attribute("dense<[1, 1]> : tensor<2xindex>")
+
+
+def test_any_index_dense_attribute_reads_as_mlir_reads_it():
+    """Outside custom_call's layouts an index tensor holds any integers (a discardable
+    attribute): read, and printed as MLIR prints it (splats as one element); it was refused
+    as "not a permutation". A layout that is none is refused by custom_call's check."""
+    assert parse_attribute("dense<[1, 1]> : tensor<2xindex>") == IndexLayout((1, 1))
+    text = ('module attributes {x.a = dense<[5, 7]> : tensor<2xindex>, x.b = dense<1> : '
+            'tensor<3xindex>} {\n  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n'
+            '    %0 = mhlo.add %a, %a {x.c = dense<3> : tensor<1xindex>} : tensor<2xf32>\n'
+            '    return %0 : tensor<2xf32>\n  }\n}')
+    assert_fixed_point(hlo.parse(text))
+    bad = ('func.func @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {\n  %0 = mhlo.custom_call '
+           '@f(%a) {operand_layouts = [dense<[1, 1]> : tensor<2xindex>], result_layouts = '
+           '[dense<[1, 0]> : tensor<2xindex>]} : (tensor<2x3xf32>) -> tensor<2x3xf32>\n'
+           '  return %0 : tensor<2x3xf32>\n}')
+    with pytest.raises(ParseError, match=r"operand_layouts\[0\]: layout \[1, 1\] is not a "
+                                         "permutation"):
+        hlo.parse(bad)
 
 
 def test_chlo_and_misc_enums_refuse_unknown_values():

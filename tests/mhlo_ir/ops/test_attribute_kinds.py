@@ -267,13 +267,16 @@ def test_precision_config_one_for_both_and_pairs():
 
 
 def test_index_layout_parses_what_it_renders():
-    for dims in [(), (0,), (1, 0), (2, 0, 1)]:
+    for dims in [(), (0,), (1, 0), (2, 0, 1), (5, 7), (1, 1)]:  # (any index tensor reads)
         a = IndexLayout(dims)
         ts = TokenStream(a.render())
         assert IndexLayout.parse(ts) == a
         ts.expect_end()
-    with pytest.raises(ValueError, match="not a permutation"):
-        IndexLayout((0, 2))
+    assert IndexLayout((1, 1)).render() == "dense<1> : tensor<2xindex>"  # a splat, as MLIR's
+    m, op = case_op("custom_call", CC)  # as a layout, a permutation or refused
+    assert re.search(r"operand_layouts\[0\]: layout \[0, 2\] is not a permutation", _refused(
+        op, "operand_layouts", A.ArrayAttr([IndexLayout((0, 2))]),
+        {"result_layouts": A.ArrayAttr([IndexLayout((1, 0))])}))
     with pytest.raises(TypeError, match="expected an integer"):
         IndexLayout((1.0, 0))
 
