@@ -15,7 +15,7 @@ from .. import op_forms as pf
 
 import numpy as np
 
-from ..attributes import UNIT, Attribute, UnitAttr
+from ..attributes import Attribute
 from ..dense import DenseElementsAttr
 from ..dtypes import i64, ui32
 from ..mhlo_attributes import ChannelHandle
@@ -98,12 +98,6 @@ def channel_handle(v) -> ChannelHandle:
     return v
 
 
-def _unit(v):
-    if isinstance(v, UnitAttr) or v is True:
-        return UNIT
-    raise ValueError(f"expected True (a unit attribute; leave it unset for False), got {v!r}")
-
-
 _i64 = convert.i64
 
 
@@ -111,7 +105,7 @@ _GROUP_ATTRS = {
     "replica_groups": AttrSpec(replica_groups, True),
     "channel_handle": AttrSpec(channel_handle),
 }
-_GLOBAL = {"use_global_device_ids": AttrSpec(_unit)}
+_GLOBAL = {"use_global_device_ids": AttrSpec(convert.unit)}
 
 
 # Ops whose groups may differ in size, the short ones padded with -1 (MLIR's verifier refuses

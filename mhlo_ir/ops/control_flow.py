@@ -163,7 +163,10 @@ def _call_check(op, types, attributes, results, regions):
         fail(op, f"attribute callee must be a symbol reference, got {callee!r}")
 
 
-register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(convert.symbol, True)},
+register(OpSpec("func.call", ("operands*",), {"callee": AttrSpec(convert.symbol, True),
+                                              "no_inline": AttrSpec(convert.unit),
+                                              "arg_attrs": AttrSpec(convert.dictionaries),
+                                              "res_attrs": AttrSpec(convert.dictionaries)},
                 namespace="func", dialects=FUNC, check=_call_check, pretty=pf.CALL,
                 quantized="carrier"))
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..attributes import (FALSE, TRUE, ArrayAttr, Attribute, BoolAttr, FloatAttr, IntegerAttr,
-                          StringAttr, SymbolRefAttr)
+from ..attributes import (FALSE, TRUE, UNIT, ArrayAttr, Attribute, BoolAttr, DictionaryAttr,
+                          FloatAttr, IntegerAttr, StringAttr, SymbolRefAttr, UnitAttr)
 
 __all__ = ["integer", "i64", "i32", "f32", "boolean", "string", "symbol", "symbol_array",
-           "array_of", "show"]
+           "array_of", "show", "unit", "dictionaries"]
 
 
 def show(v) -> str:
@@ -70,6 +70,25 @@ def f32(v) -> FloatAttr:
 
 # The least magnitude that rounds to inf in f32: the largest f32 plus half its last step.
 _F32_OVERFLOW = float(np.finfo(np.float32).max) + 2.0 ** 103
+
+
+def unit(v) -> UnitAttr:
+    """A unit attribute (a flag that is there or not): True or UnitAttr."""
+    if isinstance(v, UnitAttr) or v is True:
+        return UNIT
+    raise ValueError(f"expected True (a unit attribute; leave it unset for False), got {v!r}")
+
+
+def dictionaries(v) -> ArrayAttr:
+    """An array of dictionaries (func.call's arg_attrs, res_attrs): one per value."""
+    if not isinstance(v, ArrayAttr):
+        if isinstance(v, (str, bytes, Attribute)) or not isinstance(v, (list, tuple)):
+            raise TypeError(f"expected a list of dictionaries, got {show(v)}")
+        v = ArrayAttr(tuple(DictionaryAttr(e) if isinstance(e, dict) else e for e in v))
+    for i, e in enumerate(v.elements):
+        if not isinstance(e, DictionaryAttr):
+            raise TypeError(f"expected a dictionary at index {i}, got {show(e)}")
+    return v
 
 
 def boolean(v) -> BoolAttr:

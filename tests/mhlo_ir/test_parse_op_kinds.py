@@ -184,3 +184,25 @@ def test_op_names_mlir_refuses_are_refused(spelled, message):
            "  return %0 : tensor<2xf32>\n}\n")
     with pytest.raises(ParseError, match=message):
         hlo.parse(src)
+
+
+def test_func_call_properties_read_and_print_as_mlir_does():
+    """func.call's no_inline, arg_attrs and res_attrs are properties (``<{callee = @f,
+    no_inline}>``): MLIR's generic print of ``call @f(%a) {no_inline}`` was refused ("has no
+    property"), and our print put the flag among the discardable attributes."""
+    from tests import oracle
+    f = ('func.func private @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : '
+         'tensor<2xf32>\n}\n')
+    for call in ('call @f(%a) {no_inline} : (tensor<2xf32>) -> tensor<2xf32>',
+                 '"func.call"(%a) <{arg_attrs = [{x.y}], callee = @f, res_attrs = [{}]}> : '
+                 '(tensor<2xf32>) -> tensor<2xf32>'):
+        text = (f + 'func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = ' + call +
+                '\n  return %0 : tensor<2xf32>\n}\n')
+        generic = oracle.mlir_generic(text)
+        m = hlo.parse(generic)
+        assert m.to_text(locations=False) == generic
+        assert hlo.parse(text).to_text(locations=False) == generic
+        ir, ctx = oracle._context()
+        with ctx, ir.Location.unknown():
+            assert m.to_text(locations=False, pretty=True) == \
+                ir.Module.parse(generic).operation.get_asm()
