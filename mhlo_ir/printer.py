@@ -30,9 +30,10 @@ from .errors import IRError
 from .location import Location, UnknownLoc
 from .ir import _MANY, FUNCTION_PROPERTIES, GeneralOperation, SingleResultOp
 from .op_attributes import OpAttributes
+from .print_caches import bare, shared_caches
 from .pretty_forms import custom_form
 from . import pretty_lines, print_combining, ssa_names
-from .text import is_bare_identifier, quote, symbol_name
+from .text import quote, symbol_name
 from .types import FunctionType, TensorType
 
 __all__ = ["print_module", "print_function_type"]
@@ -91,7 +92,7 @@ class _Printer:
         self.locs = None if not locations else _Locations(locations == "alias")
         self.hex_threshold = hex_threshold
         (self.op_names, self.attr_cache, self.sigs, self.fast,
-         self.attr_parts, self.plain) = _shared_caches(dialect, hex_threshold)
+         self.attr_parts, self.plain) = shared_caches(dialect, hex_threshold)
         # Line parts of ops whose attribute mapping is not an OpAttributes (so may change
         # between prints): kept for this print only.
         self.own_fast: dict = {}
@@ -131,7 +132,7 @@ class _Printer:
                 raise IRError(f"attribute {k} is {type(v).__name__} {v!r:.60}, not an "
                               "Attribute: set attributes with op.set_attr(name, value), which "
                               "converts Python values (Module.verify() names the op)")
-            key = k if _bare(k) else quote(k)
+            key = k if bare(k) else quote(k)
             parts.append(key if v.__class__ is UnitAttr else f"{key} = {self.attr_text(v)}")
         return ", ".join(parts)
 
@@ -514,7 +515,7 @@ class _Printer:
         out = self.out
         threshold = self.hex_threshold
         for i, (k, v) in enumerate(sorted(items)):
-            key = k if _bare(k) else quote(k)
+            key = k if bare(k) else quote(k)
             sep = ", " if i else ""
             if v.__class__ is DenseElementsAttr and v.prints_hex(threshold):
                 out.append(f"{sep}{key} = ")
@@ -709,58 +710,10 @@ class _Respelled:
         return getattr(self._op, name)
 
 
-# Texts that depend only on the dialect and the hex threshold (op names, attribute texts,
-# signatures, each op kind's line parts) are kept across prints: printing many small modules
-# (generated-program testing) would otherwise render every attribute and signature afresh.
-# The caches are keyed by op specs, interned types, or the identity of an immutable attribute
-# or OpAttributes mapping they also hold (so that id is not reused), never by equality; they
-# are replaced whole (not emptied in place) once any grows past the limit, so a printer that
-# holds the old ones in another thread is not disturbed.
-_SHARED: dict = {}
-_SHARED_LIMIT = 8192
-
-
-def _shared_caches(dialect, hex_threshold) -> tuple:
-    """(op names, attribute texts, signatures, line parts, attribute-dict parts, specs
-    without a custom form in the dialect)."""
-    key = (dialect, hex_threshold)
-    caches = _SHARED.get(key)
-    if caches is None or max(map(len, caches)) > _SHARED_LIMIT:
-        # (op names and plain specs too: opaque ops add specs as they are read)
-        if len(_SHARED) >= 8:  # bounded in hex thresholds and dialects too
-            _SHARED.clear()
-        caches = _SHARED[key] = ({}, {}, {}, {}, {}, _Plain(dialect))
-    return caches
-
-
-class _Plain(dict):
-    """spec -> whether its ops print in generic form with ``pretty=True`` too (no custom
-    form in this dialect: they take the generic line parts), answered on first asking."""
-
-    def __init__(self, dialect):
-        super().__init__()
-        self.dialect = dialect
-
-    def __missing__(self, spec):
-        plain = self[spec] = custom_form(spec, self.dialect) is None
-        return plain
-
-
-_BARE: dict = {}
 _NO_KEYS = frozenset()
 # The second entry of the custom-form fast path's keys (see block): never a type, an int, a
 # tuple or None, so never equal to what a generic-path key holds there.
 _ONE, _PAIR, _MANY_P, _REGION = object(), object(), object(), object()
-
-
-def _bare(k) -> bool:
-    """Whether attribute name ``k`` prints without quotes (cached by the exact string)."""
-    r = _BARE.get(k)
-    if r is None:
-        if len(_BARE) > _SHARED_LIMIT:
-            _BARE.clear()
-        r = _BARE[k] = is_bare_identifier(k)
-    return r
 
 
 def print_function_type(ft: FunctionType, dialect: Dialect = MHLO) -> str:

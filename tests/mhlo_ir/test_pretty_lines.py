@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import mhlo_ir as hlo
-from mhlo_ir import pretty_lines, printer
+from mhlo_ir import pretty_lines, print_caches, printer
 from tests import oracle
 
 DIALECTS = [hlo.MHLO, hlo.STABLEHLO]
@@ -67,7 +67,7 @@ def test_an_operand_given_twice_makes_the_template_from_a_copy(monkeypatch):
     real = pretty_lines.template
     monkeypatch.setattr(pretty_lines, "template", lambda pr, op: made.append(
         real(pr, op)) or made[-1])
-    monkeypatch.setattr(printer, "_SHARED", {})
+    monkeypatch.setattr(print_caches, "_SHARED", {})
     t = hlo.tensor((2,), hlo.i32)
     for first_twice in (True, False):
         m = hlo.Module("twice")
@@ -131,13 +131,13 @@ def test_template_refuses_what_it_cannot_reproduce():
 
 def _form_path(m, **kw) -> str:
     """``m`` printed with templates off and nothing kept from earlier prints."""
-    saved_template, saved_shared = pretty_lines.template, printer._SHARED
+    saved_template, saved_shared = pretty_lines.template, print_caches._SHARED
     pretty_lines.template = lambda pr, op: None
-    printer._SHARED = {}
+    print_caches._SHARED = {}
     try:
         return m.to_text(pretty=True, **kw)
     finally:
-        pretty_lines.template, printer._SHARED = saved_template, saved_shared
+        pretty_lines.template, print_caches._SHARED = saved_template, saved_shared
 
 
 def test_generated_programs_print_as_the_forms_themselves_print_them():
@@ -177,7 +177,7 @@ def test_equal_types_that_are_different_objects_print_alike():
   }
 }"""
     for parsed_first in (True, False):
-        printer._SHARED.clear()  # no template from an earlier test: this order decides
+        print_caches._SHARED.clear()  # no template from an earlier test: this order decides
         parsed = hlo.parse(parsed_text)
         built = hlo.Module("built")
         f = built.add_function("main", [hlo.tuple_type([s])], visibility="public")
@@ -216,7 +216,7 @@ def test_reductions_that_apply_their_body_print_from_templates(dialect, monkeypa
     real = pretty_lines.template
     monkeypatch.setattr(pretty_lines, "template", lambda pr, op: made.append(
         op.spec.name) or real(pr, op))
-    monkeypatch.setattr(printer, "_SHARED", {})  # (templates outlive a print: start from none)
+    monkeypatch.setattr(print_caches, "_SHARED", {})  # (templates outlive a print: start from none)
     m = hlo.Module("reductions")
     f = m.add_function("main", [hlo.tensor((4, 6), hlo.f32)])
     b = f.builder()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import mhlo_ir as hlo
-from mhlo_ir import print_combining, printer
+from mhlo_ir import print_caches, print_combining
 from tests import oracle
 
 T = hlo.tensor((4, 6), hlo.f32)
@@ -37,13 +37,13 @@ def taken(monkeypatch):
 
 def general_path(m, **kw) -> str:
     """``m`` printed with the one-piece path off and nothing kept from earlier prints."""
-    saved_line, saved_shared = print_combining.line, printer._SHARED
+    saved_line, saved_shared = print_combining.line, print_caches._SHARED
     print_combining.line = lambda pr, op, indent: None
-    printer._SHARED = {}
+    print_caches._SHARED = {}
     try:
         return m.to_text(**kw)
     finally:
-        print_combining.line, printer._SHARED = saved_line, saved_shared
+        print_combining.line, print_caches._SHARED = saved_line, saved_shared
 
 
 def _module(locations: bool = False):
