@@ -163,3 +163,16 @@ def test_a_clip_scatter_with_narrow_indices_clamps_to_the_right_bound(dtype, sta
     _same(lambda x, i: lax.scatter_add(x, i[:, None], jnp.ones(2, jnp.float32), dn,
                                        mode=lax.GatherScatterMode.CLIP),
           _X300, np.array(starts, dtype))
+
+
+def test_an_x64_fill_gather_narrows_wide_indices_to_int32_as_jax_does():
+    """Under x64 jax converts a fill gather's int64 indices to int32 before gathering and
+    masking (its dimensions fit int32), so 2**32 + 1 wraps to 1 and reads element 1: copied,
+    not chosen (ours filled it)."""
+    try:
+        jax.config.update("jax_enable_x64", True)
+        _same(lambda x, i: lax.gather(x, i[:, None], _POINT, (1,), fill_value=-1.0,
+                                      mode=lax.GatherScatterMode.FILL_OR_DROP),
+              np.arange(10, dtype=np.float32), np.array([2**32 + 1, 3, 2**40, -1], np.int64))
+    finally:
+        jax.config.update("jax_enable_x64", False)
