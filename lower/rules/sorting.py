@@ -1,5 +1,5 @@
 """Rules for sort (several operands, ``num_keys`` keys), top_k, argmax, argmin and
-approx_top_k (exact: a sort with the indices carried along, as jax's CPU fallback).
+approx_top_k (jax's ApproxTopK custom call, which XLA:CPU runs exactly).
 
 Orders follow JAX's: sort's comparator is jax's (-0.0 equal to 0.0, NaNs last, but first for
 the FNUZ float8 types, whose NaN has the sign bit; complex numbers lexicographically);
@@ -10,10 +10,13 @@ part).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+import mhlo_ir as hlo
+
 from mhlo_ir.builder import as_results
-from mhlo_ir.dtypes import from_numpy
 
 from ..semantics import compare_hlo, highest, lowest, total_order_compare
 from ..mlir import register_lowering
@@ -128,27 +131,47 @@ register_lowering("argmax", _argminmax("argmax"))
 register_lowering("argmin", _argminmax("argmin"))
 
 
-# -- approx_top_k: exact, as jax's CPU fallback --------------------------------------------------
+# -- approx_top_k: jax's ApproxTopK custom call ---------------------------------------------
 
 def _approx_top_k(ctx, x, *, k, reduction_dimension, recall_target, is_max_k,
-                  reduction_input_size_override, aggregate_to_topk):
-    """Exact: the (floating) operand sorted along the dimension (largest first for max-k),
-    indices carried along, then the first ``out`` entries (``k``, or the aval's size when
-    not aggregated). The sort is unstable with jax's comparator (values alone, in the
-    partial order): what XLA:CPU makes of jax's ApproxTopK custom call, so tied values
-    (and NaNs) come back in the order jax.jit's program gives them."""
+                  reduction_input_size_override, aggregate_to_topk, fallback=True):
+    """jax's program: an ``ApproxTopK`` custom call of the operand, an iota of indices along
+    the dimension, the init value (-inf for max-k, inf for min-k) and -1, calling a new
+    comparator function of the values alone, its parameters in ``mhlo.backend_config``
+    (``is_fallback`` everywhere but on TPU, where XLA runs the approximate algorithm).
+    XLA:CPU expands the fallback into an unstable sort whose order ties and NaNs take, and
+    k=1 into a reduction, which gives the last of tied values (a sort and a slice written
+    out gave the first: a review against jax.jit, 2026-12-07)."""
     b = ctx.builder
     shape = x.type.shape
     dim = reduction_dimension % len(shape)
-    idx = b.iota(shape, from_numpy(np.dtype(np.int32)), dim)
-    direction = "GT" if is_max_k else "LT"
-    vals, ids = b.sort([x, idx], lambda r, p, q, _i, _j: r.compare(p, q, direction, "FLOAT"),
-                       dim, False)
-    n = ctx.avals_out[0].shape[dim]
-    limit = list(shape)
-    limit[dim] = n
-    start = [0] * len(shape)
-    return [b.slice(vals, start, limit), b.slice(ids, start, limit)]
+    et = x.type.element_type
+    scalar, index = hlo.tensor((), et), hlo.tensor((), hlo.i32)
+    name = f"top_k_{'gt' if is_max_k else 'lt'}_{et.name}_comparator"
+    comparator = ctx.module_context.module.add_function(
+        name, [scalar, scalar, index, index], [hlo.tensor((), hlo.i1)])
+    cb = comparator.builder()
+    p, q = comparator.arguments[:2]
+    cb.return_(cb.compare(p, q, "GT" if is_max_k else "LT"))
+    idx = b.iota(shape, hlo.i32, dim)
+    none = b.constant(np.int32(-1))
+    init = b.constant(np.array(-np.inf if is_max_k else np.inf, et.dtype))
+    config = {"aggregate_to_topk": bool(aggregate_to_topk),
+              "recall_target": hlo.FloatAttr(float(recall_target), hlo.f32),
+              "reduction_dim": hlo.IntegerAttr(dim, hlo.i64),
+              "reduction_input_size_override": hlo.IntegerAttr(
+                  int(reduction_input_size_override), hlo.i64),
+              "top_k": hlo.IntegerAttr(int(k), hlo.i64)}
+    if fallback:
+        config["is_fallback"] = True
+    out_types = [hlo.tensor(a.shape, a.dtype) for a in ctx.avals_out]
+    vals, ids = b.custom_call("ApproxTopK", [x, idx, init, none],
+                              out_types, backend_config="",
+                              called_computations=[comparator.name])
+    vals.owner.set_attr("mhlo.backend_config", config)
+    return [vals, ids]
 
 
 register_lowering("approx_top_k", _approx_top_k)
+register_lowering("approx_top_k", functools.partial(_approx_top_k, fallback=False),
+                  platform="tpu")

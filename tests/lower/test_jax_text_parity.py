@@ -438,3 +438,15 @@ def test_approx_top_k_gives_tied_values_in_jaxs_order(dtype, with_nans):
         v[::7] = np.nan
     for f in (lambda v: lax.approx_min_k(v, 10), lambda v: lax.approx_max_k(v, 10)):
         assert_same_numbers(f, v)
+
+
+@pytest.mark.parametrize("values", [[[1, 5, 5, 0], [2, 2, 0, 2]], [[3, np.nan, 3, 2]],
+                                    [[0, -0.0, 0, 1]], [[np.nan, 1, np.nan, 0]]])
+def test_approx_top_k_of_one_ties_and_nans_as_jax(values):
+    """k=1 is a reduction in XLA:CPU's expansion of jax's ApproxTopK custom call: the last
+    of tied values, and a NaN only where no value follows it; a sort and a slice written out
+    (ours before) gave the first tie and let a NaN through. Now the custom call itself."""
+    v = np.array(values, np.float32)
+    for f in (lambda v: lax.approx_max_k(v, 1), lambda v: lax.approx_min_k(v, 1),
+              lambda v: lax.approx_max_k(v, 1, reduction_dimension=0)):
+        assert_same_numbers(f, v)

@@ -148,6 +148,35 @@ def test_approx_top_k_is_exact_top_k():
     np.testing.assert_array_equal(np.take_along_axis(xb, idx, 1), vals)
 
 
+@pytest.mark.parametrize("platform", ["cpu", "tpu"])
+def test_approx_top_k_is_jaxs_custom_call_op_for_op(platform):
+    """The ApproxTopK custom call jax writes for the platform (``is_fallback`` but on TPU,
+    where XLA runs the approximate algorithm): its operands' and results' types, its
+    backend_config dictionary and its comparator, read from jax's own text."""
+    import mhlo_ir as hlo
+    x = np.random.RandomState(2).standard_normal((4, 64)).astype(F32)
+
+    def f(x):
+        return jlax.approx_max_k(x, 3, recall_target=0.9), jlax.approx_min_k(x, 1, 0)
+
+    def calls(m):
+        out = []
+        for op in m.functions[[fn.name for fn in m.functions].index("main")].entry_block \
+                .operations:
+            if op.spec.name == "custom_call":
+                comparator = m.lookup(op.attr("called_computations").elements[0].name)
+                out.append(([v.type for v in op.operands], [r.type for r in op.results],
+                            op.attr("mhlo.backend_config"), comparator.arg_types,
+                            [o.spec.name for o in comparator.entry_block.operations][:-1],
+                            comparator.entry_block.operations[0].attr("comparison_direction")))
+        return out
+    closed = jax.make_jaxpr(f)(x)
+    ours = lower_jaxpr_to_module("jit_f", closed, platform=platform).module
+    theirs = hlo.parse(jax.jit(f).trace(x).lower(lowering_platforms=(platform,)).as_text())
+    assert calls(ours) == calls(theirs) and len(calls(ours)) == 2
+    assert ("is_fallback" in ours.to_text()) == (platform == "cpu")
+
+
 def test_symmetric_product_and_cholesky_update():
     rng = np.random.RandomState(1)
     a = rng.randn(2, 3, 4).astype(F32)
