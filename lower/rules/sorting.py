@@ -18,6 +18,7 @@ import mhlo_ir as hlo
 
 from mhlo_ir.builder import as_results
 
+from ..constants import aval_to_ir_type
 from ..semantics import compare_hlo, highest, lowest, total_order_compare
 from ..mlir import register_lowering
 
@@ -164,7 +165,7 @@ def _approx_top_k(ctx, x, *, k, reduction_dimension, recall_target, is_max_k,
               "top_k": hlo.IntegerAttr(int(k), hlo.i64)}
     if fallback:
         config["is_fallback"] = True
-    out_types = [hlo.tensor(a.shape, a.dtype) for a in ctx.avals_out]
+    out_types = [aval_to_ir_type(a) for a in ctx.avals_out]
     vals, ids = b.custom_call("ApproxTopK", [x, idx, init, none],
                               out_types, backend_config="",
                               called_computations=[comparator.name])
