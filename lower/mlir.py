@@ -351,11 +351,13 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
                 ins = [read(v) for v in invars]
             outvars = eqn.outvars
             direct = getattr(rule, "same_typed", None)
+            params = eqn.params
             if direct is not None and not eff and len(outvars) == 1 and \
-                    not eqn.params.get("accuracy"):
+                    params.get("out_dtype") is None and not params.get("accuracy"):
                 # An elementwise rule that is one builder method (add, mul, tanh...): given
-                # operands of one type it makes that op and nothing else, so it is called
-                # here without a rule context (a third of such an equation's lowering).
+                # operands of one type (and no other result type: mul's out_dtype) it makes
+                # that op and nothing else, so it is called here without a rule context (a
+                # third of such an equation's lowering).
                 if len(ins) == 2:
                     x, y = ins
                     if x.type is y.type:
@@ -374,7 +376,6 @@ def jaxpr_subcomp(ctx: ModuleContext, b: Builder, jaxpr, tokens: TokenSet,
             rctx._avals_in = rctx._avals_out = rctx.tokens_out = None
             rctx.tokens_in = tokens.subset(effects) if effects else no_tokens
             rctx._eqn = eqn
-            params = eqn.params
             ans = rule(rctx, *ins, **params) if params else rule(rctx, *ins)
             if effects:
                 if rctx.tokens_out is None:

@@ -52,13 +52,17 @@ def _direct(method: str):
     once: this is the hot path of most programs)."""
     fn = getattr(hlo.Builder, method)
 
-    def rule(ctx, *args, accuracy=None, **params):
-        # Extra jax params (out_dtype=None...) do not change the op; an accuracy (jax's
-        # lax.Tolerance or AccuracyMode) becomes its result_accuracy, as jax writes it.
+    def rule(ctx, *args, accuracy=None, out_dtype=None, **params):
+        # An accuracy (jax's lax.Tolerance or AccuracyMode) becomes the op's
+        # result_accuracy, as jax writes it; mul's out_dtype (lax.mul(x, y, out_dtype=...))
+        # converts the operands to the result's type first, as jax's lowering does.
         if len(args) == 2:
             x, y = args
             if x.type is not y.type and x.type.shape != y.type.shape:
                 x, y = broadcast_operands(ctx, args)
+            if out_dtype is not None:
+                out = ctx.avals_out[0].dtype
+                x, y = (convert_hlo(ctx.builder, v, out) for v in (x, y))
             return [fn(ctx.builder, x, y)]
         return [_with_accuracy(fn(ctx.builder, *args), accuracy)]
     rule.__name__ = f"_{method}_lowering"
