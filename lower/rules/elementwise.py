@@ -284,12 +284,15 @@ def _unary(name, values):
     """The rule of a unary primitive made by ``values(b, x)``; its ``same_typed`` lets
     jaxpr_subcomp call that without a rule context (as _direct's)."""
     direct = getattr(values, "direct", None)
+    expands_with = getattr(values, "expands_with", None)
 
     def rule(ctx, x, accuracy=None, **_):
-        if accuracy is None:
+        if accuracy is None or expands_with is not None and \
+                x.type.element_type.kind == "complex" and expands_with(accuracy):
             return [values(ctx.builder, x)]
-        # With an accuracy, jax writes the op itself (a complex one too, not its expansion)
-        # and gives it the accuracy as result_accuracy.
+        # With an accuracy, jax writes the op itself (a complex one too, not its expansion,
+        # except where ``values.expands_with`` says so) and gives it the accuracy as
+        # result_accuracy.
         return [_with_accuracy((direct or values)(ctx.builder, x), accuracy)]
     rule.__name__ = f"_{name}_lowering"
     rule.same_typed = values

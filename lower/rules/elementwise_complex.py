@@ -28,9 +28,14 @@ from ..mlir import register_lowering
 from .elementwise import _unary
 
 
-def _or_complex(method: str, expand):
+def _or_complex(method: str, expand, expands_with):
     """``(b, z)`` -> the builder method on real ``z``, ``expand(b, z)`` on complex ``z``: what
-    the rule makes (elementwise._unary gives it the direct path real values take)."""
+    the rule makes (elementwise._unary gives it the direct path real values take).
+
+    With jax's ``accuracy`` param the op itself is written with that result_accuracy, except
+    on a complex operand where ``expands_with(accuracy)``: jax's sin and cos rules expand
+    complex operands whatever the accuracy, and jaxlib's expander still expands log, log1p
+    and sqrt written with ``AccuracyMode.DEFAULT`` (not HIGHEST or a tolerance)."""
     op = getattr(hlo.Builder, method)
 
     def values(b, z):
@@ -38,7 +43,16 @@ def _or_complex(method: str, expand):
             return expand(b, z)
         return op(b, z)
     values.direct = op  # (what an accuracy asks for: see elementwise._unary)
+    values.expands_with = expands_with
     return values
+
+
+def _always(accuracy) -> bool:
+    return True
+
+
+def _default_mode(accuracy) -> bool:
+    return getattr(accuracy, "name", None) == "DEFAULT" and not hasattr(accuracy, "atol")
 
 
 def _parts(b, z):
@@ -221,8 +235,8 @@ def _log(b, z):
     return b.complex(re, b.atan2(y, x))
 
 
-register_lowering("sin", _unary("sin", _or_complex("sine", _trig(cosine=False))))
-register_lowering("cos", _unary("cos", _or_complex("cosine", _trig(cosine=True))))
-register_lowering("log1p", _unary("log1p", _or_complex("log_plus_one", _log1p)))
-register_lowering("sqrt", _unary("sqrt", _or_complex("sqrt", _sqrt)))
-register_lowering("log", _unary("log", _or_complex("log", _log)))
+register_lowering("sin", _unary("sin", _or_complex("sine", _trig(cosine=False), _always)))
+register_lowering("cos", _unary("cos", _or_complex("cosine", _trig(cosine=True), _always)))
+register_lowering("log1p", _unary("log1p", _or_complex("log_plus_one", _log1p, _default_mode)))
+register_lowering("sqrt", _unary("sqrt", _or_complex("sqrt", _sqrt, _default_mode)))
+register_lowering("log", _unary("log", _or_complex("log", _log, _default_mode)))

@@ -189,13 +189,12 @@ def _scatter_rule(kind):
              unique_indices=False, mode=None, update_jaxpr=None, update_consts=()):
         b = ctx.builder
         mode = _mode_name(mode)
-        if mode == "ONE_HOT":
-            raise NotImplementedError(f"{kind} mode ONE_HOT has no lowering here")
         x_aval, idx_aval, u_aval = ctx.avals_in
         dn = dimension_numbers
         if mode == "CLIP":
             indices = _clamp_scatter_indices(b, indices, x_aval, u_aval, dn)
-        # FILL_OR_DROP and PROMISE_IN_BOUNDS: XLA's scatter skips out-of-bounds updates.
+        # FILL_OR_DROP, PROMISE_IN_BOUNDS and ONE_HOT (jax's rule singles out CLIP alone):
+        # XLA's scatter skips out-of-bounds updates.
         hdn = hlo.ScatterDimensionNumbers(
             update_window_dims=_dims(dn, "update_window_dims"),
             inserted_window_dims=_dims(dn, "inserted_window_dims"),

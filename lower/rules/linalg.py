@@ -17,8 +17,11 @@ _PRECISIONS = {None: None, "DEFAULT": "DEFAULT", "HIGH": "HIGH", "HIGHEST": "HIG
 
 
 def _precision_config(precision):
-    """jax's precision param: None, one Precision, or a pair -> two mhlo precisions."""
-    if precision is None:
+    """jax's precision param: None, one Precision, or a pair -> two mhlo precisions. A dot
+    algorithm (a preset, or one set by ``jax.default_matmul_precision``) is no precision:
+    None, as jax's ``_full_precision`` makes it DEFAULT for convolutions (dot_general takes
+    its algorithm before asking this)."""
+    if precision is None or _is_algorithm(precision):
         return None
     pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
     names = [getattr(p, "name", p) for p in pair]
