@@ -49,9 +49,14 @@ class _Locations:
         self.table: dict = {}
         self.cache: dict = {}
 
+    def line_end(self, location: Location) -> str:
+        """``suffix(location)`` and the line's newline."""
+        self.suffix(location)
+        return self.cache[id(location)][2]
+
     def suffix(self, location: Location) -> str:
         if location is None or location.__class__ is UnknownLoc:
-            self.cache[id(location)] = (location, "")
+            self.cache[id(location)] = (location, "", "\n")
             return ""
         # Keyed by identity first (hashing an attrs location runs Python code); equal
         # locations that are distinct objects still share one alias through ``table``.
@@ -70,7 +75,7 @@ class _Locations:
             out = f" loc({name})"
         else:
             out = f" loc({text})"
-        self.cache[id(location)] = (location, out)
+        self.cache[id(location)] = (location, out, out + "\n")
         return out
 
     def trailer(self) -> list:
@@ -291,25 +296,24 @@ class _Printer:
                     if parts is None:
                         parts = fast[key] = self.fast_parts(op)
                 if parts is not False:
-                    if locs is None:
-                        tail = parts[2]
-                    else:  # _Locations.suffix, its cache hit inlined
-                        loc = op.location
-                        hit = loc_cache.get(id(loc))
-                        tail = f"{parts[1]}{hit[1]}\n" if hit is not None and hit[0] is loc \
-                            else f"{parts[1]}{locs.suffix(loc)}\n"
                     # A line's pieces go to ``out`` as they are (one join copies them): an
                     # f-string per line made a string object per op, whose allocation (fresh
                     # memory at 100,000 ops) cost more than the join's copy.
                     if b is None:
-                        extend((indent, names[op], parts[0], names[a], tail))
+                        extend((indent, names[op], parts[0], names[a]))
                     elif a is None:
-                        extend((indent, names[op], parts[0], tail))
+                        extend((indent, names[op], parts[0]))
                     elif b is many:
-                        extend((indent, names[op], parts[0],
-                                ", ".join([names[v] for v in a]), tail))
+                        extend((indent, names[op], parts[0], ", ".join([names[v] for v in a])))
                     else:
-                        extend((indent, names[op], parts[0], names[a], ", ", names[b], tail))
+                        extend((indent, names[op], parts[0], names[a], ", ", names[b]))
+                    if locs is None:
+                        append(parts[2])
+                    else:  # _Locations.line_end, its cache hit inlined: the location's text
+                        loc = op.location  # is a piece of its own (long, for JAX's chains)
+                        hit = loc_cache.get(id(loc))
+                        extend((parts[1], hit[2] if hit is not None and hit[0] is loc
+                                else locs.line_end(loc)))
                     continue
             elif op.__class__ is GOP and not op._results and not op.regions and \
                     not op.attributes and not pretty and op.spec.dialect_check is None and (
@@ -355,11 +359,11 @@ class _Printer:
                         lits = hit[1]
                         if locs is None:
                             tail = "\n"
-                        else:  # _Locations.suffix, its cache hit inlined
+                        else:  # _Locations.line_end, its cache hit inlined
                             loc = op.location
                             hit = loc_cache.get(id(loc))
-                            tail = f"{hit[1]}\n" if hit is not None and hit[0] is loc else \
-                                f"{locs.suffix(loc)}\n"
+                            tail = hit[2] if hit is not None and hit[0] is loc else \
+                                locs.line_end(loc)
                         extend((indent, names[op], " = ", lits[0], names[a], lits[1],
                                 names[b], lits[2], tail))
                         continue
@@ -377,11 +381,11 @@ class _Printer:
                     shape, lits = parts[0], parts[1]
                     if locs is None:
                         tail = "\n"
-                    else:  # _Locations.suffix, its cache hit inlined (as on the generic path)
+                    else:  # _Locations.line_end, its cache hit inlined (as on the generic path)
                         loc = op.location
                         hit = loc_cache.get(id(loc))
-                        tail = f"{hit[1]}\n" if hit is not None and hit[0] is loc else \
-                            f"{locs.suffix(loc)}\n"
+                        tail = hit[2] if hit is not None and hit[0] is loc else \
+                            locs.line_end(loc)
                     if shape == 0:
                         extend((indent, names[op], " = ", lits[0], tail))
                     elif shape == 1 and b is None:
