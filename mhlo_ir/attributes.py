@@ -209,6 +209,20 @@ class BoolAttr(Attribute):
 
     value: bool
 
+    def __attrs_post_init__(self):
+        # Held as a Python bool: a 0-d numpy array is mutable, and the printer keeps an
+        # attribute's text by identity, so an edit after one print would not show in the next.
+        v = self.value
+        if isinstance(v, np.ndarray) and v.shape == ():
+            v = v[()]
+        if v.__class__ is not bool:
+            if not isinstance(v, np.bool_):
+                raise TypeError(f"BoolAttr: value must be a bool, got {type(v).__name__} "
+                                f"{v!r:.60}")
+            v = bool(v)
+        if v is not self.value:
+            object.__setattr__(self, "value", v)
+
     def render(self, dialect=None) -> str:
         return "true" if self.value else "false"
 

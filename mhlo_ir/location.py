@@ -162,6 +162,8 @@ class NameLoc(Location):
             if child is None or isinstance(child, UnknownLoc):
                 text = quote(self.name)
             else:
+                if child.__class__ in _NESTING and child._text is None:
+                    _render_nested(child)
                 text = f"{quote(self.name)}({child.render()})"
             object.__setattr__(self, "_text", text)
         return text
@@ -194,17 +196,12 @@ class CallSiteLoc(Location):
     def render(self) -> str:
         text = self._text
         if text is None:
-            # The caller chain is rendered from its far end, each link's text kept: a chain
-            # as deep as a recursion would otherwise recurse once per link (a traceback of a
-            # thousand frames overflowed Python's stack).
-            chain, link = [], self
-            while link.__class__ is CallSiteLoc and link._text is None:
-                chain.append(link)
-                link = link.caller
-            for link in reversed(chain):
-                object.__setattr__(link, "_text", f"callsite({link.callee.render()} at "
-                                                  f"{link.caller.render()})")
-            text = self._text
+            callee, caller = self.callee, self.caller
+            if callee.__class__ in _NESTING and callee._text is None or \
+                    caller.__class__ in _NESTING and caller._text is None:
+                return _render_nested(self)
+            text = f"callsite({callee.render()} at {caller.render()})"
+            object.__setattr__(self, "_text", text)
         return text
 
     @classmethod
@@ -241,11 +238,18 @@ class FusedLoc(Location):
     metadata: str | None = attrs.field(
         default=None,
         validator=lambda _, __, v: v is None or check_string(v, "fused location metadata"))
+    _text: str | None = _text_field()
 
     def render(self) -> str:
-        inner = ", ".join(loc.render() for loc in self.locations)
-        meta = "" if self.metadata is None else f"<{quote(self.metadata)}>"
-        return f"fused{meta}[{inner}]"
+        text = self._text
+        if text is None:
+            if any([x.__class__ in _NESTING and x._text is None for x in self.locations]):
+                return _render_nested(self)
+            inner = ", ".join([x.render() for x in self.locations])
+            meta = "" if self.metadata is None else f"<{quote(self.metadata)}>"
+            text = f"fused{meta}[{inner}]"
+            object.__setattr__(self, "_text", text)
+        return text
 
     @classmethod
     def parse(cls, ts, aliases=None) -> "FusedLoc":
@@ -264,6 +268,27 @@ class FusedLoc(Location):
 
 
 UNKNOWN = UnknownLoc()
+# The locations that hold locations (and keep their rendered text).
+_NESTING = frozenset({NameLoc, CallSiteLoc, FusedLoc})
+
+
+def _render_nested(root) -> str:
+    """``root.render()`` without recursion: the locations nested in it are rendered first,
+    innermost first, from an explicit stack, each keeping its text, so that rendering any
+    location asks its children for text they already have. A chain of callers as long as a
+    deep traceback, or of names inside names, would otherwise recurse once per link, and
+    overflow Python's stack or not depending on which of its links an earlier print had
+    rendered."""
+    stack = [root]
+    while stack:
+        loc = stack[-1]
+        todo = [x for x in loc.children() if x.__class__ in _NESTING and x._text is None]
+        if todo:
+            stack.extend(todo)
+        else:
+            stack.pop()
+            loc.render()  # (its nested locations have their text: no recursion)
+    return root._text
 
 
 def loc(where=None, line: int | None = None, column: int = 0) -> Location:

@@ -18,9 +18,11 @@ the general path: ``line`` returns None before it has asked for any location.
 
 from __future__ import annotations
 
-from .combining import CombiningRegion, combining_ops, combining_recipe, return_spec
+from .combining import (CombiningRegion, combining_ops, combining_recipe, recipe_problem,
+                        return_spec)
+from .errors import IRError
 from .ir import GeneralOperation, SingleResultOp
-from .location import UnknownLoc
+from .location import Location, UnknownLoc
 from .op_attributes import OpAttributes
 
 __all__ = ["line", "recipe", "made"]
@@ -56,11 +58,18 @@ def line(pr, op, indent: str):
                     region.scalar, region.result_type, indent, pr.locs is None)
             hit = pr.fast.get(tkey)
             if hit is not None:
+                # (its key holds the recipe's fields but its location, checked when the
+                # template was made: an edited one is refused whatever printed before)
+                if not isinstance(region.location, Location):
+                    raise IRError(f"a combining region's recipe: {recipe_problem(region)}")
                 names = pr.names
                 n0, n1, r = names[region]
                 loc = "" if pr.locs is None else _suffix(pr.locs, op.location)  # (asked first)
                 return _compose(pr, hit[1], indent, names[op], f"{names[a]}, {names[b]}",
                                 n0, n1, r, loc, region.location)
+        why = recipe_problem(region)  # (the inner op's parts may be known from other ops)
+        if why is not None:
+            raise IRError(f"a combining region's recipe: {why}")
         t = region.scalar
         inner_spec, rt = region.spec, region.result_type
         inner_attrs = None

@@ -426,3 +426,84 @@ def test_a_block_label_kept_from_a_hand_edited_module_is_not_reused():
     h = good.add_function("main", [t])
     h.builder().return_(h.arguments[0])
     oracle.assert_fixed_point(good)
+
+
+def _reduce_module(name="r"):
+    m = hlo.Module(name)
+    f = m.add_function("main", [hlo.tensor((3, 2), hlo.f32)], visibility="public")
+    b = f.builder()
+    r = b.reduce(f.arguments[0], b.constant(np.float32(0)), [0], "add")
+    b.return_(r)
+    return m, r.regions[0]
+
+
+@pytest.mark.parametrize("edit", ["types", "location"])
+@pytest.mark.parametrize("mode", [{"locations": False}, {"locations": True},
+                                  {"locations": False, "pretty": True}],
+                         ids=["generic", "locations", "pretty"])
+def test_an_edited_reduction_recipe_is_refused_whatever_printed_before(edit, mode):
+    """A reduction body held as its recipe and edited into a wrong one is an IRError: the
+    printer's templates of the same op made from other modules (an add of tensor<2xf32>, a
+    good reduce) do not let it print."""
+    if edit == "location" and mode.get("pretty"):
+        pytest.skip("the custom form prints no body location")
+    t = hlo.tensor((2,), hlo.f32)
+    good = hlo.Module("y")
+    g = good.add_function("main", [t, t, hlo.tensor((), hlo.i1)])
+    bg = g.builder()
+    x, y, p = g.arguments
+    bg.return_(bg.if_(p, lambda b: [b.add(x, y)], lambda b: [b.add(y, x)]))
+    good.to_text(**mode)
+    _reduce_module()[0].to_text(**mode)
+    m, region = _reduce_module()
+    if edit == "types":
+        region.scalar = region.result_type = t
+    else:
+        region.location = "not a location"
+    with pytest.raises(hlo.IRError, match="combining region's recipe"):
+        m.to_text(**mode)
+
+
+def test_a_bool_attribute_keeps_its_value_not_a_mutable_array():
+    """A 0-d array given to BoolAttr is read when the attribute is made (the printer keeps an
+    attribute's text by identity: a later edit of the array would show or not depending on
+    an earlier print)."""
+    from mhlo_ir.attributes import BoolAttr
+    flag = np.array(True)
+    m, b, x = _fn()
+    y = b.add(x, x)
+    y.set_attr("flag", BoolAttr(flag))
+    b.return_(y)
+    before = m.to_text(locations=False)
+    flag[()] = False
+    assert m.to_text(locations=False) == before and "{flag = true}" in before
+    assert BoolAttr(np.bool_(False)).value is False
+    with pytest.raises(TypeError, match="BoolAttr"):
+        BoolAttr(np.array([True]))
+
+
+def test_a_deep_chain_of_name_locations_prints_whatever_rendered_before():
+    """Names nested 3,000 deep (and callsites among them) print without recursion, in the
+    same text whether or not a link inside was rendered first (it overflowed Python's stack
+    only when none was)."""
+    def chain():
+        loc, links = hlo.FileLineColLoc("f.py", 1, 2), []
+        for i in range(3000):
+            loc = hlo.NameLoc(f"n{i}", loc) if i % 10 else \
+                hlo.CallSiteLoc(hlo.NameLoc("c"), loc)
+            links.append(loc)
+        return loc, links
+    expected = '"f.py":1:2'
+    for i in range(3000):
+        expected = f'"n{i}"({expected})' if i % 10 else f'callsite("c" at {expected})'
+    texts = []
+    for warm in (False, True):
+        loc, links = chain()
+        if warm:
+            links[1500].render()
+        m, b, x = _fn()
+        b.location = hlo.FusedLoc([loc, hlo.NameLoc("z")])
+        b.return_(b.add(x, x))
+        texts.append(m.to_text())
+    assert texts[0] == texts[1]
+    assert f'loc(fused[{expected}, "z"])' in texts[0]
