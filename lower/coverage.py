@@ -18,7 +18,7 @@ _LAZY_JAX_MODULES = ("jax.experimental.multihost_utils", "jax._src.pmap",
                      "jax._src.cudnn.fused_attention_stablehlo",
                      "jax._src.cudnn.scaled_matmul_stablehlo", "jax._src.checkify",
                      "jax._src.pallas.core", "jax._src.pallas.mosaic.primitives",
-                     "jax.experimental.pallas.tpu")
+                     "jax.experimental.pallas.tpu", "jax.experimental.sparse")
 
 
 def jax_primitives() -> tuple:
@@ -65,14 +65,22 @@ WHY_NOT = {
     **{name: _PALLAS for name in (
         "core_map", "with_memory_space_constraint", "bitcast", "multiple_of", "reciprocal",
         "roll", "run_scoped", "einshape_lo", "mpmd_map", "remove_memory_space")},
-    **{name: "a Pallas kernel call: a custom call to a Mosaic (TPU) or Triton (GPU) kernel "
-             "that the backend's kernel compiler builds; XLA:CPU has none"
-       for name in ("pallas_call", "tpu_custom_call")},
+    "pallas_call": "a Pallas kernel call: a custom call to a Mosaic (TPU) or Triton (GPU) "
+                   "kernel that the backend's kernel compiler builds, which XLA:CPU has none "
+                   "of; with interpret=True jax lowers the kernel's body itself, run over its "
+                   "grid in loops: not done here yet",
+    "tpu_custom_call": "a Mosaic kernel's custom call, which only XLA:TPU compiles",
+    **{name: "jax.experimental.sparse (BCOO, BCSR, COO, CSR arrays): not lowered yet"
+       for name in ("bcoo_dot_general", "bcoo_dot_general_sampled", "bcoo_extract",
+                    "bcoo_fromdense", "bcoo_sort_indices", "bcoo_spdot_general",
+                    "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose",
+                    "bcsr_dot_general", "bcsr_extract", "bcsr_fromdense", "bcsr_todense",
+                    "coo_fromdense", "coo_matmat", "coo_matvec", "coo_spmm", "coo_spmv",
+                    "coo_todense", "csr_fromdense", "csr_matmat", "csr_matvec", "csr_spmm",
+                    "csr_spmv", "csr_todense", "todense", "spsolve")},
     "check": "checkify's check: with jax's defaults its rule only refuses (a check must be "
              "discharged by checkify.checkify before lowering, which leaves no check "
              "equations); with xla_runtime_errors on it becomes a host callback that raises",
-    "run_state": "jax's state discharge (`run_state`): its lowering is jax's own discharge "
-                 "of Ref effects, which our jaxprs never carry",
 }
 
 

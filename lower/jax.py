@@ -143,11 +143,16 @@ def _lower_traced(jax, closed, dynamic, out_shape, in_tree, out_tree, donated, s
     """``trace``'s second half: the traced jaxpr lowered (shardings matched, unused
     arguments pruned, devices counted)."""
     from . import lower_jaxpr_to_module
+    from .jax_refs import discharge
     from .tokens import ordered_in_order
+    closed, ref_inputs = discharge(closed)  # (jax.new_ref, Ref arguments: values from here)
+    n_out = len(closed.out_avals) - len(ref_inputs)  # (then the Ref arguments' final values)
     in_sh = _flat_shardings(jax, "in_shardings", in_shardings, tuple(dynamic),
                             closed.in_avals)
     out_sh = _flat_shardings(jax, "out_shardings", out_shardings, out_shape,
-                             closed.out_avals)
+                             closed.out_avals[:n_out])
+    if out_sh is not None and ref_inputs:
+        out_sh = [*out_sh, *(in_sh[i] if in_sh is not None else None for i in ref_inputs)]
     devices = _check_one_device_set(jax, (in_shardings, out_shardings), closed.jaxpr)
     partitions = _num_partitions((in_sh or []) + (out_sh or []))
     mesh = _mesh_devices(closed.jaxpr)
@@ -185,9 +190,10 @@ def _lower_traced(jax, closed, dynamic, out_shape, in_tree, out_tree, donated, s
                                        num_partitions=partitions or 1, num_replicas=1,
                                        axis_context=axis_context,
                                        arg_names=arg_names, result_names=result_names)
-    return Lowered(result.module, in_tree, out_tree, in_avals, closed.out_avals,
+    return Lowered(result.module, in_tree, out_tree, in_avals, closed.out_avals[:n_out],
                    flat_donated, statics, token_outputs=len(ordered),
-                   num_partitions=partitions or 1, kept_var_idx=kept, platform=platform)
+                   num_partitions=partitions or 1, kept_var_idx=kept, platform=platform,
+                   ref_inputs=ref_inputs)
 
 
 def fun_name(fn) -> str:
@@ -457,10 +463,18 @@ class Jitted:
             with self._lock:
                 self._cache.setdefault(key, entry)
         lowered, exe = entry
+        refs = lowered.ref_inputs
+        if refs:  # (jax Refs: their current values in, their final values after the results)
+            ref_leaves = leaves
+            leaves = [leaf[...] if i in refs else leaf for i, leaf in enumerate(leaves)]
         # (the arguments the program takes: unused ones, pruned, are not even converted)
         arrays = [_to_numpy(jax, leaves[i], lowered.in_avals[i]) for i in lowered.kept_var_idx]
         results = (exe(*arrays) if lowered.num_partitions == 1 else
                    exe.run_global(*arrays))[lowered.token_outputs:]
+        if refs:
+            results, finals = results[:-len(refs)], results[-len(refs):]
+            for i, y in zip(refs, finals):
+                ref_leaves[i][...] = _from_numpy(jax, y, lowered.in_avals[i])
         _check_special(jax, self, results, lowered.out_avals, args, kwargs)
         outs = [_from_numpy(jax, y, a) for y, a in zip(results, lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)

@@ -25,7 +25,8 @@ class Lowered:
     others unused and pruned, as jax.jit prunes them unless ``keep_unused``)."""
 
     def __init__(self, module, in_tree, out_tree, in_avals, out_avals, donated, statics,
-                 token_outputs=0, num_partitions=1, kept_var_idx=None, platform="cpu"):
+                 token_outputs=0, num_partitions=1, kept_var_idx=None, platform="cpu",
+                 ref_inputs=()):
         kept_var_idx = tuple(range(len(in_avals))) if kept_var_idx is None else kept_var_idx
         self.module = module
         self.platform = platform
@@ -38,6 +39,9 @@ class Lowered:
         self.in_avals, self.out_avals = list(in_avals), list(out_avals)
         self.donated = tuple(donated)
         self.static_args = statics
+        # The flat arguments that were jax Refs: the program takes their values and returns
+        # their final values after fn's outputs (see lower.jax_refs).
+        self.ref_inputs = tuple(ref_inputs)
 
     @property
     def text(self) -> str:

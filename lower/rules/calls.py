@@ -263,5 +263,18 @@ def _custom_linear_solve(ctx, *args, const_lengths, jaxprs):
 register_lowering("custom_linear_solve", _custom_linear_solve)
 
 
+def _run_state_lowering(ctx, *args, jaxpr, is_initialized, **_):
+    """jax's ``run_state`` (a body over Refs, pure from outside): its Refs discharged by
+    jax's ``discharge_state`` and the body lowered inline, as jax's rule does."""
+    from ..jax_refs import discharge_body
+    if not all(is_initialized):
+        # (jax.jit refuses the public route to one: an Uninitialized argument is no JAX type)
+        raise NotImplementedError(
+            "run_state with Refs given no initial value (jax's rule fills them with NaN or "
+            "the lowest integer): not lowered here")
+    return _inline(ctx, discharge_body(jaxpr), list(args))
+
+
+register_lowering("run_state", _run_state_lowering)
 register_lowering("optimization_barrier",
                   lambda ctx, *xs, **_: list(as_results(ctx.builder.optimization_barrier(*xs))))

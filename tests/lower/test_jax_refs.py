@@ -1,0 +1,78 @@
+"""Mutable arrays through lower.jax.jit as through jax.jit: ``jax.new_ref`` inside the
+function (in loops and under grad), ``run_state``, and Ref arguments updated in place."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import lower.jax as lj
+
+X = np.arange(3, dtype=np.float32)
+
+
+def _same(fn, *args):
+    want, got = jax.jit(fn)(*args), lj.jit(fn)(*args)
+    for w, g in zip(jax.tree_util.tree_leaves(want), jax.tree_util.tree_leaves(got)):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    return got
+
+
+def _bump(a):
+    r = jax.new_ref(a)
+    r[1] += 5.0
+    return r[...] * 2
+
+
+def _loop(a):
+    r = jax.new_ref(jnp.zeros_like(a))
+
+    def body(i, carry):
+        r[...] += a * i
+        return carry
+    jax.lax.fori_loop(0, 4, body, 0)
+    return r[...]
+
+
+@pytest.mark.parametrize("fn", [_bump, _loop, jax.grad(lambda a: _bump(a).sum() ** 2)],
+                         ids=["new_ref", "in_fori_loop", "grad"])
+def test_refs_made_inside_the_function(fn):
+    _same(fn, X)
+
+
+def test_run_state_is_its_body_discharged():
+    from jax._src.state.discharge import run_state
+
+    def body(refs):
+        a, b, c = refs
+        c[...] = a[...] * 2
+        a[...] = a[...] + b[...]
+    got = _same(lambda a: run_state(body)((a, a * 2, a)), X)
+    np.testing.assert_array_equal(got[0], X * 3)
+
+
+def test_ref_arguments_are_updated_in_place():
+    def step(r, x):
+        r[...] += x
+        return x.sum()
+
+    ours, theirs = jax.new_ref(jnp.zeros(3)), jax.new_ref(jnp.zeros(3))
+    f = lj.jit(step)
+    for k in range(1, 3):  # (the second call takes the compiled program from the cache)
+        assert float(f(ours, X)) == float(jax.jit(step)(theirs, X)) == 3.0
+        np.testing.assert_array_equal(np.asarray(ours[...]), np.asarray(theirs[...]))
+        np.testing.assert_array_equal(np.asarray(ours[...]), X * k)
+
+
+def test_a_ref_closed_over_is_refused_clearly():
+    r = jax.new_ref(jnp.zeros(3))
+
+    def f(x):
+        r[...] += x
+        return x
+
+    with pytest.raises(NotImplementedError, match="closes over a jax Ref"):
+        lj.jit(f)(X)
