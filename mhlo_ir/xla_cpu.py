@@ -14,7 +14,8 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "widening_sub_byte_bitwise",
            "complex_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
            "narrow_channel_collective", "empty_channel_gather", "static_slice_to_dynamic",
-           "topk_of_rank_over_two",
+           "topk_of_rank_over_two", "topk_call_problem", "unsupported_collective_body",
+           "two_bit_concatenate", "float_stochastic_convert",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
            "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "default_rng_state",
@@ -209,6 +210,83 @@ def topk_of_rank_over_two(op):
     if _custom_call_target(op) != "TopK":
         return None
     return next((v.type for v in op.operands if getattr(v.type, "rank", 0) >= 3), None)
+
+
+def topk_call_problem(op) -> str | None:
+    """What is wrong, for XLA:CPU, with a ``custom_call`` to ``TopK`` of rank 1 or 2, or
+    None: it takes an f32 operand ``[n]`` or ``[batch, n]`` and gives a tuple of values
+    (f32) and indices (32-bit integers) both ``[k]`` or ``[batch, k]``, k <= n (measured on
+    jaxlib 0.10.2: one result aborts the compile, k > n segfaults the run, another batch or
+    i64 indices run and give garbage, another operand type fails compiling)."""
+    if _custom_call_target(op) != "TopK" or not op.operands:
+        return None
+    t = op.operands[0].type
+    if getattr(t, "rank", 0) not in (1, 2):
+        return None  # (rank 0 is the op's checks'; rank 3 and more: topk_of_rank_over_two)
+    if len(op.operands) != 1:
+        return f"it takes one operand, not {len(op.operands)}"
+    if t.element_type.name != "f32":
+        return f"its operand is {t}, not of f32"
+    results = [r.type for r in op.results]
+    if len(results) != 2:
+        return (f"it gives {len(results)} result{'s' if len(results) != 1 else ''}, not two "
+                "(values and indices)")
+    values, indices = results
+    if getattr(values, "element_type", None) is not t.element_type or \
+            getattr(indices, "element_type", None) is None or \
+            indices.element_type.name not in ("i32", "ui32"):
+        return f"its results are {values} and {indices}, not f32 values and i32 indices"
+    if values.shape != indices.shape or len(values.shape) != t.rank or \
+            values.shape[:-1] != t.shape[:-1] or values.shape[-1] > t.shape[-1]:
+        want = ", ".join([*map(str, t.shape[:-1]), "k"])
+        return (f"its results {values} and {indices} are not both [{want}] for a k of at "
+                f"most {t.shape[-1]}")
+    return None
+
+
+# The bodies XLA:CPU's all-reduce runs (XLA's MatchReductionComputation): one of these ops of
+# the body's two arguments, in either order; and, or of i1 too.
+_REDUCTION_OPS = frozenset({"add", "multiply", "minimum", "maximum"})
+
+
+def unsupported_collective_body(op) -> bool:
+    """An ``all_reduce`` or ``reduce_scatter`` whose body is not one add, multiply, minimum
+    or maximum (and, or of i1) of its two arguments, returned: XLA:CPU fails compiling it
+    ("Unsupported reduction computation"), and for bf16 values aborts the process (its
+    AllReducePromotion widens the body op by op: "Invalid binary instruction opcode")."""
+    if op.spec.name not in ("all_reduce", "reduce_scatter") or len(op.regions) != 1:
+        return False
+    blocks = op.regions[0].blocks
+    if len(blocks) != 1 or len(blocks[0].operations) != 2 or len(blocks[0].arguments) != 2:
+        return True
+    (inner, ret), (x, y) = blocks[0].operations, blocks[0].arguments
+    name = inner.spec.name
+    if name not in _REDUCTION_OPS and not (
+            name in ("and", "or") and x.type.element_type.name == "i1"):
+        return True
+    operands = inner.operands
+    return len(operands) != 2 or not (operands[0] is x and operands[1] is y or
+                                      operands[0] is y and operands[1] is x) or \
+        len(inner.results) != 1 or tuple(ret.operands) != tuple(inner.results)
+
+
+def two_bit_concatenate(op):
+    """A ``concatenate`` of i2 or ui2 values, whose compile XLA:CPU aborts ("Check failed:
+    bit_offset != nullptr" in ir_array.cc; 4-bit and i1 values compile): the element type,
+    or None."""
+    if op.spec.name != "concatenate":
+        return None
+    return _first_element_type(op, lambda et: et.bits == 2 and et.is_integer)
+
+
+def float_stochastic_convert(op):
+    """A ``stochastic_convert`` to a float type, which XLA:CPU does not compile
+    ("Unsupported stochastic convert: from F32 to BF16"; to integers it does): the result
+    type, or None."""
+    if op.spec.name != "stochastic_convert":
+        return None
+    t = op.results[0].type
+    return t if t.element_type.is_float else None
 
 
 _GATHERING = {"all_gather": "all_gather_dim", "reduce_scatter": "scatter_dimension"}

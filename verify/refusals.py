@@ -66,8 +66,13 @@ def _partitioned_refusals(exe) -> None:
 
 
 def _cpu_refusals(module) -> None:
-    """What XLA:CPU cannot run, said in Python (measured on jaxlib 0.10.2): send and recv,
-    host transfers included ("HLO opcode `send` is not supported by XLA:CPU ThunkEmitter"),
+    """What XLA:CPU cannot run, said in Python (measured on jaxlib 0.10.2): send, recv and
+    collective_broadcast, host transfers included ("HLO opcode `send` is not supported by
+    XLA:CPU ThunkEmitter"), an all_reduce or reduce_scatter whose body is not one add,
+    multiply, minimum or maximum (and, or of i1; of bf16 the compile aborts), a TopK custom
+    call of rank 1 or 2 not of XLA's shapes (f32 values and i32 indices of [batch, k <= n]:
+    aborts, segfaults, garbage), a concatenate of 2-bit integers (aborts), a
+    stochastic_convert to a float type,
     and the programs of ``mhlo_ir.xla_cpu`` (docs/findings.md): a domain or a clamp of i1
     inside a while or scan body,
     an all_to_all, collective_permute or all_gather of 2-bit integers (it corrupts the
@@ -108,6 +113,23 @@ def _cpu_refusals(module) -> None:
             host = " (a host transfer)" if _is_host_transfer(op) else ""
             why = (f"'{name}'{host} has no XLA:CPU implementation (XLA:GPU and XLA:TPU have "
                    "one); on CPU a program reaches the host through Builder.host_callback")
+        elif name == "collective_broadcast":
+            why = ("'collective_broadcast' has no XLA:CPU implementation (\"HLO opcode "
+                   "collective-broadcast is not supported by XLA:CPU ThunkEmitter\"); on CPU "
+                   "a collective_permute from the source to each other device does the same")
+        elif xla_cpu.unsupported_collective_body(op):
+            why = (f"'{name}' with a body other than one add, multiply, minimum or maximum "
+                   "(and, or of i1) of its two arguments: XLA:CPU's collectives compute those "
+                   "alone (\"Unsupported reduction computation\"; of bf16 values the compile "
+                   "aborts the process); reduce with one of them, or all_gather the values "
+                   "and reduce them with 'reduce'")
+        elif (et := xla_cpu.two_bit_concatenate(op)) is not None:
+            why = (f"'concatenate' of {et.name}: XLA:CPU aborts the process compiling it "
+                   "(\"Check failed: bit_offset != nullptr\"); convert to i8 around it")
+        elif (t := xla_cpu.float_stochastic_convert(op)) is not None:
+            why = (f"'stochastic_convert' to {t}: XLA:CPU rounds floats stochastically to "
+                   "integers only (\"Unsupported stochastic convert\"); use 'convert' (round "
+                   "to nearest even) for float types")
         elif xla_cpu.domain_in_loop(op):
             why = ("'domain' inside a while loop (or scan): XLA:CPU cannot compile it "
                    "(\"Unhandled opcode for elemental IR emission: domain\"); a domain only "
@@ -168,6 +190,11 @@ def _cpu_refusals(module) -> None:
                    "XLA:CPU reads more dimensions as garbage (wrong values past the first "
                    "row) or, for an empty operand with has_side_effect, segfaults; reshape "
                    "the operand to [batch, n] and the results back, or use 'topk'")
+        elif (why := xla_cpu.topk_call_problem(op)) is not None:
+            why = (f"'custom_call' to TopK: {why}: XLA:CPU's TopK takes an f32 [n] or [batch, "
+                   "n] operand and gives f32 values and i32 indices, both [k] or [batch, k] "
+                   "with k <= n (otherwise its compile aborts, its run segfaults or returns "
+                   "garbage); use 'topk' (or chlo.top_k) for other types")
         elif xla_cpu.aliasing_call(op, module):
             why = (f"'{name}' passes one value to two arguments that a fusion in the callee "
                    "takes: once XLA inlines the call the fusion takes that value twice, and "
