@@ -70,14 +70,10 @@ WHY_NOT = {
                    "of; with interpret=True jax lowers the kernel's body itself, run over its "
                    "grid in loops: not done here yet",
     "tpu_custom_call": "a Mosaic kernel's custom call, which only XLA:TPU compiles",
-    **{name: "jax.experimental.sparse (BCOO, BCSR, COO, CSR arrays): not lowered yet"
-       for name in ("bcoo_dot_general", "bcoo_dot_general_sampled", "bcoo_extract",
-                    "bcoo_fromdense", "bcoo_sort_indices", "bcoo_spdot_general",
-                    "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose",
-                    "bcsr_dot_general", "bcsr_extract", "bcsr_fromdense", "bcsr_todense",
-                    "coo_fromdense", "coo_matmat", "coo_matvec", "coo_spmm", "coo_spmv",
-                    "coo_todense", "csr_fromdense", "csr_matmat", "csr_matvec", "csr_spmm",
-                    "csr_spmv", "csr_todense", "todense", "spsolve")},
+    **{name: "jax.experimental.sparse: a call into a sparse kernel library (cuSPARSE, "
+             "cuSOLVER, or jaxlib's CPU kernels), which jax's lowering has no XLA-op form "
+             "of: not lowered here"
+       for name in ("coo_spmm", "coo_spmv", "csr_spmm", "csr_spmv", "spsolve")},
     "check": "checkify's check: with jax's defaults its rule only refuses (a check must be "
              "discharged by checkify.checkify before lowering, which leaves no check "
              "equations); with xla_runtime_errors on it becomes a host callback that raises",
@@ -88,7 +84,26 @@ def ours(name: str) -> list:
     from . import mlir
     platforms = ["all"] if name in mlir._lowerings else []
     platforms += [p for p in mlir.PLATFORMS if name in mlir._platform_lowerings[p]]
+    if not platforms:
+        platforms = _borrowed(name)
     return platforms
+
+
+def _borrowed(name: str) -> list:
+    """Where JAX's own rule of ``name`` is ``mlir.lower_fun(fun)``, which ours lowers
+    through (lower.jax_lower_fun): the platforms, said so."""
+    from jax._src.interpreters import mlir as jax_mlir
+
+    from .jax_lower_fun import borrowed_rule
+    from .mlir import PLATFORMS
+    prims = {p for p in jax_mlir._lowerings if p.name == name}
+    prims |= {p for rules in jax_mlir._platform_specific_lowerings.values() for p in rules
+              if p.name == name}
+    found = [p for p in PLATFORMS if any(borrowed_rule(prim, p) for prim in prims)]
+    if not found:
+        return []
+    return ["all (jax's lower_fun)" if len(found) == len(PLATFORMS) else
+            f"{', '.join(found)} (jax's lower_fun)"]
 
 
 def report() -> str:

@@ -195,8 +195,13 @@ def register_lowering(prim, rule: Callable, platform: str | None = None) -> Call
 
 
 def lowering_rule(prim, platform: str) -> Callable:
+    """``prim``'s rule for ``platform``: ours, or, for a jax primitive whose jax rule is
+    ``mlir.lower_fun(fun)``, ``fun`` traced by jax and lowered by ours (lower.jax_lower_fun)."""
     name = _prim_name(prim)
     rule = _platform_lowerings[platform].get(name) or _lowerings.get(name)
+    if rule is None:
+        from .jax_lower_fun import borrowed_rule
+        rule = borrowed_rule(prim, platform)
     if rule is None:
         raise NotImplementedError(
             f"no MHLO lowering rule for primitive '{name}' on platform '{platform}'")
