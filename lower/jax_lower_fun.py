@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import sys
 
-__all__ = ["borrowed_rule"]
+__all__ = ["borrowed_rule", "lower_jax_function"]
 
 _LOWER_FUN = "lower_fun.<locals>.f_lowered"  # jax's mlir.lower_fun's closure
 
@@ -56,17 +56,24 @@ def borrowed_rule(prim, platform: str):
     fun, multiple_results = parts
 
     def rule(ctx, *args, **params):
-        from jax._src import api_util, core
-        from jax._src import linear_util as lu
-        from jax._src.interpreters import partial_eval as pe
-
-        from .jax_refs import discharge
-        from .rules.calls import _inline
-        f = fun if multiple_results else (lambda *a, **kw: (fun(*a, **kw),))
-        wrapped = lu.wrap_init(f, params,
-                               debug_info=api_util.debug_info("lower_fun", fun, args, {}))
-        jaxpr, _, consts = pe.trace_to_jaxpr_dynamic(wrapped, ctx.avals_in, lower=True)
-        closed, _ = discharge(core.ClosedJaxpr(jaxpr, consts))  # (internal Refs, as jax's)
-        return _inline(ctx, closed, args)
+        return lower_jax_function(ctx, fun, ctx.avals_in, args, params, multiple_results)
     rule.__name__ = f"_{prim.name}_through_jaxs_lower_fun"
     return rule
+
+
+def lower_jax_function(ctx, fun, avals_in, args, params=None, multiple_results=False) -> list:
+    """``fun(*args, **params)``, a JAX function, traced by JAX at ``avals_in`` and lowered
+    inline at the rule's builder by our rules: what jax's ``mlir.lower_fun(fun)`` does with
+    a rule context of those avals (its internal Refs discharged, as jax's are)."""
+    from jax._src import api_util, core
+    from jax._src import linear_util as lu
+    from jax._src.interpreters import partial_eval as pe
+
+    from .jax_refs import discharge
+    from .rules.calls import _inline
+    f = fun if multiple_results else (lambda *a, **kw: (fun(*a, **kw),))
+    wrapped = lu.wrap_init(f, dict(params or {}),
+                           debug_info=api_util.debug_info("lower_fun", fun, args, {}))
+    jaxpr, _, consts = pe.trace_to_jaxpr_dynamic(wrapped, list(avals_in), lower=True)
+    closed, _ = discharge(core.ClosedJaxpr(jaxpr, consts))
+    return _inline(ctx, closed, args)

@@ -584,10 +584,15 @@ def _urbg_fold_in(b, w, msgs, mshape, out):
     return b.xor(_pack(b, w, out), mask)
 
 
-register_lowering("random_seed", _random_seed)
-register_lowering("random_split", _random_split)
-register_lowering("random_bits", _random_bits)
-register_lowering("random_fold_in", _random_fold_in)
+def _register_key_rules():
+    # (keys of a user-defined implementation: lowered through its JAX functions)
+    from .random_custom import dispatching
+    for name, rule in (("random_seed", _random_seed), ("random_split", _random_split),
+                       ("random_bits", _random_bits), ("random_fold_in", _random_fold_in)):
+        register_lowering(name, dispatching(name, rule))
+
+
+_register_key_rules()
 for _name in ("random_wrap", "random_unwrap", "random_clone"):
     register_lowering(_name, lambda ctx, keys, **_: [keys])
 
