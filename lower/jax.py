@@ -469,12 +469,23 @@ class Jitted:
             leaves = [leaf[...] if i in refs else leaf for i, leaf in enumerate(leaves)]
         # (the arguments the program takes: unused ones, pruned, are not even converted)
         arrays = [_to_numpy(jax, leaves[i], lowered.in_avals[i]) for i in lowered.kept_var_idx]
-        results = (exe(*arrays) if lowered.num_partitions == 1 else
-                   exe.run_global(*arrays))[lowered.token_outputs:]
+        from verify.errors import CallbackError
+        try:
+            results = (exe(*arrays) if lowered.num_partitions == 1 else
+                       exe.run_global(*arrays))[lowered.token_outputs:]
+        except CallbackError as e:
+            # jax.jit's error for a failed host callback; ours (caused by the callback's) is
+            # its cause
+            raise jax.errors.JaxRuntimeError(str(e)) from e
         if refs:
             results, finals = results[:-len(refs)], results[-len(refs):]
             for i, y in zip(refs, finals):
                 ref_leaves[i][...] = _from_numpy(jax, y, lowered.in_avals[i])
+        # A donated jax.Array whose buffer went to a result is deleted, as jax.jit deletes it.
+        if any(lowered.donated):
+            for i in lowered.aliased_inputs:
+                if isinstance(leaves[i], jax.Array):
+                    leaves[i].delete()
         _check_special(jax, self, results, lowered.out_avals, args, kwargs)
         outs = [_from_numpy(jax, y, a) for y, a in zip(results, lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)

@@ -84,6 +84,21 @@ def test_donated_unused_arguments_as_jax_jit(keep_unused, donate):
                 jax.jit(f, donate_argnums=donate)(jnp.asarray(X), jnp.asarray(Y)))
 
 
+def test_a_donated_array_whose_buffer_a_result_takes_is_deleted_as_jax_jit():
+    def step(x, y):
+        return x * 2, y.sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (y's donation is unusable: both say so)
+        for jit in (jax.jit, lj.jit):
+            x, y = jnp.asarray(X), jnp.asarray(Y)
+            out = jit(step, donate_argnums=(0, 1))(x, y)
+            np.testing.assert_array_equal(out[0], X * 2)
+            # x's buffer went to the first result; y's could go nowhere and stays
+            assert (x.is_deleted(), y.is_deleted()) == (True, False), jit
+    got = lj.jit(step, donate_argnums=0)(X, Y)  # (numpy arguments are left alone)
+    np.testing.assert_array_equal(X * 2, got[0])
+
+
 def test_unused_keyword_and_static_arguments_are_pruned_as_jax_jit():
     def f(x, n, *, y, w):
         return x * n + w
