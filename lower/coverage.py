@@ -65,10 +65,6 @@ WHY_NOT = {
     **{name: _PALLAS for name in (
         "core_map", "with_memory_space_constraint", "bitcast", "multiple_of", "reciprocal",
         "roll", "run_scoped", "einshape_lo", "mpmd_map", "remove_memory_space")},
-    "pallas_call": "a Pallas kernel call: a custom call to a Mosaic (TPU) or Triton (GPU) "
-                   "kernel that the backend's kernel compiler builds, which XLA:CPU has none "
-                   "of; with interpret=True jax lowers the kernel's body itself, run over its "
-                   "grid in loops: not done here yet",
     "tpu_custom_call": "a Mosaic kernel's custom call, which only XLA:TPU compiles",
     **{name: "jax.experimental.sparse: a call into a sparse kernel library (cuSPARSE, "
              "cuSOLVER, or jaxlib's CPU kernels), which jax's lowering has no XLA-op form "
