@@ -19,7 +19,7 @@ from typing import Sequence
 from ..dense import dense_i64, i64_array
 from ..index_array import index_ints
 from ..dtypes import i32
-from ..types import TensorType, tensor
+from ..types import TensorType, TokenType, tensor
 from ..ir import VALUE_CLASSES, BlockArgument, Value, _new_single_result_op
 from ..location import checked_location
 from ..quant_checks import per_axis_element
@@ -463,7 +463,12 @@ def broadcast(b, x, sizes, *, location=None) -> Value:
 def _copy_operand_check(op, operands, attributes, results):
     """A copy XLA prefetches across programs (``cross_program_prefetch_index``) copies a block
     argument, the buffer it prefetches; of any other value jaxlib says "synchronous CopyOp
-    should not include cross_program_prefetch_index attribute"."""
+    should not include cross_program_prefetch_index attribute". A token is no value to copy:
+    jaxlib's conversion of such a copy fails naming nothing ("Unable to convert MHLO to
+    StableHLO")."""
+    if operands[0].type.__class__ is TokenType:
+        fail(op, "the operand is a !mhlo.token, which has no value to copy: use the token "
+                 "itself (jaxlib cannot convert a copy of one)")
     if attributes and attributes.get("cross_program_prefetch_index") is not None and \
             not isinstance(operands[0], BlockArgument):
         owner = getattr(operands[0], "owner", None)

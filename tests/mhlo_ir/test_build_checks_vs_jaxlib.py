@@ -322,3 +322,25 @@ def test_a_ragged_dot_of_two_element_types_takes_the_results_from_the_caller():
     assert y.type == T((4, 5), f32)
     b.return_(y)
     verify.check(m)  # (XLA:CPU compiles no ragged_dot: jaxlib's verifier is the oracle)
+
+
+def test_a_copy_of_a_token_is_refused():
+    """jaxlib's conversion of a copy of a token to StableHLO fails ("failed to legalize
+    operation 'mhlo.copy'"; through verify.check, "Unable to convert MHLO to StableHLO",
+    naming nothing): the builder and the parser say why."""
+    text = """module {
+  func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %t = "mhlo.create_token"() : () -> !mhlo.token
+    %c = "mhlo.copy"(%t) : (!mhlo.token) -> !mhlo.token
+    return %x : tensor<2xf32>
+  }
+}
+"""
+    from verify import _jaxlib
+    with pytest.raises(Exception, match="MHLO => StableHLO failed"):
+        _jaxlib.xla()[1].mlir.mhlo_to_stablehlo(text.encode())
+    with pytest.raises(ParseError, match="'copy' the operand is a !mhlo.token"):
+        hlo.parse(text)
+    m, f, b = _new(T((2,), f32))
+    with pytest.raises(OpBuildError, match="has no value to copy"):
+        b.copy(b.create_token())
