@@ -162,7 +162,7 @@ class NameLoc(Location):
             if child is None or isinstance(child, UnknownLoc):
                 text = quote(self.name)
             else:
-                if child.__class__ in _NESTING and child._text is None:
+                if child.__class__ is not CallSiteLoc and not _shallow(child):
                     _render_nested(child)
                 text = f"{quote(self.name)}({child.render()})"
             object.__setattr__(self, "_text", text)
@@ -196,12 +196,23 @@ class CallSiteLoc(Location):
     def render(self) -> str:
         text = self._text
         if text is None:
-            callee, caller = self.callee, self.caller
-            if callee.__class__ in _NESTING and callee._text is None or \
-                    caller.__class__ in _NESTING and caller._text is None:
-                return _render_nested(self)
-            text = f"callsite({callee.render()} at {caller.render()})"
-            object.__setattr__(self, "_text", text)
+            # The caller chain is rendered from its far end, each link's text kept: a chain
+            # as deep as a recursion would otherwise recurse once per link (a traceback of a
+            # thousand frames overflowed Python's stack). Callees (and the chain's last
+            # caller) that hold more than a level render through _render_nested.
+            chain, link = [], self
+            while link.__class__ is CallSiteLoc and link._text is None:
+                chain.append(link)
+                link = link.caller
+            if not _shallow(link):
+                _render_nested(link)
+            for link in reversed(chain):
+                callee = link.callee
+                if not _shallow(callee):
+                    _render_nested(callee)
+                object.__setattr__(link, "_text", f"callsite({callee.render()} at "
+                                                  f"{link.caller.render()})")
+            text = self._text
         return text
 
     @classmethod
@@ -243,8 +254,9 @@ class FusedLoc(Location):
     def render(self) -> str:
         text = self._text
         if text is None:
-            if any([x.__class__ in _NESTING and x._text is None for x in self.locations]):
-                return _render_nested(self)
+            for x in self.locations:
+                if x.__class__ is not CallSiteLoc and not _shallow(x):
+                    _render_nested(x)
             inner = ", ".join([x.render() for x in self.locations])
             meta = "" if self.metadata is None else f"<{quote(self.metadata)}>"
             text = f"fused{meta}[{inner}]"
@@ -270,6 +282,22 @@ class FusedLoc(Location):
 UNKNOWN = UnknownLoc()
 # The locations that hold locations (and keep their rendered text).
 _NESTING = frozenset({NameLoc, CallSiteLoc, FusedLoc})
+
+
+def _shallow(loc) -> bool:
+    """Whether ``loc`` renders recursing one level at most: rendered already, a leaf, or a
+    name of a leaf or of a rendered location. A render asks such children (and a CallSiteLoc,
+    which walks its callers in a loop) for their text directly, and any other through
+    _render_nested: rendering never recurses more than a few levels, however deep the
+    location (JAX's, a name of a callsite chain of names of file positions, never needs
+    _render_nested)."""
+    cls = loc.__class__
+    if cls is NameLoc:
+        if loc._text is not None:
+            return True
+        child = loc.child
+        return child is None or child.__class__ not in _NESTING or child._text is not None
+    return cls not in _NESTING or loc._text is not None
 
 
 def _render_nested(root) -> str:

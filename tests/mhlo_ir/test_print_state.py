@@ -507,3 +507,9 @@ def test_a_deep_chain_of_name_locations_prints_whatever_rendered_before():
         texts.append(m.to_text())
     assert texts[0] == texts[1]
     assert f'loc(fused[{expected}, "z"])' in texts[0]
+    # callsites nested as callees (callsite(callsite(... at a) at b)) and names inside them
+    loc, text = hlo.NameLoc("x"), '"x"'
+    for i in range(3000):
+        loc = hlo.CallSiteLoc(loc, hlo.NameLoc(f"c{i}")) if i % 3 else hlo.NameLoc("n", loc)
+        text = f'callsite({text} at "c{i}")' if i % 3 else f'"n"({text})'
+    assert loc.render() == text
