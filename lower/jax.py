@@ -371,7 +371,9 @@ class Jitted:
                                 "to lower the program of a signature, pass it to "
                                 ".lower(...)")
             aval = _abstractify(jax, x, self.fn, lambda: self._arg_name(i, *call_args))
-            sig.append((aval.shape, str(aval.dtype), bool(getattr(aval, "weak_type", False))))
+            # (the aval's class too: a jax Ref and an array of its shape trace apart)
+            sig.append((aval.shape, str(aval.dtype), bool(getattr(aval, "weak_type", False)),
+                        aval.__class__))
         x64 = bool(jax.config.jax_enable_x64)
         # Static values by type and exact value: 2, 2.0 and True are equal but trace apart,
         # and so do 0.0 and -0.0 (jax.jit keys them by equality: the first one's program
@@ -385,9 +387,10 @@ class Jitted:
         (they keep their meaning once the keyword arguments' dict follows them). As in
         jax.jit, a negative number counts from the last argument given, and one past the
         arguments given names none (a parameter given by name, or left to its default, is
-        static or donated through its name)."""
+        static or donated through its name). A negative donate_argnums donates nothing, as
+        in jax.jit (whose donation vector asks ``i in donate_argnums`` of each i >= 0)."""
         static = {*_given(self.static_argnums, n), *(i for i in self._named_nums if i < n)}
-        return tuple(sorted(static)), _given(self._donate_nums, n)
+        return tuple(sorted(static)), _given([i for i in self._donate_nums if i >= 0], n)
 
     def _check_statics(self, args, kwargs) -> tuple:
         """The static argument numbers of this call, its static arguments hashable (as
@@ -470,6 +473,11 @@ class Jitted:
         # (the arguments the program takes: unused ones, pruned, are not even converted)
         arrays = [_to_numpy(jax, leaves[i], lowered.in_avals[i]) for i in lowered.kept_var_idx]
         from verify.errors import CallbackError
+        # A donated jax.Array whose buffer goes to a result is deleted, as jax.jit deletes it
+        # (when it dispatches the program, so a failed run too; not under jax_debug_nans or
+        # jax_debug_infs, where jax.jit donates nothing).
+        doomed = lowered.aliased_inputs if any(lowered.donated) and not (
+            jax.config.jax_debug_nans or jax.config.jax_debug_infs) else ()
         try:
             results = (exe(*arrays) if lowered.num_partitions == 1 else
                        exe.run_global(*arrays))[lowered.token_outputs:]
@@ -477,15 +485,14 @@ class Jitted:
             # jax.jit's error for a failed host callback; ours (caused by the callback's) is
             # its cause
             raise jax.errors.JaxRuntimeError(str(e)) from e
+        finally:
+            for i in doomed:
+                if isinstance(leaves[i], jax.Array):
+                    leaves[i].delete()
         if refs:
             results, finals = results[:-len(refs)], results[-len(refs):]
             for i, y in zip(refs, finals):
                 ref_leaves[i][...] = _from_numpy(jax, y, lowered.in_avals[i])
-        # A donated jax.Array whose buffer went to a result is deleted, as jax.jit deletes it.
-        if any(lowered.donated):
-            for i in lowered.aliased_inputs:
-                if isinstance(leaves[i], jax.Array):
-                    leaves[i].delete()
         _check_special(jax, self, results, lowered.out_avals, args, kwargs)
         outs = [_from_numpy(jax, y, a) for y, a in zip(results, lowered.out_avals)]
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)

@@ -89,9 +89,12 @@ def prune_unused(closed):
 
 def nested_options(jitted) -> dict:
     """What jax.jit takes of a Jitted called inside another's trace (where jax.jit traces
-    it): ``inline`` (its equations then join the outer program's, no call), ``keep_unused``
-    and ``compiler_options`` (which jax refuses on a nested jit, in its words)."""
-    options = dict(keep_unused=jitted.keep_unused, inline=jitted.inline)
+    it): ``inline`` (its equations then join the outer program's, no call), ``keep_unused``,
+    the donations (which jax.jit honours where jax runs it: under vmap it deletes the donated
+    array) and ``compiler_options`` (which jax refuses on a nested jit, in its words)."""
+    options = dict(keep_unused=jitted.keep_unused, inline=jitted.inline,
+                   donate_argnums=jitted.donate_argnums,
+                   donate_argnames=jitted.donate_argnames)
     if jitted.compiler_options:
         options["compiler_options"] = jitted.compiler_options
     return options

@@ -14,6 +14,9 @@ from ..mlir import register_lowering
 
 
 def _pallas_call(ctx, *args, interpret=False, **params):
+    if not interpret and ctx.module_context.platform == "cpu":
+        raise ValueError("Only interpret mode is supported on CPU backend (jax.jit's words): "
+                         "pass interpret=True to pallas_call")
     if interpret is not True:
         how = "compiled for a TPU or GPU kernel compiler" if not interpret else \
             f"interpreted with {type(interpret).__name__} (host callbacks)"

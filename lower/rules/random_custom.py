@@ -13,11 +13,14 @@ __all__ = ["custom_impl", "dispatching"]
 
 
 def custom_impl(impl):
-    """``impl`` (a jax PRNGImpl) when it is none of jax's six; else None."""
-    if impl is None:
+    """``impl`` (a jax PRNGImpl) when it is none of jax's six, else None: jax's are the
+    objects jax registers under their names (a user's may take one of those names)."""
+    if impl is None or isinstance(impl, str) or not hasattr(impl, "random_bits"):
         return None
-    name = str(getattr(impl, "name", impl))
-    return None if name in KEY_IMPLS or not hasattr(impl, "random_bits") else impl
+    registry = getattr(_prng(), "prngs", None)
+    if registry is None:  # pragma: no cover - a jax without the registry: by name
+        return None if str(getattr(impl, "name", "")) in KEY_IMPLS else impl
+    return None if registry.get(getattr(impl, "name", None)) is impl else impl
 
 
 def _prng():

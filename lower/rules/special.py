@@ -41,20 +41,23 @@ def _random_gamma(ctx, key, a, *, log_space):
     jaxprs carry typed keys (``key<fry>[...]``, whatever the user's key was): their IR value
     is that same key data, so the decomposition is traced on the key's physical aval.
 
-    Keys of jax's other implementations (philox, rbg...) draw with their own split and bits,
+    Keys of jax's other implementations (philox, rbg..., and users' own) draw with their own
+    split and bits,
     one lane after another (jax maps its sampler over the lanes rather than vmapping it,
     whose batched bits differ for rbg): that decomposition is jax's own ``_gamma_impl``,
     traced by the jax that made the jaxpr (such keys exist only where jax is loaded) and
     lowered by our rules, as jax's rule lowers it (``lower_fun``)."""
+    from .random_custom import custom_impl
     key_aval = ctx.avals_in[0]
-    impl = key_impl(getattr(key_aval.dtype, "_impl", None))
-    if impl.name == "threefry2x32":
+    jax_impl = getattr(key_aval.dtype, "_impl", None)
+    name = "user-defined" if custom_impl(jax_impl) is not None else key_impl(jax_impl).name
+    if name == "threefry2x32":
         ctx = ctx.replace(avals_in=[physical_aval(key_aval), *ctx.avals_in[1:]])
         return _random_gamma_traced(ctx, key, a, log_space=log_space)
     jax, random_core = sys.modules.get("jax"), sys.modules.get("jax._src.random.core")
     sampler = getattr(random_core, "_gamma_impl", None)
     if jax is None or sampler is None:
-        raise NotImplementedError(f"random_gamma: keys of the {impl.name} implementation are "
+        raise NotImplementedError(f"random_gamma: keys of the {name} implementation are "
                                   "lowered through jax's own sampler, and jax is not loaded")
     closed = jax.make_jaxpr(functools.partial(sampler, log_space=log_space, use_vmap=True))(
         *(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in ctx.avals_in))

@@ -99,6 +99,36 @@ def test_a_donated_array_whose_buffer_a_result_takes_is_deleted_as_jax_jit():
     np.testing.assert_array_equal(X * 2, got[0])
 
 
+def test_when_jax_jit_deletes_a_donated_array_so_does_ours():
+    def bad(v):
+        raise ValueError("boom")
+
+    def failing(x):
+        return x + 1, jax.pure_callback(bad, jax.ShapeDtypeStruct((3,), jnp.float32), x)
+
+    def outcomes(jit):
+        got = []
+        x, y = jnp.ones(3), jnp.ones(3)
+        jit(lambda a, b: a + b, donate_argnums=-1)(x, y)  # (negative: no donation)
+        got.append((x.is_deleted(), y.is_deleted()))
+        x = jnp.ones(3)
+        with jax.debug_nans(True):  # (jax.jit donates nothing then)
+            jit(lambda a: a + 1, donate_argnums=0)(x)
+        got.append(x.is_deleted())
+        x = jnp.ones(3)
+        jax.vmap(jit(lambda a: a + 1, donate_argnums=0))(x)
+        got.append(x.is_deleted())
+        x = jnp.ones(3)
+        with pytest.raises(Exception):
+            jax.block_until_ready(jit(failing, donate_argnums=0)(x))
+        got.append(x.is_deleted())  # (donated when dispatched, before the run fails)
+        return got
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert outcomes(lj.jit) == outcomes(jax.jit) == [(False, False), False, True, True]
+
+
 def test_unused_keyword_and_static_arguments_are_pruned_as_jax_jit():
     def f(x, n, *, y, w):
         return x * n + w

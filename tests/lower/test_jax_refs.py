@@ -76,3 +76,20 @@ def test_a_ref_closed_over_is_refused_clearly():
 
     with pytest.raises(NotImplementedError, match="closes over a jax Ref"):
         lj.jit(f)(X)
+
+
+def test_a_ref_and_an_array_of_its_shape_are_two_signatures():
+    def f(r, x):
+        if hasattr(r, "shape") and not isinstance(r, (np.ndarray, jax.Array)):
+            r[...] += x
+            return x
+        return r * 2 + x
+
+    for first_ref in (False, True):
+        ours, fn = jax.new_ref(jnp.zeros(3)), lj.jit(f)
+        calls = [(ours, X), (X, X)] if first_ref else [(X, X), (ours, X)]
+        for args in calls:
+            got = fn(*args)
+            want = jax.jit(f)(*(jax.new_ref(jnp.zeros(3)) if a is ours else a for a in args))
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.asarray(ours[...]), X)

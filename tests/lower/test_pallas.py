@@ -64,5 +64,9 @@ def test_a_compiled_kernel_is_refused_clearly():
 
     def f(x):
         return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
-    with pytest.raises(NotImplementedError, match="pass interpret=True"):
+    with pytest.raises(ValueError, match="Only interpret mode is supported on CPU"):
+        jax.jit(f).lower(X)
+    with pytest.raises(ValueError, match="Only interpret mode is supported on CPU"):
         lj.lower(f, X, platform="cpu")
+    with pytest.raises(NotImplementedError, match="pass interpret=True"):
+        lj.lower(f, X, platform="tpu")

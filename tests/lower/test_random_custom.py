@@ -70,3 +70,31 @@ def test_jaxs_own_implementations_keep_their_rules(monkeypatch):
         want = jax.jit(lambda k: jax.random.bits(jax.random.split(k)[1], (3,)))(key)
         got = lj.jit(lambda k: jax.random.bits(jax.random.split(k)[1], (3,)))(key)
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_user_implementation_named_as_one_of_jaxs_is_the_users():
+    impl = jex.random.define_prng_impl(
+        key_shape=(3,), seed=_seed, split=_split, random_bits=_bits,
+        fold_in=lambda k, d: k + d.astype(jnp.uint32), name="threefry2x32")
+    _same(lambda k: (jax.random.bits(k, (3,)), jax.random.key_data(jax.random.split(k))),
+          jax.random.key(1, impl=impl))
+
+
+def _fry(k):
+    return jax.random.wrap_key_data(k, impl="threefry2x32")
+
+
+# A user's implementation that draws as well as threefry (through it): the gamma samplers
+# loop until they accept, which the toy bits above need not let them do.
+FRY = jex.random.define_prng_impl(
+    key_shape=(2,), seed=lambda s: jax.random.key_data(jax.random.key(s)),
+    split=lambda k, shape: jax.random.key_data(jax.random.split(_fry(k), shape)),
+    random_bits=lambda k, bw, shape: jax.random.bits(_fry(k), shape, f"uint{bw}"),
+    fold_in=lambda k, d: jax.random.key_data(jax.random.fold_in(_fry(k), d)),
+    name="threefry_by_hand")
+
+
+def test_gamma_family_samplers_with_a_users_keys():
+    key = jax.random.key(4, impl=FRY)
+    _same(lambda k: (jax.random.gamma(k, 2.5, (3,)), jax.random.beta(k, 2.0, 3.0, (2,))),
+          key)
