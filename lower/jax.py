@@ -462,10 +462,15 @@ class Jitted:
             entry = self._cache.get(key)
         if entry is None:
             lowered = self.lower(*args, **kwargs)
-            entry = (lowered, lowered.compile(compiler_options=self.compiler_options))
+            exe = lowered.compile(compiler_options=self.compiler_options)
+            # (the donated arguments whose buffers the program takes for results: those it
+            # aliases, and the buffer donors XLA chose to reuse; jax.jit deletes them)
+            taken = tuple(lowered.kept_var_idx[p] for p in exe.aliased_parameters()) \
+                if any(lowered.donated) else ()
+            entry = (lowered, exe, taken)
             with self._lock:
                 self._cache.setdefault(key, entry)
-        lowered, exe = entry
+        lowered, exe, taken = entry
         refs = lowered.ref_inputs
         if refs:  # (jax Refs: their current values in, their final values after the results)
             ref_leaves = leaves
@@ -476,8 +481,7 @@ class Jitted:
         # A donated jax.Array whose buffer goes to a result is deleted, as jax.jit deletes it
         # (when it dispatches the program, so a failed run too; not under jax_debug_nans or
         # jax_debug_infs, where jax.jit donates nothing).
-        doomed = lowered.aliased_inputs if any(lowered.donated) and not (
-            jax.config.jax_debug_nans or jax.config.jax_debug_infs) else ()
+        doomed = taken if not (jax.config.jax_debug_nans or jax.config.jax_debug_infs) else ()
         try:
             results = (exe(*arrays) if lowered.num_partitions == 1 else
                        exe.run_global(*arrays))[lowered.token_outputs:]

@@ -49,16 +49,6 @@ class Lowered:
         return self.module.to_text()
 
     @property
-    def aliased_inputs(self) -> tuple:
-        """The flat arguments whose buffers the program takes over: donated, and paired
-        with a result of their type (``tf.aliasing_output`` on @main's argument). jax.jit
-        deletes such a jax.Array after the call; so does ``lower.jax.jit``."""
-        main = self.module.lookup("main")
-        attrs = main.arg_attrs or ()
-        return tuple(self.kept_var_idx[j] for j, a in enumerate(attrs)
-                     if a and "tf.aliasing_output" in a and j < len(self.kept_var_idx))
-
-    @property
     def args_info(self):
         """The arguments' ``jax.stages.ArgInfo`` (abstract value, donated) in the input
         pytree, ``((args), {kwargs})``, the pruned ones too (jax's ``Lowered.args_info``)."""

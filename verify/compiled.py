@@ -77,6 +77,16 @@ class Compiled:
         collectives the partitioner inserted."""
         return "\n".join(m.to_string() for m in self._compiled.hlo_modules())
 
+    def aliased_parameters(self) -> tuple:
+        """The parameters whose buffers the compiled program takes for results (its
+        ``input_output_alias``: the aliases the module asked for, and the ``jax.buffer_donor``
+        arguments XLA chose to reuse), in order: what jax deletes of donated arrays."""
+        head = self._compiled.hlo_modules()[0].to_string().split("\n", 1)[0]
+        m = re.search(r"input_output_alias=\{(.*?)\}, [a-z_]+=", head)
+        if m is None:
+            return ()
+        return tuple(sorted({int(p) for p in re.findall(r":\s*\((\d+),", m.group(1))}))
+
     def cost_analysis(self) -> dict:
         """XLA's cost model for the program: ``flops``, ``bytes accessed`` (and its split by
         operand, ``bytes accessed0{}``...), ``transcendentals`` and, where the platform

@@ -25,14 +25,15 @@ def _outcome(call):
 
 
 def _main_args(text: str) -> list:
-    """@main's parameters, each its type and aliasing ("tensor<3xf32> 0"): jax's pretty
-    StableHLO and ours read alike there."""
+    """@main's parameters, each its type and aliasing ("tensor<3xf32> 0", "... donor"):
+    jax's pretty StableHLO and ours read alike there."""
     line = next(ln for ln in text.splitlines() if "@main(" in ln)
     params = line.split("@main(", 1)[1].split(") ->", 1)[0]
     out = []
     for m in re.finditer(r"%arg\d+: (tensor<[^>]*>)( \{[^}]*\})?", params):
         alias = re.search(r"tf.aliasing_output = (\d+)", m.group(2) or "")
-        out.append(f"{m.group(1)} {alias.group(1) if alias else '-'}")
+        donor = "jax.buffer_donor = true" in (m.group(2) or "")
+        out.append(f"{m.group(1)} {alias.group(1) if alias else 'donor' if donor else '-'}")
     return out
 
 
@@ -127,6 +128,29 @@ def test_when_jax_jit_deletes_a_donated_array_so_does_ours():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert outcomes(lj.jit) == outcomes(jax.jit) == [(False, False), False, True, True]
+
+
+@pytest.mark.parametrize("fn, x", [
+    (lambda a: a.reshape(2, 3) * 2, np.ones(6, np.float32)),
+    (lambda a: a.astype(np.int32), np.ones(3, np.float32)),
+    (lambda a: a.astype(np.float32), np.ones(4, jnp.bfloat16)),
+    (lambda a: a.T * 2, np.ones((2, 3), np.float32))],
+    ids=["reshape", "astype-same-bytes", "astype-wider", "transpose"])
+def test_a_donation_of_another_shape_is_a_buffer_donor_as_jax_jit(fn, x):
+    """A donated input with no output of its type but one of as many elements is a
+    jax.buffer_donor (no warning), and deleted where XLA reuses it (not bf16 into f32)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = lj.jit(fn, donate_argnums=0).lower(x)
+    assert _main_args(ours.as_text()) == \
+        _main_args(jax.jit(fn, donate_argnums=0).lower(x).as_text())
+    deleted = []
+    for jit in (jax.jit, lj.jit):
+        a = jnp.asarray(x)
+        out = jit(fn, donate_argnums=0)(a)
+        np.testing.assert_array_equal(np.asarray(out), np.asarray(fn(np.asarray(x))))
+        deleted.append(a.is_deleted())
+    assert deleted[0] == deleted[1]
 
 
 def test_unused_keyword_and_static_arguments_are_pruned_as_jax_jit():
@@ -238,7 +262,7 @@ def test_compiler_options_reach_xla_as_jax_jit_hands_them():
     jitted = lj.jit(f_fusable, compiler_options=NO_PASSES)
     assert jitted(X).tobytes() == np.asarray(jax.jit(f_fusable, compiler_options=NO_PASSES)(
         X)).tobytes()
-    (_, exe), = jitted._cache.values()
+    (_, exe, _), = jitted._cache.values()
     assert "fusion" not in exe.optimized_hlo()
     assert "fusion" in lj.jit(f_fusable).lower(X).compile().optimized_hlo()
     # Lowered.compile takes them too, as jax's does

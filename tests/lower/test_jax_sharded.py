@@ -298,7 +298,7 @@ _REVIEWED = textwrap.dedent("""
                   (lambda v: lax.with_sharding_constraint(v + 1, s), {})):
         j = lj.jit(f, **kw)
         np.testing.assert_array_equal(j(x), np.asarray(jax.jit(f, **kw)(x)))
-        lowered, exe = next(iter(j._cache.values()))
+        lowered, exe, _ = next(iter(j._cache.values()))
         assert lowered.num_partitions == 8
         (got,) = [xc.HloSharding.from_proto(p) for p in exe.loaded.get_output_shardings()]
         want = jax.jit(f, **kw)(x).sharding._to_xla_hlo_sharding(2)

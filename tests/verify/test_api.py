@@ -593,3 +593,27 @@ def test_einsum_text_with_an_ellipsis_runs(config, shapes, want):
     with pytest.raises(VerificationError, match=f"gives 1 subscripts for operand 0 of rank "
                                                 f"{len(a)}"):
         verify.check(text.replace(f'"{config}"', '"a,ab->b"'))
+
+
+def test_aliased_parameters_are_what_xla_compiled_to_reuse():
+    """An argument aliased to a result (tf.aliasing_output) and a buffer donor XLA reuses
+    (as many bytes as a result) are taken; a donor it cannot reuse (bf16 into f32) is not."""
+    def module(arg_type, result_type, attr, body):
+        m = hlo.Module("m")
+        f = m.add_function("main", [arg_type, hlo.tensor((3,), hlo.f32)], [result_type],
+                           visibility="public")
+        f.set_arg_attr(0, *attr)
+        b = f.builder()
+        b.return_(body(b, *f.arguments))
+        return m
+    alias = ("tf.aliasing_output", hlo.i32_attr(0))
+    donor = ("jax.buffer_donor", True)
+    t3, b3 = hlo.tensor((3,), hlo.f32), hlo.tensor((3,), hlo.bf16)
+    assert verify.compile(module(t3, t3, alias, lambda b, x, y: b.add(x, y))) \
+        .aliased_parameters() == (0,)
+    assert verify.compile(module(t3, hlo.tensor((3,), hlo.i32), donor,
+                                 lambda b, x, y: b.convert(b.add(x, y), hlo.i32))) \
+        .aliased_parameters() == (0,)
+    assert verify.compile(module(b3, t3, donor,
+                                 lambda b, x, y: b.add(b.convert(x, hlo.f32), y))) \
+        .aliased_parameters() == ()
