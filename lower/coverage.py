@@ -64,7 +64,7 @@ WHY_NOT = {
     "precv": "point-to-point receive between devices inside shard_map (see psend)",
     **{name: _PALLAS for name in (
         "core_map", "with_memory_space_constraint", "bitcast", "multiple_of", "reciprocal",
-        "roll", "run_scoped", "einshape_lo", "mpmd_map", "remove_memory_space")},
+        "roll", "einshape_lo", "mpmd_map", "remove_memory_space")},
     "tpu_custom_call": "a Mosaic kernel's custom call, which only XLA:TPU compiles",
     **{name: "jax.experimental.sparse: a call into a sparse kernel library (cuSPARSE, "
              "cuSOLVER, or jaxlib's CPU kernels), which jax's lowering has no XLA-op form "

@@ -32,3 +32,33 @@ def _pallas_call(ctx, *args, interpret=False, **params):
 
 
 register_lowering("pallas_call", _pallas_call)
+
+
+def _run_scoped(ctx, *args, jaxpr, collective_axes=(), **_):
+    """``pl.run_scoped`` met outside a compiled kernel (in an interpreted one): its body, over
+    scoped Refs, discharged into values, the scoped ones starting as Pallas's "uninitialized"
+    fill (NaN, the lowest integer, False), as jax's rule lowers it."""
+    if collective_axes:
+        raise ValueError("run_scoped lowering outside of Pallas does not support "
+                         "collective_axes.")  # (jax's words)
+    from jax._src import core
+    from jax._src.interpreters import partial_eval as pe
+
+    from ..jax_lower_fun import lower_jax_function
+    from ..jax_refs import discharge_body
+    primitives = importlib.import_module("jax._src.pallas.primitives")
+    body = pe.convert_constvars_jaxpr(jaxpr)
+    n_out = len(body.outvars)
+    discharged = discharge_body(body)
+    if discharged.consts:
+        raise NotImplementedError("run_scoped: its discharge made constants (as jax's rule, "
+                                  "not lowered)")
+
+    def scoped(*given):
+        fills = [primitives.uninitialized_value(v.aval.shape, v.aval.dtype)
+                 for v in discharged.jaxpr.invars[len(given):]]
+        return core.eval_jaxpr(discharged.jaxpr, [], *given, *fills)[:n_out]
+    return lower_jax_function(ctx, scoped, ctx.avals_in, args, multiple_results=True)
+
+
+register_lowering("run_scoped", _run_scoped)

@@ -52,8 +52,20 @@ def _row_sums(x, y):
                           interpret=True)(x)
 
 
-@pytest.mark.parametrize("fn", [_elementwise, _tiled, _row_sums],
-                         ids=["elementwise", "tiled-grid", "accumulate"])
+def _scoped(x, y):
+    """A scratch Ref scoped inside the kernel (pl.run_scoped)."""
+    def kernel(x_ref, y_ref, o_ref):
+        def inner(s_ref):
+            s_ref[...] = x_ref[...] * 3
+            o_ref[...] = s_ref[...] + y_ref[...]
+        pltpu = pytest.importorskip("jax.experimental.pallas.tpu")  # (a memory space)
+        pl.run_scoped(inner, pltpu.VMEM(x_ref.shape, x_ref.dtype))
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                          interpret=True)(x, y)
+
+
+@pytest.mark.parametrize("fn", [_elementwise, _tiled, _row_sums, _scoped],
+                         ids=["elementwise", "tiled-grid", "accumulate", "run-scoped"])
 def test_interpreted_kernels_match_jax_jit(fn):
     _same(fn, X, Y)
 
