@@ -477,7 +477,6 @@ class Jitted:
             leaves = [leaf[...] if i in refs else leaf for i, leaf in enumerate(leaves)]
         # (the arguments the program takes: unused ones, pruned, are not even converted)
         arrays = [_to_numpy(jax, leaves[i], lowered.in_avals[i]) for i in lowered.kept_var_idx]
-        from verify.errors import CallbackError
         # A donated jax.Array whose buffer goes to a result is deleted, as jax.jit deletes it
         # (when it dispatches the program, so a failed run too; not under jax_debug_nans or
         # jax_debug_infs, where jax.jit donates nothing).
@@ -485,10 +484,13 @@ class Jitted:
         try:
             results = (exe(*arrays) if lowered.num_partitions == 1 else
                        exe.run_global(*arrays))[lowered.token_outputs:]
-        except CallbackError as e:
-            # jax.jit's error for a failed host callback; ours (caused by the callback's) is
-            # its cause
-            raise jax.errors.JaxRuntimeError(str(e)) from e
+        except Exception as e:
+            from verify.errors import CallbackError
+            if isinstance(e, CallbackError):
+                # jax.jit's error for a failed host callback; ours (caused by the callback's)
+                # is its cause
+                raise jax.errors.JaxRuntimeError(str(e)) from e
+            raise
         finally:
             for i in doomed:
                 if isinstance(leaves[i], jax.Array):
