@@ -16,7 +16,6 @@ import collections
 import itertools
 import re
 import struct
-import warnings
 from typing import Callable, Sequence
 
 import numpy as np
@@ -33,6 +32,7 @@ from .constants import (aval_to_ir_type, aval_to_ir_types, ir_constant,  # noqa:
 from .tokens import TokenSet, _is_ordered, ordered_in_order  # noqa: F401
 from .locations import _is_user_file, source_info_to_location, stack_key  # noqa: F401
 from .axis_context import manual_axes_of, partly_manual
+from .donation import donations
 
 __all__ = ["ModuleContext", "LoweringRuleContext", "TokenSet", "LoweringResult",
            "register_lowering", "lower_jaxpr_to_module", "lower_jaxpr_to_fun",
@@ -525,58 +525,6 @@ class LoweringResult:
         self.host_callbacks = host_callbacks
 
 
-def _set_up_aliases(avals_in, avals_out, donated_args):
-    """Pair each donated input with the first unclaimed output of the same type
-    (``tf.aliasing_output``); then, as jax.jit does, a donated input left over with an
-    unclaimed output of as many elements (a reshape, an astype) is a ``jax.buffer_donor``,
-    for XLA to reuse if it can. Returns (aliases, donors, unused donations)."""
-    aliases = [None] * len(avals_in)
-    donors = [False] * len(avals_in)
-    pending: dict = collections.defaultdict(collections.deque)
-    for i, (aval, donated) in enumerate(zip(avals_in, donated_args)):
-        if donated:
-            pending[aval_to_ir_types(aval)].append(i)
-    unused = list(donated_args)
-    claimed = set()
-    for j, aval in enumerate(avals_out):
-        queue = pending.get(aval_to_ir_types(aval))
-        if queue:
-            i = queue.popleft()
-            aliases[i] = j
-            unused[i] = False
-            claimed.add(j)
-    sizes: dict = collections.defaultdict(collections.deque)
-    for j, aval in enumerate(avals_out):
-        if j not in claimed and not is_token(aval):
-            sizes[_size(aval)].append(j)
-    for i, aval in enumerate(avals_in):
-        if unused[i] and not is_token(aval) and sizes.get(_size(aval)):
-            sizes[_size(aval)].popleft()
-            unused[i], donors[i] = False, True
-    return aliases, donors, unused
-
-
-def _size(aval) -> int:
-    return int(np.prod(aval.shape, dtype=np.int64))
-
-
-def _donors_across_shardings(aliases, arg_shardings, result_shardings) -> tuple:
-    """Over several devices, an input aliases its output only when both shardings are given
-    and the same: otherwise each device's pieces may differ in size (a donated input split
-    over 8 devices, its output replicated), which XLA refuses to alias. Such an input is
-    marked ``jax.buffer_donor`` instead, for XLA to reuse where it can, as jax.jit does."""
-    aliases = list(aliases)
-    donors = [False] * len(aliases)
-    for i, j in enumerate(aliases):
-        if j is None:
-            continue
-        a = arg_shardings[i] if arg_shardings is not None else None
-        r = result_shardings[j] if result_shardings is not None else None
-        if a is None or r is None or str(a) != str(r):
-            aliases[i], donors[i] = None, True
-    return aliases, donors
-
-
 def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
                           ordered_effects: Sequence | None = None, donated_args=None,
                           replicated_args=None, arg_shardings=None, result_shardings=None,
@@ -622,17 +570,8 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
     ctx = ModuleContext(module, platform, name_stack or core.NameStack(), axis_context)
     aliases = donors = None
     if donated_args is not None and any(donated_args):
-        aliases, donors, unused = _set_up_aliases(jaxpr.in_avals, jaxpr.out_avals,
-                                                  donated_args)
-        if any(unused):
-            names = ", ".join(str(a.str_short()) for a, u in zip(jaxpr.in_avals, unused) if u)
-            warnings.warn(f"Some donated buffers were not usable: {names}", stacklevel=2)
-        if num_partitions is not None and num_partitions > 1:
-            aliases, across = _donors_across_shardings(aliases, arg_shardings,
-                                                       result_shardings)
-            donors = [a or b for a, b in zip(donors, across)]
-        if not any(donors):
-            donors = None
+        aliases, donors = donations(jaxpr.in_avals, jaxpr.out_avals, donated_args,
+                                    num_partitions, arg_shardings, result_shardings)
     lower_jaxpr_to_fun(ctx, "main", jaxpr, list(ordered_effects), public=True,
                        create_tokens=True, replace_tokens_with_dummy=True, stack_name=fn_name,
                        replicated_args=replicated_args, arg_shardings=arg_shardings,
