@@ -6,6 +6,7 @@ the keys' uint32 data. jax's six implementations keep the rules of ``random``.""
 from __future__ import annotations
 
 import importlib
+import sys
 
 from .random import KEY_IMPLS, typed_key_impl
 
@@ -23,9 +24,17 @@ def custom_impl(impl):
     return None if registry.get(getattr(impl, "name", None)) is impl else impl
 
 
+_PRNG_MODULES = ("jax._src.random.prng", "jax._src.prng")  # (where jax versions keep it)
+
+
 def _prng():
-    """jax's prng module (its vmapping helpers), wherever this jax keeps it."""
-    for name in ("jax._src.random.prng", "jax._src.prng"):
+    """jax's prng module (its registry and vmapping helpers): loaded with jax, so found in
+    sys.modules (asked on every key equation: a failed import searches the disk each time)."""
+    for name in _PRNG_MODULES:
+        module = sys.modules.get(name)
+        if module is not None:
+            return module
+    for name in _PRNG_MODULES:
         try:
             return importlib.import_module(name)
         except ImportError:
