@@ -77,12 +77,13 @@ def stochastic_convert_layouts_differ(op) -> bool:
 # Ops whose bound operands (from this index on) jaxlib's conversion to HLO folds into a
 # static op when they are constants, and cannot translate otherwise ("'stablehlo.
 # real_dynamic_slice' op can't be translated to XLA HLO"; measured on 0.10.2).
-_STATIC_BOUNDS = {"real_dynamic_slice": 1, "dynamic_pad": 2}
+_STATIC_BOUNDS = {"real_dynamic_slice": 1, "dynamic_pad": 2, "dynamic_gather": 2}
 
 
 def unfoldable_bounds(op) -> str | None:
-    """The name of the op when it is ``real_dynamic_slice`` or ``dynamic_pad`` with a bound
-    computed from a function's argument (which no folding makes a constant); else None."""
+    """The name of the op when it is ``real_dynamic_slice``, ``dynamic_pad`` or
+    ``dynamic_gather`` (its slice sizes) with a bound computed from a function's argument
+    (which no folding makes a constant); else None."""
     from .ir import defining_ops
     name = op.spec.name
     first = _STATIC_BOUNDS.get(name)

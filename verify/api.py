@@ -202,8 +202,9 @@ def _conversion_problem(module) -> str | None:
             return (f"@{fn.name}: '{name}' with bounds computed from a function argument: "
                     "jaxlib's conversion to HLO translates it only where its bounds fold to "
                     f"constants (\"'{name}' op can't be translated to XLA HLO\"); pass the "
-                    "bounds as constants (XLA's static shapes need them), or use slice/pad, "
-                    "dynamic_slice for a start computed at run time")
+                    "bounds (a dynamic_gather's slice sizes) as constants (XLA's static "
+                    "shapes need them), or use slice/pad/gather, dynamic_slice for a start "
+                    "computed at run time")
         if jaxlib_conversion.stochastic_convert_layouts_differ(op):
             return (f"@{fn.name}: a stochastic_convert whose operand or random bits come "
                     "through a transpose (or an einsum): jaxlib's conversion to HLO gives a "

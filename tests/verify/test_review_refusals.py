@@ -123,6 +123,10 @@ def test_a_constant_size_past_its_bound_is_refused_when_built(size):
         _set_size(size, reduced=True)
 
 
+_GATHER_DIMS = hlo.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                          start_index_map=(0,), index_vector_dim=1)
+
+
 def _dynamic_bounds(kind):
     i2 = T((2,), hlo.i32)
 
@@ -130,12 +134,15 @@ def _dynamic_bounds(kind):
         if kind == "real_dynamic_slice":
             return b.real_dynamic_slice(x, lo, hi, b.constant(np.int32([1, 1])),
                                         T((1, 2), hlo.f32))
+        if kind == "dynamic_gather":  # (slice sizes from the argument hi)
+            return b.dynamic_gather(x, b.reshape(lo, (2, 1)), hi, _GATHER_DIMS,
+                                    T((2, 3), hlo.f32))
         return b.dynamic_pad(x, b.constant(np.float32(0)), lo, hi,
                              b.constant(np.int32([0, 0])), T((3, 4), hlo.f32))
     return _module([T((2, 3), hlo.f32), i2, i2], make)
 
 
-@pytest.mark.parametrize("kind", ["real_dynamic_slice", "dynamic_pad"])
+@pytest.mark.parametrize("kind", ["real_dynamic_slice", "dynamic_pad", "dynamic_gather"])
 def test_bounds_from_an_argument_are_refused_before_jaxlib(kind):
     m = _dynamic_bounds(kind)
     oracle.parse(m.to_text())  # (MLIR's verifier takes it)
@@ -280,3 +287,11 @@ def test_an_empty_parameter_replication_is_taken_as_jaxlib_takes_it():
     m.functions[0].set_arg_attr(0, "mhlo.parameter_replication", [])
     m.verify()
     np.testing.assert_array_equal(verify.run(m, np.ones(2, np.float32))[0], [2, 2])
+
+
+def test_a_dynamic_gather_of_constant_slice_sizes_runs():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    m = _module([T((2, 3), hlo.f32), T((2,), hlo.i32)], lambda b, v, i: b.dynamic_gather(
+        v, b.reshape(i, (2, 1)), b.constant(np.int32([1, 3])), _GATHER_DIMS,
+        T((2, 3), hlo.f32)))
+    np.testing.assert_array_equal(verify.run(m, x, np.int32([1, 0]))[0], x[[1, 0]])
