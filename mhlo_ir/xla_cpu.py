@@ -15,6 +15,7 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "complex_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
            "narrow_channel_collective", "empty_channel_gather", "static_slice_to_dynamic",
            "topk_of_rank_over_two", "topk_call_problem", "unsupported_collective_body",
+           "collective_ops",
            "two_bit_concatenate", "float_stochastic_convert",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
@@ -153,7 +154,7 @@ def two_bit_collective(op):
     such operand's element type, or None."""
     if op.spec.name not in TWO_BIT_COLLECTIVES:
         return None
-    return _first_element_type(op, lambda et: et.bits == 2 and et.is_integer)
+    return _first_element_type(op, _two_bit_integer)
 
 
 def narrow_channel_collective(op):
@@ -168,6 +169,10 @@ def narrow_channel_collective(op):
             op.attributes.get("channel_handle") is None:
         return None
     return _first_element_type(op, lambda et: et.is_sub_byte)
+
+
+def _two_bit_integer(et) -> bool:
+    return et.bits == 2 and et.is_integer
 
 
 def _first_element_type(op, test):
@@ -245,8 +250,16 @@ def topk_call_problem(op) -> str | None:
 
 
 # The bodies XLA:CPU's all-reduce runs (XLA's MatchReductionComputation): one of these ops of
-# the body's two arguments, in either order; and, or of i1 too.
+# the body's two arguments, in either order; and, or of i1 too (measured: i1 add and
+# maximum run as well).
 _REDUCTION_OPS = frozenset({"add", "multiply", "minimum", "maximum"})
+_BOOLEAN_REDUCTION_OPS = _REDUCTION_OPS | {"and", "or"}
+
+
+def collective_ops(et) -> frozenset:
+    """The ops XLA:CPU's all_reduce and reduce_scatter compute as a body on elements of
+    ``et`` (the generator's collective combiners are among them)."""
+    return _BOOLEAN_REDUCTION_OPS if et.kind == "bool" else _REDUCTION_OPS
 
 
 def unsupported_collective_body(op) -> bool:
@@ -260,9 +273,7 @@ def unsupported_collective_body(op) -> bool:
     if len(blocks) != 1 or len(blocks[0].operations) != 2 or len(blocks[0].arguments) != 2:
         return True
     (inner, ret), (x, y) = blocks[0].operations, blocks[0].arguments
-    name = inner.spec.name
-    if name not in _REDUCTION_OPS and not (
-            name in ("and", "or") and x.type.element_type.name == "i1"):
+    if inner.spec.name not in collective_ops(x.type.element_type):
         return True
     operands = inner.operands
     return len(operands) != 2 or not (operands[0] is x and operands[1] is y or
@@ -276,7 +287,7 @@ def two_bit_concatenate(op):
     or None."""
     if op.spec.name != "concatenate":
         return None
-    return _first_element_type(op, lambda et: et.bits == 2 and et.is_integer)
+    return _first_element_type(op, _two_bit_integer)
 
 
 def float_stochastic_convert(op):

@@ -77,12 +77,15 @@ class Compiled:
         collectives the partitioner inserted."""
         return "\n".join(m.to_string() for m in self._compiled.hlo_modules())
 
+    def _head(self) -> str:
+        """The compiled HLO module's first line (its aliases, layouts and options)."""
+        return self._compiled.hlo_modules()[0].to_string().split("\n", 1)[0]
+
     def aliased_parameters(self) -> tuple:
         """The parameters whose buffers the compiled program takes for results (its
         ``input_output_alias``: the aliases the module asked for, and the ``jax.buffer_donor``
         arguments XLA chose to reuse), in order: what jax deletes of donated arrays."""
-        head = self._compiled.hlo_modules()[0].to_string().split("\n", 1)[0]
-        m = re.search(r"input_output_alias=\{(.*?)\}, [a-z_]+=", head)
+        m = re.search(r"input_output_alias=\{(.*?)\}, [a-z_]+=", self._head())
         if m is None:
             return ()
         return tuple(sorted({int(p) for p in re.findall(r":\s*\((\d+),", m.group(1))}))
@@ -119,7 +122,7 @@ class Compiled:
                                 "token or tuple parameter")
         if self.num_partitions == 1:
             return [shape for shape, _ in self.parameters]
-        head = self._compiled.hlo_modules()[0].to_string().split("\n", 1)[0]
+        head = self._head()
         m = re.search(r"entry_computation_layout=\{\((.*?)\)->", head)
         shapes = [tuple(int(x) for x in dims.split(",") if x)
                   for dims in re.findall(r"\w+\[([\d,]*)\]", m.group(1))] if m else []

@@ -6,6 +6,7 @@ implementation)."""
 from __future__ import annotations
 
 from .. import dtypes
+from ..xla_cpu import collective_ops
 
 __all__ = ["combiner", "extreme"]
 
@@ -18,8 +19,8 @@ def extreme(et, low: bool):
 def combiner(s, et, exact_only: bool = False, collective: bool = False):
     """``(name, body, identity)``: a commutative, associative combiner of ``et`` (float sums
     and products only when not ``exact_only``; they mark the program "reassociates").
-    ``collective``: only those XLA:CPU's all-reduce implements (add, multiply, maximum,
-    minimum; and, or for i1: "Unsupported reduction computation" otherwise)."""
+    ``collective``: only those XLA:CPU's all-reduce implements (``xla_cpu.collective_ops``:
+    "Unsupported reduction computation" otherwise)."""
     kind = et.kind
     if kind == "bool":
         options = [("and", True), ("or", False), ("xor", False)]
@@ -35,7 +36,7 @@ def combiner(s, et, exact_only: bool = False, collective: bool = False):
     else:
         options = [] if exact_only else [("add", 0), ("multiply", 1)]
     if collective:
-        keep = ("and", "or") if kind == "bool" else ("add", "multiply", "maximum", "minimum")
+        keep = collective_ops(et)
         options = [o for o in options if o[0] in keep]
     if not options:
         return None
