@@ -481,6 +481,8 @@ class Jitted:
         # (when it dispatches the program, so a failed run too; not under jax_debug_nans or
         # jax_debug_infs, where jax.jit donates nothing).
         doomed = taken if not (jax.config.jax_debug_nans or jax.config.jax_debug_infs) else ()
+        if doomed or any(lowered.donated):
+            _refuse_donated_twice(jax, leaves, lowered.donated, lowered.kept_var_idx)
         try:
             results = (exe(*arrays) if lowered.num_partitions == 1 else
                        exe.run_global(*arrays))[lowered.token_outputs:]
@@ -668,6 +670,30 @@ def _partitionable(jax) -> bool:
 
 def _is_key(jax, aval) -> bool:
     return jax.dtypes.issubdtype(aval.dtype, jax.dtypes.prng_key)
+
+
+def _refuse_donated_twice(jax, leaves, donated, kept) -> None:
+    """jax.jit's error (PJRT's, when it executes) for one jax.Array given for a donated
+    argument and for another one too; the array is left alive."""
+    first: dict = {}
+    for pos, i in enumerate(kept):
+        leaf = leaves[i]
+        if not isinstance(leaf, jax.Array):
+            continue
+        p, j = first.setdefault(id(leaf), (pos, i))
+        if j == i:
+            continue
+        if donated[j]:
+            what = ("Attempt to use a buffer that was previously donated in the same call to "
+                    "Execute()", "`f(donate(a), a)`")
+        elif donated[i]:
+            what = ("Attempt to donate a buffer which is also used by the same call to "
+                    "Execute()", "`f(a, donate(a))`")
+        else:
+            continue
+        raise jax.errors.JaxRuntimeError(
+            f"INVALID_ARGUMENT: {what[0]} (flattened argument {pos}, replica 0, partition 0, "
+            f"first use: {p}). Toy example for this bug: {what[1]}.")
 
 
 def _to_numpy(jax, x, aval):

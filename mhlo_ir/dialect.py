@@ -55,8 +55,8 @@ class Dialect:
         name = tok.text[1:]
         if name == self.name:
             inner = ts.peek(2)
-            return inner.text if ts.at("<", 1) and inner.kind == "bare" else None
-        if name.startswith(self.name) and name[len(self.name)] == ".":
+            return inner.text if _opens(ts, tok) and inner.kind == "bare" else None
+        if name.startswith(self.name) and name[len(self.name)] == "." and _opens(ts, tok):
             return name[len(self.name) + 1:]
         return None
 
@@ -64,11 +64,11 @@ class Dialect:
         """Reads the head ``struct`` writes, ``#mhlo.dot<``, or MLIR's equivalent long form
         ``#mhlo<dot<``; returns how many ``>`` close it (give that to ``close_struct``)."""
         tok = ts.peek()
-        if tok.kind == "#" and tok.text == f"#{self.name}.{mnemonic}":
+        if tok.kind == "#" and tok.text == f"#{self.name}.{mnemonic}" and _opens(ts, tok):
             ts.next()
             ts.expect("<")
             return 1
-        if tok.kind == "#" and tok.text == f"#{self.name}" and ts.at("<", 1) \
+        if tok.kind == "#" and tok.text == f"#{self.name}" and _opens(ts, tok) \
                 and ts.peek(2).text == mnemonic and ts.at("<", 3):
             for _ in range(4):
                 ts.next()
@@ -111,3 +111,10 @@ STABLEHLO = Dialect("stablehlo", "!stablehlo.token", frozenset(), index_arrays="
 # The output dialect an op name's prefix (``mhlo.add``, ``stablehlo.add``) selects, where text
 # is read: its attribute and type spellings.
 BY_PREFIX = {"mhlo": MHLO, "stablehlo": STABLEHLO}
+
+
+def _opens(ts, tok) -> bool:
+    """Whether a ``<`` follows the dialect attribute name ``tok`` (the next token) with
+    nothing between: MLIR reads ``#mhlo <...>`` as a reference to an alias named ``#mhlo``."""
+    after = ts.peek(1)
+    return after.text == "<" and after.pos == tok.pos + len(tok.text)

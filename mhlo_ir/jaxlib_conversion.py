@@ -77,13 +77,14 @@ def stochastic_convert_layouts_differ(op) -> bool:
 # Ops whose bound operands (from this index on) jaxlib's conversion to HLO folds into a
 # static op when they are constants, and cannot translate otherwise ("'stablehlo.
 # real_dynamic_slice' op can't be translated to XLA HLO"; measured on 0.10.2).
-_STATIC_BOUNDS = {"real_dynamic_slice": 1, "dynamic_pad": 2, "dynamic_gather": 2}
+_STATIC_BOUNDS = {"real_dynamic_slice": 1, "dynamic_pad": 2, "dynamic_gather": 2,
+                  "dynamic_conv": 2}
 
 
 def unfoldable_bounds(op) -> str | None:
-    """The name of the op when it is ``real_dynamic_slice``, ``dynamic_pad`` or
-    ``dynamic_gather`` (its slice sizes) with a bound computed from a function's argument
-    (which no folding makes a constant); else None."""
+    """The name of the op when it is ``real_dynamic_slice``, ``dynamic_pad``,
+    ``dynamic_gather`` (its slice sizes) or ``dynamic_conv`` (its padding) with a bound
+    computed from a function's argument (which no folding makes a constant); else None."""
     from .ir import defining_ops
     name = op.spec.name
     first = _STATIC_BOUNDS.get(name)
@@ -93,3 +94,52 @@ def unfoldable_bounds(op) -> str | None:
         if defining_ops(v) is None:
             return name
     return None
+
+
+def narrow_negative_padding(op):
+    """The element type of a ``dynamic_conv``'s constant padding when it is narrower than
+    i64 and holds a negative value, else None: jaxlib's conversion, folding the op into a
+    convolution, zero-extends the padding to i64 (-1 in i32 reads as 4294967295: "inferred
+    shape '[1, 4294967300, 1]' is incompatible with return type"; measured on 0.10.2 for i8,
+    i16 and i32)."""
+    if op.spec.name != "dynamic_conv":
+        return None
+    from .ops.held import constant_ints
+    et = op.operands[2].type.element_type
+    held = constant_ints(op.operands[2])
+    if held is None or et.bits >= 64 or et.kind != "sint" or min(held, default=0) >= 0:
+        return None
+    return et
+
+
+def unsigned_constant_start(op):
+    """A ``dynamic_slice`` whose start indices are all constants, one of an unsigned type
+    with its top bit set: ``(index, its element type)``, else None. jaxlib's conversion
+    makes such an op a static slice, reading the starts as signed and clamping that (ui8 255
+    reads as -1, clamped to 0: the slice at 0 where the spec clamps 255 to the last start;
+    wrong numbers, measured on 0.10.2). Starts computed at run time are read right."""
+    if op.spec.name != "dynamic_slice":
+        return None
+    from .ops.held import constant_ints
+    found = None
+    for v in op.operands[1:]:
+        held = constant_ints(v)
+        if held is None:
+            return None
+        et = v.type.element_type
+        if found is None and et.kind == "uint" and held and held[0] >= 1 << (et.bits - 1):
+            found = (held[0], et)
+    return found
+
+
+def empty_scatter_of_constants(op) -> bool:
+    """A ``scatter`` of no updates (a zero-size updates operand) whose operand, indices and
+    updates are all computed from constants: jaxlib's conversion to HLO folds it and
+    segfaults the process (measured on 0.10.2; with any of them from an argument it runs)."""
+    if op.spec.name != "scatter":
+        return False
+    from .ir import defining_ops
+    n = len(op.operands)
+    updates = op.operands[(n + 1) // 2:]
+    return any(getattr(u.type, "num_elements", 1) == 0 for u in updates) and all(
+        defining_ops(v) is not None for v in op.operands)

@@ -683,6 +683,9 @@ def read_dialect_attribute(ts, dialect):
         if mnemonic in MISC_ENUM_VALUES:
             return MiscEnumAttr.parse(ts, dialect)
         known = sorted([*_STRUCTS, *ENUM_VALUES, *MISC_ENUM_VALUES])
+        if mnemonic is None and ts.at("<", 1):
+            raise ts.error(f"a blank between {ts.peek().text} and its '<': MLIR reads "
+                           f"'{ts.peek().text} <' as a reference to an alias")
         raise ts.error(f"unknown {dialect.name} attribute {mnemonic or ts.peek().text!r}; "
                        "expected one of " + ", ".join(known))
     return parse(ts, dialect)

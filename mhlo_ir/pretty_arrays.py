@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["Dims", "DotDims", "ConvWindow", "SliceRanges", "EnumList"]
+__all__ = ["Dims", "DotDims", "ConvWindow", "SliceRanges", "EnumList", "enum_keyword"]
 
 
 @attrs.frozen
@@ -228,6 +228,17 @@ class AlgorithmBody:
         r.attrs[self.key] = DotAlgorithm.parse_body(r.p.ts)
 
 
+def enum_keyword(ts, key: str) -> str:
+    """A bare enum value of a custom form, spelt as MLIR requires: exactly (the custom forms'
+    enums are all upper case; the builder's converters take any case, MLIR's parser does not:
+    "expected ::mlir::stablehlo::ComparisonDirection to be one of: EQ, NE, ...")."""
+    tok = ts.expect_kind("bare", f"a {key} value")
+    if tok.text != tok.text.upper():
+        raise ts.error(f"expected a {key} value in upper case as MLIR spells it, found "
+                       f"'{tok.text}'", tok)
+    return tok.text
+
+
 @attrs.frozen
 class EnumList:
     """An array of enums as ``[HIGH, DEFAULT]`` (StableHLO dot's precision)."""
@@ -239,5 +250,4 @@ class EnumList:
 
     def read(self, r) -> None:
         ts = r.p.ts
-        r.attrs[self.key] = ts.comma_list(
-            lambda: ts.expect_kind("bare", f"a {self.key} value").text, "]", open="[")
+        r.attrs[self.key] = ts.comma_list(lambda: enum_keyword(ts, self.key), "]", open="[")

@@ -33,7 +33,7 @@ from .attributes import StringAttr
 from .compact_reduce import compact_body, compact_reducer
 from .dense import DenseElementsAttr
 from .pretty_arrays import (_WINDOW, AlgorithmBody, ConvWindow, Dims, DotDims, EnumList,
-                            SliceRanges)
+                            SliceRanges, enum_keyword)
 from .text import symbol_name
 from .types import FunctionType, TensorType
 
@@ -136,7 +136,7 @@ class Enum:
         return op.attributes[self.key].value
 
     def read(self, r) -> None:
-        r.attrs[self.key] = r.p.ts.expect_kind("bare", f"a {self.key} value").text
+        r.attrs[self.key] = enum_keyword(r.p.ts, self.key)
 
 
 @attrs.frozen

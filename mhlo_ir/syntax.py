@@ -129,7 +129,7 @@ def _patterns():
             r"|(?P<at>@(?:[A-Za-z_][A-Za-z0-9_$.]*|" + string + "))"
             r"|(?P<string>" + string + ")"
             r"|(?P<punct>->|\.\.\.|[-()\[\]{}<>,:=?*+|])")
-        skip = re.compile(r"(?:[ \t\r\n\v\f]+|//[^\n]*)*")
+        skip = re.compile(r"(?:[ \t\r\n\v\f]+|//[^\n\r]*)*")
         digits = re.compile(r"[0-9]+")
         _PATTERNS = (token, skip, digits)
     return _PATTERNS
@@ -142,7 +142,8 @@ _SIMPLE_ESCAPES = {'"': 0x22, "\\": 0x5C, "n": 0x0A, "t": 0x09}
 
 def decode_string(text: str) -> str:
     """The value of a string token's ``text`` (quotes included). ``\\XX`` escapes are bytes, so
-    the whole is decoded as UTF-8; raises UnicodeDecodeError if those bytes are not UTF-8."""
+    the whole is decoded as UTF-8, bytes that are not UTF-8 kept as surrogates (mhlo_ir.text:
+    an MLIR string holds any bytes)."""
     body = text[1:-1]
     if "\\" not in body:
         return body
@@ -164,7 +165,7 @@ def decode_string(text: str) -> str:
         else:
             out.append(int(body[i + 1:i + 3], 16))
             i += 3
-    return out.decode("utf-8")
+    return out.decode("utf-8", "surrogateescape")
 
 
 def nested_too_deeply(ts) -> "ParseError":
@@ -325,11 +326,7 @@ class TokenStream:
         text = tok.text[1:] if tok.kind == "@" else tok.text
         if "\n" in text or "\v" in text or "\f" in text:
             raise self._string_error(tok.pos + (tok.kind == "@"))
-        try:
-            return decode_string(text)
-        except UnicodeDecodeError as e:
-            raise self.error(f"string is not valid UTF-8 ({e.reason}); MLIR strings are "
-                             "UTF-8", tok) from None
+        return decode_string(text)
 
     def string(self, what: str = "a string") -> str:
         """Consume a string token and give its decoded value."""

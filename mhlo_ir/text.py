@@ -4,6 +4,11 @@ MLIR string literals take printable ASCII as is, except ``"`` and ``\\``; every 
 UTF-8 encoding is written ``\\XX``. That is exactly what MLIR's own printer emits, so escaped
 strings round-trip byte for byte. Symbol names that are not bare identifiers are printed as
 quoted strings (``@"my fn"``), as MLIR does.
+
+An MLIR string holds bytes, not necessarily UTF-8 (JAX's Triton calls put a compressed proto
+in a backend_config). A str holds such bytes as Python's ``surrogateescape`` does: each byte
+that is not part of UTF-8 is the code point U+DC80 + (byte - 0x80), written back as that
+byte (``string_bytes`` gives them).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["escape_string", "quote", "symbol_name", "is_bare_identifier", "check_string",
-           "check_attr_name"]
+           "check_attr_name", "string_bytes", "bytes_string"]
 
 _SAFE = re.compile(r'[ !#-\[\]-~]*')  # printable ASCII without '"' (0x22) and '\' (0x5C)
 _ESCAPES = {b: f"\\{b:02X}" for b in range(256)}
@@ -20,11 +25,21 @@ _ESCAPES[0x5C] = "\\\\"
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
 
 
+def string_bytes(s: str) -> bytes:
+    """The bytes an MLIR string holding ``s`` holds (UTF-8; bytes kept as surrogates)."""
+    return s.encode("utf-8", "surrogateescape")
+
+
+def bytes_string(data: bytes) -> str:
+    """The str that holds ``data`` (``string_bytes``'s inverse)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
 def escape_string(s: str) -> str:
     """The body of an MLIR string literal holding ``s`` (without the quotes)."""
     if _SAFE.fullmatch(s):
         return s
-    return "".join(_ESCAPES[b] for b in s.encode("utf-8"))
+    return "".join(_ESCAPES[b] for b in s.encode("utf-8", "surrogateescape"))
 
 
 def quote(s: str) -> str:
@@ -42,16 +57,18 @@ def symbol_name(s: str) -> str:
 
 
 def check_string(s, what: str) -> str:
-    """``s`` if it is a str MLIR can hold (valid UTF-8: no lone surrogates), else a clear error
-    naming ``what`` now, rather than an encoding error at print time."""
+    """``s`` if it is a str MLIR can hold (no lone surrogates but the U+DC80-U+DCFF that
+    stand for bytes), else a clear error naming ``what`` now, rather than an encoding error
+    at print time."""
     if not isinstance(s, str):
         raise TypeError(f"{what} must be a str, got {type(s).__name__} {s!r:.60}")
     if not s.isascii():
         try:
-            s.encode("utf-8")
+            s.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError as e:
-            raise ValueError(f"{what} {s!r:.60} is not valid UTF-8 ({e.reason} at index "
-                             f"{e.start}); MLIR strings are UTF-8") from None
+            raise ValueError(f"{what} {s!r:.60} holds a lone surrogate at index {e.start}, "
+                             "which no UTF-8 spells (U+DC80-U+DCFF stand for bytes that are "
+                             "not UTF-8: text.bytes_string)") from None
     return s
 
 

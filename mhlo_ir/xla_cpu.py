@@ -22,7 +22,8 @@ __all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
            "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "default_rng_state",
            "scalar_select_and_scatter", "ordered_complex_compare_holder", "narrow_rng",
            "scalar_scatter", "dynamic_result",
-           "aliased_size_mismatch", "widening_sub_byte_dot"]
+           "aliased_size_mismatch", "widening_sub_byte_dot", "reinterpreting_bitcast",
+           "fusion_kind_problem", "async_computation_problem", "sub_byte_bitcast_of_constants"]
 
 
 _BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
@@ -555,3 +556,77 @@ def _byte_size(t) -> int:
     et = t.element_type
     bits = 8 if et.is_bool else et.bits
     return (t.num_elements * bits + 7) // 8
+
+
+def reinterpreting_bitcast(op) -> bool:
+    """An ``mhlo.bitcast`` to another type than its operand's: XLA:CPU's layout assignment
+    rejects it ("Unexpected bitcast operation seen during layout assignment"; to another
+    rank: "layout minor_to_major field contains 1 elements, but shape has 2 dimensions").
+    XLA makes such bitcasts itself once layouts are assigned; a program gets only the
+    identity through."""
+    return op.spec.name == "bitcast" and op.operands[0].type != op.results[0].type
+
+
+def fusion_kind_problem(op) -> str | None:
+    """What XLA:CPU does with a ``fusion`` it cannot compile: one of another kind than kLoop
+    (kOutput: "Dot fusion supports only `add` root instruction", and with that root the
+    compile aborts the process in dot_op_emitter.cc; kInput: "Unsupported fusion kind";
+    kCustom: "Fusion must have backend config"), or one with no results (its verifier: the
+    parameters "must have users"). None for a fusion it compiles."""
+    if op.spec.name != "fusion":
+        return None
+    kind = (op.attributes or {}).get("fusion_kind")
+    kind = getattr(kind, "value", kind)
+    if kind is not None and str(kind) != "kLoop":
+        return f"of kind {kind}"
+    if not op.results:
+        return "with no results"
+    return None
+
+
+# The collectives XLA turns an async_start / async_done pair around into its own async pair
+# (all-reduce-start...); measured on XLA:CPU with two replicas. all_to_all fails its verifier
+# ("Expected instruction to have shape equal to f32[4], actual shape is (f32[4])"), and
+# reduce_scatter aborts the process ("Check failed: buffer != nullptr").
+_ASYNC_COLLECTIVES = frozenset({"all_reduce", "all_gather", "collective_permute"})
+
+
+def async_computation_problem(op, module) -> str | None:
+    """What is wrong, for XLA, with the function an ``async_start`` calls, or None: XLA takes
+    a function of one instruction over its parameters ("Asynchronous computation expected to
+    contain only the root and parameter instructions"), and of those XLA:CPU compiles one
+    all_reduce, all_gather or collective_permute (any other op fails its verifier: "The
+    async-done expects the shape of output to match the async shape")."""
+    if op.spec.name != "async_start" or not op.attributes:
+        return None
+    ref = op.attributes.get("called_computation")
+    callee = module.lookup(ref.name) if ref is not None else None
+    if callee is None:
+        return None
+    ops = callee.entry_block.operations
+    body = [o for o in ops if o.spec.name not in ("func.return", "return")]
+    if len(body) != 1:
+        return f"@{callee.name} holds {len(body)} ops (XLA takes one over its arguments)"
+    inner = body[0]
+    args = {id(a) for a in callee.arguments}
+    if inner.spec.name not in _ASYNC_COLLECTIVES:
+        return (f"@{callee.name} holds '{inner.spec.name}' (XLA:CPU compiles an async "
+                "all_reduce, all_gather or collective_permute only)")
+    if any(id(v) not in args for v in inner.operands):
+        return f"@{callee.name}'s '{inner.spec.name}' takes values other than its arguments"
+    return None
+
+
+def sub_byte_bitcast_of_constants(op):
+    """A ``bitcast_convert`` to a 2- or 4-bit element type from a wider one, of a value
+    computed from constants alone: XLA:CPU's constant folding of it keeps the low bits of
+    each source element and zeros after them (ui8 [0x21, 0x43] to ui4 gives [[1, 3], [0,
+    0]], not [[1, 2], [3, 4]]; the HLO jaxlib makes is right, measured on 0.10.2). The
+    result's element type, else None."""
+    if op.spec.name != "bitcast_convert":
+        return None
+    x, r = op.operands[0].type, op.results[0].type
+    et = getattr(r, "element_type", None)
+    if et is None or not et.is_sub_byte or x.element_type.bits <= et.bits:
+        return None
+    return et if defining_ops(op.operands[0]) is not None else None

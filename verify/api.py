@@ -10,8 +10,9 @@ import numpy as np
 from . import _jaxlib, arguments, lapack
 from .compiled import Compiled
 # (named here too: tests stand in for _cpu_refusals through this module)
-from .refusals import (_check_counts, _cpu_refusals, _partitioned_refusals, _python_problem,
-                       _tiled_results_refusal, _tpu_refusals)
+from .refusals import (_check_counts, _cpu_refusals, _device_count_refusals,
+                       _partitioned_refusals, _python_problem, _tiled_results_refusal,
+                       _tpu_refusals)
 from .errors import (ArgumentError, CompileError, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
 
@@ -195,6 +196,8 @@ def _conversion_problem(module) -> str | None:
                 "whatever its visibility (a private function is a helper by MLIR's rules)"
                 + (f", not the public @{public[0]}" if public else "") +
                 ": make @main public, or rename the helper")
+    if main is None:  # (jaxlib converts only a module with @main to HLO; see check)
+        return None
     select = False
     for fn, op in walk(module):
         select = select or op.spec.name == "chlo.broadcast_select"
@@ -202,9 +205,24 @@ def _conversion_problem(module) -> str | None:
             return (f"@{fn.name}: '{name}' with bounds computed from a function argument: "
                     "jaxlib's conversion to HLO translates it only where its bounds fold to "
                     f"constants (\"'{name}' op can't be translated to XLA HLO\"); pass the "
-                    "bounds (a dynamic_gather's slice sizes) as constants (XLA's static "
-                    "shapes need them), or use slice/pad/gather, dynamic_slice for a start "
-                    "computed at run time")
+                    "bounds (a dynamic_gather's slice sizes, a dynamic_conv's padding) as "
+                    "constants (XLA's static shapes need them), or use slice/pad/gather/"
+                    "convolution, dynamic_slice for a start computed at run time")
+        if (start := jaxlib_conversion.unsigned_constant_start(op)) is not None:
+            x, et = start
+            return (f"@{fn.name}: 'dynamic_slice' of constant start indices, one {x} of "
+                    f"{et.name}: jaxlib's conversion to HLO makes it a slice, reading the "
+                    f"start as signed ({x - (1 << et.bits)}) and clamping that, so the slice "
+                    "is not the one the spec clamps to; give the starts a signed type")
+        if jaxlib_conversion.empty_scatter_of_constants(op):
+            return (f"@{fn.name}: a 'scatter' of no updates whose operand, indices and updates "
+                    "are all constants: jaxlib's conversion to HLO segfaults the process "
+                    "folding it; the result is the operand: use it instead")
+        if (et := jaxlib_conversion.narrow_negative_padding(op)) is not None:
+            return (f"@{fn.name}: 'dynamic_conv' with a negative padding of {et.name}: jaxlib's "
+                    "conversion to HLO zero-extends the padding to i64 (-1 reads as "
+                    f"{2 ** et.bits - 1}, and the convolution it folds to has another shape); "
+                    "give the padding as i64")
         if jaxlib_conversion.stochastic_convert_layouts_differ(op):
             return (f"@{fn.name}: a stochastic_convert whose operand or random bits come "
                     "through a transpose (or an einsum): jaxlib's conversion to HLO gives a "
@@ -230,6 +248,10 @@ def _signature(computation) -> list:
             for p in shape.parameter_shapes()]
 
 
+# An infeed or outfeed op in a program's text (either dialect, generic or custom form).
+_FEED = re.compile(r"\b(?:mhlo|stablehlo)\.(infeed|outfeed)\b")
+
+
 class Executable(Compiled):
     """A compiled program that runs here: call it with numpy arrays to get a list of numpy
     arrays (``run_sharded`` for several devices). What XLA made of it (optimized HLO, cost,
@@ -243,10 +265,15 @@ class Executable(Compiled):
         self._callbacks = callbacks  # verify.host_callbacks.Bound, or None
         self._token_results = None  # (the results that are tokens, once asked)
         self._layouts_checked = False  # (every parameter's layout row-major, once asked)
+        self._feed = _FEED.search(text)  # (an infeed or outfeed op of the program)
 
     def _execute(self, bufs) -> list:
         """Run on device buffers; per result, the per-device numpy arrays. A host callback's
         failure is raised as its CallbackError (from the callable's own exception)."""
+        if self._feed is not None:
+            raise RuntimeError(f"the program has an {self._feed.group(1)}, whose queue "
+                               "jaxlib's Python API cannot fill or drain: running it would "
+                               "wait on the queue forever (compiling it is fine)")
         self._check_results()
         self._check_parameter_layouts()
         bound = self._callbacks
@@ -515,6 +542,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                                "TPU", from_jaxlib=False)
         # what XLA:TPU aborts the process on, and non-StableHLO (text as our parser reads it)
         _tpu_refusals(checked)
+    if read is not None:
+        _device_count_refusals(read, num_replicas, num_partitions)
     if platform == "tpu" and topology is not None:
         from . import tpu
         try:

@@ -85,7 +85,8 @@ def aborting_op(op) -> str | None:
       index and shape found while flattening index" (it reads the diagonal at ``{i, i}``);
     - ``dot_general`` contracting a zero-size dimension into a non-empty result: the same
       words;
-    - ``convolution`` whose output feature dimension comes before its batch dimension:
+    - ``convolution`` (and ``dynamic_conv``) whose output feature dimension comes before
+      its batch dimension:
       "Incompatible index and shape found while flattening index" — it walks the result's
       non-spatial dimensions in the result's order but indexes with them as (batch,
       feature), so only equal sizes survive (and then read right). With feature or batch
@@ -115,7 +116,7 @@ def aborting_op(op) -> str | None:
             return ("it aborts on a dot_general that contracts an empty dimension into a "
                     "non-empty result (LLVM ERROR: Incompatible index and shape found while "
                     "flattening index); the result is all zeros")
-    elif name == "convolution":
+    elif name in ("convolution", "dynamic_conv"):
         dn = op.attributes["dimension_numbers"]
         b, f = dn.output_batch_dimension, dn.output_feature_dimension
         if f < b:
@@ -133,7 +134,8 @@ def aborting_op(op) -> str | None:
 
 
 # The ops ``aborting_op`` judges: text that names none of them needs no reading.
-ABORTING_OP_NAMES = frozenset({"fft", "triangular_solve", "dot_general", "convolution"})
+ABORTING_OP_NAMES = frozenset({"fft", "triangular_solve", "dot_general", "convolution",
+                               "dynamic_conv"})
 
 
 def _flag(op, name) -> bool:

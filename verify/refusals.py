@@ -52,6 +52,22 @@ _TWO_BIT_COLLECTIVE = re.compile(r"=\s*\(?[su]2\[[^\n=]*?\s(all-gather|all-to-al
                                  r"collective-permute)(?:-start)?\(")
 
 
+def _device_count_refusals(module, num_replicas: int, num_partitions: int) -> None:
+    """Collectives whose replica groups or permute pairs name another number of devices
+    than the program is compiled for (``mhlo_ir.ops.collectives.device_count_problem``):
+    XLA's HLO verifier refuses them with a RET_CHECK, or, for one device, runs them as if
+    the absent devices were not named."""
+    from mhlo_ir.ir import walk
+    from mhlo_ir.ops.collectives import device_count_problem
+    counts = f"num_replicas={num_replicas}, num_partitions={num_partitions}"
+    for fn, op in walk(module):
+        why = device_count_problem(op, num_replicas, num_partitions)
+        if why is not None:
+            raise CompileError(f"@{fn.name}: {why} ({counts}): compile with the counts the "
+                               "program was written for, or give the groups for these",
+                               from_jaxlib=False)
+
+
 def _partitioned_refusals(exe) -> None:
     """What XLA:CPU gets wrong in a program its SPMD partitioner made (``exe`` compiled):
     a collective of 2-bit integers it inserted, which ``_cpu_refusals`` cannot see in the
@@ -89,7 +105,10 @@ def _cpu_refusals(module) -> None:
     than 32 bits or floats narrower than 16 (the compile aborts), a scatter of a batch of
     updates into a rank-0 operand (the compile fails), an ordered compare of
     complex values in a sort comparator or scan body (the compile fails), an argument
-    aliased to a result of another size in bytes (the compile fails)."""
+    aliased to a result of another size in bytes (the compile fails), a bitcast to another
+    type (the compile fails), a fusion of another kind than kLoop or with no results (kOutput
+    of a dot and an add aborts), an async_start of anything but one all_reduce, all_gather or
+    collective_permute (reduce_scatter aborts)."""
     from mhlo_ir import xla_cpu
     from mhlo_ir.ir import walk
     if (sizes := xla_cpu.aliased_size_mismatch(module)) is not None:
@@ -224,6 +243,29 @@ def _cpu_refusals(module) -> None:
                    "[param_no] == nullptr\"); with one element the window holds it alone, so "
                    "the result is scatter(init_value, source): compute that directly, or "
                    "reshape the operand and source to tensor<1x...> with a window of [1]")
+        elif (et := xla_cpu.sub_byte_bitcast_of_constants(op)) is not None:
+            why = (f"'bitcast_convert' of constants to {et.name}: XLA:CPU folds it wrongly "
+                   "(it keeps each source element's low bits and zeros after them: ui8 "
+                   "[0x21, 0x43] to ui4 gives [[1, 3], [0, 0]]); write the constant in "
+                   f"{et.name} directly, or bitcast a value computed from an argument")
+        elif xla_cpu.reinterpreting_bitcast(op):
+            why = (f"'bitcast' of {op.operands[0].type} to {op.results[0].type}: XLA:CPU's "
+                   "layout assignment rejects a bitcast to another type (\"Unexpected bitcast "
+                   "operation seen during layout assignment\"): XLA makes such bitcasts "
+                   "itself once it has chosen layouts; use 'bitcast_convert' for another "
+                   "element type and 'reshape' for another shape")
+        elif (kind := xla_cpu.fusion_kind_problem(op)) is not None:
+            why = (f"'fusion' {kind}: XLA:CPU compiles fusions of kind kLoop with results "
+                   "(kOutput: \"Dot fusion supports only `add` root instruction\", and with "
+                   "that root the compile aborts the process; kInput: \"Unsupported fusion "
+                   "kind\"; kCustom needs a backend config; a fusion without results fails "
+                   "its verifier); make it kLoop, or inline its body")
+        elif (problem := xla_cpu.async_computation_problem(op, module)) is not None:
+            why = (f"'async_start' of a function XLA cannot run asynchronously: {problem}; "
+                   "XLA takes an async_start/async_done pair around one all_reduce, "
+                   "all_gather or collective_permute of the function's arguments (its async "
+                   "collectives: reduce_scatter aborts the process, all_to_all and other ops "
+                   "fail its verifier); call the function with func.call instead")
         elif (et := xla_cpu.narrow_rng(op)) is not None:
             why = (f"'rng' of {et.name}: XLA:CPU aborts the process compiling an rng of an "
                    "integer type narrower than 32 bits or a float type narrower than 16 "
@@ -273,6 +315,10 @@ def _tpu_refusals(module) -> None:
             if spec.name in NO_CONVERSION and spec.namespace == "hlo" and not (
                     spec.name == "bitcast" and op.operands[0].type == op.results[0].type):
                 raise IRError(_no_form(spec, "stablehlo"))
+            if spec.name == "dynamic_conv":
+                raise IRError("XLA's import of StableHLO has no 'dynamic_conv' (\"can't be "
+                              "translated to XLA HLO\"; MHLO's folds a constant padding into "
+                              "a convolution): use convolution")
             if spec.dialect_check is not None:
                 spec.dialect_check(op, STABLEHLO)
         except IRError as e:

@@ -606,3 +606,58 @@ def partition_id(b, *, location=None, **attributes) -> Value:
     """``partition_id``; under SPMD partitioning XLA needs it marked
     ``mhlo.sharding="{manual}"`` (pass it as a keyword)."""
     return b._one("partition_id", (), attributes or None, location=location)
+
+
+# -- ids against the devices a program is compiled for ------------------------------------------
+
+# Ops whose replica_groups XLA's HLO verifier counts against the program's devices.
+_COUNTED = frozenset({"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                      "cross-replica-sum"})
+
+
+def _id_space(op, num_replicas: int, num_partitions: int) -> tuple:
+    """(what the op's ids number, how many there are), by XLA's collective group modes: no
+    channel: replicas; a channel: partitions for ops without use_global_device_ids
+    (all_to_all, collective_permute), else replicas, or every device (replicas x partitions)
+    with use_global_device_ids."""
+    attrs = op.attributes or {}
+    ch = attrs.get("channel_handle")
+    if ch is None or ch.handle <= 0:
+        return "replica", num_replicas
+    if op.spec.name in ("all_to_all", "collective_permute"):
+        return "partition", num_partitions
+    if "use_global_device_ids" in attrs:
+        return "device", num_replicas * num_partitions
+    return "replica", num_replicas
+
+
+def device_count_problem(op, num_replicas: int, num_partitions: int) -> str | None:
+    """What is wrong with a collective's ids for a program compiled for ``num_replicas`` x
+    ``num_partitions`` devices, or None: non-empty replica_groups must name every id of the
+    op's id space (XLA's HLO verifier: "In cross_replica mode, replica groups should contain
+    2 replicas, but found 3"), and permute pairs only ids below its size ("Target 3 in the
+    instruction's source-target pair must be < 2"). Where the space has one id XLA checks
+    nothing and runs a group naming absent devices as if they were not named: refused too,
+    since such a program means another count of devices."""
+    name = op.spec.name
+    if name not in _COUNTED and name != "collective_permute":
+        return None
+    what, size = _id_space(op, num_replicas, num_partitions)
+    what = f"{size} {what}{'s' if size != 1 else ''}" + (
+        " (replicas x partitions: use_global_device_ids)" if what == "device" else "")
+    attrs = op.attributes or {}
+    if name == "collective_permute":
+        pairs = attrs.get("source_target_pairs")
+        ids = pairs.to_array().reshape(-1).tolist() if pairs is not None else []
+        if ids and max(ids) >= size:
+            return (f"'collective_permute' source_target_pairs name id {max(ids)}, but its ids "
+                    f"number the program's {what}")
+        return None
+    groups = attrs.get("replica_groups")
+    ids = {x for x in groups.to_array().reshape(-1).tolist() if x >= 0} \
+        if groups is not None else set()
+    if ids and len(ids) != size:
+        return (f"'{name}' replica_groups name {len(ids)} ids ({sorted(ids)[:8]}"
+                f"{'...' if len(ids) > 8 else ''}), but the program runs on {what}: "
+                "the groups must name each of them once")
+    return None

@@ -122,6 +122,9 @@ def composite(b, name, inputs, decomposition, *, composite_attributes=None, vers
                               f"({', '.join(map(str, decomposition.arg_types))})")
         if result_types is None:
             result_types = decomposition.type.results
+    elif not isinstance(decomposition, str):
+        fail("composite", f"decomposition must be a Function, or a function's name with "
+                          f"result_types, got {_show(decomposition)}")
     elif result_types is None:
         fail("composite", f"decomposition @{decomposition} given by name needs result_types")
     op = b.create("composite", (inputs,), {

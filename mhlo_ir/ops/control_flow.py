@@ -243,6 +243,9 @@ def _reduce_general(b, inputs, init_values, dimensions, body, location) -> Value
     else:
         inputs = value_list("reduce", "inputs", inputs)
         inits = value_list("reduce", "init_values", init_values)
+        if len(inits) != len(inputs):  # (before the body, whose arguments follow the inits)
+            fail("reduce", f"takes one init value per input: {len(inputs)} inputs, "
+                           f"{len(inits)} init_values")
     scalar = []
     for i, v in enumerate(inits):
         t = tensor_of(v, "reduce")

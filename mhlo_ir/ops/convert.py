@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..attributes import (FALSE, TRUE, UNIT, ArrayAttr, Attribute, BoolAttr, DictionaryAttr,
                           FloatAttr, IntegerAttr, StringAttr, SymbolRefAttr, UnitAttr)
+from ..text import bytes_string
 
 __all__ = ["integer", "i64", "i32", "f32", "boolean", "string", "symbol", "symbol_array",
            "array_of", "show", "unit", "dictionaries"]
@@ -101,11 +102,13 @@ def boolean(v) -> BoolAttr:
 
 
 def string(v) -> StringAttr:
-    """A StringAttr or a str."""
+    """A StringAttr, a str, or bytes (an MLIR string holds any: mhlo_ir.text)."""
     if v.__class__ is StringAttr:
         return v
     if isinstance(v, str):
         return StringAttr(v)
+    if isinstance(v, (bytes, bytearray)):
+        return StringAttr(bytes_string(bytes(v)))
     raise TypeError(f"expected a string, got {v!r:.60}")
 
 

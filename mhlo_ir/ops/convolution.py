@@ -243,12 +243,27 @@ def _dynamic_conv_check(op, types, attributes, results, regions):
         fail(op, f"result must be a tensor of rank {types[0].rank} (as lhs {types[0]}), got {r}")
 
 
+def _dynamic_conv_held(op, operands, attributes, results):
+    """A constant padding must give the result type's shape: jaxlib folds the op into a
+    convolution with that padding and only then compares ("'mhlo.convolution' op inferred
+    shape '[1, 5, 2, 2]' is incompatible with return type")."""
+    from .held import constant_ints
+    held = constant_ints(operands[2], op, "d_padding")
+    if held is None:
+        return
+    pairs = np.array(held, np.int64).reshape(-1, 2)
+    want = _convolution(op, [v.type for v in operands[:2]],
+                        dict(attributes, padding=_padding(pairs)))[0]
+    if want.shape != results[0].shape:
+        fail(op, f"the padding held ({pairs.tolist()}) makes the result {want}, but the result "
+                 f"type is {results[0]}")
+
+
 register(OpSpec("dynamic_conv", ("lhs", "rhs", "d_padding"), dict(_CONV_ATTRS),
-                check=_dynamic_conv_check,
-                doc="convolution whose padding is an operand",
-                not_run="XLA cannot lower it: converting to HLO fails with \"'stablehlo."
-                        "dynamic_conv' op can't be translated to XLA HLO\" even with static "
-                        "shapes (it is only produced and consumed inside MLIR pipelines)",
+                check=_dynamic_conv_check, operand_check=_dynamic_conv_held,
+                doc="convolution whose padding is an operand. jaxlib's conversion to HLO "
+                    "folds a constant padding into a convolution; padding computed from an "
+                    "argument \"can't be translated to XLA HLO\" (verify.check says so).",
                 n_results=1, quantized="not_yet"))
 
 

@@ -33,9 +33,9 @@ def _backend_config(v):
         return v
     if isinstance(v, dict):
         return DictionaryAttr(v)
-    if isinstance(v, str):
-        return StringAttr(v)
-    raise TypeError(f"expected a string (api_version 1-3) or a dict (api_version 4), got "
+    if isinstance(v, (str, bytes, bytearray)):
+        return _str(v)  # (bytes: a serialized config, which MLIR strings hold as they are)
+    raise TypeError(f"expected a string or bytes (api_version 1-3) or a dict (api_version 4), got "
                     f"{_show(v)}")
 
 

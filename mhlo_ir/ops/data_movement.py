@@ -678,6 +678,8 @@ def _dynamic_iota_check(op, types, attributes, results, regions):
 
 register(OpSpec("dynamic_iota", ("output_shape",), {"iota_dimension": AttrSpec(_i64, True)},
                 check=_dynamic_iota_check,
+                # (jaxlib takes a constant shape other than the result's and runs the result's)
+                operand_check=holds_result_shape(0, "output_shape"),
                 doc="iota of the shape held by output_shape (explicit result type).",
                 pretty=pf.DYNAMIC_IOTA, n_results=1, quantized="not_yet"))
 

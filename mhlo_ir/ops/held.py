@@ -17,10 +17,12 @@ __all__ = ["constant_ints", "holds_result_shape", "dynamic_pad_held", "real_dyna
            "dimension_size_held"]
 
 
-def constant_ints(v) -> tuple | None:
+def constant_ints(v, op=None, what: str = "") -> tuple | None:
     """The integers held by the ``constant`` op whose result ``v`` is (None for any other
     value): what jaxlib reads of a shape operand when it is a constant, checking them
-    against the result type the op was given."""
+    against the result type the op was given. jaxlib reads an unsigned constant as signed
+    (ui8 200 as -56: "output shape [-56] is incompatible"): with ``op``, a value with the top
+    bit set is an error naming the op and operand ``what``."""
     spec = getattr(v, "spec", None)
     if spec is None or spec.name != "constant" or not v.attributes:
         return None
@@ -28,16 +30,22 @@ def constant_ints(v) -> tuple | None:
     try:
         if value.type.num_elements > LIST_LIMIT:  # (a splat: no shape holds that many sizes)
             return None
-        return tuple(int(x) for x in value.to_array().reshape(-1))
+        held = tuple(int(x) for x in value.to_array().reshape(-1))
     except (AttributeError, TypeError, ValueError):
         return None
+    et = value.type.element_type
+    if op is not None and et.kind == "uint" and any(x >= 1 << (et.bits - 1) for x in held):
+        x = max(held)
+        fail(op, f"operand {what} holds {x} as {et.name}, which jaxlib reads as signed "
+                 f"({x - (1 << et.bits)}): give it a signed type, or a wider one")
+    return held
 
 
 def holds_result_shape(index: int, what: str):
     """An ``operand_check``: operand ``index`` (``what``), when a constant, must hold the result
     type's shape (jaxlib reads it: "output shape [3, 2] is incompatible with return type")."""
     def check(op, operands, attributes, results):
-        held = constant_ints(operands[index])
+        held = constant_ints(operands[index], op, what)
         rt = results[0]
         if held is not None and held != rt.shape:
             fail(op, f"operand {what} holds {list(held)}, but the result type is {rt}: give "
@@ -49,7 +57,8 @@ def dynamic_pad_held(op, operands, attributes, results):
     """Constant paddings must make the result type's shape (jaxlib folds them: "expected
     output dimension at index 0 to equal 3"), interior ones >= 0."""
     x, rt = operands[0].type, results[0]
-    pads = [constant_ints(v) for v in operands[2:]]
+    pads = [constant_ints(v, op, what) for v, what in zip(
+        operands[2:], ("edge_padding_low", "edge_padding_high", "interior_padding"))]
     if any(p is None for p in pads):
         return
     if any(i < 0 for i in pads[2]):
@@ -66,7 +75,8 @@ def real_dynamic_slice_held(op, operands, attributes, results):
     accepts other bounds and runs the program (measured on 0.10.2), to no meaning the
     spec gives."""
     x, rt = operands[0].type, results[0]
-    bounds = [constant_ints(v) for v in operands[1:]]
+    bounds = [constant_ints(v, op, what) for v, what in zip(
+        operands[1:], ("start_indices", "limit_indices", "strides"))]
     if any(c is None for c in bounds):
         return
     want = []
@@ -83,7 +93,7 @@ def dimension_size_held(op, operands, attributes, results):
     """A constant size must lie within the dimension's static size, its bound (XLA:CPU
     returns a garbage shape for a larger one, and segfaults on -1 or 10**6: measured on
     0.10.2)."""
-    held = constant_ints(operands[1])
+    held = constant_ints(operands[1], op, "size")
     if held is None:
         return
     x = operands[0].type

@@ -212,9 +212,11 @@ def gather_shape(op, x: TensorType, idx: TensorType, dn: GatherDimensionNumbers,
             if d not in collapsed and d not in obatch:
                 per_index *= size
         for d in (*collapsed, *obatch):
-            if sizes[d] == 0 and per_index:
+            if sizes[d] == 0 and per_index and all(batch):
                 # (StableHLO allows it; XLA takes the slices as empty, but the result type
-                # drops the dimension and keeps the others: its folder rejects the count)
+                # drops the dimension and keeps the others: its folder rejects the count.
+                # With no indices the result is empty whatever the slices: jax gathers a
+                # batch of 0 so, and XLA takes it)
                 fail(op, f"slice_sizes[{d}] = 0 on a dimension the result drops: the slices "
                          f"are empty, but the result keeps {per_index} elements per index "
                          "(XLA: \"number of output elements ... doesn't match\"); make a kept "
@@ -280,7 +282,7 @@ def _dynamic_gather_held(op, operands, attributes, results):
     """Constant slice sizes are read as gather's (<= 1 where collapsed, within the operand)
     and must make the result type (jaxlib: "inferred type(s) 'tensor<1x2xf32>' are
     incompatible with return type(s)")."""
-    sizes = constant_ints(operands[2])
+    sizes = constant_ints(operands[2], op, "slice_sizes")
     if sizes is None:
         return
     x, idx = operands[0].type, operands[1].type
@@ -309,7 +311,7 @@ def dynamic_gather(b, x, start_indices, slice_sizes, dimension_numbers, result_t
     except (TypeError, ValueError) as e:
         fail("dynamic_gather", f"dimension_numbers: {e}")
     if result_type is None:
-        sizes = constant_ints(slice_sizes)
+        sizes = constant_ints(slice_sizes, "dynamic_gather", "slice_sizes")
         if sizes is None:
             fail("dynamic_gather", "cannot infer the result type: slice_sizes is not a "
                                    "constant; pass result_type")

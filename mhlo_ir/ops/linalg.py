@@ -426,8 +426,11 @@ def _fft(op, types, attributes):
         if et.kind != "complex":
             fail(op, f"IRFFT needs a complex operand, got {x}")
         out = et.component
-        # (n // 2 + 1 complex values in; none for none, as jaxlib infers)
-        expect = lengths[:-1] + (lengths[-1] // 2 + 1 if lengths[-1] else 0,)
+        # (n // 2 + 1 complex values in; for a length of 0, StableHLO's 0 // 2 + 1 = 1, which
+        # jax emits, or none: jaxlib takes both)
+        expect = lengths[:-1] + (lengths[-1] // 2 + 1,)
+        if not lengths[-1] and tail[-1:] == (0,):
+            expect = tail
         shape[-1] = lengths[-1]
     if tail != expect:
         fail(op, f"the trailing dimensions of operand {x} must be {list(expect)} for {kind} "

@@ -58,8 +58,8 @@ register(OpSpec("after_all", ("inputs*",), infer=_after_all, pretty=pf.VARIADIC_
 # -- dependencies and barriers ---------------------------------------------------------------
 
 def _add_dependency(op, types, attributes):
-    if isinstance(types[0], TokenType):
-        fail(op, "operand must be a tensor (or tuple), got a token")
+    if not isinstance(types[0], TensorType):  # (a token; a tuple, which MHLO takes no more)
+        fail(op, f"operand must be a tensor, got {types[0]}")
     if not isinstance(types[1], TokenType):
         fail(op, f"operand token must be a token, got {types[1]}")
     return (types[0],)
@@ -67,7 +67,7 @@ def _add_dependency(op, types, attributes):
 
 register(OpSpec("add_dependency", ("operand", "token"), infer=_add_dependency,
                 dialects=MHLO_ONLY, doc="The operand, ordered after the token's side effects.",
-                pretty=pf.FUNCTIONAL_FORM, no_tuples=True))
+                pretty=pf.FUNCTIONAL_FORM))
 
 
 @builder_method

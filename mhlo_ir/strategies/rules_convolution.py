@@ -1,17 +1,22 @@
 """The convolution rule: drawn layouts (any permutation of batch, feature and spatial
 dimensions on each side), strides, padding (negative too), dilations, window reversal,
-feature or batch groups and precisions."""
+feature or batch groups and precisions; and dynamic_conv, the same with the padding a
+constant operand (XLA folds it into a convolution; padding computed at run time it cannot
+translate)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..mhlo_attributes import ConvDimensionNumbers
+from ..ops.convolution import window_output_size
 from ..types import tensor
 from .rules_linalg import precision_config
 from .scope import Skip
 from .table import rule
 
 
-@rule("convolution")
+@rule("convolution", "dynamic_conv")
 def _convolution(s, name):
     lhs = s.operand(lambda et: et.kind in ("sint", "float", "complex") and et.bits >= 16,
                     lambda t: 3 <= t.rank <= 4 and all(n > 0 for n in t.shape))
@@ -55,7 +60,19 @@ def _convolution(s, name):
     if lhs.type.element_type.kind != "sint":
         s.gen.traits.add("reassociates")
     reversal = [s.c.boolean(0.2) for _ in range(n_sp)] if s.c.boolean(0.2) else None
-    return [s.b.convolution(lhs, rhs, dn, window_strides=strides, padding=padding,
-                            lhs_dilation=ldil, rhs_dilation=rdil, window_reversal=reversal,
-                            feature_group_count=fgc, batch_group_count=bgc,
-                            precision_config=precision_config(s))]
+    kw = dict(window_strides=strides, lhs_dilation=ldil, rhs_dilation=rdil,
+              window_reversal=reversal, feature_group_count=fgc, batch_group_count=bgc,
+              precision_config=precision_config(s))
+    if name == "convolution":
+        return [s.b.convolution(lhs, rhs, dn, padding=padding, **kw)]
+    shape = [0] * r
+    shape[op[0]], shape[op[1]] = batch // bgc, out_feat
+    for i, d in enumerate(isp):
+        shape[op[2 + i]] = window_output_size(lhs.type.shape[d], window[i], strides[i],
+                                              *padding[i], ldil[i], rdil[i])
+    # (jaxlib's conversion zero-extends a negative padding narrower than i64:
+    # jaxlib_conversion.narrow_negative_padding)
+    narrow = min(min(p) for p in padding) >= 0 and s.c.boolean(0.5)
+    pad = s.b.constant(np.array(padding, np.int32 if narrow else np.int64))
+    return [s.b.dynamic_conv(lhs, rhs, pad, dn, tensor(tuple(shape), lhs.type.element_type),
+                             **kw)]

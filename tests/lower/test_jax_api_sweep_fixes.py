@@ -3,6 +3,8 @@ comparisons, bit for bit) found apart; each is compared with jax.jit here, bit f
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import ml_dtypes
@@ -176,3 +178,46 @@ def test_an_x64_fill_gather_narrows_wide_indices_to_int32_as_jax_does():
               np.arange(10, dtype=np.float32), np.array([2**32 + 1, 3, 2**40, -1], np.int64))
     finally:
         jax.config.update("jax_enable_x64", False)
+
+
+# -- a review of 2026-12-07 (ninth session): edge shapes and donation ------------------------
+
+@pytest.mark.parametrize("name", ["inv", "vmap_index", "take_along_axis", "take_along_rows",
+                                  "searchsorted"])
+def test_gathers_over_an_empty_batch_run_as_jax_jit_runs_them(name):
+    f, args = {
+        "inv": (jnp.linalg.inv, (np.zeros((0, 3, 3), np.float32),)),
+        "vmap_index": (jax.vmap(lambda x, i: x[i]), (np.zeros((0, 3), np.float32),
+                                                     np.zeros((0,), np.int32))),
+        "take_along_axis": (lambda a, i: jnp.take_along_axis(a, i, axis=-1),
+                            (np.zeros((0, 5), np.float32), np.zeros((0, 2), np.int32))),
+        "take_along_rows": (lambda a, i: jnp.take_along_axis(a, i, axis=0),
+                            (np.zeros((3, 0), np.float32), np.zeros((2, 0), np.int32))),
+        "searchsorted": (jax.vmap(jnp.searchsorted), (np.zeros((0, 4), np.float32),
+                                                      np.zeros((0, 2), np.float32))),
+    }[name]
+    got, want = lj.jit(f)(*args), jax.jit(f)(*args)
+    assert got.shape == want.shape and got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("fn", [jnp.fft.irfft, jnp.fft.irfftn, jnp.fft.hfft])
+def test_an_inverse_real_fft_of_a_last_axis_of_one(fn):
+    x = np.ones((2, 1), np.complex64)
+    got, want = lj.jit(fn)(x), jax.jit(fn)(x)
+    assert got.shape == want.shape == (2, 0) and got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("donate", [0, (0, 1), 1])
+def test_one_array_donated_and_passed_again_is_refused_as_jax_jit_refuses_it(donate):
+    y = jnp.arange(4.0)
+    errors = []
+    for jit in (jax.jit, lj.jit):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ("Some donated buffers were not usable")
+            with pytest.raises(jax.errors.JaxRuntimeError) as e:
+                jit(lambda a, b: a + b, donate_argnums=donate)(y, y)
+        errors.append(str(e.value))
+        assert not y.is_deleted()
+    assert errors[1] == errors[0]
+    # given twice, donated nowhere: it runs
+    np.testing.assert_array_equal(lj.jit(lambda a, b: a + b)(y, y), [0, 2, 4, 6])

@@ -63,6 +63,40 @@ def test_dynamic_pad_and_real_dynamic_slice_check_the_constants_they_hold():
     verify.check(m)
 
 
+def test_a_dynamic_conv_of_constant_padding_must_give_its_result_type():
+    m, f, b = _new(T((1, 4, 5, 3), f32), T((3, 3, 3, 2), f32))
+    x, k = f.arguments
+    pad = b.constant(np.array([[1, 2], [0, 1]], np.int32))
+    with pytest.raises(OpBuildError, match=r"'dynamic_conv' the padding held \(\[\[1, 2\], "
+                                           r"\[0, 1\]\]\) makes the result tensor<1x5x2x2xf32>, "
+                                           r"but the result type is tensor<1x5x3x2xf32>"):
+        b.dynamic_conv(x, k, pad, NHWC, T((1, 5, 3, 2), f32), window_strides=(1, 2))
+    b.return_(b.dynamic_conv(x, k, pad, NHWC, T((1, 5, 2, 2), f32), window_strides=(1, 2)))
+    verify.check(m)
+    # jaxlib folds the op into a convolution, then compares that one's shape
+    text = m.to_text(locations=False).replace("1x5x2x2", "1x5x3x2")
+    with pytest.raises(verify.VerificationError, match=r"inferred shape '\[1, 5, 2, 2\]' is "
+                                                       "incompatible with return type"):
+        verify.check(text)
+    with pytest.raises(ParseError, match="the padding held"):
+        hlo.parse(text)
+
+
+def test_a_dynamic_iota_of_a_constant_shape_must_give_its_result_type():
+    m, f, b = _new()
+    with pytest.raises(OpBuildError, match=r"'dynamic_iota' operand output_shape holds \[5\], "
+                                           r"but the result type is tensor<4xi32>"):
+        b.dynamic_iota(b.constant(np.int32([5])), T((4,), i32))
+    b.return_(b.dynamic_iota(b.constant(np.int32([4])), T((4,), i32)))
+    assert verify.run(m)[0].tolist() == [0, 1, 2, 3]
+    # jaxlib takes the contradiction and runs the result type's shape
+    text = m.to_text(locations=False).replace("dense<4> : tensor<1xi32>",
+                                              "dense<5> : tensor<1xi32>")
+    assert verify.run(text)[0].tolist() == [0, 1, 2, 3]
+    with pytest.raises(ParseError, match=r"holds \[5\]"):
+        hlo.parse(text)
+
+
 def test_a_composite_decomposes_into_a_function_of_its_own_types():
     m = hlo.Module("c")
     g = m.add_function("dec", [T((3,), f32)])
@@ -344,3 +378,29 @@ def test_a_copy_of_a_token_is_refused():
     m, f, b = _new(T((2,), f32))
     with pytest.raises(OpBuildError, match="has no value to copy"):
         b.copy(b.create_token())
+
+
+@pytest.mark.parametrize("last", [1, 0])
+def test_an_irfft_of_length_0_takes_stablehlos_one_value_or_none(last):
+    m, f, b = _new(T((3, last), hlo.complex64))
+    b.return_(b.fft(f.arguments[0], "IRFFT", [0]))
+    (out,) = verify.run(m, np.ones((3, last), np.complex64))
+    assert out.shape == (3, 0) and out.dtype == np.float32
+
+
+def test_a_gather_of_no_indices_may_drop_a_dimension_of_slice_size_0():
+    # (jax gathers a vmapped batch of 0 so: slice size 0 on a batching dimension of size 0)
+    dn = hlo.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(),
+                                    start_index_map=(1,), index_vector_dim=1,
+                                    operand_batching_dims=(0,),
+                                    start_indices_batching_dims=(0,))
+    m, f, b = _new(T((0, 3), f32), T((0, 1), i32))
+    b.return_(b.gather(*f.arguments, dn, [0, 1]))
+    (out,) = verify.run(m, np.zeros((0, 3), np.float32), np.zeros((0, 1), np.int32))
+    assert out.shape == (0, 1)
+    m, f, b = _new(T((2, 3), f32), T((2, 1), i32))  # with indices, still refused
+    with pytest.raises(OpBuildError, match=r"slice_sizes\[0\] = 0 on a dimension the result "
+                                           "drops"):
+        b.gather(*f.arguments, hlo.GatherDimensionNumbers(
+            offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
+            index_vector_dim=1), [0, 3])

@@ -599,3 +599,20 @@ def test_output_operand_alias_types_must_match():
     with pytest.raises(hlo.OpBuildError, match=r"output_tuple_indices \[4\] do not name"):
         b.custom_call("foo", [f.arguments[0]], [hlo.tensor((2,), hlo.f32)] * 2,
                       output_operand_aliases=[hlo.OutputOperandAlias([4], 0, [])])
+
+
+def test_messages_name_the_argument_that_is_wrong():
+    # (a review of 2026-12-07: a reduce short of init values was reported as a body of the
+    # wrong arity; a composite of a Python function as "given by name")
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((3,), hlo.f32)] * 2, visibility="public")
+    b = f.builder()
+    x, y = f.arguments
+    with pytest.raises(hlo.OpBuildError, match="'reduce' takes one init value per input: 2 "
+                                               "inputs, 1 init_values"):
+        b.reduce([x, y], [b.constant(np.float32(0))], [0],
+                 lambda r, a, c, u, v: [r.add(a, u), r.add(c, v)])
+    with pytest.raises(hlo.OpBuildError, match="'composite' decomposition must be a Function, "
+                                               "or a function's name with result_types, got "
+                                               "function"):
+        b.composite("my.op", [x], lambda r, a: a)

@@ -99,6 +99,7 @@ def test_expected_vs_found():
         ts.expect(")")
 
 
-def test_invalid_utf8_in_string():
-    with pytest.raises(ParseError, match="not valid UTF-8"):
-        TokenStream(r'"\FF"').string()
+def test_bytes_that_are_not_utf8_are_kept_in_a_string():
+    from mhlo_ir.text import string_bytes
+    value = TokenStream(r'"a\FF\C3\A9"').string()
+    assert value == "a\udcffé" and string_bytes(value) == b"a\xff\xc3\xa9"

@@ -49,6 +49,21 @@ def _conv(batch, features, layout, groups=1):
 }}""")
 
 
+def _dynamic_conv(batch, features, layout):
+    """``_conv``'s convolution as a dynamic_conv of a constant zero padding (which XLA folds
+    into that convolution; the interpreter runs it as one)."""
+    sizes = {"b": batch, "f": features, "0": 2}
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((batch, 3, 2), hlo.f32),
+                                hlo.tensor((2, 2, features), hlo.f32)], visibility="public")
+    b = f.builder()
+    dn = hlo.ConvDimensionNumbers(0, 2, (1,), 1, 2, (0,), layout.index("b"), layout.index("f"),
+                                  (layout.index("0"),))
+    b.return_(b.dynamic_conv(*f.arguments, b.constant(np.zeros((1, 2), np.int64)), dn,
+                             hlo.tensor(tuple(sizes[c] for c in layout), hlo.f32)))
+    return m
+
+
 def _inputs(m, seed=0):
     rng = np.random.default_rng(seed)
     out = []
@@ -93,11 +108,13 @@ def _dot(lhs, rhs, out, lc, rc):
 CONV_GROUPS = _conv(3, 4, "f0b", 2)
 REFUSED = {"f32_fft": F32_FFT, "f32_rfft": F32_RFFT, "irfft_of_one": IRFFT_OF_ONE,
            "conv_features_before_batch": CONV_FEATURES_FIRST, "conv_groups": CONV_GROUPS,
+           "dynamic_conv_features_before_batch": _dynamic_conv(2, 3, "fb0"),
            "batched_triangular_solve": _triangular_solve((1, 3, 3), (1, 3, 2)),
            "empty_contraction": _dot((2, 0), (0, 3), (2, 3), [1], [0])}
 WORDS = {"f32_fft": "32-bit precision", "f32_rfft": "32-bit precision",
          "irfft_of_one": "last fft_length is 1",
          "conv_features_before_batch": "feature dimension comes before its batch",
+         "dynamic_conv_features_before_batch": "feature dimension comes before its batch",
          "conv_groups": "features of one group",
          "batched_triangular_solve": "batched triangular_solve",
          "empty_contraction": "contracts an empty dimension"}
@@ -132,12 +149,13 @@ def test_ffts_in_64_bit_precision_run_and_agree_with_numpy():
     (3, 6, "f0b", 2),   # 2 feature groups of 3 features, batch 3
 ])
 def test_convolutions_it_gets_right_run_and_agree_with_xla(batch, features, layout, groups):
-    m = _conv(batch, features, layout, groups)
-    assert not any(aborting_op(op) for _, op in walk(m))
-    ins = _inputs(m, 1)
-    (got,) = interpret(m, *ins)
-    (want,) = verify.run(m, *ins)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    for m in [_conv(batch, features, layout, groups)] + (
+            [_dynamic_conv(batch, features, layout)] if groups == 1 else []):
+        assert not any(aborting_op(op) for _, op in walk(m))
+        ins = _inputs(m, 1)
+        (got,) = interpret(m, *ins)
+        (want,) = verify.run(m, *ins)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_unbatched_or_unit_diagonal_solves_and_non_empty_contractions_run():

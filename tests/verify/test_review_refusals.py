@@ -153,6 +153,45 @@ def test_bounds_from_an_argument_are_refused_before_jaxlib(kind):
         assert e.value.jaxlib_message is None
 
 
+def test_a_dynamic_conv_of_padding_from_an_argument_is_refused_before_jaxlib():
+    nwc = hlo.ConvDimensionNumbers(0, 2, (1,), 1, 2, (0,), 0, 2, (1,))  # [b,0,f]x[0,i,o]
+    m = _module([T((1, 4, 1), hlo.f32), T((1, 2), hlo.i32)], lambda b, x, pad: b.dynamic_conv(
+        x, b.constant(np.ones((1, 1, 2), np.float32)), pad, nwc, T((1, 4, 2), hlo.f32)))
+    oracle.parse(m.to_text())  # (MLIR's verifier takes it)
+    for source in (m, m.to_text()):
+        with pytest.raises(VerificationError, match="'dynamic_conv' with bounds computed from "
+                                                    "a function argument.*a dynamic_conv's "
+                                                    "padding") as e:
+            verify.check(source)
+        assert e.value.jaxlib_message is None
+    # what jaxlib says of it without the refusal
+    from verify.api import _jaxlib_parse_and_verify
+    with pytest.raises(Exception, match="'stablehlo.dynamic_conv' op can't be translated to "
+                                        "XLA HLO"):
+        _jaxlib_parse_and_verify(m.to_text())
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_a_negative_dynamic_conv_padding_narrower_than_i64_is_refused(dtype):
+    from verify.api import _jaxlib_parse_and_verify
+    nwc = hlo.ConvDimensionNumbers(0, 2, (1,), 1, 2, (0,), 0, 2, (1,))  # [b,0,f]x[0,i,o]
+    m = _module([T((1, 4, 1), hlo.f32)], lambda b, x: b.dynamic_conv(
+        x, b.constant(np.ones((1, 1, 1), np.float32)), b.constant(np.array([[-1, 1]], dtype)),
+        nwc, T((1, 4, 1), hlo.f32)))
+    x = np.arange(4, dtype=np.float32).reshape(1, 4, 1)
+    if dtype is np.int64:  # (the padding as the spec reads it: drop one, add a zero)
+        np.testing.assert_array_equal(verify.run(m, x)[0].ravel(), [1, 2, 3, 0])
+        return
+    bits = np.dtype(dtype).itemsize * 8
+    with pytest.raises(VerificationError, match=f"negative padding of i{bits}: .*-1 reads as "
+                                                f"{2 ** bits - 1}.*give the padding as i64"):
+        verify.check(m)
+    folded = rf"padding = dense<\[\[{2 ** bits - 1}, 1"
+    with pytest.raises(Exception, match=f"inferred shape '\\[1, {2 ** bits + 4}, 1\\]' is "
+                                        rf"incompatible(.|\n)*{folded}"):
+        _jaxlib_parse_and_verify(m.to_text())
+
+
 def test_a_private_main_is_refused_naming_the_public_function():
     m = hlo.Module("m")
     g = m.add_function("main", [T((2,), hlo.f32)], visibility="private")

@@ -230,13 +230,25 @@ def _():
                                                          result_element_type=hlo.i32))
 
 
-# -- dynamic_conv (verify only: XLA cannot lower it) -----------------------------------------
+# -- dynamic_conv ----------------------------------------------------------------------------
+
+@case("dynamic_conv", "f32_constant_padding", reference=lambda x, k: [
+    conv_reference(x, k, NHWC, strides=(1, 2), padding=((1, 2), (0, 1)))], rtol=1e-5, atol=1e-5)
+def _():
+    # A constant padding: jaxlib's conversion folds the op into a convolution (padding
+    # computed from an argument is refused by verify.check, tests/verify/test_review_refusals)
+    def body(b, x, k):
+        pad = b.constant(np.array([[1, 2], [0, 1]], np.int32))
+        return b.dynamic_conv(x, k, pad, NHWC, T((1, 5, 2, 2), hlo.f32), window_strides=(1, 2),
+                              precision_config=["HIGHEST", "HIGHEST"])
+    return _module([rand((1, 4, 5, 3), np.float32), rand((3, 3, 3, 2), np.float32)], body)
+
 
 @case("dynamic_conv", "f32_nhwc")
 def _():
     m = hlo.Module("case")
-    # Not called main: jaxlib then checks it with the MHLO-to-StableHLO conversion only,
-    # since XLA cannot turn dynamic_conv into HLO (see the op's not_run).
+    # Padding from an argument, verified only: not called main, jaxlib checks it with the
+    # MHLO-to-StableHLO conversion only (XLA cannot turn it into HLO).
     f = m.add_function("dynamic_conv", [T((1, 4, 4, 1), hlo.f32), T((3, 3, 1, 1), hlo.f32),
                                         T((2, 2), hlo.i64)], visibility="public")
     b = f.builder()

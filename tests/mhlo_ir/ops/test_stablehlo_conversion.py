@@ -65,6 +65,13 @@ REFUSED_FORMS = {
                                  "concat_dimension and split_count are required)",
 }
 
+# Cases whose StableHLO text is jaxlib's conversion but which XLA's StableHLO import cannot
+# translate, where its MHLO import folds the op first (strict: the run must still fail so).
+NOT_IMPORTED = {
+    "dynamic_conv:f32_constant_padding": "MHLO's import folds a constant padding into a "
+                                         "convolution; StableHLO's has no dynamic_conv",
+}
+
 
 def refused(spec) -> bool:
     """Whether printing ``spec``'s op as StableHLO is an error."""
@@ -236,6 +243,10 @@ def _compare_runs(case, m, ours, runs):
     if case.reference is None:
         return
     mhlo_out, shlo_out = runs[case.id]
+    if case.id in NOT_IMPORTED:
+        assert isinstance(shlo_out, Exception) and "can't be translated to XLA HLO" in \
+            str(shlo_out), f"{case.id}: XLA imports it from StableHLO now: remove it"
+        shlo_out = mhlo_out
     for out in (mhlo_out, shlo_out):
         if isinstance(out, Exception):
             raise out
@@ -287,7 +298,8 @@ def test_stablehlo_is_jaxlibs_conversion(case, runs):
 
 def test_lists_name_cases():
     ids = {c.id for c in CASE_LIST}
-    assert not (set(FOLDED) | set(REFUSED_FORMS) | set(SPELLED_OTHERWISE)) - ids
+    assert not (set(FOLDED) | set(REFUSED_FORMS) | set(SPELLED_OTHERWISE) |
+                set(NOT_IMPORTED)) - ids
 
 
 # async_done and async_update consume async_start's bundle, and jaxlib's conversion stops at

@@ -1,7 +1,8 @@
 """Ops MHLO declares over tensors and tokens alone (while, if, case, optimization_barrier,
-add_dependency, domain, send, outfeed, infeed, recv, fusion; ``OpSpec.no_tuples``) refuse a
-tuple when built, naming the op and the operand or result, where jaxlib would refuse the text
-("must be variadic of ranked tensor of ... or token"); map names a tuple input as such. And
+domain, send, outfeed, infeed, recv, fusion; ``OpSpec.no_tuples``) refuse a tuple when built,
+naming the op and the operand or result, where jaxlib would refuse the text ("must be
+variadic of ranked tensor of ... or token"); add_dependency's operand is a tensor (a tuple
+or a token refused alike); map names a tuple input as such. And
 custom_call's output aliases walk into a single result's tuple, as jaxlib reads them."""
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ CASES = {
     "if": lambda b, t: b.if_(b.constant(True), lambda r: t, lambda r: t),
     "case": lambda b, t: b.case(b.constant(np.int32(0)), [lambda r: t]),
     "optimization_barrier": lambda b, t: b.optimization_barrier(t),
-    "add_dependency": lambda b, t: b.add_dependency(t, b.create_token()),
     "domain": lambda b, t: b.domain(t, "{replicated}", "{replicated}"),
     "outfeed": lambda b, t: b.outfeed([t], b.create_token()),
     "send": lambda b, t: b.send([t], b.create_token(), 1),
@@ -43,6 +43,14 @@ def test_a_tuple_is_refused_where_mhlo_takes_tensors_and_tokens(name):
     with pytest.raises(OpBuildError, match=rf"'{name}' (operand|result) \d+ must be a tensor "
                                            r"or a token, got tuple<"):
         CASES[name](b, t)
+
+
+def test_add_dependency_refuses_a_tuple_and_a_token_alike():
+    m, b, (t,) = _builder(TT)
+    for v in (t, b.create_token()):
+        with pytest.raises(OpBuildError, match=rf"'add_dependency' operand must be a tensor, "
+                                               rf"got {'tuple<' if v is t else '!token'}"):
+            b.add_dependency(v, b.create_token())
 
 
 def test_jaxlib_refuses_the_tuple_text_too():

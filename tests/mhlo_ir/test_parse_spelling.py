@@ -1,0 +1,89 @@
+"""Spellings where the parser read text otherwise than MLIR (a review of 2026-12-07, ninth
+session): a ``//`` comment ended by a carriage return, enum keywords of custom forms in
+another case, a blank between a dialect attribute's name and its ``<``, strings of bytes that
+are not UTF-8. Oracle: MLIR's own parser inside jaxlib, on the same text."""
+
+from __future__ import annotations
+
+import pytest
+
+import mhlo_ir as hlo
+import verify
+from mhlo_ir import ParseError
+from tests import oracle
+
+@pytest.mark.parametrize("newline", ["\r", "\n", "\r\n"])
+def test_a_comment_ends_at_a_carriage_return_as_in_mlir(newline):
+    text = newline.join(["// a comment", "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {",
+                         "  %0 = mhlo.add %a, %a : tensor<2xf32> // sum",
+                         "  %1 = mhlo.multiply %0, %0 : tensor<2xf32>",
+                         "  return %1 : tensor<2xf32>", "}", ""])
+    ours = hlo.parse(text).to_text(locations=False)
+    assert "mhlo.multiply" in ours
+    assert oracle.normalize_hex(ours) == oracle.mlir_generic(text)
+
+
+@pytest.mark.parametrize("line", [
+    "%0 = mhlo.compare  gt, %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>",
+    "%0 = stablehlo.compare  Lt, %a, %a,  FLOAT : (tensor<2xf32>, tensor<2xf32>) -> "
+    "tensor<2xi1>",
+    "%0 = stablehlo.compare  LT, %a, %a,  float : (tensor<2xf32>, tensor<2xf32>) -> "
+    "tensor<2xi1>",
+    "%0 = stablehlo.fft %c, type =  fft, length = [2] : (tensor<2xcomplex<f32>>) -> "
+    "tensor<2xcomplex<f32>>",
+    "%0 = stablehlo.dot %a, %a, precision = [default, HIGHEST] : (tensor<2xf32>, "
+    "tensor<2xf32>) -> tensor<f32>",
+])
+def test_custom_form_enums_are_upper_case_as_mlir_requires(line):
+    text = (f"func.func @main(%a: tensor<2xf32>, %c: tensor<2xcomplex<f32>>) {{\n  {line}\n"
+            "  return\n}")
+    with pytest.raises(Exception, match="to be one of"):
+        oracle.parse(text)
+    with pytest.raises(ParseError, match="in upper case as MLIR spells it, found"):
+        hlo.parse(text)
+    fixed = text.replace("gt,", "GT,").replace("Lt,", "LT,").replace("float", "FLOAT") \
+        .replace("=  fft", "=  FFT").replace("default", "DEFAULT")
+    dialect = hlo.STABLEHLO if "stablehlo." in fixed else hlo.MHLO
+    assert oracle.normalize_hex(hlo.parse(fixed).to_text(locations=False, dialect=dialect)) \
+        == oracle.mlir_generic(fixed)
+
+
+@pytest.mark.parametrize("attr, name", [
+    ("#mhlo <comparison_direction GT>", "#mhlo"),
+    ("#mhlo.dot <lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>",
+     "#mhlo.dot"),
+    ("#mhlo.dot\n    <lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>",
+     "#mhlo.dot"),
+])
+def test_a_blank_before_a_dialect_attributes_angle_bracket_is_refused_as_in_mlir(attr, name):
+    text = (f'func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {{\n  %0 = "mhlo.add"(%a, %a) '
+            f"{{x.a = {attr}}} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+            "  return %0 : tensor<2xf32>\n}")
+    with pytest.raises(Exception):
+        oracle.parse(text)
+    with pytest.raises(ParseError, match=f"a blank between {name} and its '<'"):
+        hlo.parse(text)
+    tight = text.replace(f"{name} <", f"{name}<").replace(f"{name}\n    <", f"{name}<")
+    assert oracle.normalize_hex(hlo.parse(tight).to_text(locations=False)) == \
+        oracle.mlir_generic(tight)
+
+
+def test_strings_hold_bytes_that_are_not_utf8_as_mlir_strings_do():
+    from mhlo_ir.text import string_bytes
+    text = ('func.func public @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n'
+            '  %0 = "mhlo.custom_call"(%a) {backend_config = "x\\9C\\01\\FF", call_target_name = '
+            '"triton_kernel_call"} : (tensor<2xf32>) -> tensor<2xf32>\n'
+            '  return %0 : tensor<2xf32>\n}')
+    m = hlo.parse(text)
+    assert oracle.normalize_hex(m.to_text(locations=False)) == oracle.mlir_generic(text)
+    (op,) = [op for op in m.lookup("main").entry_block.operations if op.spec.name ==
+             "custom_call"]
+    assert string_bytes(op.attributes["backend_config"].value) == b"x\x9c\x01\xff"
+    # built from bytes, the same text
+    b2 = hlo.Module("m")
+    f = b2.add_function("main", [hlo.tensor((2,), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.return_(b.custom_call("triton_kernel_call", [f.arguments[0]], [hlo.tensor((2,), hlo.f32)],
+                            backend_config=b"x\x9c\x01\xff"))
+    assert '"x\\9C\\01\\FF"' in b2.to_text()
+    verify.check(b2)  # (jaxlib reads it; a run needs the kernel)
