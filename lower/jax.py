@@ -145,10 +145,15 @@ def _lower_traced(jax, closed, dynamic, out_shape, in_tree, out_tree, donated, s
     from . import lower_jaxpr_to_module
     from .jax_refs import discharge
     from .tokens import ordered_in_order
-    closed, ref_inputs = discharge(closed)  # (jax.new_ref, Ref arguments: values from here)
+    n_in = len(closed.in_avals)
+    # (jax.new_ref, Ref arguments, closed-over Refs as arguments after fn's: values from here)
+    closed, ref_inputs, closed_refs = discharge(closed)
     n_out = len(closed.out_avals) - len(ref_inputs)  # (then the Ref arguments' final values)
+    donated = [*donated, *(False,) * len(closed_refs)]
     in_sh = _flat_shardings(jax, "in_shardings", in_shardings, tuple(dynamic),
-                            closed.in_avals)
+                            closed.in_avals[:n_in])
+    if in_sh is not None and closed_refs:
+        in_sh = [*in_sh, *(None,) * len(closed_refs)]
     out_sh = _flat_shardings(jax, "out_shardings", out_shardings, out_shape,
                              closed.out_avals[:n_out])
     if out_sh is not None and ref_inputs:
@@ -193,7 +198,7 @@ def _lower_traced(jax, closed, dynamic, out_shape, in_tree, out_tree, donated, s
     return Lowered(result.module, in_tree, out_tree, in_avals, closed.out_avals[:n_out],
                    flat_donated, statics, token_outputs=len(ordered),
                    num_partitions=partitions or 1, kept_var_idx=kept, platform=platform,
-                   ref_inputs=ref_inputs)
+                   ref_inputs=ref_inputs, closed_refs=closed_refs)
 
 
 def fun_name(fn) -> str:
@@ -473,8 +478,8 @@ class Jitted:
         lowered, exe, taken = entry
         refs = lowered.ref_inputs
         if refs:  # (jax Refs: their current values in, their final values after the results)
-            ref_leaves = leaves
-            leaves = [leaf[...] if i in refs else leaf for i, leaf in enumerate(leaves)]
+            ref_leaves = [*leaves, *lowered.closed_refs]  # (those fn closes over: after its)
+            leaves = [leaf[...] if i in refs else leaf for i, leaf in enumerate(ref_leaves)]
         # (the arguments the program takes: unused ones, pruned, are not even converted)
         arrays = [_to_numpy(jax, leaves[i], lowered.in_avals[i]) for i in lowered.kept_var_idx]
         # A donated jax.Array whose buffer goes to a result is deleted, as jax.jit deletes it

@@ -75,5 +75,8 @@ def lower_jax_function(ctx, fun, avals_in, args, params=None, multiple_results=F
     wrapped = lu.wrap_init(f, dict(params or {}),
                            debug_info=api_util.debug_info("lower_fun", fun, args, {}))
     jaxpr, _, consts = pe.trace_to_jaxpr_dynamic(wrapped, list(avals_in), lower=True)
-    closed, _ = discharge(core.ClosedJaxpr(jaxpr, consts))
+    closed, _, held = discharge(core.ClosedJaxpr(jaxpr, consts))
+    if held:
+        raise NotImplementedError(f"jax's lowering of {getattr(fun, '__name__', fun)} closes "
+                                  "over a jax Ref, which an inline lowering cannot thread")
     return _inline(ctx, closed, args)

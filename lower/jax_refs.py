@@ -5,7 +5,8 @@ As jax.jit's lowering does (``pxla._discharge_refs``), the traced jaxpr is disch
 first (jax's ``discharge_state``: reads, writes and allocations of Refs become values
 threaded through the equations), so the rules never meet a Ref. A Ref argument becomes its
 current value in, and its final value out, after the function's results: ``ref_inputs``
-says which arguments, and the caller writes those results back into the Refs.
+says which arguments, and the caller writes those results back into the Refs. A Ref the
+function closes over is an argument of the same kind, after the function's own.
 """
 
 from __future__ import annotations
@@ -27,28 +28,35 @@ def _jax_internals():
 
 
 def discharge(closed):
-    """``(closed jaxpr with no Refs left, ref_inputs)``: ``closed`` itself and ``()`` when
-    it holds no Ref. ``ref_inputs``: the flat argument indices that were Refs; the
-    discharged program returns each one's final value after ``closed``'s outputs, in that
-    order. A Ref the function closes over (not an argument) is refused: jax.jit moves it to
-    an argument, which this front door does not do yet."""
+    """``(closed jaxpr with no Refs left, ref_inputs, closed_refs)``: ``closed`` itself,
+    ``()`` and ``()`` when it holds no Ref. ``ref_inputs``: the flat argument indices that
+    were Refs; the discharged program returns each one's final value after ``closed``'s
+    outputs, in that order. ``closed_refs``: the Refs the function closes over (made by
+    ``jax.new_ref`` outside it; jax's own error checking keeps its state in such Refs), which
+    become arguments after ``closed``'s, as jax.jit's lowering moves them: the caller passes
+    their current values there and writes their final values back (they are among
+    ``ref_inputs``)."""
     found = _jax_internals()
     if found is None:  # pragma: no cover
-        return closed, ()
+        return closed, (), ()
     core, discharge_mod, types = found
+    internal = getattr(core, "InternalMutableArrayEffect", None)
+    closed_refs = tuple(c for c in closed.consts if isinstance(c, core.Ref))
+    if closed_refs:
+        jaxpr = closed.jaxpr
+        held = [isinstance(c, core.Ref) for c in closed.consts]
+        closed = core.ClosedJaxpr(jaxpr.replace(
+            constvars=[v for v, r in zip(jaxpr.constvars, held) if not r],
+            invars=[*jaxpr.invars, *(v for v, r in zip(jaxpr.constvars, held) if r)]),
+            [c for c, r in zip(closed.consts, held) if not r])
     ref_inputs = tuple(i for i, a in enumerate(closed.in_avals)
                        if isinstance(a, types.AbstractRef))
-    internal = getattr(core, "InternalMutableArrayEffect", None)
     effects = closed.effects
     if not ref_inputs and not any(
             isinstance(e, types.RefEffect) or internal is not None and isinstance(e, internal)
             for e in effects):
-        return closed, ()
-    if any(isinstance(c, core.Ref) for c in closed.consts):
-        raise NotImplementedError(
-            "the function closes over a jax Ref (jax.new_ref made outside it): pass the Ref "
-            "as an argument (jax.jit's lowering moves it to one; ours does not yet)")
-    return discharge_mod.discharge_state(closed), ref_inputs
+        return closed, (), ()
+    return discharge_mod.discharge_state(closed), ref_inputs, closed_refs
 
 
 def discharge_body(jaxpr):

@@ -26,7 +26,7 @@ class Lowered:
 
     def __init__(self, module, in_tree, out_tree, in_avals, out_avals, donated, statics,
                  token_outputs=0, num_partitions=1, kept_var_idx=None, platform="cpu",
-                 ref_inputs=()):
+                 ref_inputs=(), closed_refs=()):
         kept_var_idx = tuple(range(len(in_avals))) if kept_var_idx is None else kept_var_idx
         self.module = module
         self.platform = platform
@@ -42,6 +42,9 @@ class Lowered:
         # The flat arguments that were jax Refs: the program takes their values and returns
         # their final values after fn's outputs (see lower.jax_refs).
         self.ref_inputs = tuple(ref_inputs)
+        # The Refs fn closes over: flat arguments after fn's own (in_avals and donated hold
+        # them last), their values read and written back by the caller.
+        self.closed_refs = tuple(closed_refs)
 
     @property
     def text(self) -> str:
@@ -52,7 +55,8 @@ class Lowered:
     def args_info(self):
         """The arguments' ``jax.stages.ArgInfo`` (abstract value, donated) in the input
         pytree, ``((args), {kwargs})``, the pruned ones too (jax's ``Lowered.args_info``)."""
-        return _args_info(self.in_tree, self.in_avals, self.donated)
+        n = self.in_tree.num_leaves  # (without the closed-over Refs)
+        return _args_info(self.in_tree, self.in_avals[:n], self.donated[:n])
 
     @property
     def out_info(self):

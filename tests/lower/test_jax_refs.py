@@ -1,5 +1,6 @@
 """Mutable arrays through lower.jax.jit as through jax.jit: ``jax.new_ref`` inside the
-function (in loops and under grad), ``run_state``, and Ref arguments updated in place."""
+function (in loops and under grad), ``run_state``, Ref arguments updated in place, and Refs
+the function closes over (jax's error checking keeps its state in such Refs)."""
 
 from __future__ import annotations
 
@@ -67,15 +68,47 @@ def test_ref_arguments_are_updated_in_place():
         np.testing.assert_array_equal(np.asarray(ours[...]), X * k)
 
 
-def test_a_ref_closed_over_is_refused_clearly():
-    r = jax.new_ref(jnp.zeros(3))
+def test_refs_closed_over_are_read_and_written_as_jax_jit_does():
+    ours, theirs = jax.new_ref(jnp.zeros(3)), jax.new_ref(jnp.zeros(3))
 
-    def f(x):
-        r[...] += x
-        return x
+    def make(r):
+        def f(x):
+            r[...] += x
+            return r[...] * 2, x.sum()
+        return f
+    f, g = lj.jit(make(ours)), jax.jit(make(theirs))
+    for _ in range(2):  # (the second call from the cache reads the Ref's value anew)
+        (a, s), (b, t) = f(X), g(X)
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        assert float(s) == float(t)
+        np.testing.assert_array_equal(np.asarray(ours[...]), np.asarray(theirs[...]))
+    ours[...] = jnp.ones(3)  # (written outside: the next call reads it)
+    theirs[...] = jnp.ones(3)
+    np.testing.assert_array_equal(np.asarray(f(X)[0]), np.asarray(g(X)[0]))
+    low = lj.jit(make(ours)).lower(X)  # (args_info names fn's arguments alone)
+    assert len(jax.tree_util.tree_leaves(low.args_info)) == 1
 
-    with pytest.raises(NotImplementedError, match="closes over a jax Ref"):
-        lj.jit(f)(X)
+
+def test_jax_error_checking_through_refs_it_closes_over():
+    from jax._src import error_check
+
+    def h(a):
+        error_check.set_error_if(a < 0, "negative!")
+        return a * 2
+    for jit in (jax.jit, lj.jit):
+        np.testing.assert_array_equal(np.asarray(jit(h)(X)), X * 2)
+        error_check.raise_if_error()  # (nothing recorded)
+        jit(h)(-X - 1)
+        with pytest.raises(error_check.JaxValueError, match="negative!"):
+            error_check.raise_if_error()
+    jax.config.update("jax_error_checking_behavior_nan", "raise")
+    try:
+        for jit in (jax.jit, lj.jit):
+            jit(jnp.log)(-X)
+            with pytest.raises(error_check.JaxValueError, match="NaN encountered"):
+                error_check.raise_if_error()
+    finally:
+        jax.config.update("jax_error_checking_behavior_nan", "ignore")
 
 
 def test_a_ref_and_an_array_of_its_shape_are_two_signatures():
