@@ -303,6 +303,7 @@ class Jitted:
         self.keep_unused, self.inline = bool(keep_unused), bool(inline)
         self.compiler_options = jax_options.compiler_options_dict(compiler_options)
         self._cache: dict = {}
+        self._traces: dict = {}  # (signature key -> Traced: see trace)
         self._lock = threading.Lock()
         self._jax_jit = None  # (jax.jit of fn, for calls inside another's trace)
         self.__wrapped__ = fn
@@ -323,6 +324,7 @@ class Jitted:
         """Forget every compiled signature (jax.jit's ``clear_cache``)."""
         with self._lock:
             self._cache.clear()
+            self._traces.clear()
 
     def eval_shape(self, *args, **kwargs):
         """The results' shapes and dtypes (``jax.ShapeDtypeStruct``s in ``fn``'s output
@@ -361,7 +363,10 @@ class Jitted:
         except (ImportError, AttributeError, TypeError, ValueError, IndexError):
             return "unknown"  # (a jax without its naming, or names that do not fit)
 
-    def _key(self, args, static, call_args=((), {})):
+    def _key(self, args, static, call_args=((), {}), call=True):
+        """(the signature key of a call with ``args`` (or of a ``trace``: ``call=False``,
+        where a ShapeDtypeStruct stands for an array), its flat dynamic leaves); (None,
+        None) inside a trace."""
         jax = _jax()
         statics, dynamic = _split(args, static)
         leaves, tree = jax.tree_util.tree_flatten(tuple(dynamic))
@@ -371,7 +376,7 @@ class Jitted:
                 # Called by a function lower.jax is tracing, or inside a jax transformation
                 # (jax.grad(lower.jax.jit(f))): jax.jit's call there (see _inside_a_trace).
                 return None, None
-            if isinstance(x, jax.ShapeDtypeStruct):
+            if call and isinstance(x, jax.ShapeDtypeStruct):
                 raise TypeError(f"an argument is a jax.ShapeDtypeStruct {x}, not an array: "
                                 "to lower the program of a signature, pass it to "
                                 ".lower(...)")
@@ -416,17 +421,30 @@ class Jitted:
         self._check_statics(args, kwargs)
         static, donate = self._argnums(len(args))
         raw_args = args
-        fn, args, _ = self._positional(args, kwargs)
+        fn, args, static_kw = self._positional(args, kwargs)
         # (keyword arguments with in_shardings: refused by _positional, as jax.jit refuses
         # them, static ones too)
         jax_options.check_backend(self.platform)
-        return trace(fn, *args, platform=self.platform, donate_argnums=donate,
+        # One trace per signature, as jax.jit keeps (lower, trace and calls share it: fn's
+        # side effects while tracing happen once); none kept inside another trace.
+        key = self._key(args, static, (raw_args, kwargs), call=False)[0]
+        if key is not None:
+            key = (key, bool(kwargs), static_kw)
+            with self._lock:
+                traced = self._traces.get(key)
+            if traced is not None:
+                return traced
+        traced = trace(fn, *args, platform=self.platform, donate_argnums=donate,
                      static_argnums=static, in_shardings=self.in_shardings,
                      out_shardings=self.out_shardings, keep_unused=self.keep_unused,
                      _kwargs=bool(kwargs),
                      _named=(self.fn, raw_args, kwargs, static,
                              self.static_argnames + self._numbered_names),
                      _donate_keywords=frozenset(k for k in kwargs if k in self._donate_names))
+        if key is not None:
+            with self._lock:
+                traced = self._traces.setdefault(key, traced)
+        return traced
 
     def _inside_a_trace(self, *args, **kwargs):
         """A call with jax tracers for arguments: from a function lower.jax is tracing (a

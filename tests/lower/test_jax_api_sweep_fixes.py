@@ -221,3 +221,25 @@ def test_one_array_donated_and_passed_again_is_refused_as_jax_jit_refuses_it(don
     assert errors[1] == errors[0]
     # given twice, donated nowhere: it runs
     np.testing.assert_array_equal(lj.jit(lambda a, b: a + b)(y, y), [0, 2, 4, 6])
+
+
+def test_lower_trace_and_calls_share_one_trace_per_signature_as_jax_jit():
+    counts = []
+
+    def make():
+        def fn(x):
+            counts.append(1)
+            return x * 2
+        return fn
+    for jit in (jax.jit, lj.jit):
+        counts.clear()
+        j = jit(make())
+        x = np.ones(3, np.float32)
+        j.lower(x)
+        j.lower(x)
+        j.trace(x)
+        j(x)
+        j(x)
+        first = len(counts)
+        j(np.ones(4, np.float32))  # (another signature: traced again)
+        assert (first, len(counts)) == (1, 2), jit
