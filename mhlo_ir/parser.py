@@ -31,7 +31,7 @@ import re
 from .attributes import Attribute, DictionaryAttr, StringAttr, TypeAttr, UnitAttr, \
     read_attribute
 from .dialect import BY_PREFIX, MHLO, STABLEHLO
-from .errors import IRError
+from .errors import IRError, ModuleVerificationError
 from .ir import FUNCTION_PROPERTIES, FUNCTION_RESERVED, Block, Function, Module, Region
 from .location import UNKNOWN, read_location
 from .parse_aliases import Aliases
@@ -75,7 +75,11 @@ def parse(text: str, *, source: str | None = None, verify: bool = True,
     if verify:
         from .verifier import verify_module
         # Each op was validated as it was read, each use resolved in scope.
-        verify_module(module, ops_checked=check_ops, parsed=True)
+        try:
+            verify_module(module, ops_checked=check_ops, parsed=True)
+        except ModuleVerificationError as e:
+            from .parse_places import placed
+            raise placed(text, source, check_ops, module, e) or e from None
     return module
 
 
@@ -132,7 +136,7 @@ def parse_file(path, *, verify: bool = True):
 
 
 class _Parser:
-    __slots__ = ("ts", "aliases", "scope", "dialect", "check_ops", "lines")
+    __slots__ = ("ts", "aliases", "scope", "dialect", "check_ops", "lines", "positions")
 
     def __init__(self, text: str, source, check_ops: bool = True):
         self.check_ops = check_ops
@@ -141,6 +145,7 @@ class _Parser:
         self.aliases = Aliases(text, source)
         self.scope = Scope()
         self.dialect = STABLEHLO if _spells_stablehlo(text) else MHLO
+        self.positions = None  # (id(op) -> where it starts, when asked: parse_places)
 
     # -- top level --------------------------------------------------------------------------
 
@@ -513,6 +518,8 @@ class _Parser:
                     line = combining_op(lines, text, start, block)
                 if line is not None:
                     block.operations.append(line[0])
+                    if self.positions is not None:
+                        self.positions[id(line[0])] = start
                     ahead.clear()
                     ts._pos = line[1]
                     fast = (start, line[0])
@@ -541,6 +548,8 @@ class _Parser:
             fast = None
             self.operation(block)
             op = block.operations[-1]
+            if self.positions is not None:
+                self.positions[id(op)] = tok.pos
             end = ahead[0].pos if ahead else ts._pos
             remember(lines, text, tok.pos, op, end)
             if op.regions:

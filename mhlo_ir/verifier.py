@@ -37,8 +37,8 @@ from .location import CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc, 
 from .ops.spec import OpSpec, operand_count_error
 from .text import check_attr_name
 from .types import TensorType, Type
-from .verifier_text import (definitions as _index, fail as _fail, loc as _loc,
-                            op_name as _op_name, show as _show, text as _text,
+from .verifier_text import (definitions as _index, fail as _fail, fail_at as _fail_at,
+                            loc as _loc, op_name as _op_name, show as _show, text as _text,
                             types as _types, types_of as _types_of, where as _where)
 
 __all__ = ["verify_module", "call_problem"]
@@ -114,7 +114,7 @@ def verify_module(module: Module, *, ops_checked: bool = False, parsed: bool = F
         misuse = spec.uses_check(module, ops)
         if misuse is not None:
             fn, op, message = misuse
-            _fail(f"{_where(fn, op)}: {message}")
+            _fail_at(op, f"{_where(fn, op)}: {message}")
 
 
 def call_problem(module: Module) -> str | None:
@@ -285,14 +285,15 @@ class _Verifier:
                     continue
                 operands = op.operands
                 if not isinstance(operands, (tuple, list)):
-                    _fail(f"{_where(fn, op, fr)}: operands must be a tuple of Values, got "
+                    _fail_at(op, f"{_where(fn, op, fr)}: operands must be a tuple of Values, got "
                           f"{_show(operands)}")
                 for j, v in enumerate(operands):
                     if v.__class__ not in VALUE_CLASSES and not isinstance(v, Value):
-                        _fail(f"{_where(fn, op, fr)}: operand {j} is {_show(v)}, not a Value")
+                        _fail_at(op, f"{_where(fn, op, fr)}: "
+                                 f"operand {j} is {_show(v)}, not a Value")
                     t = getattr(v, "type", None)  # (None: an edit deleted it)
                     if t.__class__ is not TensorType and not isinstance(t, Type):
-                        _fail(f"{_where(fn, op, fr)}: operand {j}'s type is {_show(t)}, "
+                        _fail_at(op, f"{_where(fn, op, fr)}: operand {j}'s type is {_show(t)}, "
                               "not a Type")
                     d = defined.get(v)
                     if d is None or d.state != _OPEN or d.depth < fr.floor:
@@ -318,7 +319,7 @@ class _Verifier:
                             key, seen = None, False  # hash: the full checks report it
                         if seen and op.location.__class__ in _LOCATION_CLASSES:
                             if op in defined:
-                                _fail(f"{_where(fn, op, fr)}: the op appears twice in the "
+                                _fail_at(op, f"{_where(fn, op, fr)}: the op appears twice in the "
                                       "module")
                             defined[op] = fr
                             continue
@@ -380,23 +381,24 @@ class _Verifier:
             listed = ", ".join(f"'{_op_name(o)}' (location {_loc(o)})" for o in rest[:3])
             if len(rest) > 3:
                 listed += f" and {len(rest) - 3} more"
-            _fail(f"{_where(fn, op, fr)}: a terminator must be the last op of its block, but "
+            _fail_at(op, f"{_where(fn, op, fr)}: "
+                     f"a terminator must be the last op of its block, but "
                   f"{len(rest)} op{'s follow' if len(rest) > 1 else ' follows'} it: {listed}")
         if last and not spec.terminator:
-            _fail(f"{_where(fn, op, fr)}: the block does not end with a return")
+            _fail_at(op, f"{_where(fn, op, fr)}: the block does not end with a return")
         if spec.terminator:
             # (a function may end with MHLO's return too: jax's comparator functions for
             # approx_top_k do; jaxlib reads and runs such a function as with func.return)
             if fr.top and spec.name not in ("func.return", "return"):
-                _fail(f"{_where(fn, op, fr)}: expected 'func.return' to end this function")
+                _fail_at(op, f"{_where(fn, op, fr)}: expected 'func.return' to end this function")
             elif not fr.top and spec.name != "return":
-                _fail(f"{_where(fn, op, fr)}: expected 'return' to end this region")
+                _fail_at(op, f"{_where(fn, op, fr)}: expected 'return' to end this region")
 
     @staticmethod
     def _check_return(fn, op, fr) -> None:
         got = tuple(v.type for v in op.operands)
         if got != fn.result_types:
-            _fail(f"{_where(fn, op, fr)}: returns {_types(got)} but @{fn.name} is declared "
+            _fail_at(op, f"{_where(fn, op, fr)}: returns {_types(got)} but @{fn.name} is declared "
                   f"to return {_types(fn.result_types)}")
 
     def _check_shape(self, fn, op, spec, operands, fr) -> None:
@@ -405,19 +407,19 @@ class _Verifier:
         make, regions that are one-block Regions."""
         wrong = operand_count_error(spec, len(operands))
         if wrong is not None:
-            _fail(f"{_where(fn, op, fr)}: {wrong}")
+            _fail_at(op, f"{_where(fn, op, fr)}: {wrong}")
         attrs = op.attributes
         if attrs is None:
             attrs = _NO_ATTRS
         elif attrs.__class__ not in _MAPPING_CLASSES and not isinstance(attrs, Mapping):
-            _fail(f"{_where(fn, op, fr)}: attributes must be a mapping of names to "
+            _fail_at(op, f"{_where(fn, op, fr)}: attributes must be a mapping of names to "
                   f"Attributes, got {_show(attrs)}")
         owned = spec.attributes
         sharding = attrs.get("mhlo.sharding")
         if sharding is not None:  # (by the op's types: not a mapping's check to remember)
             why = sharding_problem(sharding, sharded_type(op))
             if why is not None:
-                _fail(f"{_where(fn, op, fr)}: {why}")
+                _fail_at(op, f"{_where(fn, op, fr)}: {why}")
         key = (spec, id(attrs)) if attrs.__class__ is OpAttributes else None
         if key is not None and key in self.passed:
             attrs = _NO_ATTRS  # this mapping's names and kinds passed for this op kind
@@ -425,39 +427,40 @@ class _Verifier:
             self.passed.add(key)  # (added first: a failure below ends the verification)
         for k, a in attrs.items():
             if k.__class__ is not str or not k:
-                _fail(f"{_where(fn, op, fr)}: attribute name {_show(k)} is not a non-empty "
+                _fail_at(op, f"{_where(fn, op, fr)}: attribute name {_show(k)} is not a non-empty "
                       "str")
             if not isinstance(a, Attribute):
-                _fail(f"{_where(fn, op, fr)}: attribute {k} is {_show(a)}, not an Attribute "
+                _fail_at(op, f"{_where(fn, op, fr)}: attribute {k} is {_show(a)}, not an Attribute "
                       "(op.set_attr converts Python values)")
             s = owned.get(k)
             if s is not None:
                 self._check_owned(fn, op, fr, k, a, s)
         regions = op.regions
         if not isinstance(regions, (tuple, list)):
-            _fail(f"{_where(fn, op, fr)}: regions must be a tuple of Regions, got "
+            _fail_at(op, f"{_where(fn, op, fr)}: regions must be a tuple of Regions, got "
                   f"{_show(regions)}")
         for k, r in enumerate(regions):
             if r.__class__ is CombiningRegion and not r.made:
                 self._check_recipe(fn, op, fr, k, r)
                 continue
             if not isinstance(r, Region) or not isinstance(r.blocks, list):
-                _fail(f"{_where(fn, op, fr)}: region {k} is {_show(r)}, not a Region")
+                _fail_at(op, f"{_where(fn, op, fr)}: region {k} is {_show(r)}, not a Region")
             if len(r.blocks) != 1:
-                _fail(f"{_where(fn, op, fr)}: a region has {len(r.blocks)} blocks; MHLO "
+                _fail_at(op, f"{_where(fn, op, fr)}: a region has {len(r.blocks)} blocks; MHLO "
                       "regions take exactly one")
             if not isinstance(r.blocks[0], Block):
-                _fail(f"{_where(fn, op, fr)}: region {k} holds {_show(r.blocks[0])}, not a "
+                _fail_at(op, f"{_where(fn, op, fr)}: region {k} holds {_show(r.blocks[0])}, not a "
                       "Block")
         if not isinstance(op.location, Location):
-            _fail(f"{_where(fn, op, fr)}: location is {_show(op.location)}, not a Location")
+            _fail_at(op, f"{_where(fn, op, fr)}: location is {_show(op.location)}, not a Location")
 
     def _check_recipe(self, fn, op, fr, k, r) -> None:
         """A region held as its recipe (a body named by its op; its block not made): what
         the recipe holds is of the kinds it takes (``combining.recipe_problem``), and no
         other op holds it. (The rules of the op holding it read its types.)"""
         if r in self.seen_blocks:
-            _fail(f"{_where(fn, op, fr)}: region {k} already appears elsewhere in the module "
+            _fail_at(op, f"{_where(fn, op, fr)}: "
+                     f"region {k} already appears elsewhere in the module "
                   "(a region shared by two ops)")
         self.seen_blocks.add(r)
         key = ("recipe", id(r.spec), r.scalar, r.result_type, r.location.__class__)
@@ -468,7 +471,7 @@ class _Verifier:
         if not known:
             why = recipe_problem(r)
             if why is not None:
-                _fail(f"{_where(fn, op, fr)}: region {k}'s combining recipe: {why}")
+                _fail_at(op, f"{_where(fn, op, fr)}: region {k}'s combining recipe: {why}")
             self.passed.add(key)
 
     @staticmethod
@@ -478,10 +481,12 @@ class _Verifier:
         try:
             again = s.convert(a)
         except Exception as e:  # noqa: BLE001 - converters raise what their parsing raises
-            _fail(f"{_where(fn, op, fr)}: attribute {name} is {type(a).__name__} {_text(a)}, "
+            _fail_at(op, f"{_where(fn, op, fr)}: "
+                     f"attribute {name} is {type(a).__name__} {_text(a)}, "
                   f"which '{op.spec.name}' cannot take ({e})")
         if again is not a and again != a:
-            _fail(f"{_where(fn, op, fr)}: attribute {name} is {type(a).__name__} {_text(a)}, "
+            _fail_at(op, f"{_where(fn, op, fr)}: "
+                     f"attribute {name} is {type(a).__name__} {_text(a)}, "
                   f"expected {type(again).__name__} (as op.set_attr would store: "
                   f"{_text(again)})")
 
@@ -529,7 +534,7 @@ class _Verifier:
         except OpBuildError as e:
             message = str(e)
             prefix = f"'{spec.name}' "  # the rules' messages start with the op's name
-            _fail(f"{_where(fn, op, fr)}: "
+            _fail_at(op, f"{_where(fn, op, fr)}: "
                   f"{message[len(prefix):] if message.startswith(prefix) else message}")
         except Exception as e:  # noqa: BLE001 - an op edited into a shape its rules never see
             raise ModuleVerificationError(
@@ -546,7 +551,7 @@ class _Verifier:
         defined = self.defined
         for r in results:
             if r in defined:
-                _fail(f"{_where(fn, op, fr)}: the op appears twice in the module")
+                _fail_at(op, f"{_where(fn, op, fr)}: the op appears twice in the module")
             defined[r] = fr
 
     # -- symbols -------------------------------------------------------------------------
@@ -561,21 +566,21 @@ class _Verifier:
     def _check_call(self, fn, op, fr) -> None:
         ref = (op.attributes or _NO_ATTRS).get("callee")
         if not isinstance(ref, SymbolRefAttr):  # (ops_checked promised a checked op)
-            _fail(f"{_where(fn, op, fr)}: attribute callee must be a symbol reference, got "
+            _fail_at(op, f"{_where(fn, op, fr)}: attribute callee must be a symbol reference, got "
                   f"{_show(ref)}")
         name = ref.name
         callee = self.names.get(name)
         if callee is None:
-            _fail(f"{_where(fn, op, fr)}: calls @{name}, which is not defined "
+            _fail_at(op, f"{_where(fn, op, fr)}: calls @{name}, which is not defined "
                   f"({self._defines()})")
         self.calls.setdefault(fn.name, {}).setdefault(name, op)
         args = tuple(v.type for v in op.operands)
         if args != callee.arg_types:
-            _fail(f"{_where(fn, op, fr)}: passes {_types(args)} to @{name}, which takes "
+            _fail_at(op, f"{_where(fn, op, fr)}: passes {_types(args)} to @{name}, which takes "
                   f"{_types(callee.arg_types)}")
         results = tuple(r.type for r in op.results)
         if results != callee.result_types:
-            _fail(f"{_where(fn, op, fr)}: expects {_types(results)} from @{name}, which "
+            _fail_at(op, f"{_where(fn, op, fr)}: expects {_types(results)} from @{name}, which "
                   f"returns {_types(callee.result_types)}")
 
     def _check_symbols(self, fn, op, fr, attrs) -> None:
@@ -585,7 +590,7 @@ class _Verifier:
             if name == "called_computations":
                 if not isinstance(attr, ArrayAttr) or not all(
                         isinstance(e, SymbolRefAttr) for e in attr.elements):
-                    _fail(f"{_where(fn, op, fr)}: attribute called_computations must be an "
+                    _fail_at(op, f"{_where(fn, op, fr)}: attribute called_computations must be an "
                           f"array of function references ([@f]), got {_text(attr)}")
                 for ref in attr.elements:
                     if ref.name in self.names:
@@ -601,7 +606,7 @@ class _Verifier:
                     self._check_decomposition(fn, op, fr, self.names[attr.name])
             for ref in _symbol_refs(attr):
                 if ref.name not in self.names:
-                    _fail(f"{_where(fn, op, fr)}: attribute {name} refers to @{ref.name}, "
+                    _fail_at(op, f"{_where(fn, op, fr)}: attribute {name} refers to @{ref.name}, "
                           f"which is not defined in the module ({self._defines()})")
 
     def _check_decomposition(self, fn, op, fr, callee) -> None:
@@ -610,7 +615,8 @@ class _Verifier:
         args = tuple(v.type for v in op.operands)
         results = tuple(r.type for r in op.results)
         if args != callee.arg_types or results != callee.result_types:
-            _fail(f"{_where(fn, op, fr)}: a composite of {_types(args)} -> {_types(results)} "
+            _fail_at(op, f"{_where(fn, op, fr)}: "
+                     f"a composite of {_types(args)} -> {_types(results)} "
                   f"decomposes into @{callee.name}, of {_types(callee.arg_types)} -> "
                   f"{_types(callee.result_types)}: the types must be the same")
 
@@ -620,10 +626,11 @@ class _Verifier:
         want = attrs.get("execution_thread")
         got = (callee.attributes or {}).get("execution_thread")
         if got is None:
-            _fail(f"{_where(fn, op, fr)}: @{callee.name} needs an execution_thread attribute "
+            _fail_at(op, f"{_where(fn, op, fr)}: "
+                     f"@{callee.name} needs an execution_thread attribute "
                   f"(the op's is {_text(want)})")
         if want is not None and got != want:
-            _fail(f"{_where(fn, op, fr)}: execution_thread {_text(want)} differs from "
+            _fail_at(op, f"{_where(fn, op, fr)}: execution_thread {_text(want)} differs from "
                   f"@{callee.name}'s {_text(got)}")
 
     def call_graph(self) -> None:

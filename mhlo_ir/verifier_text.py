@@ -15,12 +15,20 @@ from .ir import Block, Function, Operation, Region
 from .location import Location
 from .ops.spec import OpSpec
 
-__all__ = ["fail", "show", "text", "loc", "op_name", "types", "types_of", "where",
+__all__ = ["fail", "fail_at", "show", "text", "loc", "op_name", "types", "types_of", "where",
            "definitions"]
 
 
 def fail(message: str):
     raise ModuleVerificationError(message)
+
+
+def fail_at(op, message: str):
+    """``fail`` about ``op``, which the error keeps (``.op``): the parser finds where in its
+    text an op without a location was read."""
+    e = ModuleVerificationError(message)
+    e.op = op
+    raise e
 
 
 def show(x) -> str:

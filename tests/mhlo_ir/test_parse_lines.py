@@ -260,7 +260,13 @@ def _verdict(run) -> str:
     try:
         return run().to_text()
     except (hlo.ParseError, hlo.ModuleVerificationError) as e:
-        return f"{type(e).__name__} {e}"
+        message = str(e)
+        if isinstance(e, hlo.ModuleVerificationError) and hasattr(e, "line"):
+            # (parse names the op's line:column and shows the line: mhlo_ir.parse_places)
+            head = f"{e.line}:{e.column}: "
+            assert message.startswith(head), message
+            message = message[len(head):].split("\n")[0]
+        return f"{type(e).__name__} {message}"
 
 
 @pytest.mark.parametrize("name", sorted(_BROKEN))

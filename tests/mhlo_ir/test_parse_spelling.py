@@ -87,3 +87,20 @@ def test_strings_hold_bytes_that_are_not_utf8_as_mlir_strings_do():
                             backend_config=b"x\x9c\x01\xff"))
     assert '"x\\9C\\01\\FF"' in b2.to_text()
     verify.check(b2)  # (jaxlib reads it; a run needs the kernel)
+
+
+@pytest.mark.parametrize("body, line, ours", [
+    ("  %0 = mhlo.abs %a : tensor<2xf32>\n  return %0 : tensor<2xf32>", 2,
+     "returns \\(tensor<2xf32>\\) but @main is declared to return \\(tensor<3xf32>\\)"),
+    ("  %0 = func.call @nope(%a) : (tensor<2xf32>) -> tensor<3xf32>\n"
+     "  return %0 : tensor<3xf32>", 1, "calls @nope, which is not defined"),
+])
+def test_whole_module_errors_of_text_without_locations_name_the_line(body, line, ours):
+    text = (f"func.func @main(%a: tensor<2xf32>) -> tensor<3xf32> {{\n{body}\n}}")
+    with pytest.raises(Exception):
+        oracle.parse(text)
+    with pytest.raises(hlo.ModuleVerificationError, match=f"^{line + 1}:3: in @main, .*{ours}") \
+            as e:
+        hlo.parse(text)
+    assert (e.value.line, e.value.column) == (line + 1, 3)
+    assert text.splitlines()[line].strip() in str(e.value)  # (the line, shown under it)
