@@ -382,8 +382,10 @@ class Jitted:
                                 ".lower(...)")
             aval = _abstractify(jax, x, self.fn, lambda: self._arg_name(i, *call_args))
             # (the aval's class too: a jax Ref and an array of its shape trace apart)
-            sig.append((aval.shape, str(aval.dtype), bool(getattr(aval, "weak_type", False)),
-                        aval.__class__))
+            # (a key type by its dtype object: two PRNG implementations may print alike)
+            dtype = aval.dtype
+            sig.append((aval.shape, str(dtype) if isinstance(dtype, np.dtype) else dtype,
+                        bool(getattr(aval, "weak_type", False)), aval.__class__))
         x64 = bool(jax.config.jax_enable_x64)
         # Static values by type and exact value: 2, 2.0 and True are equal but trace apart,
         # and so do 0.0 and -0.0 (jax.jit keys them by equality: the first one's program

@@ -600,6 +600,14 @@ def _params_key(params: dict):
             return (x.__class__, _pack_f64(x))
         if isinstance(x, complex):
             return (x.__class__, _pack_f64(x.real), _pack_f64(x.imag))
+        if isinstance(x, (set, frozenset)):
+            return (x.__class__, frozenset(freeze(v) for v in x))
+        fields = getattr(x, "__dataclass_fields__", None)
+        if fields is not None and getattr(x, "__dataclass_params__", None) is not None and \
+                x.__dataclass_params__.eq and not isinstance(x, type):
+            # (a dataclass equal by its fields: by theirs, keyed as above)
+            return (x.__class__, tuple(freeze(getattr(x, k)) for k, f in fields.items()
+                                       if f.compare))
         try:
             hash(x)
             return (x.__class__, x)

@@ -171,15 +171,28 @@ class NameLoc(Location):
     @classmethod
     def parse(cls, ts, aliases=None) -> "NameLoc":
         """Reads ``"name"`` or ``"name"(child)``; an unknown child is no child, as MLIR prints
-        both the same."""
-        tok = ts.expect_kind("string", "a location name")
+        both the same. A chain of names (``"a"("b"("c"))``) in a loop, not a recursion per
+        link: how deep a chain reads must not depend on the stack (nor on whether its text
+        was read before, which the parser's tables remember)."""
+        names = [ts.expect_kind("string", "a location name")]
         child = None
-        if ts.accept("("):
+        inner = False
+        while ts.accept("("):
+            if ts.peek().kind == "string" and not ts.at(":", 1):
+                names.append(ts.next())
+                continue
             child = read_location(ts, aliases)
+            inner = True
+            break
+        if inner:
             ts.expect(")")
             if child.__class__ is UnknownLoc:
                 child = None
-        return ts.make(tok, cls, ts.string_value(tok), child)
+        loc = ts.make(names[-1], cls, ts.string_value(names[-1]), child)
+        for tok in reversed(names[:-1]):
+            ts.expect(")")
+            loc = ts.make(tok, cls, ts.string_value(tok), loc)
+        return loc
 
     def children(self):
         return () if self.child is None else (self.child,)

@@ -243,3 +243,50 @@ def test_lower_trace_and_calls_share_one_trace_per_signature_as_jax_jit():
         first = len(counts)
         j(np.ones(4, np.float32))  # (another signature: traced again)
         assert (first, len(counts)) == (1, 2), jit
+
+
+def _user_prng(mult, name):
+    from jax.extend.random import define_prng_impl
+
+    def seed(s):
+        return jnp.stack([jnp.uint32(s), jnp.uint32(s) * jnp.uint32(mult)])
+
+    def split(k, shape):
+        return jnp.broadcast_to(k, (*shape, 2)) + jnp.uint32(mult)
+
+    def random_bits(k, bit_width, shape):
+        return jnp.broadcast_to(k[0] * jnp.uint32(mult) + k[1] + jnp.arange(
+            shape[-1] if shape else 1, dtype=jnp.uint32), shape).astype(jnp.uint32)
+    return define_prng_impl(key_shape=(2,), seed=seed, split=split,
+                            fold_in=lambda k, d: k ^ jnp.uint32(d), random_bits=random_bits,
+                            name=name)
+
+
+def test_keys_of_two_prngs_printing_alike_are_two_signatures():
+    # (both impls have jax's default tag: their key dtypes print key<?> but differ)
+    a, b = _user_prng(3, "review_impl_a"), _user_prng(7, "review_impl_b")
+    ka, kb = jax.random.key(5, impl=a), jax.random.key(5, impl=b)
+    assert str(ka.dtype) == str(kb.dtype) and ka.dtype != kb.dtype
+
+    def f(k):
+        return jax.random.bits(k, (4,))
+    g = lj.jit(f)
+    for k in (ka, kb):
+        np.testing.assert_array_equal(np.asarray(g(k)), np.asarray(jax.jit(f)(k)))
+    assert g.cache_size == 2
+
+
+def test_static_minus_zero_inside_dataclasses_and_frozensets_is_its_own_signature():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        offset: float
+
+    def f(x, cfg):
+        return x * (cfg.offset if isinstance(cfg, Cfg) else next(iter(cfg)))
+    x = np.ones(2, np.float32)
+    for zero, minus in ((Cfg(0.0), Cfg(-0.0)), (frozenset({0.0}), frozenset({-0.0}))):
+        j = lj.jit(f, static_argnums=1)
+        assert not np.signbit(j(x, zero)).any()
+        assert np.signbit(j(x, minus)).all()  # (not the first one's program)

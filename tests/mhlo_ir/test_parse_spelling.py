@@ -104,3 +104,20 @@ def test_whole_module_errors_of_text_without_locations_name_the_line(body, line,
         hlo.parse(text)
     assert (e.value.line, e.value.column) == (line + 1, 3)
     assert text.splitlines()[line].strip() in str(e.value)  # (the line, shown under it)
+
+
+def test_a_deep_chain_of_names_reads_whatever_was_read_before():
+    # (a review: a location chain 450 names deep inside 40 regions was too deep to read
+    # alone, and read after the same location had been read at top level, whose text the
+    # parser's tables then held; name chains are read in a loop now)
+    loc = 'loc(' + '"n"(' * 450 + '"f.py":1:2' + ')' * 450 + ')'
+    t = "tensor<2xf32>"
+    op = f'%r = mhlo.abs %a : {t} {loc}'
+    body = op
+    for _ in range(40):
+        body = (f'%r = "mhlo.case"(%i) ({{\n{body}\n"mhlo.return"(%r) : ({t}) -> ()\n}}) : '
+                f'(tensor<i32>) -> {t}')
+    text = f"func.func @main(%a: {t}, %i: tensor<i32>) -> {t} {{\n{body}\nreturn %r : {t}\n}}"
+    first = hlo.parse(text).to_text()
+    hlo.parse(f"func.func @main(%a: {t}) -> {t} {{\n{op}\n return %r : {t}\n}}")
+    assert hlo.parse(text).to_text() == first
