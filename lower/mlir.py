@@ -56,6 +56,12 @@ def expand_platform(platform: str) -> tuple:
 
 # -- contexts ---------------------------------------------------------------------------------
 
+# The channel handle of every collective of an SPMD program, as jax gives them: XLA:CPU meets
+# a collective's participants by channel, so one collective reached on each device through
+# another branch of a cond (psum in both branches, picked per device) must share it; with a
+# channel apiece the devices wait for each other forever (jaxlib 0.10.2 aborts after 40 s).
+COLLECTIVE_CHANNEL = 1
+
 class ModuleContext:
     """What the whole lowering of one module shares."""
 
@@ -66,7 +72,9 @@ class ModuleContext:
         self.name_stack = name_stack
         self.axis_context = axis_context
         self.keepalives: list = []
-        self.channel_iterator = itertools.count(1)  # MHLO channels start at 1
+        # MHLO channels start at 1, which every SPMD collective shares (COLLECTIVE_CHANNEL):
+        # others (host transfers) count from 2, as in jax
+        self.channel_iterator = itertools.count(COLLECTIVE_CHANNEL + 1)
         self.cached_primitive_lowerings: dict = {}
         self.cached_call_jaxpr_lowerings: dict = {}
         self.location_cache: dict = {}
@@ -578,6 +586,7 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
                        result_shardings=result_shardings, input_output_aliases=aliases,
                        buffer_donors=donors, arg_names=arg_names, result_names=result_names)
     return LoweringResult(module, ctx.keepalives, ctx.host_callbacks)
+
 
 
 # -- reuse: cached rules, Python functions as rules, calls ----------------------------------

@@ -508,7 +508,10 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         if depth > MAX_COMPILE_NESTING:
             raise CompileError(_TOO_DEEP.format(depth=f"about {depth}"), from_jaxlib=False)
     if platform == "cpu" and read is not None:
-        _cpu_refusals(read)  # text too, as our parser reads it
+        if num_partitions > 1 and num_replicas == 1:  # (SPMD: see the refusal of 4-bit ones)
+            _cpu_refusals(read, True)
+        else:
+            _cpu_refusals(read)  # text too, as our parser reads it
     # (results left for the partitioner to shard: None for text our parser cannot read)
     free = _unsharded_results(checked) if propagate_result_shardings else None
     free = free if free is not None and any(free) else None

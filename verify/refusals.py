@@ -81,7 +81,7 @@ def _partitioned_refusals(exe) -> None:
                            "replicated", from_jaxlib=False)
 
 
-def _cpu_refusals(module) -> None:
+def _cpu_refusals(module, partitioned: bool = False) -> None:
     """What XLA:CPU cannot run, said in Python (measured on jaxlib 0.10.2): send, recv and
     collective_broadcast, host transfers included ("HLO opcode `send` is not supported by
     XLA:CPU ThunkEmitter"), an all_reduce or reduce_scatter whose body is not one add,
@@ -187,7 +187,9 @@ def _cpu_refusals(module) -> None:
             why = (f"'{name}' of {et.name}: XLA:CPU corrupts its heap running it (the "
                    "process dies later, in free()), so it is refused here; convert to i8 "
                    "around it")
-        elif (et := xla_cpu.narrow_channel_collective(op)) is not None:
+        elif not partitioned and (et := xla_cpu.narrow_channel_collective(op)) is not None:
+            # (in a program of partitions, one replica, XLA's SPMD pipeline widens them to 8
+            # bits: jax's shard_map collectives of int4 run, 200 runs measured)
             why = (f"'{name}' of {et.name} with a channel_handle: XLA:CPU corrupts its heap "
                    "running it (the process dies later, in free(), or segfaults), so it is "
                    "refused here; leave the channel_handle out, or convert to an 8-bit type "

@@ -23,7 +23,7 @@ from ..axis_context import (PartitionSpec, SPMDAxisContext, axis_env_of, is_spmd
                             manual_sharding, replica_groups, replica_groups_array,
                             spec_to_hlo_sharding, partly_manual)
 from ..semantics import MONOIDS, monoid_identity
-from ..mlir import call_lowering, register_lowering
+from ..mlir import COLLECTIVE_CHANNEL, call_lowering, register_lowering
 from .random import physical_aval
 
 _DEVICE_TO_DEVICE = 1
@@ -36,7 +36,7 @@ def _spmd_args(ctx, global_ids: bool = True) -> dict:
     mctx = ctx.module_context
     if not is_spmd(mctx.axis_context):
         return {}
-    args = {"channel_handle": (mctx.new_channel(), _DEVICE_TO_DEVICE)}
+    args = {"channel_handle": (COLLECTIVE_CHANNEL, _DEVICE_TO_DEVICE)}
     if global_ids:
         args["use_global_device_ids"] = True
     return args
@@ -103,16 +103,16 @@ for _name in ("pvary", "preduced", "vary_unreduced_cast_p", "reduced_vary_cast_p
 def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled=False,
                 axis_index_groups=None):
     b = ctx.builder
-    (aval,) = ctx.avals_in
+    # (typed PRNG keys gather as their key data: the physical values, a trailing dimension)
+    aval, out = physical_aval(ctx.avals_in[0]), physical_aval(ctx.avals_out[0])
     if not tiled:
         shape = list(aval.shape)
         shape.insert(all_gather_dimension, 1)
         dims = [i for i in range(len(shape)) if i != all_gather_dimension]
         x = b.broadcast_in_dim(x, shape, dims)
     groups = _groups(ctx, "all_gather", axis_name, axis_index_groups)
-    out_shape = ctx.avals_out[0].shape
     return [_manual(ctx, b.all_gather(x, all_gather_dimension, replica_groups_array(groups),
-                                      result_types=[tensor(out_shape, ctx.avals_out[0].dtype)],
+                                      result_types=[tensor(out.shape, out.dtype)],
                                       **_spmd_args(ctx)))]
 
 
@@ -262,7 +262,7 @@ def _ragged_all_to_all(ctx, operand, output, input_offsets, send_sizes, output_o
         raise ValueError("ragged_all_to_all: replica groups must be equally sized, got "
                          f"{[len(g) for g in groups]}")
     mctx = ctx.module_context
-    channel = mctx.new_channel() if is_spmd(mctx.axis_context) else 0
+    channel = COLLECTIVE_CHANNEL if is_spmd(mctx.axis_context) else 0
     array = replica_groups_array(groups)
     config = {"channel_id": IntegerAttr(channel, i64),
               "replica_groups": DenseElementsAttr.from_array(array, tensor(array.shape, i64))}
@@ -290,7 +290,7 @@ def _ppermute(ctx, x, *, axis_name, perm):
             pairs[i, j] = (g[s], g[d])
     extra = {}
     if manual_axes_of(ctx.module_context.axis_context):
-        extra = {"channel_handle": (ctx.module_context.new_channel(), _DEVICE_TO_DEVICE)}
+        extra = {"channel_handle": (COLLECTIVE_CHANNEL, _DEVICE_TO_DEVICE)}
     return [_manual(ctx, ctx.builder.collective_permute(x, pairs.reshape(-1, 2), **extra))]
 
 

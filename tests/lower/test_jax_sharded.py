@@ -496,3 +496,62 @@ _INDIVISIBLE = _MESH_8 + textwrap.dedent("""
 def test_a_jax_sharding_that_does_not_divide_the_array_is_refused_as_in_jax_jit():
     """(Sharding text that does not divide is padded and cropped by XLA: taken, above.)"""
     _in_a_fresh_process(_INDIVISIBLE)
+
+
+_BRANCHES = textwrap.dedent("""
+    import jax, numpy as np
+    from jax import lax
+    jax.config.update("jax_num_cpu_devices", 4)
+    from jax.sharding import PartitionSpec as P
+    import lower.jax as lj
+    mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    def body(a):
+        picked = lax.cond(lax.axis_index("i") % 2 == 0, lambda v: lax.psum(v, "i"),
+                          lambda v: lax.psum(v * 2, "i"), a)
+        return picked + lax.switch(lax.axis_index("i") % 3, [
+            lambda v: lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 3), (3, 0)]),
+            lambda v: lax.ppermute(v * 3, "i", [(0, 1), (1, 2), (2, 3), (3, 0)]),
+            lambda v: lax.ppermute(v + 1, "i", [(0, 1), (1, 2), (2, 3), (3, 0)])], a)
+    f = jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=False)
+    x = np.arange(16, dtype=np.int32)
+    np.testing.assert_array_equal(lj.jit(f)(x), np.asarray(jax.jit(f)(x)))
+    print("ok")
+""")
+
+
+def test_collectives_in_branches_picked_per_device_meet_as_in_jax_jit():
+    # (each collective had a channel of its own: XLA:CPU's devices then waited at different
+    # rendezvous, and the process aborted after 40 s; jax gives them all channel 1)
+    _in_a_fresh_process(_BRANCHES)
+
+
+_NARROW_AND_KEYS = textwrap.dedent("""
+    import jax, jax.numpy as jnp, numpy as np
+    from jax import lax
+    jax.config.update("jax_num_cpu_devices", 4)
+    from jax.sharding import PartitionSpec as P
+    import lower.jax as lj
+    mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    sm = lambda f, out=P("i"): jax.shard_map(f, mesh=mesh, in_specs=P("i"), out_specs=out,
+                                             check_vma=False)
+    bodies = [lambda a: lax.all_gather(a, "i", tiled=True),
+              lambda a: lax.ppermute(a, "i", [(0, 1), (1, 2), (2, 3), (3, 0)]),
+              lambda a: lax.all_to_all(a, "i", 0, 0, tiled=True)]
+    x = (np.arange(32) % 15 - 7).astype(jnp.int4)
+    for body in bodies:  # (many runs: a corrupted heap shows late)
+        f, want = lj.jit(sm(body)), np.asarray(jax.jit(sm(body))(x))
+        for _ in range(25):
+            np.testing.assert_array_equal(np.asarray(f(x)), want)
+    keys = jax.random.split(jax.random.key(0), 8)
+    g = lambda k: jax.random.key_data(sm(lambda k: lax.all_gather(k, "i", tiled=True),
+                                         out=P())(k))
+    np.testing.assert_array_equal(np.asarray(lj.jit(g)(keys)), np.asarray(jax.jit(g)(keys)))
+    print("ok")
+""")
+
+
+def test_four_bit_collectives_and_gathered_keys_in_shard_map_as_jax_jit():
+    # (4-bit collectives with a channel were refused for XLA:CPU's heap corruption, measured
+    # among replicas; among partitions XLA widens them, and they run as jax.jit's. Keys were
+    # gathered as their logical type: a TypeError)
+    _in_a_fresh_process(_NARROW_AND_KEYS)

@@ -4,6 +4,8 @@ by shard_map), and an SPMD program that XLA's partitioner partitions itself."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -140,7 +142,8 @@ def test_shard_map_collectives_on_8_partitions():
                               num_partitions=8).module
     text = assert_fixed_point(m)
     assert text.count("use_global_device_ids") == 5     # all_reduce x4, all_gather
-    assert "#mhlo.channel_handle<handle = 7, type = 1>" in text   # a fresh channel each
+    # every collective on jax's shared channel (test_jax_sharded: branches picked per device)
+    assert set(re.findall(r"#mhlo.channel_handle<handle = (\d+)", text)) == {"1"}
     assert '"{devices=[4,1,2]0,4,1,5,2,6,3,7 last_tile_dim_replicate}"' in text
     exe = verify.compile(m, num_partitions=8)
     assert exe.shard_shapes() == [(1, 3), (1, 2)]
