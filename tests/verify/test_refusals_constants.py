@@ -20,18 +20,10 @@ import verify.api as api
 from mhlo_ir import OpBuildError
 from tests.child_env import child_env
 from tests.verify.test_api_refusals_cpu import _still_fails
+from tests.verify.test_refusals_cpu_topk_collectives import _module
 from verify.errors import CompileError, VerificationError
 
 T = hlo.tensor
-
-
-def _module(arg_types, build):
-    m = hlo.Module("m")
-    f = m.add_function("main", arg_types, visibility="public")
-    b = f.builder()
-    out = build(b, *f.arguments)
-    b.return_(*(out if isinstance(out, (list, tuple)) else (out,)))
-    return m.verify()
 
 
 X = np.arange(4, dtype=np.int32)
