@@ -124,7 +124,7 @@ def _check_one_device_set(jax, shardings, jaxpr) -> tuple | None:
     for s in jax.tree_util.tree_leaves(list(shardings), is_leaf=_is_sharding):
         ids = _device_list(s)
         if ids:
-            named.setdefault(frozenset(ids), f"sharding {s}")
+            named.setdefault(ids, f"sharding {s}")
             order = order or ids
     nested = []  # a nested jit's shardings: their devices in the program's order too
     for eqn in _all_eqns(jaxpr):
@@ -137,7 +137,7 @@ def _check_one_device_set(jax, shardings, jaxpr) -> tuple | None:
             if key == "sharding" and eqn.primitive.name in _CALLBACKS:
                 callbacks.append((frozenset(ids), what))
                 continue
-            named.setdefault(frozenset(ids), what)
+            named.setdefault(ids, what)
             order = order or ids
         if eqn.primitive.name in ("jit", "pjit"):
             for s in list(params.get("in_shardings") or ()) + \
@@ -145,18 +145,20 @@ def _check_one_device_set(jax, shardings, jaxpr) -> tuple | None:
                 ids = _device_list(s)
                 if ids:
                     what = f"jit inside jit with sharding {s}"
-                    named.setdefault(frozenset(ids), what)
+                    named.setdefault(ids, what)
                     nested.append((ids, what))
                     order = order or ids
     if len(named) > 1:
-        parts = "; ".join(f"{what} uses devices {sorted(ids)}" for ids, what in named.items())
+        # (in order: the same devices listed otherwise are another assignment, as jax.jit
+        # compares them)
+        parts = "; ".join(f"{what} uses devices {list(ids)}" for ids, what in named.items())
         raise ValueError(f"Received incompatible devices for jitted computation: {parts}")
     for ids, what in nested:
         if ids != order:
             raise ValueError(f"Received incompatible devices for jitted computation: {what} "
                              f"uses device ids {list(ids)}, the program {list(order)}")
     for ids, what in callbacks:
-        if named and not ids <= next(iter(named)):
+        if named and not ids <= frozenset(next(iter(named))):
             raise ValueError(f"Received incompatible devices for jitted computation: {what} "
                              f"uses devices {sorted(ids)}, outside the program's "
                              f"{sorted(next(iter(named)))}")

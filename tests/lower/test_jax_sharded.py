@@ -555,3 +555,31 @@ def test_four_bit_collectives_and_gathered_keys_in_shard_map_as_jax_jit():
     # among replicas; among partitions XLA widens them, and they run as jax.jit's. Keys were
     # gathered as their logical type: a TypeError)
     _in_a_fresh_process(_NARROW_AND_KEYS)
+
+
+_DEVICE_ORDER = textwrap.dedent("""
+    import jax, numpy as np, pytest
+    from jax import lax
+    jax.config.update("jax_num_cpu_devices", 4)
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    import lower.jax as lj
+    devs = np.array(jax.devices())
+    plain = jax.sharding.Mesh(devs.reshape(2, 2), ("x", "y"))
+    reversed_ = jax.sharding.Mesh(devs[::-1].reshape(2, 2), ("x", "y"))
+    body = lambda a: a + lax.psum(a, "y")
+    f = lambda mesh: jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"),
+                                   out_specs=P("x", "y"))
+    x = np.arange(16, dtype=np.int32).reshape(4, 4)
+    for fn in (lambda a: f(reversed_)(f(plain)(a)),
+               lambda a: f(plain)(lax.with_sharding_constraint(a, NamedSharding(reversed_,
+                                                                                P("x"))))):
+        for jit in (jax.jit, lj.jit):
+            with pytest.raises(ValueError, match="Received incompatible devices"):
+                jit(fn)(x)
+    np.testing.assert_array_equal(lj.jit(f(reversed_))(x), np.asarray(jax.jit(f(reversed_))(x)))
+    print("ok")
+""")
+
+
+def test_the_same_devices_in_another_order_are_refused_as_jax_jit_refuses_them():
+    _in_a_fresh_process(_DEVICE_ORDER)
