@@ -182,7 +182,9 @@ def _run(args) -> int:
     if args.inputs and args.random:
         raise ArgumentError("give either --input files or --random, not both")
     if args.inputs:
-        arrays = [np.load(name, allow_pickle=False) for name in args.inputs]
+        arrays = [_as_parameter(np.load(name, allow_pickle=False), p)
+                  for name, p in zip(args.inputs, exe.parameters)] + \
+            [np.load(name, allow_pickle=False) for name in args.inputs[len(exe.parameters):]]
     elif args.random or not exe.parameters:
         arrays = random_inputs(exe.parameters, args.seed)
     else:
@@ -192,6 +194,15 @@ def _run(args) -> int:
         print(f"result {i}: {_describe(out)}")
         print(repr(out))
     return 0
+
+
+def _as_parameter(array, parameter):
+    """An input read from .npy as its parameter's dtype where numpy saved that dtype as raw
+    bytes (bfloat16, the float8s, int4... : ``|V2``, ``|V1``) of the same size."""
+    if parameter is not None and array.dtype.kind == "V" and \
+            array.dtype.itemsize == np.dtype(parameter[1]).itemsize:
+        return array.view(parameter[1])
+    return array
 
 
 def main(argv=None) -> int:
@@ -204,7 +215,8 @@ def main(argv=None) -> int:
         p.error("--platform tpu needs --topology (for example v5e:2x2)")
     try:
         return _run(args)
-    except (VerificationError, ArgumentError, JaxlibMissing, PlatformUnavailable) as e:
+    except (VerificationError, ArgumentError, JaxlibMissing, PlatformUnavailable,
+            RuntimeError) as e:  # (RuntimeError: a program it cannot run, an infeed say)
         print(f"error: {e}", file=sys.stderr)
     except (OSError, ValueError) as e:  # unreadable file, bad .npy, no such platform
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)

@@ -312,6 +312,9 @@ def _checked_arguments(module, arrays) -> list:
         module = _read(to_text(module))
     main = module.lookup("main") if module is not None else None
     if main is None:
+        if module is not None:  # (read, and no @main: the interpreter would run another)
+            raise InterpreterError("the module has no function named @main, which the "
+                                   "interpreter runs (as XLA does)")
         return list(arrays)
     types = main.arg_types
     if len(arrays) != len(types):
@@ -333,7 +336,8 @@ def _checked_arguments(module, arrays) -> list:
 
 def interpret(module, *arrays) -> list:
     """Run ``module``'s ``main`` on ``arrays`` in StableHLO's reference interpreter; returns
-    numpy arrays. ``module`` is an mhlo_ir Module (text works, routed directly)."""
+    numpy arrays. ``module`` is an mhlo_ir Module, or text (read by our parser where it can,
+    and then routed as the Module would be; routed directly otherwise)."""
     from mhlo_ir.dense import DenseElementsAttr
     from mhlo_ir.ir import Module
     from mhlo_ir.quant_lowering import has_quantized
@@ -342,6 +346,14 @@ def interpret(module, *arrays) -> list:
     from .bindings import context
     stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
     arrays = _checked_arguments(module, arrays)
+    if not isinstance(module, Module):
+        # Text our parser reads (and verifies) goes the Module's way: complex values, ops the
+        # interpreter lacks, quantized types need it; other text goes directly
+        from mhlo_ir import ModuleVerificationError, ParseError, parse
+        try:
+            module = parse(to_text(module))
+        except (ParseError, ModuleVerificationError):
+            pass
     joined = None
     single = True
     if isinstance(module, Module):

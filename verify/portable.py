@@ -66,8 +66,19 @@ def serialize_portable(module_or_text, target: str | None = None, *,
     if isinstance(module_or_text, (str, bytes)):
         text = to_text(module_or_text)
     else:
-        module_or_text.verify()
         from mhlo_ir.dialect import STABLEHLO
+        from mhlo_ir.ir import Module, walk
+        if not isinstance(module_or_text, Module):
+            raise TypeError(f"expected an mhlo_ir Module or its text, got "
+                            f"{type(module_or_text).__name__}")
+        module_or_text.verify()
+        for fn, op in walk(module_or_text):
+            if op.spec.name == "dynamic_conv":  # (StableHLO has it; XLA's import does not)
+                raise VerificationError(
+                    f"@{fn.name}: 'dynamic_conv' in a portable artifact: XLA's import of "
+                    "StableHLO has no dynamic_conv (\"can't be translated to XLA HLO\"; "
+                    "MHLO's folds a constant padding into a convolution), so the artifact "
+                    "would not compile: use convolution", from_jaxlib=False)
         text = module_or_text.to_text(dialect=STABLEHLO)
     _, X = _jaxlib.xla()
     try:
@@ -75,6 +86,10 @@ def serialize_portable(module_or_text, target: str | None = None, *,
     except Exception as e:  # noqa: BLE001 - jaxlib raises its own runtime error type
         raise VerificationError(str(e), text,
                                 filename=source_name(module_or_text, filename)) from None
+
+
+# What every MLIR bytecode file starts with ("ML\xefR").
+_MAGIC = b"ML\xefR"
 
 
 def _context():
@@ -94,6 +109,9 @@ def deserialize_portable(data: bytes, *, isolated: bool = False,
     a crash, or a read still going after ``timeout`` seconds, is a ValueError."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"expected the artifact's bytes, got {type(data).__name__}")
+    if bytes(data[:4]) != _MAGIC:  # (jaxlib reads b"" as an empty module)
+        raise ValueError("not a StableHLO portable artifact: MLIR bytecode starts with "
+                         f"{_MAGIC!r}, these bytes with {bytes(data[:4])!r}")
     if isolated:
         return _deserialize_in_child(bytes(data), timeout)
     ir, ctx = _context()

@@ -41,6 +41,11 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
+    for name in ("limit", "sample"):
+        if getattr(args, name) is not None and getattr(args, name) < 0:
+            p.error(f"--{name} must be 0 or more")
+    if not os.path.exists(args.dir):
+        p.error(f"no such file or directory: {args.dir}")
 
     def progress(done, total):
         if not args.quiet and sys.stderr.isatty() or (done == total and not args.quiet):

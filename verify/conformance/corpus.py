@@ -20,6 +20,8 @@ def find_files(root) -> list:
     root = Path(root)
     if root.is_file():
         return [root]
+    if not root.is_dir():  # (a mistyped path is no empty corpus)
+        raise FileNotFoundError(f"no such file or directory: {root}")
     return sorted(root.rglob("*.mlir"), key=lambda p: p.relative_to(root).as_posix())
 
 
@@ -41,6 +43,8 @@ def split_modules(text: str) -> list:
 
 def sample(files: list, n: int, seed: int = 0) -> list:
     """``n`` of ``files``, chosen reproducibly for ``seed``, in their original order."""
+    if n < 0:
+        raise ValueError(f"a sample of {n} files: give a count of 0 or more")
     if n >= len(files):
         return list(files)
     chosen = set(random.Random(seed).sample(range(len(files)), n))
