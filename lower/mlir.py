@@ -62,6 +62,7 @@ def expand_platform(platform: str) -> tuple:
 # channel apiece the devices wait for each other forever (jaxlib 0.10.2 aborts after 40 s).
 COLLECTIVE_CHANNEL = 1
 
+
 class ModuleContext:
     """What the whole lowering of one module shares."""
 
@@ -586,7 +587,6 @@ def lower_jaxpr_to_module(module_name: str, jaxpr, *, platform: str = "cpu",
                        result_shardings=result_shardings, input_output_aliases=aliases,
                        buffer_donors=donors, arg_names=arg_names, result_names=result_names)
     return LoweringResult(module, ctx.keepalives, ctx.host_callbacks)
-
 
 
 # -- reuse: cached rules, Python functions as rules, calls ----------------------------------

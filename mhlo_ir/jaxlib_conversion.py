@@ -96,6 +96,18 @@ def unfoldable_bounds(op) -> str | None:
     return None
 
 
+def stablehlo_import_problem(op) -> str | None:
+    """Why XLA cannot compile ``op`` read from StableHLO (the TPU plugin's way in, and a
+    portable artifact's), where it compiles the op read from MHLO, or None: a
+    ``dynamic_conv``, which StableHLO has but XLA's import of it does not ("'stablehlo.
+    dynamic_conv' op can't be translated to XLA HLO"; MHLO's import folds a constant padding
+    into a convolution; measured on 0.10.2)."""
+    if op.spec.name == "dynamic_conv":
+        return ("XLA's import of StableHLO has no 'dynamic_conv' (\"can't be translated to XLA "
+                "HLO\"; MHLO's folds a constant padding into a convolution): use convolution")
+    return None
+
+
 def narrow_negative_padding(op):
     """The element type of a ``dynamic_conv``'s constant padding when it is narrower than
     i64 and holds a negative value, else None: jaxlib's conversion, folding the op into a

@@ -23,6 +23,8 @@ expected, what was expected and what was found.
 
 from __future__ import annotations
 
+from .text import bytes_string
+
 __all__ = ["ParseError", "Token", "LongString", "TokenStream", "decode_string"]
 
 # Strings longer than this are lexed as ``LongString``s: not copied, and not searched for line
@@ -165,7 +167,7 @@ def decode_string(text: str) -> str:
         else:
             out.append(int(body[i + 1:i + 3], 16))
             i += 3
-    return out.decode("utf-8", "surrogateescape")
+    return bytes_string(bytes(out))
 
 
 def nested_too_deeply(ts) -> "ParseError":

@@ -39,7 +39,7 @@ def escape_string(s: str) -> str:
     """The body of an MLIR string literal holding ``s`` (without the quotes)."""
     if _SAFE.fullmatch(s):
         return s
-    return "".join(_ESCAPES[b] for b in s.encode("utf-8", "surrogateescape"))
+    return "".join(_ESCAPES[b] for b in string_bytes(s))
 
 
 def quote(s: str) -> str:
@@ -64,7 +64,7 @@ def check_string(s, what: str) -> str:
         raise TypeError(f"{what} must be a str, got {type(s).__name__} {s!r:.60}")
     if not s.isascii():
         try:
-            s.encode("utf-8", "surrogateescape")
+            string_bytes(s)
         except UnicodeEncodeError as e:
             raise ValueError(f"{what} {s!r:.60} holds a lone surrogate at index {e.start}, "
                              "which no UTF-8 spells (U+DC80-U+DCFF stand for bytes that are "

@@ -182,9 +182,10 @@ def _run(args) -> int:
     if args.inputs and args.random:
         raise ArgumentError("give either --input files or --random, not both")
     if args.inputs:
+        # (inputs past the parameters are kept: the count's error says how many)
+        params = [*exe.parameters, *[None] * len(args.inputs)]
         arrays = [_as_parameter(np.load(name, allow_pickle=False), p)
-                  for name, p in zip(args.inputs, exe.parameters)] + \
-            [np.load(name, allow_pickle=False) for name in args.inputs[len(exe.parameters):]]
+                  for name, p in zip(args.inputs, params)]
     elif args.random or not exe.parameters:
         arrays = random_inputs(exe.parameters, args.seed)
     else:

@@ -345,7 +345,6 @@ def interpret(module, *arrays) -> list:
     from mhlo_ir import parse_attribute
     from .bindings import context
     stablehlo = _jaxlib.require("jaxlib.mlir.dialects.stablehlo")
-    arrays = _checked_arguments(module, arrays)
     if not isinstance(module, Module):
         # Text our parser reads (and verifies) goes the Module's way: complex values, ops the
         # interpreter lacks, quantized types need it; other text goes directly
@@ -354,6 +353,7 @@ def interpret(module, *arrays) -> list:
             module = parse(to_text(module))
         except (ParseError, ModuleVerificationError):
             pass
+    arrays = _checked_arguments(module, arrays)
     joined = None
     single = True
     if isinstance(module, Module):

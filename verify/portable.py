@@ -68,17 +68,16 @@ def serialize_portable(module_or_text, target: str | None = None, *,
     else:
         from mhlo_ir.dialect import STABLEHLO
         from mhlo_ir.ir import Module, walk
+        from mhlo_ir.jaxlib_conversion import stablehlo_import_problem
         if not isinstance(module_or_text, Module):
             raise TypeError(f"expected an mhlo_ir Module or its text, got "
                             f"{type(module_or_text).__name__}")
         module_or_text.verify()
         for fn, op in walk(module_or_text):
-            if op.spec.name == "dynamic_conv":  # (StableHLO has it; XLA's import does not)
-                raise VerificationError(
-                    f"@{fn.name}: 'dynamic_conv' in a portable artifact: XLA's import of "
-                    "StableHLO has no dynamic_conv (\"can't be translated to XLA HLO\"; "
-                    "MHLO's folds a constant padding into a convolution), so the artifact "
-                    "would not compile: use convolution", from_jaxlib=False)
+            if (why := stablehlo_import_problem(op)) is not None:
+                raise VerificationError(f"@{fn.name}: '{op.spec.name}' in a portable "
+                                        f"artifact XLA could not compile: {why}",
+                                        from_jaxlib=False)
         text = module_or_text.to_text(dialect=STABLEHLO)
     _, X = _jaxlib.xla()
     try:

@@ -310,6 +310,7 @@ def _tpu_refusals(module) -> None:
     from mhlo_ir.dialect import STABLEHLO
     from mhlo_ir.errors import IRError
     from mhlo_ir.ir import walk
+    from mhlo_ir.jaxlib_conversion import stablehlo_import_problem
     from mhlo_ir.ops.spec import NO_CONVERSION, _no_form
     for fn, op in walk(module):
         spec = op.spec
@@ -317,10 +318,8 @@ def _tpu_refusals(module) -> None:
             if spec.name in NO_CONVERSION and spec.namespace == "hlo" and not (
                     spec.name == "bitcast" and op.operands[0].type == op.results[0].type):
                 raise IRError(_no_form(spec, "stablehlo"))
-            if spec.name == "dynamic_conv":
-                raise IRError("XLA's import of StableHLO has no 'dynamic_conv' (\"can't be "
-                              "translated to XLA HLO\"; MHLO's folds a constant padding into "
-                              "a convolution): use convolution")
+            if (why := stablehlo_import_problem(op)) is not None:
+                raise IRError(why)
             if spec.dialect_check is not None:
                 spec.dialect_check(op, STABLEHLO)
         except IRError as e:

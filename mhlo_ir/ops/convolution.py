@@ -18,6 +18,7 @@ from ..quant import expressed_tensor
 from . import convert
 from .args import integer, pairs
 from .convert import show
+from .held import constant_ints
 from .linalg import _check_result_shape, _precision_config, _result_et
 from .spec import REGISTRY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
 
@@ -247,7 +248,6 @@ def _dynamic_conv_held(op, operands, attributes, results):
     """A constant padding must give the result type's shape: jaxlib folds the op into a
     convolution with that padding and only then compares ("'mhlo.convolution' op inferred
     shape '[1, 5, 2, 2]' is incompatible with return type")."""
-    from .held import constant_ints
     held = constant_ints(operands[2], op, "d_padding")
     if held is None:
         return
