@@ -446,7 +446,7 @@ class Function:
     from the returned values.
     """
 
-    __slots__ = ("name", "arg_types", "result_types", "visibility", "arg_attrs", "res_attrs",
+    __slots__ = ("_name", "arg_types", "result_types", "visibility", "arg_attrs", "res_attrs",
                  "attributes", "body", "location", "_module", "__weakref__")
 
     def __init__(self, name: str, arg_types: Sequence[Type], result_types=None, *,
@@ -460,7 +460,8 @@ class Function:
             raise IRError(f"function @{name}: location must be a Location (hlo.NameLoc(...), "
                           f"hlo.FileLineColLoc(...)), got {type(location).__name__} "
                           f"{location!r:.60}")
-        self.name = name
+        self._module = None
+        self._name = name
         self.arg_types = types = tuple(arg_types)
         _check_types(name, "argument", types)
         self.result_types = None if result_types is None else tuple(result_types)
@@ -476,9 +477,24 @@ class Function:
                 to_attribute(v) for k, v in attributes.items()} if attributes else {}
         self.body = Region([Block(self.arg_types, arg_locations)])
         self.location = location
-        self._module = None
 
     module = _upward("_module", "The module holding the function.", shared=False)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @name.setter
+    def name(self, value) -> None:
+        """A rename keeps the module's symbol table (``Module.lookup``) in step, as MLIR's
+        SymbolTable::rename does: the checks that find ``@main`` read the table."""
+        old, self._name = self._name, value
+        module = self.module
+        if module is not None:
+            table = module._symbols
+            if table.get(old) is self:
+                del table[old]
+                table.setdefault(value, self)  # (a taken name: Module.verify reports it)
 
     @property
     def arguments(self) -> tuple:
@@ -590,6 +606,8 @@ class Module:
         if name.__class__ is not str or not name or not name.isascii():
             _check_symbol(name, "function name")  # (a name set after the Function was made)
         symbols = self._symbols
+        if len(symbols) != len(self.functions):  # (functions listed or removed by hand)
+            symbols = self._resync()
         base = name
         if base in symbols:
             if exact:
@@ -599,7 +617,7 @@ class Module:
             while f"{base}_{i}" in symbols:
                 i += 1
             self._next_suffix[base] = i + 1
-            fn.name = f"{base}_{i}"
+            fn._name = f"{base}_{i}"  # (not through the setter: fn may be another module's)
         symbols[fn.name] = fn
         self.functions.append(fn)
         fn.module = self
@@ -614,8 +632,29 @@ class Module:
         return len(self.host_callbacks) - 1
 
     def lookup(self, name: str) -> Function | None:
-        """The function named ``name`` (as inserted), or None."""
-        return self._symbols.get(name)
+        """The function named ``name``, or None.
+
+        The symbol table follows ``insert`` and renames (``fn.name = ...``); functions added
+        to or removed from ``functions`` by hand are found by reading the list again when the
+        table disagrees with it (a miss, a count that differs). ``Module.verify`` reads it
+        again in any case."""
+        symbols = self._symbols
+        fn = symbols.get(name)
+        if fn is not None and fn._name == name and len(symbols) == len(self.functions):
+            return fn
+        return self._resync().get(name)
+
+    def _resync(self) -> dict:
+        """The symbol table read again from ``functions`` (the first of a name keeps it; a
+        second is Module.verify's to report), each function linked to this module."""
+        table: dict = {}
+        for fn in self.functions:
+            if isinstance(fn, Function):
+                table.setdefault(fn._name, fn)
+                if fn.module is not self:
+                    fn.module = self
+        self._symbols = table
+        return table
 
     def set_attr(self, name: str, value) -> None:
         """Set a module attribute such as ``mhlo.num_partitions`` (a dialect prefix is

@@ -741,10 +741,17 @@ def print_module(module, *, dialect: Dialect = MHLO, locations=True,
     try:
         return _Printer(dialect, locations, hex_threshold, pretty).module(module)
     except (ssa_names.Renumber, KeyError):
-        # A hand-edited block the one-pass naming does not cover (see ssa_names.number):
-        # printed again, numbered the full way first (a value of no block of this module
-        # still raises KeyError there).
+        pass
+    # A hand-edited block the one-pass naming does not cover (see ssa_names.number): printed
+    # again, numbered the full way first.
+    try:
         return _Printer(dialect, locations, hex_threshold, pretty, flat=False).module(module)
+    except KeyError as e:
+        # A value no block of this module defines (an edit used another module's): the
+        # verifier names the op and operand.
+        module.verify()
+        raise IRError(f"cannot print the module: it uses {e.args[0]!r:.80}, which the "
+                      "printer found no name for (and Module.verify no fault with)") from e
 
 
 def _dialect_named(name) -> Dialect:

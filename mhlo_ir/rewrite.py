@@ -41,10 +41,15 @@ class Rewriter:
     def ops(self, b: Builder, ops) -> None:
         """Rebuild ``ops`` with ``b``, each at its own location, mapping their results."""
         values = self.values
+        made = b.block.operations
         for op in ops:
             b.location = op.location
-            for r, v in zip(op.results, self.op(b, op)):
+            start = len(made)
+            new = self.op(b, op)
+            for r, v in zip(op.results, new):
                 values[r] = v
+            if op.attributes and len(new) == 1 and len(made) > start:
+                _carry_discardable(op, new[0], made[start:])
 
     def inline(self, b: Builder, block: Block, args) -> list:
         """``block``'s ops rebuilt with ``b`` (not a block of their own) on the new values
@@ -101,3 +106,19 @@ def rewrite_module(module: Module, rewriter: type = Rewriter, *args) -> Module:
     out.host_callbacks = list(module.host_callbacks)
     out.verify()
     return out
+
+
+def _carry_discardable(op, value, made) -> None:
+    """Give the op that now computes ``op``'s one result (``value``, made by ``op``'s
+    rewrite among ``made``) the discardable attributes ``op`` held (``mhlo.sharding``,
+    ``mhlo.frontend_attributes``...: what its spec does not own), where it lacks them: a
+    replaced op's sharding annotates the value that stands for its result."""
+    spec_attrs = op.spec.attributes
+    extra = [(k, v) for k, v in op.attributes.items() if k not in spec_attrs]
+    owner = getattr(value, "owner", None)
+    if not extra or owner is None or owner.attributes is op.attributes or \
+            len(owner.results) != 1 or not any(o is owner for o in made):
+        return
+    for k, v in extra:
+        if owner.attr(k) is None:
+            owner.set_attr(k, v)

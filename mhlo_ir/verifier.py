@@ -102,6 +102,10 @@ def verify_module(module: Module, *, ops_checked: bool = False, parsed: bool = F
         if fn.name in names:
             _fail(f"symbol @{fn.name} is defined twice")
         names[fn.name] = fn
+    # The links up the tree (symbol table, function -> module, region -> op, block ->
+    # region, op -> block) are read again from the lists down it, which hand edits change
+    # without them: the checks that run after this one (verify's refusals) follow them.
+    module._resync()
     v = _Verifier(module, names)
     v.ops_checked = ops_checked
     v.parsed = parsed and ops_checked
@@ -262,6 +266,7 @@ class _Verifier:
             ops = fr.block.operations
             n = len(ops)
             i = fr.pos
+            up = fr.block._ref
             # Its region-free ops are taken in a run (the outer loop resumes a block after
             # each op with regions). In a parsed module, such an op outside closed regions
             # has its uses visible and its spec's shape (see verify_module; opaque ops take
@@ -274,6 +279,7 @@ class _Verifier:
                 spec = op.spec
                 if not isinstance(spec, OpSpec):
                     _fail(f"in @{fn.name}: an op's spec is {_show(spec)}, not an OpSpec")
+                op._parent = up
                 if spec.terminator or i == n - 1:  # (other places need no check)
                     self._check_position(fn, op, spec, ops, i, fr)
                 i += 1
@@ -369,6 +375,10 @@ class _Verifier:
         if not block.operations:
             _fail(f"{where()}: a block has no terminator (it is empty)")
         fr.state = _OPEN
+        region = fn.body if fr.owner is None else fr.owner.regions[fr.region]
+        block._parent = region._ref
+        if fr.owner is not None and region.parent is not fr.owner:
+            region.parent = fr.owner
         defined = self.defined
         for a in block.arguments:
             defined[a] = fr

@@ -90,11 +90,7 @@ def rename_function(module: Module, fn: Function, name: str) -> None:
     """Rename ``fn`` to ``name`` in ``module``'s symbol table (which must not hold it)."""
     if module.lookup(name) is not None:
         raise ValueError(f"the module already has a function @{name}")
-    # NOTE: Module keeps its symbol table private and offers no rename; this is the one
-    # place the run reaches into it, keeping table and name in step.
-    del module._symbols[fn.name]
-    fn.name = name
-    module._symbols[name] = fn
+    fn.name = name  # (the module's symbol table follows a rename)
 
 
 def entry_function(module: Module) -> Function | None:
