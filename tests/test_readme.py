@@ -81,3 +81,9 @@ def test_shown_error_is_raised(path, expr, name, message, block):
         eval(expr, namespace)
     assert type(info.value).__name__ == name
     assert str(info.value) == message
+
+
+def test_the_generator_counts_it_states_are_the_tables():
+    from mhlo_ir.strategies.table import EXCLUDED, RULES
+    text = (ROOT / "README.md").read_text()
+    assert f"({len(RULES)} rules; the {len(EXCLUDED)} ops left out" in text

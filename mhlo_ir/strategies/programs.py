@@ -19,6 +19,7 @@ from . import (rules_chlo, rules_convolution, rules_elementwise,  # noqa: F401
 from .choices import HypothesisChoices, RandomChoices
 from .scope import Generation, Options, Scope, Skip
 from .table import EXCLUDED, RULES, exclude_not_run
+from .values import KINDS
 
 exclude_not_run(spec.REGISTRY)
 
@@ -170,7 +171,7 @@ def generate_seeded(seed, options: Options, n_ops: int | None = None) -> Program
 
 
 @st.composite
-def programs(draw, max_ops: int = 8, kinds=("bool", "sint", "uint", "float", "complex"),
+def programs(draw, max_ops: int = 8, kinds=KINDS,
              ops=None, element_types=None, **options):
     """A well-typed program and its inputs: ``(module, [arrays])``.
 
@@ -182,9 +183,12 @@ def programs(draw, max_ops: int = 8, kinds=("bool", "sint", "uint", "float", "co
     ``max_depth``, ``division_by_zero``). Hypothesis shrinks a failing program toward
     fewer, simpler ops. (``generate(HypothesisChoices(draw), options)`` gives the whole
     ``Program``, with its traits: which of its ops are random or inexact.)"""
+    if element_types is not None and kinds is not KINDS:
+        raise ValueError("programs takes kinds or element_types, not both (element_types "
+                         "are exactly the types drawn)")
     if element_types is None:
         known = {t.kind for t in dtypes.ALL_ELEMENT_TYPES}
-        if isinstance(kinds, str) or not set(kinds) <= known:
+        if isinstance(kinds, str) or not kinds or not set(kinds) <= known:
             raise ValueError(f"kinds must be element type kinds among {sorted(known)}, got "
                              f"{kinds!r}")
         element_types = [t for t in dtypes.ALL_ELEMENT_TYPES if t.kind in kinds]
@@ -195,30 +199,40 @@ def programs(draw, max_ops: int = 8, kinds=("bool", "sint", "uint", "float", "co
 
 @st.composite
 def op_calls(draw, name: str, operand_types=None):
-    """A program calling op ``name`` once: ``(module, [arrays])``.
+    """A program built around one call of op ``name``: ``(module, [arrays])``. (Ops with
+    regions, ``while``, ``if``, ``func.call``..., fill them with calls of ``name`` too.)
 
-    Without ``operand_types`` the op's operands, attributes and regions are all drawn; with
-    them, ``main`` takes arguments of those types and the op is drawn over them (operands it
-    needs beyond them, such as indices or init values, are made in the program). Types the op
-    cannot take make hypothesis reject the example."""
+    Without ``operand_types`` the op's operands, attributes and regions are all drawn (the
+    arguments again, up to 16 times, where they offer the op nothing it takes: a square
+    matrix for cholesky); with them, ``main`` takes arguments of those types and the op is
+    drawn over them (operands it needs beyond them, such as indices or init values, are
+    made in the program). Types the op cannot take make hypothesis reject the example."""
     from hypothesis import reject
     if name not in RULES:
         raise ValueError(f"no generator rule for {name}: " + EXCLUDED.get(
             name, "not an op of the table" if name not in spec.REGISTRY else "?"))
+    given = None if operand_types is None else list(operand_types)
+    if given is not None and not all(isinstance(t, TensorType) for t in given):
+        raise TypeError(f"op_calls({name!r}): operand_types must be tensor types "
+                        f"(hlo.tensor(shape, dtype)), got {operand_types!r:.80}")
     c = HypothesisChoices(draw)
     options = default_options(1, (name,))
-    gen = Generation(c, options, RULES)
-    if operand_types is None:
-        operand_types = [TensorType(gen.shape(), gen.element_type())
-                         for _ in range(c.integer(1, 2))]
-    operand_types = list(operand_types)
-    main = gen.module.add_function("main", operand_types, visibility="public")
-    scope = Scope(gen, main.builder(), main.arguments)
-    gen.current = name
-    try:
-        out = RULES[name].fn(scope)
-    except Skip:
-        reject()
-    scope.add(*out)
-    scope.b.return_(*(out or [main.arguments[0]]))
-    return gen.module, [gen.array(t) for t in operand_types]
+    for _ in range(1 if given is not None else _ATTEMPTS):
+        gen = Generation(c, options, RULES)
+        types = given if given is not None else [
+            TensorType(gen.shape(), gen.element_type()) for _ in range(c.integer(1, 2))]
+        main = gen.module.add_function("main", types, visibility="public")
+        scope = Scope(gen, main.builder(), main.arguments)
+        gen.current = name
+        try:
+            out = RULES[name].fn(scope)
+        except Skip:
+            continue
+        scope.add(*out)
+        scope.b.return_(*(out or [main.arguments[0]]))
+        return gen.module, [gen.array(t) for t in types]
+    reject()
+
+
+# Draws of op_calls' arguments before it gives up on an op (see op_calls).
+_ATTEMPTS = 16

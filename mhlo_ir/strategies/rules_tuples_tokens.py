@@ -31,8 +31,10 @@ def _optimization_barrier(s, name):
     return list(out) if isinstance(out, tuple) else [out]
 
 
-def _token(s):
-    if s.c.boolean():
+def _token(s, name="add_dependency"):
+    """A token: made by ``name`` when the rule was asked for create_token or after_all (so a
+    program of that op holds it), either way for add_dependency."""
+    if name == "create_token" or name != "after_all" and s.c.boolean():
         return s.b.create_token()
     return s.b.after_all(*[s.b.create_token() for _ in range(s.c.integer(0, 2))])
 
@@ -40,7 +42,7 @@ def _token(s):
 @rule("create_token", "after_all", "add_dependency")
 def _tokens(s, name):
     x = s.pick()
-    return [s.b.add_dependency(x, _token(s))]
+    return [s.b.add_dependency(x, _token(s, name))]
 
 
 @rule("domain")

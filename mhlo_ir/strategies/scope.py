@@ -67,6 +67,30 @@ class Options:
     max_args: int = 3
     division_by_zero: bool = False
 
+    def __attrs_post_init__(self):
+        # (default_options checks these with its own messages first; an Options made
+        # directly is held to the same)
+        for name, least in (("max_ops", 1), ("max_rank", 0), ("max_dim", 1),
+                            ("max_depth", 1), ("max_args", 1)):
+            n = getattr(self, name)
+            if n.__class__ is bool or not isinstance(n, int) or n < least:
+                raise ValueError(f"Options.{name} must be an int >= {least}, got {n!r}")
+        if self.max_dim ** max(self.max_rank, 1) > MAX_ELEMENTS:
+            raise ValueError(f"Options: arrays of up to max_dim ** max_rank = {self.max_dim}"
+                             f" ** {self.max_rank} elements; at most {MAX_ELEMENTS} are drawn "
+                             "(each argument is one such array)")
+        if self.division_by_zero.__class__ is not bool:
+            raise TypeError(f"Options.division_by_zero must be True or False, got "
+                            f"{self.division_by_zero!r}")
+        if not isinstance(self.ops, tuple) or not self.ops or \
+                not isinstance(self.element_types, tuple) or not self.element_types:
+            raise ValueError("Options.ops and Options.element_types must be non-empty "
+                             "tuples (default_options makes them from names)")
+
+
+# The most elements an argument of generated programs may have (max_dim ** max_rank).
+MAX_ELEMENTS = 1 << 26
+
 
 INEXACT_TRAITS = frozenset({"reassociates", "approximates"})
 

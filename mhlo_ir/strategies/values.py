@@ -18,9 +18,27 @@ __all__ = ["element_types", "shapes", "tensor_types", "arrays", "words", "float_
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def element_types(kinds=("bool", "sint", "uint", "float", "complex")):
-    """One of the 28 element types, restricted to ``kinds``."""
+KINDS = ("bool", "sint", "uint", "float", "complex")
+
+
+def element_types(kinds=KINDS):
+    """One of the 28 element types, restricted to ``kinds`` (some of ``KINDS``)."""
+    if isinstance(kinds, str) or not kinds or not set(kinds) <= set(KINDS):
+        raise ValueError(f"kinds must be a non-empty list of element type kinds among "
+                         f"{list(KINDS)}, got {kinds!r:.60}")
     return st.sampled_from([t for t in dtypes.ALL_ELEMENT_TYPES if t.kind in kinds])
+
+
+def _element_type(et, what: str, kinds=None):
+    """``et`` (an ElementType or its name) as an ElementType of one of ``kinds``."""
+    if isinstance(et, str):
+        et = dtypes.element_type(et)
+    if not isinstance(et, dtypes.ElementType):
+        raise TypeError(f"{what} must be an element type (hlo.f32, or its name 'f32'), got "
+                        f"{type(et).__name__} {et!r:.60}")
+    if kinds is not None and et.kind not in kinds:
+        raise ValueError(f"{what} must be a {' or '.join(kinds)} type, got {et.name}")
+    return et
 
 
 @st.composite
@@ -35,9 +53,19 @@ def quantized_types(draw, shape=None, storage=None, expressed=None):
     from ..quant import quantized, storage_range
     st_types = [t for t in dtypes.ALL_ELEMENT_TYPES
                 if t.kind in ("sint", "uint") and 2 <= t.bits <= 32]
+    ex_types = [dtypes.bf16, dtypes.f16, dtypes.f32, dtypes.f64]
+    if storage is not None:
+        storage = _element_type(storage, "quantized_types' storage")
+        if storage not in st_types:
+            raise ValueError(f"quantized_types' storage must be an integer type of 2 to 32 "
+                             f"bits, got {storage.name}")
+    if expressed is not None:
+        expressed = _element_type(expressed, "quantized_types' expressed")
+        if expressed not in ex_types:
+            raise ValueError(f"quantized_types' expressed type must be bf16, f16, f32 or f64, "
+                             f"got {expressed.name}")
     et = storage if storage is not None else draw(st.sampled_from(st_types))
-    ex = expressed if expressed is not None else draw(st.sampled_from(
-        [dtypes.bf16, dtypes.f16, dtypes.f32, dtypes.f64]))
+    ex = expressed if expressed is not None else draw(st.sampled_from(ex_types))
     info = ml_dtypes.finfo(ex.dtype)
     scale = st.floats(float(info.smallest_subnormal), float(info.max), allow_nan=False,
                       allow_infinity=False)
@@ -111,6 +139,9 @@ def words(count: int, nbits: int):
 def arrays(draw, type: TensorType):
     """Numpy arrays of ``type``, drawn bit by bit (sub-byte types in their low bits): each
     element any bit pattern, large arrays too (``words``)."""
+    if not isinstance(type, TensorType):
+        raise TypeError(f"arrays takes a tensor type (hlo.tensor(shape, dtype)), got "
+                        f"{type.__class__.__name__} {type!r:.60}")
     storage, per, nbits = storage_bits(type.element_type)
     return array_from_words(draw(words(per * type.num_elements, nbits)), type)
 
@@ -119,6 +150,7 @@ def float_values(et):
     """Values of float type ``et`` drawn by bit pattern, so that every value appears (-0.0,
     infinities, subnormals, each NaN payload). NaNs come as numpy scalars of the type, which
     keep their payload; every other value as the Python float equal to it."""
+    et = _element_type(et, "float_values' type", ("float",))
     storage = UINT[et.dtype.itemsize]
 
     def value(bits):

@@ -119,8 +119,31 @@ def _options_kwargs(cfg) -> dict:
             "division_by_zero": cfg["division_by_zero"]}
 
 
+def _check(p, args) -> None:
+    """Options the workers would fail on with every program (a misspelt op, a zero count):
+    refused here, before a campaign records those failures as XLA crashes."""
+    from mhlo_ir import strategies as hst
+    for name in ("jobs", "batch", "max_ops"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.programs is not None and args.programs < 0:
+        p.error(f"--programs must not be negative, got {args.programs}")
+    for name in ("minutes", "timeout", "reduce_seconds"):
+        if not getattr(args, name) >= 0:  # (NaN too)
+            p.error(f"--{name.replace('_', '-')} must not be negative, got "
+                    f"{getattr(args, name)}")
+    c = _cfg(args)
+    try:
+        hst.default_options(c["max_ops"], c["ops"], c["element_types"],
+                            division_by_zero=c["division_by_zero"])
+    except (ValueError, TypeError) as e:
+        p.error(str(e))
+
+
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    p = _parser()
+    args = p.parse_args(argv)
+    _check(p, args)
     if args.draw_only:
         report = _draw_only(args)
         print(json.dumps(report) if args.json else
