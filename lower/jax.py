@@ -487,7 +487,13 @@ class Jitted:
             entry = self._cache.get(key)
         if entry is None:
             lowered = self.lower(*args, **kwargs)
-            exe = lowered.compile(compiler_options=self.compiler_options)
+            from verify.errors import CompileError
+            try:
+                exe = lowered.compile(compiler_options=self.compiler_options)
+            except CompileError as e:
+                # What XLA (or verify, on XLA's behalf) refuses to compile is jax.jit's
+                # JaxRuntimeError, ours its cause (``Lowered.compile`` raises ours).
+                raise jax.errors.JaxRuntimeError(str(e)) from e
             # (the donated arguments whose buffers the program takes for results: those it
             # aliases, and the buffer donors XLA chose to reuse; jax.jit deletes them)
             taken = tuple(lowered.kept_var_idx[p] for p in exe.aliased_parameters()) \

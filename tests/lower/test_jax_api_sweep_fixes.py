@@ -290,3 +290,20 @@ def test_static_minus_zero_inside_dataclasses_and_frozensets_is_its_own_signatur
         j = lj.jit(f, static_argnums=1)
         assert not np.signbit(j(x, zero)).any()
         assert np.signbit(j(x, minus)).all()  # (not the first one's program)
+
+
+@pytest.mark.parametrize("f", [
+    lambda a: lax.top_k(a, 2),
+    lambda a: jnp.dot(a, a, preferred_element_type=jnp.int32),
+], ids=["top_k", "dot_into_int32"])
+def test_a_program_xla_refuses_raises_jax_s_runtime_error(f):
+    # XLA:CPU refuses both for int4 operands (jax.jit: JaxRuntimeError, "custom element
+    # sizes on non-sub-byte types"); a drop-in raises what jax.jit raises, verify's
+    # CompileError as its cause.
+    x = np.array([3, -8, 7], ml_dtypes.int4)
+    with pytest.raises(jax.errors.JaxRuntimeError):
+        jax.jit(f)(x)
+    with pytest.raises(jax.errors.JaxRuntimeError) as e:
+        lj.jit(f)(x)
+    from verify.errors import CompileError
+    assert isinstance(e.value.__cause__, CompileError)
