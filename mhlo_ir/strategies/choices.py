@@ -9,6 +9,7 @@ each; a seeded ``random.Random`` costs well under one.
 
 from __future__ import annotations
 
+import contextvars
 import random
 
 from hypothesis import strategies as st
@@ -52,6 +53,11 @@ class Choices:
         """``count`` unsigned integers of ``nbits`` bits."""
         raise NotImplementedError
 
+    def span(self, fn):
+        """``fn()``, its decisions one unit to whoever reads them (hypothesis shrinks an op
+        away by deleting its span)."""
+        return fn()
+
 
 class HypothesisChoices(Choices):
     """Decisions drawn by hypothesis (``draw`` of an ``st.composite``).
@@ -87,6 +93,33 @@ class HypothesisChoices(Choices):
     def words(self, count, nbits):
         from .values import words  # (large counts drawn sparsely: see there)
         return self._draw(words(count, nbits))
+
+    def span(self, fn):
+        # One draw of a composite around fn: its choices are one span of hypothesis' record,
+        # which its shrinker deletes whole (an op with its operands' and attributes'
+        # choices), where it otherwise deletes choices one by one and each deletion shifts
+        # every later decision. (One strategy object for every span, told what to run
+        # through a context variable: a strategy made per span doubled a program's cost.)
+        outer = self._draw
+        token = _SPAN_CALL.set((self, fn))
+        try:
+            return outer(_SPAN)
+        finally:
+            _SPAN_CALL.reset(token)
+
+
+def _spanned(draw):
+    choices, fn = _SPAN_CALL.get()
+    outer, choices._draw = choices._draw, draw
+    try:
+        return fn()
+    finally:
+        choices._draw = outer
+
+
+# What the span being drawn runs: (HypothesisChoices, fn), set by HypothesisChoices.span.
+_SPAN_CALL: contextvars.ContextVar = contextvars.ContextVar("mhlo_ir_strategies_span")
+_SPAN = st.composite(_spanned)()
 
 
 class RandomChoices(Choices):

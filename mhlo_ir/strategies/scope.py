@@ -360,37 +360,41 @@ class Scope:
     def fill(self, n: int, names=None) -> None:
         """Draw up to ``n`` ops into this scope (fewer when the program's budget runs out),
         among ``names`` (default: every op the options allow)."""
-        rules = self.gen.rules
         names = names or self.gen.options.ops
         for _ in range(n):
             if self.gen.ops_left <= 0:
                 return
-            for _attempt in range(8):
-                rule = rules[self.c.op(names)]
-                if rule.nests and self.depth >= self.gen.options.max_depth:
-                    continue
-                saved = len(self.b.block.operations)
-                outer, self.gen.current = self.gen.current, rule.name
-                left = self.gen.ops_left
-                self.gen.ops_left -= 1  # before the rule: ops in its regions count after it
-                traits = self.gen.traits
-                outer_inexact, traits.drawn_inexact = traits.drawn_inexact, False
-                try:
-                    out = rule.fn(self)
-                    if self.gen.broadcast_select and constant_in_closed_region(
-                            self.b.block.operations[saved:]):
-                        raise Skip("a constant in a closed region after a broadcast_select")
-                except Skip:
-                    del self.b.block.operations[saved:]
-                    self.gen.ops_left = left
-                    continue
-                finally:
-                    self.gen.current = outer
-                    inexact, traits.drawn_inexact = traits.drawn_inexact, outer_inexact
-                self._mark_inexact(self.b.block.operations[saved:], inexact)
-                self.gen.ops_used.append(rule.name)
-                self.add(*out)
-                break
+            self.c.span(lambda: self._one_op(names))
+
+    def _one_op(self, names) -> None:
+        """Draw one op among ``names`` into this scope (up to 8 tries of a rule)."""
+        rules = self.gen.rules
+        for _attempt in range(8):
+            rule = rules[self.c.op(names)]
+            if rule.nests and self.depth >= self.gen.options.max_depth:
+                continue
+            saved = len(self.b.block.operations)
+            outer, self.gen.current = self.gen.current, rule.name
+            left = self.gen.ops_left
+            self.gen.ops_left -= 1  # before the rule: ops in its regions count after it
+            traits = self.gen.traits
+            outer_inexact, traits.drawn_inexact = traits.drawn_inexact, False
+            try:
+                out = rule.fn(self)
+                if self.gen.broadcast_select and constant_in_closed_region(
+                        self.b.block.operations[saved:]):
+                    raise Skip("a constant in a closed region after a broadcast_select")
+            except Skip:
+                del self.b.block.operations[saved:]
+                self.gen.ops_left = left
+                continue
+            finally:
+                self.gen.current = outer
+                inexact, traits.drawn_inexact = traits.drawn_inexact, outer_inexact
+            self._mark_inexact(self.b.block.operations[saved:], inexact)
+            self.gen.ops_used.append(rule.name)
+            self.add(*out)
+            return
 
     def _mark_inexact(self, ops, drawn_inexact: bool) -> None:
         """Record the results of a rule's ``ops`` as inexact when the rule drew an inexact

@@ -105,3 +105,4 @@ def test_the_campaign_refuses_options_every_program_would_fail_on(argv, message,
         main(argv + ["--minutes" if "--minutes" not in argv else "--seed", "0"])
     assert e.value.code == 2
     assert message in capsys.readouterr().err
+
