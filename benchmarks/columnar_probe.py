@@ -90,15 +90,11 @@ _weak = weakref.ref
 
 
 def registered_chain(n: int) -> RegisteredBlock:
-    block = RegisteredBlock(2, 0)
-    x, y = Handle(block, 0), Handle(block, 1)
-    for i in range(n):
-        x = block.binary(i % 2, x, y)
-    return block
+    return columnar_chain(n, RegisteredBlock)
 
 
-def columnar_chain(n: int) -> ColumnarBlock:
-    block = ColumnarBlock(2, 0)
+def columnar_chain(n: int, kind=ColumnarBlock) -> ColumnarBlock:
+    block = kind(2, 0)
     x, y = Handle(block, 0), Handle(block, 1)
     for i in range(n):
         x = block.binary(i % 2, x, y)
