@@ -427,7 +427,14 @@ class Executable(Compiled):
         process's devices only: ``per_local_device_args[k]`` are the arguments of
         ``local_devices()[k]``, every process calls it at the same point, and each gets, per
         result, the list of its own devices' arrays."""
-        return self._run(self.local_devices(), per_local_device_args)
+        mine = self.local_devices()
+        if not mine:
+            raise ArgumentError(
+                f"this process holds none of the program's {len(self.devices)} devices "
+                f"(ids {[d.id for d in self.devices][:8]}): a program over fewer devices than "
+                "the group has runs on the processes holding its devices only (the first "
+                "ones); call run_local there, or compile for every process's devices")
+        return self._run(mine, per_local_device_args)
 
     def _run(self, devices, per_device_args) -> list:
         n = len(devices)

@@ -88,6 +88,8 @@ def main(name: str, out: str) -> int:
             os._exit(3)   # gone, without leaving the group
         ctx.barrier("never reached by process 1")
         return 0
+    if name == "fewer":   # a program on process 0's devices only
+        return _fewer(ctx)
     killed = name == "killed_in_psum"
     if name == "mismatched":   # process 1 compiles all_gather where process 0 has psum
         name = "psum" if ctx.process_id == 0 else "all_gather"
@@ -121,6 +123,37 @@ def main(name: str, out: str) -> int:
         np.savez(out, **{f"r{r}_d{d}": a for r, arrs in enumerate(per_result)
                          for d, a in enumerate(arrs)})
         print(f"process 0 gathered {n_results} results from {len(gathered)} processes")
+    again = ctx.gather(name, flat[:1])   # (a name may be gathered again)
+    if again is not None:
+        assert [len(a) for a in again] == [1] * ctx.num_processes, again
+    ctx.shutdown()
+    return 0
+
+
+def _fewer(ctx) -> int:
+    """A psum over process 0's devices: process 1 holds none of them, and is told so."""
+    import mhlo_ir as hlo
+    import verify
+    from verify.errors import ArgumentError
+    k = len(ctx.local_devices)
+    m = hlo.Module("fewer")
+    f = m.add_function("main", [hlo.tensor((3,), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.return_(b.all_reduce(f.arguments[0], lambda r, a, c: r.add(a, c),
+                           replica_groups=[list(range(k))]))
+    exe = verify.compile(m, num_replicas=k, distributed=ctx)
+    if ctx.process_id == 0:
+        outs = exe.run_local([[np.full(3, i, F32)] for i in range(k)])
+        assert all((o == sum(range(k))).all() for o in outs[0]), outs
+        print("process 0 ran the psum")
+    else:
+        try:
+            exe.run_local([])
+        except ArgumentError as e:
+            assert "holds none of the program's" in str(e), e
+            print("process 1 was told it holds none of the devices")
+        else:
+            raise AssertionError("run_local on a process without devices was not refused")
     ctx.shutdown()
     return 0
 

@@ -82,6 +82,13 @@ def test_a_failing_process_ends_the_run_clearly_within_the_timeout(scenario, sai
     assert seconds < 8 + 20, seconds
 
 
+def test_a_program_on_one_process_s_devices_tells_the_other_so():
+    r, _ = launch("fewer")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "process 0 ran the psum" in r.stdout
+    assert "process 1 was told it holds none of the devices" in r.stdout
+
+
 def test_an_unreachable_coordinator_is_an_error_within_the_timeout():
     port = free_port()   # nothing listens there
     code = ("from verify import distributed\n"

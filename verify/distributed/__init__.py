@@ -56,6 +56,7 @@ class Context:
         self._service = service
         self._closed = False
         self._agreements = 0
+        self._gathers: dict = {}  # name -> its gathers so far (each gets keys of its own)
 
     def barrier(self, name: str) -> None:
         """Wait until every process reaches the barrier ``name`` (DistributedError after
@@ -94,25 +95,27 @@ class Context:
     def gather(self, name: str, arrays) -> list | None:
         """On process 0, every process's ``arrays`` (a list of numpy arrays), by process
         (a list of lists); None on the others. For tests and small results: the arrays go
-        through the coordinator's key-value store."""
+        through the coordinator's key-value store. A name may be used again (every process
+        gathers in the same order, as with ``agree``): each use has keys of its own."""
         buf = io.BytesIO()
         np.savez(buf, *[np.asarray(a) for a in arrays])
-        self._dist.key_value_set_bytes(f"mhlo_ir/gather/{name}/{self.process_id}",
-                                       buf.getvalue())
+        uses = self._gathers[name] = self._gathers.get(name, 0) + 1
+        key = f"mhlo_ir/gather/{name}/{uses}"
+        self._dist.key_value_set_bytes(f"{key}/{self.process_id}", buf.getvalue())
         if self.process_id != 0:
-            self.barrier(f"mhlo_ir/gather/{name}")
+            self.barrier(key)
             return None
         out = []
         for p in range(self.num_processes):
             try:
                 raw = self._dist.blocking_key_value_get_bytes(
-                    f"mhlo_ir/gather/{name}/{p}", int(self.timeout * 1000))
+                    f"{key}/{p}", int(self.timeout * 1000))
             except Exception as e:  # noqa: BLE001
                 raise DistributedError(f"process {p} did not send {name!r} within "
                                        f"{self.timeout:g} s ({_one_line(e)})") from None
             with np.load(io.BytesIO(raw)) as z:
                 out.append([z[f"arr_{i}"] for i in range(len(z.files))])
-        self.barrier(f"mhlo_ir/gather/{name}")
+        self.barrier(key)
         return out
 
     def shutdown(self) -> None:
