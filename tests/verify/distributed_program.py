@@ -82,6 +82,15 @@ PROGRAMS = {"psum": psum, "all_gather": all_gather, "matmul": matmul, "shard_map
 def main(name: str, out: str) -> int:
     import verify
     from verify import distributed
+    if name == "disagree":   # process 1 counts 3 processes, process 0 (the service) 2
+        mine = int(os.environ[distributed.ENV["process_id"]])
+        try:
+            distributed.initialize(num_processes=3 if mine == 1 else None)
+        except distributed.DistributedError as e:
+            print("ERR", e)
+            sys.stdout.flush()
+            os._exit(5)   # (a group left half-joined: jaxlib's exit handlers would wait)
+        return 0
     ctx = distributed.initialize()
     if name == "die":
         if ctx.process_id == 1:

@@ -89,6 +89,17 @@ def test_a_program_on_one_process_s_devices_tells_the_other_so():
     assert "process 1 was told it holds none of the devices" in r.stdout
 
 
+def test_processes_that_count_the_group_apart_are_told_so():
+    # (they joined, and jaxlib aborted both in their first collective, process 1 told that
+    # a process 2 had not compiled its program)
+    r, seconds = launch("disagree", timeout=30)  # (a slow start is not what is tested)
+    assert r.returncode != 0
+    assert "ERR process 1 joined a group of 3 processes, process 0 one of 2" in r.stdout, \
+        r.stdout[-2000:]
+    assert "ERR process 0 joined a group of 2 processes, process 1 one of 3" in r.stdout
+    assert seconds < 30 + 20, seconds
+
+
 def test_an_unreachable_coordinator_is_an_error_within_the_timeout():
     port = free_port()   # nothing listens there
     code = ("from verify import distributed\n"

@@ -187,6 +187,7 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
                                f"{coordinator} within {timeout:g} s: the coordinator is "
                                "unreachable or not every process started "
                                f"({_one_line(e)})") from None
+    _agree_on_size(dist, process_id, num_processes, timeout)
     host = coordinator.rsplit(":", 1)[0]
     collectives = X.make_gloo_tcp_collectives(dist, hostname=_local_hostname(host))
     client = X.get_tfrt_cpu_client(asynchronous=True, distributed_client=dist,
@@ -194,6 +195,30 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
                                    collectives=collectives, num_devices=local_devices)
     _current = Context(process_id, num_processes, client, dist, service, timeout)
     return _current
+
+
+def _agree_on_size(dist, process_id: int, num_processes: int, timeout: float) -> None:
+    """DistributedError unless every process joined with process 0's ``num_processes``:
+    one that counts otherwise joins the service all the same, and the group then waits in
+    its first collective until jaxlib aborts every process. Every process says its count,
+    all read (process 0 every count, the others process 0's), and only then does any leave:
+    process 0 holds the service, and leaving early would abort those still reading."""
+    ms = int(timeout * 1000)
+    dist.key_value_set(f"mhlo_ir/group/{process_id}", str(num_processes))
+    try:
+        dist.wait_at_barrier("mhlo_ir/group/said", ms)
+        counts = {p: dist.blocking_key_value_get(f"mhlo_ir/group/{p}", ms)
+                  for p in ((0,) if process_id else range(num_processes))}
+        dist.wait_at_barrier("mhlo_ir/group/read", ms)
+    except Exception as e:  # noqa: BLE001
+        raise DistributedError(f"process {process_id}: not every process of the group said "
+                               f"how many processes it has within {timeout:g} s "
+                               f"({_one_line(e)})") from None
+    for p, theirs in counts.items():
+        if theirs != str(num_processes):
+            raise DistributedError(f"process {process_id} joined a group of {num_processes} "
+                                   f"processes, process {p} one of {theirs}: every process "
+                                   "must give the same num_processes")
 
 
 def shutdown() -> None:
