@@ -12,7 +12,7 @@ from .compiled import Compiled
 # (named here too: tests stand in for _cpu_refusals through this module)
 from .refusals import (_check_counts, _cpu_refusals, _device_count_refusals,
                        _partitioned_refusals, _python_problem, _tiled_results_refusal,
-                       _tpu_refusals)
+                       _tpu_refusals, _unreduced_refusal)
 from .errors import (ArgumentError, CompileError, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
 
@@ -373,8 +373,12 @@ class Executable(Compiled):
         out_sh = [xc.HloSharding.from_proto(p) for p in self.loaded.get_output_shardings()]
         shard_shapes = self.shard_shapes()
         per_device: list = [[] for _ in range(n)]
-        for a, sh, shard_shape in zip(arrays, in_sh, shard_shapes):
-            pieces = ga.split(a, ga.layout_of(sh, a.shape, parts), shard_shape)
+        for i, (a, sh, shard_shape) in enumerate(zip(arrays, in_sh, shard_shapes)):
+            try:
+                layout = ga.layout_of(sh, a.shape, parts)
+            except ArgumentError as e:
+                raise ArgumentError(f"argument {i}: {e}") from None
+            pieces = ga.split(a, layout, shard_shape)
             for d in range(n):
                 per_device[d].append(pieces[d % parts])
         results = self._run(self.devices, per_device)
@@ -526,6 +530,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     free = free if free is not None and any(free) else None
     if num_replicas > 1 and num_partitions > 1:
         _tiled_results_refusal(read, free is not None)
+    if num_partitions > 1:
+        _unreduced_refusal(read, free is not None)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
     if distributed is not None:

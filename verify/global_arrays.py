@@ -49,7 +49,12 @@ def layout_of(hlo_sharding, shape, n: int) -> Layout:
         raise ArgumentError(f"an array with sharding {text} is manual (each device's own "
                             "value): pass per-device arrays with run_sharded")
     if not hlo_sharding.is_tiled():
-        raise ArgumentError(f"sharding {text} is neither replicated, maximal nor tiled")
+        if "unreduced" in text:
+            raise ArgumentError(f"an array with sharding {text} is unreduced (each device "
+                                "holds a part of a sum): pass per-device arrays with "
+                                "run_sharded")
+        raise ArgumentError(f"sharding {text} is neither replicated, maximal nor tiled: "
+                            "pass per-device arrays with run_sharded")
     dims = list(hlo_sharding.tile_assignment_dimensions())
     devices = list(hlo_sharding.tile_assignment_devices())
     rank = len(shape)

@@ -27,15 +27,45 @@ def check_parameter_layouts(exe) -> None:
     for i, layout in enumerate(layouts):
         if _default_layout(exe, i, shapes) == str(layout):
             continue
-        order = re.match(r"\{([\d,\s]*)", str(layout))
+        text = str(layout)
+        order = re.match(r"\{([\d,\s]*)", text)
         dims = [int(d) for d in order.group(1).split(",") if d.strip()] if order else []
-        if dims != sorted(dims, reverse=True):
+        shape = shapes[i] if i < len(shapes) and shapes[i] is not None else None
+        # (dimensions of size 1 do not move an element: {0,1} of a 1x3 array is row-major)
+        moving = [d for d in dims if shape is None or d >= len(shape) or shape[d] != 1]
+        if moving != sorted(moving, reverse=True):
             raise ArgumentError(
                 f"argument {i}: the program takes it in layout {layout} (its "
                 "mhlo.layout_mode), which run() cannot pass: jaxlib's copy to the device "
                 "writes arrays in the device's default layout, which the program would read "
                 "in its own order (it compiles as it is; leave the argument's layout "
                 "default to run it)")
+        tile = re.search(r":[^}]*?T\(([\d,]+)\)", text)
+        if tile and shape is not None and _padded(shape, dims, tile.group(1)) != \
+                _count(shape):
+            raise ArgumentError(
+                f"argument {i}: the program takes it in the tiled layout {layout} (its "
+                "mhlo.layout_mode), whose tiles pad it: jaxlib's copy to the device writes "
+                "the array untiled, and the run would fail on the buffer's size (leave the "
+                "argument's layout default to run it)")
+
+
+def _count(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _padded(shape, minor_to_major, tile_text: str) -> int:
+    """Elements of ``shape`` laid out in tiles ``tile_text`` ("2,128": the minor-most
+    dimensions in the layout's order, each rounded up to its tile)."""
+    tile = [int(t) for t in tile_text.split(",")]
+    padded = list(shape)
+    physical = list(reversed(minor_to_major))  # major to minor
+    for d, t in zip(physical[-len(tile):], tile[-len(physical):] if physical else ()):
+        padded[d] = -(-padded[d] // t) * t
+    return _count(padded)
 
 
 def _default_layout(exe, i: int, shapes) -> str | None:

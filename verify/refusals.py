@@ -46,6 +46,31 @@ def _tiled_results_refusal(module, propagate: bool = False) -> None:
                                "one replica", from_jaxlib=False)
 
 
+# A whole {unreduced} sharding (alone, or an element of a tuple's; not a tiled sharding's
+# last_tile_dims={unreduced}, which XLA takes).
+_UNREDUCED = re.compile(r"(?:^|[{,])\s*\{unreduced\}")
+
+
+def _unreduced_refusal(module, propagate: bool) -> None:
+    """jaxlib 0.10.2 aborts the process (Check failed: IsTiledLeaf()) partitioning a program
+    whose @main result is annotated ``{unreduced}``, or whose argument is while a result is
+    left to the partitioner (``propagate``). ``module``: the Module, or text as our parser
+    read it (None: unread)."""
+    main = module.lookup("main") if module is not None else None
+    if main is None:
+        return
+    for what, dicts in (("result", main.res_attrs), ("argument", main.arg_attrs)):
+        for i, attrs in enumerate(dicts or ()):
+            value = getattr((attrs or {}).get("mhlo.sharding"), "value", "")
+            if _UNREDUCED.search(value) and (what == "result" or propagate):
+                raise CompileError(
+                    f"@main {what} {i} is annotated {value} in a partitioned program"
+                    + (" whose results are left to the partitioner" if what == "argument"
+                       else "") + ": jaxlib aborts the process partitioning it (Check failed: "
+                    "IsTiledLeaf()); annotate it replicated, or with a tiled sharding whose "
+                    "last_tile_dims={unreduced}", from_jaxlib=False)
+
+
 # A collective XLA's partitioner added on 2-bit integers, in the optimized HLO's text
 # (``%all-gather = u2[6,4]{1,0:E(2)} all-gather(...)``, or an async ``-start``).
 _TWO_BIT_COLLECTIVE = re.compile(r"=\s*\(?[su]2\[[^\n=]*?\s(all-gather|all-to-all|"
