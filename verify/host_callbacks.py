@@ -92,7 +92,9 @@ def bind(read, text: str, host_callbacks, platform: str,
     text as our parser read it (None where it cannot). ``host_callbacks`` overrides the
     module's own list (a text's only source of callables). Raises CompileError, in Python,
     for what jaxlib would crash on."""
-    from mhlo_ir.ops.host_callbacks import HostCallback, PARTITIONED_TARGETS, TARGETS
+    from mhlo_ir.errors import IRError
+    from mhlo_ir.ops.host_callbacks import (HostCallback, PARTITIONED_TARGETS, TARGETS,
+                                            check_call)
     ops, own = _ops_of(read, text)
     given = own if host_callbacks is None else list(host_callbacks)
     if not ops:
@@ -124,6 +126,18 @@ def bind(read, text: str, host_callbacks, platform: str,
                                "of side-effecting ops: set '{maximal device=0}' to call it "
                                "once, '{manual}' inside a manual region, or a tiled sharding "
                                "for a partitioned callback", from_jaxlib=False)
+        try:  # (text is read unchecked: what a built op is held to, said here)
+            check_call("custom_call", [v.type for v in op.operands], op.attributes,
+                       [r.type for r in op.results])
+        except IRError as e:
+            raise CompileError(f"@{fn.name}: {e}", from_jaxlib=False) from None
+        combining = next((h for h in _holders(op) if h in _COMBINING), None)
+        if combining is not None:
+            raise CompileError(f"@{fn.name}: host callback index {index} is inside a "
+                               f"'{combining}' body, which XLA emits as a combiner: the "
+                               "compile aborts the process (Check failed: operand_maps.size() "
+                               "== 1); call it on the operands before the op, or after",
+                               from_jaxlib=False)
         sig = _signature(op)
         seen = by_index.setdefault(index, (fn, sig))
         if seen[1] != sig:
@@ -135,6 +149,16 @@ def bind(read, text: str, host_callbacks, platform: str,
     bound.callables = [_wrap(bound, i, entries[i], by_index[i][1]) if i in by_index
                        else _unused(entries[i]) for i in range(len(entries))]
     return bound
+
+
+# Ops whose body XLA emits as a combiner, where a callback aborts the compile (measured on
+# jaxlib 0.10.2 for reduce, reduce_window and scatter; jax.jit aborts the same way).
+_COMBINING = frozenset({"reduce", "reduce_window", "scatter"})
+
+
+def _holders(op):
+    from mhlo_ir.xla_cpu import _holders as holders
+    return holders(op)
 
 
 def _show(sig) -> str:
@@ -171,8 +195,8 @@ def _wrap(bound: Bound, index: int, entry, sig):
                 err = e
                 err.name, err.index = name, index
             else:  # (a CallbackError of another program this callable ran is its cause)
-                err = CallbackError(f"{where} raised {type(e).__name__}: {e}", name=name,
-                                    index=index)
+                err = CallbackError(f"{where} raised {type(e).__name__}: {_said(e)}",
+                                    name=name, index=index)
                 err.__cause__ = e
             bound.record(err)
             raise err
@@ -181,6 +205,14 @@ def _wrap(bound: Bound, index: int, entry, sig):
         return (None, *values) if token_out else tuple(values)
     call.__name__ = f"checked_{name}"
     return call
+
+
+def _said(e: BaseException) -> str:
+    """``str(e)``, or what stands for it where that raises too."""
+    try:
+        return str(e)
+    except BaseException:  # noqa: BLE001 - an exception whose __str__ fails
+        return f"<{type(e).__name__} whose message cannot be read>"
 
 
 def _check_results(where: str, out, expected) -> list:

@@ -128,9 +128,18 @@ def check_call(op, types, attributes, results_) -> None:
     if not isinstance(index, IntegerAttr) or index.type is not ui64:
         fail(op, f"{target}: backend_config index must be a ui64 integer, got {index} "
                  "(jaxlib: \"Wrong scalar data type: expected U64\")")
-    for i, t in enumerate(types):
-        if isinstance(t, TokenType) and i:
-            fail(op, f"{target}: only the first operand may be a token, operand {i} is one")
+    for what, ts in (("operand", types), ("result", results_)):
+        for i, t in enumerate(ts):
+            if isinstance(t, TokenType) and i:
+                fail(op, f"{target}: only the first {what} may be a token, {what} {i} is one")
+    for what, ts in (("operand", types), ("result", results_)):
+        layouts = attributes.get(f"{what}_layouts")
+        for i, (t, layout) in enumerate(zip(ts, getattr(layouts, "elements", None) or ())):
+            got = [int(d) for d in getattr(layout, "dims", None) or ()]
+            if isinstance(t, TensorType) and t.rank > 1 and got != _row_major(t):
+                fail(op, f"{target}: {what} {i} has layout {got}, not row-major "
+                         f"{_row_major(t)}: the callback's arrays are handed over row-major, "
+                         "so its values would arrive (and go back) permuted")
     if "partitioned" in target and any(not isinstance(t, TokenType) for t in results_):
         fail(op, f"{target}: a partitioned callback runs once per device and cannot return "
                  "values (only a token)")

@@ -324,3 +324,110 @@ def test_a_nested_callbacks_failure_names_each_callback_where_it_failed():
         verify.run(m2, X)
     assert e.value.name == "outer" and e.value.__cause__.name == "inner"
     assert isinstance(e.value.__cause__.__cause__, ValueError)
+
+
+# -- a review of 2026-12-07 --------------------------------------------------------------------
+
+S = hlo.tensor((), hlo.f32)
+
+
+def _add_on_host(p, q):
+    return np.float32(p + q)
+
+
+def _combined(kind):
+    m, f, b = _module([hlo.tensor((4,), hlo.f32)])
+    x, = f.arguments
+
+    def body(r, a, e):
+        return [r.host_callback(_add_on_host, [a, e], [S])]
+    zero = b.constant(np.float32(0))
+    if kind == "reduce":
+        out = b.reduce(x, zero, [0], body)
+    elif kind == "reduce_window":
+        out = b.reduce_window(x, zero, [2], body)
+    else:
+        dn = hlo.ScatterDimensionNumbers(update_window_dims=[], inserted_window_dims=[0],
+                                         scatter_dims_to_operand_dims=[0],
+                                         index_vector_dim=1)
+        out = b.scatter(x, b.constant(np.array([[1]], np.int32)),
+                        b.constant(np.array([10], np.float32)), dn, body)
+    b.return_(out)
+    return m
+
+
+@pytest.mark.parametrize("kind", ["reduce", "reduce_window", "scatter"])
+def test_a_callback_in_a_combining_body_is_refused_before_xla_aborts(kind):
+    m = _combined(kind)
+    with pytest.raises(CompileError, match=f"inside a '{kind}' body.*aborts the process"):
+        verify.run(m, np.arange(4, dtype=np.float32))
+    # the refusal bypassed: XLA:CPU aborts the process (operand_maps.size() == 1)
+    import subprocess
+    import sys
+    from tests.child_env import child_env
+    code = ("import numpy as np, verify, verify.host_callbacks as h\n"
+            "from tests.verify.test_host_callbacks import _combined\n"
+            "h._COMBINING = frozenset()\n"
+            f"verify.run(_combined({kind!r}), np.arange(4, dtype=np.float32))\n"
+            "print('ran')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300, env=child_env())
+    assert "ran" not in r.stdout, "XLA ran it: the refusal is out of date"
+    assert r.returncode < 0 or "operand_maps" in r.stderr, (r.returncode, r.stderr[-300:])
+
+
+def _doubled_text():
+    m, f, b = _module([hlo.tensor((2, 3), hlo.f32)])
+    x, = f.arguments
+    # (not elementwise: a permutation in and back out would cancel)
+    b.return_(b.host_callback(lambda a: a + _RAMP, [x], [hlo.tensor((2, 3), hlo.f32)]))
+    return m, m.to_text()
+
+
+_RAMP = np.arange(6, dtype=np.float32).reshape(2, 3) * 100
+
+
+def test_a_callback_with_column_major_layouts_in_text_is_refused(monkeypatch):
+    m, text = _doubled_text()
+    col = text.replace("_layouts = [dense<[1, 0]> : tensor<2xindex>]",
+                       "_layouts = [dense<[0, 1]> : tensor<2xindex>]")
+    assert col.count("dense<[0, 1]>") == 2
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with pytest.raises(CompileError, match="operand 0 has layout \\[0, 1\\], not row-major"):
+        verify.compile(col, host_callbacks=m.host_callbacks)
+    # the check bypassed: the callable sees (and returns) permuted values, silently
+    import mhlo_ir.ops.host_callbacks as hc
+    monkeypatch.setattr(hc, "check_call", lambda *a: None)
+    got = verify.compile(col, host_callbacks=m.host_callbacks)(x)[0]
+    assert not np.array_equal(got, x + _RAMP)
+    np.testing.assert_array_equal(verify.compile(text, host_callbacks=m.host_callbacks)(x)[0],
+                                  x + _RAMP)
+
+
+def test_a_token_after_the_first_result_in_text_names_the_op():
+    m, f, b = _module()
+    tok, y = b.host_callback(lambda a: a + 1, [f.arguments[0]], [F3], token=b.create_token())
+    b.return_(y)
+    text = m.to_text()
+    bad = text.replace("result_layouts = [dense<> : tensor<0xindex>, dense<0> : "
+                       "tensor<1xindex>]}> : (!mhlo.token, tensor<3xf32>) -> (!mhlo.token, "
+                       "tensor<3xf32>)", "result_layouts = [dense<0> : tensor<1xindex>, "
+                       "dense<> : tensor<0xindex>]}> : (!mhlo.token, tensor<3xf32>) -> "
+                       "(tensor<3xf32>, !mhlo.token)").replace('"func.return"(%1#1)',
+                                                               '"func.return"(%1#0)')
+    assert bad != text
+    with pytest.raises(CompileError, match="only the first result may be a token"):
+        verify.compile(bad, host_callbacks=m.host_callbacks)  # (was an AttributeError)
+
+
+def test_an_exception_whose_message_cannot_be_read_is_still_a_callback_error():
+    class Weird(Exception):
+        def __str__(self):
+            raise RuntimeError("no message")
+
+    def cb(a):
+        raise Weird()
+    m, f, b = _module()
+    b.return_(b.host_callback(cb, [f.arguments[0]], [F3]))
+    with pytest.raises(CallbackError, match="raised Weird: <Weird whose message cannot be read>"):
+        verify.run(m, X)
