@@ -29,6 +29,7 @@ _UNLOCATED = re.compile(r"^<unknown>:0: (?P<sev>error|warning|note|remark): "
 _PY_FILE = re.compile(r"^\s*File: (?P<file>.*?):(?P<line>\d+):?\s*$")
 _BARE_LOCATION = re.compile(r"^\s+(?P<file>\S+?):(?P<line>\d+)\s*$")
 _NOISE = ("Failed to parse using StableHLO",)
+_DETAILED = "Detailed error from MLIR: "
 # Where the op starts on a printed line: after the results (``%0 = ``, ``%0:2 = ``).
 _OP_START = re.compile(r"^\s*(?:%[^=]*=\s*)?")
 _TEXT_NAME = "<mlir text>"
@@ -98,6 +99,8 @@ def parse_diagnostics(message: str) -> tuple:
         # The status prefix is kept on XLA's own errors (UNIMPLEMENTED, NOT_FOUND... say
         # something), dropped before MLIR diagnostics (always UNKNOWN).
         stripped = _STATUS.sub("", raw, count=1) if i == 0 else raw
+        # (a portable artifact's refusal: "Detailed error from MLIR: -:2:1: error: ...")
+        stripped = stripped[len(_DETAILED):] if stripped.startswith(_DETAILED) else stripped
         m = _DIAG.match(stripped)
         u = None if m else _UNLOCATED.match(stripped)
         ln = stripped if m or u else raw
