@@ -170,12 +170,18 @@ def _run(args) -> int:
                       num_replicas=args.num_replicas, num_partitions=args.num_partitions)
     where = f"TPU topology {args.topology}" if args.topology else args.platform
     n = args.num_replicas * args.num_partitions
-    if args.compile_only or not exe.runnable or args.show or n > 1:
+    runs = exe.runnable and not args.compile_only
+    given = bool(args.inputs) or args.random
+    if not runs or args.show or (n > 1 and not given):
         sig = ", ".join("token or tuple" if p is None else
                         f"{np.dtype(p[1])}[{', '.join(map(str, p[0]))}]" for p in exe.parameters)
         print(f"{args.file}: compiled for {where}; parameters ({sig})")
         show(exe, args.show)
-        return 0
+        if not runs:
+            return 0
+        if not given and exe.parameters:
+            print("(not run: give --input files or --random to run it)")
+            return 0
     if any(p is None for p in exe.parameters):
         raise ArgumentError("@main has a token or tuple parameter, which cannot be passed "
                             "from the command line; use --compile-only, or array parameters")
@@ -191,7 +197,8 @@ def _run(args) -> int:
     else:
         raise ArgumentError(f"the program takes {len(exe.parameters)} arguments: pass one "
                             "--input NAME.npy per parameter, or --random")
-    for i, out in enumerate(exe(*arrays)):
+    # (several devices: whole arrays in, split by the program's shardings; results whole)
+    for i, out in enumerate(exe(*arrays) if n == 1 else exe.run_global(*arrays)):
         print(f"result {i}: {_describe(out)}")
         print(repr(out))
     return 0

@@ -247,3 +247,41 @@ def test_show_what_the_compiler_made(good, capsys):
         assert section in out
     assert "argument_size_in_bytes: 28" in out      # f32[2,3] and i32[]
     assert "parameter 0: [2, 3]" in out and "parameter 1: []" in out and "ENTRY" in out
+    assert "(not run: give --input files or --random to run it)" in out
+
+
+def test_show_with_inputs_shows_then_runs(good, tmp_path, capsys):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "k.npy", np.int32(5))
+    assert cli.main([str(good), "--show", "shapes", "--input", str(tmp_path / "x.npy"),
+                     str(tmp_path / "k.npy")]) == 0
+    out = capsys.readouterr().out
+    assert "parameter 0: [2, 3]" in out
+    assert results(out) == {0: ("float32", "2, 3"), 1: ("int32", "")}
+    assert repr(x + x) in out and repr(np.array(-5, np.int32)) in out
+
+
+def test_several_devices_run_whole_arrays(tmp_path, capsys):
+    # (a replicated psum over 2 replicas: each adds the same input, so twice the input)
+    text = """\
+module {
+  func.func public @main(%arg0: tensor<3xi32>) -> tensor<3xi32> {
+    %0 = "mhlo.all_reduce"(%arg0) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> ({
+    ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+      %s = "mhlo.add"(%a, %b) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+      "mhlo.return"(%s) : (tensor<i32>) -> ()
+    }) : (tensor<3xi32>) -> tensor<3xi32>
+    return %0 : tensor<3xi32>
+  }
+}
+"""
+    p = tmp_path / "psum.mlir"
+    p.write_text(text)
+    np.save(tmp_path / "x.npy", np.array([1, -2, 3], np.int32))
+    assert cli.main([str(p), "--num-replicas", "2", "--input", str(tmp_path / "x.npy")]) == 0
+    out = capsys.readouterr().out
+    assert results(out) == {0: ("int32", "3")}
+    assert repr(np.array([2, -4, 6], np.int32)) in out
+    assert cli.main([str(p), "--num-replicas", "2"]) == 0   # no inputs: compiled, said so
+    assert "(not run: give --input files or --random" in capsys.readouterr().out
