@@ -179,3 +179,47 @@ def test_the_tolerance_is_of_the_type_an_inexact_value_was_computed_in():
     # an exact result is held to ULP_LIMIT whatever its computed_in says
     assert d.classify(d.compare([x], [y], traits, (False,), (np.dtype(np.float32),))) == \
         "disagreement:float"
+
+
+# -- a review of 2026-12-07 -----------------------------------------------------------------------
+
+def test_an_infinity_is_within_no_tolerance_of_a_number():
+    # (inf - x <= tol * inf held: XLA's f16 dot gave 6e4 where the interpreter's overflowed)
+    for y in (1.0, -np.inf, 6e4):
+        x = np.array([np.inf if y != np.inf else 1.0], np.float16)
+        got = d.compare([x], [np.array([y], np.float16)], {"reassociates"})
+        assert d.classify(got) == "disagreement:float", (y, got)
+    same = d.compare([np.array([np.inf], np.float32)], [np.array([np.inf], np.float32)],
+                     {"approximates"})
+    assert same == []
+
+
+def test_e8m0_values_are_compared_and_explained_only_by_the_rule_s_premise():
+    e8 = ml_dtypes.float8_e8m0fnu
+    bits = np.array([128, 129, 227, 127], np.uint8).view(e8)   # 2, 4, 2**100, 1
+    other = np.array([0, 1, 100, 126], np.uint8).view(e8)      # 2**-127, 2**-126, 2**-27, 0.5
+    # no sign bit: 2.0 and 2**-127 are 128 steps apart, not 0
+    assert d.ulp_distance(bits, other).tolist() == [128, 128, 127, 1]
+    (diff,) = d.compare([bits], [other])
+    assert diff.explained_by is None
+    # the rule's own case: below the range, the smallest value on one side and NaN on the other
+    (diff,) = d.compare([np.array([0, 127], np.uint8).view(e8)],
+                        [np.array([255, 127], np.uint8).view(e8)])
+    assert diff.explained_by == "e8m0_no_zero"
+
+
+def test_subnormal_flush_explains_only_the_subnormals_xla_computes_with():
+    # f16 and the 8-bit floats are computed in f32 on XLA:CPU, whose flush cannot reach
+    # their own subnormals (or normals)
+    for dtype, v in ((np.float16, 1.22e-4), (ml_dtypes.float8_e4m3fn, 0.03125),
+                     (np.float16, 3e-6)):  # (a subnormal of f16, 50 ULP from 0)
+        (diff,) = d.compare([np.zeros(1, dtype)], [np.array([v], dtype)])
+        assert diff.explained_by is None, (dtype, v)
+    (diff,) = d.compare([np.zeros(1, ml_dtypes.bfloat16)],
+                        [np.array([1e-39], ml_dtypes.bfloat16)])  # (bf16 shares f32's range)
+    assert diff.explained_by == "subnormal_flush"
+
+
+def test_random_results_still_need_as_many_results():
+    (diff,) = d.compare([np.array([1], np.uint32)], [], {"random"})
+    assert diff.kind == "type"

@@ -64,11 +64,18 @@ def _bits(x: np.ndarray) -> tuple:
     """(the bits of each element's magnitude as uint64, whether its sign bit is set)."""
     u = x.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize])
     u = u.astype(np.uint64)
+    if not _signed(x.dtype):  # (f8E8M0FNU: exponent bits alone, no sign)
+        return u, np.zeros(u.shape, bool)
     # Narrow float types (float8, float4 in a byte) keep their sign in their own top bit.
     sign_bit = np.uint64(1) << np.uint64(_storage_bits(x.dtype) - 1)
     negative = (u & sign_bit) != 0
     magnitude = u & ~sign_bit
     return magnitude, negative
+
+
+def _signed(dtype: np.dtype) -> bool:
+    """Whether a float type has a sign bit (f8E8M0FNU, all exponent, has none)."""
+    return np.dtype(dtype).name != "float8_e8m0fnu"
 
 
 def _storage_bits(dtype: np.dtype) -> int:

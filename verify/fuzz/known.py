@@ -211,10 +211,11 @@ KNOWN = (
                  "result", frozenset({"float", "nan", "integer"}),
                  lambda sigs: _has(sigs, {"convert:widens_computed"},
                                    lambda ts: ts[0] in _EXCESS_FLOATS), on_results=True),
-    KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types "
-                 "(to be ruled)", frozenset({"nan", "float", "integer"}),
+    KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types, "
+                 "and on narrow ones the format's subnormals (to be ruled)",
+                 frozenset({"nan", "float", "integer"}),
                  lambda sigs: _has(sigs, {"reduce_precision"},
-                                   lambda ts: bool(_NON_IEEE & set(ts)))),
+                                   lambda ts: bool((_NON_IEEE | _NARROW_FLOATS_16) & set(ts)))),
 )
 
 
