@@ -63,8 +63,9 @@ UNSUPPORTED: dict = {
         "cholesky", "create_token", "cross-replica-sum", "dot", "einsum", "rng",
         "rng_bit_generator", "torch_index_select")},
     **{f"stablehlo.{n}": _PARALLEL for n in (
-        "all_gather", "all_reduce", "all_to_all", "collective_permute", "partition_id",
-        "reduce_scatter", "replica_id")},
+        "all_gather", "all_reduce", "all_to_all", "collective_broadcast",
+        "collective_permute", "infeed", "outfeed", "partition_id", "recv", "reduce_scatter",
+        "replica_id", "send")},  # (send and recv: a segfault; the others an abort)
     **{f"stablehlo.{n}": _UNSUPPORTED_OP for n in (
         "custom_call", "real_dynamic_slice", "set_dimension_size")},
     **{f"mhlo.{n}": _UNSUPPORTED_OP + " (an MHLO op that reaches it through XLA's HLO)"
@@ -298,6 +299,17 @@ def _join(results, joined, result_types):
     return out
 
 
+def _check_results(main) -> None:
+    """InterpreterUnsupported for a token or tuple result of ``main``: the interpreter
+    returns tensors only, and aborts the process on anything else ("InterpreterValue is not a
+    Tensor")."""
+    for i, t in enumerate(main.result_types or ()):
+        if getattr(t, "shape", None) is None:
+            raise InterpreterUnsupported(f"@main result {i} is {t}: the interpreter returns "
+                                         "tensors only (it aborts: \"InterpreterValue is not "
+                                         "a Tensor\"); return arrays")
+
+
 def _checked_arguments(module, arrays) -> list:
     """The arguments as arrays of ``main``'s parameter types (Python scalars converted), or
     ArgumentError naming the argument, as ``verify.run`` checks them: the interpreter only
@@ -316,6 +328,7 @@ def _checked_arguments(module, arrays) -> list:
             raise InterpreterError("the module has no function named @main, which the "
                                    "interpreter runs (as XLA does)")
         return list(arrays)
+    _check_results(main)
     types = main.arg_types
     if len(arrays) != len(types):
         raise ArgumentError(f"the program takes {len(types)} arguments, got {len(arrays)}")

@@ -209,3 +209,44 @@ def test_the_refused_program_does_abort_the_interpreter(name):
     if r.returncode == 0 and "survived" in r.stdout:
         pytest.skip("this interpreter no longer aborts here: the refusal can be lifted for it")
     assert r.returncode < 0 and "LLVM ERROR" in r.stderr, (r.returncode, r.stderr[-500:])
+
+
+# -- a review of 2026-12-07: programs the interpreter neither refused nor ran ----------------
+
+def _one(body, results_of=lambda out: out):
+    m = hlo.Module("x")
+    t = hlo.tensor((3,), hlo.f32)
+    f = m.add_function("main", [t], visibility="public")
+    b = f.builder()
+    b.return_(*results_of(body(b, f.arguments[0], t)))
+    return m
+
+
+TAKEN_DOWN = {
+    "infeed": lambda: _one(lambda b, a, t: [b.infeed(b.after_all(), [t])[0]]),
+    "outfeed": lambda: _one(lambda b, a, t: [a, b.outfeed([a], b.after_all())][:1]),
+    "recv": lambda: _one(lambda b, a, t: list(b.recv(b.after_all(), [t], (1, 3),
+                                                      is_host_transfer=True))[:1]),
+    "collective_broadcast": lambda: _one(lambda b, a, t: [b.collective_broadcast(a, [[0]])]),
+    "a token result": lambda: _one(lambda b, a, t: [a, b.after_all()]),
+    "a tuple result": lambda: _one(lambda b, a, t: [b.tuple([a, a])]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAKEN_DOWN))
+def test_what_takes_the_interpreter_down_is_refused(name):
+    m = TAKEN_DOWN[name]()
+    x = np.array([1, 2, 3], np.float32)
+    with pytest.raises(InterpreterUnsupported):
+        interpret(m, x)
+    # the refusal bypassed (op and result checks): the process dies
+    code = ("import numpy as np, mhlo_ir as hlo, verify.interpreter as vi\n"
+            "vi.UNSUPPORTED.clear()\n"
+            "vi._check_results = lambda main: None\n"
+            "vi.interpret(hlo.parse(open(0).read()), np.array([1, 2, 3], np.float32))\n"
+            "print('survived')\n")
+    r = subprocess.run([sys.executable, "-c", code], input=m.to_text(), capture_output=True,
+                       text=True, timeout=120)
+    if r.returncode == 0 and "survived" in r.stdout:
+        pytest.skip("this interpreter survives it: the refusal can be lifted for it")
+    assert r.returncode < 0, (r.returncode, r.stderr[-500:])
