@@ -12,7 +12,7 @@ from .compiled import Compiled
 # (named here too: tests stand in for _cpu_refusals through this module)
 from .refusals import (_check_counts, _cpu_refusals, _device_count_refusals,
                        _partitioned_refusals, _python_problem, _tiled_results_refusal,
-                       _tpu_refusals, _unreduced_refusal)
+                       _tpu_partitioned_refusals, _tpu_refusals, _unreduced_refusal)
 from .errors import (ArgumentError, CompileError, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
 
@@ -528,7 +528,9 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
     # (results left for the partitioner to shard: None for text our parser cannot read)
     free = _unsharded_results(checked) if propagate_result_shardings else None
     free = free if free is not None and any(free) else None
-    if num_replicas > 1 and num_partitions > 1:
+    if num_replicas > 1 and num_partitions > 1 and topology is None:
+        # (the abort is in building the loaded executable: a TPU topology's compile-only
+        # executable compiles, and reads, as the review of 2026-12-07 measured)
         _tiled_results_refusal(read, free is not None)
     if num_partitions > 1:
         _unreduced_refusal(read, free is not None)
@@ -560,6 +562,8 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
                                "TPU", from_jaxlib=False)
         # what XLA:TPU aborts the process on, and non-StableHLO (text as our parser reads it)
         _tpu_refusals(checked)
+        if num_partitions > 1:
+            _tpu_partitioned_refusals(read)
     if read is not None:
         _device_count_refusals(read, num_replicas, num_partitions)
     if platform == "tpu" and topology is not None:

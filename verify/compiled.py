@@ -118,14 +118,16 @@ class Compiled:
         """Per-device parameter shapes (after XLA's SPMD partitioning; the full shapes when the
         program is only replicated)."""
         if any(p is None for p in self.parameters):
-            raise ArgumentError("run_sharded() passes array parameters only; @main has a "
+            raise ArgumentError("per-device shapes are of array parameters only; @main has a "
                                 "token or tuple parameter")
         if self.num_partitions == 1:
             return [shape for shape, _ in self.parameters]
         head = self._head()
         m = re.search(r"entry_computation_layout=\{\((.*?)\)->", head)
-        shapes = [tuple(int(x) for x in dims.split(",") if x)
-                  for dims in re.findall(r"\w+\[([\d,]*)\]", m.group(1))] if m else []
+        # (a bounded dynamic dimension reads "<=4": its bound)
+        shapes = [tuple(int(x.lstrip("<=")) for x in dims.split(",") if x)
+                  for dims in re.findall(r"\w+\[((?:<=)?\d*(?:,(?:<=)?\d+)*)\]",
+                                         m.group(1))] if m else []
         if len(shapes) != len(self.parameters):
             raise RuntimeError(f"could not read the per-device parameter shapes from {head!r}")
         return shapes

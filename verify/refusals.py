@@ -49,6 +49,40 @@ def _tiled_results_refusal(module, propagate: bool = False) -> None:
 # A whole {unreduced} sharding (alone, or an element of a tuple's; not a tiled sharding's
 # last_tile_dims={unreduced}, which XLA takes).
 _UNREDUCED = re.compile(r"(?:^|[{,])\s*\{unreduced\}")
+_MANUAL = re.compile(r"(?:^|[{,])\s*\{manual\}")
+
+
+def _tpu_partitioned_refusals(module) -> None:
+    """A partitioned TPU program of complex128 values and a tiled sharding: XLA:TPU aborts
+    the process ("windowing_util.cc: Check failed: desc->window_bounds.size() == rank";
+    measured with the argument tiled [4,1], [1,4], [2,1], rank 1; replicated or unsharded
+    compile). Refused for any tiled sharding in such a program, since the partitioner
+    spreads one to the values it reaches."""
+    from mhlo_ir import complex128 as c128
+    from mhlo_ir.ir import walk
+    if module is None or isinstance(module, (str, bytes)):
+        return
+    values = any(_element(t) is c128 for fn in module.functions
+                 for t in (*fn.arg_types, *(fn.result_types or ())))
+    values = values or any(_element(r.type) is c128 for _, op in walk(module)
+                           for r in op.results)
+    if values and "devices=[" in _shardings_text(module):
+        raise CompileError("a partitioned program of complex128 values with a tiled sharding: "
+                           "XLA:TPU aborts the process partitioning it (Check failed: "
+                           "window_bounds.size() == rank); keep complex128 values replicated, "
+                           "or split them into real and imaginary parts", from_jaxlib=False)
+
+
+def _shardings_text(module) -> str:
+    """Every mhlo.sharding string of ``module`` (arguments, results, ops), joined."""
+    from mhlo_ir.ir import walk
+    found = []
+    for fn in module.functions:
+        for attrs in (*(fn.arg_attrs or ()), *(fn.res_attrs or ())):
+            found.append(getattr((attrs or {}).get("mhlo.sharding"), "value", ""))
+    for _, op in walk(module):
+        found.append(getattr((op.attributes or {}).get("mhlo.sharding"), "value", ""))
+    return " ".join(found)
 
 
 def _unreduced_refusal(module, propagate: bool) -> None:
@@ -62,6 +96,12 @@ def _unreduced_refusal(module, propagate: bool) -> None:
     for what, dicts in (("result", main.res_attrs), ("argument", main.arg_attrs)):
         for i, attrs in enumerate(dicts or ()):
             value = getattr((attrs or {}).get("mhlo.sharding"), "value", "")
+            if _MANUAL.search(value):
+                raise CompileError(
+                    f"@main {what} {i} is annotated {value} in a partitioned program: XLA "
+                    "aborts the process partitioning it (Check failed: !IsManualLeaf()); "
+                    "a manual sharding belongs inside a manual region (a custom_call "
+                    "@Sharding to {manual}, as shard_map writes it)", from_jaxlib=False)
             if _UNREDUCED.search(value) and (what == "result" or propagate):
                 raise CompileError(
                     f"@main {what} {i} is annotated {value} in a partitioned program"
@@ -230,6 +270,11 @@ def _cpu_refusals(module, partitioned: bool = False) -> None:
                    "(\"Check failed\" in loop_emitter.cc: the target makes a dynamic shape, "
                    "which XLA:CPU cannot run either: \"PadToStatic is not implemented\"); "
                    "slice the value with 'slice' or 'dynamic_slice' instead")
+        elif _custom_call_target(op) == "ProductOfElementaryHouseholderReflectors":
+            why = ("'custom_call' to ProductOfElementaryHouseholderReflectors, a target of "
+                   "XLA's own expanders: XLA:CPU segfaults compiling a call made by hand "
+                   "(measured with an f32[8,128] operand and result); on CPU, jax computes "
+                   "it through LAPACK's orgqr")
         elif (t := xla_cpu.topk_of_rank_over_two(op)) is not None:
             why = (f"'custom_call' to TopK of a rank-{t.rank} operand ({t}): XLA's TopK takes "
                    "[n] or [batch, n], and "
@@ -386,9 +431,54 @@ def _tpu_abort(op) -> str | None:
             _element(v.type) is c128 for v in (*op.operands, *op.results)):
         return (f"of complex128 (its 64-bit emulation failed a check on the complex128 "
                 f"{name} measured)")
-    if name == "recv" and not _is_host_transfer(op):
-        return "between devices (a device-to-device recv fails its host-transfer check)"
+    if name in ("recv", "send") and not _is_host_transfer(op):
+        return (f"between devices (a device-to-device {name} fails its host-transfer "
+                "check)")
+    two_bit = next((t for t in (*(v.type for v in op.operands),
+                                *(r.type for r in op.results))
+                    if getattr(_element(t), "name", None) in ("i2", "ui2")), None)
+    if two_bit is not None and not _two_bit_kept(op):
+        return (f"of {two_bit} (XLA:TPU computes on 2-bit integers in convolutions alone; at "
+                "other shapes it aborts, \"Check failed: params.span_buffer != nullptr\", "
+                "segfaults or refuses: compute in i8)")
+    target = _custom_call_target(op)
+    if target in _TPU_INTERNAL_TARGETS:
+        return (f"calls XLA's internal target {target} (libtpu aborts or segfaults on a call "
+                "not of the shapes its own passes make)")
+    if target is not None:
+        from mhlo_ir import xla_cpu
+        if (t := xla_cpu.static_slice_to_dynamic(op)) is not None:
+            return f"calls SliceToDynamic with the static result {t}"
+        if (why := xla_cpu.topk_call_problem(op) or (
+                xla_cpu.topk_of_rank_over_two(op) and "its operand's rank is over two")):
+            return f"calls TopK wrongly: {why}"
     return None
+
+
+# XLA-internal custom call targets libtpu aborts (X64Combine, PartialReduce) or segfaults
+# (ProductOfElementaryHouseholderReflectors; XLA:CPU too) on when called by hand (measured
+# with an f32[8,128] operand and result, libtpu 0.0.42).
+_TPU_INTERNAL_TARGETS = frozenset({"X64Combine", "PartialReduce",
+                                   "ProductOfElementaryHouseholderReflectors"})
+
+
+def _custom_call_target(op):
+    if op.spec.name != "custom_call" or not op.attributes:
+        return None
+    return getattr(op.attributes.get("call_target_name"), "value", None)
+
+
+def _two_bit_kept(op) -> bool:
+    """Ops of 2-bit values XLA:TPU compiled in the review's sweep: constants, reshapes,
+    converts between 2-bit and 8- to 32-bit types."""
+    name = op.spec.name
+    if name in ("constant", "reshape", "func.return", "return"):
+        return True
+    if name == "convert":
+        other = [_element(t) for t in (op.operands[0].type, op.results[0].type)]
+        return all(e.name in ("i2", "ui2") or (e.bits <= 32 and not e.is_complex)
+                   for e in other)
+    return False
 
 
 def _is_host_transfer(op) -> bool:

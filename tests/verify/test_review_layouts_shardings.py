@@ -36,7 +36,7 @@ def _doubling(arg_sharding=None, result_sharding=None, partitions=2):
 
 def _aborts_without_the_refusal(m, propagate):
     code = ("import mhlo_ir as hlo, verify, verify.api as api\n"
-            "api._unreduced_refusal = lambda m, p: None\n"
+            "api._unreduced_refusal = lambda m, p: None\n"  # ({manual} is refused there too)
             f"verify.compile(hlo.parse(open(0).read()), num_partitions=2, "
             f"propagate_result_shardings={propagate})\n"
             "print('compiled')\n")
@@ -103,3 +103,30 @@ def test_a_parameter_layout_is_refused_where_the_run_would_read_other_bytes(shap
         assert "incompatible size" in str(e) or "Mismatch" in str(e), e
     else:
         assert not np.array_equal(got, 2 * x), "jaxlib ran it right: the refusal is too wide"
+
+
+def test_a_manual_sharding_on_main_is_refused_before_the_partitioner_aborts():
+    m = _doubling("{manual}")
+    with pytest.raises(CompileError, match=r"\{manual\} in a partitioned program.*"
+                                           "IsManualLeaf"):
+        verify.compile(m, num_partitions=2)
+    _aborts_without_the_refusal(m, False)
+
+
+def test_a_hand_made_householder_product_call_is_refused_on_cpu():
+    t = hlo.tensor((8, 128), hlo.f32)
+    m = hlo.Module("m")
+    f = m.add_function("main", [t], visibility="public")
+    b = f.builder()
+    b.return_(b.custom_call("ProductOfElementaryHouseholderReflectors", [f.arguments[0]], [t]))
+    with pytest.raises(CompileError, match="XLA:CPU segfaults compiling a call made by hand"):
+        verify.compile(m)
+    code = ("import mhlo_ir as hlo, verify, verify.api as api\n"
+            "api._cpu_refusals = lambda m, *a: None\n"
+            "verify.compile(hlo.parse(open(0).read()))\n"
+            "print('compiled')\n")
+    r = subprocess.run([sys.executable, "-c", code], input=m.to_text(), capture_output=True,
+                       text=True, timeout=300, env=child_env())
+    if r.returncode == 0 and "compiled" in r.stdout:
+        pytest.fail("jaxlib compiled it: the refusal is out of date")
+    assert r.returncode < 0, (r.returncode, r.stderr[-300:])
