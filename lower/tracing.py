@@ -347,14 +347,26 @@ def _binary_operands(x, y):
     y = as_tracer(b, y, x.aval if not ty else None)
     if x.dtype != y.dtype:
         if x.aval.weak_type and not y.aval.weak_type:
-            x = convert_element_type(x, y.dtype)
+            x, y = _weak_with_strong(x, y)
         elif y.aval.weak_type and not x.aval.weak_type:
-            y = convert_element_type(y, x.dtype)
+            y, x = _weak_with_strong(y, x)
         else:
             raise TypeError(f"operands have different dtypes {x.dtype} and {y.dtype}: "
                             "convert one explicitly")
     shape = np.broadcast_shapes(x.shape, y.shape)
     return broadcast_to(x, shape), broadcast_to(y, shape)
+
+
+def _weak_with_strong(weak, strong) -> tuple:
+    """A weakly typed traced value (a Python scalar a branch or loop returned) beside a
+    strongly typed one, as jax promotes them: the strong one's dtype, unless the weak one is
+    of a higher kind (a float beside integers or booleans, a complex beside floats), when
+    both take the weak one's dtype (its kind's default)."""
+    kw, ks = _kind(weak.dtype), _kind(strong.dtype)
+    if kw in _KIND_ORDER and ks in _KIND_ORDER and \
+            _KIND_ORDER.index(kw) > _KIND_ORDER.index(ks) and not (kw in "iu" and ks in "iu"):
+        return convert_element_type(weak, weak.dtype), convert_element_type(strong, weak.dtype)
+    return convert_element_type(weak, strong.dtype), strong
 
 
 def reshape(x: Tracer, new_sizes) -> Tracer:

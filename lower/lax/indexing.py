@@ -155,7 +155,11 @@ def _index_scalars(x: Tracer, indices, allow_negative: bool = True) -> list:
     (as jax.lax.dynamic_slice does, with a select)."""
     if len(indices) != x.ndim:
         raise ValueError(f"need {x.ndim} start indices, got {len(indices)}")
-    dtype = next((i.dtype for i in indices if isinstance(i, Tracer)), np.dtype(np.int32))
+    traced = {i.dtype for i in indices if isinstance(i, Tracer)}
+    if len(traced) > 1:  # (jax.lax refuses them as its primitive's shape rule does)
+        raise TypeError("index arguments to dynamic_slice must be integers of the same type, "
+                        f"got {', '.join(sorted(map(str, traced)))}")
+    dtype = next(iter(traced), np.dtype(np.int32))
     out = []
     for i, n in zip(indices, x.shape):
         if not isinstance(i, Tracer):
@@ -165,10 +169,11 @@ def _index_scalars(x: Tracer, indices, allow_negative: bool = True) -> list:
             continue
         if i.ndim != 0:
             raise ValueError(f"start indices must be scalars, got {i.aval.str_short()}")
-        if i.dtype != dtype:
-            i = tr.convert_element_type(i, dtype)
-        if allow_negative and np.dtype(dtype).kind == "i":
-            i = tr.select_n(tr.lt(i, 0), i, tr.add(i, n))
+        if allow_negative and tr._kind(dtype) == "i":  # (int4 and int2 too: numpy's 'V')
+            # the dimension in the index's type, wrapped as jax converts it (an int8 index
+            # into 300 rows adds 44 to a negative index, as jax.lax does)
+            size = tr.as_tracer(x.builder, np.asarray(n).astype(dtype))
+            i = tr.select_n(tr.lt(i, 0), i, tr.add(i, size))
         out.append(i)
     return out
 
@@ -205,7 +210,11 @@ def gather(operand: Tracer, indices: Tracer, dimension_numbers: GatherDimensionN
              for d in range(len(dn.offset_dims) + len(batch))]
     return bind("gather", [operand, indices], [operand.aval.update(shape=shape)],
                 dimension_numbers=dn, slice_sizes=sizes, indices_are_sorted=indices_are_sorted,
-                unique_indices=unique_indices, mode=GatherScatterMode.from_any(mode),
+                unique_indices=unique_indices,
+                # (jax.lax.gather's default: indices promised in bounds, clamped by XLA; its
+                # from_any(None), which scatter's default is, would fill out-of-range rows)
+                mode=GatherScatterMode.from_any(
+                    GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode),
                 fill_value=fill_value)
 
 

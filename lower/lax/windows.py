@@ -149,7 +149,11 @@ def reduce(operands, init_values, computation, dimensions):
         raise ValueError(f"operands have different shapes {[o.shape for o in ops]}")
     inits = _inits(ops, init_values)
     rank = ops[0].ndim
-    dims = tuple(sorted(int(d) % builtins.max(rank, 1) for d in dimensions))
+    dims = tuple(sorted(int(d) for d in dimensions))
+    if any(not 0 <= d < rank for d in dims) or len(set(dims)) != len(dims):
+        # (jax.lax.reduce refuses them too; they wrapped onto another axis before)
+        raise ValueError(f"reduce dimensions {tuple(dimensions)} are not distinct dimensions "
+                         f"of an operand of rank {rank}")
     closed = _scalar_jaxpr(computation, [o.dtype for o in ops], group=not single)
     shape = [n for i, n in enumerate(ops[0].shape) if i not in dims]
     outs = bind("reduce", [*ops, *inits], [o.aval.update(shape=shape, weak_type=False)

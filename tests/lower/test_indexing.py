@@ -115,7 +115,9 @@ def test_gather_modes_rows_points_windows_and_batching():
     def f(x, fx, r, p, w, bi):
         return [lax.gather(x, r, _rows_dn(), (1, 4), mode=Mode.CLIP),
                 lax.gather(x, r, _rows_dn(), (1, 4), mode="fill", fill_value=-1),
-                lax.gather(fx, r, _rows_dn(), (1, 4)),                # fill, NaN default
+                # jax.lax.gather's default mode is PROMISE_IN_BOUNDS (XLA clamps), not fill
+                lax.gather(fx, r, _rows_dn(), (1, 4)),
+                lax.gather(fx, r, _rows_dn(), (1, 4), mode="fill"),   # NaN fill default
                 lax.gather(x, lax.slice(r, (0, 0), (2, 1)), _rows_dn(), (1, 4),
                            mode=Mode.PROMISE_IN_BOUNDS),
                 lax.gather(x, p, point_dn, (1, 1), mode="clip"),
@@ -133,7 +135,7 @@ def test_gather_modes_rows_points_windows_and_batching():
     wok = (wins[:, 0] <= 1) & (wins[:, 1] <= 2)
     win_ref = np.stack([X[i:i + 2, j:j + 2] for i, j in wc])
     refs = [X[rc], np.where(ok[:, None], X[rc], -1),
-            np.where(ok[:, None], F[rc], np.float32(np.nan)), X[r[:2]],
+            F[rc], np.where(ok[:, None], F[rc], np.float32(np.nan)), X[r[:2]],
             X[pc[:, 0], pc[:, 1]],
             np.where(pok, X[pc[:, 0], pc[:, 1]], np.iinfo(np.int32).min).astype(np.int32),
             win_ref, np.where(wok[:, None, None], win_ref, 0).astype(np.int32),
