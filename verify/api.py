@@ -12,7 +12,7 @@ from .compiled import Compiled
 # (named here too: tests stand in for _cpu_refusals through this module)
 from .refusals import (_check_counts, _cpu_refusals, _device_count_refusals,
                        _partitioned_refusals, _python_problem, _tiled_results_refusal,
-                       _tpu_partitioned_refusals, _tpu_refusals, _unreduced_refusal)
+                       _tpu_partitioned_refusals, _tpu_refusals, _whole_sharding_refusal)
 from .errors import (ArgumentError, CompileError, JaxlibMissing,
                      PlatformUnavailable, VerificationError)
 
@@ -533,7 +533,7 @@ def compile(module_or_text, platform: str = "cpu", *, num_replicas: int = 1,
         # executable compiles, and reads, as the review of 2026-12-07 measured)
         _tiled_results_refusal(read, free is not None)
     if num_partitions > 1:
-        _unreduced_refusal(read, free is not None)
+        _whole_sharding_refusal(read, free is not None)
     xc, X = _jaxlib.xla()
     n = num_replicas * num_partitions
     if distributed is not None:

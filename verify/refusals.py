@@ -85,11 +85,12 @@ def _shardings_text(module) -> str:
     return " ".join(found)
 
 
-def _unreduced_refusal(module, propagate: bool) -> None:
-    """jaxlib 0.10.2 aborts the process (Check failed: IsTiledLeaf()) partitioning a program
-    whose @main result is annotated ``{unreduced}``, or whose argument is while a result is
-    left to the partitioner (``propagate``). ``module``: the Module, or text as our parser
-    read it (None: unread)."""
+def _whole_sharding_refusal(module, propagate: bool) -> None:
+    """jaxlib 0.10.2 aborts the process partitioning a program whose @main argument or result
+    is annotated ``{manual}`` (Check failed: !IsManualLeaf()), whose result is ``{unreduced}``,
+    or whose argument is while a result is left to the partitioner (``propagate``; Check
+    failed: IsTiledLeaf()). ``module``: the Module, or text as our parser read it (None:
+    unread)."""
     main = module.lookup("main") if module is not None else None
     if main is None:
         return
@@ -270,7 +271,7 @@ def _cpu_refusals(module, partitioned: bool = False) -> None:
                    "(\"Check failed\" in loop_emitter.cc: the target makes a dynamic shape, "
                    "which XLA:CPU cannot run either: \"PadToStatic is not implemented\"); "
                    "slice the value with 'slice' or 'dynamic_slice' instead")
-        elif _custom_call_target(op) == "ProductOfElementaryHouseholderReflectors":
+        elif xla_cpu._custom_call_target(op) == "ProductOfElementaryHouseholderReflectors":
             why = ("'custom_call' to ProductOfElementaryHouseholderReflectors, a target of "
                    "XLA's own expanders: XLA:CPU segfaults compiling a call made by hand "
                    "(measured with an f32[8,128] operand and result); on CPU, jax computes "
@@ -441,12 +442,12 @@ def _tpu_abort(op) -> str | None:
         return (f"of {two_bit} (XLA:TPU computes on 2-bit integers in convolutions alone; at "
                 "other shapes it aborts, \"Check failed: params.span_buffer != nullptr\", "
                 "segfaults or refuses: compute in i8)")
-    target = _custom_call_target(op)
+    from mhlo_ir import xla_cpu
+    target = xla_cpu._custom_call_target(op)
     if target in _TPU_INTERNAL_TARGETS:
         return (f"calls XLA's internal target {target} (libtpu aborts or segfaults on a call "
                 "not of the shapes its own passes make)")
     if target is not None:
-        from mhlo_ir import xla_cpu
         if (t := xla_cpu.static_slice_to_dynamic(op)) is not None:
             return f"calls SliceToDynamic with the static result {t}"
         if (why := xla_cpu.topk_call_problem(op) or (
@@ -460,12 +461,6 @@ def _tpu_abort(op) -> str | None:
 # with an f32[8,128] operand and result, libtpu 0.0.42).
 _TPU_INTERNAL_TARGETS = frozenset({"X64Combine", "PartialReduce",
                                    "ProductOfElementaryHouseholderReflectors"})
-
-
-def _custom_call_target(op):
-    if op.spec.name != "custom_call" or not op.attributes:
-        return None
-    return getattr(op.attributes.get("call_target_name"), "value", None)
 
 
 def _two_bit_kept(op) -> bool:

@@ -36,7 +36,7 @@ def _doubling(arg_sharding=None, result_sharding=None, partitions=2):
 
 def _aborts_without_the_refusal(m, propagate):
     code = ("import mhlo_ir as hlo, verify, verify.api as api\n"
-            "api._unreduced_refusal = lambda m, p: None\n"  # ({manual} is refused there too)
+            "api._whole_sharding_refusal = lambda m, p: None\n"  # ({manual} is refused there too)
             f"verify.compile(hlo.parse(open(0).read()), num_partitions=2, "
             f"propagate_result_shardings={propagate})\n"
             "print('compiled')\n")
