@@ -86,22 +86,30 @@ def _shardings_text(module) -> str:
 
 
 def _whole_sharding_refusal(module, propagate: bool) -> None:
-    """jaxlib 0.10.2 aborts the process partitioning a program whose @main argument or result
-    is annotated ``{manual}`` (Check failed: !IsManualLeaf()), whose result is ``{unreduced}``,
+    """jaxlib 0.10.2 aborts the process partitioning a program whose @main arguments and
+    results mix ``{manual}`` with other shardings (Check failed: !IsManualLeaf(); all manual
+    compiles), whose result is ``{unreduced}``,
     or whose argument is while a result is left to the partitioner (``propagate``; Check
     failed: IsTiledLeaf()). ``module``: the Module, or text as our parser read it (None:
     unread)."""
     main = module.lookup("main") if module is not None else None
     if main is None:
         return
+    boundary = [getattr((attrs or {}).get("mhlo.sharding"), "value", "")
+                for n, dicts in ((len(main.arg_types), main.arg_attrs),
+                                 (len(main.result_types or ()), main.res_attrs))
+                for attrs in (list(dicts or ()) + [None] * n)[:n]]
+    mixed = any(_MANUAL.search(v) for v in boundary) and \
+        not all(v.strip() == "{manual}" for v in boundary)
     for what, dicts in (("result", main.res_attrs), ("argument", main.arg_attrs)):
         for i, attrs in enumerate(dicts or ()):
             value = getattr((attrs or {}).get("mhlo.sharding"), "value", "")
-            if _MANUAL.search(value):
+            if mixed and _MANUAL.search(value):
                 raise CompileError(
-                    f"@main {what} {i} is annotated {value} in a partitioned program: XLA "
-                    "aborts the process partitioning it (Check failed: !IsManualLeaf()); "
-                    "a manual sharding belongs inside a manual region (a custom_call "
+                    f"@main {what} {i} is annotated {value} in a partitioned program whose "
+                    "other arguments or results are not all manual: XLA aborts the process "
+                    "partitioning it (Check failed: !IsManualLeaf()); make every argument "
+                    "and result {manual}, or enter the manual region inside (a custom_call "
                     "@Sharding to {manual}, as shard_map writes it)", from_jaxlib=False)
             if _UNREDUCED.search(value) and (what == "result" or propagate):
                 raise CompileError(
@@ -271,11 +279,11 @@ def _cpu_refusals(module, partitioned: bool = False) -> None:
                    "(\"Check failed\" in loop_emitter.cc: the target makes a dynamic shape, "
                    "which XLA:CPU cannot run either: \"PadToStatic is not implemented\"); "
                    "slice the value with 'slice' or 'dynamic_slice' instead")
-        elif xla_cpu._custom_call_target(op) == "ProductOfElementaryHouseholderReflectors":
-            why = ("'custom_call' to ProductOfElementaryHouseholderReflectors, a target of "
-                   "XLA's own expanders: XLA:CPU segfaults compiling a call made by hand "
-                   "(measured with an f32[8,128] operand and result); on CPU, jax computes "
-                   "it through LAPACK's orgqr")
+        elif (bad := householder_call_problem(op)) is not None:
+            why = (f"'custom_call' to ProductOfElementaryHouseholderReflectors {bad}: XLA:CPU "
+                   "segfaults compiling it (measured with one f32[8,128] operand and result); "
+                   "it takes (a [..., m, n], taus [..., k]) and gives a's type, as JAX's "
+                   "householder_product calls it")
         elif (t := xla_cpu.topk_of_rank_over_two(op)) is not None:
             why = (f"'custom_call' to TopK of a rank-{t.rank} operand ({t}): XLA's TopK takes "
                    "[n] or [batch, n], and "
@@ -445,8 +453,10 @@ def _tpu_abort(op) -> str | None:
     from mhlo_ir import xla_cpu
     target = xla_cpu._custom_call_target(op)
     if target in _TPU_INTERNAL_TARGETS:
-        return (f"calls XLA's internal target {target} (libtpu aborts or segfaults on a call "
-                "not of the shapes its own passes make)")
+        return (f"calls XLA's internal target {target} (libtpu aborts on a call not of the "
+                "shapes its own passes make)")
+    if (bad := householder_call_problem(op)) is not None:
+        return f"calls ProductOfElementaryHouseholderReflectors {bad}"
     if target is not None:
         if (t := xla_cpu.static_slice_to_dynamic(op)) is not None:
             return f"calls SliceToDynamic with the static result {t}"
@@ -456,11 +466,28 @@ def _tpu_abort(op) -> str | None:
     return None
 
 
-# XLA-internal custom call targets libtpu aborts (X64Combine, PartialReduce) or segfaults
-# (ProductOfElementaryHouseholderReflectors; XLA:CPU too) on when called by hand (measured
-# with an f32[8,128] operand and result, libtpu 0.0.42).
-_TPU_INTERNAL_TARGETS = frozenset({"X64Combine", "PartialReduce",
-                                   "ProductOfElementaryHouseholderReflectors"})
+# XLA-internal custom call targets libtpu aborts on when called by hand (measured with an
+# f32[8,128] operand and result, libtpu 0.0.42); nothing here writes them.
+_TPU_INTERNAL_TARGETS = frozenset({"X64Combine", "PartialReduce"})
+
+
+def householder_call_problem(op) -> str | None:
+    """What is wrong with a ``custom_call`` to ProductOfElementaryHouseholderReflectors (XLA's
+    expander target, which JAX's TPU lowering of householder_product calls and our
+    decompositions write), or None: XLA:CPU segfaults and libtpu aborts on a call not of
+    its form, (a of [..., m, n], taus of [..., k], k <= min(m, n)) -> a's type."""
+    from mhlo_ir import xla_cpu
+    if xla_cpu._custom_call_target(op) != "ProductOfElementaryHouseholderReflectors":
+        return None
+    if len(op.operands) != 2 or len(op.results) != 1:
+        return f"of {len(op.operands)} operands and {len(op.results)} results, not 2 and 1"
+    a, taus = (v.type for v in op.operands)
+    shape_a, shape_t = getattr(a, "shape", None), getattr(taus, "shape", None)
+    if shape_a is None or shape_t is None or len(shape_a) < 2 or \
+            tuple(shape_t[:-1]) != tuple(shape_a[:-2]) or len(shape_t) != len(shape_a) - 1 \
+            or shape_t[-1] > min(shape_a[-2:]) or op.results[0].type != a:
+        return f"of {a} and {taus} giving {op.results[0].type}"
+    return None
 
 
 def _two_bit_kept(op) -> bool:

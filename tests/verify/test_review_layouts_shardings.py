@@ -119,7 +119,7 @@ def test_a_hand_made_householder_product_call_is_refused_on_cpu():
     f = m.add_function("main", [t], visibility="public")
     b = f.builder()
     b.return_(b.custom_call("ProductOfElementaryHouseholderReflectors", [f.arguments[0]], [t]))
-    with pytest.raises(CompileError, match="XLA:CPU segfaults compiling a call made by hand"):
+    with pytest.raises(CompileError, match="of 1 operands and 1 results.*XLA:CPU segfaults"):
         verify.compile(m)
     code = ("import mhlo_ir as hlo, verify, verify.api as api\n"
             "api._cpu_refusals = lambda m, *a: None\n"
