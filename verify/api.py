@@ -288,6 +288,7 @@ class Executable(Compiled):
                                "outer one forever; compile the module again (verify.compile) "
                                "and run that executable from the callback")
         with bound.running:
+            bound.begin_run()
             bound.clear()
             try:
                 return self._execute_raw(bufs)

@@ -42,6 +42,15 @@ class Bound:
         self._errors: deque = deque()
         self._lock = threading.Lock()
         self.running = threading.Lock()
+        # The Bounds whose callables the current run was started from, and this one: what
+        # its callables' threads count as calling back (set under ``running``).
+        self.chain: tuple = (self,)
+
+    def begin_run(self) -> None:
+        """Record, under ``running``, which callables the thread starting this run is inside
+        of: XLA calls this run's callables on threads of its own, where a run of any of them
+        (A's callback runs B, whose callback runs A) must be refused as on this thread."""
+        self.chain = (*getattr(_CALLING, "bounds", ()), self)
 
     def record(self, error: BaseException) -> None:
         with self._lock:
@@ -183,10 +192,8 @@ def _wrap(bound: Bound, index: int, entry, sig):
     where = f"host callback {name!r} (index {index})"
 
     def call(*args):
-        calling = getattr(_CALLING, "bounds", None)
-        if calling is None:
-            calling = _CALLING.bounds = []
-        calling.append(bound)
+        saved = getattr(_CALLING, "bounds", ())
+        _CALLING.bounds = bound.chain  # (this run's chain, whatever thread XLA called on)
         try:
             out = fn(*(args[1:] if token_in else args))
             values = _check_results(where, out, expected)
@@ -201,7 +208,7 @@ def _wrap(bound: Bound, index: int, entry, sig):
             bound.record(err)
             raise err
         finally:
-            calling.pop()
+            _CALLING.bounds = saved
         return (None, *values) if token_out else tuple(values)
     call.__name__ = f"checked_{name}"
     return call

@@ -431,3 +431,36 @@ def test_an_exception_whose_message_cannot_be_read_is_still_a_callback_error():
     b.return_(b.host_callback(cb, [f.arguments[0]], [F3]))
     with pytest.raises(CallbackError, match="raised Weird: <Weird whose message cannot be read>"):
         verify.run(m, X)
+
+
+def test_a_run_reentered_through_another_program_s_callback_is_refused_not_hung():
+    # A's callback runs B, whose callback (on another of XLA's threads) runs A again: A's
+    # runs are serialized, so the nested run would wait forever; it is refused as the
+    # direct case is, whatever thread XLA calls B's callback on
+    execs = {}
+
+    def compiled(name, fn):
+        m, f, b = _module()
+        b.return_(b.host_callback(fn, [f.arguments[0]], [F3], name=name))
+        return verify.compile(m)
+
+    def a_cb(v):
+        return execs["B"](v + 1)[0] if v[0] < 3 else v.copy()
+
+    def b_cb(v):
+        return execs["A"](v)[0]
+    execs["A"], execs["B"] = compiled("A", a_cb), compiled("B", b_cb)
+    box = {}
+
+    def go():
+        try:
+            box["out"] = execs["A"](np.zeros(3, np.float32))
+        except BaseException as e:  # noqa: BLE001
+            box["err"] = e
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive(), "the nested run hangs"
+    err = box.get("err")
+    assert isinstance(err, CallbackError), box
+    assert "ran the executable again" in str(err)
