@@ -34,6 +34,7 @@ TOPOLOGY_EXAMPLES = ("v5e:2x2", "v5e:2x4", "v5e:4x4", "v6e:2x2", "v6e:8x8", "v5p
                      "v5p:4x4x4", "v4:2x2x1", "v3:2x2", "v2:2x2", "tpu7x:2x2x1")
 # The longest side of a v5e slice libtpu compiles for.
 _V5E_SIDE = 16
+_CHIPS = re.compile(r"[=_:]([0-9]+(?:x[0-9]+)*)(?:_twisted|_untwisted)?$")
 _FORM = re.compile(r"^[A-Za-z0-9_ ]+[=_:][0-9]+(?:x[0-9]+)*(?:_twisted|_untwisted)?$")
 
 _lock = threading.Lock()
@@ -97,8 +98,8 @@ def devices(topology: str) -> list:
     if not isinstance(topology, str) or not _FORM.match(topology):
         raise ValueError(f"topology {topology!r} is not of the form GENERATION:CHIPS; "
                          f"for example {', '.join(TOPOLOGY_EXAMPLES)}")
-    generation, chips = re.split(r"[=_:]", topology, maxsplit=1)
-    sides = [int(x) for x in chips.split("_")[0].split("x")]
+    chips = _CHIPS.search(topology)  # (what _FORM matched: the generation, then the chips)
+    generation, sides = topology[:chips.start()], [int(x) for x in chips.group(1).split("x")]
     if generation.strip().lower() == "v5e" and max(sides) > _V5E_SIDE:
         # (libtpu takes the shape, lists its chips, and aborts the process at the first
         # compile: "Check failed: Topology()->chip_bounds().x <= 16")
