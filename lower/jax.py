@@ -20,7 +20,6 @@ mode. Leaves may be numpy arrays, jax arrays, Python scalars or typed PRNG keys
 from __future__ import annotations
 
 import functools
-import operator
 import threading
 import types
 
@@ -29,27 +28,16 @@ import numpy as np
 from .constants import FLOAT0
 from .jax_state import jax_attr
 from . import jax_options
+from .jax_argnums import (check_hashable as _check_hashable, given as _given,
+                          read_argnames as _names, normalize_argnums as _normalize_argnums,
+                          read_argnums as _nums, other_way as _other_way, split as _split,
+                          validate as _validate)
 from .jax_shardings import (_check_one_device_set, _flat_shardings, _is_sharding,
                             _mesh_devices, _num_partitions)
 from .jax_stages import Lowered, Traced, _jax
 from .mlir import _params_key
 
 __all__ = ["trace", "lower", "jit", "Traced", "Lowered", "Jitted"]
-
-def _split(args, static_argnums):
-    statics = {i: args[i] for i in static_argnums}
-    dynamic = [a for i, a in enumerate(args) if i not in statics]
-    return statics, dynamic
-
-
-def _normalize_argnums(argnums, n: int, what: str) -> tuple:
-    out = []
-    for i in _nums(argnums):
-        j = i + n if i < 0 else i
-        if not 0 <= j < n:
-            raise ValueError(f"{what} {i} is out of range for {n} positional arguments")
-        out.append(j)
-    return tuple(sorted(set(out)))
 
 
 def lower(fn, *example_args, platform: str = "cpu", donate_argnums=(), in_shardings=None,
@@ -537,18 +525,6 @@ class Jitted:
         return jax.tree_util.tree_unflatten(lowered.out_tree, outs)
 
 
-def _check_hashable(statics) -> None:
-    """jax.jit's refusal of a static argument it cannot hash."""
-    for v in statics:
-        try:
-            hash(v)
-        except TypeError as e:
-            raise ValueError(
-                "Non-hashable static arguments are not supported. An error occurred while "
-                f"trying to hash an object of type {type(v)}, {v}. The error was:\n"
-                f"{type(e).__name__}: {e}\n") from None
-
-
 def _abstractify(jax, x, fn, name):
     """``x``'s abstract value, as jax.jit reads an argument (a Python int out of its
     type's range included), refused in jax.jit's words (``name()``: the argument's path)."""
@@ -606,84 +582,6 @@ def _check_special(jax, jitted, results, avals, args, kwargs) -> None:
         "be possible to avoid the invalid value by removing the `jit` decorator, at the "
         "cost of losing optimizations. \n\nIf you see this error, consider opening a bug "
         "report at https://github.com/jax-ml/jax.") from None
-
-
-def _other_way(fn, argnums, argnames) -> tuple:
-    """(the positions of the parameters ``argnames`` names, the names of those ``argnums``
-    numbers), through ``fn``'s signature: ((), ()) where it has none."""
-    import inspect
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return (), ()
-    either = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    positional = [p for p in params if p.kind in either]
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    named = tuple(i for i, p in enumerate(positional) if p.name in argnames)
-    numbered = tuple(positional[i].name for i in nums if 0 <= i < len(positional) and
-                     positional[i].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return named, numbered
-
-
-def _nums(nums) -> tuple:
-    """Argument numbers as jax.jit reads them: None (none), an index or a sequence of them."""
-    if nums is None:
-        return ()
-    try:
-        return (operator.index(nums),)
-    except TypeError:
-        return tuple(map(operator.index, nums))
-
-
-def _names(names) -> tuple:
-    """Argument names as jax.jit reads them: None (none), a string or a sequence of them."""
-    if names is None:
-        return ()
-    if isinstance(names, str):
-        return (names,)
-    names = tuple(names)
-    for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"argument is not a string: {name}")
-    return names
-
-
-def _given(nums, n: int) -> tuple:
-    """The argument numbers ``nums`` among ``n`` given, non-negative (others: none)."""
-    return tuple(sorted({i + n if i < 0 else i for i in nums if -n <= i < n}))
-
-
-def _validate(fn, static_argnums, static_argnames, donate_argnums, donate_argnames) -> None:
-    """jax.jit's checks of argument numbers and names against ``fn``'s signature (none where
-    it has none): a number past its positional parameters (any, given ``*args``), a name it
-    does not take (any, given ``**kwargs``) or takes by position only. (A parameter both
-    static and donated, by name or number: ``Jitted.__init__``, through the names.)"""
-    import inspect
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return
-    kind = inspect.Parameter
-    positional = sum(p.kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD)
-                     for p in params)
-    var_args = any(p.kind is kind.VAR_POSITIONAL for p in params)
-    for what, nums in (("static_argnums", static_argnums), ("donate_argnums", donate_argnums)):
-        if nums and not var_args and (-min(nums) > positional or max(nums) >= positional):
-            raise ValueError(f"Jitted function has {what}={nums}, but only accepts "
-                             f"{positional} positional arguments.")
-    takes = {p.name for p in params if p.kind in (kind.POSITIONAL_OR_KEYWORD,
-                                                   kind.KEYWORD_ONLY)}
-    by_position = {p.name for p in params if p.kind in (kind.POSITIONAL_ONLY,
-                                                         kind.VAR_POSITIONAL)}
-    var_kwargs = any(p.kind is kind.VAR_KEYWORD for p in params)
-    for what, names in (("static_argnames", static_argnames),
-                        ("donate_argnames", donate_argnames)):
-        if by_position & set(names):
-            raise ValueError(f"Jitted function has invalid argnames {by_position & set(names)}"
-                             f" in {what}. These are positional-only")
-        if not var_kwargs and set(names) - takes:
-            raise ValueError(f"Jitted function has invalid argnames {set(names) - takes} in "
-                             f"{what}. Function does not take these args.")
 
 
 def _trace_context():

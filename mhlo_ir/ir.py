@@ -602,7 +602,7 @@ class Module:
     def insert(self, fn: Function, *, exact: bool = False) -> Function:
         """Add ``fn``, renamed ``name_0``, ``name_1``... if its name is taken (unless
         ``exact``, which makes a taken name an IRError). Returns ``fn``."""
-        name = fn.name
+        name = fn._name
         if name.__class__ is not str or not name or not name.isascii():
             _check_symbol(name, "function name")  # (a name set after the Function was made)
         symbols = self._symbols
@@ -617,8 +617,9 @@ class Module:
             while f"{base}_{i}" in symbols:
                 i += 1
             self._next_suffix[base] = i + 1
-            fn._name = f"{base}_{i}"  # (not through the setter: fn may be another module's)
-        symbols[fn.name] = fn
+            fn._name = name = f"{base}_{i}"  # (not through the setter: fn may be another
+            # module's, whose table is not this one)
+        symbols[name] = fn
         self.functions.append(fn)
         fn.module = self
         return fn

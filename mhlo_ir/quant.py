@@ -39,7 +39,9 @@ _EXPRESSED = (dtypes.bf16, dtypes.f16, dtypes.f32, dtypes.f64)
 
 # (storage, min, max, expressed, scales, zero points, axis) -> the type. The key holds the
 # exact values (scales are positive finite floats, so -0.0 and NaN cannot alias); setdefault
-# keeps two threads from interning two objects.
+# keeps two threads from interning two objects. Unbounded on purpose, as TensorType's table
+# and MLIR's context are: a type's identity is its equality (checks compare with ``is``), so
+# a table emptied when full would give two equal types two objects.
 _INTERNED: dict = {}
 
 

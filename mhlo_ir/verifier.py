@@ -292,7 +292,7 @@ class _Verifier:
                 operands = op.operands
                 if not isinstance(operands, (tuple, list)):
                     _fail_at(op, f"{_where(fn, op, fr)}: operands must be a tuple of Values, got "
-                          f"{_show(operands)}")
+                             f"{_show(operands)}")
                 for j, v in enumerate(operands):
                     if v.__class__ not in VALUE_CLASSES and not isinstance(v, Value):
                         _fail_at(op, f"{_where(fn, op, fr)}: "
@@ -300,7 +300,7 @@ class _Verifier:
                     t = getattr(v, "type", None)  # (None: an edit deleted it)
                     if t.__class__ is not TensorType and not isinstance(t, Type):
                         _fail_at(op, f"{_where(fn, op, fr)}: operand {j}'s type is {_show(t)}, "
-                              "not a Type")
+                                 "not a Type")
                     d = defined.get(v)
                     if d is None or d.state != _OPEN or d.depth < fr.floor:
                         self._bad_use(fn, op, fr, j, v, stack)
@@ -326,7 +326,7 @@ class _Verifier:
                         if seen and op.location.__class__ in _LOCATION_CLASSES:
                             if op in defined:
                                 _fail_at(op, f"{_where(fn, op, fr)}: the op appears twice in the "
-                                      "module")
+                                         "module")
                             defined[op] = fr
                             continue
                 self._check_shape(fn, op, spec, operands, fr)
@@ -393,7 +393,7 @@ class _Verifier:
                 listed += f" and {len(rest) - 3} more"
             _fail_at(op, f"{_where(fn, op, fr)}: "
                      f"a terminator must be the last op of its block, but "
-                  f"{len(rest)} op{'s follow' if len(rest) > 1 else ' follows'} it: {listed}")
+                     f"{len(rest)} op{'s follow' if len(rest) > 1 else ' follows'} it: {listed}")
         if last and not spec.terminator:
             _fail_at(op, f"{_where(fn, op, fr)}: the block does not end with a return")
         if spec.terminator:
@@ -409,7 +409,7 @@ class _Verifier:
         got = tuple(v.type for v in op.operands)
         if got != fn.result_types:
             _fail_at(op, f"{_where(fn, op, fr)}: returns {_types(got)} but @{fn.name} is declared "
-                  f"to return {_types(fn.result_types)}")
+                     f"to return {_types(fn.result_types)}")
 
     def _check_shape(self, fn, op, spec, operands, fr) -> None:
         """What the op's rules take for granted (``OpSpec.validate`` checks the rest):
@@ -423,7 +423,7 @@ class _Verifier:
             attrs = _NO_ATTRS
         elif attrs.__class__ not in _MAPPING_CLASSES and not isinstance(attrs, Mapping):
             _fail_at(op, f"{_where(fn, op, fr)}: attributes must be a mapping of names to "
-                  f"Attributes, got {_show(attrs)}")
+                     f"Attributes, got {_show(attrs)}")
         owned = spec.attributes
         sharding = attrs.get("mhlo.sharding")
         if sharding is not None:  # (by the op's types: not a mapping's check to remember)
@@ -438,17 +438,17 @@ class _Verifier:
         for k, a in attrs.items():
             if k.__class__ is not str or not k:
                 _fail_at(op, f"{_where(fn, op, fr)}: attribute name {_show(k)} is not a non-empty "
-                      "str")
+                         "str")
             if not isinstance(a, Attribute):
                 _fail_at(op, f"{_where(fn, op, fr)}: attribute {k} is {_show(a)}, not an Attribute "
-                      "(op.set_attr converts Python values)")
+                         "(op.set_attr converts Python values)")
             s = owned.get(k)
             if s is not None:
                 self._check_owned(fn, op, fr, k, a, s)
         regions = op.regions
         if not isinstance(regions, (tuple, list)):
             _fail_at(op, f"{_where(fn, op, fr)}: regions must be a tuple of Regions, got "
-                  f"{_show(regions)}")
+                     f"{_show(regions)}")
         for k, r in enumerate(regions):
             if r.__class__ is CombiningRegion and not r.made:
                 self._check_recipe(fn, op, fr, k, r)
@@ -457,10 +457,10 @@ class _Verifier:
                 _fail_at(op, f"{_where(fn, op, fr)}: region {k} is {_show(r)}, not a Region")
             if len(r.blocks) != 1:
                 _fail_at(op, f"{_where(fn, op, fr)}: a region has {len(r.blocks)} blocks; MHLO "
-                      "regions take exactly one")
+                         "regions take exactly one")
             if not isinstance(r.blocks[0], Block):
                 _fail_at(op, f"{_where(fn, op, fr)}: region {k} holds {_show(r.blocks[0])}, not a "
-                      "Block")
+                         "Block")
         if not isinstance(op.location, Location):
             _fail_at(op, f"{_where(fn, op, fr)}: location is {_show(op.location)}, not a Location")
 
@@ -471,7 +471,7 @@ class _Verifier:
         if r in self.seen_blocks:
             _fail_at(op, f"{_where(fn, op, fr)}: "
                      f"region {k} already appears elsewhere in the module "
-                  "(a region shared by two ops)")
+                     "(a region shared by two ops)")
         self.seen_blocks.add(r)
         key = ("recipe", id(r.spec), r.scalar, r.result_type, r.location.__class__)
         try:
@@ -493,12 +493,12 @@ class _Verifier:
         except Exception as e:  # noqa: BLE001 - converters raise what their parsing raises
             _fail_at(op, f"{_where(fn, op, fr)}: "
                      f"attribute {name} is {type(a).__name__} {_text(a)}, "
-                  f"which '{op.spec.name}' cannot take ({e})")
+                     f"which '{op.spec.name}' cannot take ({e})")
         if again is not a and again != a:
             _fail_at(op, f"{_where(fn, op, fr)}: "
                      f"attribute {name} is {type(a).__name__} {_text(a)}, "
-                  f"expected {type(again).__name__} (as op.set_attr would store: "
-                  f"{_text(again)})")
+                     f"expected {type(again).__name__} (as op.set_attr would store: "
+                     f"{_text(again)})")
 
     def _exit_op(self, fn, op, fr) -> None:
         """The op's own rules, once its regions are known to be well formed; then its
@@ -545,7 +545,7 @@ class _Verifier:
             message = str(e)
             prefix = f"'{spec.name}' "  # the rules' messages start with the op's name
             _fail_at(op, f"{_where(fn, op, fr)}: "
-                  f"{message[len(prefix):] if message.startswith(prefix) else message}")
+                     f"{message[len(prefix):] if message.startswith(prefix) else message}")
         except Exception as e:  # noqa: BLE001 - an op edited into a shape its rules never see
             raise ModuleVerificationError(
                 f"{_where(fn, op, fr)}: the op's rules cannot read it ({type(e).__name__}: "
@@ -577,21 +577,21 @@ class _Verifier:
         ref = (op.attributes or _NO_ATTRS).get("callee")
         if not isinstance(ref, SymbolRefAttr):  # (ops_checked promised a checked op)
             _fail_at(op, f"{_where(fn, op, fr)}: attribute callee must be a symbol reference, got "
-                  f"{_show(ref)}")
+                     f"{_show(ref)}")
         name = ref.name
         callee = self.names.get(name)
         if callee is None:
             _fail_at(op, f"{_where(fn, op, fr)}: calls @{name}, which is not defined "
-                  f"({self._defines()})")
+                     f"({self._defines()})")
         self.calls.setdefault(fn.name, {}).setdefault(name, op)
         args = tuple(v.type for v in op.operands)
         if args != callee.arg_types:
             _fail_at(op, f"{_where(fn, op, fr)}: passes {_types(args)} to @{name}, which takes "
-                  f"{_types(callee.arg_types)}")
+                     f"{_types(callee.arg_types)}")
         results = tuple(r.type for r in op.results)
         if results != callee.result_types:
             _fail_at(op, f"{_where(fn, op, fr)}: expects {_types(results)} from @{name}, which "
-                  f"returns {_types(callee.result_types)}")
+                     f"returns {_types(callee.result_types)}")
 
     def _check_symbols(self, fn, op, fr, attrs) -> None:
         """Every symbol an op refers to (custom_call's called_computations...) must exist:
@@ -601,7 +601,7 @@ class _Verifier:
                 if not isinstance(attr, ArrayAttr) or not all(
                         isinstance(e, SymbolRefAttr) for e in attr.elements):
                     _fail_at(op, f"{_where(fn, op, fr)}: attribute called_computations must be an "
-                          f"array of function references ([@f]), got {_text(attr)}")
+                             f"array of function references ([@f]), got {_text(attr)}")
                 for ref in attr.elements:
                     if ref.name in self.names:
                         self.calls.setdefault(fn.name, {}).setdefault(ref.name, op)
@@ -617,7 +617,7 @@ class _Verifier:
             for ref in _symbol_refs(attr):
                 if ref.name not in self.names:
                     _fail_at(op, f"{_where(fn, op, fr)}: attribute {name} refers to @{ref.name}, "
-                          f"which is not defined in the module ({self._defines()})")
+                             f"which is not defined in the module ({self._defines()})")
 
     def _check_decomposition(self, fn, op, fr, callee) -> None:
         # jaxlib: "operand at index 0 has type 'tensor<3xf16>', but decomposition has type
@@ -627,8 +627,8 @@ class _Verifier:
         if args != callee.arg_types or results != callee.result_types:
             _fail_at(op, f"{_where(fn, op, fr)}: "
                      f"a composite of {_types(args)} -> {_types(results)} "
-                  f"decomposes into @{callee.name}, of {_types(callee.arg_types)} -> "
-                  f"{_types(callee.result_types)}: the types must be the same")
+                     f"decomposes into @{callee.name}, of {_types(callee.arg_types)} -> "
+                     f"{_types(callee.result_types)}: the types must be the same")
 
     def _check_thread(self, fn, op, fr, attrs, callee) -> None:
         # MLIR: "callee must have execution_thread attribute", "execution_thread does not
@@ -638,10 +638,10 @@ class _Verifier:
         if got is None:
             _fail_at(op, f"{_where(fn, op, fr)}: "
                      f"@{callee.name} needs an execution_thread attribute "
-                  f"(the op's is {_text(want)})")
+                     f"(the op's is {_text(want)})")
         if want is not None and got != want:
             _fail_at(op, f"{_where(fn, op, fr)}: execution_thread {_text(want)} differs from "
-                  f"@{callee.name}'s {_text(got)}")
+                     f"@{callee.name}'s {_text(got)}")
 
     def call_graph(self) -> None:
         """No function may reach itself through calls: XLA has no recursion, and jaxlib

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .ir import BlockArgument, defining_ops, producers
 
-__all__ = ["narrowing_signed_convert", "bitwise_crashes", "bitwise_crash",
+__all__ = ["custom_call_target", "holders", "narrowing_signed_convert", "bitwise_crashes",
+           "bitwise_crash",
            "widening_sub_byte_bitwise",
            "complex_of_constants", "two_bit_collective", "TWO_BIT_COLLECTIVES",
            "narrow_channel_collective", "empty_channel_gather", "static_slice_to_dynamic",
@@ -186,7 +187,8 @@ def _first_element_type(op, test):
     return None
 
 
-def _custom_call_target(op):
+def custom_call_target(op):
+    """The ``call_target_name`` of a ``custom_call``, or None for any other op."""
     if op.spec.name != "custom_call" or not op.attributes:
         return None
     return getattr(op.attributes.get("call_target_name"), "value", None)
@@ -200,7 +202,7 @@ def static_slice_to_dynamic(op):
     formed call (data and one i32 size per dimension, a bounded dynamic result, which only
     text can write) fails cleanly ("Custom call target PadToStatic is not implemented").
     The first such result's type, or None."""
-    if _custom_call_target(op) != "SliceToDynamic":
+    if custom_call_target(op) != "SliceToDynamic":
         return None
     return next((r.type for r in op.results if getattr(r.type, "rank", 0) >= 1), None)
 
@@ -213,7 +215,7 @@ def topk_of_rank_over_two(op):
     right), and with ``has_side_effect`` an operand with a zero batch dimension (0x1x2,
     1x0x2, 0x2x2) segfaults the run. Ranks 1 and 2 run right, empty ones too. The first
     such operand's type, or None."""
-    if _custom_call_target(op) != "TopK":
+    if custom_call_target(op) != "TopK":
         return None
     return next((v.type for v in op.operands if getattr(v.type, "rank", 0) >= 3), None)
 
@@ -224,7 +226,7 @@ def topk_call_problem(op) -> str | None:
     (f32) and indices (32-bit integers) both ``[k]`` or ``[batch, k]``, k <= n (measured on
     jaxlib 0.10.2: one result aborts the compile, k > n segfaults the run, another batch or
     i64 indices run and give garbage, another operand type fails compiling)."""
-    if _custom_call_target(op) != "TopK" or not op.operands:
+    if custom_call_target(op) != "TopK" or not op.operands:
         return None
     t = op.operands[0].type
     if getattr(t, "rank", 0) not in (1, 2):
@@ -394,7 +396,7 @@ def chained_rank_changing_bitcasts(op) -> bool:
         v = producer.operands[0]
 
 
-def _holders(op):
+def holders(op):
     """The names of the ops whose regions hold ``op``, innermost first."""
     node = op.parent  # block -> region -> op holding it, up to the function's body
     while node is not None:
@@ -408,7 +410,7 @@ def _holders(op):
 def in_loop(op) -> bool:
     """Whether ``op`` is inside a ``while`` or ``scan`` body, however deep (XLA emits loop
     bodies with its elemental IR emitter, which lacks some ops the fusion emitters have)."""
-    return any(h in ("while", "scan") for h in _holders(op))
+    return any(h in ("while", "scan") for h in holders(op))
 
 
 def ordered_complex_compare_holder(op):
@@ -423,7 +425,7 @@ def ordered_complex_compare_holder(op):
     direction = op.attributes.get("comparison_direction") if op.attributes else None
     if getattr(direction, "value", None) not in ("LT", "LE", "GT", "GE"):
         return None
-    return next((h for h in _holders(op) if h in ("sort", "scan")), None)
+    return next((h for h in holders(op) if h in ("sort", "scan")), None)
 
 
 def domain_in_loop(op) -> bool:

@@ -104,6 +104,7 @@ def bind(read, text: str, host_callbacks, platform: str,
     from mhlo_ir.errors import IRError
     from mhlo_ir.ops.host_callbacks import (HostCallback, PARTITIONED_TARGETS, TARGETS,
                                             check_call)
+    from mhlo_ir.xla_cpu import holders
     ops, own = _ops_of(read, text)
     given = own if host_callbacks is None else list(host_callbacks)
     if not ops:
@@ -140,7 +141,7 @@ def bind(read, text: str, host_callbacks, platform: str,
                        [r.type for r in op.results])
         except IRError as e:
             raise CompileError(f"@{fn.name}: {e}", from_jaxlib=False) from None
-        combining = next((h for h in _holders(op) if h in _COMBINING), None)
+        combining = next((h for h in holders(op) if h in _COMBINING), None)
         if combining is not None:
             raise CompileError(f"@{fn.name}: host callback index {index} is inside a "
                                f"'{combining}' body, which XLA emits as a combiner: the "
@@ -163,11 +164,6 @@ def bind(read, text: str, host_callbacks, platform: str,
 # Ops whose body XLA emits as a combiner, where a callback aborts the compile (measured on
 # jaxlib 0.10.2 for reduce, reduce_window and scatter; jax.jit aborts the same way).
 _COMBINING = frozenset({"reduce", "reduce_window", "scatter"})
-
-
-def _holders(op):
-    from mhlo_ir.xla_cpu import _holders as holders
-    return holders(op)
 
 
 def _show(sig) -> str:

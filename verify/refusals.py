@@ -451,7 +451,7 @@ def _tpu_abort(op) -> str | None:
                 "other shapes it aborts, \"Check failed: params.span_buffer != nullptr\", "
                 "segfaults or refuses: compute in i8)")
     from mhlo_ir import xla_cpu
-    target = xla_cpu._custom_call_target(op)
+    target = xla_cpu.custom_call_target(op)
     if target in _TPU_INTERNAL_TARGETS:
         return (f"calls XLA's internal target {target} (libtpu aborts on a call not of the "
                 "shapes its own passes make)")
@@ -477,7 +477,7 @@ def householder_call_problem(op) -> str | None:
     decompositions write), or None: XLA:CPU segfaults and libtpu aborts on a call not of
     its form, (a of [..., m, n], taus of [..., k], k <= min(m, n)) -> a's type."""
     from mhlo_ir import xla_cpu
-    if xla_cpu._custom_call_target(op) != "ProductOfElementaryHouseholderReflectors":
+    if xla_cpu.custom_call_target(op) != "ProductOfElementaryHouseholderReflectors":
         return None
     if len(op.operands) != 2 or len(op.results) != 1:
         return f"of {len(op.operands)} operands and {len(op.results)} results, not 2 and 1"

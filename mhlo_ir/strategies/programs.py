@@ -66,15 +66,7 @@ def default_options(max_ops: int = 8, ops=None, element_types=None, **kw) -> Opt
     ``max_dim``, ``max_depth``, ``division_by_zero``). ``element_types`` are the types of
     the arguments and of the values ops compute on; indices, predicates and shape operands
     use i1, i32 and i64, and the rules in ``OWN_TYPES`` make values of their own types."""
-    _positive("max_ops", max_ops)
-    for name in ("max_args", "max_depth"):
-        if name in kw:
-            _positive(name, kw[name])
-    # (max_dim 0 cannot be honoured: a dimension is 1 or more, or now and then 0)
-    for name, least in (("max_rank", 0), ("max_dim", 1)):
-        if name in kw and (isinstance(kw[name], bool) or not isinstance(kw[name], int)
-                           or kw[name] < least):
-            raise ValueError(f"{name} must be an int >= {least}, got {kw[name]!r}")
+    # (the counts are Options' own to check)
     if ops is None:
         ops = RULE_OPS
     else:
@@ -100,11 +92,6 @@ def default_options(max_ops: int = 8, ops=None, element_types=None, **kw) -> Opt
         raise TypeError(f"element_types holds {wrong[0]!r}, not an mhlo_ir element type (or "
                         "its name: 'f32')")
     return Options(ops=ops, element_types=ets, max_ops=max_ops, **kw)
-
-
-def _positive(name, n) -> None:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {n!r}")
 
 
 def generate(choices, options: Options, n_ops: int | None = None) -> Program:
@@ -197,6 +184,10 @@ def programs(draw, max_ops: int = 8, kinds=KINDS,
     return p.module, p.inputs
 
 
+# Draws of op_calls' arguments before it gives up on an op (see op_calls).
+_ATTEMPTS = 16
+
+
 @st.composite
 def op_calls(draw, name: str, operand_types=None):
     """A program built around one call of op ``name``: ``(module, [arrays])``. (Ops with
@@ -232,7 +223,3 @@ def op_calls(draw, name: str, operand_types=None):
         scope.b.return_(*(out or [main.arguments[0]]))
         return gen.module, [gen.array(t) for t in types]
     reject()
-
-
-# Draws of op_calls' arguments before it gives up on an op (see op_calls).
-_ATTEMPTS = 16

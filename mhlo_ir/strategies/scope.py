@@ -68,8 +68,7 @@ class Options:
     division_by_zero: bool = False
 
     def __attrs_post_init__(self):
-        # (default_options checks these with its own messages first; an Options made
-        # directly is held to the same)
+        # (max_dim 0 cannot be honoured: a dimension is 1 or more, or now and then 0)
         for name, least in (("max_ops", 1), ("max_rank", 0), ("max_dim", 1),
                             ("max_depth", 1), ("max_args", 1)):
             n = getattr(self, name)

@@ -149,13 +149,19 @@ def test_jax_named_shardings_on_eight_devices_match_jax_jit():
     _in_a_fresh_process(_NAMED)
 
 
-_ASYNC = textwrap.dedent("""
-    import jax, numpy as np
+# What the scripts of one axis "i" over 4 CPU devices start with.
+_FOUR_DEVICES = textwrap.dedent("""
+    import jax, jax.numpy as jnp, numpy as np
+    from jax import lax
     jax.config.update("jax_num_cpu_devices", 4)
-    from jax._src.lax import parallel as par
     from jax.sharding import PartitionSpec as P
     import lower.jax as lj
     mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+""")
+
+
+_ASYNC = _FOUR_DEVICES + textwrap.dedent("""
+    from jax._src.lax import parallel as par
     def body(x):
         s = par.psum_start(x, "i")
         r = par.ppermute_start(x, "i", perm=[(0, 1), (1, 2), (2, 3), (3, 0)])
@@ -498,13 +504,7 @@ def test_a_jax_sharding_that_does_not_divide_the_array_is_refused_as_in_jax_jit(
     _in_a_fresh_process(_INDIVISIBLE)
 
 
-_BRANCHES = textwrap.dedent("""
-    import jax, numpy as np
-    from jax import lax
-    jax.config.update("jax_num_cpu_devices", 4)
-    from jax.sharding import PartitionSpec as P
-    import lower.jax as lj
-    mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+_BRANCHES = _FOUR_DEVICES + textwrap.dedent("""
     def body(a):
         picked = lax.cond(lax.axis_index("i") % 2 == 0, lambda v: lax.psum(v, "i"),
                           lambda v: lax.psum(v * 2, "i"), a)
@@ -525,13 +525,7 @@ def test_collectives_in_branches_picked_per_device_meet_as_in_jax_jit():
     _in_a_fresh_process(_BRANCHES)
 
 
-_NARROW_AND_KEYS = textwrap.dedent("""
-    import jax, jax.numpy as jnp, numpy as np
-    from jax import lax
-    jax.config.update("jax_num_cpu_devices", 4)
-    from jax.sharding import PartitionSpec as P
-    import lower.jax as lj
-    mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+_NARROW_AND_KEYS = _FOUR_DEVICES + textwrap.dedent("""
     sm = lambda f, out=P("i"): jax.shard_map(f, mesh=mesh, in_specs=P("i"), out_specs=out,
                                              check_vma=False)
     bodies = [lambda a: lax.all_gather(a, "i", tiled=True),
