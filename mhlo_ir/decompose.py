@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ir import BlockArgument, Module, OpResult, walk
+from .quant import QuantizedType
 from .rewrite import Rewriter, rewrite_module
 
 __all__ = ["decompose", "decomposable", "rules", "RULES", "SINGLE_DEVICE_RULES"]
@@ -81,7 +82,13 @@ def _broadcast(r, b, op, x):
 
 
 def _dot(r, b, op, x):
+    """``dot_general`` contracting the lhs's last dimension with the rhs's first. A quantized
+    dot is kept: ``dot_general`` forbids the rhs zero points ``dot`` may have (StableHLO's
+    C15), and the quantization lowering takes ``dot`` as it is."""
     lhs, rhs = x
+    if any(v.type.element_type.__class__ is QuantizedType
+           for v in (lhs, rhs, op.results[0])):
+        return None
     et = op.results[0].type.element_type
     return (b.dot_general(lhs, rhs, ((lhs.type.rank - 1,), (0,)),
                           precision_config=op.attr("precision_config"),

@@ -15,11 +15,14 @@ __all__ = ["constant_in_closed_region", "closed_region_constant_in", "hoisted_re
 def constant_in_closed_region(ops) -> bool:
     """Whether a constant sits in the region of one of ``ops`` (or of an op nested in them)
     whose regions are closed (reduction bodies, comparators, map bodies: the op table's
-    ``closed_regions``)."""
+    ``closed_regions``), or is used there from outside it (the verifier's one capture
+    allowed: where jaxlib's legalization hoists a region's constants, the two are alike)."""
     stack = [(op, False) for op in ops]
     while stack:
         op, closed = stack.pop()
-        if closed and op.spec.name == "constant":
+        if closed and (op.spec.name == "constant" or any(
+                getattr(v, "spec", None) is not None and v.spec.name == "constant"
+                for v in op.operands)):
             return True
         if op.regions:
             inner = closed or op.spec.closed_regions
@@ -37,9 +40,9 @@ def closed_region_constant_in(module) -> bool:
 
 
 def hoisted_region_constant(module) -> bool:
-    """A ``chlo.broadcast_select`` in a module whose closed regions hold a constant: jaxlib's
-    legalization of chlo to MHLO (which that op's presence sets off) moves constants out of
-    every region into the function, and its export to HLO then rejects the closed region
+    """A ``chlo.broadcast_select`` in a module whose closed regions hold (or use) a constant:
+    jaxlib's legalization of chlo to MHLO (which that op's presence sets off) moves constants
+    out of every region into the function, and its export to HLO then rejects the closed region
     ("requires all operands to be defined in the parent region for export"). While and if
     bodies, whose export captures outer values, are not affected."""
     from .ir import walk

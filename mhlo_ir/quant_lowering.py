@@ -14,7 +14,7 @@ corpus holds the expected values):
   double and rounded to f32, clamped (below 32 bits), rounded to even;
 - ``uniform_dequantize``: ``convert(convert(x, i32) - zp, f32) * scale``;
 - ``add`` of per-tensor types: both operands requantized to the result's parameters in i32,
-  ``l + r - zp``, clamped to the storage range below 32 bits;
+  ``l + r - zp``, clamped to the storage range;
 - ``dot``/``dot_general``/``convolution`` of quantized lhs and rhs: the integer product in
   i32, the zero points' contribution subtracted (sums of the other operand over the
   contracting dimensions), scaled by ``s_l * s_r / s_res`` in f32 unless that is within 0.001
@@ -38,6 +38,17 @@ dot or dot_general with a per-axis rhs and result takes the integer path only as
 takes such convolutions (zero points 0, one scale ratio: ``_uniform_per_axis``), else
 dequantize-compute-quantize (the pass used the first scale for every column and dropped the
 zero points).
+Storage 32 bits wide (i32, ui32) departs further, where the pass's i32 and f32 arithmetic
+gives other numbers than the spec (found 2026-12-07): differences with zero points, and
+``add``'s sums, are computed in i64 (the pass wrapped 2147483000 + 2147483000 to -1296 and
+read ui32 4294967295 as -1); a zero point of 32-bit storage is subtracted before the
+conversion to f32 rounds the stored value (16777217 less 1 gave 16777215); and a narrowed
+32-bit range (``i32<-100:100>``) is clamped to, as narrower storage is. Scales whose f32
+value (or, for a scale divided by, its reciprocal) is subnormal are an error: XLA flushes
+subnormals to zero, and would quantize everything to the zero point. What stays the pass's:
+rounding through merged scales (``x * (s_in / s_out)``, not ``x * s_in / s_out``), each
+``add`` operand rounded before the sum, the 0.001 window in which a dot's rescale is
+skipped, and integer dot products accumulated in i32 (a product past 2**31 wraps).
 Like the pass, it quantizes from and dequantizes to f32 only (requantization, add and
 dot-like products are f32 or integer math whatever the expressed type), and anything it
 cannot lower is an error naming the op, not a program that computes otherwise. The input
@@ -58,11 +69,45 @@ from .types import FunctionType, TupleType, tensor
 
 __all__ = ["lower_quantized", "has_quantized"]
 
-_F32, _I32 = dtypes.f32, dtypes.i32
+_F32, _I32, _I64 = dtypes.f32, dtypes.i32, dtypes.i64
 
-# Ops kept as they are with their quantized types replaced by the storage type: StableHLO's
-# ConvertGenericOp list as far as our checks let quantized values into it, plus the carriers
-# and collectives (and reverse and dynamic_update_slice, which the pass does not list).
+
+def _wide(*qs):
+    """The integer type in which stored values of ``qs`` and their differences with zero
+    points are exact: i32 (StableHLO's) below 32 bits; i64 for i32 and ui32 storage, whose
+    values and zero points an i32 difference would wrap (and ui32's read as negative)."""
+    return _I64 if any(q.storage.bits == 32 for q in qs) else _I32
+
+
+def _narrowed(q, et) -> bool:
+    """Whether ``q``'s storage range is narrower than integer type ``et`` holds."""
+    info = np.iinfo(et.dtype)
+    return (q.storage_min, q.storage_max) != (int(info.min), int(info.max))
+
+
+# f32's smallest normal magnitude: XLA flushes smaller ones (subnormals) to zero.
+_F32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def _f32_scale(value: float, q: QuantizedType, op: str, what: str = "scale",
+               divides: bool = False) -> np.float32:
+    """``value`` (a scale, or a ratio of scales) as the f32 constant the lowering computes
+    with; an error where XLA would compute with something else: 0, inf or a subnormal in f32
+    (XLA flushes subnormals to zero: everything would quantize to the zero point, or
+    dequantize to 0), or, for a scale the lowering divides by (``divides``), one whose
+    reciprocal is subnormal (XLA multiplies by the reciprocal instead of dividing)."""
+    f = np.float32(value)
+    if not np.isfinite(f) or abs(float(f)) < _F32_TINY:
+        problem = f"is {float(f)!r} in f32, outside f32's normal range"
+    elif divides and abs(1.0 / float(f)) < _F32_TINY:
+        problem = "has a reciprocal outside f32's normal range (XLA multiplies by it)"
+    else:
+        return f
+    raise OpBuildError(
+        f"'{op}': {what} {value!r} of {q.name} {problem}: XLA flushes subnormal f32 values "
+        f"to zero, so the lowered program would not compute this type's values (the "
+        f"quantization lowering computes in f32, as StableHLO's does; it takes scales from "
+        f"{_F32_TINY!r} to {1 / _F32_TINY!r})")
 
 
 def _q(t):
@@ -151,7 +196,8 @@ class _Lowering(Rewriter):
 
     def qdq(self, b, op, x, qin) -> tuple:
         """``quantize(op(dequantize(x)))``: StableHLO's fallback for every quantized op."""
-        operands = [dequantize(b, v, q) if q is not None else v for v, q in zip(x, qin)]
+        name = op.spec.name
+        operands = [dequantize(b, v, q, name) if q is not None else v for v, q in zip(x, qin)]
         types = [expressed_tensor(r.type) for r in op.results]
         for r in op.results:
             if _q(r.type) is not None:
@@ -160,7 +206,7 @@ class _Lowering(Rewriter):
         new = make_operation(op.spec, tuple(operands), types, op.attributes, regions,
                              op.location, b.block)
         b.block.operations.append(new)
-        return tuple(quantize(b, v, _q(r.type)) if _q(r.type) is not None else v
+        return tuple(quantize(b, v, _q(r.type), name) if _q(r.type) is not None else v
                      for v, r in zip(new.results, op.results))
 
     def dot_like(self, b, op, x, qin, qout):
@@ -180,8 +226,8 @@ class _Lowering(Rewriter):
                 return None
         elif not _uniform_per_axis(qr, qres):
             return None  # (a departure from the pass: it used scales[0], zero points 0)
-        elif name == "dot":
-            dims = ((), (), (1,), (), (), (0,))
+        elif name == "dot":  # (a rank-1 lhs contracts its only dimension)
+            dims = ((), (), (x[0].type.rank - 1,), (), (), (0,))
         else:
             dn = op.attr("dot_dimension_numbers")
             dims = (tuple(dn.lhs_batching_dimensions), (), tuple(dn.lhs_contracting_dimensions),
@@ -221,18 +267,15 @@ def _bcast(b, c, shape, dims=()):
     return b.broadcast_in_dim(c, shape, dims)
 
 
-def _params(b, q: QuantizedType, zp_float: bool):
-    """(scales, zero points, broadcast dims) as constants: f32 scales, zero points in f32 or
-    i32, scalars for per-tensor types, vectors along the axis for per-axis ones."""
-    zet = _F32 if zp_float else _I32
-    if not zp_float and any(not -2**31 <= z < 2**31 for z in q.zero_points):
-        raise OpBuildError(f"{q.name}: the quantization lowering computes zero points in i32, "
-                           "as StableHLO's does, and a zero point of this type does not fit "
-                           "there (keep u32 zero points below 2**31)")
+def _params(b, q: QuantizedType, zet, op: str, divides: bool = False):
+    """(scales, zero points, broadcast dims) as constants: f32 scales (checked by
+    ``_f32_scale``), zero points of element type ``zet`` (f32, or the integer type
+    ``_wide`` picks), scalars for per-tensor types, vectors along the axis for per-axis
+    ones."""
+    scales = [_f32_scale(s, q, op, divides=divides) for s in q.scales]
     if q.axis is None:
-        return (_scalar(b, np.float32(q.scales[0]), _F32),
-                _scalar(b, q.zero_points[0], zet), ())
-    return (b.constant(np.array(q.scales, np.float32)),
+        return (_scalar(b, scales[0], _F32), _scalar(b, q.zero_points[0], zet), ())
+    return (b.constant(np.array(scales, np.float32)),
             b.constant(np.array(q.zero_points, zet.dtype)), (q.axis,))
 
 
@@ -240,9 +283,9 @@ def _binary(b, fn, x, c, dims=()):
     return fn(x, _bcast(b, c, x.type.shape, dims))
 
 
-def quantize(b, x, q: QuantizedType):
+def quantize(b, x, q: QuantizedType, op: str = "uniform_quantize"):
     """f32 ``x`` quantized as ``q``, StableHLO's way."""
-    scales, zps, dims = _params(b, q, zp_float=True)
+    scales, zps, dims = _params(b, q, _F32, op, divides=True)
     r = _binary(b, b.divide, x, scales, dims)
     r = _binary(b, b.add, r, zps, dims)
     r = b.clamp(_scalar(b, np.float32(q.storage_min), _F32), r,
@@ -251,11 +294,14 @@ def quantize(b, x, q: QuantizedType):
     return b.convert(r, q.storage)
 
 
-def dequantize(b, x, q: QuantizedType):
-    """The f32 values stored ``x`` (of type ``q``) stands for."""
-    _f32_only("uniform_dequantize", q)
-    scales, zps, dims = _params(b, q, zp_float=False)
-    r = b.convert(x, _I32)
+def dequantize(b, x, q: QuantizedType, op: str = "uniform_dequantize"):
+    """The f32 values stored ``x`` (of type ``q``) stands for: ``(x - zp) * scale``, the
+    difference exact in integers (i32 as StableHLO's; i64 for 32-bit storage, where an i32
+    difference wraps and ui32 values read as negative), converted to f32."""
+    _f32_only(op, q)
+    wide = _wide(q)
+    scales, zps, dims = _params(b, q, wide, op)
+    r = b.convert(x, wide)
     r = _binary(b, b.subtract, r, zps, dims)
     r = b.convert(r, _F32)
     return _binary(b, b.multiply, r, scales, dims)
@@ -280,21 +326,39 @@ def _merged(qin: QuantizedType, qout: QuantizedType):
     return scales, zps, axis
 
 
-def requantize(b, x, qin: QuantizedType, qout: QuantizedType, out_et):
-    """Stored ``x`` of ``qin`` as stored values of ``qout`` in element type ``out_et``."""
+def requantize(b, x, qin: QuantizedType, qout: QuantizedType, out_et,
+               op: str = "uniform_quantize"):
+    """Stored ``x`` of ``qin`` as stored values of ``qout`` in element type ``out_et``:
+    ``qout``'s storage (clamped to its storage range), or a wider integer type for the sum
+    of an ``add`` (unclamped: the sum is clamped).
+
+    As StableHLO's pass: ``x * (s_in / s_out) + (zp_out - zp_in * s_in / s_out)`` in f32.
+    Where ``qin``'s storage is 32 bits wide (a value past 2**24 does not survive f32) and its
+    zero point is not 0, the zero point is subtracted in i64 first, as the spec's dequantize
+    subtracts it before converting: ``(x - zp_in) * (s_in / s_out) + zp_out``."""
     if qin is qout:
         return b.convert(x, out_et)
-    r = b.convert(x, _F32)  # f32 math whatever the expressed type, as StableHLO's
     scales, zps, axis = _merged(qin, qout)
+    if qin.storage.bits == 32 and any(z != 0 for z in qin.zero_points):
+        zin = (_scalar(b, qin.zero_points[0], _I64) if qin.axis is None else
+               b.constant(np.array(qin.zero_points, np.int64)))
+        r = b.convert(_binary(b, b.subtract, b.convert(x, _I64), zin,
+                              () if qin.axis is None else (qin.axis,)), _F32)
+        zps = [qout.zero_points[0 if qout.axis is None else i] for i in range(len(zps))]
+    else:
+        r = b.convert(x, _F32)  # f32 math whatever the expressed type, as StableHLO's
+    scales = [_f32_scale(s, qout, op, "scale ratio (input scale / result scale)")
+              for s in scales]
     if axis is None:
-        r = _binary(b, b.multiply, r, _scalar(b, np.float32(scales[0]), _F32))
+        r = _binary(b, b.multiply, r, _scalar(b, scales[0], _F32))
         if zps[0] != 0:
             r = _binary(b, b.add, r, _scalar(b, np.float32(zps[0]), _F32))
     else:
         r = _binary(b, b.multiply, r, b.constant(np.array(scales, np.float32)), (axis,))
         if any(z != 0 for z in zps):
             r = _binary(b, b.add, r, b.constant(np.array(zps, np.float32)), (axis,))
-    if out_et.bits < 32:
+    if out_et is qout.storage and (out_et.bits < 32 or _narrowed(qout, out_et)):
+        # (a full 32-bit range's bounds round to +-2**31 in f32: XLA's convert saturates)
         r = b.clamp(_scalar(b, np.float32(qout.storage_min), _F32), r,
                     _scalar(b, np.float32(qout.storage_max), _F32))
     r = b.round_nearest_even(r)
@@ -302,22 +366,36 @@ def requantize(b, x, qin: QuantizedType, qout: QuantizedType, out_et):
 
 
 def _add(b, lhs, rhs, ql, qr, qres, result_type):
-    lhs = requantize(b, lhs, ql, qres, _I32)
-    rhs = requantize(b, rhs, qr, qres, _I32)
-    s = b.subtract(b.add(lhs, rhs), _bcast(b, _scalar(b, qres.zero_points[0], _I32),
+    """StableHLO's: both operands requantized to the result's parameters, ``l + r - zp``,
+    clamped to the storage range. In i32 as the pass computes it, unless a requantized
+    operand or the sum could pass i32's range (32-bit storage, or large scale ratios):
+    then in i64, where the pass wrapped (2147483000 + 2147483000 stored -1296, the spec
+    2147483647) and skipped the clamp of a narrowed 32-bit range."""
+    wide = _I32
+    for q in (ql, qr):
+        scales, zps, _ = _merged(q, qres)
+        reach = max(abs(q.storage_min), abs(q.storage_max)) * max(scales) + \
+            max(abs(z) for z in zps) + abs(qres.zero_points[0])
+        if reach >= 2**30 or qres.storage.bits == 32:
+            wide = _I64
+    lhs = requantize(b, lhs, ql, qres, wide, "add")
+    rhs = requantize(b, rhs, qr, qres, wide, "add")
+    s = b.subtract(b.add(lhs, rhs), _bcast(b, _scalar(b, qres.zero_points[0], wide),
                                            lhs.type.shape))
-    if qres.storage.bits == 32:
-        return b.convert(s, qres.storage) if qres.storage is not _I32 else s
-    s = b.clamp(_scalar(b, qres.storage_min, _I32), s, _scalar(b, qres.storage_max, _I32))
+    s = b.clamp(_scalar(b, qres.storage_min, wide), s, _scalar(b, qres.storage_max, wide))
     return b.convert(s, qres.storage)
 
 
 def _add_per_axis(b, lhs, rhs, q):
-    s = b.add(lhs, rhs)
+    """Per-axis ``add`` of one 32-bit type (the pass's pattern): ``l + r - zp`` per channel,
+    in i64 and clamped to the storage range (the pass adds in the storage type, which wraps,
+    and leaves a narrowed range unclamped)."""
+    s = b.add(b.convert(lhs, _I64), b.convert(rhs, _I64))
     if any(z != 0 for z in q.zero_points):
-        s = b.subtract(s, _bcast(b, b.constant(np.array(q.zero_points, q.storage.dtype)),
+        s = b.subtract(s, _bcast(b, b.constant(np.array(q.zero_points, np.int64)),
                                  s.type.shape, (q.axis,)))
-    return s
+    s = b.clamp(_scalar(b, q.storage_min, _I64), s, _scalar(b, q.storage_max, _I64))
+    return b.convert(s, q.storage)
 
 
 # -- dot-like ops --------------------------------------------------------------------------
@@ -327,11 +405,16 @@ def _hybrid(b, op, lhs, rhs, qr):
     (behind an optimization_barrier, so that XLA does not fold the dequantized weights)."""
     _f32_only(op.spec.name, qr)
     rhs = b.optimization_barrier(rhs)
-    scales, zps, dims = _params(b, qr, zp_float=True)
-    r = b.convert(rhs, _F32)
-    if any(z != 0 for z in qr.zero_points):
-        r = _binary(b, b.subtract, r, zps, dims)
-    r = _binary(b, b.multiply, r, scales, dims)
+    if qr.storage.bits == 32 and any(z != 0 for z in qr.zero_points):
+        # (the pass subtracts the zero point in f32, where a 32-bit value past 2**24 is
+        # rounded first: stored 16777217 less 1 gave 16777215, the spec 16777216)
+        r = dequantize(b, rhs, qr, op.spec.name)
+    else:
+        scales, zps, dims = _params(b, qr, _F32, op.spec.name)
+        r = b.convert(rhs, _F32)
+        if any(z != 0 for z in qr.zero_points):
+            r = _binary(b, b.subtract, r, zps, dims)
+        r = _binary(b, b.multiply, r, scales, dims)
     return b.create(op.spec.name, (lhs, r), op.attributes,
                     result_types=[op.results[0].type]).results[0]
 
@@ -387,7 +470,7 @@ def _kernel(b, op, lhs, rhs, ql, dims):
     if name == "dot":
         name = "dot_general"
         attrs = {k: v for k, v in attrs.items() if k == "precision_config"}
-        attrs["dot_dimension_numbers"] = {"lhs_contracting_dimensions": (1,),
+        attrs["dot_dimension_numbers"] = {"lhs_contracting_dimensions": dims[2],
                                           "rhs_contracting_dimensions": (0,)}
     if name == "convolution":
         pads = _padding_pairs(op)
@@ -466,7 +549,8 @@ def _dot_like(b, op, lhs, rhs, ql, qr, qres, dims):
                         qr.zero_points[0] if qr.axis is None else 0, shape, dims)
     combined = ql.scales[0] * qr.scales[0] / qres.scales[0]
     if abs(combined - 1.0) > 0.001:
-        c = _scalar(b, np.float32(combined), _F32)
+        c = _scalar(b, _f32_scale(combined, qres, op.spec.name,
+                                  "scale ratio (lhs scale * rhs scale / result scale)"), _F32)
         res = b.convert(b.multiply(b.convert(res, _F32), _bcast(b, c, shape)), _I32)
         if offset is not None:
             offset = b.convert(b.multiply(b.convert(offset, _F32), _bcast(b, c, shape)), _I32)

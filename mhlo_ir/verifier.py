@@ -15,7 +15,7 @@ NOTE: regions are walked with an explicit stack, so nesting depth is limited by 
 Python's recursion limit. Visibility is one dict from each value to the frame of the block
 that defines it: a value is visible while that frame is open (an enclosing block, or the same
 block earlier), and not from inside a closed region (reduction bodies, comparators) when it
-was defined outside it.
+was defined outside it (a constant excepted, see ``_capturable``).
 """
 
 from __future__ import annotations
@@ -49,6 +49,15 @@ _MAPPING_CLASSES = frozenset({dict, MappingProxyType})
 _VISIBILITIES = (None, "public", "private", "nested")
 # Frame states: not yet entered (a later region of the same op), open, closed.
 _PENDING, _OPEN, _CLOSED = 0, 1, 2
+
+
+def _capturable(v) -> bool:
+    """Whether a closed region (a reduce body, a comparator...) may use ``v`` though it is
+    defined outside: a ``constant``'s result. MLIR verifies such a use, XLA copies the
+    constant into the computation, and jaxlib's own reader writes it: deserializing a
+    portable artifact hoists the constants of every comparator and body out of them (any
+    float ``jnp.sort``). Other values used there fail jaxlib's export."""
+    return v.__class__ is SingleResultOp and v.spec.name == "constant"
 _NO_ATTRS: Mapping = MappingProxyType({})
 
 
@@ -302,7 +311,8 @@ class _Verifier:
                         _fail_at(op, f"{_where(fn, op, fr)}: operand {j}'s type is {_show(t)}, "
                                  "not a Type")
                     d = defined.get(v)
-                    if d is None or d.state != _OPEN or d.depth < fr.floor:
+                    if d is None or d.state != _OPEN or d.depth < fr.floor and \
+                            not _capturable(v):
                         self._bad_use(fn, op, fr, j, v, stack)
                 if fr.top and spec.terminator:
                     self._check_return(fn, op, fr)

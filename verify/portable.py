@@ -19,7 +19,8 @@ from .errors import VerificationError
 
 __all__ = ["serialize_portable", "deserialize_portable", "portable_targets"]
 
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")  # (fullmatch: "$" takes a last "\n")
+# (fullmatch: "$" takes a last "\n"; ASCII: "\d" takes any script's digits, "１.０.０")
+_VERSION = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)")
 
 
 def portable_targets() -> tuple:
@@ -74,9 +75,9 @@ def serialize_portable(module_or_text, target: str | None = None, *,
                             f"{type(module_or_text).__name__}")
         module_or_text.verify()
         for fn, op in walk(module_or_text):
-            if (why := stablehlo_import_problem(op)) is not None:
-                raise VerificationError(f"@{fn.name}: '{op.spec.name}' in a portable "
-                                        f"artifact XLA could not compile: {why}",
+            if (why := stablehlo_import_problem(op) or _writer_problem(op)) is not None:
+                raise VerificationError(f"@{fn.name}: '{op.spec.name}' cannot go into a "
+                                        f"portable artifact: {why}",
                                         from_jaxlib=False)
         text = module_or_text.to_text(dialect=STABLEHLO)
     _, X = _jaxlib.xla()
@@ -85,6 +86,18 @@ def serialize_portable(module_or_text, target: str | None = None, *,
     except Exception as e:  # noqa: BLE001 - jaxlib raises its own runtime error type
         raise VerificationError(str(e), text,
                                 filename=source_name(module_or_text, filename)) from None
+
+
+def _writer_problem(op) -> str | None:
+    """Why jaxlib's artifact writer fails on ``op`` (which jaxlib compiles as text), or None:
+    ``chlo.broadcast_select``, which the writer's legalization of chlo cannot lower at any
+    target ("failed to legalize operation 'shape.const_witness' that was explicitly marked
+    illegal", whatever the shapes; measured on 0.10.2)."""
+    if op.spec.name == "chlo.broadcast_select":
+        return ("jaxlib's artifact writer cannot legalize chlo.broadcast_select (it fails on "
+                "'shape.const_witness' at every target): broadcast the operands to one shape "
+                "(broadcast_in_dim) and use select")
+    return None
 
 
 # What every MLIR bytecode file starts with ("ML\xefR").

@@ -24,10 +24,9 @@ from .table import rule
 # unsigned storage as if it were signed (u4 and u8 results wrap), its pipeline cannot legalize
 # the broadcasts of per-axis scales, and the interpreter aborts on narrowed storage ranges
 # ("LLVM ERROR: Unsupported op"): docs/findings.md 21. Drawing them would only find those
-# three again. And no i32 storage: StableHLO's lowering (and ours, which follows it bit for
-# bit) clamps in f32, where i32's bounds round to +-2**31, and skips the clamp for 32-bit
-# results, so its final conversion to i32 can overflow, which XLA saturates and the
-# interpreter wraps.
+# three again. And no i32 storage: StableHLO's lowering computes its sums and zero points
+# in i32 and f32, which wrap and round where the spec (and our lowering since 2026-12-07)
+# does not; the interpreter runs that lowering, so such programs would only find it again.
 _STORAGE = (dtypes.i8, dtypes.i8, dtypes.i8, dtypes.i4, dtypes.i16, dtypes.i2)
 # Per-tensor ops StableHLO quantizes by dequantize-compute-quantize, the correctly rounded
 # ones: a last-ulp difference of an approximated function (XLA's polynomial tanh, exp...)

@@ -643,17 +643,21 @@ def test_a_narrowed_i32_result_saturates_too():
     assert stored.tolist() == [[100]] and back.tolist() == [[100.0]]
 
 
-def test_a_u32_zero_point_past_i32_is_an_error_naming_the_type():
-    """The lowering computes zero points in i32 (as StableHLO's pass): 4e9 does not fit, said
-    in Python (it was numpy's OverflowError)."""
+def test_a_u32_zero_point_past_i32_round_trips():
+    """32-bit storage computes its zero points in i64 (the pass's i32 could not hold 4e9, an
+    error here before): values that f32 holds at that magnitude (multiples of 256) store
+    ``x + zp`` and read back."""
     q = quantized(hlo.ui32, hlo.f32, 1.0, 4000000000)
     m = hlo.Module("r")
-    f = m.add_function("main", [hlo.tensor((2,), F32)], visibility="public")
+    f = m.add_function("main", [hlo.tensor((3,), F32)], visibility="public")
     b = f.builder()
-    b.return_(b.uniform_dequantize(b.uniform_quantize(f.arguments[0], q)))
-    with pytest.raises(Exception, match=r"u32:f32, 1.000000e\+00:4000000000>: the "
-                                        r"quantization lowering computes zero points in i32"):
-        verify.check(m)
+    s = b.uniform_quantize(f.arguments[0], q)
+    b.return_(s, b.uniform_dequantize(s))
+    x = np.array([256.0, -512.0, 0.0], F32)
+    stored, back = verify.run(m, x)
+    assert stored.dtype == np.uint32
+    assert stored.tolist() == [4000000256, 3999999488, 4000000000]
+    assert back.tolist() == x.tolist()
 
 
 def test_a_u32_result_saturates_at_zero_and_builds():
@@ -665,3 +669,113 @@ def test_a_u32_result_saturates_at_zero_and_builds():
     stored, back, exact = verify.run(m, np.array([[3, -4]], F32), np.array([[2], [2]], F32))
     assert exact.tolist() == [[-2.0]]
     assert stored.tolist() == [[0]] and back.tolist() == [[0.0]]
+
+
+# -- 32-bit storage, scales XLA cannot compute with, rank-1 dots (the review of 2026-12-07) --
+# Expected values are the spec's, worked out by hand (quantize(dequantize(...)) in exact
+# arithmetic, saturated to the storage range): StableHLO's pass, and the reference
+# interpreter that runs it, give the wrong ones noted beside each.
+
+def _one_op(arg_types, body):
+    m = hlo.Module("q")
+    f = m.add_function("main", arg_types, visibility="public")
+    b = f.builder()
+    b.return_(*body(b, *f.arguments))
+    return m
+
+
+def test_a_narrowed_32_bit_range_clamps_requantize_and_add():
+    """i32<-100:100>: requantizing i8 100 (scale 1) to scale 0.5 stores 100 (the pass: 200);
+    60 + 60 stores 100 (the pass: 120), per tensor and per axis."""
+    q8 = quantized(hlo.i8, hlo.f32, 1.0, 0)
+    narrow = quantized(hlo.i32, hlo.f32, 0.5, 0, storage_min=-100, storage_max=100)
+    m = _one_op([hlo.tensor((2,), q8)], lambda b, x: [b.uniform_quantize(x, narrow)])
+    assert verify.run(m, np.array([100, -100], np.int8))[0].tolist() == [100, -100]
+    q1 = quantized(hlo.i32, hlo.f32, 1.0, 0, storage_min=-100, storage_max=100)
+    m = _one_op([hlo.tensor((1,), q1)], lambda b, x: [b.add(x, x)])
+    assert verify.run(m, np.array([60], np.int32))[0].tolist() == [100]
+    qa = quantized(hlo.i32, hlo.f32, [1.0, 1.0], 0, axis=0, storage_min=-100, storage_max=100)
+    m = _one_op([hlo.tensor((2,), qa)], lambda b, x: [b.add(x, x)])
+    assert verify.run(m, np.array([60, 5], np.int32))[0].tolist() == [100, 10]
+
+
+def test_an_i32_add_saturates():
+    """2147483000 + 2147483000 stores i32's maximum (the pass: -1296, wrapped), per tensor
+    and per axis; -2147483000 + -2147483000 its minimum."""
+    q = quantized(hlo.i32, hlo.f32, 1.0, 0)
+    m = _one_op([hlo.tensor((2,), q)], lambda b, x: [b.add(x, x)])
+    got = verify.run(m, np.array([2147483000, -2147483000], np.int32))[0]
+    assert got.tolist() == [2**31 - 1, -2**31]
+    qa = quantized(hlo.i32, hlo.f32, [1.0, 1.0], 0, axis=0)
+    m = _one_op([hlo.tensor((2,), qa)], lambda b, x: [b.add(x, x)])
+    assert verify.run(m, np.array([2147483000, 5], np.int32))[0].tolist() == [2**31 - 1, 10]
+
+
+def test_u32_storage_is_unsigned():
+    """ui32 4294967295 dequantizes to 4294967295 rounded to f32 (the pass: -1.0, read as
+    i32); with zero point 5, stored 0 + 0 stands for -10, which saturates to 0 (the pass:
+    4294967291)."""
+    q = quantized(hlo.ui32, hlo.f32, 1.0, 0)
+    m = _one_op([hlo.tensor((2,), q)], lambda b, x: [b.uniform_dequantize(x)])
+    got = verify.run(m, np.array([4294967295, 3000000000], np.uint32))[0]
+    assert got.tolist() == [float(F32(4294967295)), float(F32(3000000000))]
+    qz = quantized(hlo.ui32, hlo.f32, 1.0, 5)
+    m = _one_op([hlo.tensor((1,), qz)], lambda b, x: [b.add(x, x)])
+    got = verify.run(m, np.array([0], np.uint32))[0]
+    assert got.dtype == np.uint32 and got.tolist() == [0]
+
+
+def test_a_32_bit_zero_point_is_subtracted_before_f32():
+    """Stored 16777217 with zero point 1 stands for 16777216, which f32 holds: requantized
+    to zero point 0 it stores 16777216, and a hybrid dot with 1.0 gives 16777216.0 (the
+    pass subtracted in f32 after rounding 16777217 to 16777216: 16777215)."""
+    qa = quantized(hlo.i32, hlo.f32, 1.0, 1)
+    qb = quantized(hlo.i32, hlo.f32, 1.0, 0)
+    m = _one_op([hlo.tensor((1,), qa)], lambda b, x: [b.uniform_quantize(x, qb),
+                                                      b.uniform_dequantize(x)])
+    stored, back = verify.run(m, np.array([16777217], np.int32))
+    assert stored.tolist() == [16777216] and back.tolist() == [16777216.0]
+    m = _one_op([hlo.tensor((1,), hlo.f32), hlo.tensor((1,), qa)],
+                lambda b, x, y: [b.create("dot", (x, y), None,
+                                          result_types=[hlo.tensor((), hlo.f32)]).results[0]])
+    got = verify.run(m, np.array([1.0], F32), np.array([16777217], np.int32))[0]
+    assert got.tolist() == 16777216.0
+
+
+def test_a_quantized_dot_of_vectors():
+    """A rank-1 lhs contracts its only dimension: (1 - 2) * (5 - 3) + (2 - 2) * (6 - 3) = -2
+    (it was an error: lhs contracting dimension 1 out of range)."""
+    ql = quantized(hlo.i8, hlo.f32, 1.0, 2)
+    qr = quantized(hlo.i8, hlo.f32, 1.0, 3)
+    qres = quantized(hlo.i32, hlo.f32, 1.0, 0)
+    m = _one_op([hlo.tensor((2,), ql), hlo.tensor((2,), qr)],
+                lambda b, x, y: [b.create("dot", (x, y), None,
+                                          result_types=[hlo.tensor((), qres)]).results[0]])
+    args = np.array([1, 2], np.int8), np.array([5, 6], np.int8)
+    assert verify.run(m, *args)[0].tolist() == -2
+    # decompose keeps a quantized dot (dot_general may not have its rhs zero point)
+    from mhlo_ir.decompose import decompose
+    d = decompose(m)
+    assert [op.spec.name for op in d.functions[0].entry_block.operations][0] == "dot"
+    assert verify.run(d, *args)[0].tolist() == -2
+
+
+@pytest.mark.parametrize("scale, what", [
+    (1e-40, r"scale 1e-40 of .* is 9.99994610111476e-41 in f32, outside f32's normal range"),
+    (1e38, r"scale 1e\+38 of .* has a reciprocal outside f32's normal range"),
+])
+def test_scales_xla_flushes_are_refused(scale, what):
+    """A scale (or its reciprocal, which XLA multiplies by) subnormal in f32 would quantize
+    everything to the zero point on XLA (1e-40: [2e-38, -1e-39] stored [32767, 0], the spec
+    [200, -10]): an error naming the op and the type instead."""
+    q = quantized(hlo.i16, hlo.f32, scale, 0)
+    m = _one_op([hlo.tensor((2,), hlo.f32)], lambda b, v: [b.uniform_quantize(v, q)])
+    with pytest.raises(verify.VerificationError, match="'uniform_quantize': " + what):
+        verify.run(m, np.array([2e-38, -1e-39], F32))
+    if scale < 1:
+        m = _one_op([hlo.tensor((2,), q)], lambda b, w: [b.uniform_dequantize(w)])
+        with pytest.raises(verify.VerificationError, match="'uniform_dequantize': " + what):
+            verify.run(m, np.array([5, -300], np.int16))
+    else:  # (dequantizing multiplies: a large scale is fine there)
+        m = _one_op([hlo.tensor((1,), q)], lambda b, w: [b.uniform_dequantize(w)])
+        assert verify.run(m, np.array([3], np.int16))[0].tolist() == [float(F32(3 * F32(1e38)))]

@@ -388,6 +388,30 @@ def test_custom_call_to_unknown_computation():
         m.verify()
 
 
+def test_closed_regions_may_use_outer_constants():
+    """A constant defined outside a closed region may be used in it (MLIR verifies it, XLA
+    copies it in, jaxlib's artifact reader writes it): sort, reduce and map run with numpy's
+    numbers; an argument used there is still refused (below)."""
+    t = hlo.tensor((4,), hlo.f32)
+    m = hlo.Module("c")
+    f = m.add_function("main", [t], visibility="public")
+    b = f.builder()
+    x, = f.arguments
+    one, two = b.constant(np.float32(1)), b.constant(np.float32(2.5))
+    s = b.sort(x, lambda r, p, q: r.compare(r.add(p, one), q, "LT"), dimension=0,
+               is_stable=True)
+    mx = b.reduce(x, b.constant(np.float32(-np.inf)), (0,),
+                  lambda r, p, q: r.maximum(r.maximum(p, q), two))
+    mp = b.map([x], lambda r, p: r.multiply(p, two))
+    b.return_(s, mx, mp)
+    m.verify()
+    assert hlo.parse(m.to_text()).to_text() == m.to_text()
+    v = np.array([3, 1, 2, 0], np.float32)
+    got = verify.run(m, v)
+    assert got[0].tolist() == [1, 0, 3, 2]
+    assert got[1].tolist() == 3.0 and got[2].tolist() == (v * 2.5).tolist()
+
+
 def test_closed_regions_may_not_capture_outer_values():
     """jaxlib rejects a sort comparator or reduction body using an outer value; verify says
     so first (while/if bodies may capture)."""

@@ -28,6 +28,14 @@ def _program(region_op: str, select: bool = True):
       mhlo.return %d : tensor<f32>
     }) : (tensor<2xf32>) -> tensor<2xf32>
 """,
+        # (the constant outside the map, which the verifier lets a closed region use)
+        "captured map": """    %c = mhlo.constant dense<3.750000e-01> : tensor<f32>
+    %0 = "mhlo.map"(%x) <{dimensions = dense<0> : tensor<1xi64>}> ({
+    ^bb0(%a: tensor<f32>):
+      %d = mhlo.add %c, %a : tensor<f32>
+      mhlo.return %d : tensor<f32>
+    }) : (tensor<2xf32>) -> tensor<2xf32>
+""",
         "sort": """    %0 = "mhlo.sort"(%x) <{dimension = 0 : i64}> ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %c = mhlo.constant dense<3.750000e-01> : tensor<f32>
@@ -61,7 +69,7 @@ def _program(region_op: str, select: bool = True):
 X, Y = np.array([1.0, -2.0], np.float32), np.array([0.5, 3.0], np.float32)
 
 
-@pytest.mark.parametrize("region_op", ["map", "sort"])
+@pytest.mark.parametrize("region_op", ["map", "captured map", "sort"])
 def test_refused_in_python_with_the_reason(region_op):
     m = _program(region_op)
     assert hoisted_region_constant(m)
@@ -71,7 +79,7 @@ def test_refused_in_python_with_the_reason(region_op):
         assert e.value.jaxlib_message is None and "mhlo.select" in str(e.value)
 
 
-@pytest.mark.parametrize("region_op", ["map", "sort"])
+@pytest.mark.parametrize("region_op", ["map", "captured map", "sort"])
 def test_the_refused_program_is_what_jaxlib_rejects(region_op, monkeypatch):
     monkeypatch.setattr(api, "_conversion_problem", lambda module: None)
     try:
@@ -85,8 +93,9 @@ def test_the_refused_program_is_what_jaxlib_rejects(region_op, monkeypatch):
 def test_its_neighbours_run():
     # the same closed regions without the broadcast_select, and a while loop's constants
     # beside one, compile and run
-    (got, _) = verify.run(_program("map", select=False), X, Y)
-    np.testing.assert_array_equal(got, X + np.float32(0.375))
+    for region_op in ("map", "captured map"):
+        (got, _) = verify.run(_program(region_op, select=False), X, Y)
+        np.testing.assert_array_equal(got, X + np.float32(0.375))
     (got, _) = verify.run(_program("sort", select=False), X, Y)
     np.testing.assert_array_equal(got, np.sort(X))
     m = _program("while")

@@ -90,6 +90,139 @@ def test_expect_close_threshold():
     assert not judge("expect_close", np.array([3], np.int32), np.array([4], np.int32)).ok
 
 
+def test_expect_close_bounds_both_ways():
+    """The check dialect's op carries its bounds: at most max_ulp and at least min_ulp apart
+    (min: a check that two values differ)."""
+    up = np.array([np.nextafter(f32(1), f32(2))])
+    assert not judge("expect_close", _f32(1.0), up, max_ulp=0).ok
+    assert judge("expect_close", _f32(1.0), up, max_ulp=1, min_ulp=1).ok
+    v = judge("expect_close", _f32(1.0), _f32(1.0), max_ulp=5, min_ulp=1)
+    assert not v.ok and "min ULP distance 1, nearest 0 ULP" in v.detail
+    assert not judge("expect_close", _f32(np.nan), _f32(np.nan), min_ulp=1).ok
+
+
+def test_check_of_reads_an_op_and_fixes_a_call():
+    """CheckOps.td's defaults for the ops (max 1 ULP, tolerance 1e-4); a custom call's
+    tolerances are fixed, whatever attributes it carries; a kind not judged is an error."""
+    attrs = {"max_ulp_difference": 10, "min_ulp_difference": 2}.get
+    assert checks.check_of("expect_close", True) == checks.Check("expect_close", None, 1, 0)
+    assert checks.check_of("expect_close", True, attrs) == \
+        checks.Check("expect_close", None, 10, 2)
+    assert checks.check_of("expect_close", False, attrs) == checks.Check("expect_close")
+    assert checks.check_of("expect_almost_eq", True) == \
+        checks.Check("expect_almost_eq", 1e-4)
+    assert checks.check_of("expect_almost_eq", False, {"tolerance": 1.0}.get) == \
+        checks.Check("expect_almost_eq")
+    for kind, op_form in (("expect_serialized_eq", False), ("eq", True),
+                          ("expect_eq_const", False)):
+        with pytest.raises(ValueError, match=f"'check.{kind}' is not judged here"):
+            checks.check_of(kind, op_form)
+
+
+# Each module must fail (the reviewers' cases, 2026-12-07): an op-form expect_close at max 0
+# and 1 ULP off; an op-form expect_almost_eq at its default 1e-4 and 5e-4 off; an op-form
+# expect_close whose min_ulp_difference 1 two equal values miss; custom calls whose stray
+# `tolerance` attributes once loosened them (0.5 off).
+_MUST_FAIL = """
+module {
+  func.func @main() {
+    %cst = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %e = stablehlo.constant dense<[-1.0, -2.00000024]> : tensor<2xf32>
+    %0 = stablehlo.negate %cst : tensor<2xf32>
+    "check.expect_close"(%0, %e) <{max_ulp_difference = 0 : ui64}>
+        : (tensor<2xf32>, tensor<2xf32>) -> ()
+    return
+  }
+}
+// -----
+module {
+  func.func @main() {
+    %cst = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %e = stablehlo.constant dense<[-1.0005, -2.0]> : tensor<2xf32>
+    %0 = stablehlo.negate %cst : tensor<2xf32>
+    "check.expect_almost_eq"(%0, %e) : (tensor<2xf32>, tensor<2xf32>) -> ()
+    return
+  }
+}
+// -----
+module {
+  func.func @main() {
+    %cst = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %e = stablehlo.constant dense<[-1.0, -2.0]> : tensor<2xf32>
+    %0 = stablehlo.negate %cst : tensor<2xf32>
+    "check.expect_close"(%0, %e) <{max_ulp_difference = 5 : ui64, min_ulp_difference = 1 : ui64}>
+        : (tensor<2xf32>, tensor<2xf32>) -> ()
+    return
+  }
+}
+// -----
+module {
+  func.func @main() {
+    %cst = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %e = stablehlo.constant dense<[-1.5, -2.5]> : tensor<2xf32>
+    %0 = stablehlo.negate %cst : tensor<2xf32>
+    stablehlo.custom_call @check.expect_almost_eq(%0, %e) {has_side_effect = true,
+        tolerance = 1.000000e+00 : f64}
+        : (tensor<2xf32>, tensor<2xf32>) -> ()
+    return
+  }
+}
+"""
+
+_NOT_JUDGED = """
+module {
+  func.func @main() -> tensor<2xf32> {
+    %cst = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %0 = stablehlo.negate %cst : tensor<2xf32>
+    stablehlo.custom_call @check.expect_serialized_eq(%0, %cst) {has_side_effect = true}
+        : (tensor<2xf32>, tensor<2xf32>) -> ()
+    return %0 : tensor<2xf32>
+  }
+}
+"""
+
+
+def test_check_ops_and_calls_are_judged_by_their_own_bounds(tmp_path):
+    """Both sides judge each module of _MUST_FAIL a failure (they passed all four), and a
+    check kind neither judges is unsupported before anything runs (it was a crash)."""
+    bad, unknown = tmp_path / "bad.mlir", tmp_path / "unknown.mlir"
+    bad.write_text(_MUST_FAIL)
+    unknown.write_text(_NOT_JUDGED)
+    r = run_conformance(tmp_path, files=[bad, unknown], jobs=1, timeout=120)
+    got = {rec["file"]: rec for rec in r["files"]}
+    for side in ("ours", "reference"):
+        mods = got["bad.mlir"][side]["modules"]
+        assert [m["status"] for m in mods] == ["fail"] * 4, (side, mods)
+        assert "max ULP distance 0" in mods[0]["reason"]
+        assert "tolerance 0.0001" in mods[1]["reason"]
+        assert "min ULP distance 1" in mods[2]["reason"]
+        assert "tolerance 0.001" in mods[3]["reason"]
+        assert got["unknown.mlir"][side]["status"] == "unsupported"
+        assert "check.expect_serialized_eq' is not judged here" in \
+            got["unknown.mlir"][side]["reason"]
+
+
+def test_a_crashed_side_counts_as_many_modules_as_the_other():
+    """Module totals of both sides add up to the same count when one side's worker died."""
+    from verify.conformance.report import summarize
+    mods = [{"status": "pass", "reason": ""}] * 3
+    records = [{"file": "f.mlir", "family": "f",
+                "ours": {"status": "crash", "reason": "SIGABRT"},
+                "reference": {"status": "pass", "reason": "", "modules": mods}}]
+    totals = summarize(records)["module_totals"]
+    assert totals == {"ours": {"crash": 3}, "reference": {"pass": 3}}
+
+
+@pytest.mark.parametrize("timeout", [0, -5, float("nan")])
+def test_a_timeout_must_be_positive(timeout, capsys):
+    from verify.conformance.__main__ import main
+    with pytest.raises(ValueError, match="timeout must be a number of seconds above 0"):
+        run_conformance(DEFAULT_DIR, files=[], timeout=timeout)
+    with pytest.raises(SystemExit):
+        main([str(DEFAULT_DIR), "--timeout", str(timeout)])
+    assert "--timeout must be more than 0 seconds" in capsys.readouterr().err
+
+
 # -- almost_eq, eq, the *_const checks ------------------------------------------------------
 
 def test_almost_eq():
@@ -179,7 +312,8 @@ def test_transform_on_our_ast():
     m.verify()
     main = m.lookup("main")
     assert [a.tolist() for a in t.arguments] == [[-1.0, 2.0]]
-    assert t.checks == [("expect_close", None), ("expect_almost_eq_const", pytest.approx(0.1))]
+    assert t.checks == [checks.Check("expect_close"),
+                        checks.Check("expect_almost_eq_const", pytest.approx(0.1))]
     assert len(main.arg_types) == 1 and len(main.result_types) == 4
     names = [op.spec.name for op in main.entry_block.operations]
     assert names == ["func.call", "abs", "constant", "func.return"]

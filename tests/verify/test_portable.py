@@ -82,6 +82,9 @@ def test_targets_are_jaxlibs():
     ("0.8.0", r"target 0\.8\.0 is outside the StableHLO versions this jaxlib writes: 0\.9\.0 "
               r"\(the oldest\) to 1\.17\.0 \(its own\)"),
     ("1.18.0", "outside the StableHLO versions"),  # jaxlib itself would accept this one
+    # (digits of other scripts: "\\d" took them, and jaxlib's refusal blamed the module)
+    ("\uff11.\uff10.\uff10", "is not a StableHLO version"),
+    ("1.\u0660.0", "is not a StableHLO version"),
 ])
 def test_bad_target(target, message):
     with pytest.raises(ValueError, match=message):
@@ -95,6 +98,50 @@ def test_op_without_a_stablehlo_form_is_refused():
     b.return_(b.erf(f.arguments[0]))
     with pytest.raises(OpBuildError, match=r"'erf' has no stablehlo form: use chlo\.erf"):
         verify.serialize_portable(m, "1.0.0")
+
+
+def test_broadcast_select_is_refused_before_the_writer():
+    """jaxlib's writer fails on chlo.broadcast_select at every target ("failed to legalize
+    operation 'shape.const_witness'"), though jaxlib runs the op: said in Python, with what
+    to write instead, and that works."""
+    m = hlo.Module("bs")
+    f = m.add_function("main", [hlo.tensor((4,), hlo.i1), hlo.tensor((2, 4), hlo.f32),
+                                hlo.tensor((), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.return_(b.chlo_broadcast_select(*f.arguments))
+    with pytest.raises(verify.VerificationError,
+                       match=r"'chlo.broadcast_select' cannot go into a portable artifact: "
+                             r".*const_witness"):
+        verify.serialize_portable(m)
+    with pytest.raises(Exception, match="const_witness"):  # (jaxlib's own, on the text)
+        verify.serialize_portable(m.to_text(dialect=hlo.dialect.STABLEHLO))
+    m2 = hlo.Module("bs2")
+    f2 = m2.add_function("main", [hlo.tensor((4,), hlo.i1), hlo.tensor((2, 4), hlo.f32),
+                                  hlo.tensor((), hlo.f32)], visibility="public")
+    b2 = f2.builder()
+    p, x, y = f2.arguments
+    b2.return_(b2.select(b2.broadcast_in_dim(p, (2, 4), [1]), x, b2.broadcast_in_dim(y, (2, 4),
+                                                                                      [])))
+    back = verify.deserialize_portable(verify.serialize_portable(m2))
+    args = (np.array([1, 0, 1, 0], bool), np.arange(8, dtype=np.float32).reshape(2, 4),
+            np.float32(-1))
+    np.testing.assert_array_equal(verify.run(back, *args)[0], np.where(args[0], args[1], -1))
+
+
+def test_constants_hoisted_out_of_a_comparator_read_back():
+    """jaxlib's reader moves a comparator's constants out of it (every float jnp.sort's
+    artifact): the text it gives back parses, and runs to the original's numbers."""
+    m = hlo.Module("s")
+    f = m.add_function("main", [hlo.tensor((4,), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.return_(b.sort(f.arguments[0], lambda r, p, q: r.compare(
+        r.add(p, r.constant(np.float32(1))), q, "LT"), dimension=0, is_stable=True))
+    text = verify.deserialize_portable(verify.serialize_portable(m, "1.0.0"))
+    assert text.index("stablehlo.constant") < text.index("stablehlo.sort")  # hoisted
+    back = hlo.parse(text)
+    x = np.array([3, 1, 2, 0], np.float32)
+    # x[i] + 1 < x[j] orders 1 before 0 and 3 before 2 (ties of the shifted order stay)
+    assert verify.run(back, x)[0].tolist() == verify.run(m, x)[0].tolist() == [1, 0, 3, 2]
 
 
 def test_rejected_text_is_a_verification_error():

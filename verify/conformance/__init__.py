@@ -58,6 +58,9 @@ def run_conformance(root=DEFAULT_DIR, *, files=None, dialect: str = "mhlo",
     docstring."""
     if dialect not in ("mhlo", "stablehlo"):
         raise ValueError(f"dialect must be 'mhlo' or 'stablehlo', not {dialect!r}")
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ValueError(f"timeout must be a number of seconds above 0, got {timeout!r} (at "
+                         "0 or below every file would time out)")
     root = Path(root)
     paths = [Path(f) for f in files] if files is not None else find_files(root)
     if sample_size is not None:

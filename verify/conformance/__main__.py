@@ -24,7 +24,9 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                    help="worker processes (default 2)")
     p.add_argument("--timeout", type=float, default=120.0,
-                   help="seconds per file and side before its worker is killed (default 120)")
+                   help="seconds per file and side before its worker is killed (default 120; "
+                        "a file's two sides first run in one task of twice that, a file that "
+                        "overruns it then side by side)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object: per-file statuses and the totals")
     p.add_argument("--limit", type=int, metavar="K", help="only the first K files")
@@ -41,6 +43,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
+    if not args.timeout > 0:  # (NaN too)
+        p.error(f"--timeout must be more than 0 seconds, got {args.timeout:g}")
     for name in ("limit", "sample"):
         if getattr(args, name) is not None and getattr(args, name) < 0:
             p.error(f"--{name} must be 0 or more")

@@ -12,6 +12,14 @@ stablehlo/reference); /work/shared/data/README.md states the semantics this modu
 - ``expect_eq_const`` / ``expect_almost_eq_const`` (tolerance 1e-4 unless the op says): the
   same against a constant.
 
+Those are the custom calls' (``stablehlo.custom_call @check.expect_close``, what the corpus
+writes), whose tolerances are fixed: StableHLO's interpreter reads no attribute of them. The
+``check`` dialect's own ops (``check.expect_close %a, %b, max_ulp_difference = 10,
+min_ulp_difference = 0``) carry theirs, with the defaults of ``CheckOps.td``:
+``max_ulp_difference`` 1 and ``min_ulp_difference`` 0 (the distance must be at least that:
+a check that two values differ), ``tolerance`` 1e-4 for ``expect_almost_eq`` and
+``expect_almost_eq_const``. ``check_of`` makes the ``Check`` of either form.
+
 Every judgement returns a ``Verdict``: whether it holds and, if not, a one-line account of the
 worst element (its index, both values, the distance), so a failure can be read off a report.
 """
@@ -24,8 +32,9 @@ from typing import NamedTuple
 import ml_dtypes
 import numpy as np
 
-__all__ = ["Verdict", "judge", "ulp_distance", "almost_equal", "exactly_equal", "KINDS",
-           "MAX_ULP", "ALMOST_EQ_TOLERANCE", "EQ_TOLERANCE"]
+__all__ = ["Verdict", "Check", "check_of", "judge", "ulp_distance", "almost_equal",
+           "exactly_equal", "KINDS", "OP_KINDS", "CALL_KINDS", "MAX_ULP",
+           "ALMOST_EQ_TOLERANCE", "EQ_TOLERANCE"]
 
 MAX_ULP = 3
 ALMOST_EQ_TOLERANCE = 1e-3   # custom_call @check.expect_almost_eq
@@ -34,6 +43,40 @@ EQ_TOLERANCE = 1e-4          # custom_call @check.eq on floats, and the *_const 
 # The check kinds, by the name the corpus spells them with (custom_call target or op name).
 KINDS = ("expect_close", "expect_almost_eq", "expect_eq", "eq", "expect_eq_const",
          "expect_almost_eq_const")
+CALL_KINDS = ("expect_close", "expect_almost_eq", "expect_eq", "eq")  # custom_call @check.*
+OP_KINDS = ("expect_close", "expect_almost_eq", "expect_eq", "expect_eq_const",
+            "expect_almost_eq_const")  # the check dialect's ops
+OP_MAX_ULP, OP_TOLERANCE = 1, 1e-4  # CheckOps.td's defaults
+
+
+class Check(NamedTuple):
+    """One assertion: its kind and the bounds it is judged by (``tolerance`` None: the
+    kind's own)."""
+    kind: str
+    tolerance: float | None = None
+    max_ulp: int = MAX_ULP
+    min_ulp: int = 0
+
+
+def check_of(kind: str, op_form: bool, attribute=lambda name: None) -> Check:
+    """The Check a ``check`` op (``op_form``) or ``custom_call @check.<kind>`` asserts;
+    ``attribute(name)`` reads the op's attribute as a Python number (None when absent).
+    ValueError for a kind this module does not judge (``expect_serialized_eq``...)."""
+    known = OP_KINDS if op_form else CALL_KINDS
+    if kind not in known:
+        form = "check op" if op_form else "check custom call"
+        raise ValueError(f"{form} 'check.{kind}' is not judged here (known: "
+                         f"{', '.join(known)})")
+    if not op_form:  # (fixed tolerances: the interpreter reads no attribute of a call)
+        return Check(kind)
+    if kind == "expect_close":
+        top, bottom = attribute("max_ulp_difference"), attribute("min_ulp_difference")
+        return Check(kind, None, OP_MAX_ULP if top is None else int(top),
+                     0 if bottom is None else int(bottom))
+    if kind in ("expect_almost_eq", "expect_almost_eq_const"):
+        tol = attribute("tolerance")
+        return Check(kind, OP_TOLERANCE if tol is None else float(tol))
+    return Check(kind)
 
 
 class Verdict(NamedTuple):
@@ -177,10 +220,12 @@ def _first_bad(ok: np.ndarray, a: np.ndarray, e: np.ndarray, what: str, worst=No
             f"{_show(ax)}, expected {_show(ex)}")
 
 
-def judge(kind: str, actual, expected, tolerance: float | None = None) -> Verdict:
+def judge(kind: str, actual, expected, tolerance: float | None = None, *,
+          max_ulp: int = MAX_ULP, min_ulp: int = 0) -> Verdict:
     """Whether check ``kind`` (one of ``KINDS``) holds for ``actual`` against ``expected``
     (same shape and dtype, else a failed Verdict saying so); ``tolerance`` overrides the
-    kind's own (the ``*_const`` ops may carry one)."""
+    kind's own, ``max_ulp``/``min_ulp`` bound ``expect_close``'s distances (``check_of``
+    reads them off an op)."""
     if kind not in KINDS:
         raise ValueError(f"unknown check kind {kind!r}; expected one of {', '.join(KINDS)}")
     a = np.asarray(actual)
@@ -204,12 +249,16 @@ def judge(kind: str, actual, expected, tolerance: float | None = None) -> Verdic
         kind = "expect_eq"
     if kind == "expect_close":
         d = ulp_distance(a, e)
-        ok = d <= MAX_ULP
+        ok = (d <= np.uint64(max_ulp)) & (d >= np.uint64(min_ulp))
         if ok.all():
             return Verdict(True)
+        if min_ulp and not (d >= np.uint64(min_ulp)).all():
+            return Verdict(False, _first_bad(ok, a, e, f"min ULP distance {min_ulp}, nearest "
+                                                       f"{int(d.min())} ULP", -d.astype(
+                                                           np.float64)))
         worst = int(d.max())
         shown = "not comparable" if worst == np.iinfo(np.uint64).max else f"{worst} ULP"
-        return Verdict(False, _first_bad(ok, a, e, f"max ULP distance {MAX_ULP}, worst "
+        return Verdict(False, _first_bad(ok, a, e, f"max ULP distance {max_ulp}, worst "
                                                    f"{shown}", d))
     if kind == "expect_almost_eq":
         tol = ALMOST_EQ_TOLERANCE if tolerance is None else float(tolerance)

@@ -27,14 +27,16 @@ class ModuleOutcome(NamedTuple):
 
 
 def judge_outputs(outs: list, checks: list) -> ModuleOutcome:
-    """Judge ``outs`` (actual, expected, actual, expected...) by ``checks`` ([(kind,
-    tolerance)]): pass, or fail naming the first failing check."""
+    """Judge ``outs`` (actual, expected, actual, expected...) by ``checks`` (``Check``s, one
+    per pair): pass, or fail naming the first failing check."""
     if len(outs) != 2 * len(checks):
         return ModuleOutcome("exec_error", f"the program returned {len(outs)} values for "
                                            f"{len(checks)} checks")
     failed = []
-    for i, (kind, tolerance) in enumerate(checks):
-        verdict = judge(kind, outs[2 * i], outs[2 * i + 1], tolerance)
+    for i, check in enumerate(checks):
+        kind, tolerance, max_ulp, min_ulp = check
+        verdict = judge(kind, outs[2 * i], outs[2 * i + 1], tolerance, max_ulp=max_ulp,
+                        min_ulp=min_ulp)
         if not verdict.ok:
             failed.append(f"check {i} ({kind}): {verdict.detail}")
     if failed:

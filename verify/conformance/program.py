@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import Iterator, NamedTuple
 
-from mhlo_ir.attributes import FloatAttr
 from mhlo_ir import ir
 from mhlo_ir.dense import DenseElementsAttr
 from mhlo_ir.ir import BlockArgument, Function, Module, Operation, make_operation
 from mhlo_ir.op_attributes import OpAttributes
 from mhlo_ir.ops.spec import REGISTRY
 
+from .checks import check_of
 from .outcome import Unsupported
 
 __all__ = ["add_argument", "replace_uses", "remove_op", "insert_before", "rename_function",
@@ -124,7 +124,7 @@ def _callee(op: Operation) -> str | None:
 
 class Transformed(NamedTuple):
     """The transformed module, the arguments for its ``@main`` and its checks
-    ([(kind, tolerance)], ``@main`` returning actual and expected for each in turn)."""
+    (``checks.Check``s, ``@main`` returning actual and expected for each in turn)."""
     module: Module
     arguments: list
     checks: list
@@ -171,8 +171,11 @@ def transform(module: Module) -> Transformed:
         kind = check_kind(op)
         if kind is None:
             continue
-        tolerance = op.attr("tolerance")
-        tolerance = tolerance.value if isinstance(tolerance, FloatAttr) else None
+        try:
+            check = check_of(kind, op.spec.name != "custom_call",
+                             lambda name: getattr(op.attr(name), "value", None))
+        except ValueError as e:
+            raise Unsupported(str(e)) from None
         if kind.endswith("_const"):
             value = op.attr("value")
             if not isinstance(value, DenseElementsAttr) or len(op.operands) != 1:
@@ -190,7 +193,7 @@ def transform(module: Module) -> Transformed:
             # check's verdict would compute with it
             if any(user is not block.operations[-1] for user in uses(main, r)):
                 raise Unsupported(f"the result of check.{kind} is used")
-        checks.append((kind, tolerance))
+        checks.append(check)
         returned += [actual, expected]
         remove_op(op)
     if not checks:

@@ -19,6 +19,7 @@ import numpy as np
 from .. import _jaxlib, quantized
 from ..errors import VerificationError
 from . import mlir
+from .checks import check_of
 from .outcome import ModuleOutcome, Unsupported, judge_outputs
 
 __all__ = ["run_module", "transform"]
@@ -62,6 +63,21 @@ def check_kind(op) -> str | None:
     return None
 
 
+def _number(op, name):
+    """Attribute ``name`` of ``op`` as a Python number (a FloatAttr's or IntegerAttr's
+    value), None when absent."""
+    ir, _ = mlir.context()
+    if name not in op.attributes:
+        return None
+    attr = op.attributes[name]
+    for kind in (ir.FloatAttr, ir.IntegerAttr):
+        try:
+            return kind(attr).value
+        except ValueError:  # (not of that kind)
+            continue
+    return None
+
+
 # The value attribute in the generic print of a ``*_const`` check op.
 _VALUE = re.compile(r"\bvalue = (dense<.*?> : tensor<[^ ]*?>)(?=[,}])")
 
@@ -95,7 +111,7 @@ def _constant_before(op):
 
 def transform(text: str):
     """``(program, inputs_program, checks)``: the transformed module's text, the text of a
-    module whose ``@main`` is ``@inputs`` (None without one), and ``[(kind, tolerance)]``
+    module whose ``@main`` is ``@inputs`` (None without one), and its ``Check``s
     in the order ``@main`` returns them (actual, expected per check). Raises Unsupported
     for what the conformance run cannot judge, ir.MLIRError for text MLIR refuses."""
     ir, ctx = mlir.context()
@@ -129,9 +145,11 @@ def transform(text: str):
             kind = check_kind(op)
             if kind is None:
                 continue
-            tolerance = None
-            if "tolerance" in op.attributes:
-                tolerance = ir.FloatAttr(op.attributes["tolerance"]).value
+            try:
+                check = check_of(kind, op.operation.name != "stablehlo.custom_call",
+                                 lambda name: _number(op, name))
+            except ValueError as e:
+                raise Unsupported(str(e)) from None
             if kind.endswith("_const"):
                 expected = _constant_before(op)
                 actual = op.operands[0]
@@ -144,7 +162,7 @@ def transform(text: str):
                 # return check.eq's verdict); any other use would compute with it
                 if any(u.owner.name != "func.return" for u in r.uses):
                     raise Unsupported(f"the result of check.{kind} is used")
-            checks.append((kind, tolerance))
+            checks.append(check)
             returned += [actual, expected]
             judged.append(op)
         if not checks:

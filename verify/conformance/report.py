@@ -64,8 +64,11 @@ def summarize(records: list) -> dict:
               for side in ("ours", "reference")}
     modules = {side: Counter() for side in ("ours", "reference")}
     for r in records:
+        # A side that crashed or timed out has no module list: its status stands for as many
+        # modules as the other side judged, so that both sides' totals count the same modules.
+        n = max(len(r[side].get("modules") or ()) for side in ("ours", "reference")) or 1
         for side in ("ours", "reference"):
-            mods = r[side].get("modules") or [r[side]]
+            mods = r[side].get("modules") or [r[side]] * n
             modules[side].update(m["status"] for m in mods)
     families: dict = defaultdict(lambda: {"files": 0, "ours": Counter(),
                                           "reference": Counter(), "reasons": Counter()})
