@@ -3,11 +3,14 @@
 
 Functions whose names are taken in the destination are renamed (``f`` to ``f_0``...), as
 MLIR's SymbolTable does on insertion, and every symbol reference to them in the moved
-functions is rewritten: ``func.call``'s callee, ``called_computations``, a composite's
-decomposition, references nested in arrays and dictionaries. The source's ``main`` becomes a
-private function named ``name``; its new name is returned, to call it by. Host callbacks move
-too: the source's callables are appended to the destination's ``host_callbacks`` and the
-moved callback ops' indices shifted by as many.
+functions' ops is rewritten: ``func.call``'s callee, ``called_computations``, a composite's
+decomposition, references nested in arrays and dictionaries (not references in the
+functions' own argument or result attributes, which jax's merge leaves too). The source's
+``main`` becomes a private function named ``name``; its new name is returned, to call it by;
+other functions keep their visibility (as the seed's). Host callbacks move too: the source's
+callables are appended to the destination's ``host_callbacks`` and the moved callback ops'
+indices shifted by as many. The source's module attributes (``mhlo.num_partitions``...) do
+not move: the destination's stand for the merged program.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ __all__ = ["custom_call_target", "holders", "narrowing_signed_convert", "bitwise
            "scalar_select_and_scatter", "ordered_complex_compare_holder", "narrow_rng",
            "scalar_scatter", "dynamic_result",
            "aliased_size_mismatch", "widening_sub_byte_dot", "reinterpreting_bitcast",
-           "fusion_kind_problem", "async_computation_problem", "sub_byte_bitcast_of_constants"]
+           "fusion_kind_problem", "looped_copying_fusion", "async_computation_problem",
+           "sub_byte_bitcast_of_constants"]
 
 
 _BITWISE = frozenset({"and", "or", "chlo.broadcast_and", "chlo.broadcast_or"})
@@ -567,6 +568,59 @@ def reinterpreting_bitcast(op) -> bool:
     XLA makes such bitcasts itself once layouts are assigned; a program gets only the
     identity through."""
     return op.spec.name == "bitcast" and op.operands[0].type != op.results[0].type
+
+
+def _copying_fusion(op) -> bool:
+    """A ``fusion`` whose body copies a value the body computes (not one of its arguments)."""
+    if op.spec.name != "fusion" or not op.regions:
+        return False
+    for block in op.regions[0].blocks:
+        args = set(map(id, block.arguments))
+        for inner in block.operations:
+            if inner.spec.name == "copy" and id(inner.operands[0]) not in args:
+                return True
+    return False
+
+
+def _reaches_copying_fusion(fn, module, seen) -> bool:
+    """Whether function ``fn`` holds a copying fusion, or calls (however deep) one that
+    does."""
+    if id(fn) in seen:
+        return False
+    seen.add(id(fn))
+    for block in fn.body.blocks:
+        stack = list(block.operations)
+        while stack:
+            op = stack.pop()
+            if _copying_fusion(op):
+                return True
+            callee = _callee(op, module)
+            if callee is not None and _reaches_copying_fusion(callee, module, seen):
+                return True
+            for region in op.regions:
+                for b in region.blocks:
+                    stack.extend(b.operations)
+    return False
+
+
+def _callee(op, module):
+    key = {"func.call": "callee", "composite": "decomposition"}.get(op.spec.name)
+    ref = (op.attributes or {}).get(key) if key is not None else None
+    return module.lookup(ref.name) if ref is not None and hasattr(module, "lookup") else None
+
+
+def looped_copying_fusion(op, module) -> bool:
+    """A ``fusion`` whose body copies a value it computes, inside a ``while`` (body or
+    condition, however deep), or a call inside one to a function that holds such a fusion
+    (XLA inlines it there): XLA:CPU's compile aborts the process ("Check failed:
+    has_layout() f32[4]", shape.h). Outside loops, in ``case`` branches, or copying one of
+    the fusion's arguments, it compiles (measured on 0.10.2)."""
+    if op.spec.name not in ("fusion", "func.call", "composite") or not in_loop(op):
+        return False
+    if op.spec.name == "fusion":
+        return _copying_fusion(op)
+    callee = _callee(op, module)
+    return callee is not None and _reaches_copying_fusion(callee, module, set())
 
 
 def fusion_kind_problem(op) -> str | None:

@@ -75,7 +75,17 @@ def _read(text: str):
     from mhlo_ir.syntax import ParseError
     try:
         return parse(text, verify=False, check_ops=False)
-    except ParseError:
+    except ParseError as e:
+        if e.message.startswith("text after the module") and \
+                re.match(r"\s*(builtin\.)?module\b|\s*\"builtin\.module\"",
+                         text.splitlines()[e.line - 1][e.column - 1:]):
+            raise VerificationError(
+                f"the text holds more than one module (another starts at line {e.line}): "
+                "jaxlib reads them as one module holding both, with no @main of its own, "
+                "which it verifies but cannot compile (\"MLIR module must have a main "
+                "function\"); check and run each module by itself (mhlo_ir.parse_modules "
+                "reads text whose modules are split by '// -----')", text,
+                from_jaxlib=False) from None
         return None
 
 

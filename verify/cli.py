@@ -221,6 +221,18 @@ def main(argv=None) -> int:
         p.error("--topology is for --platform tpu")
     if args.platform == "tpu" and args.topology is None:
         p.error("--platform tpu needs --topology (for example v5e:2x2)")
+    if args.check_only:  # (nothing is compiled or run: options about that would be ignored)
+        given = [flag for flag, on in (
+            ("--show", args.show), ("--input", args.inputs), ("--random", args.random),
+            ("--seed", args.seed != 0), ("--num-replicas", args.num_replicas != 1),
+            ("--num-partitions", args.num_partitions != 1),
+            ("--platform", args.platform != "cpu"), ("--topology", args.topology)) if on]
+        if given:
+            p.error(f"--check-only compiles and runs nothing: {', '.join(given)} would be "
+                    "ignored (drop --check-only, or them)")
+    for flag in ("num_replicas", "num_partitions"):
+        if getattr(args, flag) < 1:
+            p.error(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}")
     try:
         return _run(args)
     except (VerificationError, ArgumentError, JaxlibMissing, PlatformUnavailable,

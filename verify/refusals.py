@@ -341,6 +341,12 @@ def _cpu_refusals(module, partitioned: bool = False) -> None:
                    "that root the compile aborts the process; kInput: \"Unsupported fusion "
                    "kind\"; kCustom needs a backend config; a fusion without results fails "
                    "its verifier); make it kLoop, or inline its body")
+        elif xla_cpu.looped_copying_fusion(op, module):
+            what = "" if name == "fusion" else ", of a function holding a fusion"
+            why = (f"'{name}' in a while loop{what}, whose body copies a value it "
+                   "computes: XLA:CPU's compile aborts the "
+                   "process on it (\"Check failed: has_layout()\", shape.h); drop the copy (a "
+                   "fusion's values need none), or move the fusion out of the loop")
         elif (problem := xla_cpu.async_computation_problem(op, module)) is not None:
             why = (f"'async_start' of a function XLA cannot run asynchronously: {problem}; "
                    "XLA takes an async_start/async_done pair around one all_reduce, "

@@ -162,6 +162,33 @@ def test_usage_errors_exit_2(good):
         cli.main([str(good), "--check-only", "--compile-only"])
 
 
+def test_counts_and_options_check_only_would_ignore_exit_2(good, capsys):
+    """--num-replicas 0 was a ValueError (exit 1); --check-only with options about compiling
+    or running printed "verified" and ignored them."""
+    for bad, said in ((["--num-replicas", "0", "--random"], "--num-replicas must be at least 1"),
+                      (["--num-partitions", "-1"], "--num-partitions must be at least 1"),
+                      (["--check-only", "--show", "hlo"], "--show would be ignored"),
+                      (["--check-only", "--random", "--seed", "3"],
+                       "--random, --seed would be ignored")):
+        with pytest.raises(SystemExit) as info:
+            cli.main([str(good), *bad])
+        assert info.value.code == 2, bad
+        assert said in capsys.readouterr().err
+
+
+def test_a_file_of_two_modules_is_one_clear_error(good, tmp_path, capsys):
+    """jaxlib reads two modules as one holding both (verified, then "MLIR module must have a
+    main function" at compile): said at the check, naming the second module's line."""
+    two = tmp_path / "two.mlir"
+    text = GOOD.strip() + "\n" + GOOD.strip() + "\n"
+    two.write_text(text)
+    second = 1 + GOOD.strip().count("\n") + 1
+    for mode in (["--check-only"], ["--random"]):
+        assert cli.main([str(two), *mode]) == 1
+        err = capsys.readouterr().err
+        assert f"more than one module (another starts at line {second})" in err, err
+
+
 def test_random_inputs_cover_every_element_type():
     params = [((2, 3), t.dtype) for t in hlo.ALL_ELEMENT_TYPES]
     arrays = cli.random_inputs(params, seed=1)

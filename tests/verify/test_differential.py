@@ -223,3 +223,22 @@ def test_subnormal_flush_explains_only_the_subnormals_xla_computes_with():
 def test_random_results_still_need_as_many_results():
     (diff,) = d.compare([np.array([1], np.uint32)], [], {"random"})
     assert diff.kind == "type"
+
+
+def test_random_results_still_need_their_types():
+    """A shape or dtype difference is always one, random values or not."""
+    (diff,) = d.compare([np.zeros(2, np.float32)], [np.zeros(5, np.int64)], {"random"})
+    assert diff.kind == "type" and "interpreter int64[5]" in diff.detail
+    assert d.compare([np.zeros(2, np.float32)], [np.ones(2, np.float32)], {"random"}) == []
+
+
+def test_complex_infinities_agree_only_on_their_infinite_part():
+    """inf+0j and inf+nanj agree (the other part is the arithmetic's); +inf against -inf, or
+    a real infinity against an imaginary one, do not (they were explained away)."""
+    x = np.array([complex(np.inf, 0.0)], np.complex64)
+    for other in (complex(np.inf, np.nan), complex(np.inf, 5.0)):
+        assert d.classify(d.compare([x], [np.array([other], np.complex64)])) is None
+    for other in (complex(-np.inf, 0.0), complex(0.0, np.inf), complex(np.nan, np.inf)):
+        diffs = d.compare([x], [np.array([other], np.complex64)])
+        assert d.classify(diffs) is not None, other
+        assert not any(x.explained_by == "complex_non_finite" for x in diffs)
