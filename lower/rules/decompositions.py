@@ -385,7 +385,10 @@ def _tridiagonal_solve_cpu(ctx, dl, d, du, rhs, *, perturb_singular):
 def _pivots_to_permutation(swaps, *, permutation_size):
     """jax's ``_generic_lu_pivots_to_permutation``: apply the row swaps in order to the
     identity permutation, one step of a loop per pivot. The swap of positions ``i`` (the same
-    in every batch member) and ``swaps[..., i]`` (per member) is done with selects."""
+    in every batch member) and ``swaps[..., i]`` (per member) is done with selects, a pivot
+    read as jax's indexing reads it: a negative one from the end, a read out of range
+    clamped, a write out of range dropped (pivots LAPACK gives are in range; others gave
+    another permutation than jax.jit's)."""
     *batch, k = swaps.shape
     nb = len(batch)
     shape = (*batch, permutation_size)
@@ -397,10 +400,11 @@ def _pivots_to_permutation(swaps, *, permutation_size):
         pos = L.iota(perm, np.int32, shape, nb)
         j = L.dynamic_slice(swaps, [0] * nb + [i], (*batch, 1), allow_negative_indices=False)
         x = L.dynamic_slice(perm, [0] * nb + [i], (*batch, 1), allow_negative_indices=False)
-        at_j = L.eq(pos, j)
-        y = L.reshape(L.reduce_sum(L.where(at_j, perm, 0), axes=nb), (*batch, 1))
+        j = L.where(L.lt(j, 0), L.add(j, np.int32(permutation_size)), j)
+        read = L.clamp(np.int32(0), j, np.int32(permutation_size - 1))
+        y = L.reshape(L.reduce_sum(L.where(L.eq(pos, read), perm, 0), axes=nb), (*batch, 1))
         perm = L.where(L.eq(pos, i), y, perm)
-        return L.where(at_j, x, perm)
+        return L.where(L.eq(pos, j), x, perm)
     return (L.fori_loop(0, k, body, permutation),)
 
 

@@ -78,7 +78,8 @@ def test_portable_artifacts_refuse_what_they_cannot_be():
                              b.constant(np.zeros((1, 2), np.int64)), nwc,
                              hlo.tensor((1, 4, 1), hlo.f32)))
     verify.run(m, np.zeros((1, 4, 1), np.float32))  # (MHLO's import folds it: it runs)
-    with pytest.raises(VerificationError, match="'dynamic_conv' cannot go into a portable artifact"):
+    with pytest.raises(VerificationError,
+                       match="'dynamic_conv' cannot go into a portable artifact"):
         verify.serialize_portable(m)
 
 
