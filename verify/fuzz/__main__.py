@@ -75,7 +75,9 @@ def _draw_only(args):
 
 
 def _reduce(campaign, findings, seconds):
-    """For each finding, the shortest prefix of its program with the same outcome."""
+    """For each finding, the shortest prefix of its program with the same outcome and the
+    same known finding (or none): a prefix that shows another bug of the same class is not
+    this finding's reproducer."""
     deadline = time.monotonic() + seconds
     reduced = {}
     for rec in findings:
@@ -89,7 +91,7 @@ def _reduce(campaign, findings, seconds):
             if time.monotonic() > deadline:
                 break
             r = campaign.run([rec["seed"]], n_ops=k)
-            if r and outcome(r[0]) == want:
+            if r and outcome(r[0]) == want and r[0].get("known") == rec.get("known"):
                 best = r[0]
                 break
         reduced[rec["seed"]] = best or rec
@@ -132,12 +134,52 @@ def _check(p, args) -> None:
         if not getattr(args, name) >= 0:  # (NaN too)
             p.error(f"--{name.replace('_', '-')} must not be negative, got "
                     f"{getattr(args, name)}")
+    if not args.timeout > 0:
+        p.error("--timeout must be more than 0 seconds (every program would time out)")
+    if args.seed < 0:  # (random.Random seeds with its absolute value: another seed's programs)
+        p.error(f"--seed must not be negative, got {args.seed}")
+    for name in ("ops", "element_types"):
+        if getattr(args, name) is not None and not getattr(args, name).strip():
+            p.error(f"--{name.replace('_', '-')} is empty: name at least one (leave the "
+                    "option out for all)")
+    if args.draw_only:
+        ignored = [flag for flag, on in (
+            ("--out", args.out is not None), ("--jobs", args.jobs != 2),
+            ("--xla-only", args.xla_only), ("--timeout", args.timeout != 30.0),
+            ("--xla-flags", args.xla_flags is not None), ("--batch", args.batch != 8))
+            if on]
+        if ignored:
+            p.error(f"--draw-only draws and prints in this process alone: {', '.join(ignored)} "
+                    "would be ignored")
+    if args.xla_flags is not None and (why := _xla_flags_problem(args.xla_flags)):
+        p.error(f"--xla-flags {args.xla_flags!r}: XLA refuses them ({why}); every program "
+                "would be recorded as an XLA crash")
     c = _cfg(args)
     try:
         hst.default_options(c["max_ops"], c["ops"], c["element_types"],
                             division_by_zero=c["division_by_zero"])
     except (ValueError, TypeError) as e:
         p.error(str(e))
+
+
+def _xla_flags_problem(flags: str) -> str | None:
+    """What XLA says of ``flags`` compiling a one-op program in a child process (it aborts
+    on an unknown flag), or None when it compiles."""
+    import subprocess
+    child = ("import numpy as np, mhlo_ir as hlo, verify\n"
+             "m = hlo.Module('m')\n"
+             "f = m.add_function('main', [hlo.tensor((2,), hlo.f32)], visibility='public')\n"
+             "b = f.builder(); b.return_(b.negate(f.arguments[0]))\n"
+             "verify.run(m, np.zeros(2, np.float32))\n")
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flags).strip()
+    r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                       env=env, timeout=300)
+    if r.returncode == 0:
+        return None
+    lines = [line for line in r.stderr.splitlines() if "flag" in line.lower()] or \
+        r.stderr.strip().splitlines()[-1:] or [f"exit status {r.returncode}"]
+    return lines[0].split("] ", 1)[-1].strip()[:200]  # (less glog's prefix)
 
 
 def main(argv=None) -> int:

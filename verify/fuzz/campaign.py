@@ -171,20 +171,33 @@ class Campaign:
                 retry.extend(s for s in w.pending)
             busy.discard(w)
 
+        checked = time.monotonic()
+
+        def expire():
+            """Kill and replace the workers past their time. Run every half second whatever
+            the queue holds: with several jobs, a busy worker's messages keep it from ever
+            being empty that long, and a hung one would wait for the rest to finish."""
+            nonlocal checked
+            now = time.monotonic()
+            if now - checked < 0.5:
+                return
+            checked = now
+            for w in list(busy):
+                limit = self.timeout * (2 if w.phase == "xla_batch" else 1)
+                if now - w.started > limit:
+                    w.kill()
+                    lost(w, "timeout")
+                    idle.append(self._spawn())
+
         feed()
         while busy:
             try:
                 w, msg = self.events.get(timeout=0.5)
             except queue.Empty:
-                now = time.monotonic()
-                for w in list(busy):
-                    limit = self.timeout * (2 if w.phase == "xla_batch" else 1)
-                    if now - w.started > limit:
-                        w.kill()
-                        lost(w, "timeout")
-                        idle.append(self._spawn())
+                expire()
                 feed()
                 continue
+            expire()
             if w not in busy:
                 continue
             if msg is None:  # the worker died with a job in hand

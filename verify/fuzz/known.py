@@ -3,9 +3,12 @@ campaign's report separates new disagreements from ones already triaged.
 
 Unlike the comparison rules of ``verify.differential``, these do not excuse anything: a
 program matching one is still a disagreement, counted under ``known`` with the finding's
-name. Each matcher is narrow: it reads the program's ops (with their operand and result
-element types) and the kind of difference, and names a finding only when the program holds
-the op pattern the finding is about. Anything else stays new.
+name. Each matcher is narrow: it reads ops (with their operand and result element types) and
+the kind of difference, and names a finding only when the op pattern the finding is about
+computes a differing result: the ops upstream of the differing results (through operands,
+the bodies of the ops among them, and the functions they call; ``upstream_ops``), not every
+op of the program (an unrelated op elsewhere once labelled about a third of all programs'
+differences known). Anything else stays new.
 """
 
 from __future__ import annotations
@@ -14,8 +17,7 @@ import attrs
 
 from mhlo_ir.dtypes import ALL_ELEMENT_TYPES
 
-__all__ = ["KnownFinding", "KNOWN", "known_finding",
-           "op_signatures"]
+__all__ = ["KnownFinding", "KNOWN", "known_finding", "op_signatures", "upstream_ops"]
 
 _ROUNDING = frozenset({"floor", "ceil", "round_nearest_even", "round_nearest_afz"})
 # Float types whose encoding is not IEEE-like (no infinities, unsigned zero or NaN-only
@@ -44,10 +46,7 @@ class KnownFinding:
     entry: int          # its number in docs/findings.md
     summary: str
     kinds: frozenset    # the difference kinds it shows as ("integer", "float", "nan")
-    match: object       # op signatures -> bool
-    # match the signatures of the ops computing the differing results only (not every op
-    # of the program): for patterns common enough to be anywhere (a widening convert)
-    on_results: bool = False
+    match: object       # the signatures of the ops upstream of the differences -> bool
 
 
 def _int(t) -> bool:
@@ -205,12 +204,12 @@ KNOWN = (
                  "arithmetic wider and drops its wrap when a convert widens the result",
                  frozenset({"integer"}),
                  lambda sigs: _has(sigs, {"convert:widens_computed"},
-                                   lambda ts: ts[0] in _FOUR_BIT_INTS), on_results=True),
+                                   lambda ts: ts[0] in _FOUR_BIT_INTS)),
     KnownFinding("xla_narrow_float_excess_precision", 44, "XLA computes bf16, 8- and 4-bit "
                  "floats in a wider type and skips their rounding when a convert widens the "
                  "result", frozenset({"float", "nan", "integer"}),
                  lambda sigs: _has(sigs, {"convert:widens_computed"},
-                                   lambda ts: ts[0] in _EXCESS_FLOATS), on_results=True),
+                                   lambda ts: ts[0] in _EXCESS_FLOATS)),
     KnownFinding("reduce_precision_non_ieee", 10, "reduce_precision on non-IEEE float types, "
                  "and on narrow ones the format's subnormals (to be ruled)",
                  frozenset({"nan", "float", "integer"}),
@@ -219,10 +218,12 @@ KNOWN = (
 )
 
 
-def op_signatures(module) -> list:
-    """``(op name, element type names of its operands and results)`` for every op, with
-    scatters whose index vectors are empty marked ``scatter:empty_index`` and those whose
-    operand something else uses too ``scatter:shared_operand``, and convolutions with
+def op_signatures(module, ops=None) -> list:
+    """``(op name, element type names of its operands and results)`` for every op (or for
+    ``ops`` alone, ops of ``module``), with
+    scatters whose index vectors are empty marked ``scatter:empty_index``, those whose
+    operand something else uses too ``scatter:shared_operand`` (and so is marked each op
+    reading a buffer a scatter takes as its operand: what finding 20 changes), convolutions with
     padding (or lhs dilation) ``convolution:padded`` (and select_and_scatters
     ``select_and_scatter:padded``), those of constants alone ``convolution:constant`` (and
     ``count_leading_zeros:constant``), convolutions with feature groups
@@ -233,13 +234,14 @@ def op_signatures(module) -> list:
     from mhlo_ir.ir import defining_ops, walk
     out = []
     uses: dict = {}
+    scattered = _scattered_buffers(module)
     for _, op in walk(module):
         if identity_operand(op, single_device=True) is not None:
             continue  # (its result is its operand's buffer: the result's users count)
         for v in op.operands:
             v = _buffer_of(v)
             uses[id(v)] = uses.get(id(v), 0) + 1
-    for _, op in walk(module):
+    for op in (op for _, op in walk(module)) if ops is None else ops:
         types = []
         for v in (*op.operands, *op.results):
             et = getattr(v.type, "element_type", None)
@@ -250,6 +252,9 @@ def op_signatures(module) -> list:
             out.append(("scatter:empty_index", tuple(types)))
         if name == "scatter" and any(uses.get(id(_buffer_of(v)), 0) > 1
                                      for v in op.operands[:len(op.operands) // 2]):
+            out.append(("scatter:shared_operand", tuple(types)))
+        elif name != "scatter" and identity_operand(op, single_device=True) is None and any(
+                id(_buffer_of(v)) in scattered for v in op.operands):
             out.append(("scatter:shared_operand", tuple(types)))
         if name in ("compare", "chlo.broadcast_compare") and any(
                 _i2_minimum_splat(v) for v in op.operands):
@@ -278,6 +283,13 @@ def op_signatures(module) -> list:
                 out.append(("convolution:feature_groups", tuple(types)))
         out.append((name, tuple(types)))
     return out
+
+
+def _scattered_buffers(module) -> set:
+    """The ids of the buffers (``_buffer_of``) the scatters of ``module`` take as operands."""
+    from mhlo_ir.ir import walk
+    return {id(_buffer_of(v)) for _, op in walk(module) if op.spec.name == "scatter"
+            for v in op.operands[:len(op.operands) // 2]}
 
 
 def _buffer_of(v):
@@ -391,38 +403,63 @@ def _widens_computed(op) -> bool:
 
 def known_finding(module, differences) -> str | None:
     """The name of the known finding an unexplained disagreement of ``module`` is an instance
-    of (the first that matches), or None: a new disagreement."""
-    kinds = {d.kind for d in differences if d.explained_by is None}
+    of (the first that matches the ops upstream of the differing results), or None: a new
+    disagreement."""
+    unexplained = [d for d in differences if d.explained_by is None]
+    kinds = {d.kind for d in unexplained}
     if not kinds:
         return None
-    sigs = op_signatures(module)
-    upstream = None
+    sigs = op_signatures(module, upstream_ops(module, unexplained))
+    main = module.lookup("main")
+    ret = main.body.blocks[-1].operations[-1] if main is not None else None
+    if ret is not None:  # (a returned argument a scatter takes as its operand: finding 20)
+        scattered = _scattered_buffers(module)
+        if any(0 <= d.index < len(ret.operands) and
+               id(_buffer_of(ret.operands[d.index])) in scattered for d in unexplained):
+            sigs.append(("scatter:shared_operand", ()))
     for finding in KNOWN:
-        if not kinds <= finding.kinds:
-            continue
-        if finding.on_results:
-            if upstream is None:
-                upstream = _widening_converts_upstream(module, differences)
-            if finding.match(upstream):
-                return finding.name
-        elif finding.match(sigs):
+        if kinds <= finding.kinds and finding.match(sigs):
             return finding.name
     return None
 
 
-def _widening_converts_upstream(module, differences) -> list:
-    """The ``convert:widens_computed`` signatures among the ops that compute the results
-    ``differences`` name (through main's return), not among all of the program's."""
-    from mhlo_ir.ir import producers
+def upstream_ops(module, differences) -> list:
+    """The ops that compute the results ``differences`` name (through @main's return), each
+    once: their producers through operands, every op in the regions of those (a loop's
+    body, a reduction's) and what those read from outside, and the ops of the functions they
+    call (``func.call``, ``composite``), however deep."""
+    from mhlo_ir.ir import BlockArgument
     main = module.lookup("main")
     ret = main.body.blocks[-1].operations[-1] if main is not None else None
-    out = []
+    seen: set = set()
+    ops: list = []
+    stack: list = []
+
+    def add(op):
+        if id(op) not in seen:
+            seen.add(id(op))
+            ops.append(op)
+            stack.append(op)
+
     for d in differences:
-        if d.explained_by is not None or ret is None or not 0 <= d.index < len(ret.operands):
-            continue
-        for op in producers(ret.operands[d.index]):
-            if op.spec.name == "convert" and _widens_computed(op):
-                out.append(("convert:widens_computed",
-                            (op.operands[0].type.element_type.name,
-                             op.results[0].type.element_type.name)))
-    return out
+        if ret is not None and 0 <= d.index < len(ret.operands):
+            v = ret.operands[d.index]
+            if v.__class__ is not BlockArgument:
+                add(v.owner)
+    while stack:
+        op = stack.pop()
+        for v in op.operands:
+            if v.__class__ is not BlockArgument:
+                add(v.owner)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    add(inner)
+        key = {"func.call": "callee", "composite": "decomposition"}.get(op.spec.name)
+        ref = (op.attributes or {}).get(key) if key is not None else None
+        callee = module.lookup(ref.name) if ref is not None else None
+        if callee is not None:
+            for block in callee.body.blocks:
+                for inner in block.operations:
+                    add(inner)
+    return ops
