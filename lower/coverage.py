@@ -18,7 +18,9 @@ _LAZY_JAX_MODULES = ("jax.experimental.multihost_utils", "jax._src.pmap",
                      "jax._src.cudnn.fused_attention_stablehlo",
                      "jax._src.cudnn.scaled_matmul_stablehlo", "jax._src.checkify",
                      "jax._src.pallas.core", "jax._src.pallas.mosaic.primitives",
-                     "jax.experimental.pallas.tpu", "jax.experimental.sparse")
+                     "jax.experimental.pallas.tpu", "jax.experimental.sparse",
+                     "jax.experimental.pallas.triton", "jax.experimental.shard_alike",
+                     "jax.experimental.xla_metadata", "jax.experimental.scheduling_groups")
 
 
 def jax_primitives() -> tuple:
@@ -63,16 +65,15 @@ WHY_NOT = {
              "has no device-to-device send/recv)",
     "precv": "point-to-point receive between devices inside shard_map (see psend)",
     **{name: _PALLAS for name in (
-        "core_map", "with_memory_space_constraint", "bitcast", "multiple_of", "reciprocal",
-        "roll", "einshape_lo", "mpmd_map", "remove_memory_space")},
+        "core_map", "with_memory_space_constraint", "mpmd_map", "remove_memory_space")},
+    "einshape_lo": "Pallas TPU's einshape (also outside kernels, through jax's "
+                   "call_hi_primitive): jax lowers it by its own einshape helper; not lowered "
+                   "here yet",
     "tpu_custom_call": "a Mosaic kernel's custom call, which only XLA:TPU compiles",
     **{name: "jax.experimental.sparse: a call into a sparse kernel library (cuSPARSE, "
              "cuSOLVER, or jaxlib's CPU kernels), which jax's lowering has no XLA-op form "
              "of: not lowered here"
-       for name in ("coo_spmm", "coo_spmv", "csr_spmm", "csr_spmv", "spsolve")},
-    "check": "checkify's check: with jax's defaults its rule only refuses (a check must be "
-             "discharged by checkify.checkify before lowering, which leaves no check "
-             "equations); with xla_runtime_errors on it becomes a host callback that raises",
+       for name in ("coo_spmm", "coo_spmv", "csr_spmm", "csr_spmv")},
 }
 
 

@@ -704,6 +704,7 @@ def call_lowering(ctx: LoweringRuleContext, fn_name: str, call_jaxpr, *args,
     key = (id(call_jaxpr), effects, id(axis_context), shardings)
     hit = mctx.cached_call_jaxpr_lowerings.get(key)
     if hit is None or hit[0] is not call_jaxpr or hit[1] is not axis_context:
+        fn_name = fn_name or "unnamed"  # (a function named "": jax writes an invalid symbol)
         if shardings is None:
             fn = lower_jaxpr_to_fun(mctx, fn_name, call_jaxpr, effects)
         else:

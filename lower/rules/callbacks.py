@@ -248,3 +248,22 @@ def _debug_print(ctx, *args, fmt, ordered, partitioned, in_tree, static_args, np
 
 
 register_lowering("debug_print", _debug_print)
+
+
+def _spsolve(ctx, data, indices, indptr, b, *, tol, reorder):
+    """jax.experimental.sparse's ``spsolve`` on CPU: as jax's rule, a host callback solving
+    the CSR system with scipy (``tol`` and ``reorder`` are cuSOLVER's, unused there)."""
+    if ctx.module_context.platform != "cpu":
+        raise NotImplementedError(f"'spsolve' on {ctx.module_context.platform}: a cuSOLVER "
+                                  "call there, not lowered here (CPU: a host callback)")
+
+    def solve(data, indices, indptr, b):
+        import scipy.sparse
+        import scipy.sparse.linalg
+        a = scipy.sparse.csr_matrix((data, indices, indptr), shape=(b.size, b.size))
+        return (scipy.sparse.linalg.spsolve(a, b).astype(b.dtype),)
+    outs, _ = _emit(ctx, solve, "spsolve", [data, indices, indptr, b], has_side_effect=False)
+    return outs
+
+
+register_lowering("spsolve", _spsolve, platform="cpu")

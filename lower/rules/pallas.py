@@ -10,7 +10,11 @@ from __future__ import annotations
 import functools
 import importlib
 
-from ..mlir import register_lowering
+import numpy as np
+
+import mhlo_ir as hlo
+
+from ..mlir import aval_to_ir_type, register_lowering
 
 
 def _pallas_call(ctx, *args, interpret=False, **params):
@@ -62,3 +66,84 @@ def _run_scoped(ctx, *args, jaxpr, collective_axes=(), **_):
 
 
 register_lowering("run_scoped", _run_scoped)
+
+
+# -- Pallas kernel-language primitives met in interpreted kernels, as jax's rules lower them
+# on CPU (each a jnp function there: the same ops, written here with the builder).
+
+def _scalar_like(b, x, value):
+    return b.broadcast_in_dim(b.constant(np.array(value, x.type.element_type.dtype)),
+                              x.type.shape, [])
+
+
+def _reciprocal(ctx, x, *, approx=False, full_range=True):
+    """``1 / x``; ``approx``: computed in bf16 and converted back to f32 (jax's CPU rule's
+    stand-in for the TPU's approximate reciprocal)."""
+    b = ctx.builder
+    if approx:
+        y = b.convert(x, hlo.bf16)
+        return [b.convert(b.divide(_scalar_like(b, y, 1), y), hlo.f32)]
+    return [b.divide(_scalar_like(b, x, 1), x)]
+
+
+register_lowering("reciprocal", _reciprocal)
+
+
+def _rolled(b, x, shift, axis: int):
+    """``jnp.roll(x, shift, axis)`` for a scalar integer Value ``shift``: the slice of ``x``
+    twice over that starts ``shift mod n`` (the non-negative remainder) before its end."""
+    n = x.type.shape[axis]
+    if n == 0:
+        return x
+    r = b.remainder(shift, _scalar_like(b, shift, n))
+    r = b.select(b.compare(r, _scalar_like(b, r, 0), "LT"), b.add(r, _scalar_like(b, r, n)), r)
+    start = b.subtract(_scalar_like(b, r, n), r)
+    zero = _scalar_like(b, r, 0)
+    starts = [start if d == axis else zero for d in range(x.type.rank)]
+    return b.dynamic_slice(b.concatenate([x, x], axis), starts, list(x.type.shape))
+
+
+def _roll(ctx, x, shift, *, axis, stride=None, stride_axis=None):
+    """Pallas TPU's ``roll``: ``jnp.roll`` along ``axis``; with ``stride``, each slice ``i``
+    along ``stride_axis`` rolled by ``shift + i * stride``."""
+    b = ctx.builder
+    if stride is None:
+        return [_rolled(b, x, shift, axis)]
+    shape = list(x.type.shape)
+    parts = []
+    for i in range(shape[stride_axis]):
+        start = [0] * len(shape)
+        start[stride_axis] = i
+        limit = list(shape)
+        limit[stride_axis] = i + 1
+        piece = b.slice(x, start, limit, [1] * len(shape))
+        parts.append(_rolled(b, piece, b.add(shift, _scalar_like(b, shift, i * stride)), axis))
+    return [parts[0] if len(parts) == 1 else b.concatenate(parts, stride_axis)]
+
+
+register_lowering("roll", _roll)
+
+
+def _bitcast(ctx, x, *, ty):
+    """Pallas TPU's ``bitcast``: the bits of ``x`` as ``ty``, the second-minor dimension
+    packing (or unpacking) the width ratio, as jax's CPU rule does it (a reshape and a swap
+    of the two minor dimensions around ``bitcast_convert``)."""
+    b = ctx.builder
+    et = aval_to_ir_type(ctx.avals_out[0]).element_type
+    src, dst = x.type.element_type.bits, et.bits
+    *lead, m, n = x.type.shape
+    r = len(lead)
+    if src < dst:
+        k = dst // src
+        y = b.reshape(x, (*lead, m // k, k, n))
+        y = b.transpose(y, [*range(r), r, r + 2, r + 1])
+        return [b.bitcast_convert(y, et)]
+    if src > dst:
+        y = b.bitcast_convert(x, et)  # (*lead, m, n, k)
+        k = src // dst
+        y = b.transpose(y, [*range(r), r, r + 2, r + 1])
+        return [b.reshape(y, (*lead, m * k, n))]
+    return [b.bitcast_convert(x, et)]
+
+
+register_lowering("bitcast", _bitcast)

@@ -216,3 +216,28 @@ def test_callbacks_get_jax_arrays_and_print_them_as_jax_jit_does(capsys):
     np.testing.assert_array_equal(ours, theirs)
     assert olog == tlog and tlog[0] == "ArrayImpl"
     assert printed[0] == printed[1] and printed[0].startswith("Array(7, dtype=int32) | (Array(")
+
+
+def test_spsolve_is_a_host_callback_into_scipy_as_jaxs():
+    """jax.experimental.sparse.linalg.spsolve on CPU (it was "no MHLO lowering rule")."""
+    pytest.importorskip("scipy")
+    from jax.experimental import sparse
+    from jax.experimental.sparse.linalg import spsolve
+    a = sparse.CSR.fromdense(np.array([[4., 1, 0], [1, 3, 1], [0, 1, 2]], np.float32))
+    b = np.array([1, 2, 5], np.float32)
+
+    def f(b):
+        return spsolve(a.data, a.indices, a.indptr, b)
+    got, want = np.asarray(lj.jit(f)(b)), np.asarray(jax.jit(f)(b))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(a.todense() @ got, b, rtol=1e-5)
+
+
+def test_a_nested_jit_of_a_function_named_nothing():
+    """jax writes an invalid symbol for it (``@<<INVALID EMPTY SYMBOL>>``) and runs; ours
+    named the function "" and refused it."""
+    def inner(x):
+        return x * 11
+    inner.__name__ = ""
+    x = np.ones((2,), np.float32)
+    np.testing.assert_array_equal(lj.jit(lambda x: jax.jit(inner)(x) + 1)(x), [12, 12])

@@ -82,3 +82,60 @@ def test_a_compiled_kernel_is_refused_clearly():
         lj.lower(f, X, platform="cpu")
     with pytest.raises(NotImplementedError, match="pass interpret=True"):
         lj.lower(f, X, platform="tpu")
+
+
+# -- kernel-language primitives jax's CPU rules lower as plain ops (the review of
+# 2026-12-07: each was "no MHLO lowering rule") -------------------------------------------
+
+def _kernel_call(kernel, out=None):
+    return lambda x: pl.pallas_call(
+        kernel, out_shape=out or jax.ShapeDtypeStruct(x.shape, x.dtype), interpret=True)(x)
+
+
+def _hints(x_ref, o_ref):
+    from jax.experimental.pallas import triton as plt
+    rows = x_ref[pl.ds(pl.multiple_of(jnp.int32(0), 2), 2), :]
+    o_ref[...] = jnp.concatenate([rows, rows]) * \
+        plt.max_contiguous(jnp.arange(8), 8).astype(jnp.float32)
+
+
+def _reciprocals(x_ref, o_ref):
+    x = x_ref[...] + 1
+    o_ref[...] = pl.reciprocal(x) + 10 * pl.reciprocal(x, approx=True)
+
+
+def _rolls(x_ref, o_ref):
+    from jax.experimental.pallas import tpu as pltpu
+    x = x_ref[...]
+    shift = (x_ref[0, 1] - 6).astype(jnp.int32)  # -5 at run time: rolled by 3 along 8
+    o_ref[...] = pltpu.roll(x, 3, 1) + 100 * pltpu.roll(x, shift, 1) + \
+        1000 * pltpu.roll(x, 1, 1, stride=2, stride_axis=0)
+
+
+def _debug_check(x_ref, o_ref):
+    pl.debug_check(x_ref[0, 0] >= 0, "negative")
+    o_ref[...] = x_ref[...]
+
+
+@pytest.mark.parametrize("kernel", [_hints, _reciprocals, _rolls, _debug_check],
+                         ids=lambda k: k.__name__.strip("_"))
+def test_kernel_language_primitives(kernel):
+    _same(_kernel_call(kernel), X)
+
+
+@pytest.mark.parametrize("dtype, shape", [(jnp.int32, (4, 8)), (jnp.int16, (8, 8)),
+                                          (jnp.float32, (4, 8))])
+def test_tpu_bitcast_packs_the_second_minor_dimension(dtype, shape):
+    """f32 [4, 8] as i32 (same width), as i16 [8, 8] (unpacked), and i8 [16, 8] -> f32 [4, 8]
+    (packed), jax's CPU rule's layout of the bits."""
+    from jax.experimental.pallas import tpu as pltpu
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = pltpu.bitcast(x_ref[...], dtype)
+    _same(_kernel_call(kernel, jax.ShapeDtypeStruct(shape, dtype)), X)
+    if dtype == jnp.float32:
+        packed = (np.arange(128) % 97).astype(np.int8).reshape(16, 8)
+
+        def pack(x_ref, o_ref):
+            o_ref[...] = pltpu.bitcast(x_ref[...], jnp.float32)
+        _same(_kernel_call(pack, jax.ShapeDtypeStruct((4, 8), jnp.float32)), packed)
