@@ -66,9 +66,6 @@ WHY_NOT = {
     "precv": "point-to-point receive between devices inside shard_map (see psend)",
     **{name: _PALLAS for name in (
         "core_map", "with_memory_space_constraint", "mpmd_map", "remove_memory_space")},
-    "einshape_lo": "Pallas TPU's einshape (also outside kernels, through jax's "
-                   "call_hi_primitive): jax lowers it by its own einshape helper; not lowered "
-                   "here yet",
     "tpu_custom_call": "a Mosaic kernel's custom call, which only XLA:TPU compiles",
     **{name: "jax.experimental.sparse: a call into a sparse kernel library (cuSPARSE, "
              "cuSOLVER, or jaxlib's CPU kernels), which jax's lowering has no XLA-op form "

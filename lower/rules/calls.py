@@ -68,6 +68,23 @@ def _remat_opt_lowering(ctx, *args, fwd_jaxpr, **_):
 register_lowering("remat_opt", _remat_opt_lowering)
 
 
+def _call_hi_primitive(ctx, *args, _prim):
+    """A jax "hijax" primitive (``VJPHiPrimitive``: Pallas TPU's einshape outside kernels,
+    say), which jax's lowering first expands into ordinary JAX (``to_lojax``): that JAX
+    function traced by jax and lowered inline by ours."""
+    import importlib
+
+    from ..jax_lower_fun import lower_jax_function
+    hijax = importlib.import_module("jax._src.hijax")
+
+    def expanded(*xs):
+        return hijax.call_hi_primitive_p.to_lojax(*xs, _prim=_prim)
+    return lower_jax_function(ctx, expanded, ctx.avals_in, args, multiple_results=True)
+
+
+register_lowering("call_hi_primitive", _call_hi_primitive)
+
+
 # -- checkpoint -----------------------------------------------------------------------------
 
 def _remat_lowering(ctx, *args, jaxpr, prevent_cse, differentiated, policy=None):

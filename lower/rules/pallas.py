@@ -147,3 +147,15 @@ def _bitcast(ctx, x, *, ty):
 
 
 register_lowering("bitcast", _bitcast)
+
+
+def _einshape_lo(ctx, x, *, equation, sizes, assert_is_tile_preserving=False):
+    """Pallas TPU's ``einshape`` (its reshapes and transposes) as jax's rule lowers it: jax's
+    own ``_einshape`` helper traced by jax, its jaxpr lowered by ours."""
+    from ..jax_lower_fun import lower_jax_function
+    einshape = importlib.import_module("jax._src.pallas.einshape")
+    fn = functools.partial(einshape._einshape, equation, **dict(sizes))
+    return lower_jax_function(ctx, fn, ctx.avals_in, (x,))
+
+
+register_lowering("einshape_lo", _einshape_lo)

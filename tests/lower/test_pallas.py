@@ -139,3 +139,18 @@ def test_tpu_bitcast_packs_the_second_minor_dimension(dtype, shape):
         def pack(x_ref, o_ref):
             o_ref[...] = pltpu.bitcast(x_ref[...], jnp.float32)
         _same(_kernel_call(pack, jax.ShapeDtypeStruct((4, 8), jnp.float32)), packed)
+
+
+@pytest.mark.parametrize("equation, sizes", [("ab->ba", {}), ("a(bc)->bac", {"b": 2}),
+                                             ("ab->(ba)", {})])
+def test_tpu_einshape_in_a_kernel_and_outside(equation, sizes):
+    """Pallas TPU's einshape: in a kernel (einshape_lo, jax's helper traced by jax) and
+    outside one (a hijax primitive, call_hi_primitive, expanded as jax's lowering expands
+    it)."""
+    from jax.experimental.pallas import tpu as pltpu
+    want = jax.eval_shape(lambda x: pltpu.einshape(equation, x, **sizes), X)
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = pltpu.einshape(equation, x_ref[...], **sizes)
+    _same(_kernel_call(kernel, want), X)
+    _same(lambda x: pltpu.einshape(equation, x, **sizes) * 2, X)
