@@ -291,7 +291,17 @@ def quantize(b, x, q: QuantizedType, op: str = "uniform_quantize"):
     r = b.clamp(_scalar(b, np.float32(q.storage_min), _F32), r,
                 _scalar(b, np.float32(q.storage_max), _F32))
     r = b.round_nearest_even(r)
-    return b.convert(r, q.storage)
+    return _exact_bounds(b, b.convert(r, q.storage), q)
+
+
+def _exact_bounds(b, x, q: QuantizedType):
+    """Stored ``x`` clamped again in its integer type where a narrowed range's bound does not
+    survive f32 (``i32<-16777219:16777219>``: f32's clamp rounds the bounds outward, and
+    stored 16777220)."""
+    lo, hi = q.storage_min, q.storage_max
+    if int(np.float32(lo)) == lo and int(np.float32(hi)) == hi:
+        return x
+    return b.clamp(_scalar(b, lo, q.storage), x, _scalar(b, hi, q.storage))
 
 
 def dequantize(b, x, q: QuantizedType, op: str = "uniform_dequantize"):
@@ -357,12 +367,14 @@ def requantize(b, x, qin: QuantizedType, qout: QuantizedType, out_et,
         r = _binary(b, b.multiply, r, b.constant(np.array(scales, np.float32)), (axis,))
         if any(z != 0 for z in zps):
             r = _binary(b, b.add, r, b.constant(np.array(zps, np.float32)), (axis,))
-    if out_et is qout.storage and (out_et.bits < 32 or _narrowed(qout, out_et)):
+    final = out_et is qout.storage and (out_et.bits < 32 or _narrowed(qout, out_et))
+    if final:
         # (a full 32-bit range's bounds round to +-2**31 in f32: XLA's convert saturates)
         r = b.clamp(_scalar(b, np.float32(qout.storage_min), _F32), r,
                     _scalar(b, np.float32(qout.storage_max), _F32))
     r = b.round_nearest_even(r)
-    return b.convert(r, out_et)
+    r = b.convert(r, out_et)
+    return _exact_bounds(b, r, qout) if final else r
 
 
 def _add(b, lhs, rhs, ql, qr, qres, result_type):

@@ -571,13 +571,16 @@ def reinterpreting_bitcast(op) -> bool:
 
 
 def _copying_fusion(op) -> bool:
-    """A ``fusion`` whose body copies a value the body computes (not one of its arguments)."""
+    """A ``fusion`` whose body copies a value the body computes (not one of its arguments)
+    and uses the copy."""
     if op.spec.name != "fusion" or not op.regions:
         return False
     for block in op.regions[0].blocks:
         args = set(map(id, block.arguments))
+        used = {id(v) for inner in block.operations for v in inner.operands}
         for inner in block.operations:
-            if inner.spec.name == "copy" and id(inner.operands[0]) not in args:
+            if inner.spec.name == "copy" and id(inner.operands[0]) not in args and \
+                    id(inner.results[0]) in used:  # (a copy nothing uses compiles)
                 return True
     return False
 

@@ -83,8 +83,8 @@ def _read(text: str):
                 f"the text holds more than one module (another starts at line {e.line}): "
                 "jaxlib reads them as one module holding both, with no @main of its own, "
                 "which it verifies but cannot compile (\"MLIR module must have a main "
-                "function\"); check and run each module by itself (mhlo_ir.parse_modules "
-                "reads text whose modules are split by '// -----')", text,
+                "function\"); check and run each module by itself (a file each, or text "
+                "split at '// -----' lines, which mhlo_ir.parse_modules reads)", text,
                 from_jaxlib=False) from None
         return None
 

@@ -95,6 +95,8 @@ def _rolled(b, x, shift, axis: int):
     n = x.type.shape[axis]
     if n == 0:
         return x
+    if shift.type.element_type is not hlo.i32:  # (jnp.roll's conversion: ui32 2**32-1 is -1)
+        shift = b.convert(shift, hlo.i32)
     r = b.remainder(shift, _scalar_like(b, shift, n))
     r = b.select(b.compare(r, _scalar_like(b, r, 0), "LT"), b.add(r, _scalar_like(b, r, n)), r)
     start = b.subtract(_scalar_like(b, r, n), r)

@@ -154,3 +154,20 @@ def test_tpu_einshape_in_a_kernel_and_outside(equation, sizes):
         o_ref[...] = pltpu.einshape(equation, x_ref[...], **sizes)
     _same(_kernel_call(kernel, want), X)
     _same(lambda x: pltpu.einshape(equation, x, **sizes) * 2, X)
+
+
+@pytest.mark.parametrize("shift, width", [(np.uint32(2**32 - 1), 5), (np.uint32(2**31 + 1), 5),
+                                          (np.int8(-3), 200)])
+def test_roll_reads_its_shift_as_int32(shift, width):
+    """jnp.roll converts the shift to int32 first (a ui32 2**32-1 rolls by -1); an 8-bit shift
+    on an axis longer than its type holds (the remainder's constant overflowed int8)."""
+    from jax.experimental.pallas import tpu as pltpu
+    x = np.arange(width, dtype=np.float32).reshape(1, width)
+
+    def kernel(x_ref, s_ref, o_ref):
+        o_ref[...] = pltpu.roll(x_ref[...], s_ref[0], 1)
+
+    def f(x, s):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                              interpret=True)(x, s)
+    _same(f, x, np.array([shift]))

@@ -779,3 +779,15 @@ def test_scales_xla_flushes_are_refused(scale, what):
     else:  # (dequantizing multiplies: a large scale is fine there)
         m = _one_op([hlo.tensor((1,), q)], lambda b, w: [b.uniform_dequantize(w)])
         assert verify.run(m, np.array([3], np.int16))[0].tolist() == [float(F32(3 * F32(1e38)))]
+
+
+def test_a_narrowed_bound_f32_cannot_hold_is_clamped_to_exactly():
+    """i32<-16777219:16777219>: f32's clamp rounds the bounds outward (stored 16777220,
+    outside the type's range); quantize and requantize now clamp again in i32, as add does."""
+    q = quantized(hlo.i32, hlo.f32, 1.0, 0, storage_min=-16777219, storage_max=16777219)
+    q32 = quantized(hlo.i32, hlo.f32, 1.0, 0)
+    m = _one_op([hlo.tensor((2,), hlo.f32), hlo.tensor((2,), q32)],
+                lambda b, x, y: [b.uniform_quantize(x, q), b.uniform_quantize(y, q)])
+    stored, requantized = verify.run(m, np.array([3e7, -3e7], F32),
+                                     np.array([30000000, -30000000], np.int32))
+    assert stored.tolist() == requantized.tolist() == [16777219, -16777219]

@@ -117,6 +117,13 @@ def test_check_of_reads_an_op_and_fixes_a_call():
                           ("expect_eq_const", False)):
         with pytest.raises(ValueError, match=f"'check.{kind}' is not judged here"):
             checks.check_of(kind, op_form)
+    # bounds that are no bounds: unsupported on both sides (a negative one crashed the judge)
+    for name, value in (("max_ulp_difference", -1), ("min_ulp_difference", 1.5),
+                        ("max_ulp_difference", "big")):
+        with pytest.raises(ValueError, match=f"its {name} is"):
+            checks.check_of("expect_close", True, {name: value}.get)
+    with pytest.raises(ValueError, match="its tolerance is 'big'"):
+        checks.check_of("expect_almost_eq", True, {"tolerance": "big"}.get)
 
 
 # Each module must fail (the reviewers' cases, 2026-12-07): an op-form expect_close at max 0

@@ -24,6 +24,8 @@ def _fusion(copy: str) -> str:
     "argument" the fusion's argument, "" none."""
     first = {"computed": """%m = mhlo.multiply %p, %p : tensor<4xf32>
           %c = "mhlo.copy"(%m) : (tensor<4xf32>) -> tensor<4xf32>""",
+             "unused": """%c = mhlo.multiply %p, %p : tensor<4xf32>
+          %d = "mhlo.copy"(%c) : (tensor<4xf32>) -> tensor<4xf32>""",
              "argument": """%c0 = "mhlo.copy"(%p) : (tensor<4xf32>) -> tensor<4xf32>
           %c = mhlo.multiply %c0, %p : tensor<4xf32>""",
              "": "%c = mhlo.multiply %p, %p : tensor<4xf32>"}[copy]
@@ -109,12 +111,14 @@ def test_the_refused_program_does_abort_the_compile():
 @pytest.mark.parametrize("source, want", [
     (_loop(_fusion("argument")), X ** 4),  # copying the fusion's argument
     (_loop(_fusion("")), X ** 4),          # no copy
+    (_loop(_fusion("unused")), X ** 4),    # a copy nothing uses
     ("""module @m {
   func.func public @main(%acc: tensor<4xf32>) -> tensor<4xf32> {
     """ + _fusion("computed") + """
     return %f : tensor<4xf32>
   }
 }""", X ** 2),                             # outside any loop
-], ids=["argument copy in a loop", "no copy in a loop", "outside loops"])
+], ids=["argument copy in a loop", "no copy in a loop", "unused copy in a loop",
+        "outside loops"])
 def test_the_neighbours_run(source, want):
     np.testing.assert_array_equal(verify.run(source, X)[0], want)

@@ -60,8 +60,9 @@ class Check(NamedTuple):
 
 def check_of(kind: str, op_form: bool, attribute=lambda name: None) -> Check:
     """The Check a ``check`` op (``op_form``) or ``custom_call @check.<kind>`` asserts;
-    ``attribute(name)`` reads the op's attribute as a Python number (None when absent).
-    ValueError for a kind this module does not judge (``expect_serialized_eq``...)."""
+    ``attribute(name)`` reads the op's attribute as a Python value (None when absent).
+    ValueError for a kind this module does not judge (``expect_serialized_eq``...), and for
+    a bound that is not a number of 0 or more."""
     known = OP_KINDS if op_form else CALL_KINDS
     if kind not in known:
         form = "check op" if op_form else "check custom call"
@@ -69,12 +70,21 @@ def check_of(kind: str, op_form: bool, attribute=lambda name: None) -> Check:
                          f"{', '.join(known)})")
     if not op_form:  # (fixed tolerances: the interpreter reads no attribute of a call)
         return Check(kind)
+
+    def number(name, whole: bool):
+        v = attribute(name)
+        ok = v is None or (not isinstance(v, bool) and isinstance(v, (int, float)) and v >= 0
+                           and (not whole or v == int(v)) and math.isfinite(v))
+        if not ok:
+            raise ValueError(f"check op 'check.{kind}': its {name} is {v!r}, not a "
+                             f"{'whole ' if whole else ''}number of 0 or more")
+        return v
     if kind == "expect_close":
-        top, bottom = attribute("max_ulp_difference"), attribute("min_ulp_difference")
+        top, bottom = number("max_ulp_difference", True), number("min_ulp_difference", True)
         return Check(kind, None, OP_MAX_ULP if top is None else int(top),
                      0 if bottom is None else int(bottom))
     if kind in ("expect_almost_eq", "expect_almost_eq_const"):
-        tol = attribute("tolerance")
+        tol = number("tolerance", False)
         return Check(kind, OP_TOLERANCE if tol is None else float(tol))
     return Check(kind)
 

@@ -65,7 +65,8 @@ def check_kind(op) -> str | None:
 
 def _number(op, name):
     """Attribute ``name`` of ``op`` as a Python number (a FloatAttr's or IntegerAttr's
-    value), None when absent."""
+    value), None when absent, its text when it is neither (``check_of`` refuses that, as
+    our side does)."""
     ir, _ = mlir.context()
     if name not in op.attributes:
         return None
@@ -75,7 +76,7 @@ def _number(op, name):
             return kind(attr).value
         except ValueError:  # (not of that kind)
             continue
-    return None
+    return str(attr)
 
 
 # The value attribute in the generic print of a ``*_const`` check op.
