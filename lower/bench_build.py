@@ -26,6 +26,7 @@ median sample of each side, so the ratio is of two medians taken under the same 
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import statistics
 import subprocess
@@ -92,20 +93,22 @@ def ours_reductions(n: int, shape=(8, 64)) -> hlo.Module:
     return m
 
 
-def ours_small() -> hlo.Module:
-    """20 ops of 15 kinds over small tensors (the bindings' twin: ``Mlir.small``)."""
+def ours_small(a: int = 4, w: int = 8) -> hlo.Module:
+    """20 ops of 15 kinds over small tensors, [a, w] and [w, a] arguments (``a`` even; the
+    bindings' twin: ``Mlir.small``)."""
     m = hlo.Module("small")
-    t, u = hlo.tensor((4, 8), hlo.f32), hlo.tensor((8, 4), hlo.f32)
+    n = a * a
+    t, u = hlo.tensor((a, w), hlo.f32), hlo.tensor((w, a), hlo.f32)
     f = m.add_function("main", [t, u])
     b = f.builder()
     x, y = f.arguments
-    e = b.exponential(b.add(x, b.constant(1.0, shape=(4, 8))))
+    e = b.exponential(b.add(x, b.constant(1.0, shape=(a, w))))
     d = b.dot_general(e, y, ((1,), (0,)))
     mm = b.multiply(d, b.transpose(d, [1, 0]))
-    zb = b.broadcast_in_dim(b.constant(np.float32(0)), (4, 4), [])
+    zb = b.broadcast_in_dim(b.constant(np.float32(0)), (a, a), [])
     s = b.select(b.compare(mm, zb, "GT"), mm, zb)
-    r = b.reshape(s, (16,))
-    cc = b.concatenate([b.slice(r, [0], [8], [1]), b.slice(r, [8], [16], [1])], 0)
+    r = b.reshape(s, (n,))
+    cc = b.concatenate([b.slice(r, [0], [n // 2], [1]), b.slice(r, [n // 2], [n], [1])], 0)
     ab = b.abs(cc)
     cv = b.convert(b.convert(cc, hlo.i32), hlo.f32)
     b.return_(b.maximum(b.negate(b.tanh(cv)), ab))
@@ -195,13 +198,22 @@ def program_rows(quick: bool, samples: int, mlir) -> list:
     programs.append((f"mlp {layers} layers", n_ops(ours_mlp(layers)),
                      lambda: ours_mlp(layers), lambda: mlir.mlp(layers)))
     programs.append(("small module", n_ops(ours_small()), ours_small, mlir.small))
+    # The same programs at shapes the process has not met before, each build its own (a
+    # generated program's first sight): the repeated rows above let every op hit the
+    # caches of validated ops and printed lines that a program met once fills.
+    programs.append(("small module, new shapes", n_ops(ours_small()),
+                     *_new_shapes(lambda k: ours_small(*_small_shape(k)),
+                                  lambda k: mlir.small(*_small_shape(k)))))
+    programs.append((f"mlp {layers} layers, new shapes", n_ops(ours_mlp(layers)),
+                     *_new_shapes(lambda k: ours_mlp(layers, width=_mlp_width(k)),
+                                  lambda k: mlir.mlp(layers, width=_mlp_width(k)))))
     reductions = 200 if quick else 1000
     programs.append((f"reductions {reductions}", n_ops(ours_reductions(reductions)),
                      lambda: ours_reductions(reductions), lambda: mlir.reductions(reductions)))
     # The custom form too (pretty=True; MLIR's default print, what people read), for the
     # 10,000-op chain, the MLP and the small module.
     programs += [(f"{name}, pretty", ops, ours, theirs) for name, ops, ours, theirs in programs
-                 if name != "chain 1000" and ops <= 10_000]
+                 if name != "chain 1000" and ops <= 10_000 and "new shapes" not in name]
     rows = []
     for name, ops, ours, theirs in programs:
         s = samples if ops <= 10_000 else max(3, samples // 2)
@@ -214,6 +226,31 @@ def program_rows(quick: bool, samples: int, mlir) -> list:
                          ours_gc_us=ogc / ops * 1e6,
                          mlir_us=(mb + mp) / ops * 1e6, ratio=(mb + mp) / (ob + op)))
     return rows
+
+
+# Shapes no earlier build of a run used: every pair (a, w) once (a even, as ours_small
+# needs), every MLP width once; each side counts its builds from 0, so both build the same.
+_SMALL_SHAPES = 97
+
+
+def _small_shape(k: int) -> tuple:
+    return 2 + 2 * (k % _SMALL_SHAPES), 1000 + k // _SMALL_SHAPES
+
+
+def _mlp_width(k: int) -> int:
+    return 100 + k
+
+
+def _new_shapes(ours, theirs) -> tuple:
+    """Two builders calling ``ours(k)`` and ``theirs(k)`` for k = 0, 1, 2... (each side its
+    own count, so the two build the same programs), from a number no earlier row of this
+    process started at."""
+    start = next(_RUNS) * 100_000
+    mine, peer = itertools.count(start), itertools.count(start)
+    return (lambda: ours(next(mine))), (lambda: theirs(next(peer)))
+
+
+_RUNS = itertools.count()
 
 
 def constant_rows(quick: bool, samples: int, mlir) -> list:
@@ -238,6 +275,28 @@ def constant_rows(quick: bool, samples: int, mlir) -> list:
     return rows
 
 
+def clear_process_caches() -> None:
+    """Empty mhlo_ir's and lower's process-wide memos (validated ops, printed and parsed
+    lines, type texts, float spellings, shardings' verdicts, scalar attributes...): each is a
+    pure function of its key, cleared when full in any case, so emptying one changes no
+    result, only how much work the next build, print, parse or lowering repeats. The rows
+    that time a program met again (a lowering of the same jaxpr, a parse of the same text)
+    clear them before each of our samples, as ``jax.clear_caches()`` clears JAX's: each
+    sample is then a first sight. Interned types stay (their identity is their equality)."""
+    from mhlo_ir import floatfmt, index_array, parse_lines, print_caches, sharding_text, \
+        types, weak_scalars
+    from mhlo_ir.ops import construct
+
+    from . import constants
+    from .rules import reductions
+    for table in (construct.MEMO, print_caches._SHARED, print_caches._BARE,
+                  parse_lines._TABLES, index_array._CACHE, sharding_text._VERDICTS,
+                  types._READ, floatfmt._SPELLED, weak_scalars._WEAK_CACHE,
+                  constants._SCALARS):
+        table.clear()
+    reductions._init_attr.cache_clear()
+
+
 # -- memory, in fresh processes -------------------------------------------------------------------
 
 def _resident() -> int:
@@ -248,16 +307,21 @@ def _resident() -> int:
 def _memory_child(side: str, n: int) -> None:
     """Run in a fresh process: bytes per op that a built ``n``-op chain holds."""
     out = {}
-    if side == "ours":
+    if side == "ours-heap":  # (tracemalloc's own bookkeeping is resident: not here)
         ours_chain(100)  # warm the caches a first build fills
         gc.collect()
-        rss0 = _resident()
         tracemalloc.start()
         m = ours_chain(n)
         heap, _ = tracemalloc.get_traced_memory()
         tracemalloc.stop()
+        out.update(heap_bytes_per_op=heap / n)
+    elif side == "ours":
+        ours_chain(100)
         gc.collect()
-        out.update(heap_bytes_per_op=heap / n, rss_bytes_per_op=(_resident() - rss0) / n)
+        rss0 = _resident()
+        m = ours_chain(n)
+        gc.collect()
+        out.update(rss_bytes_per_op=(_resident() - rss0) / n)
     else:
         from verify.mlir_peer import Mlir
         mlir = Mlir()
@@ -274,12 +338,12 @@ def _memory_child(side: str, n: int) -> None:
 def memory_row(quick: bool) -> dict:
     n = 10_000 if quick else 100_000
     row = dict(workload=f"memory chain {n}", ops=n)
-    for side in ("ours", "mlir"):
+    for side in ("ours-heap", "ours", "mlir"):
         code = f"from lower.bench_build import _memory_child; _memory_child({side!r}, {n})"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True).stdout
         for k, v in json.loads(out.strip().splitlines()[-1]).items():
-            row[f"{side}_{k}"] = v
+            row[f"{side.split('-')[0]}_{k}"] = v
     return row
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 import pytest
 
+import mhlo_ir as hlo
 import verify
 from lower import bench_build, bench_lowering, lower_jaxpr_to_module
 from tests.oracle import normalize_hex
@@ -43,10 +44,37 @@ def test_build_rows_report_ratios():
     mlir = Mlir()
     rows = bench_build.program_rows(quick=True, samples=1, mlir=mlir)
     assert [r["workload"] for r in rows] == [
-        "chain 1000", "chain 10000", "mlp 20 layers", "small module", "reductions 200",
+        "chain 1000", "chain 10000", "mlp 20 layers", "small module",
+        "small module, new shapes", "mlp 20 layers, new shapes", "reductions 200",
         "chain 10000, pretty", "mlp 20 layers, pretty", "small module, pretty",
         "reductions 200, pretty"]
     assert all(r["ours_us"] > 0 and r["mlir_us"] > 0 and r["ratio"] > 0 for r in rows)
+
+
+def test_new_shape_rows_build_the_same_programs_at_shapes_not_met_before():
+    """Both sides of a "new shapes" row build one program per call, the same one, each at
+    shapes no earlier call of the run used (so no memo of ours has met them)."""
+    mlir = Mlir()
+    ours, theirs = bench_build._new_shapes(
+        lambda k: bench_build.ours_small(*bench_build._small_shape(k)),
+        lambda k: mlir.small(*bench_build._small_shape(k)))
+    seen = set()
+    for _ in range(3):
+        m, t = ours(), theirs()
+        text = m.to_text(locations=False).replace(' <{sym_name = "small"}>', "", 1)
+        assert normalize_hex(text) == mlir.print(t)
+        assert m.functions[0].arg_types not in seen
+        seen.add(m.functions[0].arg_types)
+
+
+def test_clearing_the_process_caches_changes_no_text():
+    """What the lowering and parse rows clear before each of our samples is memos alone:
+    the same module prints the same text, and reads back the same, after it."""
+    m = bench_build.ours_mlp(3)
+    before = m.to_text()
+    bench_build.clear_process_caches()
+    assert m.to_text() == before
+    assert hlo.parse(before).to_text() == before
 
 
 def test_parse_rows_report_ratios(monkeypatch):
@@ -71,10 +99,12 @@ def test_parse_rows_report_ratios(monkeypatch):
 
 
 def test_memory_child_reports_bytes_per_op(capsys):
-    bench_build._memory_child("ours", 2000)
+    bench_build._memory_child("ours-heap", 2000)
     out = json.loads(capsys.readouterr().out)
     # Each op is one Python object of 8 slots (~100 bytes) plus its share of the block list.
     assert 60 < out["heap_bytes_per_op"] < 400
+    bench_build._memory_child("ours", 2000)  # (resident, measured without tracemalloc)
+    assert "rss_bytes_per_op" in json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.parametrize("index", range(5))
