@@ -130,51 +130,29 @@ def test_check_of_reads_an_op_and_fixes_a_call():
 # and 1 ULP off; an op-form expect_almost_eq at its default 1e-4 and 5e-4 off; an op-form
 # expect_close whose min_ulp_difference 1 two equal values miss; custom calls whose stray
 # `tolerance` attributes once loosened them (0.5 off).
-_MUST_FAIL = """
-module {
-  func.func @main() {
+def _negated(expected: str, check: str) -> str:
+    """A module checking negate([1, 2]) against ``expected`` with ``check`` (a line taking
+    %0, the actual, and %e, the expected)."""
+    return f"""module {{
+  func.func @main() {{
     %cst = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
-    %e = stablehlo.constant dense<[-1.0, -2.00000024]> : tensor<2xf32>
+    %e = stablehlo.constant dense<{expected}> : tensor<2xf32>
     %0 = stablehlo.negate %cst : tensor<2xf32>
-    "check.expect_close"(%0, %e) <{max_ulp_difference = 0 : ui64}>
-        : (tensor<2xf32>, tensor<2xf32>) -> ()
+    {check} : (tensor<2xf32>, tensor<2xf32>) -> ()
     return
-  }
-}
-// -----
-module {
-  func.func @main() {
-    %cst = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
-    %e = stablehlo.constant dense<[-1.0005, -2.0]> : tensor<2xf32>
-    %0 = stablehlo.negate %cst : tensor<2xf32>
-    "check.expect_almost_eq"(%0, %e) : (tensor<2xf32>, tensor<2xf32>) -> ()
-    return
-  }
-}
-// -----
-module {
-  func.func @main() {
-    %cst = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
-    %e = stablehlo.constant dense<[-1.0, -2.0]> : tensor<2xf32>
-    %0 = stablehlo.negate %cst : tensor<2xf32>
-    "check.expect_close"(%0, %e) <{max_ulp_difference = 5 : ui64, min_ulp_difference = 1 : ui64}>
-        : (tensor<2xf32>, tensor<2xf32>) -> ()
-    return
-  }
-}
-// -----
-module {
-  func.func @main() {
-    %cst = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
-    %e = stablehlo.constant dense<[-1.5, -2.5]> : tensor<2xf32>
-    %0 = stablehlo.negate %cst : tensor<2xf32>
-    stablehlo.custom_call @check.expect_almost_eq(%0, %e) {has_side_effect = true,
-        tolerance = 1.000000e+00 : f64}
-        : (tensor<2xf32>, tensor<2xf32>) -> ()
-    return
-  }
-}
-"""
+  }}
+}}"""
+
+
+_MUST_FAIL = "\n// -----\n".join([
+    _negated("[-1.0, -2.00000024]",
+             '"check.expect_close"(%0, %e) <{max_ulp_difference = 0 : ui64}>'),
+    _negated("[-1.0005, -2.0]", '"check.expect_almost_eq"(%0, %e)'),
+    _negated("[-1.0, -2.0]", '"check.expect_close"(%0, %e) '
+                             '<{max_ulp_difference = 5 : ui64, min_ulp_difference = 1 : ui64}>'),
+    _negated("[-1.5, -2.5]", "stablehlo.custom_call @check.expect_almost_eq(%0, %e) "
+                             "{has_side_effect = true, tolerance = 1.000000e+00 : f64}"),
+])
 
 _NOT_JUDGED = """
 module {
