@@ -63,7 +63,8 @@ from . import dtypes
 from .builder import Builder
 from .errors import OpBuildError
 from .ir import Module, make_operation, walk
-from .quant import _INTERNED, QuantizedType, expressed_tensor, is_quantized, storage_tensor
+from .quant import (_INTERNED, QuantizedType, expressed_tensor, is_quantized, storage_range,
+                    storage_tensor)
 from .rewrite import Rewriter, rewrite_module
 from .types import FunctionType, TupleType, tensor
 
@@ -81,8 +82,7 @@ def _wide(*qs):
 
 def _narrowed(q, et) -> bool:
     """Whether ``q``'s storage range is narrower than integer type ``et`` holds."""
-    info = np.iinfo(et.dtype)
-    return (q.storage_min, q.storage_max) != (int(info.min), int(info.max))
+    return (q.storage_min, q.storage_max) != storage_range(et)
 
 
 # f32's smallest normal magnitude: XLA flushes smaller ones (subnormals) to zero.
@@ -299,8 +299,8 @@ def _exact_bounds(b, x, q: QuantizedType):
     survive f32 (``i32<-16777219:16777219>``: f32's clamp rounds the bounds outward, and
     stored 16777220)."""
     lo, hi = q.storage_min, q.storage_max
-    if int(np.float32(lo)) == lo and int(np.float32(hi)) == hi:
-        return x
+    if not _narrowed(q, q.storage) or (int(np.float32(lo)) == lo and int(np.float32(hi)) == hi):
+        return x  # (a full range: the convert saturates into it)
     return b.clamp(_scalar(b, lo, q.storage), x, _scalar(b, hi, q.storage))
 
 
