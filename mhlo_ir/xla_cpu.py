@@ -8,7 +8,7 @@ other (verify needs no hypothesis; mhlo_ir never imports verify).
 
 from __future__ import annotations
 
-from .ir import BlockArgument, defining_ops, producers
+from .ir import BlockArgument, defining_ops, producers, walk
 
 __all__ = ["custom_call_target", "holders", "narrowing_signed_convert", "bitwise_crashes",
            "bitwise_crash",
@@ -20,7 +20,8 @@ __all__ = ["custom_call_target", "holders", "narrowing_signed_convert", "bitwise
            "two_bit_concatenate", "float_stochastic_convert",
            "fft_into_all_gather", "fusion_of_aliased_arguments", "aliasing_call",
            "chained_rank_changing_bitcasts", "complex_abs_of_iota", "complex_iota",
-           "in_loop", "domain_in_loop", "boolean_clamp_in_loop", "default_rng_state",
+           "in_loop", "inlined_callee", "domain_in_loop", "boolean_clamp_in_loop",
+           "default_rng_state",
            "scalar_select_and_scatter", "ordered_complex_compare_holder", "narrow_rng",
            "scalar_scatter", "dynamic_result",
            "aliased_size_mismatch", "widening_sub_byte_dot", "reinterpreting_bitcast",
@@ -359,14 +360,17 @@ def fusion_of_aliased_arguments(callee, args) -> bool:
     return False
 
 
+def inlined_callee(op, module):
+    """The function of ``module`` a ``func.call`` calls, or a ``composite`` decomposes into
+    (XLA inlines both), else None."""
+    key = {"func.call": "callee", "composite": "decomposition"}.get(op.spec.name)
+    ref = (op.attributes or {}).get(key) if key is not None else None
+    return module.lookup(ref.name) if ref is not None and hasattr(module, "lookup") else None
+
+
 def aliasing_call(op, module) -> bool:
     """``fusion_of_aliased_arguments`` of a built ``func.call`` or ``composite``."""
-    name = op.spec.name
-    key = {"func.call": "callee", "composite": "decomposition"}.get(name)
-    if key is None or not op.attributes:
-        return False
-    ref = op.attributes.get(key)
-    callee = module.lookup(ref.name) if ref is not None else None
+    callee = inlined_callee(op, module)
     return callee is not None and fusion_of_aliased_arguments(callee, list(op.operands))
 
 
@@ -591,25 +595,13 @@ def _reaches_copying_fusion(fn, module, seen) -> bool:
     if id(fn) in seen:
         return False
     seen.add(id(fn))
-    for block in fn.body.blocks:
-        stack = list(block.operations)
-        while stack:
-            op = stack.pop()
-            if _copying_fusion(op):
-                return True
-            callee = _callee(op, module)
-            if callee is not None and _reaches_copying_fusion(callee, module, seen):
-                return True
-            for region in op.regions:
-                for b in region.blocks:
-                    stack.extend(b.operations)
+    for _, op in walk(fn):
+        if _copying_fusion(op):
+            return True
+        callee = inlined_callee(op, module)
+        if callee is not None and _reaches_copying_fusion(callee, module, seen):
+            return True
     return False
-
-
-def _callee(op, module):
-    key = {"func.call": "callee", "composite": "decomposition"}.get(op.spec.name)
-    ref = (op.attributes or {}).get(key) if key is not None else None
-    return module.lookup(ref.name) if ref is not None and hasattr(module, "lookup") else None
 
 
 def looped_copying_fusion(op, module) -> bool:
@@ -622,7 +614,7 @@ def looped_copying_fusion(op, module) -> bool:
         return False
     if op.spec.name == "fusion":
         return _copying_fusion(op)
-    callee = _callee(op, module)
+    callee = inlined_callee(op, module)
     return callee is not None and _reaches_copying_fusion(callee, module, set())
 
 

@@ -60,18 +60,15 @@ register_lowering("shard_alike", _shard_alike)
 def _frontend_attributes(metadata) -> dict:
     """``metadata`` (key, value pairs) as frontend attribute strings, as jax writes them
     (booleans as ``true``/``false``)."""
-    out = {}
-    for k, v in metadata:
-        out[str(k)] = str(v).lower() if isinstance(v, bool) else str(v)
-    return out
+    return {str(k): hlo.StringAttr(str(v).lower() if isinstance(v, bool) else str(v))
+            for k, v in metadata}
 
 
 def _xla_metadata_value(ctx, x, *, xla_metadata_kvs):
     owner = x if isinstance(x, hlo.Operation) else getattr(x, "owner", None)
-    attrs = _frontend_attributes(xla_metadata_kvs)
-    if attrs and isinstance(owner, hlo.Operation):
+    merged = _frontend_attributes(xla_metadata_kvs)
+    if merged and isinstance(owner, hlo.Operation):
         existing = (owner.attributes or {}).get("mhlo.frontend_attributes")
-        merged = {k: hlo.StringAttr(v) for k, v in attrs.items()}
         if existing is not None:
             merged.update(dict(existing.items))
         owner.set_attr("mhlo.frontend_attributes", hlo.DictionaryAttr(merged))
@@ -90,7 +87,7 @@ def _xla_metadata_call(ctx, *args, jaxpr, **meta):
     outs = call_lowering(ctx, "xla_metadata_call", jaxpr, *args)
     (call,) = [op for op in block.operations[n:] if op.spec.name == "func.call"]
     call.set_attr("mhlo.frontend_attributes",
-                  hlo.DictionaryAttr({k: hlo.StringAttr(v) for k, v in meta.items()}))
+                  hlo.DictionaryAttr(_frontend_attributes(meta.items())))
     return outs
 
 

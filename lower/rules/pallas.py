@@ -10,11 +10,10 @@ from __future__ import annotations
 import functools
 import importlib
 
-import numpy as np
-
 import mhlo_ir as hlo
 
 from ..mlir import aval_to_ir_type, register_lowering
+from ..semantics import full_like
 
 
 def _pallas_call(ctx, *args, interpret=False, **params):
@@ -71,19 +70,14 @@ register_lowering("run_scoped", _run_scoped)
 # -- Pallas kernel-language primitives met in interpreted kernels, as jax's rules lower them
 # on CPU (each a jnp function there: the same ops, written here with the builder).
 
-def _scalar_like(b, x, value):
-    return b.broadcast_in_dim(b.constant(np.array(value, x.type.element_type.dtype)),
-                              x.type.shape, [])
-
-
 def _reciprocal(ctx, x, *, approx=False, full_range=True):
     """``1 / x``; ``approx``: computed in bf16 and converted back to f32 (jax's CPU rule's
     stand-in for the TPU's approximate reciprocal)."""
     b = ctx.builder
     if approx:
         y = b.convert(x, hlo.bf16)
-        return [b.convert(b.divide(_scalar_like(b, y, 1), y), hlo.f32)]
-    return [b.divide(_scalar_like(b, x, 1), x)]
+        return [b.convert(b.divide(full_like(b, 1, y.type), y), hlo.f32)]
+    return [b.divide(full_like(b, 1, x.type), x)]
 
 
 register_lowering("reciprocal", _reciprocal)
@@ -97,10 +91,10 @@ def _rolled(b, x, shift, axis: int):
         return x
     if shift.type.element_type is not hlo.i32:  # (jnp.roll's conversion: ui32 2**32-1 is -1)
         shift = b.convert(shift, hlo.i32)
-    r = b.remainder(shift, _scalar_like(b, shift, n))
-    r = b.select(b.compare(r, _scalar_like(b, r, 0), "LT"), b.add(r, _scalar_like(b, r, n)), r)
-    start = b.subtract(_scalar_like(b, r, n), r)
-    zero = _scalar_like(b, r, 0)
+    size, zero = full_like(b, n, shift.type), full_like(b, 0, shift.type)
+    r = b.remainder(shift, size)
+    r = b.select(b.compare(r, zero, "LT"), b.add(r, size), r)
+    start = b.subtract(size, r)
     starts = [start if d == axis else zero for d in range(x.type.rank)]
     return b.dynamic_slice(b.concatenate([x, x], axis), starts, list(x.type.shape))
 
@@ -119,7 +113,7 @@ def _roll(ctx, x, shift, *, axis, stride=None, stride_axis=None):
         limit = list(shape)
         limit[stride_axis] = i + 1
         piece = b.slice(x, start, limit, [1] * len(shape))
-        parts.append(_rolled(b, piece, b.add(shift, _scalar_like(b, shift, i * stride)), axis))
+        parts.append(_rolled(b, piece, b.add(shift, full_like(b, i * stride, shift.type)), axis))
     return [parts[0] if len(parts) == 1 else b.concatenate(parts, stride_axis)]
 
 

@@ -40,12 +40,11 @@ MAX_ULP = 3
 ALMOST_EQ_TOLERANCE = 1e-3   # custom_call @check.expect_almost_eq
 EQ_TOLERANCE = 1e-4          # custom_call @check.eq on floats, and the *_const ops' default
 
-# The check kinds, by the name the corpus spells them with (custom_call target or op name).
-KINDS = ("expect_close", "expect_almost_eq", "expect_eq", "eq", "expect_eq_const",
-         "expect_almost_eq_const")
 CALL_KINDS = ("expect_close", "expect_almost_eq", "expect_eq", "eq")  # custom_call @check.*
 OP_KINDS = ("expect_close", "expect_almost_eq", "expect_eq", "expect_eq_const",
             "expect_almost_eq_const")  # the check dialect's ops
+# Every check kind, by the name the corpus spells them with (custom_call target or op name).
+KINDS = tuple(dict.fromkeys(CALL_KINDS + OP_KINDS))
 OP_MAX_ULP, OP_TOLERANCE = 1, 1e-4  # CheckOps.td's defaults
 
 

@@ -429,6 +429,7 @@ def upstream_ops(module, differences) -> list:
     body, a reduction's) and what those read from outside, and the ops of the functions they
     call (``func.call``, ``composite``), however deep."""
     from mhlo_ir.ir import BlockArgument
+    from mhlo_ir.xla_cpu import inlined_callee
     main = module.lookup("main")
     ret = main.body.blocks[-1].operations[-1] if main is not None else None
     seen: set = set()
@@ -455,9 +456,7 @@ def upstream_ops(module, differences) -> list:
             for block in region.blocks:
                 for inner in block.operations:
                     add(inner)
-        key = {"func.call": "callee", "composite": "decomposition"}.get(op.spec.name)
-        ref = (op.attributes or {}).get(key) if key is not None else None
-        callee = module.lookup(ref.name) if ref is not None else None
+        callee = inlined_callee(op, module)
         if callee is not None:
             for block in callee.body.blocks:
                 for inner in block.operations:
