@@ -285,6 +285,7 @@ def clear_process_caches() -> None:
     sample is then a first sight. Interned types stay (their identity is their equality)."""
     from mhlo_ir import floatfmt, index_array, parse_lines, print_caches, sharding_text, \
         types, weak_scalars
+    from mhlo_ir.dense import _I64_CACHE
     from mhlo_ir.ops import construct
 
     from . import constants
@@ -292,7 +293,7 @@ def clear_process_caches() -> None:
     for table in (construct.MEMO, print_caches._SHARED, print_caches._BARE,
                   parse_lines._TABLES, index_array._CACHE, sharding_text._VERDICTS,
                   types._READ, floatfmt._SPELLED, weak_scalars._WEAK_CACHE,
-                  constants._SCALARS):
+                  constants._SCALARS, _I64_CACHE):
         table.clear()
     reductions._init_attr.cache_clear()
 
