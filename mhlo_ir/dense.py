@@ -152,8 +152,7 @@ class DenseElementsAttr(Attribute):
         if n == 0 and not self.splat:  # (MLIR keeps a splat's value with no elements)
             return f"dense<> : {t._text}"
         if self.splat:
-            scalar = np.frombuffer(self.data, dtype=t.dtype.newbyteorder("<"))[0]
-            return f"dense<{format_scalar(scalar, t.element_type)}> : {t._text}"
+            return f"dense<{splat_text(t.element_type, self.data)}> : {t._text}"
         if n > hex_threshold:
             return f'dense<"0x{self.data.hex()}"> : {t._text}'
         return f"dense<{_nested(self.to_array(), t.element_type)}> : {t._text}"
@@ -179,6 +178,25 @@ def _nested(arr: np.ndarray, et) -> str:
 def dense(array, type: TensorType | None = None) -> DenseElementsAttr:
     """A dense elements attribute from a numpy array (or anything ``numpy.asarray`` takes)."""
     return DenseElementsAttr.from_array(array, type)
+
+
+# (element type, the element's little-endian bytes) -> its text: the few values splats hold
+# (0, 1, -inf...) recur at every shape. Keyed by exact bytes (never by value: -0.0 == 0.0);
+# bounded.
+_SPLAT_TEXTS: dict = {}
+
+
+def splat_text(et, data: bytes) -> str:
+    """The text of one element of ``et`` stored as ``data`` (inside ``dense<...>``)."""
+    key = (et, data)
+    text = _SPLAT_TEXTS.get(key)
+    if text is None:
+        scalar = np.frombuffer(data, dtype=et.dtype.newbyteorder("<"))[0]
+        text = format_scalar(scalar, et)
+        if len(_SPLAT_TEXTS) > 4096:
+            _SPLAT_TEXTS.clear()
+        _SPLAT_TEXTS[key] = text
+    return text
 
 
 _I64_CACHE: dict = {}

@@ -39,3 +39,26 @@ class OpAttributes(dict):
 
     def __reduce__(self):
         return (OpAttributes, (dict(self),))
+
+
+# (names, ids of the values) -> the OpAttributes made of those very objects; bounded.
+_MADE: dict = {}
+_MADE_LIMIT = 16384
+
+
+def shared_attributes(attrs: dict) -> OpAttributes:
+    """An ``OpAttributes`` of ``attrs``: the one made before of the same attribute objects
+    under the same names, else a new one.
+
+    Ops built alike at other shapes (a dot_general at every width) then share one mapping,
+    and with it what is kept by the mapping's identity: the printer's text of it, the
+    verifier's verdict on it. Keyed by the values' identity, never their equality
+    (``FloatAttr(0.0) == FloatAttr(-0.0)``); the kept mapping holds its values, so no other
+    object can take their ids while it is kept."""
+    key = (tuple(attrs), tuple(map(id, attrs.values())))
+    hit = _MADE.get(key)
+    if hit is None:
+        if len(_MADE) > _MADE_LIMIT:
+            _MADE.clear()
+        hit = _MADE.setdefault(key, OpAttributes(attrs))
+    return hit

@@ -34,7 +34,7 @@ from .print_caches import bare, shared_caches
 from .pretty_forms import custom_form
 from . import pretty_lines, print_combining, ssa_names
 from .text import quote, symbol_name
-from .types import FunctionType, TensorType
+from .types import FunctionType, TensorType, function_type_text
 
 __all__ = ["print_module", "print_function_type"]
 
@@ -132,7 +132,7 @@ class _Printer:
 
     def named(self, items) -> str:
         parts = []
-        for k, v in sorted(items):
+        for k, v in (sorted(items) if len(items) > 1 else items):
             if not isinstance(v, Attribute):
                 raise IRError(f"attribute {k} is {type(v).__name__} {v!r:.60}, not an "
                               "Attribute: set attributes with op.set_attr(name, value), which "
@@ -164,7 +164,7 @@ class _Printer:
         name = self.op_name(op.spec)
         props = extra = ""
         if op.attributes:
-            props, extra = self.attribute_parts(op.spec, op.attributes)
+            props, extra = self.kept_attribute_parts(op.spec, op.attributes)
             if props is None:
                 return False
         tail = f"){props}{extra}" + self.signature(op.operands, (op,))
@@ -178,17 +178,19 @@ class _Printer:
 
     def signature(self, operands, results) -> str:
         """`` : (operand types) -> result types``, cached per distinct type combination."""
-        key = (tuple([v.type for v in operands]),
-               tuple([r.type for r in results]) if results else ())
+        n = len(operands)
+        ins = (operands[0].type,) if n == 1 else \
+            (operands[0].type, operands[1].type) if n == 2 else tuple([v.type for v in operands])
+        outs = (results[0].type,) if len(results) == 1 else tuple([r.type for r in results])
+        key = (ins, outs)
         sig = self.sigs.get(key)
         if sig is None:
             tt = self.type_text
-            ins = ", ".join([tt(t) for t in key[0]])
-            if len(key[1]) == 1:
-                outs = tt(key[1][0])
+            if len(outs) == 1:
+                outs = tt(outs[0])
             else:
-                outs = "(" + ", ".join([tt(t) for t in key[1]]) + ")"
-            sig = self.sigs[key] = f" : ({ins}) -> {outs}"
+                outs = "(" + ", ".join([tt(t) for t in outs]) + ")"
+            sig = self.sigs[key] = f" : ({', '.join([tt(t) for t in ins])}) -> {outs}"
         return sig
 
     def label(self, block, indent: str) -> str:
@@ -502,11 +504,20 @@ class _Printer:
         way; the kind decides which names are properties). ``props``
         is None when a big constant must be printed in pieces instead."""
         owned = spec.attributes
-        p = [(k, v) for k, v in attrs.items() if k in owned]
-        d = [(k, v) for k, v in attrs.items() if k not in owned]
-        extra = f" {{{self.named(d)}}}" if d else ""
+        p = []
+        d = []
         threshold = self.hex_threshold
-        if any(v.__class__ is DenseElementsAttr and v.prints_hex(threshold) for _, v in p):
+        big = False
+        for item in attrs.items():
+            if item[0] in owned:
+                p.append(item)
+                v = item[1]
+                if v.__class__ is DenseElementsAttr and v.prints_hex(threshold):
+                    big = True
+            else:
+                d.append(item)
+        extra = f" {{{self.named(d)}}}" if d else ""
+        if big:
             return None, extra
         props = f" <{{{self.named(p)}}}>" if p else ""
         cache = self.attr_parts if attrs.__class__ is OpAttributes else self.own_parts
@@ -638,19 +649,25 @@ class _Printer:
 
     def function_head(self, fn) -> str:
         """``  "func.func"() <{function_type = ..., sym_name = ...}> ({``, a line."""
-        d = self.dialect
-        props = []
-        if fn.arg_attrs and any(fn.arg_attrs):
-            props.append(("arg_attrs", "[" + ", ".join(
-                "{" + self.named(a.items()) + "}" for a in fn.arg_attrs) + "]"))
-        # Keyed by the (interned) argument and result types: building the FunctionType to
-        # render it was a sixth of printing a small module.
+        # Keyed by the (interned) argument and result types, and spelled without making a
+        # FunctionType: making one to render it was a sixth of printing a small module.
         key = ("func", fn.arg_types, fn.result_types)
         ftext = self.sigs.get(key)
         if ftext is None:
-            ftext = self.sigs[key] = print_function_type(fn.type, d)
+            ftext = self.sigs[key] = function_type_text(fn.arg_types, fn.result_types,
+                                                        self.dialect)
+        arg_attrs = fn.arg_attrs and any(fn.arg_attrs)
+        res_attrs = fn.res_attrs and any(fn.res_attrs)
+        if not (arg_attrs or res_attrs or fn.visibility is not None or fn.attributes and
+                not FUNCTION_PROPERTIES.isdisjoint(fn.attributes)):
+            return (f'  "func.func"() <{{function_type = {ftext}, '
+                    f'sym_name = {quote(fn.name)}}}> ({{\n')
+        props = []
+        if arg_attrs:
+            props.append(("arg_attrs", "[" + ", ".join(
+                "{" + self.named(a.items()) + "}" for a in fn.arg_attrs) + "]"))
         props.append(("function_type", ftext))
-        if fn.res_attrs and any(fn.res_attrs):
+        if res_attrs:
             res = list(fn.res_attrs) + [{}] * (len(fn.result_types) - len(fn.res_attrs))
             props.append(("res_attrs", "[" + ", ".join(
                 "{" + self.named(a.items()) + "}" for a in res) + "]"))

@@ -239,11 +239,7 @@ class FunctionType(Type):
     results: tuple = attrs.field(converter=as_tuple)
 
     def render(self, dialect) -> str:
-        ins = ", ".join(t.render(dialect) for t in self.inputs)
-        if len(self.results) == 1 and not isinstance(self.results[0], FunctionType):
-            return f"({ins}) -> {self.results[0].render(dialect)}"
-        outs = ", ".join(t.render(dialect) for t in self.results)
-        return f"({ins}) -> ({outs})"
+        return function_type_text(self.inputs, self.results, dialect)
 
     @classmethod
     def parse(cls, ts, dialect) -> "FunctionType":
@@ -295,6 +291,19 @@ class AsyncBundleType(Type):
 
 
 TOKEN = TokenType()
+
+
+def function_type_text(inputs, results, dialect) -> str:
+    """``(ins) -> out`` or ``(ins) -> (outs)``: the text of a FunctionType of these types
+    (the printer spells a function's type without making one)."""
+    ins = ", ".join([t._text if t.__class__ is TensorType else t.render(dialect)
+                     for t in inputs])
+    if len(results) == 1 and not isinstance(results[0], FunctionType):
+        t = results[0]
+        return f"({ins}) -> {t._text if t.__class__ is TensorType else t.render(dialect)}"
+    outs = ", ".join([t._text if t.__class__ is TensorType else t.render(dialect)
+                      for t in results])
+    return f"({ins}) -> ({outs})"
 
 
 def tensor(shape: Iterable[int], element_type) -> TensorType:

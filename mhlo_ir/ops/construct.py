@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..attributes import to_attribute
 from ..errors import OpBuildError
 from ..ir import _MANY, VALUE_CLASSES, Value, _new_single_result_op, make_operation
-from ..op_attributes import OpAttributes
+from ..op_attributes import shared_attributes
 from ..types import MAX_DIMENSION, TensorType, tensor
 from ..location import checked_location
 from .args import check_values, ints, tensor_of
@@ -76,8 +76,10 @@ def validate(name, operands, attributes, result_types, regions):
     if spec.operand_check is not None:
         spec.operand_check(spec.name, operands, attrs, result_types)
     # Read-only: builders share one attribute mapping among ops built from the same
-    # arguments (see memo); Operation.set_attr copies before writing.
-    return spec, operands, OpAttributes(attrs) if attrs else None, result_types, regions
+    # arguments (see memo) or of the same attribute objects; Operation.set_attr copies
+    # before writing.
+    return spec, operands, shared_attributes(attrs) if attrs else None, result_types, \
+        regions
 
 
 # key -> (spec, attributes, result types) of an op validated before; see memo.

@@ -187,11 +187,25 @@ def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
                 pc, result_element_type, algorithm)
 
 
+# (lhs batch, rhs batch, lhs contracting, rhs contracting) tuples of ints -> the
+# DotDimensionNumbers made of them: one object for every dot_general built with those numbers
+# (at any shape), so their attribute mappings and printed texts are shared too. Bounded.
+_DNUMS: dict = {}
+
+
 def _dot_general_make(lhs, rhs, dn, precision_config, result_element_type, algorithm=None):
-    try:
-        dnums = dn if isinstance(dn, DotDimensionNumbers) else DotDimensionNumbers(*dn)
-    except (TypeError, ValueError) as e:
-        fail("dot_general", f"dimension numbers: {e}")
+    if isinstance(dn, DotDimensionNumbers):
+        dnums = dn
+    else:  # (tuples of ints: the builder checked them before keying the memo with them)
+        dnums = _DNUMS.get(dn)
+        if dnums is None:
+            try:
+                dnums = DotDimensionNumbers(*dn)
+            except (TypeError, ValueError) as e:
+                fail("dot_general", f"dimension numbers: {e}")
+            if len(_DNUMS) > 4096:
+                _DNUMS.clear()
+            _DNUMS[dn] = dnums
     attrs = {"dot_dimension_numbers": dnums, "precision_config": precision_config,
              "algorithm": algorithm}
     if result_element_type is None:
