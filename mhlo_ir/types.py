@@ -8,6 +8,7 @@ cached string. ``tensor(shape, element_type)`` interns tensor types for the same
 from __future__ import annotations
 
 import re
+from math import prod as _prod
 from typing import Iterable, Sequence
 
 import attrs
@@ -77,6 +78,8 @@ MAX_DIMENSION = 2**63 - 1
 
 def _check_size(dims, et) -> None:
     size = et.dtype.itemsize
+    if 0 not in dims and _prod(dims) * size <= MAX_DIMENSION:
+        return  # (no zero: every partial product is at most the whole)
     for k, d in enumerate(dims):
         size *= d
         if size > MAX_DIMENSION:
@@ -104,35 +107,47 @@ class TensorType(Type):
             if d.__class__ is not int:  # bools and floats hash like ints: validate first
                 key = None
                 break
+        interned = cls._interned
         if key is not None:
             try:
-                return cls._interned[key]
-            except (KeyError, TypeError):
-                pass
+                hit = interned.get(key)
+            except TypeError:  # (an unhashable element type: from_numpy says what is wrong)
+                hit = None
+            if hit is not None:
+                return hit
+            dims = key[0]
+            if dims and not (min(dims) >= 0 and max(dims) <= MAX_DIMENSION):
+                dims = _shape(dims)  # (which says what is wrong)
         else:
             key = (tuple(shape), element_type)
-        dims = _shape(key[0])
+            dims = _shape(key[0])
         et = from_numpy(element_type)
-        self = cls._interned.get((dims, et))
+        canonical = (dims, et)
+        same = et is element_type and dims == key[0]  # (a tuple of ints and an ElementType)
+        self = None if same else interned.get(canonical)
         if self is None:
             _check_size(dims, et)
             if et.kind == "quant":
                 et.check_shape(dims)
             new = object.__new__(cls)
-            object.__setattr__(new, "shape", dims)
-            object.__setattr__(new, "element_type", et)
-            object.__setattr__(new, "_text",
-                               "tensor<" + "".join(f"{d}x" for d in dims) + et.name + ">")
+            _set_shape(new, dims)
+            _set_element_type(new, et)
+            _set_text(new, f"tensor<{'x'.join(map(str, dims))}x{et.name}>" if dims else
+                      f"tensor<{et.name}>")
             # setdefault is atomic: two threads interning the same type get one object.
-            self = cls._interned.setdefault((dims, et), new)
-        try:
-            cls._interned[key] = self
-        except TypeError:
-            pass
+            self = interned.setdefault(canonical, new)
+        if not same:
+            try:
+                interned[key] = self
+            except TypeError:
+                pass
         return self
 
     def __setattr__(self, name, value):
         raise AttributeError("TensorType is immutable")
+
+    # NOTE: the slots' own setters, which __new__ calls as functions (object.__setattr__
+    # looks the descriptor up on every call).
 
     def __reduce__(self):
         return (TensorType, (self.shape, self.element_type))
@@ -185,6 +200,11 @@ class TensorType(Type):
 
     def __str__(self):
         return self._text
+
+
+_set_shape = TensorType.shape.__set__
+_set_element_type = TensorType.element_type.__set__
+_set_text = TensorType._text.__set__
 
 
 @attrs.frozen

@@ -16,7 +16,7 @@ from ..dense import DenseElementsAttr, is_splat
 from ..dtypes import ALL_ELEMENT_TYPES
 from ..ir import _MANY, Value, _new_single_result_op
 from ..location import checked_location
-from ..op_attributes import OpAttributes
+from ..op_attributes import OpAttributes, shared_attributes
 from ..types import TensorType, tensor
 from .args import constant_attr
 from .args import shape as shape_arg
@@ -117,15 +117,22 @@ def _splat_constant(b, value, dtype, shape, location):
         key = _scalar_key(value, cls)
         if key is not None:
             key = ("constant splat", dims, *key[1:])
+    scalar = None
     if key is not None:
         hit = memo_get(key)
         if hit is not None:
             return _reuse(b, hit, hit[1], location)
-    scalar = constant_attr("constant", value, dtype)
-    if scalar.type.shape != ():
-        fail("constant", f"shape={list(dims)} spreads one scalar value over the tensor; "
-                         f"got a value of type {scalar.type} (leave shape out to make the "
-                         "constant of an array)")
+        scalar = _SPLAT_SCALARS.get(key[2:])  # (the value at another shape)
+    if scalar is None:
+        scalar = constant_attr("constant", value, dtype)
+        if scalar.type.shape != ():
+            fail("constant", f"shape={list(dims)} spreads one scalar value over the tensor; "
+                             f"got a value of type {scalar.type} (leave shape out to make the "
+                             "constant of an array)")
+        if key is not None:
+            if len(_SPLAT_SCALARS) > 4096:
+                _SPLAT_SCALARS.clear()
+            _SPLAT_SCALARS[key[2:]] = scalar
     t = tensor(dims, scalar.type.element_type)
     if t.num_elements == 0:
         attr = DenseElementsAttr(t, b"", False)
@@ -133,7 +140,19 @@ def _splat_constant(b, value, dtype, shape, location):
         attr = DenseElementsAttr(t, scalar.data, True)
     if key is None:
         key = ("constant splat", t, attr.data)
-    return memo(b, key, "constant", (), location, _constant_make, attr)
+    checked = memo_get(("constant", t))
+    if checked is None:  # (a constant's check depends on its type alone: see _large_constant)
+        op = memo(b, key, "constant", (), location, _constant_make, attr)
+        memo_put(("constant", t), (op.spec, None, (t,)))
+        return op
+    hit = (checked[0], shared_attributes({"value": attr}), checked[2])
+    memo_put(key, hit)
+    return _reuse(b, hit, hit[1], location)
+
+
+# The scalar part of a splat's memo key (its class and exact bits) -> the scalar's
+# attribute, which a splat of that value at a new shape is made from. Bounded.
+_SPLAT_SCALARS: dict = {}
 
 
 def _reuse(b, hit, attributes, location):

@@ -28,19 +28,28 @@ __all__ = ["validate", "MEMO", "memo_get", "memo_put", "memo", "memo_miss", "no_
            "shape_arg", "tensor_type"]
 
 
-def _expand_operands(spec, operands) -> tuple:
+# OpSpec -> how many of its operands are variadic groups ("inputs*"). Bounded: the specs of
+# unknown ops are made at run time, one per kind a parse meets.
+_VARIADIC: dict = {}
+
+
+def _expand_operands(spec, operands: tuple) -> tuple:
     """Check the operand count against the spec; variadic groups come as lists."""
     names = spec.operands
     flat = []
-    n_var = sum(1 for n in names if n.endswith("*"))
+    n_var = _VARIADIC.get(spec)
+    if n_var is None:
+        if len(_VARIADIC) > 4096:
+            _VARIADIC.clear()
+        n_var = _VARIADIC[spec] = sum(1 for n in names if n.endswith("*"))
     if n_var == 0:
         if len(operands) != len(names):
             fail(spec.name, f"takes {len(names)} operands ({', '.join(names)}), got "
                             f"{len(operands)}")
         for n, x in zip(names, operands):
-            if not isinstance(x, Value):
+            if x.__class__ not in VALUE_CLASSES and not isinstance(x, Value):
                 fail(spec.name, f"operand {n} must be a Value, got {type(x).__name__} {x!r:.60}")
-        return tuple(operands)
+        return operands
     if len(operands) != len(names):
         if n_var == 1 and len(names) == 1:
             operands = (operands,)
@@ -71,7 +80,9 @@ def validate(name, operands, attributes, result_types, regions):
             except (TypeError, ValueError) as e:
                 fail(spec.name, f"attribute {k}: {e}")
     regions = tuple(regions)
-    types = tuple([v.type for v in operands])
+    n = len(operands)
+    types = (operands[0].type, operands[1].type) if n == 2 else (operands[0].type,) \
+        if n == 1 else tuple([v.type for v in operands])
     result_types = spec.validate(types, attrs, result_types, regions)
     if spec.operand_check is not None:
         spec.operand_check(spec.name, operands, attrs, result_types)

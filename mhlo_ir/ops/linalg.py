@@ -57,8 +57,11 @@ def _dims_ok(op, side, dims, rank, used):
 
 
 def _dot_general(op, types, attributes, mixed=False):
-    lhs = tensor_operand(op, "lhs", types[0])
-    rhs = tensor_operand(op, "rhs", types[1])
+    lhs = types[0]
+    rhs = types[1]
+    if lhs.__class__ is not TensorType or rhs.__class__ is not TensorType:
+        lhs = tensor_operand(op, "lhs", lhs)
+        rhs = tensor_operand(op, "rhs", rhs)
     dn = attributes["dot_dimension_numbers"]
     if not isinstance(dn, DotDimensionNumbers):
         fail(op, f"attribute dot_dimension_numbers must be DotDimensionNumbers, got {dn!r}")
@@ -70,20 +73,24 @@ def _dot_general(op, types, attributes, mixed=False):
     if len(lc) != len(rc):
         fail(op, f"lhs_contracting_dimensions {list(lc)} and rhs_contracting_dimensions "
                  f"{list(rc)} differ in length")
-    lused, rused = set(), set()
-    _dims_ok(op, "lhs", lb + lc, lhs.rank, lused)
-    _dims_ok(op, "rhs", rb + rc, rhs.rank, rused)
-    for kind, ld, rd in (("batching", lb, rb), ("contracting", lc, rc)):
-        for a, b in zip(ld, rd):
-            if lhs.shape[a] != rhs.shape[b]:
-                fail(op, f"{kind} dimensions differ in size: lhs dimension {a} has size "
-                         f"{lhs.shape[a]} but rhs dimension {b} has size {rhs.shape[b]} "
-                         f"({lhs} vs {rhs})")
-    if not mixed:
+    ls, rs = lhs.shape, rhs.shape
+    lu, ru = lb + lc, rb + rc  # (pairs: batching dimensions first, then contracting)
+    if lu and not (min(lu) >= 0 and max(lu) < len(ls) and min(ru) >= 0 and max(ru) < len(rs)
+                   and len(set(lu)) == len(lu) and len(set(ru)) == len(ru)):
+        _dims_ok(op, "lhs", lu, len(ls), set())  # (which says what is wrong)
+        _dims_ok(op, "rhs", ru, len(rs), set())
+    for i, (a, b) in enumerate(zip(lu, ru)):
+        if ls[a] != rs[b]:
+            fail(op, f"{'batching' if i < len(lb) else 'contracting'} dimensions differ in "
+                     f"size: lhs dimension {a} has size {ls[a]} but rhs dimension {b} has "
+                     f"size {rs[b]} ({lhs} vs {rhs})")
+    if not mixed and lhs.element_type is not rhs.element_type:
         _one_element_type(op, lhs, rhs)
-    shape = [lhs.shape[d] for d in lb]
-    shape += [n for d, n in enumerate(lhs.shape) if d not in lused]
-    shape += [n for d, n in enumerate(rhs.shape) if d not in rused]
+    if lu:
+        shape = (*[ls[d] for d in lb], *[n for d, n in enumerate(ls) if d not in lu],
+                 *[n for d, n in enumerate(rs) if d not in ru])
+    else:
+        shape = ls + rs
     pc = attributes.get("precision_config")
     if pc is not None and len(pc.elements) > 2:
         fail(op, f"precision_config must have at most 2 entries, got {len(pc.elements)}")
@@ -99,22 +106,35 @@ def _dot_algorithm(v) -> DotAlgorithm:
 
 
 def _dot_general_check(op, types, attributes, results, regions):
-    algorithm = attributes.get("algorithm")
-    if algorithm is not None and not algorithm.known:
-        # (MLIR: "dot algorithm not known to be supported on any hardware")
-        fail(op, f"algorithm <{algorithm.body()}> is not one XLA knows (jax's "
-                 "lax.DotAlgorithmPreset names the known ones)")
-    precision = attributes.get("precision_config")
-    if algorithm is not None and precision is not None and \
-            any(p.value != "DEFAULT" for p in precision.elements):
-        # (jaxlib: "must specify DEFAULT precision config when algorithm is set")
-        fail(op, f"precision_config {[p.value for p in precision.elements]} beside an "
-                 "algorithm: the algorithm says how products are computed, so the precisions "
-                 "must be DEFAULT (or left out)")
+    _dot_algorithm_rules(op, attributes)
     expected = _dot_general(op, types, attributes, mixed=True)[0]
     r = results[0]
     if getattr(r, "shape", None) != expected.shape:
         fail(op, f"result must have shape {list(expected.shape)}, got {r}")
+
+
+def _dot_general_infer(op, types, attributes):
+    """The result type of operands of one element type, every rule of the check applied
+    (``infer_checks``: the check would only infer the same shape again)."""
+    _dot_algorithm_rules(op, attributes)
+    return _dot_general(op, types, attributes)
+
+
+def _dot_algorithm_rules(op, attributes) -> None:
+    """An algorithm XLA knows, and DEFAULT precisions beside one."""
+    algorithm = attributes.get("algorithm")
+    if algorithm is None:
+        return
+    if not algorithm.known:
+        # (MLIR: "dot algorithm not known to be supported on any hardware")
+        fail(op, f"algorithm <{algorithm.body()}> is not one XLA knows (jax's "
+                 "lax.DotAlgorithmPreset names the known ones)")
+    precision = attributes.get("precision_config")
+    if precision is not None and any(p.value != "DEFAULT" for p in precision.elements):
+        # (jaxlib: "must specify DEFAULT precision config when algorithm is set")
+        fail(op, f"precision_config {[p.value for p in precision.elements]} beside an "
+                 "algorithm: the algorithm says how products are computed, so the precisions "
+                 "must be DEFAULT (or left out)")
 
 
 register(OpSpec("dot_general", ("lhs", "rhs"),
@@ -123,8 +143,8 @@ register(OpSpec("dot_general", ("lhs", "rhs"),
                     True),
                  "precision_config": AttrSpec(_precision_config),
                  "algorithm": AttrSpec(_dot_algorithm)},
-                infer=_dot_general, check=_dot_general_check, pretty=pf.DOT_GENERAL,
-                quantized="dot_like", n_results=1))
+                infer=_dot_general_infer, check=_dot_general_check, infer_checks=True,
+                pretty=pf.DOT_GENERAL, quantized="dot_like", n_results=1))
 
 
 @builder_method

@@ -55,6 +55,10 @@ class OpSpec:
     # check(op, operand_types, attributes, result_types, regions) raises OpBuildError when the
     # op is ill-formed; it runs when the op is built and again when a module is verified.
     check: Callable | None = None
+    # Whether ``infer`` itself rejects everything ``check`` would of the result types it
+    # returns (dot_general: the check re-infers the shape to compare), so that the check
+    # need not run again on inferred results; it still runs on given ones (Module.verify).
+    infer_checks: bool = False
     # How many results an op of this spec has, where the count is fixed and ``check`` (which
     # replaces the comparison with ``infer``'s results) takes it for granted: a result count
     # other than this fails before ``check`` runs. None: ``infer`` or ``check`` says.
@@ -191,8 +195,9 @@ class OpSpec:
             if self.no_tuples:
                 _refuse_tuples(name, "result", result_types)
             # The check runs on inferred results too, so that building and Module.verify
-            # (which passes the op's result types) run the same code on every op.
-            if self.check is not None:
+            # (which passes the op's result types) run the same code on every op, unless
+            # the spec's infer runs the check's rules itself (infer_checks).
+            if self.check is not None and not self.infer_checks:
                 self.check(name, types, attributes, result_types, regions)
             return result_types
         result_types = tuple(result_types)
