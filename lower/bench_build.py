@@ -16,9 +16,10 @@ Workloads:
                in custom form
                (``pretty=True``; the bindings' default ``get_asm()``), not generic
 
-Timing: samples of ours and the bindings' alternate, each sample repeating the build (and
-then the print) until it covers ~20,000 ops, GC enabled as users run it; a row reports the
-median sample of each side, so the ratio is of two medians taken under the same load. The
+Timing: samples of ours and the bindings' alternate, each sample repeating a build and a
+print of what was built until it covers ~20,000 ops (freeing a program is timed on neither
+side), GC enabled as users run it; a row reports the median sample of each side, so the
+ratio is of two medians taken under the same load. The
 "in GC" column is the part of our build + print that CPython's cyclic collector took
 (``gc.callbacks``): what keeps the 100,000-op chain from the 1,000-op one's cost per op.
 """
@@ -152,17 +153,24 @@ class _CollectorClock:
 
 
 def _sample(build, print_, inner):
-    """(build, print, in the collector) seconds per repetition."""
+    """(build, print, in the collector) seconds per repetition: each repetition builds a
+    program and prints it once, as a user does (printing one program ``inner`` times would
+    time a program met again, whose lines our printer keeps, even in the rows whose every
+    build is a new program)."""
     gc.collect()
+    clock_ = time.perf_counter
+    built = printed = 0.0
     with _CollectorClock() as clock:
-        t0 = time.perf_counter()
         for _ in range(inner):
+            t0 = clock_()
             m = build()
-        t1 = time.perf_counter()
-        for _ in range(inner):
+            t1 = clock_()
             print_(m)
-        t2 = time.perf_counter()
-    return (t1 - t0) / inner, (t2 - t1) / inner, clock.total / inner
+            t2 = clock_()
+            built += t1 - t0
+            printed += t2 - t1
+            del m  # (freed before the next build, as the old loop freed it)
+    return built / inner, printed / inner, clock.total / inner
 
 
 def interleaved(ours, theirs, samples: int, ops: int | None = None, collector: bool = False):

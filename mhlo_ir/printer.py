@@ -82,6 +82,23 @@ class _Locations:
         return [f"{name} = loc({text})" for text, name in self.table.items()]
 
 
+def _arg_heads(n: int) -> tuple:
+    """(``"%arg0: "``, ``", %arg1: "``, ...), at least ``n`` of them: the starts of a
+    numbered block label's entries. A pure memo, replaced whole when it grows (atomic: a
+    printer in another thread reads the old one or the new, never one being filled)."""
+    heads = _ARG_HEADS[0]
+    if len(heads) < n:
+        heads = _ARG_HEADS[0] = _numbered_heads(max(n, 2 * len(heads)))
+    return heads
+
+
+def _numbered_heads(n: int) -> tuple:
+    return ("%arg0: ", *[f", %arg{i}: " for i in range(1, n)])
+
+
+_ARG_HEADS = [_numbered_heads(64)]
+
+
 class _Printer:
     __slots__ = ("dialect", "names", "headers", "out", "locs", "hex_threshold", "op_names",
                  "attr_cache", "sigs", "attr_parts", "pretty", "fast", "vn", "own_fast",
@@ -205,16 +222,25 @@ class _Printer:
         names, tt = self.names, self.type_text
         plain = self.locs is None or all([a.location.__class__ is UnknownLoc for a in args])
         key = None
+        types = tuple([a.type for a in args])
+        flat = self.flat is block  # (named %arg0, %arg1... in order: number named them ahead)
         if plain and names[args[0]] == "%arg0":
-            # Named %arg0, %arg1... in order where number named them ahead (self.flat).
-            key = ("^bb0", indent, len(args) if self.flat is block else
-                   tuple([names[a] for a in args]), tuple([a.type for a in args]))
+            key = ("^bb0", indent, len(args) if flat else tuple([names[a] for a in args]),
+                   types)
             text = self.sigs.get(key)
             if text is not None:
                 return text
         if plain:
-            text = f"{indent[:-2]}^bb0(" + ", ".join(
-                [f"{names[a]}: {tt(a.type)}" for a in args]) + "):\n"
+            n = len(args)
+            # "%arg0: " t0 ", %arg1: " t1...: the pieces interleaved by slice assignments
+            # (a join of "name: type" items made one by one cost 90 ns an argument more).
+            pieces = [indent[:-2] + "^bb0("] * (2 * n + 1)
+            pieces[1:2 * n:2] = _arg_heads(n)[:n] if flat else \
+                [names[args[0]] + ": ", *[", " + names[a] + ": " for a in args[1:]]]
+            pieces[2:2 * n + 1:2] = [t._text if t.__class__ is TensorType else tt(t)
+                                     for t in types]
+            pieces.append("):\n")
+            text = "".join(pieces)
         else:
             loc = self.loc
             text = f"{indent[:-2]}^bb0(" + ", ".join(

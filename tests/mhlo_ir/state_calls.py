@@ -26,6 +26,11 @@ SCALARS = [0.0, -0.0, 1.0, 1, True, False, 0, 300, -1, 1.5, ["nan", 0x7FC00000],
 DTYPES = [None, "f32", "f16", "bf16", "f64", "i32", "i8", "ui8", "i4", "ui4", "i1",
           "f8E4M3FN", "f8E5M2"]
 DIMS = [[1], [1.0], [True], [0], [0, 1], [1, 0], [1.0, 0], [-1], [2]]
+# Shapes of splats and dot operands: the same value or dimension numbers met at another
+# shape first (memos keyed without the shape: a splat's scalar, its printed element, a
+# dot's dimension numbers and shared attribute mappings).
+SHAPES = [[2], [3], [2, 3], [0], [1], [0, 2]]
+DOT_DIMS = [[[1], [0]], [[1.0], [0]], [[True], [0]], [[0], [1]], [[1], [1]], [[2], [0]]]
 
 
 def _scalar(v):
@@ -53,6 +58,17 @@ def _build(call):
         values, dtype = [_scalar(v) for v in args[0]], args[1]
         return _module(lambda m, b, x: b.constant(np.array(values, dtype=np.float64)
                                                   if dtype is None else values, dtype=dtype))
+    if kind == "splat":
+        value, dtype, shape = _scalar(args[0]), args[1], args[2]
+        return _module(lambda m, b, x: b.constant(value, dtype=dtype, shape=shape))
+    if kind == "dot":
+        k, dims = args
+
+        def build(m, b, x):
+            lhs = b.constant(-0.0, shape=(2, k))
+            rhs = b.constant(1.5, shape=(k, 2))
+            return b.dot_general(lhs, rhs, tuple(dims))
+        return _module(build)
     if kind == "reduce":
         def build(m, b, x):
             z = b.constant(np.float32(0))

@@ -197,6 +197,10 @@ _CALL = st.one_of(
               st.sampled_from(state_calls.DTYPES)),
     st.tuples(st.sampled_from(["reduce", "transpose", "broadcast"]),
               st.sampled_from(state_calls.DIMS)),
+    st.tuples(st.just("splat"), st.sampled_from(state_calls.SCALARS),
+              st.sampled_from(state_calls.DTYPES), st.sampled_from(state_calls.SHAPES)),
+    st.tuples(st.just("dot"), st.sampled_from([0, 1, 3]),
+              st.sampled_from(state_calls.DOT_DIMS)),
     st.tuples(st.just("batch_norm"), st.sampled_from(state_calls.SCALARS)),
     st.tuples(st.just("compare"), st.sampled_from(["GT", "LT", "gt", 3, "EQ"])),
     st.tuples(st.just("convert"), st.sampled_from(["f32", "i4", "ui4", "f8E4M3FN", 1.0, "i1"])),
@@ -224,6 +228,13 @@ def _warm_everything() -> None:
     for dims in state_calls.DIMS:
         for kind in ("reduce", "transpose", "broadcast"):
             state_calls.outcome((kind, dims))
+    for v in state_calls.SCALARS:
+        for d in state_calls.DTYPES:
+            for shape in state_calls.SHAPES:
+                state_calls.outcome(("splat", v, d, shape))
+    for k in (0, 1, 3):
+        for dims in state_calls.DOT_DIMS:
+            state_calls.outcome(("dot", k, dims))
 
 
 @settings(max_examples=12)

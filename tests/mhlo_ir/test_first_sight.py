@@ -1,0 +1,134 @@
+"""What a program met for the first time shares with programs met before: a splat's scalar
+and printed element, a dot's dimension numbers, an op's attribute mapping, the starts of a
+block label's entries. Each memo is keyed by what the text depends on exactly (element type
+and bits, the identity of attribute objects), so a program printed after others at other
+shapes prints as it would alone; MLIR's re-print of the text is the independent check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mhlo_ir as hlo
+from mhlo_ir.attributes import FloatAttr
+from mhlo_ir.errors import OpBuildError
+from mhlo_ir.op_attributes import shared_attributes
+from tests import oracle
+
+
+def _builder(arg_types=()):
+    m = hlo.Module("m")
+    f = m.add_function("main", list(arg_types))
+    return m, f, f.builder()
+
+
+# One element's bytes read as several element types: a memo keyed by the bytes alone would
+# print one type's spelling for another's (MLIR's spellings, written out here).
+_SAME_BYTES = [
+    (np.float16(1.0), "1.000000e+00", "f16"),
+    (np.int16(0x3C00), "15360", "i16"),
+    (np.uint16(0x3C00), "15360", "ui16"),
+    (np.array(0x3C00, np.uint16).view(hlo.bf16.dtype)[()], "7.812500e-03", "bf16"),
+    (np.float32(-0.0), "-0.000000e+00", "f32"),
+    (np.int32(-2**31), "-2147483648", "i32"),
+    (np.float32(0.0), "0.000000e+00", "f32"),
+]
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_splat_elements_print_by_type_and_bits_whatever_printed_before(order):
+    m, _, b = _builder()
+    outs = []
+    for k, (value, text, name) in enumerate(_SAME_BYTES[::order]):
+        c = b.constant(value, shape=(2, k + 1))
+        outs.append(c)
+        line = f"dense<{text}> : tensor<2x{k + 1}x{name}>"
+        one, _, ob = _builder()
+        ob.return_(ob.constant(value, shape=(2, k + 1)))
+        assert line in one.to_text(locations=False)
+    b.return_(*outs)
+    text = oracle.assert_fixed_point(m)
+    for value, spelled, name in _SAME_BYTES:
+        assert f"dense<{spelled}> : tensor<" in text
+
+
+def test_a_splat_at_a_new_shape_keeps_its_own_bits():
+    m, _, b = _builder()
+    nan1 = np.array(0x7FC00001, np.uint32).view(np.float32)[()]
+    values = [0.0, -0.0, 0.0, float(nan1), float("nan"), -0.0, 1, True, 2.5]
+    outs = [b.constant(v, shape=(k % 3 + 1, k + 1)) for k, v in enumerate(values)]
+    b.return_(*outs)
+    text = oracle.assert_fixed_point(m)
+    want = ["0.000000e+00", "-0.000000e+00", "0.000000e+00", "0x7FC00001", "0x7FC00000",
+            "-0.000000e+00", "1", "true", "2.500000e+00"]
+    got = [line.split("dense<")[1].split(">")[0] for line in text.splitlines()
+           if "mhlo.constant" in line]
+    assert got == want
+    # Refusals stay refusals after the value's scalar was kept at another shape.
+    b2 = _builder()[2]
+    b2.constant(300, shape=(2,))
+    with pytest.raises(OpBuildError, match="out of range for i8"):
+        b2.constant(300, dtype=hlo.i8, shape=(3,))
+
+
+def test_ops_built_alike_at_other_shapes_share_their_attribute_mapping():
+    widths = (3, 5, 7)
+    m, f, b = _builder([t for w in widths for t in
+                        (hlo.tensor((2, w), hlo.f32), hlo.tensor((w, 2), hlo.f32))])
+    args = f.arguments
+    dots = [b.dot_general(args[2 * i], args[2 * i + 1], ((1,), (0,))) for i in range(3)]
+    bcasts = [b.broadcast_in_dim(args[2 * i], (4, 2, w), [1, 2]) for i, w in enumerate(widths)]
+    assert dots[0].attributes is dots[1].attributes is dots[2].attributes
+    assert bcasts[0].attributes is bcasts[1].attributes is bcasts[2].attributes
+    b.return_(*dots, *bcasts)
+    text = oracle.assert_fixed_point(m)
+    assert text.count("lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]") == 3
+
+
+def test_attribute_mappings_are_shared_by_identity_never_equality():
+    pos, neg, pos2 = FloatAttr(0.0, hlo.f32), FloatAttr(-0.0, hlo.f32), FloatAttr(0.0, hlo.f32)
+    a = shared_attributes({"epsilon": pos})
+    assert shared_attributes({"epsilon": pos}) is a
+    assert shared_attributes({"epsilon": neg}) is not a
+    assert shared_attributes({"epsilon": neg})["epsilon"] is neg
+    assert pos2 == pos and shared_attributes({"epsilon": pos2})["epsilon"] is pos2
+    assert shared_attributes({"eps": pos}) is not a  # (the names too)
+    with pytest.raises(TypeError, match="read-only"):
+        a["epsilon"] = neg
+
+
+def test_a_dot_checks_what_its_check_checks_when_inferred_and_when_given():
+    m, f, b = _builder([hlo.tensor((2, 3), hlo.f32), hlo.tensor((3, 4), hlo.f32)])
+    x, y = f.arguments
+    # Inferred (the builder): the algorithm rule runs in inference itself (infer_checks).
+    bad = hlo.DotAlgorithm(lhs_precision_type=hlo.f32, rhs_precision_type=hlo.f32,
+                           accumulation_type=hlo.f32, lhs_component_count=3,
+                           rhs_component_count=3, num_primitive_operations=7,
+                           allow_imprecise_accumulation=False)
+    with pytest.raises(OpBuildError, match="not one XLA knows"):
+        b.dot_general(x, y, ((1,), (0,)), algorithm=bad)
+    # Given (create with result types, as Module.verify passes them): the check runs.
+    with pytest.raises(OpBuildError, match="result must have shape"):
+        b.create("dot_general", [x, y], {"dot_dimension_numbers": hlo.DotDimensionNumbers(
+            (), (), (1,), (0,))}, result_types=[hlo.tensor((2, 3), hlo.f32)])
+    b.return_(b.dot_general(x, y, ((1,), (0,))))
+    m.verify()
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 130])
+def test_labels_of_many_arguments_print_as_mlir_does(n):
+    t = [hlo.tensor((k % 3 + 1,), hlo.f32) for k in range(n)]
+    m, f, b = _builder(t)
+    b.return_(f.arguments[-1])
+    oracle.assert_fixed_point(m)
+
+
+def test_region_labels_print_as_mlir_does():
+    # A region's block arguments after the function's: numbered on, not from %arg0.
+    m, f, b = _builder([hlo.tensor((), hlo.f32), hlo.tensor((70,), hlo.i32)])
+    x, y = f.arguments
+    w = b.while_([x, y], lambda r, i, j: r.compare(i, i, "LT"),
+                 lambda r, i, j: [r.add(i, i), j])
+    b.return_(*w)
+    oracle.assert_fixed_point(m)
