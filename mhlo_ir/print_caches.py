@@ -1,7 +1,8 @@
 """The printer's caches kept across prints: texts that depend only on the dialect and the hex
 threshold (op names, attribute texts, signatures, each op kind's line parts, which specs have
-no custom form) and whether an attribute name prints bare. Printing many small modules
-(generated-program testing) would otherwise render every attribute and signature afresh.
+no custom form), whether an attribute name prints bare, and the numbered starts of block
+label entries. Printing many small modules (generated-program testing) would otherwise
+render every attribute and signature afresh.
 
 The caches are keyed by op specs, interned types, or the identity of an immutable attribute or
 OpAttributes mapping they also hold (so that id is not reused), never by equality; they are
@@ -15,7 +16,7 @@ from __future__ import annotations
 from .pretty_forms import custom_form
 from .text import is_bare_identifier
 
-__all__ = ["shared_caches", "bare"]
+__all__ = ["shared_caches", "bare", "signature_key", "arg_heads"]
 
 _SHARED: dict = {}
 _SHARED_LIMIT = 8192
@@ -58,3 +59,33 @@ def bare(k) -> bool:
             _BARE.clear()
         r = _BARE[k] = is_bare_identifier(k)
     return r
+
+
+def signature_key(operands, results) -> tuple:
+    """(operand types..., None, result types...): the key of a signature's text among the
+    printer's kept ones. One flat tuple: a key of three tuples kept three objects for the
+    cyclic collector to scan, and every program met for the first time adds keys."""
+    n = len(operands)
+    if len(results) == 1:
+        r = results[0].type
+        return (operands[0].type, None, r) if n == 1 else \
+            (operands[0].type, operands[1].type, None, r) if n == 2 else \
+            (*[v.type for v in operands], None, r)
+    return (*[v.type for v in operands], None, *[r.type for r in results])
+
+
+def arg_heads(n: int) -> tuple:
+    """(``"%arg0: "``, ``", %arg1: "``, ...), at least ``n`` of them: the starts of a
+    numbered block label's entries. A pure memo, replaced whole when it grows (atomic: a
+    printer in another thread reads the old one or the new, never one being filled)."""
+    heads = _ARG_HEADS[0]
+    if len(heads) < n:
+        heads = _ARG_HEADS[0] = _numbered_heads(max(n, 2 * len(heads)))
+    return heads
+
+
+def _numbered_heads(n: int) -> tuple:
+    return ("%arg0: ", *[f", %arg{i}: " for i in range(1, n)])
+
+
+_ARG_HEADS = [_numbered_heads(64)]

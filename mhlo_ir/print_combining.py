@@ -105,19 +105,12 @@ def line(pr, op, indent: str):
     operands = op.operands
     if len(operands) == 2:
         a, b = operands
-        skey = (a.type, b.type, op.type)
         uses = f"{names[a]}, {names[b]}"
     elif len(operands) == 1:
-        skey = (operands[0].type, op.type)
         uses = names[operands[0]]
     else:
-        skey = None
         uses = ", ".join([names[v] for v in operands])
-    sig = pr.sigs.get(skey) if skey is not None else None
-    if sig is None:
-        sig = pr.signature(operands, (op,))
-        if skey is not None:
-            pr.sigs[skey] = sig
+    sig = pr.signature(operands, (op,))
     # (Asking for a location numbers its alias: the general path, should this op take it
     # after all, asks for this one first too.)
     loc = "" if locs is None else _suffix(locs, op.location)

@@ -30,7 +30,7 @@ from .errors import IRError
 from .location import Location, UnknownLoc
 from .ir import _MANY, FUNCTION_PROPERTIES, GeneralOperation, SingleResultOp
 from .op_attributes import OpAttributes
-from .print_caches import bare, shared_caches
+from .print_caches import arg_heads as _arg_heads, bare, shared_caches, signature_key
 from .pretty_forms import custom_form
 from . import pretty_lines, print_combining, ssa_names
 from .text import quote, symbol_name
@@ -80,23 +80,6 @@ class _Locations:
 
     def trailer(self) -> list:
         return [f"{name} = loc({text})" for text, name in self.table.items()]
-
-
-def _arg_heads(n: int) -> tuple:
-    """(``"%arg0: "``, ``", %arg1: "``, ...), at least ``n`` of them: the starts of a
-    numbered block label's entries. A pure memo, replaced whole when it grows (atomic: a
-    printer in another thread reads the old one or the new, never one being filled)."""
-    heads = _ARG_HEADS[0]
-    if len(heads) < n:
-        heads = _ARG_HEADS[0] = _numbered_heads(max(n, 2 * len(heads)))
-    return heads
-
-
-def _numbered_heads(n: int) -> tuple:
-    return ("%arg0: ", *[f", %arg{i}: " for i in range(1, n)])
-
-
-_ARG_HEADS = [_numbered_heads(64)]
 
 
 class _Printer:
@@ -194,20 +177,18 @@ class _Printer:
         return (f"{self.op_name(op.spec)}(", tail, tail + "\n")
 
     def signature(self, operands, results) -> str:
-        """`` : (operand types) -> result types``, cached per distinct type combination."""
-        n = len(operands)
-        ins = (operands[0].type,) if n == 1 else \
-            (operands[0].type, operands[1].type) if n == 2 else tuple([v.type for v in operands])
-        outs = (results[0].type,) if len(results) == 1 else tuple([r.type for r in results])
-        key = (ins, outs)
+        """`` : (operand types) -> result types``, cached per distinct type combination
+        under ``signature_key``."""
+        key = signature_key(operands, results)
         sig = self.sigs.get(key)
         if sig is None:
             tt = self.type_text
-            if len(outs) == 1:
-                outs = tt(outs[0])
+            if len(results) == 1:
+                outs = tt(results[0].type)
             else:
-                outs = "(" + ", ".join([tt(t) for t in outs]) + ")"
-            sig = self.sigs[key] = f" : ({', '.join([tt(t) for t in ins])}) -> {outs}"
+                outs = "(" + ", ".join([tt(r.type) for r in results]) + ")"
+            sig = self.sigs[key] = \
+                f" : ({', '.join([tt(v.type) for v in operands])}) -> {outs}"
         return sig
 
     def label(self, block, indent: str) -> str:
@@ -226,7 +207,7 @@ class _Printer:
         flat = self.flat is block  # (named %arg0, %arg1... in order: number named them ahead)
         if plain and names[args[0]] == "%arg0":
             key = ("^bb0", indent, len(args) if flat else tuple([names[a] for a in args]),
-                   types)
+                   *types)
             text = self.sigs.get(key)
             if text is not None:
                 return text
@@ -464,17 +445,12 @@ class _Printer:
                 n = len(operands)
                 if n == 2:
                     a, b = operands
-                    key = (a.type, b.type, r.type)
-                    sig = sigs.get(key)
-                    if sig is None:
-                        sig = sigs[key] = signature(operands, results)
+                    sig = sigs.get((a.type, b.type, None, r.type)) or \
+                        signature(operands, results)  # (signature_key's key)
                     args = f"{names[a]}, {names[b]}"
                 elif n == 1:
                     a = operands[0]
-                    key = (a.type, r.type)
-                    sig = sigs.get(key)
-                    if sig is None:
-                        sig = sigs[key] = signature(operands, results)
+                    sig = sigs.get((a.type, None, r.type)) or signature(operands, results)
                     args = names[a]
                 else:
                     sig = signature(operands, results)
