@@ -292,8 +292,8 @@ def clear_process_caches() -> None:
     clear them before each of our samples, as ``jax.clear_caches()`` clears JAX's: each
     sample is then a first sight. Interned types stay (their identity is their equality), and
     the printer's numbered label heads (built once, at import)."""
-    from mhlo_ir import floatfmt, index_array, op_attributes, parse_lines, print_caches, \
-        sharding_text, types, weak_scalars
+    from mhlo_ir import builder, floatfmt, index_array, op_attributes, parse_lines, \
+        print_caches, region_bodies, sharding_text, types, weak_scalars
     from mhlo_ir.dense import _I64_CACHE, _SPLAT_TEXTS
     from mhlo_ir.ops import constants as op_constants, construct, linalg
 
@@ -303,7 +303,8 @@ def clear_process_caches() -> None:
                   parse_lines._TABLES, index_array._CACHE, sharding_text._VERDICTS,
                   types._READ, floatfmt._SPELLED, weak_scalars._WEAK_CACHE,
                   constants._SCALARS, _I64_CACHE, _SPLAT_TEXTS, op_attributes._MADE,
-                  op_constants._SPLAT_SCALARS, linalg._DNUMS, construct._VARIADIC):
+                  op_constants._SPLAT_SCALARS, linalg._DNUMS, construct._VARIADIC,
+                  region_bodies._ARITY, *builder.ELEMENTWISE_MEMOS):
         table.clear()
     reductions._init_attr.cache_clear()
 

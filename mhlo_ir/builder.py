@@ -232,6 +232,12 @@ def _named_body(b, arg_types, name, op, what) -> Region:
     return _combining_region(b, op, name, arg_types[0])
 
 
+# Every elementwise builder method's memos of result types (pure: each entry is what the
+# spec's validation gives again), listed for whoever must empty them (lower.bench's
+# first-sight rows).
+ELEMENTWISE_MEMOS: list = []
+
+
 def _elementwise_method(spec):
     """The builder method of one elementwise op: the hot path of most programs.
 
@@ -243,6 +249,7 @@ def _elementwise_method(spec):
     op_names = spec.operands
     memo: dict = {}
     same: dict = {}  # for operands of one type
+    ELEMENTWISE_MEMOS.extend((memo, same))
     values = VALUE_CLASSES
     new_op = _new_single_result_op  # the one layout of a SingleResultOp
 
@@ -253,7 +260,10 @@ def _elementwise_method(spec):
             t = operand.type
             result_types = memo.get(t)
             if result_types is None:
-                result_types = memo[t] = validate((t,), None, None, ())
+                result_types = validate((t,), None, None, ())
+                if len(memo) > 4096:
+                    memo.clear()
+                memo[t] = result_types
             block = self.block
             op = new_op(spec, operand, None, None, result_types[0],
                         self.location if location is None else checked_location(location),
@@ -269,15 +279,17 @@ def _elementwise_method(spec):
                 result_types = same.get(lt)
                 if result_types is None:
                     result_types = validate((lt, lt), None, None, ())
-                    if len(same) < 4096:
-                        same[lt] = result_types
+                    if len(same) > 4096:  # (bounded; a campaign of new shapes keeps the
+                        same.clear()      # latest, not the first 4096 it met)
+                    same[lt] = result_types
             else:
                 key = (lt, rhs.type)
                 result_types = memo.get(key)
                 if result_types is None:
                     result_types = validate(key, None, None, ())
-                    if len(memo) < 4096:
-                        memo[key] = result_types
+                    if len(memo) > 4096:
+                        memo.clear()
+                    memo[key] = result_types
             block = self.block
             op = new_op(spec, lhs, rhs, None, result_types[0],
                         self.location if location is None else checked_location(location),
