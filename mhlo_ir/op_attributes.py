@@ -48,7 +48,7 @@ _MADE_LIMIT = 16384
 
 def shared_attributes(attrs: dict) -> OpAttributes:
     """An ``OpAttributes`` of ``attrs``: the one made before of the same attribute objects
-    under the same names, else a new one.
+    under the same names, else a new one (``attrs`` itself if it is an OpAttributes).
 
     Ops built alike at other shapes (a dot_general at every width) then share one mapping,
     and with it what is kept by the mapping's identity: the printer's text of it, the
@@ -60,5 +60,6 @@ def shared_attributes(attrs: dict) -> OpAttributes:
     if hit is None:
         if len(_MADE) > _MADE_LIMIT:
             _MADE.clear()
-        hit = _MADE.setdefault(key, OpAttributes(attrs))
+        hit = _MADE.setdefault(key, attrs if attrs.__class__ is OpAttributes else
+                               OpAttributes(attrs))
     return hit

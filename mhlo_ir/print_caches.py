@@ -76,11 +76,14 @@ def signature_key(operands, results) -> tuple:
 
 def arg_heads(n: int) -> tuple:
     """(``"%arg0: "``, ``", %arg1: "``, ...), at least ``n`` of them: the starts of a
-    numbered block label's entries. A pure memo, replaced whole when it grows (atomic: a
-    printer in another thread reads the old one or the new, never one being filled)."""
+    numbered block label's entries. A pure memo of at most _KEPT_HEADS, replaced whole when
+    it grows (atomic: a printer in another thread reads the old one or the new, never one
+    being filled); a longer label's are made for it alone."""
     heads = _ARG_HEADS[0]
     if len(heads) < n:
-        heads = _ARG_HEADS[0] = _numbered_heads(max(n, 2 * len(heads)))
+        if n > _KEPT_HEADS:
+            return _numbered_heads(n)
+        heads = _ARG_HEADS[0] = _numbered_heads(min(max(n, 2 * len(heads)), _KEPT_HEADS))
     return heads
 
 
@@ -88,4 +91,5 @@ def _numbered_heads(n: int) -> tuple:
     return ("%arg0: ", *[f", %arg{i}: " for i in range(1, n)])
 
 
+_KEPT_HEADS = 1024
 _ARG_HEADS = [_numbered_heads(64)]

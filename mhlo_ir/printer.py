@@ -626,6 +626,8 @@ class _Printer:
         self.out.append(f"  }}{self.loc(fn.location)}\n")
 
     def function(self, fn) -> None:
+        if fn.result_types is None:
+            fn.type  # (IRError: "function @f has no return yet, so no result types")
         if self.pretty:
             return self.function_pretty(fn)
         if fn.arg_attrs or fn.res_attrs or fn.attributes:

@@ -102,8 +102,9 @@ class TensorType(Type):
     _interned: dict = {}
 
     def __new__(cls, shape, element_type):
-        key = (shape if shape.__class__ is tuple else tuple(shape), element_type)
-        for d in key[0]:
+        key0 = shape if shape.__class__ is tuple else tuple(shape)
+        key = (key0, element_type)
+        for d in key0:
             if d.__class__ is not int:  # bools and floats hash like ints: validate first
                 key = None
                 break
@@ -115,15 +116,17 @@ class TensorType(Type):
                 hit = None
             if hit is not None:
                 return hit
-            dims = key[0]
+            dims = key0
             if dims and not (min(dims) >= 0 and max(dims) <= MAX_DIMENSION):
                 dims = _shape(dims)  # (which says what is wrong)
+            et = from_numpy(element_type)
+            same = et is element_type  # (key is the canonical key, looked up above)
         else:
-            key = (tuple(shape), element_type)
-            dims = _shape(key[0])
-        et = from_numpy(element_type)
+            key = (key0, element_type)  # (the tuple made once: shape may be a generator)
+            dims = _shape(key0)
+            et = from_numpy(element_type)
+            same = False
         canonical = (dims, et)
-        same = et is element_type and dims == key[0]  # (a tuple of ints and an ElementType)
         self = None if same else interned.get(canonical)
         if self is None:
             _check_size(dims, et)

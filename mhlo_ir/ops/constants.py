@@ -138,8 +138,11 @@ def _splat_constant(b, value, dtype, shape, location):
         attr = DenseElementsAttr(t, b"", False)
     else:
         attr = DenseElementsAttr(t, scalar.data, True)
-    if key is None:
+    if key is None:  # (dtype given: keyed by the converted value's type and bits)
         key = ("constant splat", t, attr.data)
+        hit = memo_get(key)
+        if hit is not None:
+            return _reuse(b, hit, hit[1], location)
     checked = memo_get(("constant", t))
     if checked is None:  # (a constant's check depends on its type alone: see _large_constant)
         op = memo(b, key, "constant", (), location, _constant_make, attr)

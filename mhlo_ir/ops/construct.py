@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..attributes import to_attribute
 from ..errors import OpBuildError
 from ..ir import _MANY, VALUE_CLASSES, Value, _new_single_result_op, make_operation
-from ..op_attributes import shared_attributes
+from ..op_attributes import OpAttributes, shared_attributes
 from ..types import MAX_DIMENSION, TensorType, tensor
 from ..location import checked_location
 from .args import check_values, ints, tensor_of
@@ -87,10 +87,8 @@ def validate(name, operands, attributes, result_types, regions):
     if spec.operand_check is not None:
         spec.operand_check(spec.name, operands, attrs, result_types)
     # Read-only: builders share one attribute mapping among ops built from the same
-    # arguments (see memo) or of the same attribute objects; Operation.set_attr copies
-    # before writing.
-    return spec, operands, shared_attributes(attrs) if attrs else None, result_types, \
-        regions
+    # arguments (see memo); Operation.set_attr copies before writing.
+    return spec, operands, OpAttributes(attrs) if attrs else None, result_types, regions
 
 
 # key -> (spec, attributes, result types) of an op validated before; see memo.
@@ -147,6 +145,11 @@ def memo_miss(key, name, operands, make, make_args) -> tuple:
             raise
         fail(name, str(e))
     spec, _, attrs, rts, _ = validate(name, operands, attributes, result_types, ())
+    if attrs is not None:
+        # The mapping of ops built alike at other shapes, where there is one: memoised
+        # front doors make attributes of small raw arguments (dimensions, directions...),
+        # which MEMO keeps alive anyway (not a big constant's data: _large_constant).
+        attrs = shared_attributes(attrs)
     hit = (spec, attrs, rts)
     if key is not None and spec.decided_by_types:
         memo_put(key, hit)

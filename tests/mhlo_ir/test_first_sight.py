@@ -132,3 +132,52 @@ def test_region_labels_print_as_mlir_does():
                  lambda r, i, j: [r.add(i, i), j])
     b.return_(*w)
     oracle.assert_fixed_point(m)
+
+
+# -- from the review of these memos (2026-12-07) ----------------------------------------------
+
+def test_splats_of_a_given_dtype_share_one_mapping():
+    m, f, b = _builder()
+    ops = [b.constant(0.0, dtype=hlo.f32, shape=(4,)) for _ in range(3)]
+    assert ops[0].attributes is ops[1].attributes is ops[2].attributes
+    b.return_(*ops)
+    oracle.assert_fixed_point(m)
+
+
+def test_no_memo_keeps_a_dropped_programs_big_constant_alive():
+    import gc
+    import weakref
+    rng = np.random.default_rng(0)
+    refs = []
+    for shape in ((64, 3), (64, 5)):
+        m, f, b = _builder()
+        c = b.constant(rng.standard_normal(shape).astype(np.float32))
+        b.return_(c)
+        m.to_text()
+        refs.append(weakref.ref(c.attributes["value"]))
+        del m, f, b, c
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+def test_a_function_without_a_return_is_an_ir_error_when_printed(pretty):
+    m = hlo.Module("m")
+    m.add_function("main", [hlo.tensor((2,), hlo.f32)])
+    with pytest.raises(hlo.IRError, match="has no return yet"):
+        m.to_text(pretty=pretty)
+
+
+def test_the_label_heads_kept_are_bounded():
+    from mhlo_ir import print_caches
+    t = [hlo.tensor((2,), hlo.f32)] * 1500
+    m, f, b = _builder(t)
+    b.return_(f.arguments[-1])
+    oracle.assert_fixed_point(m)
+    assert len(print_caches.arg_heads(3)) <= 1024
+
+
+def test_a_shape_given_as_a_generator_is_read_once():
+    assert hlo.tensor((np.int64(d) for d in (2, 3)), hlo.f32) is hlo.tensor((2, 3), hlo.f32)
+    with pytest.raises(TypeError, match="True is not an integer"):
+        hlo.tensor((x for x in [True, 3]), hlo.f32)
