@@ -356,7 +356,7 @@ class _Printer:
                     key = (op.spec, _ONE, a.type, t, id(attrs)) if attrs else \
                         (op.spec, _ONE, a.type, t)
                 elif b is many:
-                    types = tuple([v.type for v in a])
+                    types = tuple([v.type for v in a]) if a else ()  # (constants: none)
                     key = (op.spec, _MANY_P, types, t, id(attrs)) if attrs else \
                         (op.spec, _MANY_P, types, t)
                 elif attrs or a.type is not t or b.type is not t:
