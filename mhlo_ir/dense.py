@@ -482,7 +482,26 @@ def _float_element_bits(ts, tok, spelling, et) -> int:
 
 
 def _element_bytes(ts, flat: list, et) -> bytes:
-    """The little-endian bytes of the parsed elements, one byte each for sub-byte types."""
+    """The little-endian bytes of the parsed elements, one byte each for sub-byte types. One
+    element (a splat: the zeros and ones of every program, at every shape) is kept by its
+    spelling and element type."""
+    if len(flat) == 1:
+        key = (et, flat[0][1])  # (a spelling is a str, or a pair of them: exact)
+        raw = _ONE_ELEMENT.get(key)
+        if raw is None:
+            raw = _elements_bytes(ts, flat, et)
+            if len(_ONE_ELEMENT) > 4096:
+                _ONE_ELEMENT.clear()
+            _ONE_ELEMENT[key] = raw
+        return raw
+    return _elements_bytes(ts, flat, et)
+
+
+# (element type, one element's spelling) -> its bytes; bounded.
+_ONE_ELEMENT: dict = {}
+
+
+def _elements_bytes(ts, flat: list, et) -> bytes:
     kind = et.kind
     if kind == "bool":
         out = []

@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 
 from .dialect import MHLO, STABLEHLO
-from .dtypes import from_numpy, parse_element_type
+from .dtypes import _BARE_NAMES as _BARE_ELEMENT_TYPES, from_numpy, parse_element_type
 
 # The canonical text of each static tensor type read so far -> the type (interned: the text
 # decides the type, so this changes nothing that is read, only how fast).
@@ -184,7 +184,7 @@ class TensorType(Type):
         # hundreds of times, and lexing each one token by token was most of reading one.
         m = _match_next(ts, _TENSOR_TEXT)
         if m is not None:
-            hit = _READ.get(m.group())
+            hit = read_tensor_text(m.group())
             if hit is not None:
                 _consume(ts, m)
                 return hit
@@ -197,8 +197,8 @@ class TensorType(Type):
         end = ts.expect(">")
         t = ts.make(start, tensor, dims, et)
         text = ts.text[start.pos:end.pos + 1]
-        if len(_READ) < 4096 and text == t._text:  # only the canonical spelling is reused
-            _READ[text] = t
+        if text == t._text:  # only the canonical spelling is reused
+            _remember(text, t)
         return t
 
     def __str__(self):
@@ -273,7 +273,7 @@ class FunctionType(Type):
         m = _match_next(ts, _FUNCTION_TEXT)
         if m is not None:
             ins, one, outs = m.groups()
-            read = _READ.get
+            read = read_tensor_text
             inputs = [read(x) for x in ins.split(", ")] if ins else []
             results = [read(one)] if one is not None else \
                 [read(x) for x in outs.split(", ")] if outs else []
@@ -345,6 +345,33 @@ def tuple_type(types: Sequence[Type]) -> TupleType:
 
 def function_type(inputs: Sequence[Type], results: Sequence[Type]) -> FunctionType:
     return FunctionType(tuple(inputs), tuple(results))
+
+
+def read_tensor_text(text: str) -> "TensorType | None":
+    """The tensor type ``text`` (a ``_TENSOR_TEXT`` match) spells canonically, as our
+    printer and MLIR's write it (``tensor<2x3xf32>``), or None where the token reader must
+    say what it is (another spelling, an element type of other syntax, a type too large).
+    A text read before is one lookup; a new one is split, not lexed token by token."""
+    t = _READ.get(text)
+    if t is None:
+        dims_text, _, name = text[7:-1].rpartition("x")
+        et = _BARE_ELEMENT_TYPES.get(name)
+        if et is None or (dims_text and not dims_text.replace("x", "").isdigit()):
+            return None  # (a name that is not one, or "2xx3": the tokens' to report)
+        try:
+            t = TensorType(tuple(map(int, dims_text.split("x"))) if dims_text else (), et)
+        except (TypeError, ValueError):
+            return None
+        if t._text != text:
+            return None  # (leading zeros: read by tokens, then not kept)
+        _remember(text, t)
+    return t
+
+
+def _remember(text: str, t) -> None:
+    if len(_READ) > 4096:
+        _READ.clear()
+    _READ[text] = t
 
 
 def _match_next(ts, pattern):

@@ -181,3 +181,44 @@ def test_a_shape_given_as_a_generator_is_read_once():
     assert hlo.tensor((np.int64(d) for d in (2, 3)), hlo.f32) is hlo.tensor((2, 3), hlo.f32)
     with pytest.raises(TypeError, match="True is not an integer"):
         hlo.tensor((x for x in [True, 3]), hlo.f32)
+
+
+# -- reading a program met for the first time -----------------------------------------------
+
+@pytest.mark.parametrize("text, read", [
+    ("tensor<2x3xf32>", "tensor<2x3xf32>"), ("tensor<f32>", "tensor<f32>"),
+    ("tensor<0x5xi1>", "tensor<0x5xi1>"), ("tensor<7xf8E4M3FN>", "tensor<7xf8E4M3FN>"),
+    ("tensor<02x3xf32>", "tensor<2x3xf32>"),  # (another spelling: read by the tokens)
+    ("tensor<9223372036854775808xf32>", "dimension 9223372036854775808 is too large"),
+    ("tensor<4611686018427387904x4xf32>", "is too large: XLA refuses"),
+    ("tensor<2xbogus>", "1:10: expected an element type"),
+])
+def test_a_tensor_type_met_for_the_first_time_reads_as_its_tokens_do(text, read):
+    from mhlo_ir.syntax import ParseError
+    from mhlo_ir.types import parse_type
+    for _ in range(2):  # (new, then kept)
+        try:
+            got = str(parse_type(text))
+        except ParseError as e:
+            got = str(e)
+        assert read in got
+
+
+def test_splat_elements_read_by_spelling_and_element_type():
+    lines = [f'%{i} = "mhlo.constant"() <{{value = dense<{v}> : tensor<{n}x{t}>}}> : () -> '
+             f'tensor<{n}x{t}>' for i, (v, t, n) in enumerate([
+                 ("1.500000e+00", "f32", 2), ("1.500000e+00", "bf16", 3),
+                 ("1.500000e+00", "f16", 2), ("1.500000e+00", "f8E4M3FN", 4),
+                 ("-0.000000e+00", "f32", 5), ("0.000000e+00", "f32", 6),
+                 ("1", "i32", 2), ("1", "i8", 3), ("true", "i1", 2), ("0x7FC00001", "f32", 2)])]
+    text = ('"builtin.module"() ({\n  "func.func"() <{function_type = () -> tensor<2xf32>, '
+            'sym_name = "main"}> ({\n' + "".join(f"    {line}\n" for line in lines) +
+            '    "func.return"(%0) : (tensor<2xf32>) -> ()\n  }) : () -> ()\n}) : () -> ()\n')
+    m = hlo.parse(text)
+    assert m.to_text(locations=False) == text  # (our print of what was read: its spelling)
+    oracle.assert_fixed_point(text)
+    values = [op.attributes["value"].to_array().reshape(-1)[0]
+              for op in m.functions[0].entry_block.operations[:-1]]
+    assert [np.float32(values[4]).tobytes(), np.float32(values[5]).tobytes()] == [
+        np.float32(-0.0).tobytes(), np.float32(0.0).tobytes()]
+    assert values[1] == values[2] == values[0] == 1.5 and values[6] == values[7] == 1
