@@ -291,20 +291,22 @@ def clear_process_caches() -> None:
     that time a program met again (a lowering of the same jaxpr, a parse of the same text)
     clear them before each of our samples, as ``jax.clear_caches()`` clears JAX's: each
     sample is then a first sight. Interned types stay (their identity is their equality), and
-    the printer's numbered label heads (built once, at import)."""
+    the printer's numbered label heads (64 made at import, grown to the longest label
+    printed, at most 1,024: a few microseconds once)."""
     from mhlo_ir import builder, floatfmt, index_array, op_attributes, parse_lines, \
         print_caches, region_bodies, sharding_text, types, weak_scalars
-    from mhlo_ir.dense import _I64_CACHE, _SPLAT_TEXTS
-    from mhlo_ir.ops import constants as op_constants, construct, linalg
+    from mhlo_ir.dense import _I64_CACHE, _ONE_ELEMENT, _SPLAT_TEXTS
+    from mhlo_ir.ops import constants as op_constants, construct, linalg, spec
 
     from . import constants
     from .rules import reductions
     for table in (construct.MEMO, print_caches._SHARED, print_caches._BARE,
                   parse_lines._TABLES, index_array._CACHE, sharding_text._VERDICTS,
                   types._READ, floatfmt._SPELLED, weak_scalars._WEAK_CACHE,
-                  constants._SCALARS, _I64_CACHE, _SPLAT_TEXTS, op_attributes._MADE,
+                  constants._SCALARS, _I64_CACHE, _SPLAT_TEXTS, _ONE_ELEMENT,
+                  op_attributes._MADE,
                   op_constants._SPLAT_SCALARS, linalg._DNUMS, construct._VARIADIC,
-                  region_bodies._ARITY, *builder.ELEMENTWISE_MEMOS):
+                  region_bodies._ARITY, spec._FIXED, *builder.ELEMENTWISE_MEMOS):
         table.clear()
     reductions._init_attr.cache_clear()
 

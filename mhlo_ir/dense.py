@@ -486,7 +486,12 @@ def _element_bytes(ts, flat: list, et) -> bytes:
     element (a splat: the zeros and ones of every program, at every shape) is kept by its
     spelling and element type."""
     if len(flat) == 1:
-        key = (et, flat[0][1])  # (a spelling is a str, or a pair of them: exact)
+        sp = flat[0][1]  # (a str, or a complex element's pair of them: exact)
+        short = len(sp) <= 40 if sp.__class__ is str else len(sp[0]) + len(sp[1]) <= 80
+    else:
+        short = False
+    if short:
+        key = (et, sp)
         raw = _ONE_ELEMENT.get(key)
         if raw is None:
             raw = _elements_bytes(ts, flat, et)
@@ -497,7 +502,8 @@ def _element_bytes(ts, flat: list, et) -> bytes:
     return _elements_bytes(ts, flat, et)
 
 
-# (element type, one element's spelling) -> its bytes; bounded.
+# (element type, one element's spelling) -> its bytes; bounded, spellings of at most 40
+# characters (every printer's; a longer literal is not kept).
 _ONE_ELEMENT: dict = {}
 
 

@@ -368,7 +368,10 @@ class TokenStream:
             if not text.startswith("x", after):
                 self._pos = m.start()
                 raise self.expected("'x' in dimension list")
-            dims.append(int(m.group()))
+            try:
+                dims.append(int(m.group()))
+            except ValueError:  # (more digits than Python's int() reads: sys.int_info)
+                raise self.error_at(m.start(), "invalid dimension") from None
             pos = after + 1
         self._pos = pos
         return tuple(dims)

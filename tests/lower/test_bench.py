@@ -77,6 +77,47 @@ def test_clearing_the_process_caches_changes_no_text():
     assert hlo.parse(before).to_text() == before
 
 
+def _first_sight_work(k: int) -> None:
+    """Programs at shapes met for the first time: built, printed both ways, read back."""
+    for m in (bench_build.ours_small(*bench_build._small_shape(k)),
+              bench_build.ours_mlp(2, width=bench_build._mlp_width(k)),
+              bench_build.ours_reductions(2, shape=(3, 5 + k))):
+        for pretty in (False, True):
+            text = m.to_text(pretty=pretty)
+            assert hlo.parse(text).to_text(pretty=pretty) == text
+
+
+def _module_containers() -> dict:
+    import sys
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        if name == "mhlo_ir" or name.startswith(("mhlo_ir.", "lower.")):
+            for attr, v in list(vars(mod).items()):
+                if v.__class__ in (dict, list, set):
+                    out[(name, attr)] = v
+    return out
+
+
+def test_clearing_leaves_no_module_memo_warm():
+    """After programs met for the first time were built, printed and read back, clearing
+    the process caches leaves no module-level container of mhlo_ir or lower larger than
+    it was before them: each first-sight sample of the bench misses what a new program
+    misses (interned types are kept by their classes, not here)."""
+    import importlib
+    import pkgutil
+    import mhlo_ir
+    for info in pkgutil.walk_packages(mhlo_ir.__path__, "mhlo_ir."):
+        importlib.import_module(info.name)  # (every table a module fills at import)
+    bench_build.clear_process_caches()
+    before = {k: len(v) for k, v in _module_containers().items()}
+    _first_sight_work(10**6)
+    _first_sight_work(10**6 + 1)
+    bench_build.clear_process_caches()
+    grown = {k: (before.get(k, 0), len(v)) for k, v in _module_containers().items()
+             if len(v) > before.get(k, 0)}
+    assert grown == {}
+
+
 def test_parse_rows_report_ratios(monkeypatch):
     from lower import bench_parse
     monkeypatch.setattr(bench_parse, "_xdsl_parser", lambda: None)  # (a second an op)

@@ -222,3 +222,20 @@ def test_splat_elements_read_by_spelling_and_element_type():
     assert [np.float32(values[4]).tobytes(), np.float32(values[5]).tobytes()] == [
         np.float32(-0.0).tobytes(), np.float32(0.0).tobytes()]
     assert values[1] == values[2] == values[0] == 1.5 and values[6] == values[7] == 1
+
+
+def test_a_long_element_spelling_is_read_but_not_kept():
+    import sys
+    from mhlo_ir.attributes import parse_attribute
+    dense = sys.modules["mhlo_ir.dense"]
+    spelling = "1." + "0" * 5000
+    a = parse_attribute(f"dense<{spelling}> : tensor<2xf32>")
+    assert a.to_array().tolist() == [1.0, 1.0]
+    assert all(len(sp) <= 80 for _, sp in dense._ONE_ELEMENT)
+
+
+def test_a_dimension_of_more_digits_than_int_reads_is_a_parse_error():
+    from mhlo_ir.syntax import ParseError
+    from mhlo_ir.types import parse_type
+    with pytest.raises(ParseError, match="1:8: invalid dimension"):
+        parse_type("tensor<" + "1" * 4400 + "xf32>")
