@@ -19,7 +19,9 @@ COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "
 def compact_reducer(op):
     """The inner op's spec when MLIR prints ``op`` (a reduce) as ``applies mhlo.add``: one
     input, a body of one commutative op of the block's two scalar arguments, in order, whose
-    result the return gives (MLIR's isEligibleForCompactPrint)."""
+    result the return gives (MLIR's isEligibleForCompactPrint). Unlike MLIR's check, an
+    inner op with attributes is not eligible: MLIR's compact print drops them, ours prints
+    the body in full and keeps what the module holds (MLIR reads it)."""
     n = len(op.operands) // 2
     region = op.regions[0]
     if region.__class__ is CombiningRegion and not region.made:

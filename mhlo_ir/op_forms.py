@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from .attributes import FALSE, TRUE, ArrayAttr, IntegerAttr
+from .attributes import FALSE, TRUE, ArrayAttr, DictionaryAttr, IntegerAttr
 from .dtypes import i32
 from .result_accuracy import DEFAULT_ACCURACY
 from .pretty_forms import (ARROW, COMPLEX, FUNCTIONAL, OPERAND_TYPES, RESULTS, SAME, SELECT,
@@ -66,7 +66,9 @@ CUSTOM_CALL = _form(" ", Symbol("call_target_name"), Operands(parens=True), Attr
 CALL = _form(" ", Attr("callee"), Operands(parens=True), AttrDict(), " : ", FUNCTIONAL)
 # (version 0 is its default, which MLIR leaves out)
 COMPOSITE = _form(" ", Attr("name"), " ", Operands(),
-                  AttrDict(elide=(("version", IntegerAttr(0, i32)),)), " : ", FUNCTIONAL)
+                  AttrDict(elide=(("version", IntegerAttr(0, i32)),
+                                  ("composite_attributes", DictionaryAttr({})))),
+                  " : ", FUNCTIONAL)
 TOPK = _form("(", Operands(), ", k = ", Int("k"),
              Optional("largest", (", largest = ", Attr("largest")), TRUE), ")", AttrDict(), " : ",
              ARROW, result_names=("values", "indices"))

@@ -304,3 +304,57 @@ def test_a_dot_general_with_an_algorithm_and_no_precision_reads_back():
         assert pretty == ir.Module.parse(generic).operation.get_asm()
     assert hlo.parse(pretty).to_text(dialect=hlo.STABLEHLO, locations=False) == \
         m.to_text(dialect=hlo.STABLEHLO, locations=False)
+
+
+# -- from the review of the custom forms against MLIR's (twelfth session) --------------------
+
+@pytest.mark.parametrize("dialect", [MHLO, STABLEHLO], ids=lambda d: d.name)
+def test_a_composite_leaves_out_its_empty_attributes_as_mlir_does(dialect):
+    m = hlo.Module("m")
+    t = hlo.tensor((2,), hlo.f32)
+    g = m.add_function("g", [t], visibility="private")
+    g.builder().return_(g.arguments[0])
+    f = m.add_function("main", [t], visibility="public")
+    b = f.builder()
+    b.return_(b.composite("my.op", [f.arguments[0]], g, composite_attributes={}))
+    generic = m.to_text(locations=False, dialect=dialect)
+    text = m.to_text(locations=False, dialect=dialect, pretty=True)
+    assert text == str(oracle.parse(generic))
+    assert "composite_attributes" not in text
+    # (read back without the default it leaves out, as MLIR reads it)
+    assert hlo.parse(text).to_text(locations=False, dialect=dialect, pretty=True) == text
+
+
+@pytest.mark.parametrize("dialect", [MHLO, STABLEHLO], ids=lambda d: d.name)
+def test_a_reduce_whose_inner_op_has_attributes_prints_its_body_in_full(dialect):
+    """A documented difference: MLIR prints ``applies mhlo.add`` and drops the inner op's
+    attributes; ours prints the body and keeps them. MLIR reads ours (and compacts it), and
+    we read MLIR's compact text back (without the attribute, as MLIR wrote it)."""
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((2, 3), hlo.f32)], visibility="public")
+    b = f.builder()
+    r = b.reduce(f.arguments[0], b.constant(np.float32(0)), [0], lambda rb, a, c: rb.add(a, c))
+    r.owner.regions[0].blocks[0].operations[0].set_attr("mhlo.frontend_attributes",
+                                                        {"k": "v"})
+    b.return_(r)
+    text = m.to_text(locations=False, dialect=dialect, pretty=True)
+    assert "applies" not in text and 'mhlo.frontend_attributes = {k = "v"}' in text
+    assert hlo.parse(text).to_text(locations=False, dialect=dialect) == \
+        m.to_text(locations=False, dialect=dialect)
+    theirs = str(oracle.parse(text))
+    assert f"applies {dialect.name}.add" in theirs
+    assert hlo.parse(theirs).to_text(locations=False, dialect=dialect, pretty=True) == theirs
+
+
+def test_a_rank0_stablehlo_dynamic_slice_prints_what_mlir_reads():
+    """MLIR writes ``dynamic_slice %arg0, , sizes = []`` for no start indices, which no
+    reader takes; ours leaves the empty list out, and MLIR reads it."""
+    m = hlo.Module("m")
+    f = m.add_function("main", [hlo.tensor((), hlo.f32)], visibility="public")
+    b = f.builder()
+    b.return_(b.dynamic_slice(f.arguments[0], [], []))
+    text = m.to_text(locations=False, dialect=STABLEHLO, pretty=True)
+    assert "stablehlo.dynamic_slice %arg0, sizes = []" in text
+    oracle.parse(text)
+    assert hlo.parse(text).to_text(locations=False, dialect=STABLEHLO) == \
+        m.to_text(locations=False, dialect=STABLEHLO)
