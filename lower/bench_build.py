@@ -296,7 +296,7 @@ def clear_process_caches() -> None:
     from mhlo_ir import builder, floatfmt, index_array, op_attributes, parse_lines, \
         print_caches, region_bodies, sharding_text, types, weak_scalars
     from mhlo_ir.dense import _I64_CACHE, _ONE_ELEMENT, _SPLAT_TEXTS
-    from mhlo_ir.ops import constants as op_constants, construct, linalg, spec
+    from mhlo_ir.ops import constants as op_constants, construct, linalg
 
     from . import constants
     from .rules import reductions
@@ -305,8 +305,8 @@ def clear_process_caches() -> None:
                   types._READ, floatfmt._SPELLED, weak_scalars._WEAK_CACHE,
                   constants._SCALARS, _I64_CACHE, _SPLAT_TEXTS, _ONE_ELEMENT,
                   op_attributes._MADE,
-                  op_constants._SPLAT_SCALARS, linalg._DNUMS, construct._VARIADIC,
-                  region_bodies._ARITY, spec._FIXED, *builder.ELEMENTWISE_MEMOS):
+                  op_constants._SPLAT_SCALARS, linalg._DNUMS, region_bodies._ARITY,
+                  *builder.ELEMENTWISE_MEMOS):
         table.clear()
     reductions._init_attr.cache_clear()
 

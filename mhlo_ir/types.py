@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 
 from .dialect import MHLO, STABLEHLO
-from .dtypes import _BARE_NAMES as _BARE_ELEMENT_TYPES, from_numpy, parse_element_type
+from .dtypes import element_type as _named_element_type, from_numpy, parse_element_type
 
 # The canonical text of each static tensor type read so far -> the type (interned: the text
 # decides the type, so this changes nothing that is read, only how fast).
@@ -355,12 +355,12 @@ def read_tensor_text(text: str) -> "TensorType | None":
     t = _READ.get(text)
     if t is None:
         dims_text, _, name = text[7:-1].rpartition("x")
-        et = _BARE_ELEMENT_TYPES.get(name)
-        if et is None or (dims_text and not dims_text.replace("x", "").isdigit()):
-            return None  # (a name that is not one, or "2xx3": the tokens' to report)
+        if dims_text and not dims_text.replace("x", "").isdigit():
+            return None  # ("2xx3": the tokens' to report)
         try:
-            t = TensorType(tuple(map(int, dims_text.split("x"))) if dims_text else (), et)
-        except (TypeError, ValueError):
+            t = TensorType(tuple(map(int, dims_text.split("x"))) if dims_text else (),
+                           _named_element_type(name))
+        except (TypeError, ValueError):  # (a name no element type has, a type too large)
             return None
         if t._text != text:
             return None  # (leading zeros: read by tokens, then not kept)

@@ -16,7 +16,7 @@ from ..dense import DenseElementsAttr, is_splat
 from ..dtypes import ALL_ELEMENT_TYPES
 from ..ir import _MANY, Value, _new_single_result_op
 from ..location import checked_location
-from ..op_attributes import OpAttributes, shared_attributes
+from ..op_attributes import OpAttributes
 from ..types import TensorType, tensor
 from .args import constant_attr
 from .args import shape as shape_arg
@@ -140,17 +140,7 @@ def _splat_constant(b, value, dtype, shape, location):
         attr = DenseElementsAttr(t, scalar.data, True)
     if key is None:  # (dtype given: keyed by the converted value's type and bits)
         key = ("constant splat", t, attr.data)
-        hit = memo_get(key)
-        if hit is not None:
-            return _reuse(b, hit, hit[1], location)
-    checked = memo_get(("constant", t))
-    if checked is None:  # (a constant's check depends on its type alone: see _large_constant)
-        op = memo(b, key, "constant", (), location, _constant_make, attr)
-        memo_put(("constant", t), (op.spec, None, (t,)))
-        return op
-    hit = (checked[0], shared_attributes({"value": attr}), checked[2])
-    memo_put(key, hit)
-    return _reuse(b, hit, hit[1], location)
+    return memo(b, key, "constant", (), location, _constant_make, attr)
 
 
 # The scalar part of a splat's memo key (its class and exact bits) -> the scalar's

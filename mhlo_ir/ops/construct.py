@@ -28,20 +28,11 @@ __all__ = ["validate", "MEMO", "memo_get", "memo_put", "memo", "memo_miss", "no_
            "shape_arg", "tensor_type"]
 
 
-# OpSpec -> how many of its operands are variadic groups ("inputs*"). Bounded: the specs of
-# unknown ops are made at run time, one per kind a parse meets.
-_VARIADIC: dict = {}
-
-
 def _expand_operands(spec, operands: tuple) -> tuple:
     """Check the operand count against the spec; variadic groups come as lists."""
     names = spec.operands
     flat = []
-    n_var = _VARIADIC.get(spec)
-    if n_var is None:
-        if len(_VARIADIC) > 4096:
-            _VARIADIC.clear()
-        n_var = _VARIADIC[spec] = sum(1 for n in names if n.endswith("*"))
+    n_var = spec.n_variadic
     if n_var == 0:
         if len(operands) != len(names):
             fail(spec.name, f"takes {len(names)} operands ({', '.join(names)}), got "

@@ -118,6 +118,12 @@ class OpSpec:
     # Operands and results are tensors or tokens, never tuples, as MHLO declares them
     # (while, if, case, send...): their own rules take any type but a tuple.
     no_tuples: bool = False
+    # How many of ``operands`` are variadic groups (``inputs*``): derived, for the operand
+    # count checks every build and verify runs.
+    n_variadic: int = attrs.field(init=False)
+
+    def __attrs_post_init__(self):
+        object.__setattr__(self, "n_variadic", sum(1 for o in self.operands if o.endswith("*")))
 
     def needs_dialect_check(self, op) -> bool:
         """Whether ``op`` (of this spec) must have ``dialect_check`` asked of it."""
@@ -228,22 +234,13 @@ def operand_count_error(spec, n: int) -> str | None:
     """What is wrong with ``n`` operands for ``spec`` (``has 2 operands, expected 1
     (operand)``), or None: as many as its operands, or at least the fixed ones when the last
     is variadic (``inputs*``)."""
-    fixed = _FIXED.get(spec)
-    if fixed is None:
-        if len(_FIXED) > 4096:  # opaque specs of parsed text are made at run time
-            _FIXED.clear()
-        fixed = _FIXED[spec] = sum(1 for o in spec.operands if not o.endswith("*"))
     names = spec.operands
+    fixed = len(names) - spec.n_variadic
     if fixed == len(names) and n != fixed:
         return f"has {n} operands, expected {fixed} ({', '.join(names)})"
     if n < fixed:
         return f"has {n} operands, expected at least {fixed} ({', '.join(names)})"
     return None
-
-
-# OpSpec -> how many of its operands are not variadic (bounded: opaque specs are made at run
-# time, one per kind of unknown op a parse meets).
-_FIXED: dict = {}
 
 
 def _inferred(spec, name, types, attributes) -> tuple:

@@ -583,7 +583,8 @@ def _faults():
         add = ys[2].spec
         Equal = type("Equal", (OpSpec,), {"__eq__": lambda s, o: o is add or o is s,
                                           "__hash__": lambda s: hash(add)})
-        ys[2].spec = Equal(**{**{a.name: getattr(add, a.name) for a in attrs.fields(OpSpec)},
+        ys[2].spec = Equal(**{**{a.name: getattr(add, a.name) for a in attrs.fields(OpSpec)
+                                 if a.init},
                               "name": "func.call"})
     return [location, twice, unhashable_type, result_type, foreign_operand, location_kind,
             regions_not_a_tuple, type_that_will_not_hash, spec_equal_to_another]
