@@ -253,21 +253,19 @@ def _elementwise_method(spec):
     values = VALUE_CLASSES
     new_op = _new_single_result_op  # the one layout of a SingleResultOp
 
-    # (Each memo holds the result type itself, not validate's one-type tuple: a new tuple
-    # per type met, holding a type, is one more object for the cyclic GC to scan.)
     if len(op_names) == 1:
         def method(self, operand, *, location=None):
             if operand.__class__ not in values:
                 _values(name, "operand", (operand,))
             t = operand.type
-            result_type = memo.get(t)
-            if result_type is None:
-                result_type = validate((t,), None, None, ())[0]
+            result_types = memo.get(t)
+            if result_types is None:
+                result_types = validate((t,), None, None, ())
                 if len(memo) > 4096:
                     memo.clear()
-                memo[t] = result_type
+                memo[t] = result_types
             block = self.block
-            op = new_op(spec, operand, None, None, result_type,
+            op = new_op(spec, operand, None, None, result_types[0],
                         self.location if location is None else checked_location(location),
                         block)
             block.operations.append(op)
@@ -278,23 +276,22 @@ def _elementwise_method(spec):
                 lhs, rhs = _weak_pair(self, name, op_names, lhs, rhs, location)
             lt = lhs.type
             if lt is rhs.type:  # the usual case: keyed by the one type, no key tuple
-                result_type = same.get(lt)
-                if result_type is None:
-                    result_type = validate((lt, lt), None, None, ())[0]
+                result_types = same.get(lt)
+                if result_types is None:
+                    result_types = validate((lt, lt), None, None, ())
                     if len(same) > 4096:  # (bounded; a campaign of new shapes keeps the
                         same.clear()      # latest, not the first 4096 it met)
-                    same[lt] = result_type
+                    same[lt] = result_types
             else:
-                rt = rhs.type
-                key = (lt._n, rt._n)
-                result_type = memo.get(key)
-                if result_type is None:
-                    result_type = validate((lt, rt), None, None, ())[0]
+                key = (lt, rhs.type)
+                result_types = memo.get(key)
+                if result_types is None:
+                    result_types = validate(key, None, None, ())
                     if len(memo) > 4096:
                         memo.clear()
-                    memo[key] = result_type
+                    memo[key] = result_types
             block = self.block
-            op = new_op(spec, lhs, rhs, None, result_type,
+            op = new_op(spec, lhs, rhs, None, result_types[0],
                         self.location if location is None else checked_location(location),
                         block)
             block.operations.append(op)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .cache_keys import serial
-
 __all__ = [
     "ElementType", "element_type", "from_numpy", "ALL_ELEMENT_TYPES",
     "i1", "i2", "i4", "i8", "i16", "i32", "i64", "ui2", "ui4", "ui8", "ui16", "ui32", "ui64",
@@ -29,11 +27,9 @@ class ElementType:
     width; ``dtype.itemsize`` is the storage width.
     """
 
-    # _n: the element type's serial, what memo keys hold it by (mhlo_ir.cache_keys).
-    __slots__ = ("name", "dtype", "kind", "bits", "mantissa_bits", "component", "_n")
+    __slots__ = ("name", "dtype", "kind", "bits", "mantissa_bits", "component")
 
     def __init__(self, name, dtype, kind, bits, mantissa_bits=0, component=None):
-        self._n = serial()
         self.name = name
         self.dtype = np.dtype(dtype)
         self.kind = kind

@@ -62,16 +62,16 @@ def bare(k) -> bool:
 
 
 def signature_key(operands, results) -> tuple:
-    """(operand types' serials..., None, result types' serials...): the key of a signature's
-    text among the printer's kept ones. One flat tuple of ints (mhlo_ir.cache_keys), which
-    the cyclic collector stops scanning: every program met for the first time adds keys."""
+    """(operand types..., None, result types...): the key of a signature's text among the
+    printer's kept ones. One flat tuple: a key of three tuples kept three objects for the
+    cyclic collector to scan, and every program met for the first time adds keys."""
     n = len(operands)
     if len(results) == 1:
-        r = results[0].type._n
-        return (operands[0].type._n, None, r) if n == 1 else \
-            (operands[0].type._n, operands[1].type._n, None, r) if n == 2 else \
-            (*[v.type._n for v in operands], None, r)
-    return (*[v.type._n for v in operands], None, *[r.type._n for r in results])
+        r = results[0].type
+        return (operands[0].type, None, r) if n == 1 else \
+            (operands[0].type, operands[1].type, None, r) if n == 2 else \
+            (*[v.type for v in operands], None, r)
+    return (*[v.type for v in operands], None, *[r.type for r in results])
 
 
 def arg_heads(n: int) -> tuple:

@@ -33,13 +33,12 @@ _RECIPE_LINE = "line of a combining recipe"
 
 def recipe(op):
     """``op``'s one region as the custom form's templates key it (``combining_recipe``'s
-    types and specs, by their serials: mhlo_ir.cache_keys) when it is a combining block
-    whose inner op has no attributes (what a reduce that ``applies`` its body holds); else
-    None."""
+    types and specs) when it is a combining block whose inner op has no attributes (what a
+    reduce that ``applies`` its body holds); else None."""
     made = combining_recipe(op, implied=True)  # (the custom form prints no body location)
     if made is None or made[3] is not None:
         return None
-    return made[0]._n, made[1]._n, made[2]._n, made[4]._n, made[5]._n
+    return made[0], made[1], made[2], made[4], made[5]
 
 
 def line(pr, op, indent: str):
@@ -55,10 +54,8 @@ def line(pr, op, indent: str):
         operands = op.operands
         if len(operands) == 2 and (attrs is None or attrs.__class__ is OpAttributes):
             a, b = operands
-            tkey = (_RECIPE_LINE, op.spec._n, a.type._n, b.type._n, op.type._n,
-                    id(attrs) if attrs else None,
-                    region.spec._n, region.scalar._n, region.result_type._n, indent,
-                    pr.locs is None)
+            tkey = (_RECIPE_LINE, op.spec, a.type, b.type, op.type, id(attrs), region.spec,
+                    region.scalar, region.result_type, indent, pr.locs is None)
             hit = pr.fast.get(tkey)
             if hit is not None:
                 # (its key holds the recipe's fields but its location, checked when the
@@ -68,7 +65,7 @@ def line(pr, op, indent: str):
                 names = pr.names
                 n0, n1, r = names[region]
                 loc = "" if pr.locs is None else _suffix(pr.locs, op.location)  # (asked first)
-                return _compose(pr, hit, indent, names[op], f"{names[a]}, {names[b]}",
+                return _compose(pr, hit[1], indent, names[op], f"{names[a]}, {names[b]}",
                                 n0, n1, r, loc, region.location)
         why = recipe_problem(region)  # (the inner op's parts may be known from other ops)
         if why is not None:
@@ -126,13 +123,11 @@ def line(pr, op, indent: str):
     # The inner op's parts, as the printing loop's fast path keys them, and the return's.
     fast = pr.fast if inner_attrs is None or inner_attrs.__class__ is OpAttributes \
         else pr.own_fast
-    # (The printing loop's keys: mhlo_ir.printer's block.)
-    n = t._n
     if inner_attrs or rt is not t:
-        key = (inner_spec._n, n, n, rt._n, id(inner_attrs)) if inner_attrs else \
-            (inner_spec._n, n, n, rt._n)
+        key = (inner_spec, t, t, rt, id(inner_attrs)) if inner_attrs else \
+            (inner_spec, t, t, rt)
     else:
-        key = (inner_spec._n, n, n, n)
+        key = (inner_spec, t, t, t)
     inner_parts = fast.get(key)
     if inner_parts is None:
         if inner is None:
@@ -140,7 +135,7 @@ def line(pr, op, indent: str):
         inner_parts = fast[key] = pr.fast_parts(inner)
     if inner_parts is False:
         return None
-    rkey = ((return_spec() if ret is None else ret.spec)._n, None, (rt._n,))
+    rkey = (return_spec() if ret is None else ret.spec, None, (rt,))
     ret_parts = pr.fast.get(rkey)
     if ret_parts is None:
         if ret is None:
@@ -160,9 +155,7 @@ def line(pr, op, indent: str):
         pieces += (inner_parts[1], f"\n{inside}{ret_parts[0]}", ret_parts[1],
                    f"\n{indent}}}){extra}{sig}")
     if tkey is not None:
-        # (Strings alone: the mapping its id keys is kept alive by the entry
-        # kept_attribute_parts made for it, cleared only with this one.)
-        pr.fast[tkey] = pieces
+        pr.fast[tkey] = (op.attributes, pieces)  # (holds the mapping its id keys)
     return _compose(pr, pieces, indent, head, uses, n0, n1, r, loc, inner_loc, ret_loc)
 
 

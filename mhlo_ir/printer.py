@@ -168,10 +168,7 @@ class _Printer:
             if props is None:
                 return False
         tail = f"){props}{extra}" + self.signature(op.operands, (op,))
-        # (No reference to op.attributes here: the parts are keyed by its id, and the entry
-        # attribute_parts made for it, cleared only with this one, keeps it alive. Strings
-        # alone leave the tuple untracked by the cyclic GC: mhlo_ir.cache_keys.)
-        return (f" = {name}(", tail, tail + "\n")
+        return (f" = {name}(", tail, tail + "\n", op.attributes)
 
     def bare_parts(self, op):
         """('"name"(', ') : signature', the same with a newline) of a result-less op
@@ -210,7 +207,7 @@ class _Printer:
         flat = self.flat is block  # (named %arg0, %arg1... in order: number named them ahead)
         if plain and names[args[0]] == "%arg0":
             key = ("^bb0", indent, len(args) if flat else tuple([names[a] for a in args]),
-                   *[t._n for t in types])
+                   *types)
             text = self.sigs.get(key)
             if text is not None:
                 return text
@@ -274,24 +271,23 @@ class _Printer:
                 fast = shared_fast if attrs is None or attrs.__class__ is frozen else own_fast
                 if b is None:
                     a = op._a
-                    key = (op.spec._n, a.type._n, op.type._n, id(attrs)) if attrs else \
-                        (op.spec._n, a.type._n, op.type._n)
+                    key = (op.spec, a.type, op.type, id(attrs)) if attrs else \
+                        (op.spec, a.type, op.type)
                 elif b is many:
                     a = op._a  # the operand tuple: none, or more than two (select, clamp...)
                     if a:
-                        types = tuple([v.type._n for v in a])
-                        key = (op.spec._n, op.type._n, types, id(attrs)) if attrs else \
-                            (op.spec._n, op.type._n, types)
+                        types = tuple([v.type for v in a])
+                        key = (op.spec, op.type, types, id(attrs)) if attrs else \
+                            (op.spec, op.type, types)
                     else:
                         a = None
-                        key = (op.spec._n, op.type._n, id(attrs)) if attrs else \
-                            (op.spec._n, op.type._n)
+                        key = (op.spec, op.type, id(attrs)) if attrs else (op.spec, op.type)
                 else:
                     a = op._a
                     t = op.type
                     if attrs or a.type is not t or b.type is not t:
-                        key = (op.spec._n, a.type._n, b.type._n, t._n, id(attrs)) \
-                            if attrs else (op.spec._n, a.type._n, b.type._n, t._n)
+                        key = (op.spec, a.type, b.type, t, id(attrs)) if attrs else \
+                            (op.spec, a.type, b.type, t)
                     else:
                         # Same-typed binary ops (most of a program): the kind's last parts,
                         # found without building a key.
@@ -299,8 +295,7 @@ class _Printer:
                         if hit is not None and hit[0] is t:
                             parts = hit[1]
                         else:
-                            n = t._n
-                            key = (op.spec._n, n, n, n)
+                            key = (op.spec, t, t, t)
                             parts = fast.get(key)
                             if parts is None:
                                 parts = fast[key] = self.fast_parts(op)
@@ -336,7 +331,7 @@ class _Printer:
                 # attributes): the parts around its operands' names, kept per op kind and
                 # operand types (the None in the key: never a type, as in the keys above).
                 operands = op.operands
-                key = (op.spec._n, None, tuple([v.type._n for v in operands]))
+                key = (op.spec, None, tuple([v.type for v in operands]))
                 parts = shared_fast.get(key)
                 if parts is None:
                     parts = shared_fast[key] = self.bare_parts(op)
@@ -354,19 +349,19 @@ class _Printer:
                 b = op._b
                 t = op.type
                 if op.regions:
-                    types = tuple([v.type._n for v in op.operands])
-                    key = (op.spec._n, _REGION, types, t._n, id(attrs), recipe) if attrs else \
-                        (op.spec._n, _REGION, types, t._n, recipe)
+                    types = tuple([v.type for v in op.operands])
+                    key = (op.spec, _REGION, types, t, id(attrs), recipe) if attrs else \
+                        (op.spec, _REGION, types, t, recipe)
                 elif b is None:
-                    key = (op.spec._n, _ONE, a.type._n, t._n, id(attrs)) if attrs else \
-                        (op.spec._n, _ONE, a.type._n, t._n)
+                    key = (op.spec, _ONE, a.type, t, id(attrs)) if attrs else \
+                        (op.spec, _ONE, a.type, t)
                 elif b is many:
-                    types = tuple([v.type._n for v in a]) if a else ()  # (constants: none)
-                    key = (op.spec._n, _MANY_P, types, t._n, id(attrs)) if attrs else \
-                        (op.spec._n, _MANY_P, types, t._n)
+                    types = tuple([v.type for v in a]) if a else ()  # (constants: none)
+                    key = (op.spec, _MANY_P, types, t, id(attrs)) if attrs else \
+                        (op.spec, _MANY_P, types, t)
                 elif attrs or a.type is not t or b.type is not t:
-                    key = (op.spec._n, _PAIR, a.type._n, b.type._n, t._n, id(attrs)) if attrs \
-                        else (op.spec._n, _PAIR, a.type._n, b.type._n, t._n)
+                    key = (op.spec, _PAIR, a.type, b.type, t, id(attrs)) if attrs else \
+                        (op.spec, _PAIR, a.type, b.type, t)
                 else:  # same-typed binary ops: the kind's last template, as on the generic path
                     hit = same_pretty.get(op.spec)
                     if hit is not None and hit[0] is t:  # (a two-operand template's texts)
@@ -381,8 +376,7 @@ class _Printer:
                         extend((indent, names[op], " = ", lits[0], names[a], lits[1],
                                 names[b], lits[2], tail))
                         continue
-                    n = t._n
-                    key = same_key = (op.spec._n, _PAIR, n, n, n)
+                    key = same_key = (op.spec, _PAIR, t, t, t)
                 if key is not None:
                     fast = shared_fast if attrs is None or attrs.__class__ is frozen else own_fast
                     parts = fast.get(key)
@@ -451,13 +445,12 @@ class _Printer:
                 n = len(operands)
                 if n == 2:
                     a, b = operands
-                    sig = sigs.get((a.type._n, b.type._n, None, r.type._n)) or \
+                    sig = sigs.get((a.type, b.type, None, r.type)) or \
                         signature(operands, results)  # (signature_key's key)
                     args = f"{names[a]}, {names[b]}"
                 elif n == 1:
                     a = operands[0]
-                    sig = sigs.get((a.type._n, None, r.type._n)) or \
-                        signature(operands, results)
+                    sig = sigs.get((a.type, None, r.type)) or signature(operands, results)
                     args = names[a]
                 else:
                     sig = signature(operands, results)
@@ -502,7 +495,7 @@ class _Printer:
         """``attribute_parts``, kept per op kind (which names are properties depends on it)
         and mapping."""
         hit = (self.attr_parts if attrs.__class__ is OpAttributes else self.own_parts).get(
-            (spec._n, id(attrs)))
+            (spec, id(attrs)))
         if hit is not None and hit[0] is attrs:
             return hit[1], hit[2]
         return self.attribute_parts(spec, attrs)
@@ -530,7 +523,7 @@ class _Printer:
             return None, extra
         props = f" <{{{self.named(p)}}}>" if p else ""
         cache = self.attr_parts if attrs.__class__ is OpAttributes else self.own_parts
-        cache[(spec._n, id(attrs))] = (attrs, props, extra)
+        cache[(spec, id(attrs))] = (attrs, props, extra)
         return props, extra
 
     def named_pieces(self, items) -> None:
@@ -643,8 +636,7 @@ class _Printer:
             # The header of a function without attribute dicts depends only on its name,
             # visibility and (interned) types: kept with the signatures (generated programs
             # print thousands of small modules, each with one such function).
-            key = ("func.func", fn.name, fn.visibility, *[t._n for t in fn.arg_types], None,
-                   *[t._n for t in fn.result_types])
+            key = ("func.func", fn.name, fn.visibility, fn.arg_types, fn.result_types)
             head = self.sigs.get(key)
             if head is None:
                 head = self.sigs[key] = self.function_head(fn)
@@ -663,7 +655,7 @@ class _Printer:
         """``  "func.func"() <{function_type = ..., sym_name = ...}> ({``, a line."""
         # Keyed by the (interned) argument and result types, and spelled without making a
         # FunctionType: making one to render it was a sixth of printing a small module.
-        key = ("func", *[t._n for t in fn.arg_types], None, *[t._n for t in fn.result_types])
+        key = ("func", fn.arg_types, fn.result_types)
         ftext = self.sigs.get(key)
         if ftext is None:
             ftext = self.sigs[key] = function_type_text(fn.arg_types, fn.result_types,

@@ -14,7 +14,6 @@ from typing import Iterable, Sequence
 import attrs
 import numpy as np
 
-from .cache_keys import serial as _serial
 from .dialect import MHLO, STABLEHLO
 from .dtypes import element_type as _named_element_type, from_numpy, parse_element_type
 
@@ -45,12 +44,6 @@ class Type:
     """Base of all types. ``render(dialect)`` gives the MLIR text of the type."""
 
     __slots__ = ()
-
-    @property
-    def _n(self):
-        """What stands for the type in a cache key: a TensorType's serial (see
-        mhlo_ir.cache_keys), any other type itself (keyed by equality, as before)."""
-        return self
 
     def render(self, dialect) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -105,40 +98,36 @@ class TensorType(Type):
     object id costs, which is what keeps type checks and the printer's caches cheap.
     """
 
-    # _n: the type's serial (mhlo_ir.cache_keys), what the builder's and printer's memos key
-    # it by.
-    __slots__ = ("shape", "element_type", "_text", "_n", "__weakref__")
-    # element type, as given (an ElementType, a numpy dtype...) -> shape -> the type. Nested
-    # rather than keyed by (shape, element type): such a key holds an ElementType, which
-    # keeps the tuple tracked by the cyclic GC (mhlo_ir.cache_keys); shapes alone do not.
+    __slots__ = ("shape", "element_type", "_text", "__weakref__")
     _interned: dict = {}
 
     def __new__(cls, shape, element_type):
-        dims = shape if shape.__class__ is tuple else tuple(shape)
-        valid = True
-        for d in dims:
+        key0 = shape if shape.__class__ is tuple else tuple(shape)
+        key = (key0, element_type)
+        for d in key0:
             if d.__class__ is not int:  # bools and floats hash like ints: validate first
-                valid = False
+                key = None
                 break
         interned = cls._interned
-        try:
-            given = interned.get(element_type)
-        except TypeError:  # (an unhashable element type: from_numpy says what is wrong)
-            given = None
-        if valid:
-            if given is not None:
-                hit = given.get(dims)
-                if hit is not None:
-                    return hit
-            shape = dims
+        if key is not None:
+            try:
+                hit = interned.get(key)
+            except TypeError:  # (an unhashable element type: from_numpy says what is wrong)
+                hit = None
+            if hit is not None:
+                return hit
+            dims = key0
             if dims and not (min(dims) >= 0 and max(dims) <= MAX_DIMENSION):
                 dims = _shape(dims)  # (which says what is wrong)
+            et = from_numpy(element_type)
+            same = et is element_type  # (key is the canonical key, looked up above)
         else:
-            shape = dims  # (the tuple made once: shape may be a generator)
-            dims = _shape(dims)
-        et = from_numpy(element_type)
-        canonical = given if et is element_type else interned.get(et)
-        self = None if canonical is None else canonical.get(dims)
+            key = (key0, element_type)  # (the tuple made once: shape may be a generator)
+            dims = _shape(key0)
+            et = from_numpy(element_type)
+            same = False
+        canonical = (dims, et)
+        self = None if same else interned.get(canonical)
         if self is None:
             _check_size(dims, et)
             if et.kind == "quant":
@@ -148,16 +137,11 @@ class TensorType(Type):
             _set_element_type(new, et)
             _set_text(new, f"tensor<{'x'.join(map(str, dims))}x{et.name}>" if dims else
                       f"tensor<{et.name}>")
-            _set_n(new, _serial())
             # setdefault is atomic: two threads interning the same type get one object.
-            if canonical is None:
-                canonical = interned.setdefault(et, {})
-            self = canonical.setdefault(dims, new)
-        if et is not element_type and valid:
-            try:  # (also under the element type as given, and the shape as given)
-                if given is None:
-                    given = interned.setdefault(element_type, {})
-                given[shape] = self
+            self = interned.setdefault(canonical, new)
+        if not same:
+            try:
+                interned[key] = self
             except TypeError:
                 pass
         return self
@@ -224,14 +208,6 @@ class TensorType(Type):
 _set_shape = TensorType.shape.__set__
 _set_element_type = TensorType.element_type.__set__
 _set_text = TensorType._text.__set__
-_set_n = TensorType._n.__set__
-
-
-def interned_tensor(shape: tuple, element_type) -> "TensorType | None":
-    """The tensor type interned under ``shape`` (a tuple of ints) and ``element_type`` as
-    given (an ElementType or a numpy dtype), or None: ``tensor``'s lookup alone."""
-    given = TensorType._interned.get(element_type)
-    return None if given is None else given.get(shape)
 
 
 @attrs.frozen

@@ -17,7 +17,7 @@ from ..dtypes import ALL_ELEMENT_TYPES
 from ..ir import _MANY, Value, _new_single_result_op
 from ..location import checked_location
 from ..op_attributes import OpAttributes
-from ..types import TensorType, interned_tensor, tensor
+from ..types import TensorType, tensor
 from .args import constant_attr
 from .args import shape as shape_arg
 from .construct import memo, memo_get, memo_put
@@ -139,7 +139,7 @@ def _splat_constant(b, value, dtype, shape, location):
     else:
         attr = DenseElementsAttr(t, scalar.data, True)
     if key is None:  # (dtype given: keyed by the converted value's type and bits)
-        key = ("constant splat", t._n, attr.data)
+        key = ("constant splat", t, attr.data)
     return memo(b, key, "constant", (), location, _constant_make, attr)
 
 
@@ -149,10 +149,10 @@ _SPLAT_SCALARS: dict = {}
 
 
 def _reuse(b, hit, attributes, location):
-    """A constant op from a memo ``hit`` (spec, attributes, result type) with
+    """A constant op from a memo ``hit`` (spec, attributes, result types) with
     ``attributes``: memo's hit path, inlined (13% fewer instructions than calling memo)."""
     block = b.block
-    op = _new_single_result_op(hit[0], (), _MANY, attributes, hit[2],
+    op = _new_single_result_op(hit[0], (), _MANY, attributes, hit[2][0],
                                b.location if location is None else checked_location(location),
                                block)
     block.operations.append(op)
@@ -164,10 +164,10 @@ def _large_constant(b, value, location):
     made once per type, while each op gets its own attribute mapping (its value is its
     own)."""
     t = value.type
-    hit = memo_get(("constant", t._n))
+    hit = memo_get(("constant", t))
     if hit is None:
         op = b._one("constant", (), {"value": value}, location=location)
-        memo_put(("constant", t._n), (op.spec, None, t))
+        memo_put(("constant", t), (op.spec, None, (t,)))
         return op
     return _reuse(b, hit, OpAttributes({"value": value}), location)
 
@@ -187,7 +187,7 @@ def _array_constant(b, arr, location):
         return None
     # numpy's shapes are tuples of ints: the interned type is looked up without the checks
     # TensorType makes of other shapes (where True would pass for 1).
-    t = interned_tensor(arr.shape, dt)
+    t = _interned_get((arr.shape, dt))
     if t is None:
         if dt.kind not in _ARRAY_KINDS:
             return None
@@ -200,7 +200,7 @@ def _array_constant(b, arr, location):
     size = dt.itemsize
     splat = is_splat(raw, size, n)
     if splat or n <= 16:
-        key = ("constant", t._n, raw[:size] if splat else raw)
+        key = ("constant", t, raw[:size] if splat else raw)
         hit = memo_get(key)
         if hit is None:
             value = DenseElementsAttr(t, raw[:size] if splat else raw, splat)
@@ -213,6 +213,7 @@ def _array_constant(b, arr, location):
 # by TensorType and goes the general way), and the byte order it leaves to it.
 _ARRAY_KINDS = frozenset("biufcV")
 _SWAPPED = "<" if not np.little_endian else ">"
+_interned_get = TensorType._interned.get
 
 
 def _scalar_key(value, cls):

@@ -24,7 +24,7 @@ from .args import check_values, ints, tensor_of
 from .spec import fail, lookup
 
 __all__ = ["validate", "MEMO", "memo_get", "memo_put", "memo", "memo_miss", "no_make",
-           "type_key", "result_type",
+           "result_type",
            "shape_arg", "tensor_type"]
 
 
@@ -82,10 +82,7 @@ def validate(name, operands, attributes, result_types, regions):
     return spec, operands, OpAttributes(attrs) if attrs else None, result_types, regions
 
 
-# key -> (spec, attributes, *result types) of an op validated before (flat: a tuple of the
-# result types inside would be one more object per entry for the cyclic GC); see memo. Keys hold
-# types and specs by their serials (``type_key``; mhlo_ir.cache_keys): a key of ints, strings
-# and tuples of them is left alone by the cyclic GC.
+# key -> (spec, attributes, result types) of an op validated before; see memo.
 MEMO: dict = {}
 # NOTE: front doors that inline memo's hit path look keys up with this bound method: CPython
 # 3.11 compiles ``MEMO.get(key)`` on an imported name as an attribute load that makes a new
@@ -113,27 +110,21 @@ def memo(b, key, name, operands, location, make, *make_args) -> Value:
     if hit is None:
         hit = memo_miss(key, name, operands, make, make_args)
     block = b.block
+    rts = hit[2]
     loc = b.location if location is None else checked_location(location)
-    if len(hit) == 3:  # one result
+    if len(rts) == 1:
         n = len(operands)
         if n == 1 or n == 2:
             op = _new_single_result_op(hit[0], operands[0], operands[1] if n == 2 else None,
-                                       hit[1], hit[2], loc, block)
+                                       hit[1], rts[0], loc, block)
         else:
-            op = _new_single_result_op(hit[0], tuple(operands), _MANY, hit[1], hit[2], loc,
+            op = _new_single_result_op(hit[0], tuple(operands), _MANY, hit[1], rts[0], loc,
                                        block)
         block.operations.append(op)
         return op
-    op = make_operation(hit[0], operands, hit[2:], hit[1], (), loc, block)
+    op = make_operation(hit[0], operands, rts, hit[1], (), loc, block)
     block.operations.append(op)
     return op.results[0]
-
-
-def type_key(x):
-    """What stands for Value ``x``'s type in a memo key (a tensor type's serial), or None for
-    anything that is no Value (``memo`` then says what it is)."""
-    t = getattr(x, "type", None)
-    return getattr(t, "_n", None)
 
 
 def memo_miss(key, name, operands, make, make_args) -> tuple:
@@ -150,7 +141,7 @@ def memo_miss(key, name, operands, make, make_args) -> tuple:
         # front doors make attributes of small raw arguments (dimensions, directions...),
         # which MEMO keeps alive anyway (not a big constant's data: _large_constant).
         attrs = shared_attributes(attrs)
-    hit = (spec, attrs, *rts)
+    hit = (spec, attrs, rts)
     if key is not None and spec.decided_by_types:
         memo_put(key, hit)
     return hit

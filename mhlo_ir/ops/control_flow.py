@@ -20,7 +20,7 @@ from ..ir import (VALUE_CLASSES, Function, Operation, Region, Value,
                   make_operation)
 from ..combining import CombiningRegion, combines, region_types
 from ..location import checked_location
-from .construct import memo_get, memo_put, type_key
+from .construct import memo_get, memo_put
 from .args import arg_names, check_values, results, tensor_of, value_list
 from .args import ints as int_list
 from .spec import (FUNC, REGISTRY, AttrSpec, OpSpec, builder_method, fail, region_arg,
@@ -183,7 +183,7 @@ def combining_region(b, op: str, name: str, scalar) -> Region:
     must be a binary elementwise op taking ``scalar`` operands (what it returns is for the op
     holding the region to check, as with a function body); the ops get ``b``'s location.
     """
-    key = ("combining region", name, scalar._n)
+    key = ("combining region", name, scalar)
     hit = memo_get(key)
     if hit is None:
         spec = REGISTRY.get(name)
@@ -219,7 +219,7 @@ def reduce(b, inputs, init_values, dimensions, body: Callable | str, *,
                     dims = None
                     break
         if dims is not None:
-            key = ("reduce named", inputs.type._n, init_values.type._n, dims, body)
+            key = ("reduce named", inputs.type, init_values.type, dims, body)
             hit = memo_get(key)
             if hit is None:
                 op = _reduce_general(b, inputs, init_values, dims, body, location)
@@ -256,9 +256,8 @@ def _reduce_general(b, inputs, init_values, dimensions, body, location) -> Value
     # The op's checks but the region's depend only on the operand types and dimensions:
     # a reduction repeated over a program (every layer norm, every bias gradient) runs them
     # once; its body is checked each time.
-    inits_t = tuple([v.type for v in inits])
-    key = ("reduce", tuple([type_key(v) for v in inputs]), tuple([t._n for t in inits_t]),
-           dims)
+    key = ("reduce", tuple([getattr(v, "type", None) for v in inputs]),
+           tuple([v.type for v in inits]), dims)
     hit = memo_get(key)
     if hit is None:
         op = b.create("reduce", (inputs, inits), {"dimensions": dims}, regions=(region,),
@@ -266,6 +265,7 @@ def _reduce_general(b, inputs, init_values, dimensions, body, location) -> Value
         memo_put(key, (op.spec, op.attributes, tuple(r.type for r in op.results)))
         return results(op)
     spec, attrs, rts = hit
+    inits_t = key[2]
     # The region's arguments are the scalars made above: only what it returns is checked.
     recipe = region_types(region)
     if recipe is not None:

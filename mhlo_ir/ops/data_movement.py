@@ -26,7 +26,7 @@ from ..quant_checks import per_axis_element
 from .args import value_list
 from .args import ints as int_list
 from . import convert
-from .construct import memo, memo_get, result_type, shape_arg, tensor_type, type_key
+from .construct import memo, memo_get, result_type, shape_arg, tensor_type
 from .held import (dimension_size_held, dynamic_pad_held, holds_result_shape,
                    real_dynamic_slice_held)
 from .spec import MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register, tensor_operand
@@ -208,11 +208,11 @@ def broadcast_in_dim(b, x: Value, shape, broadcast_dimensions, *, location=None)
         if d.__class__ is not int:
             dims = int_list("broadcast_in_dim", "broadcast_dimensions", dims)
             break
-    key = ("broadcast_in_dim", t._n, shape, dims)
+    key = ("broadcast_in_dim", t, shape, dims)
     hit = memo_get(key)
     if hit is not None and x.__class__ in VALUE_CLASSES:  # memo's hit path, inlined
         block = b.block
-        op = _new_single_result_op(hit[0], x, None, hit[1], hit[2],
+        op = _new_single_result_op(hit[0], x, None, hit[1], hit[2][0],
                                    b.location if location is None
                                    else checked_location(location), block)
         block.operations.append(op)
@@ -236,8 +236,7 @@ def _dims(shape) -> tuple:
 def reshape(b, x: Value, shape, *, location=None) -> Value:
     t = tensor_type(x, "reshape")
     shape = shape_arg("reshape", shape, t)
-    return memo(b, ("reshape", t._n, shape), "reshape", (x,), location, _reshape_make, t,
-                shape)
+    return memo(b, ("reshape", t, shape), "reshape", (x,), location, _reshape_make, t, shape)
 
 
 def _reshape_make(t, shape):
@@ -250,7 +249,7 @@ def _reshape_make(t, shape):
 @builder_method
 def transpose(b, x: Value, permutation, *, location=None) -> Value:
     perm = int_list("transpose", "permutation", permutation)
-    return memo(b, ("transpose", tensor_type(x, "transpose")._n, perm), "transpose", (x,),
+    return memo(b, ("transpose", tensor_type(x, "transpose"), perm), "transpose", (x,),
                 location, _transpose_make, perm)
 
 
@@ -263,7 +262,7 @@ def _slice_method(b, x: Value, start_indices, limit_indices, strides=None, *,
     start = int_list("slice", "start_indices", start_indices)
     limit = int_list("slice", "limit_indices", limit_indices)
     strides = (1,) * len(start) if strides is None else int_list("slice", "strides", strides)
-    return memo(b, ("slice", tensor_type(x, "slice")._n, start, limit, strides), "slice", (x,),
+    return memo(b, ("slice", tensor_type(x, "slice"), start, limit, strides), "slice", (x,),
                 location, _slice_make, start, limit, strides)
 
 
@@ -283,7 +282,7 @@ def concatenate(b, inputs: Sequence[Value], dimension: int, *, location=None) ->
     # (memo's validation takes the operands flat, which for one input reads as a group.)
     if dimension.__class__ is not int or len(inputs) < 2:  # 1.0 and True would key as 1
         return b._one("concatenate", (inputs,), {"dimension": dimension}, location=location)
-    key = ("concatenate", tuple([type_key(v) for v in inputs]), dimension)
+    key = ("concatenate", tuple([getattr(v, "type", None) for v in inputs]), dimension)
     return memo(b, key, "concatenate", inputs, location, _concatenate_make, dimension)
 
 

@@ -15,7 +15,7 @@ from ..result_accuracy import result_accuracy
 from ..types import TensorType, tensor
 from ..ir import VALUE_CLASSES, Value
 from . import convert
-from .construct import memo, no_make, result_type, tensor_type, type_key
+from .construct import memo, no_make, result_type, tensor_type
 from .spec import (HLO_DIALECTS, MHLO_ONLY, AttrSpec, OpSpec, builder_method, fail, register,
                    tensor_operand)
 
@@ -284,7 +284,7 @@ def compare(b, lhs: Value, rhs: Value, direction: str, compare_type: str | None 
     ``add``)."""
     if lhs.__class__ not in VALUE_CLASSES or rhs.__class__ not in VALUE_CLASSES:
         lhs, rhs = weak_scalars.weak_pair(b, "compare", ("lhs", "rhs"), lhs, rhs, location)
-    key = ("compare", lhs.type._n, rhs.type._n, direction, compare_type)
+    key = ("compare", lhs.type, rhs.type, direction, compare_type)
     return memo(b, key, "compare", (lhs, rhs), location, _compare_make, direction,
                 compare_type)
 
@@ -306,7 +306,7 @@ def select(b, pred: Value, on_true: Value, on_false: Value, *, location=None) ->
     if on_true.__class__ not in VALUE_CLASSES or on_false.__class__ not in VALUE_CLASSES:
         on_true, on_false = weak_scalars.weak_pair(b, "select", ("on_true", "on_false"),
                                                    on_true, on_false, location)
-    key = ("select", type_key(pred), type_key(on_true), type_key(on_false))
+    key = ("select", getattr(pred, "type", None), on_true.type, on_false.type)
     return memo(b, key, "select", (pred, on_true, on_false), location, no_make)
 
 
@@ -320,16 +320,16 @@ def clamp(b, min: Value, x: Value, max: Value, *, location=None) -> Value:
                 min = weak_scalars.weak_constant(b, "clamp", "min", min, "x", x, (), location)
             if max.__class__ not in VALUE_CLASSES:
                 max = weak_scalars.weak_constant(b, "clamp", "max", max, "x", x, (), location)
-    key = ("clamp", type_key(min), type_key(x), type_key(max))
+    key = ("clamp", getattr(min, "type", None), getattr(x, "type", None),
+           getattr(max, "type", None))
     return memo(b, key, "clamp", (min, x, max), location, no_make)
 
 
 def _convert_method(b, x: Value, element_type, *, location=None) -> Value:
     """Convert to ``element_type`` (XLA semantics: to i1 means ``!= 0``)."""
     t = tensor_type(x, "convert")
-    # (An ElementType by its serial, anything else as it is: from_numpy reads it on a miss.)
-    return memo(b, ("convert", t._n, getattr(element_type, "_n", element_type)), "convert",
-                (x,), location, _convert_make, t, element_type)
+    return memo(b, ("convert", t, element_type), "convert", (x,), location, _convert_make, t,
+                element_type)
 
 
 # Not defined as ``convert``, which in this module is the converters' module.

@@ -19,7 +19,7 @@ from ..quant import expressed_tensor
 from . import convert
 from .args import integer
 from .args import ints as int_list
-from .construct import memo, memo_get, result_type, tensor_type, type_key
+from .construct import memo, memo_get, result_type, tensor_type
 from .convert import show
 from .spec import (MHLO_ONLY, REGISTRY, AttrSpec, OpSpec, builder_method, fail, register,
                    tensor_operand)
@@ -189,8 +189,8 @@ def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
                             f"{type(precision_config).__name__} {precision_config!r:.40}")
     else:
         pc = tuple(precision_config)
-    key = ("dot_general", type_key(lhs), type_key(rhs), dn, pc, result_element_type,
-           algorithm)
+    key = ("dot_general", getattr(lhs, "type", None), getattr(rhs, "type", None), dn, pc,
+           result_element_type, algorithm)
     try:
         hit = memo_get(key)
     except TypeError:
@@ -198,7 +198,7 @@ def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
     if hit is not None and lhs.__class__ in VALUE_CLASSES and \
             rhs.__class__ in VALUE_CLASSES:  # memo's hit path, inlined
         block = b.block
-        op = _new_single_result_op(hit[0], lhs, rhs, hit[1], hit[2],
+        op = _new_single_result_op(hit[0], lhs, rhs, hit[1], hit[2][0],
                                    b.location if location is None
                                    else checked_location(location), block)
         block.operations.append(op)

@@ -76,5 +76,4 @@ def uniform_dequantize(b, x: Value, *, location=None) -> Value:
     """The values quantized tensor ``x`` stands for: ``(x - zero_point) * scale`` in its
     expressed type."""
     t = tensor_type(x, "uniform_dequantize")
-    return memo(b, ("uniform_dequantize", t._n), "uniform_dequantize", (x,), location,
-                no_make)
+    return memo(b, ("uniform_dequantize", t), "uniform_dequantize", (x,), location, no_make)

@@ -14,7 +14,6 @@ from typing import Callable
 
 import attrs
 
-from ..cache_keys import serial
 from ..errors import OpBuildError
 from ..quant import _INTERNED as _QUANT_TYPES
 from ..quant import is_quantized
@@ -122,13 +121,9 @@ class OpSpec:
     # How many of ``operands`` are variadic groups (``inputs*``): derived, for the operand
     # count checks every build and verify runs.
     n_variadic: int = attrs.field(init=False)
-    # What stands for the spec in the builder's and printer's memo keys: its serial
-    # (mhlo_ir.cache_keys; a key holding the spec itself stays tracked by the cyclic GC).
-    _n: int = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self):
         object.__setattr__(self, "n_variadic", sum(1 for o in self.operands if o.endswith("*")))
-        object.__setattr__(self, "_n", serial())
 
     def needs_dialect_check(self, op) -> bool:
         """Whether ``op`` (of this spec) must have ``dialect_check`` asked of it."""
