@@ -243,6 +243,8 @@ def _elementwise_method(spec):
 
     Result types are memoised per operand-type tuple (tensor types are interned, so the key
     hashes by identity); only a type combination never seen before runs the spec's rule.
+    Each memo holds the result type itself, not validate's one-type tuple: a tuple per type
+    met is one more object for the cyclic GC to scan.
     """
     # A miss runs the spec's whole validation (which routes quantized types to their rules).
     name, validate = spec.name, spec.validate
@@ -258,14 +260,14 @@ def _elementwise_method(spec):
             if operand.__class__ not in values:
                 _values(name, "operand", (operand,))
             t = operand.type
-            result_types = memo.get(t)
-            if result_types is None:
-                result_types = validate((t,), None, None, ())
+            result_type = memo.get(t)
+            if result_type is None:
+                result_type = validate((t,), None, None, ())[0]
                 if len(memo) > 4096:
                     memo.clear()
-                memo[t] = result_types
+                memo[t] = result_type
             block = self.block
-            op = new_op(spec, operand, None, None, result_types[0],
+            op = new_op(spec, operand, None, None, result_type,
                         self.location if location is None else checked_location(location),
                         block)
             block.operations.append(op)
@@ -276,22 +278,22 @@ def _elementwise_method(spec):
                 lhs, rhs = _weak_pair(self, name, op_names, lhs, rhs, location)
             lt = lhs.type
             if lt is rhs.type:  # the usual case: keyed by the one type, no key tuple
-                result_types = same.get(lt)
-                if result_types is None:
-                    result_types = validate((lt, lt), None, None, ())
+                result_type = same.get(lt)
+                if result_type is None:
+                    result_type = validate((lt, lt), None, None, ())[0]
                     if len(same) > 4096:  # (bounded; a campaign of new shapes keeps the
                         same.clear()      # latest, not the first 4096 it met)
-                    same[lt] = result_types
+                    same[lt] = result_type
             else:
                 key = (lt, rhs.type)
-                result_types = memo.get(key)
-                if result_types is None:
-                    result_types = validate(key, None, None, ())
+                result_type = memo.get(key)
+                if result_type is None:
+                    result_type = validate(key, None, None, ())[0]
                     if len(memo) > 4096:
                         memo.clear()
-                    memo[key] = result_types
+                    memo[key] = result_type
             block = self.block
-            op = new_op(spec, lhs, rhs, None, result_types[0],
+            op = new_op(spec, lhs, rhs, None, result_type,
                         self.location if location is None else checked_location(location),
                         block)
             block.operations.append(op)

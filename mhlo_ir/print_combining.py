@@ -54,8 +54,9 @@ def line(pr, op, indent: str):
         operands = op.operands
         if len(operands) == 2 and (attrs is None or attrs.__class__ is OpAttributes):
             a, b = operands
-            tkey = (_RECIPE_LINE, op.spec, a.type, b.type, op.type, id(attrs), region.spec,
-                    region.scalar, region.result_type, indent, pr.locs is None)
+            tkey = (_RECIPE_LINE, op.spec, a.type, b.type, op.type,
+                    id(attrs) if attrs else None, region.spec, region.scalar,
+                    region.result_type, indent, pr.locs is None)
             hit = pr.fast.get(tkey)
             if hit is not None:
                 # (its key holds the recipe's fields but its location, checked when the
@@ -65,7 +66,7 @@ def line(pr, op, indent: str):
                 names = pr.names
                 n0, n1, r = names[region]
                 loc = "" if pr.locs is None else _suffix(pr.locs, op.location)  # (asked first)
-                return _compose(pr, hit[1], indent, names[op], f"{names[a]}, {names[b]}",
+                return _compose(pr, hit, indent, names[op], f"{names[a]}, {names[b]}",
                                 n0, n1, r, loc, region.location)
         why = recipe_problem(region)  # (the inner op's parts may be known from other ops)
         if why is not None:
@@ -155,7 +156,9 @@ def line(pr, op, indent: str):
         pieces += (inner_parts[1], f"\n{inside}{ret_parts[0]}", ret_parts[1],
                    f"\n{indent}}}){extra}{sig}")
     if tkey is not None:
-        pr.fast[tkey] = (op.attributes, pieces)  # (holds the mapping its id keys)
+        # (Strings alone: the mapping its id keys is kept alive by the entry
+        # kept_attribute_parts made for it, cleared only with this one.)
+        pr.fast[tkey] = pieces
     return _compose(pr, pieces, indent, head, uses, n0, n1, r, loc, inner_loc, ret_loc)
 
 

@@ -157,8 +157,8 @@ class _Printer:
     def fast_parts(self, op):
         """(' = "name"(', ') <{props}> {attrs} : signature', the same with a newline) for one
         op, or False when a big constant needs the piecewise path or the op's spec checks
-        each op against the dialect. Keyed by the attribute dict's identity, so the
-        cache also keeps that dict alive while printing (ids stay unique)."""
+        each op against the dialect. Keyed by the attribute dict's identity, which stays
+        unique while the entry lives: the attribute-parts entry made for the dict holds it."""
         if op.spec.needs_dialect_check(op):
             return False  # the general path runs it on each op
         name = self.op_name(op.spec)
@@ -168,7 +168,10 @@ class _Printer:
             if props is None:
                 return False
         tail = f"){props}{extra}" + self.signature(op.operands, (op,))
-        return (f" = {name}(", tail, tail + "\n", op.attributes)
+        # (Strings alone, which leave the tuple untracked by the cyclic GC: the mapping whose
+        # id keys the parts is kept alive by the entry attribute_parts made for it, which
+        # shared_caches only ever clears with this one.)
+        return (f" = {name}(", tail, tail + "\n")
 
     def bare_parts(self, op):
         """('"name"(', ') : signature', the same with a newline) of a result-less op

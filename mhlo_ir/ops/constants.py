@@ -149,10 +149,10 @@ _SPLAT_SCALARS: dict = {}
 
 
 def _reuse(b, hit, attributes, location):
-    """A constant op from a memo ``hit`` (spec, attributes, result types) with
+    """A constant op from a memo ``hit`` (spec, attributes, result type) with
     ``attributes``: memo's hit path, inlined (13% fewer instructions than calling memo)."""
     block = b.block
-    op = _new_single_result_op(hit[0], (), _MANY, attributes, hit[2][0],
+    op = _new_single_result_op(hit[0], (), _MANY, attributes, hit[2],
                                b.location if location is None else checked_location(location),
                                block)
     block.operations.append(op)
@@ -167,7 +167,7 @@ def _large_constant(b, value, location):
     hit = memo_get(("constant", t))
     if hit is None:
         op = b._one("constant", (), {"value": value}, location=location)
-        memo_put(("constant", t), (op.spec, None, (t,)))
+        memo_put(("constant", t), (op.spec, None, t))
         return op
     return _reuse(b, hit, OpAttributes({"value": value}), location)
 

@@ -82,7 +82,8 @@ def validate(name, operands, attributes, result_types, regions):
     return spec, operands, OpAttributes(attrs) if attrs else None, result_types, regions
 
 
-# key -> (spec, attributes, result types) of an op validated before; see memo.
+# key -> (spec, attributes, *result types) of an op validated before; see memo. (Flat: a
+# tuple of the result types inside would be one more object per entry for the cyclic GC.)
 MEMO: dict = {}
 # NOTE: front doors that inline memo's hit path look keys up with this bound method: CPython
 # 3.11 compiles ``MEMO.get(key)`` on an imported name as an attribute load that makes a new
@@ -110,19 +111,18 @@ def memo(b, key, name, operands, location, make, *make_args) -> Value:
     if hit is None:
         hit = memo_miss(key, name, operands, make, make_args)
     block = b.block
-    rts = hit[2]
     loc = b.location if location is None else checked_location(location)
-    if len(rts) == 1:
+    if len(hit) == 3:  # one result
         n = len(operands)
         if n == 1 or n == 2:
             op = _new_single_result_op(hit[0], operands[0], operands[1] if n == 2 else None,
-                                       hit[1], rts[0], loc, block)
+                                       hit[1], hit[2], loc, block)
         else:
-            op = _new_single_result_op(hit[0], tuple(operands), _MANY, hit[1], rts[0], loc,
+            op = _new_single_result_op(hit[0], tuple(operands), _MANY, hit[1], hit[2], loc,
                                        block)
         block.operations.append(op)
         return op
-    op = make_operation(hit[0], operands, rts, hit[1], (), loc, block)
+    op = make_operation(hit[0], operands, hit[2:], hit[1], (), loc, block)
     block.operations.append(op)
     return op.results[0]
 
@@ -141,7 +141,7 @@ def memo_miss(key, name, operands, make, make_args) -> tuple:
         # front doors make attributes of small raw arguments (dimensions, directions...),
         # which MEMO keeps alive anyway (not a big constant's data: _large_constant).
         attrs = shared_attributes(attrs)
-    hit = (spec, attrs, rts)
+    hit = (spec, attrs, *rts)
     if key is not None and spec.decided_by_types:
         memo_put(key, hit)
     return hit

@@ -212,7 +212,7 @@ def broadcast_in_dim(b, x: Value, shape, broadcast_dimensions, *, location=None)
     hit = memo_get(key)
     if hit is not None and x.__class__ in VALUE_CLASSES:  # memo's hit path, inlined
         block = b.block
-        op = _new_single_result_op(hit[0], x, None, hit[1], hit[2][0],
+        op = _new_single_result_op(hit[0], x, None, hit[1], hit[2],
                                    b.location if location is None
                                    else checked_location(location), block)
         block.operations.append(op)

@@ -198,7 +198,7 @@ def dot_general(b, lhs: Value, rhs: Value, contracting_dimensions=((), ()),
     if hit is not None and lhs.__class__ in VALUE_CLASSES and \
             rhs.__class__ in VALUE_CLASSES:  # memo's hit path, inlined
         block = b.block
-        op = _new_single_result_op(hit[0], lhs, rhs, hit[1], hit[2][0],
+        op = _new_single_result_op(hit[0], lhs, rhs, hit[1], hit[2],
                                    b.location if location is None
                                    else checked_location(location), block)
         block.operations.append(op)

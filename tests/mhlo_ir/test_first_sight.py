@@ -160,6 +160,27 @@ def test_no_memo_keeps_a_dropped_programs_big_constant_alive():
     assert [r() for r in refs] == [None, None]
 
 
+@pytest.mark.parametrize("reduction", [False, True])
+def test_a_line_kept_for_a_dropped_mapping_never_prints_for_one_that_reuses_its_id(reduction):
+    # The printer keeps an op's line parts by the identity of its attribute mapping, and the
+    # parts hold no reference to it: the kept attribute texts of the mapping do, so its id
+    # cannot pass to another mapping while the line is kept. Mappings are made and dropped
+    # here, where CPython would hand one's memory (its id) to the next, each print checked.
+    t = hlo.tensor((3,), hlo.f32)
+    for k in range(300):
+        m, f, b = _builder([t, t])
+        x, y = f.arguments
+        if reduction:  # (a reduction's line is kept as a whole, by the same identity)
+            out = b.reduce(b.add(x, y), b.constant(np.float32(0)), [0], "add")
+            out.set_attr("tag.k", k)
+        else:
+            out = b.create("add", (x, y), {"tag.k": k}).results[0]
+        b.return_(out)
+        text = m.to_text(locations=False)
+        assert f"tag.k = {k} : i64" in text and text.count("tag.k") == 1, text
+        del m, f, b, x, y, out
+
+
 @pytest.mark.parametrize("pretty", [False, True])
 def test_a_function_without_a_return_is_an_ir_error_when_printed(pretty):
     m = hlo.Module("m")
