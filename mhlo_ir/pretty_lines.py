@@ -34,18 +34,20 @@ def keyword(spec, dialect, top: bool = False) -> str:
     return kw[5:] if top and kw.startswith("func.") else kw
 
 
-def template(pr, op):
+def template(pr, op, top: bool = False):
     """``(shape, literals, indices, attributes)`` such that the text after ``op``'s
     ``%name = `` is ``literals[0] + name(operands[indices[0]]) + literals[1] + ...`` (the
     location and the newline excluded). False where ``op`` must take the form's own path: no
     custom form in this dialect, a form with regions (but a reduce whose body its line names,
-    ``applies mhlo.add``), a func op (``keyword``), a spec that
-    checks each op against the dialect, or a text over ``_LONGEST`` characters. None where
-    this op cannot make the template but another of its kind may."""
+    ``applies mhlo.add``), a func op with results (``func.call``, spelled by its callee), a
+    spec that checks each op against the dialect, or a text over ``_LONGEST`` characters.
+    None where this op cannot make the template but another of its kind may. ``top``: the op
+    is in a function's body (``return``, not ``func.return``: ``keyword``)."""
     spec = op.spec
     dialect = pr.dialect
     form = custom_form(spec, dialect)
-    if form is None or spec.needs_dialect_check(op) or spec.namespace == "func":
+    if form is None or spec.needs_dialect_check(op) or \
+            spec.namespace == "func" and (op.results or op.regions):
         return False
     if form.spells_regions(op) or op.regions and not form.has_regions:
         return False  # (a reduce that ``applies`` its body prints no region: it may be one)
@@ -71,7 +73,7 @@ def template(pr, op):
         return False
     if not all(x.__class__ is str for x in real) or not all(x.__class__ is str for x in marked):
         return False
-    kw = keyword(spec, dialect)  # (func ops, whose keyword depends on the block, are refused)
+    kw = keyword(spec, dialect, top)
     text = kw + "".join(marked)
     if len(text) > _LONGEST:
         return False

@@ -65,8 +65,8 @@ def test_an_operand_given_twice_makes_the_template_from_a_copy(monkeypatch):
     # values in either order, whichever comes first; and one template serves them all.
     made = []
     real = pretty_lines.template
-    monkeypatch.setattr(pretty_lines, "template", lambda pr, op: made.append(
-        real(pr, op)) or made[-1])
+    monkeypatch.setattr(pretty_lines, "template", lambda pr, op, *top: made.append(
+        real(pr, op, *top)) or made[-1])
     monkeypatch.setattr(print_caches, "_SHARED", {})
     t = hlo.tensor((2,), hlo.i32)
     for first_twice in (True, False):
@@ -81,6 +81,7 @@ def test_an_operand_given_twice_makes_the_template_from_a_copy(monkeypatch):
         for p, q in pairs:
             names = {x: "%arg0", y: "%arg1"}
             assert f"mhlo.subtract {names[p]}, {names[q]} :" in text
+    made = [t for t in made if t and t[1][0].startswith("mhlo.subtract")]  # (not the return's)
     assert len(made) == 1 and made[0][2] == (0, 1), made
 
 
@@ -132,7 +133,7 @@ def test_template_refuses_what_it_cannot_reproduce():
 def _form_path(m, **kw) -> str:
     """``m`` printed with templates off and nothing kept from earlier prints."""
     saved_template, saved_shared = pretty_lines.template, print_caches._SHARED
-    pretty_lines.template = lambda pr, op: None
+    pretty_lines.template = lambda pr, op, top=False: None
     print_caches._SHARED = {}
     try:
         return m.to_text(pretty=True, **kw)
@@ -214,8 +215,8 @@ def test_reductions_that_apply_their_body_print_from_templates(dialect, monkeypa
     arguments swapped), prints as the form prints it, as MLIR does."""
     made = []
     real = pretty_lines.template
-    monkeypatch.setattr(pretty_lines, "template", lambda pr, op: made.append(
-        op.spec.name) or real(pr, op))
+    monkeypatch.setattr(pretty_lines, "template", lambda pr, op, *top: made.append(
+        op.spec.name) or real(pr, op, *top))
     monkeypatch.setattr(print_caches, "_SHARED", {})  # (templates outlive a print: start from none)
     m = hlo.Module("reductions")
     f = m.add_function("main", [hlo.tensor((4, 6), hlo.f32)])
@@ -240,3 +241,31 @@ def test_reductions_that_apply_their_body_print_from_templates(dialect, monkeypa
     # subtracting body, which makes none; the swapped body is no combining block), none asked
     # again in later prints.
     assert made.count("reduce") == 4, made
+
+
+@pytest.mark.parametrize("dialect", [hlo.MHLO, hlo.STABLEHLO])
+def test_returns_print_from_templates_in_bodies_and_regions_as_mlir_prints_them(dialect):
+    """A function's ``return`` and a region's ``mhlo.return`` (one template each, the
+    function's spelled without ``func.``), of no, one, several and repeated operands: as
+    MLIR prints them, and as the forms print them with locations too, printed twice."""
+    t = hlo.tensor((3,), hlo.i32)
+    m = hlo.Module("returns")
+    f = m.add_function("main", [t, t], visibility="public")
+    b = f.builder()
+    x, y = f.arguments
+    w = b.while_([x, y], lambda r, a, c: r.compare(r.reduce(a, r.constant(np.int32(0)), [0],
+                                                             "add"),
+                                                    r.constant(np.int32(9)), "LT"),
+                 lambda r, a, c: [r.add(a, c), c])
+    b.return_(w[0], w[0], y)
+    g = m.add_function("two", [t], visibility="private")
+    g.builder().return_(g.arguments[0])
+    h = m.add_function("none", [], visibility="private")
+    h.builder().return_()
+    want = _mlir_pretty(m, dialect)
+    assert "return %0#0, %0#0, %arg1 :" in want
+    for _ in range(2):
+        assert m.to_text(locations=False, dialect=dialect, pretty=True) == want
+        for kw in (dict(locations=True), dict(locations="alias")):
+            assert m.to_text(pretty=True, dialect=dialect, **kw) == _form_path(
+                m, dialect=dialect, **kw)
