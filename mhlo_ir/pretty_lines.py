@@ -18,7 +18,7 @@ from __future__ import annotations
 from .ir import Block, SingleResultOp, make_operation
 from .pretty_forms import custom_form
 
-__all__ = ["keyword", "template", "NONE", "ONE", "PAIR", "GENERAL"]
+__all__ = ["keyword", "template", "terminator_line", "NONE", "ONE", "PAIR", "GENERAL"]
 
 # NUL cannot appear in printed text: strings escape it (``\00``), and names, types and
 # keywords never hold it.
@@ -94,6 +94,35 @@ def template(pr, op, top: bool = False):
     # The attribute mapping is kept with the template: the printer keys templates by its
     # id, which must not be reused by another mapping while the template lives.
     return _SHAPES.get(indices, GENERAL), literals, indices, op.attributes
+
+
+def terminator_line(pr, op, indent: str, top: bool):
+    """The line of a result-less op without regions or attributes (``return %3 :
+    tensor<f32>``) in its custom form, from a template kept with the printer's line parts
+    per op kind, operand types and whether it ends a function's body (``top``: spelled
+    ``return``, not ``func.return``); None where the form's own path must print it."""
+    operands = op.operands
+    key = (op.spec, _TERMINATOR, top, tuple([v.type for v in operands]))
+    parts = pr.fast.get(key)
+    if parts is None:
+        parts = template(pr, op, top)
+        if parts is not None:
+            pr.fast[key] = parts
+    if not parts:
+        return None
+    names = pr.names
+    lits = parts[1]
+    line = [indent, lits[0]]
+    for i, lit in zip(parts[2], lits[1:]):
+        line.append(names[operands[i]])
+        line.append(lit)
+    line.append("\n" if pr.locs is None else pr.locs.line_end(op.location))
+    return "".join(line)
+
+
+# The second entry of terminator_line's keys: never a type, an int, a tuple or None, nor
+# the printer's own markers, so never equal to what another line's key holds there.
+_TERMINATOR = object()
 
 
 # How a template's operand names are filled in (the printer's fast path spells out the first

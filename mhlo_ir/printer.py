@@ -416,24 +416,9 @@ class _Printer:
                     continue
             elif pretty and op.__class__ is GOP and not op._results and not op.regions and \
                     not op.attributes and op.spec.dialect_check is None:
-                # A terminator in its custom form (``return %3 : tensor<f32>``): a template
-                # kept per op kind, operand types and whether it ends a function's body
-                # (where func's ops are spelled without ``func.``), as the lines above.
-                operands = op.operands
-                key = (op.spec, _TERMINATOR, top, tuple([v.type for v in operands]))
-                parts = shared_fast.get(key)
-                if parts is None:
-                    parts = pretty_lines.template(self, op, top)
-                    if parts is not None:
-                        shared_fast[key] = parts
-                if parts:
-                    lits = parts[1]
-                    line = [indent, lits[0]]
-                    for i, lit in zip(parts[2], lits[1:]):
-                        line.append(names[operands[i]])
-                        line.append(lit)
-                    line.append("\n" if locs is None else locs.line_end(op.location))
-                    append("".join(line))
+                line = pretty_lines.terminator_line(self, op, indent, top)
+                if line is not None:  # (return %3 : tensor<f32>, from a kept template)
+                    append(line)
                     continue
             spec = op.spec
             respelled = None
@@ -762,7 +747,7 @@ class _Respelled:
 _NO_KEYS = frozenset()
 # The second entry of the custom-form fast path's keys (see block): never a type, an int, a
 # tuple or None, so never equal to what a generic-path key holds there.
-_ONE, _PAIR, _MANY_P, _REGION, _TERMINATOR = object(), object(), object(), object(), object()
+_ONE, _PAIR, _MANY_P, _REGION = object(), object(), object(), object()
 
 
 def print_function_type(ft: FunctionType, dialect: Dialect = MHLO) -> str:
