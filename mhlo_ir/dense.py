@@ -22,10 +22,10 @@ import numpy as np
 
 from .attributes import Attribute, DenseArrayAttr, read_number_literal
 from .exact import ACCEPTED_DTYPES, as_array, exact_array
-from .floatfmt import format_scalar
+from .floatfmt import format_scalar, parse_float_bits
 from .index_array import IndexArrayAttr, index_array
 from .syntax import LongString, Token
-from .types import TensorType, tensor
+from .types import TensorType, read_type, tensor
 
 __all__ = ["DenseElementsAttr", "dense", "dense_i64", "i64_array", "index", "HEX_THRESHOLD"]
 
@@ -279,7 +279,6 @@ _INDEX_TENSOR = re.compile(r"tensor\s*<\s*(?:\d+\s*x\s*)*index\s*>")
 
 
 def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
-    from .types import read_type
     start = ts.mark()
     ts.expect("dense")
     ts.expect("<")
@@ -475,7 +474,6 @@ def _int_element_bits(ts, tok, spelling, et) -> int:
 
 
 def _float_element_bits(ts, tok, spelling, et) -> int:
-    from .floatfmt import parse_float_bits
     if not isinstance(spelling, str) or spelling in ("true", "false"):
         raise ts.error(f"expected a float element of {et.name}", tok)
     return ts.make(tok, parse_float_bits, spelling, et)

@@ -23,7 +23,7 @@ from .location import UNKNOWN
 from .op_forms import ELEMENTWISE
 from .parse_templates import rememberable, template_line
 from .syntax import NAME_ID, ParseError, Token, TokenStream
-from .types import FunctionType
+from .types import FunctionType, read_type
 
 __all__ = ["GENERIC_LINE", "PRETTY_LINE", "VOID_LINE", "REGION_HEAD", "LineCache", "one_line",
            "generic_op", "pretty_op", "void_op", "known_line", "label_line"]
@@ -79,7 +79,6 @@ class LineCache:
 
     def _whole(self, text, read):
         """``read(ts)`` on all of ``text``, or None if it fails or leaves some unread."""
-        from .syntax import ParseError
         ts = TokenStream(text)
         try:
             v = read(ts)
@@ -95,7 +94,6 @@ class LineCache:
             return self.sigs[key]
         except KeyError:
             pass
-        from .types import read_type
         t = self._whole(text, lambda ts: read_type(ts, p.dialect))
         if not isinstance(t, FunctionType) or len(t.results) != 1:
             t = None
@@ -109,7 +107,6 @@ class LineCache:
             return self.types[key]
         except KeyError:
             pass
-        from .types import read_type
         t = self._whole(text, lambda ts: read_type(ts, p.dialect))
         self.types[key] = t
         return t
