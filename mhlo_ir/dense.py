@@ -15,17 +15,19 @@ from __future__ import annotations
 
 
 import re
+import struct
 from binascii import unhexlify as _unhexlify
 
 import attrs
 import numpy as np
 
 from .attributes import Attribute, DenseArrayAttr, read_number_literal
+from .dtypes import i64 as _I64
 from .exact import ACCEPTED_DTYPES, as_array, exact_array
 from .floatfmt import format_scalar, parse_float_bits
 from .index_array import IndexArrayAttr, index_array
 from .syntax import LongString, Token
-from .types import TensorType, read_type, tensor
+from .types import TensorType, _consume, _match_next, read_type, tensor
 
 __all__ = ["DenseElementsAttr", "dense", "dense_i64", "i64_array", "index", "HEX_THRESHOLD"]
 
@@ -278,7 +280,54 @@ _UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _INDEX_TENSOR = re.compile(r"tensor\s*<\s*(?:\d+\s*x\s*)*index\s*>")
 
 
+# ``dense<...> : tensor<Nxi64>`` of decimal integers, as the op table's integer arrays print
+# (``dense<[1, 0]> : tensor<2xi64>``, ``dense<0> : tensor<1xi64>``, ``dense<> :
+# tensor<0xi64>``): read by one match (``_i64_dense``). The token reader takes every other
+# spelling, and what this one finds wrong, and says what is wrong.
+_I64_DENSE = re.compile(r"dense<(?:(-?[0-9]+)|\[(-?[0-9]+(?:, -?[0-9]+)*)\])?> : "
+                        r"tensor<([0-9]+)xi64>")
+
+
+def _i64_dense(cls, ts):
+    """``_parse_dense``'s attribute where ``ts`` reads an ``_I64_DENSE`` text whose values
+    fit i64 and agree with the type in count, else None (nothing consumed): the bytes and
+    splat flag the token reader gives (one element for a splat, a list of one, or of equal
+    values; none for dense<>)."""
+    m = _match_next(ts, _I64_DENSE)
+    if m is None:
+        return None
+    one, listed, count = m.groups()
+    n = int(count)
+    if one is not None:
+        values = [int(one)]
+    elif listed is not None:
+        values = [int(x) for x in listed.split(", ")]
+        if len(values) != n:
+            return None
+    elif n:
+        return None
+    else:
+        values = []
+    for v in values:
+        if not -2**63 <= v < 2**63:
+            return None
+    try:
+        t = tensor((n,), _I64)
+    except (TypeError, ValueError):  # (too large: the token reader says where)
+        return None
+    raw = struct.pack(f"<{len(values)}q", *values)
+    _consume(ts, m)
+    if one is not None or n == 1:
+        return cls(t, raw[:8], True)
+    if n and raw[:8] * n == raw:
+        return cls(t, raw[:8], True)
+    return cls(t, raw, False)
+
+
 def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
+    attr = _i64_dense(cls, ts)
+    if attr is not None:
+        return attr
     start = ts.mark()
     ts.expect("dense")
     ts.expect("<")

@@ -265,3 +265,85 @@ def test_a_type_too_large_to_exist_inferred_while_reading_is_a_parse_error():
         hlo.parse(text)
     with pytest.raises(Exception, match="incompatible with return type"):
         oracle.parse(text)
+
+
+# -- integer arrays read by one match (dense._i64_dense) -----------------------------------------
+
+def _outcome_i64(text: str, fast: bool):
+    dense = _DENSE
+    saved = dense._i64_dense
+    if not fast:
+        dense._i64_dense = lambda cls, ts: None
+    try:
+        a = parse_attribute(text)
+        return ("ok", a)
+    except hlo.ParseError as e:
+        return ("error", str(e))
+    finally:
+        dense._i64_dense = saved
+
+
+def _same(fast, slow):
+    assert fast[0] == slow[0], (fast, slow)
+    if fast[0] == "error":
+        assert fast == slow
+        return
+    a, b = fast[1], slow[1]
+    assert type(a) is type(b) and a == b
+    pairs = [(a, b)] if not isinstance(a, hlo.DictionaryAttr) else \
+        [(x[1], y[1]) for x, y in zip(a.items, b.items)]
+    for x, y in pairs:
+        if isinstance(x, hlo.DenseElementsAttr):
+            assert (x.type, x.data, x.splat) == (y.type, y.data, y.splat)
+
+
+_I64_ITEMS = st.one_of(st.integers(-3, 3), st.integers(-2**64, 2**64),
+                       st.sampled_from([2**63 - 1, -2**63, 2**63, -2**63 - 1, "007", "-0",
+                                        "0x1F", "1.5", " 1", "", "+1"]))
+
+
+@given(st.one_of(st.none(), _I64_ITEMS, st.lists(_I64_ITEMS, max_size=5),
+                 st.lists(st.integers(-2, 2), min_size=1, max_size=3)),
+       st.sampled_from([0, 0, 0, 1, -1, 2]),
+       st.sampled_from(["i64", "i64", "i64", "i32", "index", "ui64"]))
+def test_an_integer_array_read_by_one_match_reads_as_token_by_token(items, more, et):
+    # The op table's dimension lists as printed, and near misses (counts that disagree,
+    # values out of range, other spellings and element types): the same attribute, the same
+    # bytes and splat flag, or the same error, alone and inside a dictionary.
+    body = "" if items is None else f"[{', '.join(map(str, items))}]" \
+        if isinstance(items, list) else str(items)
+    count = max(0, (len(items) if isinstance(items, list) else 3 if items is not None else 0)
+                + more)
+    text = f"dense<{body}> : tensor<{count}x{et}>"
+    _same(_outcome_i64(text, True), _outcome_i64(text, False))
+    d = f"{{a = {text}, b = dense<[1, 2]> : tensor<2xi64>}}"
+    _same(_outcome_i64(d, True), _outcome_i64(d, False))
+
+
+@pytest.mark.parametrize("text", [
+    "dense<9223372036854775807> : tensor<2xi64>", "dense<9223372036854775808> : tensor<2xi64>",
+    "dense<[-9223372036854775808, 1]> : tensor<2xi64>", "dense<[-9223372036854775809, 1]> : "
+    "tensor<2xi64>", "dense<[18446744073709551615]> : tensor<1xi64>", "dense<[5]> : "
+    "tensor<1xi64>", "dense<[5, 5, 5]> : tensor<3xi64>", "dense<[5]> : tensor<0xi64>",
+    "dense<5> : tensor<0xi64>", "dense<> : tensor<2xi64>", "dense<[]> : tensor<0xi64>",
+    "dense<[007, -0]> : tensor<2xi64>", "dense<1> : tensor<99999999999999999999xi64>"])
+def test_integer_array_edges_read_by_one_match_read_as_token_by_token(text):
+    _same(_outcome_i64(text, True), _outcome_i64(text, False))
+
+
+def test_integer_arrays_read_by_one_match():
+    dense = _DENSE
+    for text, ints, splat in [("dense<[1, 0]> : tensor<2xi64>", [1, 0], False),
+                              ("dense<7> : tensor<3xi64>", [7], True),
+                              ("dense<[4, 4]> : tensor<2xi64>", [4], True),
+                              ("dense<[-9223372036854775808]> : tensor<1xi64>", [-2**63], True),
+                              ("dense<> : tensor<0xi64>", [], False)]:
+        from mhlo_ir.syntax import TokenStream
+        ts = TokenStream(text)
+        ts.peek()
+        a = dense._i64_dense(dense.DenseElementsAttr, ts)
+        assert a is not None and ts.peek().kind == "eof", text
+        assert a.splat == splat and np.frombuffer(a.data, "<i8").tolist() == ints
+    ts = TokenStream("dense<[1, 0]> : tensor<3xi64>")
+    ts.peek()
+    assert dense._i64_dense(dense.DenseElementsAttr, ts) is None and ts.peek().text == "dense"
