@@ -15,19 +15,17 @@ from __future__ import annotations
 
 
 import re
-import struct
 from binascii import unhexlify as _unhexlify
 
 import attrs
 import numpy as np
 
 from .attributes import Attribute, DenseArrayAttr, read_number_literal
-from .dtypes import i64 as _I64
 from .exact import ACCEPTED_DTYPES, as_array, exact_array
 from .floatfmt import format_scalar, parse_float_bits
 from .index_array import IndexArrayAttr, index_array
-from .syntax import LongString, Token
-from .types import TensorType, _consume, _match_next, read_type, tensor
+from .syntax import LongString, ParseError, Token
+from .types import TensorType, _consume, _match_next, read_tensor_text, read_type, tensor
 
 __all__ = ["DenseElementsAttr", "dense", "dense_i64", "i64_array", "index", "HEX_THRESHOLD"]
 
@@ -280,52 +278,53 @@ _UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _INDEX_TENSOR = re.compile(r"tensor\s*<\s*(?:\d+\s*x\s*)*index\s*>")
 
 
-# ``dense<...> : tensor<Nxi64>`` of decimal integers, as the op table's integer arrays print
-# (``dense<[1, 0]> : tensor<2xi64>``, ``dense<0> : tensor<1xi64>``, ``dense<> :
-# tensor<0xi64>``): read by one match (``_i64_dense``). The token reader takes every other
-# spelling, and what this one finds wrong, and says what is wrong.
-_I64_DENSE = re.compile(r"dense<(?:(-?[0-9]+)|\[(-?[0-9]+(?:, -?[0-9]+)*)\])?> : "
-                        r"tensor<([0-9]+)xi64>")
+# ``dense<...> : tensor<...>`` as printers write a splat or a 1-D list of numbers (``dense<[1,
+# 0]> : tensor<2xi64>``, ``dense<1.000000e+00> : tensor<4x8xf32>``, ``dense<> :
+# tensor<0xi64>``, ``dense<true> : tensor<i1>``): read by one match (``_simple_dense``). The
+# token reader takes every other spelling, and what this one finds wrong, and says what is.
+_NUMBER = r"-?(?:0x[0-9a-fA-F]+|[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?|[0-9]+)|true|false"
+_SIMPLE_DENSE = re.compile(r"dense<(?:(" + _NUMBER + r")|\[((?:" + _NUMBER + r")(?:, (?:"
+                           + _NUMBER + r"))*)\])?> : (tensor<(?:[0-9]+x)*[a-zA-Z][a-zA-Z0-9_]*>)")
 
 
-def _i64_dense(cls, ts):
-    """``_parse_dense``'s attribute where ``ts`` reads an ``_I64_DENSE`` text whose values
-    fit i64 and agree with the type in count, else None (nothing consumed): the bytes and
-    splat flag the token reader gives (one element for a splat, a list of one, or of equal
-    values; none for dense<>)."""
-    m = _match_next(ts, _I64_DENSE)
+def _simple_dense(cls, ts):
+    """``_parse_dense``'s attribute where ``ts`` reads a ``_SIMPLE_DENSE`` text of a canonical
+    tensor type whose elements convert and agree with it in count, else None (nothing
+    consumed): the bytes and splat flag the token reader gives (one element for a splat, a
+    list of one, or of equal values; none for dense<>)."""
+    m = _match_next(ts, _SIMPLE_DENSE)
     if m is None:
         return None
-    one, listed, count = m.groups()
-    n = int(count)
+    one, listed, type_text = m.groups()
+    t = read_tensor_text(type_text)
+    if t is None:
+        return None
+    n = t.num_elements
     if one is not None:
-        values = [int(one)]
+        spellings = [one]
     elif listed is not None:
-        values = [int(x) for x in listed.split(", ")]
-        if len(values) != n:
+        spellings = listed.split(", ")
+        if t.shape != (len(spellings),):
             return None
     elif n:
         return None
     else:
-        values = []
-    for v in values:
-        if not -2**63 <= v < 2**63:
-            return None
+        _consume(ts, m)
+        return cls(t, b"", False)
+    tok = ts.peek()  # (a stand-in for messages: a text with an error goes the token way)
     try:
-        t = tensor((n,), _I64)
-    except (TypeError, ValueError):  # (too large: the token reader says where)
+        raw = _element_bytes(ts, [(tok, sp) for sp in spellings], t.element_type)
+    except (ParseError, TypeError, ValueError):
         return None
-    raw = struct.pack(f"<{len(values)}q", *values)
     _consume(ts, m)
-    if one is not None or n == 1:
-        return cls(t, raw[:8], True)
-    if n and raw[:8] * n == raw:
-        return cls(t, raw[:8], True)
+    itemsize = t.dtype.itemsize
+    if one is not None or n == 1 or is_splat(raw, itemsize, n):
+        return cls(t, raw[:itemsize], True)
     return cls(t, raw, False)
 
 
 def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
-    attr = _i64_dense(cls, ts)
+    attr = _simple_dense(cls, ts)
     if attr is not None:
         return attr
     start = ts.mark()

@@ -23,7 +23,7 @@ from .location import UNKNOWN
 from .op_forms import ELEMENTWISE
 from .parse_templates import rememberable, template_line
 from .syntax import NAME_ID, ParseError, Token, TokenStream
-from .types import FunctionType, read_type
+from .types import FunctionType, read_function_text, read_type
 
 __all__ = ["GENERIC_LINE", "PRETTY_LINE", "VOID_LINE", "REGION_HEAD", "LineCache", "one_line",
            "generic_op", "pretty_op", "void_op", "known_line", "label_line"]
@@ -94,7 +94,7 @@ class LineCache:
             return self.sigs[key]
         except KeyError:
             pass
-        t = self._whole(text, lambda ts: read_type(ts, p.dialect))
+        t = read_function_text(text) or self._whole(text, lambda ts: read_type(ts, p.dialect))
         if not isinstance(t, FunctionType) or len(t.results) != 1:
             t = None
         self.sigs[key] = t

@@ -272,14 +272,10 @@ class FunctionType(Type):
         # arguments spells 200 of them.
         m = _match_next(ts, _FUNCTION_TEXT)
         if m is not None:
-            ins, one, outs = m.groups()
-            read = read_tensor_text
-            inputs = [read(x) for x in ins.split(", ")] if ins else []
-            results = [read(one)] if one is not None else \
-                [read(x) for x in outs.split(", ")] if outs else []
-            if None not in inputs and None not in results:
+            t = _function_of(m)
+            if t is not None:
                 _consume(ts, m)
-                return cls(inputs, results)
+                return t
 
         def one():
             return read_type(ts, dialect)
@@ -366,6 +362,27 @@ def read_tensor_text(text: str) -> "TensorType | None":
             return None  # (leading zeros: read by tokens, then not kept)
         _remember(text, t)
     return t
+
+
+def read_function_text(text: str) -> "FunctionType | None":
+    """The function type all of ``text`` spells when its types are canonical tensor types
+    (``(tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>``, an op's signature as printers
+    write it), else None (the token reader's to read or refuse): split, not lexed."""
+    m = _FUNCTION_TEXT.fullmatch(text)
+    return None if m is None else _function_of(m)
+
+
+def _function_of(m) -> "FunctionType | None":
+    """The FunctionType of a ``_FUNCTION_TEXT`` match, None where a type in it is not one
+    ``read_tensor_text`` takes."""
+    ins, one, outs = m.groups()
+    read = read_tensor_text
+    inputs = [read(x) for x in ins.split(", ")] if ins else []
+    results = [read(one)] if one is not None else \
+        [read(x) for x in outs.split(", ")] if outs else []
+    if None in inputs or None in results:
+        return None
+    return FunctionType(inputs, results)
 
 
 def _remember(text: str, t) -> None:

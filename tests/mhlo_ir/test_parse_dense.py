@@ -267,20 +267,20 @@ def test_a_type_too_large_to_exist_inferred_while_reading_is_a_parse_error():
         oracle.parse(text)
 
 
-# -- integer arrays read by one match (dense._i64_dense) -----------------------------------------
+# -- splats and lists read by one match (dense._simple_dense) ---------------------------------
 
-def _outcome_i64(text: str, fast: bool):
+def _outcome_simple(text: str, fast: bool):
     dense = _DENSE
-    saved = dense._i64_dense
+    saved = dense._simple_dense
     if not fast:
-        dense._i64_dense = lambda cls, ts: None
+        dense._simple_dense = lambda cls, ts: None
     try:
         a = parse_attribute(text)
         return ("ok", a)
     except hlo.ParseError as e:
         return ("error", str(e))
     finally:
-        dense._i64_dense = saved
+        dense._simple_dense = saved
 
 
 def _same(fast, slow):
@@ -302,22 +302,30 @@ _I64_ITEMS = st.one_of(st.integers(-3, 3), st.integers(-2**64, 2**64),
                                         "0x1F", "1.5", " 1", "", "+1"]))
 
 
-@given(st.one_of(st.none(), _I64_ITEMS, st.lists(_I64_ITEMS, max_size=5),
+_NUMBERS = st.one_of(_I64_ITEMS, st.floats(allow_nan=False).map(lambda x: f"{x:e}"),
+                    st.sampled_from(["1.000000e+00", "-0.000000e+00", "0x7FC00000", "0x7F",
+                                     "1.5", "1.", "true", "false", "-true", "1e5", "255",
+                                     "-129", "65504.0", "3.4028235e+38", "1.0e+39"]))
+
+
+@given(st.one_of(st.none(), _NUMBERS, st.lists(_NUMBERS, max_size=5),
                  st.lists(st.integers(-2, 2), min_size=1, max_size=3)),
        st.sampled_from([0, 0, 0, 1, -1, 2]),
-       st.sampled_from(["i64", "i64", "i64", "i32", "index", "ui64"]))
-def test_an_integer_array_read_by_one_match_reads_as_token_by_token(items, more, et):
-    # The op table's dimension lists as printed, and near misses (counts that disagree,
-    # values out of range, other spellings and element types): the same attribute, the same
-    # bytes and splat flag, or the same error, alone and inside a dictionary.
+       st.sampled_from(["i64", "i64", "f32", "f32", "i32", "i1", "ui8", "i8", "bf16", "f16",
+                        "f64", "i4", "f8E4M3FN", "index", "ui64", "complex<f32>"]))
+def test_an_array_read_by_one_match_reads_as_token_by_token(items, more, et):
+    # Splats and lists of numbers as printers write them, and near misses (counts that
+    # disagree, values out of range or inexact for the type, other spellings and element
+    # types): the same attribute, the same bytes and splat flag, or the same error, alone and
+    # inside a dictionary.
     body = "" if items is None else f"[{', '.join(map(str, items))}]" \
         if isinstance(items, list) else str(items)
     count = max(0, (len(items) if isinstance(items, list) else 3 if items is not None else 0)
                 + more)
     text = f"dense<{body}> : tensor<{count}x{et}>"
-    _same(_outcome_i64(text, True), _outcome_i64(text, False))
+    _same(_outcome_simple(text, True), _outcome_simple(text, False))
     d = f"{{a = {text}, b = dense<[1, 2]> : tensor<2xi64>}}"
-    _same(_outcome_i64(d, True), _outcome_i64(d, False))
+    _same(_outcome_simple(d, True), _outcome_simple(d, False))
 
 
 @pytest.mark.parametrize("text", [
@@ -326,9 +334,14 @@ def test_an_integer_array_read_by_one_match_reads_as_token_by_token(items, more,
     "tensor<2xi64>", "dense<[18446744073709551615]> : tensor<1xi64>", "dense<[5]> : "
     "tensor<1xi64>", "dense<[5, 5, 5]> : tensor<3xi64>", "dense<[5]> : tensor<0xi64>",
     "dense<5> : tensor<0xi64>", "dense<> : tensor<2xi64>", "dense<[]> : tensor<0xi64>",
-    "dense<[007, -0]> : tensor<2xi64>", "dense<1> : tensor<99999999999999999999xi64>"])
-def test_integer_array_edges_read_by_one_match_read_as_token_by_token(text):
-    _same(_outcome_i64(text, True), _outcome_i64(text, False))
+    "dense<[007, -0]> : tensor<2xi64>", "dense<1> : tensor<99999999999999999999xi64>",
+    "dense<[1, 2]> : tensor<2x1xi64>", "dense<[1.5, 2]> : tensor<2xi32>", "dense<300> : "
+    "tensor<2xi8>", "dense<-1> : tensor<ui8>", "dense<1.0e+39> : tensor<f32>", "dense<true> : "
+    "tensor<3xi1>", "dense<[true, 1]> : tensor<2xi1>", "dense<0x7FC00000> : tensor<2xf32>",
+    "dense<[1.000000e+00, 1.000000e+00]> : tensor<2xf32>", "dense<[1, 2]> : tensor<2xindex>",
+    "dense<1> : tensor<2xi64>}", "dense<2> : tensor<02xi64>", "dense<[8, 9]> : tensor<2xi4>"])
+def test_array_edges_read_by_one_match_read_as_token_by_token(text):
+    _same(_outcome_simple(text, True), _outcome_simple(text, False))
 
 
 def test_integer_arrays_read_by_one_match():
@@ -341,9 +354,9 @@ def test_integer_arrays_read_by_one_match():
         from mhlo_ir.syntax import TokenStream
         ts = TokenStream(text)
         ts.peek()
-        a = dense._i64_dense(dense.DenseElementsAttr, ts)
+        a = dense._simple_dense(dense.DenseElementsAttr, ts)
         assert a is not None and ts.peek().kind == "eof", text
         assert a.splat == splat and np.frombuffer(a.data, "<i8").tolist() == ints
     ts = TokenStream("dense<[1, 0]> : tensor<3xi64>")
     ts.peek()
-    assert dense._i64_dense(dense.DenseElementsAttr, ts) is None and ts.peek().text == "dense"
+    assert dense._simple_dense(dense.DenseElementsAttr, ts) is None and ts.peek().text == "dense"
