@@ -28,7 +28,8 @@ def _u32(v, what):
         raise ValueError(f"location {what} must be an integer in [0, 2**32), got {v!r}")
 
 __all__ = ["Location", "UnknownLoc", "NameLoc", "FileLineColLoc", "CallSiteLoc", "FusedLoc",
-           "UNKNOWN", "loc", "read_location", "parse_location", "parse_location_aliases"]
+           "UNKNOWN", "loc", "read_location", "read_location_text", "parse_location",
+           "parse_location_aliases"]
 
 
 def _tuple(xs) -> tuple:
@@ -366,6 +367,88 @@ def read_location(ts, aliases=None) -> Location:
 
 _KEYWORDS = {"unknown": UnknownLoc.parse, "callsite": CallSiteLoc.parse,
              "fused": FusedLoc.parse}
+
+
+# What read_location_text reads: a string without escapes, and a decimal integer.
+_PLAIN_STRING = None
+_DECIMAL = None
+_DEEPEST = 200  # nesting it reads; deeper texts go the token way (which reads any depth)
+
+
+def read_location_text(text: str, start: int = 0):
+    """The location ``text[start:]`` spells, all of it, as JAX's and our printers write
+    locations (names, ``callsite(... at ...)``, ``"file":line:col`` and its ranges,
+    ``unknown``; strings without escapes, MLIR's exact spacing), or None where the token
+    reader must read it or say what is wrong (escapes, fused locations, aliases, other
+    spacing, bad numbers): one pass over the characters, no tokens made."""
+    global _PLAIN_STRING, _DECIMAL
+    if _PLAIN_STRING is None:
+        import re
+        _PLAIN_STRING = re.compile(r'"([^"\\\n\v\f]*)"')
+        _DECIMAL = re.compile(r"[0-9]+")
+    try:
+        got = _read_plain(text, start, 0)
+    except (ValueError, TypeError):  # (a value a location refuses: the tokens say where)
+        return None
+    return got[0] if got is not None and got[1] == len(text) else None
+
+
+def _read_plain(text: str, i: int, depth: int):
+    """(location, end) of the location at ``text[i:]`` (see read_location_text), or None."""
+    if depth > _DEEPEST:
+        return None
+    if text.startswith('"', i):
+        m = _PLAIN_STRING.match(text, i)
+        if m is None:
+            return None
+        value, i = m.group(1), m.end()
+        if text.startswith(":", i):  # "file":line:col[ to [line]:col]
+            m = _DECIMAL.match(text, i + 1)
+            if m is None or not text.startswith(":", m.end()):
+                return None
+            line = int(m.group())
+            m = _DECIMAL.match(text, m.end() + 1)
+            if m is None:
+                return None
+            column = int(m.group())
+            i = m.end()
+            end_line = end_column = None
+            if text.startswith(" to ", i):
+                i += 4
+                if text.startswith(":", i):
+                    m = _DECIMAL.match(text, i + 1)
+                else:
+                    m = _DECIMAL.match(text, i)
+                    if m is None or not text.startswith(":", m.end()):
+                        return None
+                    end_line = int(m.group())
+                    m = _DECIMAL.match(text, m.end() + 1)
+                if m is None:
+                    return None
+                end_column = int(m.group())
+                i = m.end()
+            if not value and (end_column is None or end_column == column and
+                              end_line in (None, line)):
+                value = "-"  # (as FileLineColLoc.parse reads "":3:7)
+            return FileLineColLoc(value, line, column, end_line, end_column), i
+        if text.startswith("(", i):  # "name"(child)
+            got = _read_plain(text, i + 1, depth + 1)
+            if got is None or not text.startswith(")", got[1]):
+                return None
+            child = got[0]
+            return NameLoc(value, None if child.__class__ is UnknownLoc else child), got[1] + 1
+        return NameLoc(value), i
+    if text.startswith("callsite(", i):
+        callee = _read_plain(text, i + 9, depth + 1)
+        if callee is None or not text.startswith(" at ", callee[1]):
+            return None
+        caller = _read_plain(text, callee[1] + 4, depth + 1)
+        if caller is None or not text.startswith(")", caller[1]):
+            return None
+        return CallSiteLoc(callee[0], caller[0]), caller[1] + 1
+    if text.startswith("unknown", i):
+        return UNKNOWN, i + 7
+    return None
 
 
 def parse_location(text: str, aliases=None) -> Location:

@@ -19,7 +19,7 @@ import re
 
 from .dialect import BY_PREFIX
 from .ir import make_operation
-from .location import UNKNOWN
+from .location import UNKNOWN, read_location_text
 from .op_forms import ELEMENTWISE
 from .parse_templates import rememberable, template_line
 from .syntax import NAME_ID, ParseError, Token, TokenStream
@@ -142,17 +142,20 @@ class LineCache:
             return locs[text]
         except KeyError:
             pass
-        p = self.parser
-        saved = p.ts
+        loc = read_location_text(text[5:-1]) if text.startswith(" loc(") and \
+            text.endswith(")") else None
+        if loc is None:  # (another form than printers write, or one to report: by tokens)
+            p = self.parser
+            saved = p.ts
 
-        def read(ts):
-            p.ts = ts
-            try:
-                return p.tokens_location()
-            finally:
-                p.ts = saved
+            def read(ts):
+                p.ts = ts
+                try:
+                    return p.tokens_location()
+                finally:
+                    p.ts = saved
 
-        loc = self._whole(text[1:], read)
+            loc = self._whole(text[1:], read)
         locs[text] = loc
         return loc
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import mhlo_ir as hlo
 from mhlo_ir import strategies as hst
-from mhlo_ir.location import parse_location, parse_location_aliases
+from mhlo_ir.location import parse_location, parse_location_aliases, read_location_text
 from mhlo_ir.syntax import ParseError
 from tests.mhlo_ir.parse_support import mlir_locations
 
@@ -100,3 +100,53 @@ def test_errors(text, column, message):
     with pytest.raises(ParseError) as e:
         parse_location(text)
     assert message in e.value.message and e.value.column == column, str(e.value)
+
+
+# -- locations read in one pass (location.read_location_text) ------------------------------------
+
+@given(hst.locations())
+def test_a_printed_location_reads_in_one_pass_as_by_tokens(x):
+    text = x.render()
+    fast = read_location_text(text)
+    if "\\" not in text and "fused" not in text:  # (escapes and fused ones: by tokens)
+        assert fast == x == parse_location(text), text
+    else:
+        assert fast is None or fast == x
+
+
+_EDITS = [" ", ":", "(", ")", '"', "0", "9", "-", "at", " to ", "x", "callsite(", "unknown",
+          "\\", "#loc1", ","]
+
+
+@given(hst.locations(), st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 3),
+                                          st.sampled_from(_EDITS)), max_size=3))
+def test_an_edited_location_reads_in_one_pass_as_by_tokens_or_goes_their_way(x, edits):
+    # Near misses of printed locations (a character dropped or put in): the one-pass reader
+    # reads what the token reader reads, or leaves the text to it (None), never another
+    # location or an error of its own.
+    text = x.render()
+    for at, cut, put in edits:
+        at %= len(text) + 1
+        text = text[:at] + put + text[at + cut:]
+    fast = read_location_text(text)
+    try:
+        slow = parse_location(text)
+    except (ParseError, ValueError, TypeError):
+        assert fast is None, text
+    else:
+        assert fast is None or fast == slow, text
+
+
+def test_jax_callsite_chains_read_in_one_pass():
+    text = ('"jit(f)/jvp(g)/dot_general"(callsite("_block"("/w/bench_lowering.py":55:12 to '
+            ':40) at callsite("_transformer"("/w/bench_lowering.py":64:12 to 66:3) at '
+            '"<lambda>"("":87:33 to :48))))')
+    x = read_location_text(text)
+    assert x is not None and x == parse_location(text) and x.render() == text
+    assert read_location_text(text + " ") is None
+    for text in ['"n"(unknown)', '"":3:7', '"":3:7 to :7', '"":3:7 to :9', 'callsite("a" at '
+                 'unknown)', '"a"("b"("c":1:2))', '"f":1:2 to 1:2', '"f":1:2 to 4:0']:
+        x = read_location_text(text)
+        assert x is not None and x == parse_location(text), text
+        assert x.render() == parse_location(text).render()
+    assert read_location_text('"a"  ("b":1:2)') is None  # (other spacing: by tokens)
