@@ -375,25 +375,30 @@ _DECIMAL = None
 _DEEPEST = 200  # nesting it reads; deeper texts go the token way (which reads any depth)
 
 
-def read_location_text(text: str, start: int = 0):
+def read_location_text(text: str, start: int = 0, callers: dict | None = None):
     """The location ``text[start:]`` spells, all of it, as JAX's and our printers write
     locations (names, ``callsite(... at ...)``, ``"file":line:col`` and its ranges,
     ``unknown``; strings without escapes, MLIR's exact spacing), or None where the token
     reader must read it or say what is wrong (escapes, fused locations, aliases, other
-    spacing, bad numbers): one pass over the characters, no tokens made."""
+    spacing, bad numbers): one pass over the characters, no tokens made.
+
+    ``callers`` (a dict the caller keeps, e.g. for one module's lines) remembers each
+    callsite's caller by the rest of the text from it: a program's locations share their
+    outer frames, and the text after a caller (closing parentheses) tells its depth, so a
+    rest met before is the same caller, read once."""
     global _PLAIN_STRING, _DECIMAL
     if _PLAIN_STRING is None:
         import re
         _PLAIN_STRING = re.compile(r'"([^"\\\n\v\f]*)"')
         _DECIMAL = re.compile(r"[0-9]+")
     try:
-        got = _read_plain(text, start, 0)
+        got = _read_plain(text, start, 0, callers)
     except (ValueError, TypeError):  # (a value a location refuses: the tokens say where)
         return None
     return got[0] if got is not None and got[1] == len(text) else None
 
 
-def _read_plain(text: str, i: int, depth: int):
+def _read_plain(text: str, i: int, depth: int, callers=None):
     """(location, end) of the location at ``text[i:]`` (see read_location_text), or None."""
     if depth > _DEEPEST:
         return None
@@ -432,18 +437,30 @@ def _read_plain(text: str, i: int, depth: int):
                 value = "-"  # (as FileLineColLoc.parse reads "":3:7)
             return FileLineColLoc(value, line, column, end_line, end_column), i
         if text.startswith("(", i):  # "name"(child)
-            got = _read_plain(text, i + 1, depth + 1)
+            got = _read_plain(text, i + 1, depth + 1, callers)
             if got is None or not text.startswith(")", got[1]):
                 return None
             child = got[0]
             return NameLoc(value, None if child.__class__ is UnknownLoc else child), got[1] + 1
         return NameLoc(value), i
     if text.startswith("callsite(", i):
-        callee = _read_plain(text, i + 9, depth + 1)
+        callee = _read_plain(text, i + 9, depth + 1, callers)
         if callee is None or not text.startswith(" at ", callee[1]):
             return None
-        caller = _read_plain(text, callee[1] + 4, depth + 1)
-        if caller is None or not text.startswith(")", caller[1]):
+        j = callee[1] + 4
+        rest = text[j:] if callers is not None else None
+        hit = None if rest is None else callers.get(rest)
+        if hit is not None:  # (the caller's location and length)
+            caller = hit[0], j + hit[1]
+        else:
+            caller = _read_plain(text, j, depth + 1, callers)
+            if caller is None:
+                return None
+            if rest is not None:
+                if len(callers) > 4096:
+                    callers.clear()
+                callers[rest] = caller[0], caller[1] - j
+        if not text.startswith(")", caller[1]):
             return None
         return CallSiteLoc(callee[0], caller[0]), caller[1] + 1
     if text.startswith("unknown", i):

@@ -60,7 +60,7 @@ class LineCache:
     programs of a corpus or a test campaign. Each value is immutable, or never changed once
     made (an attribute dictionary), so parses in several threads share them safely."""
 
-    __slots__ = ("parser", "sigs", "types", "props", "locs", "own_locs", "tails")
+    __slots__ = ("parser", "sigs", "types", "props", "locs", "own_locs", "tails", "callers")
 
     def __init__(self, parser):
         self.parser = parser
@@ -76,6 +76,7 @@ class LineCache:
         (self.sigs, self.types, self.props, self.locs,
          self.tails) = _tables(parser.check_ops)
         self.own_locs: dict = {}  # location texts naming an alias, for this parse only
+        self.callers: dict = {}  # callsites' callers by the text after them (this parse)
 
     def _whole(self, text, read):
         """``read(ts)`` on all of ``text``, or None if it fails or leaves some unread."""
@@ -142,8 +143,8 @@ class LineCache:
             return locs[text]
         except KeyError:
             pass
-        loc = read_location_text(text[5:-1]) if text.startswith(" loc(") and \
-            text.endswith(")") else None
+        loc = read_location_text(text[5:-1], 0, self.callers) if text.startswith(" loc(") \
+            and text.endswith(")") else None
         if loc is None:  # (another form than printers write, or one to report: by tokens)
             p = self.parser
             saved = p.ts

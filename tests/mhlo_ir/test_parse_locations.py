@@ -150,3 +150,27 @@ def test_jax_callsite_chains_read_in_one_pass():
         assert x is not None and x == parse_location(text), text
         assert x.render() == parse_location(text).render()
     assert read_location_text('"a"  ("b":1:2)') is None  # (other spacing: by tokens)
+
+
+def test_callers_that_differ_only_at_their_end_are_told_apart():
+    callers: dict = {}
+    for end in ("2", "3", "2 to :9", "2 to 11:1", "2"):
+        text = (f'"op"(callsite("a"("long_file_name.py":4:5) at callsite("b"('
+                f'"long_file_name.py":7:1) at "c"("long_file_name.py":10:{end}))))')
+        assert read_location_text(text, 0, callers) == parse_location(text), text
+
+
+@given(st.lists(hst.locations(), min_size=1, max_size=4), hst.locations(),
+       st.lists(st.integers(0, 3), min_size=1, max_size=8))
+def test_callers_remembered_across_texts_read_as_by_tokens(callees, caller, picks):
+    # Texts sharing their outer frames (one caller chain under several callees, nested
+    # again), read with one table of callers: each location as the token reader reads it.
+    callers: dict = {}
+    outer = hlo.CallSiteLoc(hlo.NameLoc("outer"), caller)
+    for k in picks:
+        callee = callees[k % len(callees)]
+        for x in (hlo.CallSiteLoc(callee, caller), hlo.NameLoc("n", hlo.CallSiteLoc(callee,
+                                                                                   outer))):
+            text = x.render()
+            fast = read_location_text(text, 0, callers)
+            assert fast is None or fast == parse_location(text) == x, text
