@@ -369,9 +369,10 @@ _KEYWORDS = {"unknown": UnknownLoc.parse, "callsite": CallSiteLoc.parse,
              "fused": FusedLoc.parse}
 
 
-# What read_location_text reads: a string without escapes, and a decimal integer.
+# What read_location_text reads: a string without escapes, and a file location's
+# ``:line:col`` with its range (`` to :col``, `` to line:col``).
 _PLAIN_STRING = None
-_DECIMAL = None
+_FILE_POSITION = None
 _DEEPEST = 200  # nesting it reads; deeper texts go the token way (which reads any depth)
 
 
@@ -386,11 +387,11 @@ def read_location_text(text: str, start: int = 0, callers: dict | None = None):
     callsite's caller by the rest of the text from it: a program's locations share their
     outer frames, and the text after a caller (closing parentheses) tells its depth, so a
     rest met before is the same caller, read once."""
-    global _PLAIN_STRING, _DECIMAL
+    global _PLAIN_STRING, _FILE_POSITION
     if _PLAIN_STRING is None:
         import re
         _PLAIN_STRING = re.compile(r'"([^"\\\n\v\f]*)"')
-        _DECIMAL = re.compile(r"[0-9]+")
+        _FILE_POSITION = re.compile(r":([0-9]+):([0-9]+)(?: to ([0-9]+)?:([0-9]+))?")
     try:
         got = _read_plain(text, start, 0, callers)
     except (ValueError, TypeError):  # (a value a location refuses: the tokens say where)
@@ -408,30 +409,12 @@ def _read_plain(text: str, i: int, depth: int, callers=None):
             return None
         value, i = m.group(1), m.end()
         if text.startswith(":", i):  # "file":line:col[ to [line]:col]
-            m = _DECIMAL.match(text, i + 1)
-            if m is None or not text.startswith(":", m.end()):
-                return None
-            line = int(m.group())
-            m = _DECIMAL.match(text, m.end() + 1)
+            m = _FILE_POSITION.match(text, i)
             if m is None:
                 return None
-            column = int(m.group())
+            line, column, end_line, end_column = [None if x is None else int(x)
+                                                  for x in m.groups()]
             i = m.end()
-            end_line = end_column = None
-            if text.startswith(" to ", i):
-                i += 4
-                if text.startswith(":", i):
-                    m = _DECIMAL.match(text, i + 1)
-                else:
-                    m = _DECIMAL.match(text, i)
-                    if m is None or not text.startswith(":", m.end()):
-                        return None
-                    end_line = int(m.group())
-                    m = _DECIMAL.match(text, m.end() + 1)
-                if m is None:
-                    return None
-                end_column = int(m.group())
-                i = m.end()
             if not value and (end_column is None or end_column == column and
                               end_line in (None, line)):
                 value = "-"  # (as FileLineColLoc.parse reads "":3:7)

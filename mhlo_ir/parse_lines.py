@@ -118,18 +118,7 @@ class LineCache:
             return self.props[key]
         except KeyError:
             pass
-        p = self.parser
-        saved = p.ts
-        body = text[2:-1]  # " <{...}>" -> "{...}"
-
-        def read(ts):
-            p.ts = ts
-            try:
-                return p.attr_dict()
-            finally:
-                p.ts = saved
-
-        d = self._whole(body, read)
+        d = self._by_parser(text[2:-1], self.parser.attr_dict)  # " <{...}>" -> "{...}"
         self.props[key] = d
         return d
 
@@ -146,19 +135,24 @@ class LineCache:
         loc = read_location_text(text[5:-1], 0, self.callers) if text.startswith(" loc(") \
             and text.endswith(")") else None
         if loc is None:  # (another form than printers write, or one to report: by tokens)
-            p = self.parser
-            saved = p.ts
-
-            def read(ts):
-                p.ts = ts
-                try:
-                    return p.tokens_location()
-                finally:
-                    p.ts = saved
-
-            loc = self._whole(text[1:], read)
+            loc = self._by_parser(text[1:], self.parser.tokens_location)
         locs[text] = loc
         return loc
+
+    def _by_parser(self, text, method):
+        """``_whole`` of a parser ``method`` (``attr_dict``, ``tokens_location``): it reads
+        the parser's stream, which is ``text``'s for the time of the call."""
+        p = self.parser
+        saved = p.ts
+
+        def read(ts):
+            p.ts = ts
+            try:
+                return method()
+            finally:
+                p.ts = saved
+
+        return self._whole(text, read)
 
 
 # The tables LineCache shares, per op-check setting: replaced whole (never emptied in place,

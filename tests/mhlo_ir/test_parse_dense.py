@@ -149,18 +149,25 @@ def test_every_small_float_reads_back(et):
 _DENSE = sys.modules["mhlo_ir.dense"]
 
 
-def _outcome_of(text: str, whole: bool):
+def _read_without(text: str, fast_path: str | None):
+    """("ok", the attribute) or ("error", its message) of ``text`` read with dense's
+    ``fast_path`` (a function's name) answering None, as where it does not apply."""
     dense = _DENSE
-    saved = dense._read_list_whole
-    if not whole:
-        dense._read_list_whole = lambda ts, flat: None
+    saved = getattr(dense, fast_path) if fast_path else None
+    if fast_path:
+        setattr(dense, fast_path, lambda *args: None)
     try:
-        a = parse_attribute(text)
-        return ("ok", a.type, a.data, a.splat)
+        return ("ok", parse_attribute(text))
     except hlo.ParseError as e:
         return ("error", str(e))
     finally:
-        dense._read_list_whole = saved
+        if fast_path:
+            setattr(dense, fast_path, saved)
+
+
+def _outcome_of(text: str, whole: bool):
+    got = _read_without(text, None if whole else "_read_list_whole")
+    return got if got[0] == "error" else ("ok", got[1].type, got[1].data, got[1].splat)
 
 
 _PIECES = ["[", "]", ", ", ",", " ", "\n", "1", "-2", "0x7F", "-0x1", "3.5", "-0.0", "1.",
@@ -270,17 +277,7 @@ def test_a_type_too_large_to_exist_inferred_while_reading_is_a_parse_error():
 # -- splats and lists read by one match (dense._simple_dense) ---------------------------------
 
 def _outcome_simple(text: str, fast: bool):
-    dense = _DENSE
-    saved = dense._simple_dense
-    if not fast:
-        dense._simple_dense = lambda cls, ts: None
-    try:
-        a = parse_attribute(text)
-        return ("ok", a)
-    except hlo.ParseError as e:
-        return ("error", str(e))
-    finally:
-        dense._simple_dense = saved
+    return _read_without(text, None if fast else "_simple_dense")
 
 
 def _same(fast, slow):
