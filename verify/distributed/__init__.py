@@ -216,6 +216,19 @@ def _agree_on_size(dist, process_id: int, num_processes: int, timeout: float) ->
                                f"({_one_line(e)})") from None
     for p, theirs in counts.items():
         if theirs != str(num_processes):
+            # Every process that finds a disagreement meets the others that do once more
+            # before leaving, and process 0, which holds the service, leaves a moment after
+            # them: leaving as soon as it knew lost the reply to another's last call, or let
+            # jaxlib's error polling end another process before it said what was wrong (a
+            # process that agrees with process 0 does not come: the wait is short, and its
+            # failure is nothing to report).
+            try:
+                dist.wait_at_barrier("mhlo_ir/group/judged", min(ms, 5000))
+            except Exception:  # noqa: BLE001
+                pass
+            if process_id == 0:
+                import time
+                time.sleep(1.0)
             raise DistributedError(f"process {process_id} joined a group of {num_processes} "
                                    f"processes, process {p} one of {theirs}: every process "
                                    "must give the same num_processes")
