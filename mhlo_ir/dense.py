@@ -511,13 +511,13 @@ def _int_element_bits(ts, tok, spelling, et) -> int:
     v = -v if neg else v
     bits = et.bits
     if et.kind == "uint":
-        if v < 0:
+        if neg:  # (-0 too, as MLIR refuses it)
             raise ts.error("negative integer literal not valid for unsigned integer type", tok)
         lo = 0
     else:
         lo = -(1 << (bits - 1))
-    if not lo <= v < 1 << bits:
-        raise ts.error(f"integer constant {v} out of range for {et.name}", tok)
+    if not lo <= v < 1 << bits or neg and not v:  # (MLIR: -0 is out of range)
+        raise ts.error(f"integer constant {spelling} out of range for {et.name}", tok)
     return v & ((1 << bits) - 1)
 
 

@@ -357,3 +357,25 @@ def test_integer_arrays_read_by_one_match():
     ts = TokenStream("dense<[1, 0]> : tensor<3xi64>")
     ts.peek()
     assert dense._simple_dense(dense.DenseElementsAttr, ts) is None and ts.peek().text == "dense"
+
+
+@pytest.mark.parametrize("text, refused", [
+    ("dense<-0> : tensor<2xi32>", True), ("dense<[-0, 1]> : tensor<2xi32>", True),
+    ("dense<-0> : tensor<2xui8>", True), ("dense<-0x0> : tensor<2xi32>", True),
+    ("dense<-0> : tensor<2xi1>", True), ("dense<[0, -1]> : tensor<2xi1>", False),
+    ("dense<-128> : tensor<i8>", False), ("dense<255> : tensor<i8>", False),
+    ("dense<-0.0> : tensor<f32>", False)])
+def test_a_negative_zero_integer_is_refused_as_mlir_refuses_it(text, refused):
+    # MLIR negates the parsed integer and requires a negative result: "-0" is out of range
+    # for signed and signless types and negative for unsigned ones (a float -0.0 is a value).
+    t = text.split(" : ")[1]
+    module = (f'func.func @main() -> {t} {{\n  %0 = "mhlo.constant"() {{value = {text}}} : '
+              f'() -> {t}\n  return %0 : {t}\n}}')
+    if refused:
+        with pytest.raises(hlo.ParseError, match="out of range|negative"):
+            parse_attribute(text)
+        with pytest.raises(Exception):
+            oracle.parse(module)
+    else:
+        assert oracle.normalize_hex(str(oracle.parse(hlo.parse(module).to_text()))) == \
+            oracle.normalize_hex(str(oracle.parse(module)))
