@@ -542,6 +542,8 @@ def _read_number(ts, dialect) -> Attribute:
     if is_float:
         raise ts.error(f"floating point value not valid for type {et.name}", start)
     v = _int_value(spelling)
+    if not v and spelling.startswith("-"):  # (MLIR negates and requires a negative result)
+        raise ts.error(f"integer constant {spelling} out of range for {et.name}", start)
     if et.is_bool:
         if v not in (0, 1, -1):
             raise ts.error(f"integer constant {v} out of range for i1", start)

@@ -304,3 +304,20 @@ def test_every_kind_that_renders_parses():
     assert missing == KNOWN_WITHOUT_PARSE, (
         "each kind with a render needs a parse next to it (update KNOWN_WITHOUT_PARSE when "
         f"one is added): {sorted(missing ^ KNOWN_WITHOUT_PARSE)}")
+
+
+@pytest.mark.parametrize("text, refused", [
+    ("-0 : i32", True), ("-0 : ui32", True), ("-0 : i64", True), ("-0", True),
+    ("-0x0 : i8", True), ("0 : i32", False), ("-1 : i32", False), ("-0.0 : f32", False)])
+def test_a_negative_zero_integer_attribute_is_refused_as_mlir_refuses_it(text, refused):
+    from tests import oracle
+    module = ('func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = "mhlo.abs"(%a) '
+              f'{{x.y = {text}}} : (tensor<2xf32>) -> tensor<2xf32>\n  return %0 : '
+              'tensor<2xf32>\n}')
+    if refused:
+        with pytest.raises(ParseError, match="out of range"):
+            parse_attribute(text)
+        with pytest.raises(Exception):
+            oracle.parse(module)
+    else:
+        assert str(oracle.parse(hlo.parse(module).to_text())) == str(oracle.parse(module))
