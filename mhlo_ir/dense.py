@@ -317,10 +317,7 @@ def _simple_dense(cls, ts):
     except (ParseError, TypeError, ValueError):
         return None
     _consume(ts, m)
-    itemsize = t.dtype.itemsize
-    if one is not None or n == 1 or is_splat(raw, itemsize, n):
-        return cls(t, raw[:itemsize], True)
-    return cls(t, raw, False)
+    return _made(cls, t, raw, one is not None)
 
 
 def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
@@ -367,15 +364,21 @@ def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
                            f"type ({list(t.shape)})", body)
         raw = _element_bytes(ts, flat, et)
         splat = shape is None
+    return _made(cls, t, raw, splat)
+
+
+def _made(cls, t, raw: bytes, splat: bool) -> DenseElementsAttr:
+    """The attribute of elements read as ``raw`` (one element if written as a ``splat``):
+    canonical, one element when all are equal, as ``from_array`` makes them."""
+    n = t.num_elements
+    itemsize = t.dtype.itemsize
     if n == 0:
         # No elements: a splat written as one keeps its value, as MLIR keeps and prints it
         # (dense<1.0> : tensor<0x3xf32>); dense<> and [] have none.
         if splat and len(raw) >= itemsize:
             return cls(t, raw[:itemsize], True)
         return cls(t, b"", False)
-    if splat or n == 1:
-        return cls(t, raw[:itemsize], True)
-    if is_splat(raw, itemsize, n):
+    if splat or n == 1 or is_splat(raw, itemsize, n):
         return cls(t, raw[:itemsize], True)
     return cls(t, raw, False)
 

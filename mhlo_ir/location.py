@@ -376,8 +376,8 @@ _FILE_POSITION = None
 _DEEPEST = 200  # nesting it reads; deeper texts go the token way (which reads any depth)
 
 
-def read_location_text(text: str, start: int = 0, callers: dict | None = None):
-    """The location ``text[start:]`` spells, all of it, as JAX's and our printers write
+def read_location_text(text: str, callers: dict | None = None):
+    """The location ``text`` spells, all of it, as JAX's and our printers write
     locations (names, ``callsite(... at ...)``, ``"file":line:col`` and its ranges,
     ``unknown``; strings without escapes, MLIR's exact spacing), or None where the token
     reader must read it or say what is wrong (escapes, fused locations, aliases, other
@@ -393,7 +393,7 @@ def read_location_text(text: str, start: int = 0, callers: dict | None = None):
         _PLAIN_STRING = re.compile(r'"([^"\\\n\v\f]*)"')
         _FILE_POSITION = re.compile(r":([0-9]+):([0-9]+)(?: to ([0-9]+)?:([0-9]+))?")
     try:
-        got = _read_plain(text, start, 0, callers)
+        got = _read_plain(text, 0, 0, callers)
     except (ValueError, TypeError):  # (a value a location refuses: the tokens say where)
         return None
     return got[0] if got is not None and got[1] == len(text) else None

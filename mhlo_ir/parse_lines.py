@@ -132,7 +132,7 @@ class LineCache:
             return locs[text]
         except KeyError:
             pass
-        loc = read_location_text(text[5:-1], 0, self.callers) if text.startswith(" loc(") \
+        loc = read_location_text(text[5:-1], self.callers) if text.startswith(" loc(") \
             and text.endswith(")") else None
         if loc is None:  # (another form than printers write, or one to report: by tokens)
             loc = self._by_parser(text[1:], self.parser.tokens_location)

@@ -157,7 +157,7 @@ def test_callers_that_differ_only_at_their_end_are_told_apart():
     for end in ("2", "3", "2 to :9", "2 to 11:1", "2"):
         text = (f'"op"(callsite("a"("long_file_name.py":4:5) at callsite("b"('
                 f'"long_file_name.py":7:1) at "c"("long_file_name.py":10:{end}))))')
-        assert read_location_text(text, 0, callers) == parse_location(text), text
+        assert read_location_text(text, callers) == parse_location(text), text
 
 
 @given(st.lists(hst.locations(), min_size=1, max_size=4), hst.locations(),
@@ -172,5 +172,5 @@ def test_callers_remembered_across_texts_read_as_by_tokens(callees, caller, pick
         for x in (hlo.CallSiteLoc(callee, caller), hlo.NameLoc("n", hlo.CallSiteLoc(callee,
                                                                                    outer))):
             text = x.render()
-            fast = read_location_text(text, 0, callers)
+            fast = read_location_text(text, callers)
             assert fast is None or fast == parse_location(text) == x, text

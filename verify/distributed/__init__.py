@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 
 import numpy as np
 
@@ -227,7 +228,6 @@ def _agree_on_size(dist, process_id: int, num_processes: int, timeout: float) ->
             except Exception:  # noqa: BLE001
                 pass
             if process_id == 0:
-                import time
                 time.sleep(1.0)
             raise DistributedError(f"process {process_id} joined a group of {num_processes} "
                                    f"processes, process {p} one of {theirs}: every process "
@@ -244,7 +244,6 @@ def _wait_for(coordinator: str, timeout: float, process_id: int) -> None:
     """Return once something accepts TCP connections at ``coordinator``; DistributedError
     after ``timeout`` seconds of trying."""
     import socket
-    import time
     host, _, port = coordinator.rpartition(":")
     try:
         port_number = int(port)
