@@ -53,7 +53,7 @@ def _check_symbol(name, what):
         raise IRError(f"{what} must not be empty")
 
 __all__ = ["Value", "OpResult", "BlockArgument", "Operation", "GeneralOperation",
-           "SingleResultOp", "Block", "Region", "Function", "Module"]
+           "SingleResultOp", "SingleResultRegionOp", "Block", "Region", "Function", "Module"]
 
 
 class Value:
@@ -136,10 +136,11 @@ class Operation:
     that Python's cyclic GC must scan, which is what keeps per-op cost flat up to 100,000
     ops. This class holds what both layouts store; ``Operation(...)`` makes the general one
     (``GeneralOperation``: operands and results in tuples), whose two slots a single-result
-    op would only carry empty (16 bytes of each op of a 100,000-op chain).
+    op would only carry empty (16 bytes of each op of a 100,000-op chain). ``regions`` is
+    likewise a slot only of the layouts that may hold some (see SingleResultOp).
     """
 
-    __slots__ = ("spec", "attributes", "regions", "location", "_parent", "__weakref__")
+    __slots__ = ("spec", "attributes", "location", "_parent", "__weakref__")
 
     def __new__(cls, *args, **kwargs):
         return _object_new(GeneralOperation if cls is Operation else cls)
@@ -209,7 +210,7 @@ class GeneralOperation(Operation):
     ``Operation(...)`` makes). ``spec``, ``operands``, ``result_types`` and the rest as
     ``Operation`` takes them."""
 
-    __slots__ = ("operands", "_results")
+    __slots__ = ("operands", "_results", "regions")
 
     def __init__(self, spec, operands: tuple, result_types: Sequence[Type],
                  attributes: dict | None = None, regions: tuple = (),
@@ -246,11 +247,20 @@ def make_operation(spec, operands, result_types, attributes=None, regions=(),
             a, b = operands[0], None
         else:
             a, b = tuple(operands), _MANY
-        op = _new_single_result_op(spec, a, b, attributes, result_types[0], location, parent)
-        if regions:
-            op.regions = regions = tuple(regions)
-            for r in regions:
-                r.parent = op
+        if not regions:
+            return _new_single_result_op(spec, a, b, attributes, result_types[0], location,
+                                         parent)
+        op = _object_new(SingleResultRegionOp)
+        op.spec = spec
+        op._a = a
+        op._b = b
+        op.attributes = attributes
+        op.location = location
+        op._parent = None if parent is None else parent._ref
+        op.type = result_types[0]
+        op.regions = regions = tuple(regions)
+        for r in regions:
+            r.parent = op
         return op
     op = _object_new(GeneralOperation)  # (as _new_single_result_op: no class call)
     _general_init(op, spec, operands, result_types, attributes, regions, location, parent)
@@ -264,9 +274,15 @@ class SingleResultOp(Operation, Value):
     NOTE: up to two operands are held in slots of their own rather than in a tuple. A tuple
     of values is one more object per op for Python's cyclic GC to scan, and at 100,000 ops
     those scans were half the build time; ``operands`` is rebuilt on access instead.
+    An op of this exact class holds no region: its ``regions`` is the class's empty tuple,
+    not a slot, and one with regions is a ``SingleResultRegionOp`` (``make_operation``
+    picks). The slot would cost 16 bytes an op, not 8: objects are allocated in 16-byte
+    steps, and without it a region-free op is 96 bytes instead of 112.
     """
 
     __slots__ = ("type", "_a", "_b")
+
+    regions = ()
 
     def __init__(self, *args, **kwargs):
         raise TypeError("SingleResultOp is made by ir.make_operation (one layout, in "
@@ -307,9 +323,17 @@ class SingleResultOp(Operation, Value):
         return f"<{self.spec.name}: {self.type} at {id(self):#x}>"
 
 
-# The concrete Value classes, for a class-identity test on hot paths (``in`` a frozenset is
-# cheaper than isinstance with an abstract base).
-VALUE_CLASSES = frozenset({OpResult, BlockArgument, SingleResultOp})
+class SingleResultRegionOp(SingleResultOp):
+    """A SingleResultOp holding regions (a reduce, a sort, a map...): ``regions`` is a slot
+    here, a tuple of at least one Region, fixed when ``make_operation`` made the op."""
+
+    __slots__ = ("regions",)
+
+
+# The classes of single-result ops, and the concrete Value classes, for class-identity tests
+# on hot paths (``in`` a frozenset is cheaper than isinstance with an abstract base).
+SINGLE_RESULT_CLASSES = frozenset({SingleResultOp, SingleResultRegionOp})
+VALUE_CLASSES = frozenset({OpResult, BlockArgument, SingleResultOp, SingleResultRegionOp})
 
 
 def _new_single_result_op(spec, a, b, attributes, type_, location, parent):
@@ -325,7 +349,6 @@ def _new_single_result_op(spec, a, b, attributes, type_, location, parent):
     op._a = a
     op._b = b
     op.attributes = attributes
-    op.regions = ()
     op.location = location
     op._parent = None if parent is None else parent._ref
     op.type = type_

@@ -57,7 +57,7 @@ def template(pr, op, top: bool = False):
         # One value twice (mhlo.multiply %0, %0: a square): which name stands for which
         # operand would be ambiguous, so the stand-ins mark a copy of the op whose operands
         # are distinct values of the same types.
-        if op.__class__ is not SingleResultOp or op.regions:
+        if op.__class__ is not SingleResultOp:  # (one with regions is another class)
             return None
         marked_op = make_operation(spec, Block([v.type for v in operands]).arguments,
                                    (op.type,), op.attributes, (), op.location, None)

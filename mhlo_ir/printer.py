@@ -28,7 +28,8 @@ from .dense import HEX_THRESHOLD, DenseElementsAttr
 from .dialect import MHLO, Dialect
 from .errors import IRError
 from .location import Location, UnknownLoc
-from .ir import _MANY, FUNCTION_PROPERTIES, GeneralOperation, SingleResultOp
+from .ir import _MANY, FUNCTION_PROPERTIES, SINGLE_RESULT_CLASSES, GeneralOperation, \
+    SingleResultOp, SingleResultRegionOp
 from .op_attributes import OpAttributes
 from .print_caches import arg_heads as _arg_heads, bare, shared_caches, signature_key
 from .pretty_forms import custom_form
@@ -252,7 +253,8 @@ class _Printer:
         own_fast = self.own_fast
         frozen = OpAttributes
         loc_cache = locs.cache if locs is not None else None
-        SRO = SingleResultOp
+        SRO = SingleResultOp  # (region-free: one with regions is a SingleResultRegionOp)
+        SRRO = SingleResultRegionOp
         GOP = GeneralOperation
         append = out.append
         extend = out.extend
@@ -262,7 +264,7 @@ class _Printer:
         same_key = None  # the key of the last same-typed binary op looked up (see below)
         plain = self.plain
         for op in block.operations:
-            if op.__class__ is SRO and not op.regions and (not pretty or plain[op.spec]):
+            if op.__class__ is SRO and (not pretty or plain[op.spec]):
                 # The common case: one cached (' = "mhlo.add"(', ') <{...}> : (...) -> ...')
                 # pair per op kind, attribute dict (builders share them) and signature. Keys
                 # of different shapes cannot collide (an id is an int, a tuple of operand
@@ -341,8 +343,8 @@ class _Printer:
                 tail = parts[2] if locs is None else f"{parts[1]}{locs.suffix(op.location)}\n"
                 append(f"{indent}{parts[0]}{', '.join([names[v] for v in operands])}{tail}")
                 continue
-            elif pretty and op.__class__ is SRO and (not op.regions or len(op.regions) == 1 and (
-                    recipe := print_combining.recipe(op)) is not None):
+            elif pretty and (op.__class__ is SRO or op.__class__ is SRRO and op.regions and len(
+                    op.regions) == 1 and (recipe := print_combining.recipe(op)) is not None):
                 # The custom form's line from its template (see pretty_lines), kept per op
                 # kind, operand and result types and attribute dict (and, for a reduce that
                 # ``applies`` its body, that body's recipe); the second entry of a key (_ONE,
@@ -437,17 +439,17 @@ class _Printer:
                             yield op.regions[part[1]], indent + "  ", len(part) > 2
                             out.append(indent + "}")
                     continue
-            if self.flat is block and (op.__class__ is not SRO or op.regions) and (
+            if self.flat is block and op.__class__ is not SRO and (
                     op.regions or op.results or op is not block.operations[-1]):
                 ssa_names.unflatten(self, block, op)  # (not for the terminator: nothing follows it)
-            if op.__class__ is SRO and len(op.regions) == 1 and not pretty:
+            if op.__class__ is SRRO and not pretty and op.regions and len(op.regions) == 1:
                 text = print_combining.line(self, op, indent)  # (a reduction, mostly)
                 if text is not None:
                     append(text)
                     continue
             name = op_names.get(spec) or self.op_name(spec)
             operands = op.operands
-            if op.__class__ is SingleResultOp:
+            if op.__class__ in SINGLE_RESULT_CLASSES:
                 r = op
                 results = (op,)
                 head = f"{indent}{names[r]} = "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .combining import CombiningRegion
 from .compact_reduce import compact_reducer
-from .ir import SingleResultOp
+from .ir import SINGLE_RESULT_CLASSES as SINGLE, SingleResultRegionOp
 
 __all__ = ["number", "unflatten", "number_regions", "number_pretty", "value_names",
            "arg_names", "Renumber"]
@@ -63,7 +63,7 @@ def unflatten(p, block, op) -> None:
     last = len(ops) - 1
     for i in range(k, len(ops)):
         o = ops[i]
-        if o.__class__ is SingleResultOp:
+        if o.__class__ in SINGLE:
             next_value += 1
         else:
             results = o.results
@@ -86,7 +86,7 @@ def number_regions(p, stack: list, next_value: int, next_arg: int) -> None:
         region = pop()
         if region.__class__ is CombiningRegion and not region.made:
             holder = region.parent
-            if holder.__class__ is SingleResultOp and len(holder.regions) == 1:
+            if holder.__class__ is SingleResultRegionOp and len(holder.regions or ()) == 1:
                 # Printed from its recipe (print_combining): its two arguments and the
                 # inner op's result named as its block's would be, for the region.
                 names[region] = (f"%arg{next_arg}", f"%arg{next_arg + 1}",
@@ -102,7 +102,7 @@ def number_regions(p, stack: list, next_value: int, next_arg: int) -> None:
             ops = block.operations
             vn = value_names(p, next_value + len(ops))
             for op in ops:
-                if op.__class__ is SingleResultOp:
+                if op.__class__ in SINGLE:
                     names[op] = vn[next_value]
                     next_value += 1
                     if op.regions:
@@ -192,7 +192,7 @@ def number_pretty(p, module) -> None:
             vn = value_names(p, nv + len(ops))
             for op in ops:
                 spec_form = op.spec.pretty
-                if op.__class__ is SingleResultOp and (
+                if op.__class__ in SINGLE and (
                         spec_form is None or not spec_form.result_names or
                         not spec_form.names_for(op, dialect)):
                     names[op] = vn[nv]  # numbered: most ops (and MHLO's constants)

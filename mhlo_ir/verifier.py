@@ -27,8 +27,8 @@ from .attributes import ArrayAttr, Attribute, DictionaryAttr, SymbolRefAttr
 from .combining import CombiningRegion, combining_recipe, recipe_problem
 from .errors import ModuleVerificationError, OpBuildError
 from .ir import (FUNCTION_RESERVED, walk, MODULE_RESERVED, VALUE_CLASSES, Block, BlockArgument,
-                 Function, Module, Operation, OpResult, Region, SingleResultOp, Value,
-                 sharded_type)
+                 Function, GeneralOperation, Module, Operation, OpResult, Region,
+                 SingleResultOp, SingleResultRegionOp, Value, sharded_type)
 from .op_attributes import OpAttributes
 from .sharding_text import sharding_problem
 from .signature_attrs import (alias_problem, entry_problem, module_attribute_problem,
@@ -43,7 +43,7 @@ from .verifier_text import (definitions as _index, fail as _fail, fail_at as _fa
 
 __all__ = ["verify_module", "call_problem"]
 
-_OP_CLASSES = frozenset({Operation, SingleResultOp})
+_OP_CLASSES = frozenset({GeneralOperation, SingleResultOp, SingleResultRegionOp})
 _LOCATION_CLASSES = frozenset({UnknownLoc, NameLoc, FileLineColLoc, CallSiteLoc, FusedLoc})
 _MAPPING_CLASSES = frozenset({dict, MappingProxyType})
 _VISIBILITIES = (None, "public", "private", "nested")
@@ -321,9 +321,8 @@ class _Verifier:
                 # this verification passes them too: only its location's kind and its
                 # result's place are its own (a layer's ops, a chain's, a lowering's).
                 key = None
-                if op.__class__ is SingleResultOp and regions.__class__ is tuple and \
-                        not regions and spec.decided_by_types and \
-                        spec.uses_check is None:
+                if op.__class__ is SingleResultOp and spec.decided_by_types and \
+                        spec.uses_check is None:  # (region-free: its exact class)
                     attrs = op.attributes
                     if attrs is None or attrs.__class__ is OpAttributes:
                         # (the spec by identity: a spec object equal to another is not it)

@@ -25,7 +25,7 @@ import mhlo_ir as hlo
 import verify
 from mhlo_ir import ModuleVerificationError, OpBuildError, f32, i1, i32, tensor
 from mhlo_ir.attributes import ArrayAttr, FloatAttr, StringAttr, SymbolRefAttr, TypeAttr
-from mhlo_ir.ir import Function, Module
+from mhlo_ir.ir import Function, Module, SingleResultOp
 from mhlo_ir.ops.spec import OpSpec
 
 F2 = tensor((2,), f32)
@@ -311,7 +311,13 @@ def _mutate(m, data) -> None:
     elif kind == "regions":
         others = [o.regions for o in ops if o.regions]
         pool = [(), None, (3,)] + others
-        op.regions = pool[data.draw(st.integers(0, len(pool) - 1), label="regions")]
+        new = pool[data.draw(st.integers(0, len(pool) - 1), label="regions")]
+        if type(op) is SingleResultOp:  # (made without regions: they stay none)
+            with pytest.raises(AttributeError, match="read-only"):
+                op.regions = new
+            assert op.regions == ()
+        else:
+            op.regions = new
     elif kind == "spec":
         op.spec = data.draw(st.sampled_from([hlo.OP_TABLE[n] for n in (
             "add", "negate", "compare", "transpose", "reduce", "if", "return", "func.return",

@@ -564,9 +564,6 @@ def _faults():
             pass
         ys[2].location = Odd("odd")
 
-    def regions_not_a_tuple(m, f, ys):
-        ys[2].regions = None
-
     def type_that_will_not_hash(m, f, ys):
         class BadHash:
             def __hash__(self):
@@ -586,8 +583,9 @@ def _faults():
         ys[2].spec = Equal(**{**{a.name: getattr(add, a.name) for a in attrs.fields(OpSpec)
                                  if a.init},
                               "name": "func.call"})
+    # (no "regions" fault: a region-free single-result op's regions cannot be assigned)
     return [location, twice, unhashable_type, result_type, foreign_operand, location_kind,
-            regions_not_a_tuple, type_that_will_not_hash, spec_equal_to_another]
+            type_that_will_not_hash, spec_equal_to_another]
 
 
 @pytest.mark.parametrize("fault", _faults(), ids=lambda f: f.__name__)
