@@ -20,18 +20,30 @@ __all__ = ["shared_caches", "bare", "signature_key", "arg_heads"]
 
 _SHARED: dict = {}
 _SHARED_LIMIT = 8192
+_CHECK_EVERY = 64  # prints between two looks at the caches' sizes (a power of two)
 
 
 def shared_caches(dialect, hex_threshold) -> tuple:
     """(op names, attribute texts, signatures, line parts, attribute-dict parts, specs
-    without a custom form in the dialect)."""
-    key = (dialect, hex_threshold)
-    caches = _SHARED.get(key)
-    if caches is None or max(map(len, caches)) > _SHARED_LIMIT:
-        # (op names and plain specs too: opaque ops add specs as they are read)
-        if len(_SHARED) >= 8:  # bounded in hex thresholds and dialects too
-            _SHARED.clear()
-        caches = _SHARED[key] = ({}, {}, {}, {}, {}, _Plain(dialect))
+    without a custom form in the dialect).
+
+    Keyed by the dialect's identity (the entry holds the dialect, so its id is not reused
+    while the entry lives): hashing the attrs Dialect ran its Python ``__hash__``, a tenth
+    of printing a one-op module. Each entry's sizes are looked at every ``_CHECK_EVERY``-th
+    print, not every print (the look cost as much again), so a cache may pass the limit by
+    what 64 prints add before it is replaced."""
+    key = (id(dialect), hex_threshold)
+    entry = _SHARED.get(key)
+    if entry is not None and entry[0] is dialect:
+        tick = entry[2]
+        tick[0] += 1  # (a race between threads only moves when the next look comes)
+        if tick[0] & (_CHECK_EVERY - 1) or max(map(len, entry[1])) <= _SHARED_LIMIT:
+            return entry[1]
+    # (op names and plain specs too: opaque ops add specs as they are read)
+    if len(_SHARED) >= 8:  # bounded in hex thresholds and dialects too
+        _SHARED.clear()
+    caches = ({}, {}, {}, {}, {}, _Plain(dialect))
+    _SHARED[key] = (dialect, caches, [0])
     return caches
 
 

@@ -198,6 +198,32 @@ def test_the_label_heads_kept_are_bounded():
     assert len(print_caches.arg_heads(3)) <= 1024
 
 
+def test_the_printers_shared_caches_are_bounded_and_replacing_them_changes_no_text(monkeypatch):
+    # Each dialect's caches are looked at every _CHECK_EVERY-th print and replaced whole when
+    # one has passed the limit: never more than what that many prints add past it.
+    from mhlo_ir import print_caches
+    monkeypatch.setattr(print_caches, "_SHARED", {})
+    monkeypatch.setattr(print_caches, "_SHARED_LIMIT", 40)
+
+    def module(n):
+        m, f, b = _builder([hlo.tensor((n,), hlo.f32)] * 2)
+        x, y = f.arguments
+        b.return_(b.negate(b.add(x, y)))
+        return m
+    texts, sizes = [], []
+    for n in range(1, 400):
+        texts.append(module(n).to_text(locations=False))
+        entry, = print_caches._SHARED.values()
+        sizes.append(max(map(len, entry[1])))
+    added = max(b - a for a, b in zip(sizes, sizes[1:]))  # the most one print adds (~6)
+    assert 0 < added <= 8 and max(sizes) <= 40 + print_caches._CHECK_EVERY * added
+    assert sum(b < a for a, b in zip(sizes, sizes[1:])) >= 2  # replaced, more than once
+    monkeypatch.setattr(print_caches, "_SHARED", {})
+    assert texts == [module(n).to_text(locations=False) for n in range(1, 400)]
+    for n in (1, 7, 399):  # and independently of those caches: what MLIR prints
+        oracle.assert_fixed_point(module(n))
+
+
 def test_a_shape_given_as_a_generator_is_read_once():
     assert hlo.tensor((np.int64(d) for d in (2, 3)), hlo.f32) is hlo.tensor((2, 3), hlo.f32)
     with pytest.raises(TypeError, match="True is not an integer"):
