@@ -298,9 +298,9 @@ def clear_process_caches() -> None:
     from mhlo_ir.dense import _I64_CACHE, _ONE_ELEMENT, _SPLAT_TEXTS
     from mhlo_ir.ops import constants as op_constants, construct, linalg
 
-    from . import constants
+    from . import constants, locations
     from .rules import reductions
-    for table in (construct.MEMO, print_caches._SHARED, print_caches._BARE,
+    for table in (construct.MEMO, locations._KEPT, print_caches._SHARED, print_caches._BARE,
                   parse_lines._TABLES, index_array._CACHE, sharding_text._VERDICTS,
                   types._READ, floatfmt._SPELLED, weak_scalars._WEAK_CACHE,
                   constants._SCALARS, _I64_CACHE, _SPLAT_TEXTS, _ONE_ELEMENT,

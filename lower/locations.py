@@ -21,7 +21,13 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     chained by ``callsite(... at ...)``.
 
     ``cache`` (a dict; the module context's) shares one Location among equations with the same
-    primitive, name stack and source: locations repeat heavily, and building one is costly."""
+    primitive, name stack and source: locations repeat heavily, and building one is costly.
+    With a cache, the location is also kept process-wide (``_KEPT``) under the same key, which
+    holds all it depends on: the primitive's name, both name stacks with each entry's class
+    (``stack_key``) and the traceback (jaxlib's compare and hash by their frames' code
+    objects and instruction offsets, and hold those code objects) or our tracer's frame. So
+    a program lowered again, or another program tracing the same lines of user code (a
+    training step and an evaluation step of one model), finds its locations made."""
     frame = getattr(source_info, "frame", None)
     traceback = getattr(source_info, "traceback", None) if frame is None else None
     eqn_stack = getattr(source_info, "name_stack", None)
@@ -34,6 +40,13 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     name = None
     if cache is not None:
         hit = cache.get(key)
+        if hit is None:
+            try:
+                hit = _KEPT.get(key)
+            except TypeError:  # (a stack entry that does not hash: this lowering's alone)
+                hit = None
+            if hit is not None:
+                cache[key] = hit
         if hit is not None:
             return hit
         name = cache.get(stacks)  # the name part, shared by all of a traceback's equations
@@ -70,7 +83,19 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
         loc = hlo.NameLoc(name)
     if cache is not None:
         cache[key] = loc
+        if len(_KEPT) >= _KEPT_LIMIT:
+            _KEPT.clear()
+        try:
+            _KEPT[key] = loc
+        except TypeError:
+            pass
     return loc
+
+
+# (primitive name, outer stack key, equation stack key, traceback or frame) -> its Location,
+# across lowerings (see source_info_to_location); a pure function of the key, bounded.
+_KEPT: dict = {}
+_KEPT_LIMIT = 16384
 
 
 def stack_key(stack: tuple) -> tuple:

@@ -238,6 +238,37 @@ def test_shared_location_chains_are_what_each_equation_builds_alone():
     assert isinstance(layer[0].child, hlo.CallSiteLoc)
 
 
+def test_locations_kept_across_lowerings_are_what_a_lowering_builds_afresh(monkeypatch):
+    """A program lowered again, or another tracing the same lines of user code (here the
+    same loss at a larger batch), finds its equations' locations kept from the first (the
+    very objects), and prints what a lowering with nothing kept prints."""
+    import mhlo_ir as hlo
+    from lower import locations
+
+    def loss(w, x):
+        return _tanh_layer(w, _tanh_layer(w, x)).sum()
+    w = np.ones((4, 4), np.float32)
+
+    def lowered(batch):
+        return lj.lower(jax.value_and_grad(loss), w, np.ones((batch, 4), np.float32)).module
+
+    def ops_and_text(m):
+        return [op for _, op in hlo.ir.walk(m)], m.to_text()
+    monkeypatch.setattr(locations, "_KEPT", {})
+    runs = [ops_and_text(lowered(batch)) for batch in (2, 3, 3)]
+    (ops2, text2), (ops3, text3), (ops3_again, text3_again) = runs
+    assert text3 == text3_again and text2 != text3
+    located = [op for op in ops2 if "_tanh_layer" in op.location.render()]
+    assert len(located) > 4
+    # Shared: the batch-3 lowering holds the batch-2 lowering's location objects.
+    first = {id(op.location) for op in located}
+    assert sum(id(op.location) in first for op in ops3) >= len(located)
+    # Nothing kept: the same texts.
+    for batch, text in ((3, text3), (2, text2)):
+        monkeypatch.setattr(locations, "_KEPT", {})
+        assert lowered(batch).to_text() == text
+
+
 def test_the_benchmarks_workloads_are_located_as_user_code():
     """``python -m lower.bench`` compares with JAX's lowering, which locates the workloads'
     frames: ours must do the same work, though the file lives in this package."""
