@@ -15,10 +15,16 @@ the form's path. Big texts (a constant's data) are not kept.
 
 from __future__ import annotations
 
-from .ir import Block, SingleResultOp, make_operation
-from .pretty_forms import custom_form
+from operator import attrgetter, is_
 
-__all__ = ["keyword", "template", "terminator_line", "NONE", "ONE", "PAIR", "GENERAL"]
+from .ir import Block, SingleResultOp, make_operation
+from .location import UnknownLoc
+from .pretty_forms import custom_form
+from .ssa_names import arg_names
+from .text import symbol_name
+
+__all__ = ["keyword", "template", "terminator_line", "function_head", "NONE", "ONE", "PAIR",
+           "GENERAL"]
 
 # NUL cannot appear in printed text: strings escape it (``\00``), and names, types and
 # keywords never hold it.
@@ -129,3 +135,50 @@ _TERMINATOR = object()
 # three): no operand, the one operand, operands 0 and 1 in order, or any other way.
 NONE, ONE, PAIR, GENERAL = 0, 1, 2, 3
 _SHAPES = {(): NONE, (0,): ONE, (0, 1): PAIR}
+
+
+_TYPE = attrgetter("type")
+
+
+def function_head(pr, fn) -> str:
+    """``  func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {``, a line. The head of
+    a function without attribute dictionaries or argument locations to print, whose
+    arguments ssa_names named ``%arg0``, ``%arg1``... in order (every function not edited
+    by hand), depends on nothing else than its name, visibility and types: kept with the
+    shared signatures under them (small generated programs print thousands of these)."""
+    names, tt = pr.names, pr.type_text
+    args = fn.arguments
+    key = None
+    if not (fn.arg_attrs or fn.res_attrs or fn.attributes):
+        if pr.locs is None or all([a.location.__class__ is UnknownLoc for a in args]):
+            if all(map(is_, map(names.__getitem__, args), arg_names(len(args)))):
+                key = ("pretty func.func", fn.name, fn.visibility, fn.result_types,
+                       *map(_TYPE, args))
+                head = pr.sigs.get(key)
+                if head is not None:
+                    return head
+            args = [f"{names[a]}: {tt(a.type)}" for a in args]
+        else:
+            args = [f"{names[a]}: {tt(a.type)}{pr.loc(a.location)}" for a in args]
+    else:
+        args = []
+        for i, a in enumerate(fn.arguments):
+            attrs = fn.arg_attrs[i] if fn.arg_attrs else None
+            extra = f" {{{pr.named(attrs.items())}}}" if attrs else ""
+            args.append(f"{names[a]}: {tt(a.type)}{extra}{pr.loc(a.location)}")
+    res_attrs = list(fn.res_attrs or ())
+    res_attrs += [{}] * (len(fn.result_types) - len(res_attrs))
+    if not fn.result_types:
+        results = ""
+    elif len(fn.result_types) == 1 and not res_attrs[0]:
+        results = f" -> {tt(fn.result_types[0])}"
+    else:
+        results = " -> (" + ", ".join(
+            tt(t) + (f" {{{pr.named(a.items())}}}" if a else "")
+            for t, a in zip(fn.result_types, res_attrs)) + ")"
+    vis = f"{fn.visibility} " if fn.visibility else ""
+    extra = f" attributes {{{pr.named(fn.attributes.items())}}}" if fn.attributes else ""
+    head = f"  func.func {vis}@{symbol_name(fn.name)}({', '.join(args)}){results}{extra} {{\n"
+    if key is not None:
+        pr.sigs[key] = head
+    return head

@@ -608,33 +608,10 @@ class _Printer:
                 push(region(*nested))
 
     def function_pretty(self, fn) -> None:
-        names, tt = self.names, self.type_text
-        if fn.arg_attrs or self.locs is not None and not all(
-                [a.location.__class__ is UnknownLoc for a in fn.arguments]):
-            args = []
-            for i, a in enumerate(fn.arguments):
-                attrs = fn.arg_attrs[i] if fn.arg_attrs else None
-                extra = f" {{{self.named(attrs.items())}}}" if attrs else ""
-                args.append(f"{names[a]}: {tt(a.type)}{extra}{self.loc(a.location)}")
-        else:  # (most functions: name and type only, no location to print)
-            args = [f"{names[a]}: {tt(a.type)}" for a in fn.arguments]
-        res_attrs = list(fn.res_attrs or ())
-        res_attrs += [{}] * (len(fn.result_types) - len(res_attrs))
-        if not fn.result_types:
-            results = ""
-        elif len(fn.result_types) == 1 and not res_attrs[0]:
-            results = f" -> {tt(fn.result_types[0])}"
-        else:
-            results = " -> (" + ", ".join(
-                tt(t) + (f" {{{self.named(a.items())}}}" if a else "")
-                for t, a in zip(fn.result_types, res_attrs)) + ")"
-        vis = f"{fn.visibility} " if fn.visibility else ""
-        extra = f" attributes {{{self.named(fn.attributes.items())}}}" if fn.attributes else ""
-        self.out.append(f"  func.func {vis}@{symbol_name(fn.name)}({', '.join(args)})"
-                        f"{results}{extra} {{\n")
+        self.out.append(pretty_lines.function_head(self, fn))
         for i, block in enumerate(fn.body.blocks):
             self.drive(self.block(block, "    ", label=bool(i), top=True))
-        self.out.append(f"  }}{self.loc(fn.location)}\n")
+        self.out.append(f"  }}{self.loc(fn.location)}\n" if self.locs is not None else "  }\n")
 
     def function(self, fn) -> None:
         if fn.result_types is None:

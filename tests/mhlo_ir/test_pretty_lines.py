@@ -269,3 +269,39 @@ def test_returns_print_from_templates_in_bodies_and_regions_as_mlir_prints_them(
         for kw in (dict(locations=True), dict(locations="alias")):
             assert m.to_text(pretty=True, dialect=dialect, **kw) == _form_path(
                 m, dialect=dialect, **kw)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_function_heads_print_from_kept_heads_as_mlir_prints_them(dialect, monkeypatch):
+    """A function's head without attribute dictionaries or argument locations is kept by
+    its name, visibility and types; functions of the same name and types with attributes,
+    argument locations or another visibility print their own heads, in either order."""
+    monkeypatch.setattr(print_caches, "_SHARED", {})
+    t, u = hlo.tensor((2,), hlo.f32), hlo.tensor((3,), hlo.i32)
+
+    def module(variant):
+        kw = dict(visibility="public") if variant == "public" else {}
+        if variant == "arg_attrs":
+            kw["arg_attrs"] = [{"mhlo.sharding": "{replicated}"}, {}]
+        elif variant == "res_attrs":
+            kw["res_attrs"] = [{"jax.result_info": "out"}]
+        elif variant == "attributes":
+            kw["attributes"] = {"tag.k": 1}
+        elif variant == "arg_location":
+            kw["arg_locations"] = [hlo.loc("a.py", 3, 4), hlo.UNKNOWN]
+        m = hlo.Module("heads")
+        f = m.add_function("main" if variant != "renamed" else "other", [t, u], **kw)
+        b = f.builder()
+        x, y = f.arguments
+        b.return_(b.negate(x))
+        return m
+    variants = ["plain", "public", "arg_attrs", "res_attrs", "attributes", "arg_location",
+                "renamed"]
+    for order in (variants, variants[::-1]):
+        for variant in order:
+            m = module(variant)
+            text = m.to_text(locations=False, dialect=dialect, pretty=True)
+            assert text == _mlir_pretty(m, dialect), variant
+            located = m.to_text(dialect=dialect, pretty=True)
+            assert located == _form_path(m, dialect=dialect), variant
+            assert ('"a.py":3:4' in located) == (variant == "arg_location")
