@@ -22,8 +22,9 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
 
     ``cache`` (a dict; the module context's) shares one Location among equations with the same
     primitive, name stack and source: locations repeat heavily, and building one is costly.
-    With a cache, the location is also kept process-wide (``_KEPT``) under the same key, which
-    holds all it depends on: the primitive's name, both name stacks with each entry's class
+    With a cache, the location is also kept process-wide (``_KEPT``) under the same key and
+    the rules that tell the user's files from the others (``_with_rules``), which hold all it
+    depends on: the primitive's name, both name stacks with each entry's class
     (``stack_key``) and the traceback (jaxlib's compare and hash by their frames' code
     objects and instruction offsets, and hold those code objects) or our tracer's frame. So
     a program lowered again, or another program tracing the same lines of user code (a
@@ -41,10 +42,11 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     if cache is not None:
         hit = cache.get(key)
         if hit is None:
+            kept_key = key if traceback is None else _with_rules(key)
             try:
-                hit = _KEPT.get(key)
+                hit = _KEPT.get(kept_key) if kept_key is not None else None
             except TypeError:  # (a stack entry that does not hash: this lowering's alone)
-                hit = None
+                kept_key, hit = None, None
             if hit is not None:
                 cache[key] = hit
         if hit is not None:
@@ -83,19 +85,32 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
         loc = hlo.NameLoc(name)
     if cache is not None:
         cache[key] = loc
-        if len(_KEPT) >= _KEPT_LIMIT:
-            _KEPT.clear()
-        try:
-            _KEPT[key] = loc
-        except TypeError:
-            pass
+        if kept_key is not None:
+            if len(_KEPT) >= _KEPT_LIMIT:
+                _KEPT.clear()
+            _KEPT[kept_key] = loc
     return loc
 
 
-# (primitive name, outer stack key, equation stack key, traceback or frame) -> its Location,
-# across lowerings (see source_info_to_location); a pure function of the key, bounded.
+# (primitive name, outer stack key, equation stack key, frame), or for a traceback
+# ((..., traceback), exclusion and inclusion patterns) -> its Location, across lowerings (see
+# source_info_to_location and _with_rules); a pure function of the key, bounded.
 _KEPT: dict = {}
 _KEPT_LIMIT = 16384
+
+
+def _with_rules(key):
+    """``key`` with what jax's ``is_user_filename`` decides by besides a file's name: its
+    exclusion and inclusion patterns, which ``register_exclusion``/``register_inclusion``
+    replace (a library may call them on import, between two lowerings; compiled patterns
+    compare and hash by their text). None, keeping nothing, where jax has no such patterns."""
+    util = sys.modules.get("jax._src.source_info_util")
+    if util is None:
+        return (key, None)  # (every file is the user's: _is_user_file)
+    try:
+        return (key, util._exclude_path_regex(), util._include_path_regex())
+    except Exception:  # noqa: BLE001 - another jax's internals: keep nothing across lowerings
+        return None
 
 
 def stack_key(stack: tuple) -> tuple:

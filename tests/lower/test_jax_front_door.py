@@ -269,6 +269,40 @@ def test_locations_kept_across_lowerings_are_what_a_lowering_builds_afresh(monke
         assert lowered(batch).to_text() == text
 
 
+def test_locations_kept_across_lowerings_follow_jaxs_user_file_rules(tmp_path, monkeypatch):
+    """A library may tell jax that its files are not the user's (``register_exclusion``,
+    often on import) between two lowerings of the same lines: the second leaves its frames
+    out as jax.jit does, not as the kept locations of the first had them (a review found
+    the kept ones served)."""
+    import importlib.util
+
+    from jax.extend import source_info_util
+
+    from lower import locations
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "kept_helper.py").write_text("def h(x):\n    return x * 2.0 + 1.0\n")
+    spec = importlib.util.spec_from_file_location("kept_helper", lib / "kept_helper.py")
+    helper = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helper)
+
+    def f(x):
+        return helper.h(x)
+    x = np.ones(3, np.float32)
+    monkeypatch.setattr(locations, "_KEPT", {})
+
+    def ours():
+        return lj.lower(f, x).module.to_text()
+    before = ours()
+    assert "kept_helper.py" in before
+    source_info_util.register_exclusion(str(lib) + "/")  # (only this test's directory)
+    after = ours()
+    assert "kept_helper.py" not in after
+    assert "kept_helper.py" not in jax.jit(f).lower(x).as_text(debug_info=True)
+    monkeypatch.setattr(locations, "_KEPT", {})
+    assert ours() == after
+
+
 def test_the_benchmarks_workloads_are_located_as_user_code():
     """``python -m lower.bench`` compares with JAX's lowering, which locates the workloads'
     frames: ours must do the same work, though the file lives in this package."""
