@@ -281,7 +281,8 @@ def _cpu_refusals(module, partitioned: bool = False) -> None:
                    "slice the value with 'slice' or 'dynamic_slice' instead")
         elif (bad := householder_call_problem(op)) is not None:
             why = (f"'custom_call' to ProductOfElementaryHouseholderReflectors {bad}: XLA:CPU "
-                   "segfaults compiling it (measured with one f32[8,128] operand and result); "
+                   "segfaults compiling it, or in some runs fails a RET_CHECK of its QR "
+                   "expander (measured with one f32[8,128] operand and result); "
                    "it takes (a [..., m, n], taus [..., k]) and gives a's type, as JAX's "
                    "householder_product calls it")
         elif (t := xla_cpu.topk_of_rank_over_two(op)) is not None:

@@ -129,4 +129,7 @@ def test_a_hand_made_householder_product_call_is_refused_on_cpu():
                        text=True, timeout=300, env=child_env())
     if r.returncode == 0 and "compiled" in r.stdout:
         pytest.fail("jaxlib compiled it: the refusal is out of date")
-    assert r.returncode < 0, (r.returncode, r.stderr[-300:])
+    # Most runs segfault; some (seen under load) fail the QR expander's RET_CHECK instead.
+    assert r.returncode < 0 or (
+        "RET_CHECK failure" in r.stderr and "qr_expander" in r.stderr), (r.returncode,
+                                                                        r.stderr[-300:])
