@@ -60,6 +60,15 @@ def is_splat(raw: bytes, itemsize: int, n: int) -> bool:
     return raw == first * n
 
 
+# MLIR's DenseElementsAttr holds integers, floats and complex numbers only (its parser reads
+# a tensor of another element type's elements as strings, a DenseStringElementsAttr); a
+# quantized element type's numbers printed as its storage or expressed values would read
+# back as neither.
+_QUANTIZED = ("dense elements of {t}: a quantized element type holds no dense elements "
+              "(MLIR's take integer, float and complex element types); make a constant of "
+              "its expressed type and uniform_quantize it")
+
+
 @attrs.frozen(cache_hash=True)
 class DenseElementsAttr(Attribute):
     """A constant tensor: its type and its elements' raw bytes (one element if ``splat``)."""
@@ -76,6 +85,8 @@ class DenseElementsAttr(Attribute):
         t = self.type
         if not isinstance(t, TensorType):
             raise TypeError(f"dense elements attribute: type must be a TensorType, got {t!r}")
+        if t.element_type.kind == "quant":
+            raise TypeError(_QUANTIZED.format(t=t))
         n = 1 if self.splat else t.num_elements
         if len(self.data) != n * t.dtype.itemsize:
             what = "one element" if self.splat else f"{n} elements"
@@ -349,6 +360,8 @@ def _parse_dense(cls, ts, dialect) -> DenseElementsAttr:
     if t.__class__ is not TensorType:
         raise ts.error(f"dense elements need a ranked tensor type, got {t}", type_tok)
     et = t.element_type
+    if et.kind == "quant":
+        raise ts.error(_QUANTIZED.format(t=t), type_tok)
     n = t.num_elements
     itemsize = et.dtype.itemsize
     if hex_tok is not None:

@@ -380,8 +380,15 @@ def test_a_quantized_constant_is_refused_saying_what_to_do():
   %0 = stablehlo.constant dense<[1, 2]> : tensor<2x{_Q}>
   return %0 : tensor<2x{_Q}>
 }}"""
-    with pytest.raises(hlo.ParseError, match="make a float constant and quantize it"):
+    # (the dense attribute of a quantized type is refused first, as its own mistake)
+    with pytest.raises(hlo.ParseError, match=r"2:43: dense elements of tensor<2x!quant"
+                                             r".*constant of its expressed type and "
+                                             r"uniform_quantize it"):
         hlo.parse(text)
+    with pytest.raises(hlo.ParseError, match="make a float constant and quantize it"):
+        hlo.parse(text.replace(f"stablehlo.constant dense<[1, 2]> : tensor<2x{_Q}>",
+                               '"stablehlo.constant"() <{value = dense<[1, 2]> : '
+                               f"tensor<2xi8>}}> : () -> tensor<2x{_Q}>"))
 
 
 @st.composite
@@ -419,9 +426,13 @@ def test_a_constant_of_a_quantized_type_is_refused_when_built():
         with pytest.raises(OpBuildError, match=r"'constant' does not take quantized tensors "
                                                r".*uniform_quantize"):
             b.constant(value, q)
-    attr = hlo.DenseElementsAttr(hlo.tensor((2,), q), b"\0\0", False)
-    with pytest.raises(OpBuildError, match=r"'constant' does not take quantized tensors"):
-        b.constant(attr)
+    # The attribute itself is refused: it printed its bytes as floats, which read back as
+    # neither the storage nor the expressed values (and MLIR holds no such attribute).
+    for make in (lambda: hlo.DenseElementsAttr(hlo.tensor((2,), q), b"\0\0", False),
+                 lambda: hlo.dense(np.zeros(2, np.int8), hlo.tensor((2,), q))):
+        with pytest.raises(TypeError, match=r"dense elements of tensor<2x!quant.uniform<i8:f32"
+                                            r".*expressed type and uniform_quantize it"):
+            make()
 
 
 def test_builder_methods_move_a_per_axis_type_as_the_spec_requires():
