@@ -250,14 +250,8 @@ def make_operation(spec, operands, result_types, attributes=None, regions=(),
         if not regions:
             return _new_single_result_op(spec, a, b, attributes, result_types[0], location,
                                          parent)
-        op = _object_new(SingleResultRegionOp)
-        op.spec = spec
-        op._a = a
-        op._b = b
-        op.attributes = attributes
-        op.location = location
-        op._parent = None if parent is None else parent._ref
-        op.type = result_types[0]
+        op = _new_single_result_op(spec, a, b, attributes, result_types[0], location, parent,
+                                   SingleResultRegionOp)
         op.regions = regions = tuple(regions)
         for r in regions:
             r.parent = op
@@ -336,15 +330,17 @@ SINGLE_RESULT_CLASSES = frozenset({SingleResultOp, SingleResultRegionOp})
 VALUE_CLASSES = frozenset({OpResult, BlockArgument, SingleResultOp, SingleResultRegionOp})
 
 
-def _new_single_result_op(spec, a, b, attributes, type_, location, parent):
+def _new_single_result_op(spec, a, b, attributes, type_, location, parent,
+                          cls=SingleResultOp):
     """A region-free SingleResultOp with operands ``a`` and ``b`` (``b`` None: one operand;
     ``b`` _MANY: ``a`` is the operand tuple): the one place its slots are laid out, for
-    ``make_operation`` and the builders' hot paths alike.
+    ``make_operation`` and the builders' hot paths alike (``cls``: SingleResultRegionOp for
+    ``make_operation`` to give regions).
 
     NOTE: a function rather than ``SingleResultOp.__init__``: CPython (3.11) runs a plain
     function call inline in its eval loop but instantiating a class with a Python
     ``__init__`` through C, which made building an op a third slower."""
-    op = _object_new(SingleResultOp)
+    op = _object_new(cls)
     op.spec = spec
     op._a = a
     op._b = b
