@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import sys
 
 import mhlo_ir as hlo
@@ -23,7 +24,7 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     ``cache`` (a dict; the module context's) shares one Location among equations with the same
     primitive, name stack and source: locations repeat heavily, and building one is costly.
     With a cache, the location is also kept process-wide (``_KEPT``) under the same key and
-    the rules that tell the user's files from the others (``_with_rules``), which hold all it
+    jax's settings for locations (``_jax_settings``), which hold all it
     depends on: the primitive's name, both name stacks with each entry's class
     (``stack_key``) and the traceback (jaxlib's compare and hash by their frames' code
     objects and instruction offsets, and hold those code objects) or our tracer's frame. So
@@ -42,7 +43,11 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
     if cache is not None:
         hit = cache.get(key)
         if hit is None:
-            kept_key = key if traceback is None else _with_rules(key)
+            if traceback is None:
+                kept_key = key
+            else:
+                settings = _traceback_tables(cache).settings
+                kept_key = (key, settings) if settings is not None else None
             try:
                 hit = _KEPT.get(kept_key) if kept_key is not None else None
             except TypeError:  # (a stack entry that does not hash: this lowering's alone)
@@ -93,23 +98,31 @@ def source_info_to_location(primitive, source_info, name_stack, cache=None) -> h
 
 
 # (primitive name, outer stack key, equation stack key, frame), or for a traceback
-# ((..., traceback), exclusion and inclusion patterns) -> its Location, across lowerings (see
-# source_info_to_location and _with_rules); a pure function of the key, bounded.
+# ((..., traceback), jax's settings) -> its Location, across lowerings (see
+# source_info_to_location and _jax_settings); a pure function of the key, bounded.
 _KEPT: dict = {}
 _KEPT_LIMIT = 16384
 
 
-def _with_rules(key):
-    """``key`` with what jax's ``is_user_filename`` decides by besides a file's name: its
-    exclusion and inclusion patterns, which ``register_exclusion``/``register_inclusion``
-    replace (a library may call them on import, between two lowerings; compiled patterns
-    compare and hash by their text). None, keeping nothing, where jax has no such patterns."""
+def _jax_settings():
+    """What jax.jit's locations depend on besides a traceback, as jax reads them for each
+    lowering: the exclusion and inclusion patterns of ``is_user_filename`` (which
+    ``register_exclusion``/``register_inclusion`` replace; a library may call them on import,
+    between two lowerings; compiled patterns compare and hash by their text), the
+    ``jax_traceback_in_locations_limit`` (frames kept; negative: 1,000) and the
+    ``jax_hlo_source_file_canonicalization_regex`` (removed from file names). Without jax:
+    every file is the user's, ``_FRAME_LIMIT`` frames, names as they are. None where this
+    jax has none of them where we look (nothing is then kept across lowerings)."""
     util = sys.modules.get("jax._src.source_info_util")
     if util is None:
-        return (key, None)  # (every file is the user's: _is_user_file)
+        return ((None, None), _FRAME_LIMIT, "")
     try:
-        return (key, util._exclude_path_regex(), util._include_path_regex())
-    except Exception:  # noqa: BLE001 - another jax's internals: keep nothing across lowerings
+        config = sys.modules["jax._src.config"]
+        limit = config.traceback_in_locations_limit.value
+        pattern = config.hlo_source_file_canonicalization_regex.value or ""
+        return ((util._exclude_path_regex(), util._include_path_regex()),
+                limit if limit >= 0 else 1000, pattern)
+    except Exception:  # noqa: BLE001 - another jax's internals
         return None
 
 
@@ -129,7 +142,7 @@ _OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # The lowering benchmark's workloads are what user code is there: their frames are located
 # as a user's are (JAX's lowering, measured beside ours, locates them too).
 _USER_FILES_HERE = frozenset({_OWN_DIR + "bench_lowering.py"})
-_FRAME_LIMIT = 100  # jax's jax_traceback_in_locations_limit default
+_FRAME_LIMIT = 100  # jax's jax_traceback_in_locations_limit default (without jax)
 
 
 def _is_user_file(filename: str) -> bool:
@@ -165,7 +178,9 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
                     flag = user[id(code)] = bool(_is_user_file(code.co_filename))
                     tables.held.append(code)
                 flags[i] = flag
-    if True not in flags:
+    settings = tables.settings
+    limit, pattern = settings[1:] if settings is not None else (_FRAME_LIMIT, "")
+    if True not in flags or limit <= 0:
         return None
     frames = []
     addr2location = None
@@ -182,6 +197,8 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
                 has_end = end_col is not None and end_col >= 0
                 col = max(col, 0)
                 filename = code.co_filename
+                if pattern:  # (jax_hlo_source_file_canonicalization_regex, as jax applies it)
+                    filename = re.sub(pattern, "", filename)
                 if not filename and not (has_end and (
                         end_col != col or end_line not in (None, line))):
                     # Code compiled without a file name: a range keeps "" (as JAX writes
@@ -194,7 +211,7 @@ def _traceback_location(traceback, cache) -> hlo.Location | None:
                 loc = frame_locs[key] = hlo.NameLoc(name, file)
         if loc is not False:
             frames.append(loc)
-            if len(frames) == _FRAME_LIMIT:
+            if len(frames) >= limit:
                 break
     if not frames:
         return None
@@ -213,12 +230,15 @@ class _TracebackTables:
     """What one lowering learns from JAX's tracebacks, kept in its location cache: per code
     object (by id) whether its file is the user's, and the code objects judged (held, so
     those ids are not reused); per (id(code), lasti) a frame's location, or False; per
-    (id(callee), id(caller chain)) a CallSiteLoc link; per (name, id(chain)) a NameLoc."""
+    (id(callee), id(caller chain)) a CallSiteLoc link; per (name, id(chain)) a NameLoc; and
+    jax's settings the lowering's locations follow (``_jax_settings``, read once, as jax
+    reads them once a lowering)."""
 
-    __slots__ = ("user", "held", "frames", "links", "named")
+    __slots__ = ("user", "held", "frames", "links", "named", "settings")
 
     def __init__(self):
         self.user, self.held, self.frames, self.links, self.named = {}, [], {}, {}, {}
+        self.settings = _jax_settings()
 
 
 def _traceback_tables(cache: dict) -> _TracebackTables:

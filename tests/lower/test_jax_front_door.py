@@ -303,6 +303,57 @@ def test_locations_kept_across_lowerings_follow_jaxs_user_file_rules(tmp_path, m
     assert ours() == after
 
 
+@pytest.mark.parametrize("setting, value", [
+    ("jax_traceback_in_locations_limit", 0), ("jax_traceback_in_locations_limit", 1),
+    ("jax_traceback_in_locations_limit", 2), ("jax_traceback_in_locations_limit", -1),
+    ("jax_hlo_source_file_canonicalization_regex", r"^.*/tests/")])
+def test_locations_follow_jaxs_frame_limit_and_file_name_canonicalization(setting, value):
+    """jax.jit keeps ``jax_traceback_in_locations_limit`` user frames (none for 0, 1,000 for
+    a negative limit) and removes ``jax_hlo_source_file_canonicalization_regex`` from file
+    names: so does our lowering, and a lowering under other settings (kept locations) does
+    not leak into it, in either order. (jaxlib records a bounded number of a traceback's
+    frames, and ours are traced through our front door's too: frames past the two
+    innermost, the test's and pytest's, may be cut from ours, so those two are compared.)"""
+    import mhlo_ir as hlo
+    from mhlo_ir.location import parse_location, parse_location_aliases
+
+    def sine_frames(text, aliases=None):
+        line = next(t for t in text.splitlines() if "sine" in t)
+        loc = parse_location("loc(" + line.rsplit(" loc(", 1)[1], aliases).child
+        out = []
+        while isinstance(loc, hlo.CallSiteLoc):
+            out.append(loc.callee.render())
+            loc = loc.caller
+        return out + ([loc.render()] if loc is not None else [])
+
+    x = np.ones(3, np.float32)
+
+    def f(x):
+        return _scaled_sine(x) + 1
+
+    def ours():
+        return sine_frames(lj.lower(f, x).module.to_text())
+    default = ours()
+    assert len(default) == 2 and '"_scaled_sine"(' in default[0]
+    saved = getattr(jax.config, setting)
+    try:
+        jax.config.update(setting, value)
+        jax.clear_caches()
+        theirs_text = jax.jit(f).lower(x).as_text(debug_info=True)
+        theirs = sine_frames(theirs_text, parse_location_aliases(theirs_text))
+        got = ours()
+    finally:
+        jax.config.update(setting, saved)
+    assert ours() == default
+    if setting.endswith("regex"):
+        assert got == theirs[:2] != default and not any("tests/" in t for t in got)
+        assert '"lower/test_jax_front_door.py":' in got[0]
+    elif 0 <= value <= 2:
+        assert got == theirs == default[:value]
+    else:
+        assert got == theirs[:2] == default and len(theirs) > 2
+
+
 def test_the_benchmarks_workloads_are_located_as_user_code():
     """``python -m lower.bench`` compares with JAX's lowering, which locates the workloads'
     frames: ours must do the same work, though the file lives in this package."""
