@@ -81,8 +81,9 @@ def _weak_constant(b, op, what, v, other_name, other, shape, location) -> Value:
             fail(op, f"operand {what} is numpy {v.dtype} {v!r}, but {other_name} is {t}: "
                      f"pass a Python scalar or a {et.dtype.name} scalar")
     elif et.kind not in kinds:
+        hint = _QUANT_HINT if et.kind == "quant" else _WEAK_HINTS[cls](et)
         fail(op, f"operand {what}: Python {cls.__name__} {v!r} does not go into {other_name}'s "
-                 f"type {t} ({_WEAK_HINTS[cls](et)})")
+                 f"type {t} ({hint})")
     try:
         attr = DenseElementsAttr.from_array(exact_array(v, et), tensor(shape, et))
     except (TypeError, ValueError) as e:
@@ -110,6 +111,9 @@ _WEAK_HINTS = {
                       "(b.convert(x, f32)) or pass an int",
     complex: lambda et: "a complex goes into complex tensors only: convert the tensor first",
 }
+# (a quantized tensor takes no Python scalar, whatever its class)
+_QUANT_HINT = ("a quantized tensor takes no Python scalar: quantize a constant of its "
+               "expressed type (b.uniform_quantize(b.constant(...), type)) and pass that")
 
 
 weak_pair, weak_constant = _weak_pair, _weak_constant

@@ -180,6 +180,13 @@ def test_quantized_ops_build_print_and_read_back():
     (lambda b, a, x: b.create("dot_general", (a, x), {"dot_dimension_numbers": {
         "lhs_contracting_dimensions": (0,), "rhs_contracting_dimensions": (0,)}},
         result_types=[hlo.tensor((), hlo.f32)]), "needs a quantized rhs"),
+    # Python and numpy scalars beside a quantized tensor (the int's hint spoke of i1)
+    (lambda b, a, x: b.add(a, 1), "Python int 1 does not go into lhs's type tensor<4x!quant"
+                                  ".*takes no Python scalar: quantize a constant of its "
+                                  "expressed type"),
+    (lambda b, a, x: b.multiply(2.5, a), "Python float 2.5 .*takes no Python scalar"),
+    (lambda b, a, x: b.add(a, np.int8(1)), "operand rhs: dense elements of tensor<4x!quant"
+                                           ".*uniform_quantize it"),
 ])
 def test_mistakes_with_quantized_tensors_fail_at_build_time(build, message):
     m, b, (x, _) = _main()
