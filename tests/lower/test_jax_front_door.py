@@ -176,8 +176,8 @@ def test_locations_carry_jaxs_name_stacks_and_the_users_frames():
     assert mul.location.child.caller == sine.location.child.caller
     assert f'"{here}":{line}:11 to :21' in text and f'"{here}":{caller}:16' in text
     # jax.jit's own text, read with our parser: the same name and the same innermost frames
-    # (the outermost ones differ: jax records a bounded number of frames, and ours are
-    # traced one call deeper).
+    # (the outermost ones differ: jax appends the frames of the call that lowers, which ours
+    # do not record).
     from mhlo_ir.location import parse_location, parse_location_aliases
     theirs_text = jax.jit(f).lower(np.ones(3, np.float32)).as_text(debug_info=True)
     aliases = parse_location_aliases(theirs_text)
@@ -311,9 +311,9 @@ def test_locations_follow_jaxs_frame_limit_and_file_name_canonicalization(settin
     """jax.jit keeps ``jax_traceback_in_locations_limit`` user frames (none for 0, 1,000 for
     a negative limit) and removes ``jax_hlo_source_file_canonicalization_regex`` from file
     names: so does our lowering, and a lowering under other settings (kept locations) does
-    not leak into it, in either order. (jaxlib records a bounded number of a traceback's
-    frames, and ours are traced through our front door's too: frames past the two
-    innermost, the test's and pytest's, may be cut from ours, so those two are compared.)"""
+    not leak into it, in either order. (jax.jit also appends the frames of the call that
+    lowers, the test's and pytest's, which ours do not record: docs/findings.md, the
+    fourteenth session's section; so the two innermost frames are compared.)"""
     import mhlo_ir as hlo
     from mhlo_ir.location import parse_location, parse_location_aliases
 
