@@ -29,12 +29,10 @@ import re
 
 import attrs
 
-from .attributes import StringAttr
 from .compact_reduce import compact_body, compact_reducer
-from .dense import DenseElementsAttr
 from .pretty_arrays import (_WINDOW, AlgorithmBody, ConvWindow, Dims, DotDims, EnumList,
-                            SliceRanges, enum_keyword)
-from .text import symbol_name
+                            SliceRanges)
+from .pretty_scalars import Attr, Enum, ExpMantissa, Int, String, Symbol, ValueAttr
 from .types import FunctionType, TensorType
 
 __all__ = ["Form", "Operands", "Enum", "Int", "Attr", "String", "Symbol", "Dims", "EnumList",
@@ -124,113 +122,6 @@ class Operands:
         while ts.at(",") and ts.peek(1).kind == "%":
             ts.next()
             r.operands.append(p.value())
-
-
-@attrs.frozen
-class Enum:
-    """An enum attribute as its bare value: compare's ``LT``."""
-
-    key: str
-
-    def render(self, pr, op) -> str:
-        return op.attributes[self.key].value
-
-    def read(self, r) -> None:
-        r.attrs[self.key] = enum_keyword(r.p.ts, self.key)
-
-
-@attrs.frozen
-class Int:
-    """An integer attribute as its bare value: get_tuple_element's ``[1]``, topk's ``k = 3``."""
-
-    key: str
-
-    def render(self, pr, op) -> str:
-        return str(int(op.attributes[self.key].value))
-
-    def read(self, r) -> None:
-        r.attrs[self.key] = r.p.ts.integer(f"the {self.key}")
-
-
-@attrs.frozen
-class Attr:
-    """An attribute in its own spelling (composite's name ``"my.double"``)."""
-
-    key: str
-
-    def render(self, pr, op) -> str:
-        return pr.attr_text(op.attributes[self.key])
-
-    def read(self, r) -> None:
-        r.attrs[self.key] = r.p.attribute()
-
-
-@attrs.frozen
-class String:
-    """A string attribute as its quoted text (einsum's ``config = "ij,jk->ik"``)."""
-
-    key: str
-
-    def render(self, pr, op) -> str:
-        return pr.attr_text(op.attributes[self.key])
-
-    def read(self, r) -> None:
-        ts = r.p.ts
-        r.attrs[self.key] = StringAttr(ts.string_value(ts.expect_kind("string", "a string")))
-
-
-@attrs.frozen
-class Symbol:
-    """A string attribute spelled as a symbol: custom_call's ``@target``."""
-
-    key: str
-
-    def render(self, pr, op) -> str:
-        return "@" + symbol_name(op.attributes[self.key].value)
-
-    def read(self, r) -> None:
-        r.attrs[self.key] = StringAttr(r.p.symbol())
-
-
-@attrs.frozen
-class ExpMantissa:
-    """reduce_precision's ``e5m10`` (exponent and mantissa bits)."""
-
-    def render(self, pr, op) -> str:
-        a = op.attributes
-        return f"e{int(a['exponent_bits'].value)}m{int(a['mantissa_bits'].value)}"
-
-    def read(self, r) -> None:
-        ts = r.p.ts
-        tok = ts.expect_kind("bare", "eXmY (exponent and mantissa bits)")
-        m = re.fullmatch(r"e([0-9]+)m([0-9]+)", tok.text)
-        if m is None:
-            raise ts.expected("eXmY (exponent and mantissa bits)", tok)
-        r.attrs["exponent_bits"] = int(m.group(1))
-        r.attrs["mantissa_bits"] = int(m.group(2))
-
-
-@attrs.frozen
-class ValueAttr:
-    """A constant's typed value, ``dense<...> : T``: the result has the value's type."""
-
-    key: str = "value"
-
-    def render(self, pr, op):
-        v = op.attributes[self.key]
-        if v.__class__ is DenseElementsAttr and v.prints_hex(pr.hex_threshold):
-            return v.hex_pieces()  # big data: its hex a piece of its own, as in generic form
-        return pr.attr_text(v)
-
-    def read(self, r) -> None:
-        ts = r.p.ts
-        atok = ts.peek()
-        value = r.p.attribute()
-        t = getattr(value, "type", None)
-        if not isinstance(t, TensorType):
-            raise ts.error(f"'{r.name}' needs a typed value (dense<...> : tensor<...>)", atok)
-        r.attrs[self.key] = value
-        r.results = (t,)
 
 
 @attrs.frozen

@@ -121,3 +121,41 @@ def test_a_deep_chain_of_names_reads_whatever_was_read_before():
     first = hlo.parse(text).to_text()
     hlo.parse(f"func.func @main(%a: {t}) -> {t} {{\n{op}\n return %r : {t}\n}}")
     assert hlo.parse(text).to_text() == first
+
+
+@pytest.mark.parametrize("dialect", ["mhlo", "stablehlo"])
+@pytest.mark.parametrize("spelling", ["() <{{value = {v}}}> : () -> {t}",
+                                      "() {{value = {v}}} : () -> {t}",
+                                      "() <{{value = {v}}}> {{tag.k = 1 : i64}} : () -> {t}"])
+def test_a_constant_spelled_with_parentheses_reads_as_mlir_reads_it(dialect, spelling):
+    """MHLO's and StableHLO's constants read ``() <{value = ...}> : () -> T`` (the value
+    among the properties or the attributes) beside ``dense<...> : T``; StableHLO prints a
+    quantized constant so."""
+    v, t = "dense<[1.5, -2.0, 4.0]> : tensor<3xf32>", "tensor<3xf32>"
+    text = (f"func.func @main() -> {t} {{\n  %0 = {dialect}.constant "
+            f"{spelling.format(v=v, t=t)}\n  return %0 : {t}\n}}\n")
+    m = hlo.parse(text)
+    assert oracle.normalize_hex(m.to_text(locations=False, dialect=dialect)) == \
+        oracle.mlir_generic(text)
+
+
+@pytest.mark.parametrize("spelling, message, mlir_reads", [
+    ("() <{{}}> : () -> {t}", "needs its value", False),
+    ("() <{{value = {v}}}> : (tensor<f32>) -> {t}", "takes the type \\(\\) -> tensor", False),
+    ("() <{{value = {v}}}> : () -> tensor<4xf32>", "differ from the inferred", False),
+    # MLIR keeps the properties' value and drops the other; mhlo_ir refuses the pair, as
+    # its generic reader does ("given twice"), rather than guess which was meant.
+    ("() <{{value = {v}}}> {{value = {v}}} : () -> {t}", "'value' is given twice", True),
+])
+def test_a_constant_spelled_with_parentheses_is_refused_saying_why(spelling, message,
+                                                                   mlir_reads):
+    v, t = "dense<[1.5, -2.0, 4.0]> : tensor<3xf32>", "tensor<3xf32>"
+    text = (f"func.func @main() -> {t} {{\n  %0 = stablehlo.constant "
+            f"{spelling.format(v=v, t=t)}\n  return %0 : {t}\n}}\n")
+    if mlir_reads:
+        oracle.parse(text)
+    else:
+        with pytest.raises(Exception):  # noqa: B017 - MLIR's own error, whatever its class
+            oracle.parse(text)
+    with pytest.raises(ParseError, match=message):
+        hlo.parse(text)
