@@ -247,14 +247,12 @@ def make_operation(spec, operands, result_types, attributes=None, regions=(),
             a, b = operands[0], None
         else:
             a, b = tuple(operands), _MANY
-        if not regions:
-            return _new_single_result_op(spec, a, b, attributes, result_types[0], location,
-                                         parent)
         op = _new_single_result_op(spec, a, b, attributes, result_types[0], location, parent,
-                                   SingleResultRegionOp)
-        op.regions = regions = tuple(regions)
-        for r in regions:
-            r.parent = op
+                                   SingleResultRegionOp if regions else SingleResultOp)
+        if regions:
+            op.regions = regions = tuple(regions)
+            for r in regions:
+                r.parent = op
         return op
     op = _object_new(GeneralOperation)  # (as _new_single_result_op: no class call)
     _general_init(op, spec, operands, result_types, attributes, regions, location, parent)

@@ -149,23 +149,20 @@ def function_head(pr, fn) -> str:
     names, tt = pr.names, pr.type_text
     args = fn.arguments
     key = None
-    if not (fn.arg_attrs or fn.res_attrs or fn.attributes):
-        if pr.locs is None or all([a.location.__class__ is UnknownLoc for a in args]):
-            if all(map(is_, map(names.__getitem__, args), arg_names(len(args)))):
-                key = ("pretty func.func", fn.name, fn.visibility, fn.result_types,
-                       *map(_TYPE, args))
-                head = pr.sigs.get(key)
-                if head is not None:
-                    return head
-            args = [f"{names[a]}: {tt(a.type)}" for a in args]
-        else:
-            args = [f"{names[a]}: {tt(a.type)}{pr.loc(a.location)}" for a in args]
+    if not (fn.arg_attrs or fn.res_attrs or fn.attributes) and (
+            pr.locs is None or all([a.location.__class__ is UnknownLoc for a in args])):
+        if all(map(is_, map(names.__getitem__, args), arg_names(len(args)))):
+            key = ("pretty func.func", fn.name, fn.visibility, fn.result_types,
+                   *map(_TYPE, args))
+            head = pr.sigs.get(key)
+            if head is not None:
+                return head
+        args = [f"{names[a]}: {tt(a.type)}" for a in args]
     else:
-        args = []
-        for i, a in enumerate(fn.arguments):
-            attrs = fn.arg_attrs[i] if fn.arg_attrs else None
-            extra = f" {{{pr.named(attrs.items())}}}" if attrs else ""
-            args.append(f"{names[a]}: {tt(a.type)}{extra}{pr.loc(a.location)}")
+        arg_attrs = fn.arg_attrs or [None] * len(args)
+        args = [f"{names[a]}: {tt(a.type)}"
+                f"{f' {{{pr.named(d.items())}}}' if d else ''}{pr.loc(a.location)}"
+                for a, d in zip(args, arg_attrs)]
     res_attrs = list(fn.res_attrs or ())
     res_attrs += [{}] * (len(fn.result_types) - len(res_attrs))
     if not fn.result_types:

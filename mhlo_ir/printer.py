@@ -611,7 +611,7 @@ class _Printer:
         self.out.append(pretty_lines.function_head(self, fn))
         for i, block in enumerate(fn.body.blocks):
             self.drive(self.block(block, "    ", label=bool(i), top=True))
-        self.out.append(f"  }}{self.loc(fn.location)}\n" if self.locs is not None else "  }\n")
+        self.out.append(f"  }}{self.loc(fn.location)}\n")
 
     def function(self, fn) -> None:
         if fn.result_types is None:
